@@ -1,0 +1,1 @@
+"""Workload layer (L1): jobs, SWF traces, Batsim JSON workloads, selections and requirements."""

@@ -1,0 +1,89 @@
+"""Job specification and workload container.
+
+Units are explicit in names: seconds (``_s``), GFLOP (``_gflop``, an amount of work), MB (``_mb``),
+GB/s (``_gbps``). A job asks for ``res`` cores; its work is given per core, so on a core of speed
+``g`` GFLOP/s it needs ``ops_gflop / g`` seconds. Trace run times are taken at the platform's
+reference speed (mean core GFLOP/s): ``ops_gflop = run_time_s * reference_gflops``.
+
+Runtime state (start, finish, allocation) never lives here: the decision core and engines keep it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Batsim profile types the built-in engine simulates.
+PROFILE_DELAY = "delay"
+PROFILE_PARALLEL_HOMOGENEOUS = "parallel_homogeneous"
+
+
+@dataclass(slots=True)
+class Job:
+    """One job of a workload.
+
+    Attributes:
+        idx: position in the workload, 0-based: the internal key of the job.
+        id: the job's id in its source (SWF job number, or Batsim JSON id, an int or a string).
+        submit_s: submission time, shifted so that the selection starts at 0.
+        res: requested cores (Batsim ``res``).
+        walltime_s: requested time in seconds (Batsim ``walltime``); ``math.inf`` when none.
+        run_time_s: actual run time in seconds at the reference speed.
+        mem_mb: memory per allocated core in MB (0 when unknown).
+        mem_bw_gbps: memory bandwidth demand per allocated core in GB/s (0 when none).
+        ops_gflop: actual work per core in GFLOP (0 for ``delay`` profiles, whose duration is fixed).
+        req_ops_gflop: requested work per core in GFLOP (walltime at the reference speed).
+        trace_submit_s: submission time in the trace's own clock (F1 uses it).
+        profile: Batsim profile name.
+        profile_type: ``"delay"`` (fixed duration ``run_time_s``) or ``"parallel_homogeneous"``
+            (``ops_gflop`` per core at the speed of each core).
+        user_id: SWF user id (-1 unknown).
+        extra: other fields from the source (the 18 SWF fields under ``"swf"``, extra Batsim fields).
+    """
+
+    idx: int
+    id: int | str
+    submit_s: float
+    res: int
+    walltime_s: float
+    run_time_s: float
+    mem_mb: float = 0.0
+    mem_bw_gbps: float = 0.0
+    ops_gflop: float = 0.0
+    req_ops_gflop: float = 0.0
+    trace_submit_s: float = 0.0
+    profile: str = ""
+    profile_type: str = PROFILE_DELAY
+    user_id: int = -1
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_walltime(self) -> bool:
+        """True when the job has a finite requested time."""
+        return math.isfinite(self.walltime_s) and self.walltime_s > 0
+
+
+@dataclass
+class Workload:
+    """An ordered list of jobs (by submission time) and where they came from.
+
+    Attributes:
+        jobs: the jobs, ``jobs[i].idx == i``, sorted by ``submit_s`` (ties keep source order).
+        name: a short name (file stem).
+        source: the path the jobs were read from.
+        header: the parsed SWF header (:class:`hdrm.workload.swf.SwfHeader`) or None.
+        skipped: number of source jobs left out, per reason (``{"run time <= 0": 12}``).
+        nb_res: the number of resources the source was made for (SWF MaxProcs, Batsim ``nb_res``),
+            or None when unknown.
+    """
+
+    jobs: list[Job]
+    name: str = ""
+    source: str = ""
+    header: Any = None
+    skipped: dict[str, int] = field(default_factory=dict)
+    nb_res: int | None = None
+
+    def __len__(self) -> int:
+        return len(self.jobs)
