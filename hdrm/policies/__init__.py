@@ -1,1 +1,1 @@
-"""hdrm.policies."""
+"""Policies (L2): job selection, core selection, policy pairs and backfilling."""

@@ -19,7 +19,7 @@ PROFILE_DELAY = "delay"
 PROFILE_PARALLEL_HOMOGENEOUS = "parallel_homogeneous"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Job:
     """One job of a workload.
 

@@ -1,0 +1,223 @@
+"""The decision core's scheduling loop: the job queue, decisions and their two semantics.
+
+Engines call :meth:`DecisionCore.submit` and :meth:`DecisionCore.complete` as jobs arrive and end,
+then :meth:`DecisionCore.schedule` once per decision point (after each batch of submissions and
+completions, where Batsim would call a decision system) and apply the returned starts and the state
+changes from :meth:`DecisionCore.take_changes`.
+
+Decision semantics (``decision``):
+
+``event`` (default)
+    At every decision point the queue is re-ordered by the policy and jobs start in that order
+    until one does not fit (then backfilling, if any). A job picked earlier does not bind later
+    decisions: arrivals can overtake it.
+``commit``
+    RLScheduler's semantics: once the policy picks a job that does not fit, that pick is held
+    (and backfilled around, if backfilling is on) until it fits; later arrivals cannot overtake it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from hdrm.core.contention import make_contention
+from hdrm.core.state import ClusterState
+from hdrm.errors import ConfigError
+from hdrm.platform.model import Platform
+from hdrm.policies.backfill import BACKFILLING, Profile, estimated_duration_s, reservation
+from hdrm.policies.core_selection import CorePolicy
+from hdrm.policies.pairs import PolicyPair
+from hdrm.workload.job import Job
+
+DECISIONS = ("event", "commit")
+
+Start = tuple[Job, list[int]]
+
+
+@dataclass(slots=True)
+class RunInfo:
+    """A running job as the scheduler sees it."""
+
+    job: Job
+    start_s: float
+    expected_end_s: float
+
+
+class DecisionCore:
+    """Queue, cluster mirror and decision loop, independent of the engine.
+
+    Args:
+        platform: the platform.
+        contention: contention model name.
+        backfilling: ``"none"``, ``"easy"`` or ``"conservative"``.
+        decision: ``"event"`` or ``"commit"``.
+        rng: the run's random generator (random policies).
+    """
+
+    def __init__(
+        self,
+        platform: Platform,
+        contention: str = "hdeeprm",
+        backfilling: str = "none",
+        decision: str = "event",
+        rng: np.random.Generator | None = None,
+    ) -> None:
+        self.platform = platform
+        self.state = ClusterState(platform, make_contention(contention))
+        self.backfilling = BACKFILLING.get(backfilling, "backfilling")
+        if decision not in DECISIONS:
+            raise ConfigError(f"decision: unknown value {decision!r}; choose one of: event, commit")
+        self.decision = decision
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+        self.queue: list[Job] = []
+        self.running: dict[int, RunInfo] = {}
+        self.committed: Job | None = None
+        self._max_node_mem = max(platform.node_memory_mb)
+        self._blocked: set[int] = set()
+
+    # ------------------------------------------------------------------ events
+    def submit(self, job: Job, now: float) -> str | None:
+        """Queue ``job``; returns why it must be rejected (it can never run here), or None."""
+        if job.res > self.platform.nb_cores:
+            return f"requests {job.res} cores, the platform has {self.platform.nb_cores}"
+        if job.res <= 0:
+            return "requests no core"
+        if job.mem_mb > self._max_node_mem:
+            return f"needs {job.mem_mb:g} MB per core, the largest node has {self._max_node_mem:g} MB"
+        self.queue.append(job)
+        return None
+
+    def complete(self, job: Job, now: float) -> tuple[int, ...]:
+        """``job`` left the machine (finished or killed): free its cores."""
+        self.running.pop(job.idx, None)
+        return self.state.release(job, now)
+
+    def take_changes(self) -> list[tuple[int, float, list[int]]]:
+        """Power-state changes to apply, as ``(state, speed_factor, cores)`` groups."""
+        return self.state.take_changes()
+
+    # ------------------------------------------------------------------ decisions
+    def schedule(self, now: float, pair: PolicyPair) -> list[Start]:
+        """One decision with ``pair``: start what the policy, backfilling and semantics allow."""
+        queue = self.queue
+        if not queue:
+            return []
+        order = pair.job.order(queue, now, self.rng)
+        committed = self.committed
+        if committed is not None:
+            order = [committed] + [j for j in order if j is not committed]
+        started: list[Start] = []
+        head = None
+        for i, job in enumerate(order):
+            cores = self._place(job, pair.core, now)
+            if cores is None:
+                head = job
+                rest = order[i + 1:]
+                break
+            self._start(job, cores, now)
+            started.append((job, cores))
+        if head is not None:
+            if self.decision == "commit":
+                self.committed = head
+            if self.backfilling != "none" and rest:
+                started += self._backfill(now, head, rest, pair.core)
+        elif self.decision == "commit":
+            self.committed = None
+        self._dequeue(started)
+        return started
+
+    def start_now(self, job: Job, core: CorePolicy, now: float) -> list[int] | None:
+        """Start one chosen ``job`` now if it fits (the ``job_pick`` action); returns its cores."""
+        cores = self._place(job, core, now)
+        if cores is None:
+            return None
+        self._start(job, cores, now)
+        self.queue.remove(job)
+        if self.committed is job:
+            self.committed = None
+        return cores
+
+    def backfill(self, now: float, head: Job, core: CorePolicy) -> list[Start]:
+        """Backfill around ``head`` with the queue in submission order (``job_pick`` mode)."""
+        if self.backfilling == "none":
+            return []
+        rest = [j for j in self.queue if j is not head]
+        started = self._backfill(now, head, rest, core)
+        self._dequeue(started)
+        return started
+
+    # ------------------------------------------------------------------ internals
+    def _dequeue(self, started: list[Start]) -> None:
+        queue = self.queue
+        if len(started) > 64:
+            taken = {id(job) for job, _ in started}
+            self.queue = [j for j in queue if id(j) not in taken]
+            return
+        for job, _ in started:
+            queue.remove(job)  # jobs compare by identity: a C-level scan
+
+    def _place(self, job: Job, core: CorePolicy, now: float) -> list[int] | None:
+        state = self.state
+        if job.res > state.free_cores or not state.fits(job):
+            if job.idx not in self._blocked:
+                self._blocked.add(job.idx)
+                state.records.core(now, job.id, job.res, state.allocatable(job.mem_mb))
+            return None
+        return core.select(state, job, self.rng)
+
+    def _start(self, job: Job, cores: list[int], now: float) -> None:
+        self.state.allocate(job, cores, now)
+        self.running[job.idx] = RunInfo(job, now, now + estimated_duration_s(job))
+
+    def _ends(self, now: float) -> list[tuple[float, Job]]:
+        ends = [(max(r.expected_end_s, now), r.job) for r in self.running.values()]
+        ends.sort(key=lambda e: e[0])
+        return ends
+
+    def _backfill(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
+        if self.backfilling == "easy":
+            return self._easy(now, head, rest, core)
+        return self._conservative(now, head, rest, core)
+
+    def _easy(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
+        state = self.state
+        shadow, extra = reservation(state, self._ends(now), head, now)
+        started: list[Start] = []
+        for job in rest:
+            free = state.free_cores
+            if free == 0:
+                break
+            if job.res > free:
+                continue
+            ends_in_time = now + estimated_duration_s(job) <= shadow
+            if not ends_in_time and job.res > extra:
+                continue
+            cores = core.select(state, job, self.rng) if state.fits(job) else None
+            if cores is None:
+                continue
+            self._start(job, cores, now)
+            started.append((job, cores))
+            if not ends_in_time:
+                extra -= job.res
+        return started
+
+    def _conservative(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
+        state = self.state
+        profile = Profile(now, state.free_cores, self._ends(now))
+        head_start = profile.earliest(head.res, estimated_duration_s(head))
+        profile.reserve(head_start, estimated_duration_s(head), head.res)
+        started: list[Start] = []
+        for job in rest:
+            duration = estimated_duration_s(job)
+            t = profile.earliest(job.res, duration)
+            if t <= now and state.fits(job):
+                cores = core.select(state, job, self.rng)
+                if cores is not None:
+                    self._start(job, cores, now)
+                    started.append((job, cores))
+            if math.isfinite(t):
+                profile.reserve(max(t, now), duration, job.res)
+        return started

@@ -1,0 +1,298 @@
+"""The decision core's mirror of the cluster: who runs where, memory, bandwidth and power states.
+
+Rules (the heterogeneity layer):
+
+* memory capacity is a hard per-node limit, charged per allocated core (``job.mem_mb`` each); an
+  allocation that runs out part way is rolled back whole;
+* memory bandwidth is a soft per-processor limit: the running cores of a processor demand
+  ``job.mem_bw_gbps`` each, and the contention model maps demand and capacity to the speed of every
+  running core of that processor (state 0 at full speed, state 1 when slowed);
+* the first running core wakes its processor (idle siblings go 3 -> 2); the last one to finish puts
+  it back to sleep (all cores -> 3). All cores start in state 3.
+
+State changes are queued per core and handed to the engine with :meth:`ClusterState.take_changes`,
+which applies them to the simulated machine (built-in engine) or sends them as SET_RESOURCE_STATE
+(Batsim engine).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from hdrm.core.contention import ContentionModel
+from hdrm.core.records import Overutilizations
+from hdrm.errors import SimulationError
+from hdrm.platform.model import Platform
+from hdrm.platform.power import CONTENDED, CONTENDED_SPEED_FRACTION, IDLE, RUNNING, SLEEPING
+from hdrm.workload.job import Job
+
+FREE = -1
+
+
+class ClusterState:
+    """Mutable state of the platform's cores, processors and nodes.
+
+    Args:
+        platform: the platform.
+        contention: the memory-bandwidth contention model.
+    """
+
+    def __init__(self, platform: Platform, contention: ContentionModel) -> None:
+        self.platform = platform
+        self.contention = contention
+        n_cores = platform.nb_cores
+        self.core_job: list[int] = [FREE] * n_cores
+        self.core_state: list[int] = [SLEEPING] * n_cores
+        self.core_factor: list[float] = [1.0] * n_cores
+        self.proc_cores: list[tuple[int, ...]] = [p.core_ids for p in platform.processors]
+        self.proc_node: list[int] = [p.node_id for p in platform.processors]
+        self.proc_capacity: list[float] = list(platform.processor_mem_bw_gbps)
+        self.proc_free: list[int] = [len(c) for c in self.proc_cores]
+        self.proc_running: list[int] = [0] * len(self.proc_cores)
+        self.proc_demand: list[float] = [0.0] * len(self.proc_cores)
+        self.proc_fraction: list[float] = [1.0] * len(self.proc_cores)
+        self.node_free_mem: list[float] = list(platform.node_memory_mb)
+        self.node_free_cores: list[int] = [len(n.core_ids) for n in platform.nodes]
+        self.core_proc: tuple[int, ...] = platform.core_processor
+        self.core_node: tuple[int, ...] = platform.core_node
+        self.free_cores = n_cores
+        #: Running cores slowed by contention, kept up to date incrementally.
+        self.contended = 0
+        self.alloc: dict[int, tuple[int, ...]] = {}
+        self.records = Overutilizations()
+        self._pending: dict[int, tuple[int, float]] = {}
+        #: Cache for placement policies whose processor ranking never changes (by policy name).
+        self.rankings: dict[str, list[int]] = {}
+        #: True when speeds never change (no contention model, or no finite bandwidth).
+        self._nominal = contention.name == "none" or not any(
+            math.isfinite(b) for b in platform.processor_mem_bw_gbps
+        )
+        self.bounded_memory = any(math.isfinite(m) for m in platform.node_memory_mb)
+
+    # ------------------------------------------------------------------ queries
+    def allocatable(self, mem_mb: float) -> int:
+        """How many cores a job needing ``mem_mb`` per core could get right now."""
+        if mem_mb <= 0 or not self.bounded_memory:
+            return self.free_cores
+        total = 0
+        free_mem = self.node_free_mem
+        for node, free in enumerate(self.node_free_cores):
+            if free:
+                total += min(free, int(free_mem[node] // mem_mb))
+        return total
+
+    def fits(self, job: Job) -> bool:
+        """True when ``job`` could start now (enough free cores with enough memory)."""
+        if job.res > self.free_cores:
+            return False
+        return job.mem_mb <= 0 or not self.bounded_memory or self.allocatable(job.mem_mb) >= job.res
+
+    @property
+    def busy_cores(self) -> int:
+        """Number of cores running a job."""
+        return len(self.core_job) - self.free_cores
+
+    # ------------------------------------------------------------------ commands
+    def allocate(self, job: Job, cores: Sequence[int], now: float) -> None:
+        """Give ``cores`` to ``job``; memory is charged core by core and rolled back on shortage.
+
+        Raises:
+            SimulationError: a core is busy, the job already holds cores, or a node runs out of
+                memory part way (the partial allocation is rolled back and the shortage recorded).
+        """
+        if job.idx in self.alloc:
+            raise SimulationError(f"job {job.id} already holds cores")
+        core_job, core_node, free_mem = self.core_job, self.core_node, self.node_free_mem
+        mem = job.mem_mb
+        charged: list[int] = []
+        for c in cores:
+            if core_job[c] != FREE:
+                self._rollback(charged, mem)
+                raise SimulationError(f"job {job.id}: core {c} is busy with job {core_job[c]}")
+            node = core_node[c]
+            if mem > 0 and free_mem[node] < mem:
+                self.records.memory(now, job.id, node, mem, free_mem[node])
+                self._rollback(charged, mem)
+                raise SimulationError(
+                    f"job {job.id}: node {node} has {free_mem[node]:g} MB free, needs {mem:g} MB per core"
+                )
+            free_mem[node] -= mem
+            core_job[c] = job.idx
+            charged.append(c)
+        cores = tuple(cores)
+        self.alloc[job.idx] = cores
+        self.free_cores -= len(cores)
+        self._account(cores, job.mem_bw_gbps, +1, now)
+
+    def release(self, job: Job, now: float) -> tuple[int, ...]:
+        """Free the cores of ``job``; returns them."""
+        cores = self.alloc.pop(job.idx, None)
+        if cores is None:
+            raise SimulationError(f"job {job.id} holds no cores")
+        core_job, core_node, free_mem = self.core_job, self.core_node, self.node_free_mem
+        mem = job.mem_mb
+        for c in cores:
+            core_job[c] = FREE
+            free_mem[core_node[c]] += mem
+        self.free_cores += len(cores)
+        self._account(cores, job.mem_bw_gbps, -1, now)
+        return cores
+
+    def take_pending(self) -> dict[int, tuple[int, float]]:
+        """Pending power-state changes as ``{core: (state, speed_factor)}``; clears them."""
+        pending = self._pending
+        self._pending = {}
+        return pending
+
+    def take_changes(self) -> list[tuple[int, float, list[int]]]:
+        """Pending power-state changes as ``(state, speed_factor, cores)`` groups; clears them."""
+        if not self._pending:
+            return []
+        groups: dict[tuple[int, float], list[int]] = {}
+        for core, key in self._pending.items():
+            group = groups.get(key)
+            if group is None:
+                groups[key] = [core]
+            else:
+                group.append(core)
+        self._pending.clear()
+        return [(state, factor, cores) for (state, factor), cores in groups.items()]
+
+    def close(self, now: float) -> None:
+        """End of simulation: close open bandwidth-oversubscription spans."""
+        for p, fraction in enumerate(self.proc_fraction):
+            if fraction < 1.0:
+                self.records.bandwidth_end(p, now)
+
+    # ------------------------------------------------------------------ internals
+    def _rollback(self, charged: list[int], mem: float) -> None:
+        for c in charged:
+            self.core_job[c] = FREE
+            self.node_free_mem[self.core_node[c]] += mem
+
+    def _account(self, cores: tuple[int, ...], bw: float, sign: int, now: float) -> None:
+        """Update processor counters for cores taken (+1) or freed (-1), then their states."""
+        if self._nominal:
+            self._account_nominal(cores, sign)
+            return
+        by_proc: dict[int, list[int]] = {}
+        core_proc = self.core_proc
+        for c in cores:
+            p = core_proc[c]
+            mine = by_proc.get(p)
+            if mine is None:
+                by_proc[p] = [c]
+            else:
+                mine.append(c)
+        node_free, proc_node = self.node_free_cores, self.proc_node
+        proc_free, proc_running, proc_demand = self.proc_free, self.proc_running, self.proc_demand
+        for p, mine in by_proc.items():
+            k = sign * len(mine)
+            was_running = proc_running[p]
+            proc_free[p] -= k
+            proc_running[p] = was_running + k
+            proc_demand[p] += k * bw
+            node_free[proc_node[p]] -= k
+            self._refresh(p, mine, sign, was_running, now)
+
+    def _account_nominal(self, cores: tuple[int, ...], sign: int) -> None:
+        """:meth:`_account` when speeds never change: only wake, idle and sleep transitions."""
+        core_proc, proc_cores, proc_node = self.core_proc, self.proc_cores, self.proc_node
+        proc_free, proc_running, node_free = self.proc_free, self.proc_running, self.node_free_cores
+        core_state, core_job, pending = self.core_state, self.core_job, self._pending
+        for c in cores:
+            p = core_proc[c]
+            was_running = proc_running[p]
+            proc_running[p] = was_running + sign
+            proc_free[p] -= sign
+            node_free[proc_node[p]] -= sign
+            if sign > 0:
+                core_state[c] = RUNNING
+                pending[c] = (RUNNING, 1.0)
+                if was_running == 0:
+                    for s in proc_cores[p]:
+                        if core_job[s] == FREE and core_state[s] != IDLE:
+                            core_state[s] = IDLE
+                            pending[s] = (IDLE, 1.0)
+            elif was_running == 1:
+                for s in proc_cores[p]:
+                    core_state[s] = SLEEPING
+                    pending[s] = (SLEEPING, 1.0)
+            else:
+                core_state[c] = IDLE
+                pending[c] = (IDLE, 1.0)
+
+    def _refresh(self, p: int, mine: list[int], sign: int, was_running: int, now: float) -> None:
+        """Recompute processor ``p``'s speed fraction and the states of its cores.
+
+        Args:
+            p: the processor.
+            mine: its cores just taken (sign +1) or freed (sign -1).
+            sign: +1 or -1.
+            was_running: running cores of ``p`` before the change.
+            now: current time, for the bandwidth records.
+        """
+        running = self.proc_running[p]
+        cores = self.proc_cores[p]
+        old_fraction = self.proc_fraction[p]
+        core_state, core_factor, pending = self.core_state, self.core_factor, self._pending
+        if running == 0:
+            self.proc_demand[p] = 0.0  # clear rounding residue
+            fraction = 1.0
+        elif self._nominal:
+            fraction = 1.0
+        else:
+            fraction = self.contention.speed_fraction(self.proc_demand[p], self.proc_capacity[p])
+        if fraction != 1.0 or old_fraction != 1.0:
+            self.proc_fraction[p] = fraction
+            self.contended += (running if fraction < 1.0 else 0) - (
+                was_running if old_fraction < 1.0 else 0
+            )
+            self._record_bandwidth(p, old_fraction, fraction, now)
+        if running == 0:  # the last running core finished: the processor sleeps
+            for c in cores:
+                if core_state[c] != SLEEPING:
+                    core_state[c] = SLEEPING
+                    core_factor[c] = 1.0
+                    pending[c] = (SLEEPING, 1.0)
+            return
+        if fraction >= 1.0:
+            state, factor = RUNNING, 1.0
+        else:
+            state, factor = CONTENDED, fraction / CONTENDED_SPEED_FRACTION
+        core_job = self.core_job
+        if fraction != old_fraction:
+            targets = [c for c in cores if core_job[c] != FREE]
+        elif sign > 0:
+            targets = mine
+        else:
+            targets = []
+        for c in targets:
+            if core_state[c] != state or core_factor[c] != factor:
+                core_state[c] = state
+                core_factor[c] = factor
+                pending[c] = (state, factor)
+        if sign < 0:
+            targets = mine
+            state = IDLE
+        elif was_running == 0 and len(cores) > 1:  # the first running cores wake the processor
+            targets = [c for c in cores if core_job[c] == FREE]
+            state = IDLE
+        else:
+            return
+        for c in targets:
+            if core_state[c] != state or core_factor[c] != 1.0:
+                core_state[c] = state
+                core_factor[c] = 1.0
+                pending[c] = (state, 1.0)
+
+    def _record_bandwidth(self, p: int, old_fraction: float, fraction: float, now: float) -> None:
+        records = self.records
+        if fraction < 1.0 <= old_fraction:
+            records.bandwidth_start(p, self.proc_node[p], now, self.proc_demand[p], self.proc_capacity[p])
+        elif old_fraction < 1.0 <= fraction:
+            records.bandwidth_end(p, now)
+        elif fraction < 1.0:
+            records.bandwidth_update(p, self.proc_demand[p])
+

@@ -1,0 +1,137 @@
+"""Core selection policies: which free cores a job gets.
+
+Processors are ranked by the policy's key (ties by processor id) and their free cores taken in
+order, core ids ascending, until the job has its cores. Node memory is charged as cores are taken;
+a node that cannot hold another core's memory is skipped. If the job cannot get all its cores, no
+core is taken (the selection returns None).
+
+``random``: uniformly random free cores; ``high_gflops``: fastest cores first; ``high_cores``:
+processors with the most free cores first; ``high_mem``: nodes with the most free memory first;
+``high_mem_bw``: processors with the most free memory bandwidth first; ``low_power``: cores with the
+lowest power first.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from hdrm.core.state import FREE, ClusterState
+from hdrm.registry import Registry
+from hdrm.workload.job import Job
+
+ProcKey = Callable[[ClusterState, int], float]
+
+
+@dataclass(frozen=True)
+class CorePolicy:
+    """A placement rule.
+
+    Attributes:
+        name: registered name.
+        key: processor rank key (smallest first), or None for random.
+        static: the key never changes during a run (its ranking is computed once).
+        doc: definition.
+    """
+
+    name: str
+    key: ProcKey | None
+    static: bool
+    doc: str
+
+    def select(self, state: ClusterState, job: Job, rng: np.random.Generator) -> list[int] | None:
+        """Choose ``job.res`` free cores for ``job``, or None when they cannot be found."""
+        if job.res > state.free_cores:
+            return None
+        if self.key is None:
+            return _take_random(state, job, rng)
+        return _take(state, job, self._ranking(state))
+
+    def _ranking(self, state: ClusterState) -> list[int]:
+        key = self.key
+        if self.static:
+            cache = state.rankings
+            ranking = cache.get(self.name)
+            if ranking is None:
+                ranking = sorted(range(len(state.proc_cores)), key=lambda p: (key(state, p), p))
+                cache[self.name] = ranking
+            return ranking
+        free = state.proc_free
+        return sorted((p for p in range(len(free)) if free[p]), key=lambda p: (key(state, p), p))
+
+
+def _take(state: ClusterState, job: Job, ranking: list[int]) -> list[int] | None:
+    need, mem = job.res, job.mem_mb
+    free, cores_of, node_of = state.proc_free, state.proc_cores, state.proc_node
+    core_job, free_mem = state.core_job, state.node_free_mem
+    charged: dict[int, float] = {}
+    chosen: list[int] = []
+    for p in ranking:
+        if not free[p]:
+            continue
+        node = node_of[p]
+        for c in cores_of[p]:
+            if core_job[c] != FREE:
+                continue
+            if mem > 0:
+                used = charged.get(node, 0.0)
+                if free_mem[node] - used < mem:
+                    break
+                charged[node] = used + mem
+            chosen.append(c)
+            if len(chosen) == need:
+                return chosen
+    return None
+
+
+def _take_random(state: ClusterState, job: Job, rng: np.random.Generator) -> list[int] | None:
+    candidates = [c for c, j in enumerate(state.core_job) if j == FREE]
+    order = rng.permutation(len(candidates))
+    need, mem = job.res, job.mem_mb
+    node_of, free_mem = state.core_node, state.node_free_mem
+    charged: dict[int, float] = {}
+    chosen: list[int] = []
+    for i in order:
+        c = candidates[i]
+        if mem > 0:
+            node = node_of[c]
+            used = charged.get(node, 0.0)
+            if free_mem[node] - used < mem:
+                continue
+            charged[node] = used + mem
+        chosen.append(c)
+        if len(chosen) == need:
+            return sorted(chosen)
+    return None
+
+
+CORE_POLICIES: Registry[CorePolicy] = Registry("core selection policy")
+
+
+def _add(name: str, key: ProcKey | None, static: bool, doc: str) -> None:
+    CORE_POLICIES.add(name, CorePolicy(name, key, static, doc))
+
+
+def _gflops(state: ClusterState, p: int) -> float:
+    return -state.platform.processors[p].type.core_gflops
+
+
+def _power(state: ClusterState, p: int) -> float:
+    return state.platform.processors[p].type.core_power_w
+
+
+def _free_bw(state: ClusterState, p: int) -> float:
+    capacity = state.proc_capacity[p]
+    return -(capacity - state.proc_demand[p]) if math.isfinite(capacity) else -math.inf
+
+
+_add("random", None, False, "Uniformly random free cores (seeded).")
+_add("high_gflops", _gflops, True, "Fastest cores (GFLOP/s) first.")
+_add("high_cores", lambda s, p: -s.proc_free[p], False, "Processors with the most free cores first.")
+_add("high_mem", lambda s, p: -s.node_free_mem[s.proc_node[p]], False,
+     "Cores of the nodes with the most free memory first.")
+_add("high_mem_bw", _free_bw, False, "Processors with the most free memory bandwidth first.")
+_add("low_power", _power, True, "Cores with the lowest power (W) first.")

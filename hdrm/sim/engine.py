@@ -1,0 +1,251 @@
+"""The built-in discrete-event engine: drives the decision core over a simulated machine.
+
+Events are job submissions (from the workload, in submission order) and job ends (from the
+:class:`~hdrm.sim.machine.Machine`, whose heap orders them by time and a sequence number, so runs
+are deterministic). All events at the same instant are processed as one batch, then the decision
+core decides once: the same decision points at which Batsim calls a decision system.
+
+The engine can run a fixed policy to the end (:meth:`Simulation.run`) or be stepped by an
+environment: :meth:`Simulation.next_decision` advances to the next decision point and
+:meth:`Simulation.decide` / :meth:`Simulation.pick` apply one decision.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from hdrm.core.scheduler import DecisionCore, Start
+from hdrm.errors import WorkloadError
+from hdrm.platform.model import Platform
+from hdrm.platform.power import SLEEPING, state_power_w, state_speeds_gflops
+from hdrm.policies.core_selection import CorePolicy
+from hdrm.policies.pairs import PolicyPair, resolve_policy
+from hdrm.sim.machine import Machine
+from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, Job, Workload
+
+REJECTED = "REJECTED"
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What happened to one job."""
+
+    job: Job
+    state: str
+    start_s: float = -1.0
+    finish_s: float = -1.0
+    cores: tuple[int, ...] = ()
+    energy_j: float = 0.0
+    reason: str = ""
+
+
+@dataclass
+class SimulationConfig:
+    """Settings of a built-in simulation.
+
+    Attributes:
+        contention: contention model name.
+        backfilling: "none", "easy" or "conservative".
+        decision: "event" or "commit".
+        kill_on_walltime: kill jobs that exceed their requested time, as Batsim does.
+        record_timeline: keep one timeline row per decision instant.
+        seed: seed of the run's random generator.
+    """
+
+    contention: str = "hdeeprm"
+    backfilling: str = "none"
+    decision: str = "event"
+    kill_on_walltime: bool = True
+    record_timeline: bool = True
+    seed: int = 0
+
+
+@dataclass
+class TimelineRow:
+    """State of the system right after a decision."""
+
+    time: float
+    queue_size: int
+    running_jobs: int
+    busy_cores: int
+    contended_cores: int
+    power_w: float
+    energy_j: float
+
+
+@dataclass
+class SimulationResult:
+    """Everything a finished run produced."""
+
+    platform: Platform
+    workload: Workload
+    outcomes: list[Outcome]
+    timeline: list[TimelineRow] = field(default_factory=list)
+    overutilizations: dict = field(default_factory=dict)
+    energy_j: float = 0.0
+    makespan_s: float = 0.0
+    wall_s: float = 0.0
+    decisions: int = 0
+
+
+def check_profiles(workload: Workload) -> None:
+    """Refuse jobs whose profile the built-in engine cannot simulate.
+
+    Raises:
+        WorkloadError: naming the profile type, the job and the workload file.
+    """
+    for job in workload.jobs:
+        if job.profile_type not in (PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS):
+            raise WorkloadError(
+                f"{workload.source or workload.name}: job {job.id} uses profile type "
+                f"{job.profile_type!r} ({job.profile!r}), which needs SimGrid's network model; the "
+                f"built-in engine simulates only 'delay' and 'parallel_homogeneous' profiles "
+                f"(run such workloads with engine 'batsim')"
+            )
+
+
+class Simulation:
+    """One run of a workload on a platform.
+
+    Args:
+        platform: the platform.
+        workload: the jobs, sorted by submission time.
+        config: engine settings.
+    """
+
+    def __init__(self, platform: Platform, workload: Workload, config: SimulationConfig | None = None):
+        self.config = config or SimulationConfig()
+        check_profiles(workload)
+        self.platform = platform
+        self.workload = workload
+        self.rng = np.random.default_rng(self.config.seed)
+        self.core = DecisionCore(
+            platform, self.config.contention, self.config.backfilling, self.config.decision, self.rng
+        )
+        speeds = [state_speeds_gflops(g) for g in platform.core_gflops]
+        powers = [state_power_w(w) for w in platform.core_power_w]
+        self.machine = Machine(speeds, powers, SLEEPING, self.config.kill_on_walltime)
+        self.now = 0.0
+        self.outcomes: dict[int, Outcome] = {}
+        self.timeline: list[TimelineRow] = []
+        self.decisions = 0
+        self._jobs = workload.jobs
+        self._next = 0
+        self._wall0 = _time.perf_counter()
+        #: Called with (job, outcome) when a job ends or is rejected (environments use it).
+        self.on_outcome: Callable[[Job, Outcome], None] | None = None
+
+    # ------------------------------------------------------------------ running
+    def run(self, policy: str | PolicyPair, progress: Callable[[int, int], None] | None = None
+            ) -> SimulationResult:
+        """Run to the end with a fixed policy (a heuristic name or a "job-core" pair)."""
+        pair = resolve_policy(policy) if isinstance(policy, str) else policy
+        total = len(self._jobs)
+        while self.next_decision():
+            self.decide(pair)
+            if progress is not None and self.decisions % 4096 == 0:
+                progress(len(self.outcomes), total)
+        return self.result()
+
+    @property
+    def done(self) -> bool:
+        """True when every job has ended or been rejected."""
+        return len(self.outcomes) == len(self._jobs)
+
+    def next_decision(self) -> bool:
+        """Advance to the next instant with events and process them; False when nothing is left."""
+        machine = self.machine
+        jobs = self._jobs
+        t_sub = jobs[self._next].submit_s if self._next < len(jobs) else math.inf
+        t = min(t_sub, machine.next_time())
+        if t == math.inf:
+            return False
+        self.now = t
+        core = self.core
+        for end in machine.advance(t):
+            job = jobs[end.key]
+            core.complete(job, t)
+            self._record(job, Outcome(job, end.state, end.start_s, end.finish_s, end.cores, end.energy_j))
+        n = len(jobs)
+        while self._next < n and jobs[self._next].submit_s <= t:
+            job = jobs[self._next]
+            self._next += 1
+            reason = core.submit(job, t)
+            if reason is not None:
+                self._record(job, Outcome(job, REJECTED, reason=reason))
+        self._flush_changes()
+        return True
+
+    def decide(self, pair: PolicyPair) -> list[Start]:
+        """One decision with a policy pair at the current instant."""
+        starts = self.core.schedule(self.now, pair) if self.core.queue else []
+        self._apply(starts)
+        return starts
+
+    def pick(self, job: Job, core: CorePolicy, hold: bool) -> list[Start]:
+        """Start ``job`` now if it fits (``job_pick``); else hold it (``hold``) and backfill.
+
+        Returns the jobs started (the picked one and backfilled ones).
+        """
+        cores = self.core.start_now(job, core, self.now)
+        starts: list[Start] = []
+        if cores is not None:
+            starts.append((job, cores))
+        else:
+            if hold:
+                self.core.committed = job
+            starts += self.core.backfill(self.now, job, core)
+        self._apply(starts)
+        return starts
+
+    def result(self) -> SimulationResult:
+        """Collect the outcomes of a finished (or stopped) run."""
+        self.core.state.close(self.now)
+        outcomes = [self.outcomes[j.idx] for j in self._jobs if j.idx in self.outcomes]
+        makespan = max((o.finish_s for o in outcomes), default=0.0)
+        return SimulationResult(
+            platform=self.platform,
+            workload=self.workload,
+            outcomes=outcomes,
+            timeline=self.timeline,
+            overutilizations=self.core.state.records.to_dict(),
+            energy_j=self.machine.energy_j(),
+            makespan_s=max(makespan, 0.0),
+            wall_s=_time.perf_counter() - self._wall0,
+            decisions=self.decisions,
+        )
+
+    # ------------------------------------------------------------------ internals
+    def _apply(self, starts: list[Start]) -> None:
+        machine = self.machine
+        self.decisions += 1
+        self._flush_changes()
+        for job, cores in starts:
+            walltime = job.walltime_s if job.has_walltime else math.inf
+            if job.profile_type == PROFILE_DELAY:
+                machine.start(job.idx, cores, delay_s=job.run_time_s, walltime_s=walltime)
+            else:
+                machine.start(job.idx, cores, ops_gflop=job.ops_gflop, walltime_s=walltime)
+        if self.config.record_timeline:
+            state = self.core.state
+            self.timeline.append(
+                TimelineRow(
+                    self.now, len(self.core.queue), machine.running, state.busy_cores,
+                    state.contended, machine.power_w, machine.energy_j(),
+                )
+            )
+
+    def _flush_changes(self) -> None:
+        pending = self.core.state.take_pending()
+        if pending:
+            self.machine.apply_states(pending)
+
+    def _record(self, job: Job, outcome: Outcome) -> None:
+        self.outcomes[job.idx] = outcome
+        if self.on_outcome is not None:
+            self.on_outcome(job, outcome)
