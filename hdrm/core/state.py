@@ -21,7 +21,7 @@ import math
 from typing import Sequence
 
 from hdrm.core.contention import ContentionModel
-from hdrm.core.records import Overutilizations
+from hdrm.core.records import OverutilizationRecorder
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.power import CONTENDED, CONTENDED_SPEED_FRACTION, IDLE, RUNNING, SLEEPING
@@ -60,7 +60,7 @@ class ClusterState:
         #: Running cores slowed by contention, kept up to date incrementally.
         self.contended = 0
         self.alloc: dict[int, tuple[int, ...]] = {}
-        self.records = Overutilizations()
+        self.records = OverutilizationRecorder()
         self._pending: dict[int, tuple[int, float]] = {}
         #: Cache for placement policies whose processor ranking never changes (by policy name).
         self.rankings: dict[str, list[int]] = {}

@@ -25,6 +25,8 @@ from hdrm.platform.model import Platform
 from hdrm.platform.power import SLEEPING, state_power_w, state_speeds_gflops
 from hdrm.policies.core_selection import CorePolicy
 from hdrm.policies.pairs import PolicyPair, resolve_policy
+from hdrm.results.overutil import Overutilizations
+from hdrm.results.timeline import TimelineRow
 from hdrm.sim.machine import Machine
 from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, Job, Workload
 
@@ -66,19 +68,6 @@ class SimulationConfig:
 
 
 @dataclass
-class TimelineRow:
-    """State of the system right after a decision."""
-
-    time: float
-    queue_size: int
-    running_jobs: int
-    busy_cores: int
-    contended_cores: int
-    power_w: float
-    energy_j: float
-
-
-@dataclass
 class SimulationResult:
     """Everything a finished run produced."""
 
@@ -86,7 +75,7 @@ class SimulationResult:
     workload: Workload
     outcomes: list[Outcome]
     timeline: list[TimelineRow] = field(default_factory=list)
-    overutilizations: dict = field(default_factory=dict)
+    overutilizations: Overutilizations = field(default_factory=Overutilizations)
     energy_j: float = 0.0
     makespan_s: float = 0.0
     wall_s: float = 0.0
@@ -213,7 +202,7 @@ class Simulation:
             workload=self.workload,
             outcomes=outcomes,
             timeline=self.timeline,
-            overutilizations=self.core.state.records.to_dict(),
+            overutilizations=self.core.state.records.data,
             energy_j=self.machine.energy_j(),
             makespan_s=max(makespan, 0.0),
             wall_s=_time.perf_counter() - self._wall0,

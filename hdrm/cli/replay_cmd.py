@@ -1,0 +1,132 @@
+"""``hdrm replay``: replay a workload on a platform with a classic policy and write the outputs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hdrm.core.contention import CONTENTION_MODELS
+from hdrm.errors import ConfigError
+from hdrm.policies.pairs import resolve_policy
+from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.sim.inputs import InputSpec, load_inputs
+from hdrm.sim.outputs import job_results, schedule_summary, write_outputs
+
+EPILOG = """examples:
+  hdrm replay --platform platforms/hetero.json --workload workloads/SDSC-SP2-1998-4.2-cln_first500.swf \\
+      --policy shortest-high_gflops --backfill easy --outdir runs/replay
+  hdrm replay --homogeneous-procs 256 --workload lublin_256.swf.gz --conventions rlscheduler \\
+      --start-index 1981 --nb-jobs 1024 --policy sjf --contention none --outdir runs/lublin
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``hdrm replay``."""
+    parser = subparsers.add_parser(
+        "replay",
+        help="replay a workload with a classic policy on the built-in simulator",
+        description="Replay an SWF trace or a Batsim JSON workload on a platform with a heuristic "
+        "or a job-core policy pair, and write Batsim-style outputs.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--platform", metavar="P.json", help="platform JSON (or SimGrid XML) file")
+    where.add_argument("--homogeneous-procs", type=int, metavar="N",
+                       help="N identical one-core resources instead of a platform (0: the trace's MaxProcs)")
+    parser.add_argument("--workload", required=True, metavar="W", help="SWF(.gz) or Batsim JSON workload")
+    parser.add_argument("--policy", default="fcfs",
+                        help="heuristic (fcfs, sjf, ljf, wfp3, unicep, f1, ...) or pair 'job-core'")
+    parser.add_argument("--backfill", default="none", choices=("none", "easy", "conservative"))
+    parser.add_argument("--contention", default="hdeeprm", help=f"one of {', '.join(CONTENTION_MODELS.names())}")
+    parser.add_argument("--decision", default="event", choices=("event", "commit"),
+                        help="re-decide at every event, or hold a pick until it fits (RLScheduler)")
+    parser.add_argument("--nb-jobs", type=int, default=0, metavar="N", help="number of jobs (0: all)")
+    parser.add_argument("--start-index", type=int, default=0, metavar="I", help="first job (0-based)")
+    parser.add_argument("--conventions", default="default", choices=("default", "rlscheduler"))
+    parser.add_argument("--no-strict", action="store_true", help="skip and count malformed SWF lines")
+    parser.add_argument("--bandwidth", default="hdeeprm", help="memory-bandwidth distribution of SWF jobs")
+    parser.add_argument("--no-walltime-kill", action="store_true",
+                        help="let jobs run past their requested time")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--engine", default="builtin", choices=("builtin", "batsim"))
+    parser.add_argument("--batsim", default="batsim", metavar="PATH", help="batsim binary (engine batsim)")
+    parser.add_argument("--outdir", required=True, metavar="D", help="output folder")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``hdrm replay``."""
+    pair = resolve_policy(args.policy, "--policy")
+    CONTENTION_MODELS.get(args.contention, "--contention")
+    spec = InputSpec(
+        workload_path=args.workload,
+        platform_path=args.platform,
+        homogeneous_procs=-1 if args.homogeneous_procs == 0 else (args.homogeneous_procs or 0),
+        conventions=args.conventions,
+        strict=not args.no_strict,
+        start_index=args.start_index,
+        nb_jobs=args.nb_jobs,
+        bandwidth=args.bandwidth,
+        seed=args.seed,
+    )
+    if args.homogeneous_procs is not None and args.homogeneous_procs < 0:
+        raise ConfigError(f"--homogeneous-procs: expected a positive number, got {args.homogeneous_procs}")
+    platform, workload = load_inputs(spec)
+    config = SimulationConfig(
+        contention=args.contention,
+        backfilling=args.backfill,
+        decision=args.decision,
+        kill_on_walltime=not args.no_walltime_kill,
+        seed=args.seed,
+    )
+    if args.engine == "batsim":
+        from hdrm.batsim.process import replay_with_batsim  # imports zmq: only when asked
+
+        return replay_with_batsim(platform, workload, pair, config, args)
+    sim = Simulation(platform, workload, config)
+    result = sim.run(pair, progress=_progress_bar(len(workload), args.quiet))
+    paths = write_outputs(result, args.outdir)
+    _print_summary(result, paths, pair.name, args)
+    return 0
+
+
+def _progress_bar(total: int, quiet: bool):
+    if quiet or total < 20000 or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="job", file=sys.stderr, leave=False)
+
+    def update(done: int, _total: int) -> None:
+        bar.update(done - bar.n)
+        if done >= _total:
+            bar.close()
+
+    return update
+
+
+def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.Namespace) -> None:
+    summary = schedule_summary(result, job_results(result))
+    platform = result.platform
+    print(f"hdrm replay: {len(result.outcomes)} jobs of {result.workload.name} on {platform.name} "
+          f"({platform.nb_cores} cores), policy {policy}, backfilling {args.backfill}, "
+          f"contention {args.contention}, decision {args.decision}")
+    rows = [
+        ("jobs finished / killed / rejected",
+         f"{summary['nb_jobs_success']} / {summary['nb_jobs_killed']} / {summary['nb_jobs_rejected']}"),
+        ("makespan", f"{summary['makespan']:.1f} s"),
+        ("mean waiting time", f"{summary['mean_waiting_time']:.1f} s"),
+        ("mean turnaround time", f"{summary['mean_turnaround_time']:.1f} s"),
+        ("mean slowdown", f"{summary['mean_slowdown']:.3f}"),
+        ("mean bounded slowdown (10 s)", f"{summary['mean_bounded_slowdown']:.3f}"),
+        ("utilisation", f"{summary['utilization']:.3f}"),
+        ("energy", f"{summary['consumed_joules'] / 3.6e6:.3f} kWh"),
+        ("wall time", f"{result.wall_s:.2f} s ({len(result.outcomes) / max(result.wall_s, 1e-9):,.0f} jobs/s)"),
+        ("outputs", str(Path(args.outdir))),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"  {key:<{width}}  {value}")

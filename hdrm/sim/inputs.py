@@ -1,0 +1,113 @@
+"""Load the platform and the workload of an experiment, the same way for every entry point.
+
+``hdrm replay``, ``hdeeprm-launch`` and the Gymnasium environment all build their inputs here:
+
+* the platform is a platform JSON file, a plain SimGrid XML host platform, or ``N`` identical
+  one-core resources (``homogeneous_procs``, the classic setting of the scheduling literature);
+* the workload is an SWF trace (plain or gzip; read with the chosen conventions) or a Batsim JSON
+  workload; a selection (a start index and a number of jobs, or the first N jobs) is shifted to
+  start at time 0;
+* on a platform file, SWF jobs get their heterogeneity requirements: work at the platform's
+  reference speed, memory from the trace and a seeded memory-bandwidth draw. On homogeneous
+  resources they stay ``delay`` jobs that last exactly their trace run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hdrm.errors import ConfigError
+from hdrm.platform.loader import load_platform
+from hdrm.platform.model import Platform
+from hdrm.platform.simgrid import platform_from_simgrid
+from hdrm.workload.batsim_json import read_batsim_json
+from hdrm.workload.job import Workload
+from hdrm.workload.requirements import DEFAULT_BW, attach_requirements
+from hdrm.workload.select import first_jobs, sequence
+from hdrm.workload.swf import read_swf
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """Where an experiment's platform and workload come from.
+
+    Attributes:
+        workload_path: SWF (``.swf``, ``.swf.gz``) or Batsim JSON (``.json``) workload.
+        platform_path: platform JSON or SimGrid XML; None with ``homogeneous_procs``.
+        homogeneous_procs: number of identical one-core resources instead of a platform file;
+            0 with a platform file, -1 to take the trace's MaxProcs.
+        conventions: SWF conventions (``default`` or ``rlscheduler``).
+        strict: fail on malformed SWF lines (else skip and count them).
+        start_index: first job of the selection (0-based, after the loader's filtering).
+        nb_jobs: number of jobs to take (0: all from ``start_index``).
+        bandwidth: memory-bandwidth distribution spec for SWF jobs on a platform file.
+        seed: seed of the bandwidth draw.
+    """
+
+    workload_path: str
+    platform_path: str | None = None
+    homogeneous_procs: int = 0
+    conventions: str = "default"
+    strict: bool = True
+    start_index: int = 0
+    nb_jobs: int = 0
+    bandwidth: str = DEFAULT_BW
+    seed: int = 0
+
+
+def load_platform_any(path: str | Path) -> Platform:
+    """A platform from a platform JSON file or a SimGrid XML host platform."""
+    if str(path).lower().endswith(".xml"):
+        return platform_from_simgrid(path)[0]
+    return load_platform(path)
+
+
+def read_workload_any(path: str | Path, conventions: str = "default", strict: bool = True,
+                      reference_gflops: float | None = None) -> Workload:
+    """A workload from an SWF trace or a Batsim JSON file (chosen by the file name)."""
+    if str(path).lower().endswith(".json"):
+        return read_batsim_json(path, reference_gflops)
+    return read_swf(path, conventions, strict)
+
+
+def load_inputs(spec: InputSpec) -> tuple[Platform, Workload]:
+    """Build the platform and the (selected, shifted, equipped) workload of an experiment.
+
+    Raises:
+        ConfigError: neither or both of a platform file and homogeneous resources.
+        PlatformError, WorkloadError: from the loaders, naming the bad file.
+    """
+    is_json = spec.workload_path.lower().endswith(".json")
+    if spec.platform_path and spec.homogeneous_procs:
+        raise ConfigError("give a platform file or a number of homogeneous processors, not both")
+    platform = load_platform_any(spec.platform_path) if spec.platform_path else None
+    ref = platform.reference_gflops if platform is not None else 1.0
+    workload = read_workload_any(spec.workload_path, spec.conventions, spec.strict, ref)
+    if platform is None:
+        nb = spec.homogeneous_procs
+        if nb < 0 or nb == 0:
+            nb = workload.nb_res or 0
+            if nb <= 0:
+                raise ConfigError(
+                    f"{spec.workload_path}: the workload states no MaxProcs/nb_res; give a platform "
+                    f"file or a number of homogeneous processors"
+                )
+        platform = Platform.homogeneous(nb)
+    workload = select(workload, spec.start_index, spec.nb_jobs)
+    if spec.platform_path and not is_json:
+        workload = attach_requirements(
+            workload, platform.reference_gflops, np.random.default_rng(spec.seed), spec.bandwidth
+        )
+    return platform, workload
+
+
+def select(workload: Workload, start_index: int = 0, nb_jobs: int = 0) -> Workload:
+    """The selection of ``nb_jobs`` jobs from ``start_index`` (all when 0), shifted to start at 0."""
+    if nb_jobs <= 0:
+        nb_jobs = len(workload) - start_index
+    if start_index == 0:
+        return first_jobs(workload, nb_jobs)
+    return sequence(workload, start_index, nb_jobs)

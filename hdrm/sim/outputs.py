@@ -1,0 +1,83 @@
+"""Outputs of a built-in run, in the files a Batsim user already knows.
+
+* ``out_jobs.csv`` and ``out_schedule.csv`` with Batsim 4.2.1's columns (the schedule file adds
+  bounded slowdown, utilisation and mean power at the end);
+* ``out_timeline.csv``: queue, running jobs, busy and contended cores, power and energy after each
+  decision instant;
+* ``overutilizations.json``: core and memory shortages and bandwidth-oversubscription spans.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
+from hdrm.results.metrics import summarize
+from hdrm.results.overutil import write_overutilizations
+from hdrm.results.records import JobResult, format_interval_set
+from hdrm.results.timeline import write_timeline_csv
+from hdrm.sim.engine import REJECTED, Outcome, SimulationResult
+from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
+
+
+def job_result(outcome: Outcome, workload_name: str = "w0") -> JobResult:
+    """The out_jobs.csv row of one job."""
+    job = outcome.job
+    requested = job.walltime_s if job.has_walltime else -1.0
+    common = dict(
+        job_id=str(job.id),
+        workload_name=workload_name,
+        profile=job.profile or f"p{job.id}",
+        submission_time=job.submit_s,
+        requested_number_of_resources=job.res,
+        requested_time=requested,
+    )
+    if outcome.state == REJECTED:
+        return JobResult(**common, success=0, final_state=REJECTED, consumed_energy=None)
+    return JobResult(
+        **common,
+        success=1 if outcome.state == COMPLETED_SUCCESSFULLY else 0,
+        final_state=outcome.state,
+        starting_time=outcome.start_s,
+        execution_time=outcome.finish_s - outcome.start_s,
+        finish_time=outcome.finish_s,
+        allocated_resources=format_interval_set(outcome.cores),
+        consumed_energy=outcome.energy_j,
+    )
+
+
+def job_results(result: SimulationResult) -> list[JobResult]:
+    """Every job's row, in workload order."""
+    return [job_result(o) for o in result.outcomes]
+
+
+def schedule_summary(result: SimulationResult, results: list[JobResult] | None = None) -> dict[str, Any]:
+    """The out_schedule.csv row of a run."""
+    rows = results if results is not None else job_results(result)
+    return summarize(
+        rows,
+        result.platform.nb_cores,
+        result.energy_j,
+        simulation_time_s=result.wall_s,
+        scheduling_time_s=result.wall_s,
+    )
+
+
+def write_outputs(result: SimulationResult, outdir: str | Path, prefix: str = "out") -> dict[str, Path]:
+    """Write every output file of a run into ``outdir`` (created if needed).
+
+    Returns:
+        ``{"jobs": path, "schedule": path, "timeline": path, "overutilizations": path}``.
+    """
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = job_results(result)
+    paths = {
+        "jobs": write_jobs_csv(rows, out / f"{prefix}_jobs.csv"),
+        "schedule": write_schedule_csv(schedule_summary(result, rows), out / f"{prefix}_schedule.csv"),
+        "overutilizations": write_overutilizations(result.overutilizations, out / "overutilizations.json"),
+    }
+    if result.timeline:
+        paths["timeline"] = write_timeline_csv(result.timeline, out / f"{prefix}_timeline.csv")
+    return paths
