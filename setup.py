@@ -49,7 +49,6 @@ setup(
             "hdrm=hdrm.cli.main:main",
             "hdeeprm-launch=hdrm.launcher:main",
         ],
-        "gymnasium.envs": ["hdrm=hdrm.env.registration:register_envs"],
     },
     classifiers=[
         "Programming Language :: Python :: 3",

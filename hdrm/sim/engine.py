@@ -176,6 +176,10 @@ class Simulation:
         self._apply(starts)
         return starts
 
+    def decide_nothing(self) -> None:
+        """A decision that starts nothing (the void action, or an instant with no choice)."""
+        self._apply([])
+
     def pick(self, job: Job, core: CorePolicy, hold: bool) -> list[Start]:
         """Start ``job`` now if it fits (``job_pick``); else hold it (``hold``) and backfill.
 

@@ -1,0 +1,131 @@
+"""Settings of the scheduling environment, from options.json or keyword arguments."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hdrm.errors import ConfigError
+from hdrm.options import Options
+from hdrm.registry import suggest
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+EXAMPLE_WORKLOAD = str(DATA / "example_workload.swf")
+EXAMPLE_PLATFORM = str(DATA / "example_platform.json")
+MODES = ("policy_pair", "job_pick")
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    """Everything the environment needs.
+
+    Attributes:
+        workload_file: SWF or Batsim JSON workload (default: a 500-job SDSC-SP2 slice shipped
+            with hdrm).
+        platform_file: platform JSON (default: the shipped 384-core heterogeneous example);
+            None with ``homogeneous_procs``.
+        homogeneous_procs: N identical one-core resources instead of a platform file (-1: the
+            trace's MaxProcs).
+        nb_jobs: jobs per episode (0: the whole workload from the start index).
+        start_index: where episodes start: None (0), an index, a tuple of indices (episodes
+            cycle through them) or ``"random"`` (uniform over valid starts at each reset).
+        conventions: SWF conventions, ``default`` or ``rlscheduler``.
+        strict: fail on malformed SWF lines.
+        bandwidth: memory-bandwidth distribution of SWF jobs on a platform file.
+        objective: what the rewards minimise (:mod:`hdrm.env.objectives`).
+        observation: observation kind (:mod:`hdrm.env.observations`); ``job_pick`` mode
+            uses ``job_window`` whatever is given unless it is ``job_window``.
+        mode: ``policy_pair`` (HDeepRM) or ``job_pick`` (RLScheduler).
+        selection: the policy pairs of ``policy_pair`` mode (None: all 36, job-major order).
+        void: add a void action (do nothing until the next event) in ``policy_pair`` mode; in
+            ``job_pick`` mode the void action (the last one) is valid in ``event`` decisions.
+        window: jobs visible in ``job_pick`` mode.
+        queue_sensitivity: scale of the queue-change feature.
+        core_selection: placement of picked jobs in ``job_pick`` mode.
+        backfilling: ``none``, ``easy`` or ``conservative``.
+        contention: contention model.
+        decision: ``event`` or ``commit``.
+        kill_on_walltime: kill jobs at their requested time, as Batsim does.
+        engine: ``builtin`` (Batsim is driven through :mod:`hdrm.batsim`).
+        seed: base seed of the bandwidth draw and of the simulation.
+    """
+
+    workload_file: str = EXAMPLE_WORKLOAD
+    platform_file: str | None = EXAMPLE_PLATFORM
+    homogeneous_procs: int = 0
+    nb_jobs: int = 0
+    start_index: Any = None
+    conventions: str = "default"
+    strict: bool = True
+    bandwidth: str = "hdeeprm"
+    objective: str = "avg_bounded_slowdown"
+    observation: str = "normal"
+    mode: str = "policy_pair"
+    selection: tuple[str, ...] | None = None
+    void: bool = False
+    window: int = 128
+    queue_sensitivity: float = 0.05
+    core_selection: str = "high_gflops"
+    backfilling: str = "none"
+    contention: str = "hdeeprm"
+    decision: str = "event"
+    kill_on_walltime: bool = True
+    engine: str = "builtin"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"mode: unknown action mode {self.mode!r}; "
+                              f"{suggest(self.mode, MODES)}choose one of: {', '.join(MODES)}")
+        if self.window < 1:
+            raise ConfigError(f"window: expected a positive number of jobs, got {self.window}")
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: Any) -> "EnvConfig":
+        """Build from keyword arguments; unknown names are a ConfigError with suggestions."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        for key in kwargs:
+            if key not in names:
+                raise ConfigError(f"unknown environment argument {key!r}; {suggest(key, names)}"
+                                  f"valid arguments: {', '.join(names)}")
+        if isinstance(kwargs.get("selection"), list):
+            kwargs["selection"] = tuple(kwargs["selection"])
+        if isinstance(kwargs.get("start_index"), list):
+            kwargs["start_index"] = tuple(kwargs["start_index"])
+        return cls(**kwargs)
+
+    @classmethod
+    def from_options(cls, options: Options, **overrides: Any) -> "EnvConfig":
+        """Build from parsed options.json (the launcher's settings)."""
+        env = options.pybatsim.env
+        selection = None
+        if env.actions.selection is not None:
+            selection = tuple(f"{job}-{core}" for entry in env.actions.selection
+                              for job, cores in entry.items() for core in cores)
+        values = dict(
+            workload_file=options.workload_file_path,
+            platform_file=options.platform_file_path,
+            homogeneous_procs=(options.nb_resources or -1) if not options.platform_file_path else 0,
+            nb_jobs=options.nb_jobs or 0,
+            start_index=options.workload.start_index,
+            conventions=options.workload.conventions,
+            strict=options.workload.strict,
+            bandwidth=options.workload.bandwidth,
+            objective=env.objective,
+            observation=env.observation,
+            mode=env.actions.mode,
+            selection=selection,
+            void=env.actions.void,
+            window=env.actions.window,
+            queue_sensitivity=env.queue_sensitivity,
+            backfilling=options.simulation.backfilling,
+            contention=options.simulation.contention,
+            decision=options.simulation.decision,
+            kill_on_walltime=options.simulation.kill_on_walltime,
+            engine=options.engine,
+            seed=options.seed,
+        )
+        values.update(overrides)
+        return cls.from_kwargs(**values)

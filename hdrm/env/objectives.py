@@ -1,0 +1,150 @@
+"""Objectives of the environment and their per-step rewards.
+
+Each objective is a number to minimise, computed from the episode's outcomes exactly as
+:mod:`hdrm.results.metrics` computes it from out_jobs.csv (means over every job of the episode,
+rejected ones included, as Batsim does). The reward of a step is the decrease of the objective's
+running value since the previous step, so the episode return telescopes to minus the objective::
+
+    return = sum_t (f_{t-1} - f_t) = f_0 - f_T = -objective      (f_0 = 0)
+
+with these units (the documented scale of each objective):
+
+=====================  ===========================================================  ==========
+objective              final value f_T                                              unit
+=====================  ===========================================================  ==========
+avg_job_slowdown       mean of turnaround / execution (Batsim's mean_slowdown)      1
+avg_bounded_slowdown   mean of max(1, (wait + run) / max(run, 10 s))                1
+avg_waiting_time       mean waiting time                                            hours
+avg_job_completion     mean turnaround time                                         hours
+avg_utilization        1 - utilisation, utilisation = core-seconds / (cores x       1
+                       makespan)
+makespan               latest finish time                                           hours
+energy_consumption     energy consumed by the platform                              MJ
+edp                    energy x makespan                                            MJ x hours
+=====================  ===========================================================  ==========
+
+For the per-job means the running value adds ``value / N`` as each job ends (N = jobs in the
+episode), so rewards arrive when jobs end. Time-based objectives decrease as time advances.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hdrm.registry import Registry
+
+HOUR_S = 3600.0
+MJ = 1e6
+
+
+@dataclass
+class Tracker:
+    """Running totals of an episode, updated by the environment."""
+
+    nb_jobs: int = 0
+    nb_cores: int = 1
+    now_s: float = 0.0
+    energy_j: float = 0.0
+    sum_slowdown: float = 0.0
+    sum_bsld: float = 0.0
+    sum_wait_s: float = 0.0
+    sum_turnaround_s: float = 0.0
+    core_seconds: float = 0.0
+    last_finish_s: float = 0.0
+
+    def job_ended(self, submit_s: float, start_s: float, finish_s: float, res: int) -> None:
+        """Account for one job that ran from ``start_s`` to ``finish_s``."""
+        run = finish_s - start_s
+        wait = start_s - submit_s
+        turnaround = finish_s - submit_s
+        self.sum_slowdown += turnaround / run if run > 0 else 1.0
+        self.sum_bsld += max(1.0, turnaround / max(run, 10.0))
+        self.sum_wait_s += wait
+        self.sum_turnaround_s += turnaround
+        self.core_seconds += res * run
+        if finish_s > self.last_finish_s:
+            self.last_finish_s = finish_s
+
+
+class Objective:
+    """An objective: :meth:`value` is its running value (final at the episode's end)."""
+
+    name = ""
+    doc = ""
+
+    def value(self, t: Tracker, final: bool) -> float:
+        """The running value of the objective (the objective itself when ``final``)."""
+        raise NotImplementedError
+
+
+OBJECTIVES: Registry[type[Objective]] = Registry("objective")
+
+
+def _register(name: str, doc: str):
+    def decorator(cls):
+        cls.name = name
+        cls.doc = doc
+        OBJECTIVES.add(name, cls)
+        return cls
+    return decorator
+
+
+def _mean(total: float, t: Tracker) -> float:
+    return total / t.nb_jobs if t.nb_jobs else 0.0
+
+
+@_register("avg_job_slowdown", "mean slowdown (turnaround / execution)")
+class AvgJobSlowdown(Objective):
+    def value(self, t: Tracker, final: bool) -> float:
+        return _mean(t.sum_slowdown, t)
+
+
+@_register("avg_bounded_slowdown", "mean bounded slowdown (threshold 10 s)")
+class AvgBoundedSlowdown(Objective):
+    def value(self, t: Tracker, final: bool) -> float:
+        return _mean(t.sum_bsld, t)
+
+
+@_register("avg_waiting_time", "mean waiting time in hours")
+class AvgWaitingTime(Objective):
+    def value(self, t: Tracker, final: bool) -> float:
+        return _mean(t.sum_wait_s, t) / HOUR_S
+
+
+@_register("avg_job_completion", "mean turnaround time in hours")
+class AvgJobCompletion(Objective):
+    def value(self, t: Tracker, final: bool) -> float:
+        return _mean(t.sum_turnaround_s, t) / HOUR_S
+
+
+@_register("avg_utilization", "1 - utilisation over the makespan")
+class AvgUtilization(Objective):
+    def value(self, t: Tracker, final: bool) -> float:
+        span = t.last_finish_s if final else t.now_s
+        if span <= 0:
+            return 0.0
+        return 1.0 - t.core_seconds / (t.nb_cores * span)
+
+
+@_register("makespan", "latest finish time in hours")
+class Makespan(Objective):
+    def value(self, t: Tracker, final: bool) -> float:
+        return (t.last_finish_s if final else t.now_s) / HOUR_S
+
+
+@_register("energy_consumption", "energy of the platform in MJ")
+class EnergyConsumption(Objective):
+    def value(self, t: Tracker, final: bool) -> float:
+        return t.energy_j / MJ
+
+
+@_register("edp", "energy (MJ) x makespan (hours)")
+class EnergyDelayProduct(Objective):
+    def value(self, t: Tracker, final: bool) -> float:
+        span = t.last_finish_s if final else t.now_s
+        return t.energy_j / MJ * span / HOUR_S
+
+
+def make_objective(name: str, where: str = "objective") -> Objective:
+    """Instantiate the objective registered as ``name``."""
+    return OBJECTIVES.get(name, where)()

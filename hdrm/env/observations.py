@@ -1,0 +1,226 @@
+"""Observations of the environment: what the agent sees at a decision point.
+
+All features lie in [0, 1] (clipped). Normalisations:
+
+* requested time ``r``: ``log1p(r) / log1p(7 days)`` (a week or more is 1);
+* processors: requested cores / platform cores;
+* memory: memory per core / the largest memory per core of any node;
+* bandwidth: bandwidth per core / the largest fair share of a processor (capacity / cores);
+* waiting time ``w``: ``log1p(w) / log1p(7 days)``;
+* queue size ``q``: ``q / (q + window)``;
+* queue change (HDeepRM's feature): ``0.5 + 0.5 * tanh(queue_sensitivity * (q - q_prev))``, so
+  0.5 means no change since the previous observation.
+
+Observation kinds:
+
+``minimal``
+    The queue block: the 0th, 25th, 50th, 75th and 100th percentiles of requested time, processors,
+    memory and bandwidth over the queued jobs (20 values), the queue size and the queue change.
+``small``
+    ``minimal`` plus a cluster block: free cores, contended cores (both as fractions of all cores),
+    mean free memory fraction of the nodes, mean free bandwidth fraction of the processors, and
+    the current power over the full-load power.
+``normal`` (HDeepRM's)
+    ``small`` plus, per node, its free memory fraction; per processor, its free bandwidth fraction;
+    per core, its speed fraction (current speed / nominal; 0 when idle), its power fraction
+    (current power / full power) and the remaining work fraction of the job it runs (0 when idle).
+``job_window`` (``job_pick`` mode)
+    A matrix of ``window`` rows (the first queued jobs, in submission order; padding rows are 0)
+    and 8 columns: waiting time, requested time, processors, memory, bandwidth, fits-now flag
+    (1 when the job could start now), a real-job flag (1 for a queued job, 0 for padding), and the
+    cluster's free-core fraction.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+from gymnasium import spaces
+
+from hdrm.platform.power import NB_STATES, state_power_w
+from hdrm.registry import Registry
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hdrm.env.scheduling_env import SchedulingEnv
+
+WEEK_S = 7 * 24 * 3600.0
+_LOG_WEEK = math.log1p(WEEK_S)
+PERCENTILES = (0.0, 25.0, 50.0, 75.0, 100.0)
+JOB_FEATURES = ("waiting_time", "requested_time", "processors", "memory", "bandwidth",
+                "fits_now", "is_job", "free_cores")
+
+
+def job_static_features(env: "SchedulingEnv") -> np.ndarray:
+    """Per job of the episode: normalised requested time, processors, memory and bandwidth."""
+    jobs = env.sim.workload.jobs
+    platform = env.platform
+    req = np.array([j.walltime_s if j.has_walltime else j.run_time_s for j in jobs], dtype=float)
+    res = np.array([j.res for j in jobs], dtype=float)
+    mem = np.array([j.mem_mb for j in jobs], dtype=float)
+    bw = np.array([j.mem_bw_gbps for j in jobs], dtype=float)
+    mem_scale = max((n.memory_mb / len(n.core_ids) for n in platform.nodes), default=1.0)
+    bw_scale = max((p.mem_bw_gbps / len(p.core_ids) for p in platform.processors), default=1.0)
+    out = np.empty((len(jobs), 4))
+    out[:, 0] = np.log1p(np.maximum(req, 0.0)) / _LOG_WEEK
+    out[:, 1] = res / platform.nb_cores
+    out[:, 2] = mem / mem_scale if math.isfinite(mem_scale) and mem_scale > 0 else 0.0
+    out[:, 3] = bw / bw_scale if math.isfinite(bw_scale) and bw_scale > 0 else 0.0
+    return np.clip(out, 0.0, 1.0)
+
+
+class Observation:
+    """Base class: builds one observation kind for one environment."""
+
+    name = ""
+
+    def __init__(self, env: "SchedulingEnv") -> None:
+        self.env = env
+        self._last_queue = 0
+
+    def space(self) -> spaces.Box:
+        """The observation space."""
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Start of an episode."""
+        self._last_queue = 0
+
+    def build(self) -> np.ndarray:
+        """The observation now."""
+        raise NotImplementedError
+
+    # -- shared blocks --------------------------------------------------------------------
+    def queue_block(self) -> np.ndarray:
+        env = self.env
+        queue = env.sim.core.queue
+        block = np.zeros(22, dtype=np.float32)
+        q = len(queue)
+        if q:
+            feats = env.static[[j.idx for j in queue]]
+            block[:20] = np.percentile(feats, PERCENTILES, axis=0).T.reshape(-1)
+        block[20] = q / (q + env.config.window)
+        block[21] = 0.5 + 0.5 * math.tanh(env.config.queue_sensitivity * (q - self._last_queue))
+        self._last_queue = q
+        return block
+
+    def cluster_block(self) -> np.ndarray:
+        env = self.env
+        state = env.sim.core.state
+        n = env.platform.nb_cores
+        mem = _fractions(state.node_free_mem, env.platform.node_memory_mb)
+        bw = _bw_free(state)
+        return np.array(
+            [state.free_cores / n, state.contended / n, float(mem.mean()), float(bw.mean()),
+             env.sim.machine.power_w / env.full_power_w],
+            dtype=np.float32,
+        )
+
+
+def _fractions(free, total) -> np.ndarray:
+    free = np.asarray(free, dtype=float)
+    total = np.asarray(total, dtype=float)
+    out = np.ones_like(free)
+    finite = np.isfinite(total) & (total > 0)
+    out[finite] = free[finite] / total[finite]
+    return np.clip(out, 0.0, 1.0)
+
+
+def _bw_free(state) -> np.ndarray:
+    cap = np.asarray(state.proc_capacity, dtype=float)
+    demand = np.asarray(state.proc_demand, dtype=float)
+    out = np.ones_like(cap)
+    finite = np.isfinite(cap) & (cap > 0)
+    out[finite] = 1.0 - demand[finite] / cap[finite]
+    return np.clip(out, 0.0, 1.0)
+
+
+OBSERVATIONS: Registry[type[Observation]] = Registry("observation")
+
+
+@OBSERVATIONS.register("minimal")
+class MinimalObservation(Observation):
+    name = "minimal"
+
+    def space(self) -> spaces.Box:
+        return spaces.Box(0.0, 1.0, shape=(22,), dtype=np.float32)
+
+    def build(self) -> np.ndarray:
+        return self.queue_block()
+
+
+@OBSERVATIONS.register("small")
+class SmallObservation(Observation):
+    name = "small"
+
+    def space(self) -> spaces.Box:
+        return spaces.Box(0.0, 1.0, shape=(27,), dtype=np.float32)
+
+    def build(self) -> np.ndarray:
+        return np.concatenate([self.queue_block(), self.cluster_block()])
+
+
+@OBSERVATIONS.register("normal")
+class NormalObservation(Observation):
+    name = "normal"
+
+    def __init__(self, env: "SchedulingEnv") -> None:
+        super().__init__(env)
+        platform = env.platform
+        self._speed_of_state = np.array([1.0, 0.75, 0.0, 0.0])
+        full = np.array(platform.core_power_w, dtype=float)
+        table = np.array([state_power_w(w) for w in full]).reshape(-1, NB_STATES)
+        self._power_frac = np.where(full[:, None] > 0, table / np.maximum(full[:, None], 1e-12), 0.0)
+        self._size = 27 + len(platform.nodes) + len(platform.processors) + 3 * platform.nb_cores
+
+    def space(self) -> spaces.Box:
+        return spaces.Box(0.0, 1.0, shape=(self._size,), dtype=np.float32)
+
+    def build(self) -> np.ndarray:
+        env = self.env
+        state = env.sim.core.state
+        states = np.asarray(state.core_state)
+        factor = np.asarray(state.core_factor)
+        speed = self._speed_of_state[states] * np.where(states == 1, factor, 1.0)
+        power = self._power_frac[np.arange(len(states)), states]
+        remaining = np.zeros(len(states))
+        machine = env.sim.machine
+        for idx, cores in state.alloc.items():
+            if machine.is_running(idx):
+                remaining[list(cores)] = 1.0 - machine.progress(idx)
+        parts = [
+            self.queue_block(), self.cluster_block(),
+            _fractions(state.node_free_mem, env.platform.node_memory_mb), _bw_free(state),
+            speed, power, remaining,
+        ]
+        return np.clip(np.concatenate(parts), 0.0, 1.0).astype(np.float32)
+
+
+@OBSERVATIONS.register("job_window")
+class JobWindowObservation(Observation):
+    name = "job_window"
+
+    def space(self) -> spaces.Box:
+        return spaces.Box(0.0, 1.0, shape=(self.env.config.window, len(JOB_FEATURES)), dtype=np.float32)
+
+    def build(self) -> np.ndarray:
+        env = self.env
+        window = env.window_jobs()
+        out = np.zeros((env.config.window, len(JOB_FEATURES)), dtype=np.float32)
+        k = len(window)
+        if k:
+            idx = np.fromiter((j.idx for j in window), dtype=np.int64, count=k)
+            wait = env.sim.now - env.submit[idx]
+            out[:k, 0] = np.log1p(np.maximum(wait, 0.0)) / _LOG_WEEK
+            out[:k, 1:5] = env.static[idx]
+            out[:k, 5] = env.fits_mask(window)
+            out[:k, 6] = 1.0
+        out[:, 7] = env.sim.core.state.free_cores / env.platform.nb_cores
+        np.clip(out, 0.0, 1.0, out=out)
+        return out
+
+
+def make_observation(name: str, env: "SchedulingEnv", where: str = "observation") -> Observation:
+    """Instantiate the observation registered as ``name`` for ``env``."""
+    return OBSERVATIONS.get(name, where)(env)

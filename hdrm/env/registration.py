@@ -1,0 +1,17 @@
+"""Registration of ``hdrm/Scheduling-v0`` with Gymnasium.
+
+``gymnasium.make("hdrm:hdrm/Scheduling-v0")`` imports :mod:`hdrm.env`, which registers the
+environment; the ``gymnasium.envs`` entry point of the package does the same at start-up.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+
+ENV_ID = "hdrm/Scheduling-v0"
+
+
+def register_envs() -> None:
+    """Register the hdrm environments (idempotent)."""
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="hdrm.env.scheduling_env:SchedulingEnv")

@@ -1,0 +1,292 @@
+"""The Gymnasium environment: a thin view of the decision core driven by the built-in engine.
+
+An episode is one pass over a workload selection. At each step the agent makes one decision:
+
+``policy_pair`` mode (HDeepRM)
+    The action is a job-core policy pair (or the void action). The pair starts as many queued jobs
+    as it places (with the configured backfilling) at the current instant; the next decision comes
+    at the next event (arrival or end of a job) at which some queued job fits.
+``job_pick`` mode (RLScheduler)
+    The action picks one of the first ``window`` queued jobs (or the void action, the last one).
+    With ``decision="event"`` only jobs that fit now are valid, and the void action waits for the
+    next event; the agent is asked again at the same instant while jobs still fit. With
+    ``decision="commit"`` any queued job may be picked: one that does not fit is held (and
+    backfilled around) until it fits, and later arrivals cannot overtake it.
+
+The agent is only asked when it has a real choice: instants at which nothing fits pass by
+themselves. Rewards are defined in :mod:`hdrm.env.objectives` so that the episode return is
+minus the objective. ``info["action_mask"]`` and :meth:`SchedulingEnv.action_masks` give the valid
+actions (sb3-contrib's MaskablePPO reads the latter).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from hdrm.env.config import EnvConfig
+from hdrm.env.objectives import Tracker, make_objective
+from hdrm.env.observations import job_static_features, make_observation
+from hdrm.errors import ConfigError
+from hdrm.options import Options
+from hdrm.policies.core_selection import CORE_POLICIES
+from hdrm.policies.pairs import ALL_PAIRS, resolve_policy
+from hdrm.sim.engine import Outcome, Simulation, SimulationConfig, SimulationResult
+from hdrm.sim.inputs import load_platform_any, read_workload_any, select
+from hdrm.workload.job import Job, Workload
+from hdrm.workload.requirements import attach_requirements
+
+VOID = "void"
+
+
+class SchedulingEnv(gym.Env):
+    """Job scheduling on a (heterogeneous) cluster as a Gymnasium environment.
+
+    Args:
+        options: parsed options.json (:class:`hdrm.options.Options`); or
+        config: an :class:`EnvConfig`; or keyword arguments of :class:`EnvConfig`.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, options: Options | None = None, config: EnvConfig | None = None, **kwargs: Any):
+        super().__init__()
+        if options is not None:
+            config = EnvConfig.from_options(options, **kwargs)
+        elif config is None:
+            config = EnvConfig.from_kwargs(**kwargs)
+        self.config = config
+        if config.engine != "builtin":
+            raise ConfigError(f"engine: the environment runs on the 'builtin' engine here, got "
+                              f"{config.engine!r}; run Batsim episodes through hdeeprm-launch")
+        self._load_inputs()
+        self.objective = make_objective(config.objective, "objective")
+        self.core_policy = CORE_POLICIES.get(config.core_selection, "core_selection")
+        self._setup_actions()
+        self._episode = 0
+        self.sim = self._new_simulation(self._episode_workload(0, np.random.default_rng(config.seed)))
+        obs_name = config.observation
+        if config.mode == "job_pick" and obs_name != "job_window":
+            obs_name = "job_window"
+        if config.mode == "policy_pair" and obs_name == "job_window":
+            raise ConfigError("observation: 'job_window' goes with actions mode 'job_pick'")
+        self._bind_episode()
+        self.observer = make_observation(obs_name, self, "observation")
+        self.observation_space = self.observer.space()
+        self.full_power_w = self.platform.total_power_w or 1.0
+
+    # ------------------------------------------------------------------ set-up
+    def _load_inputs(self) -> None:
+        c = self.config
+        self.platform_base = None if not c.platform_file else load_platform_any(c.platform_file)
+        ref = self.platform_base.reference_gflops if self.platform_base else 1.0
+        self.trace = read_workload_any(c.workload_file, c.conventions, c.strict, ref)
+        if self.platform_base is None:
+            from hdrm.platform.model import Platform
+
+            nb = c.homogeneous_procs if c.homogeneous_procs > 0 else (self.trace.nb_res or 0)
+            if nb <= 0:
+                raise ConfigError(f"{c.workload_file}: no MaxProcs in the workload; give "
+                                  f"platform_file or homogeneous_procs")
+            self.platform_base = Platform.homogeneous(nb)
+        self.platform = self.platform_base
+        self._needs_requirements = bool(c.platform_file) and not c.workload_file.lower().endswith(".json")
+
+    def _setup_actions(self) -> None:
+        c = self.config
+        if c.mode == "policy_pair":
+            names = list(c.selection) if c.selection else list(ALL_PAIRS)
+            self.pairs = [resolve_policy(n, "actions.selection") for n in names]
+            self.action_names = [str(n).lower() for n in names] + ([VOID] if c.void else [])
+        else:
+            self.pairs = []
+            self.action_names = [f"job_{i}" for i in range(c.window)] + [VOID]
+        self.action_space = spaces.Discrete(len(self.action_names))
+
+    def _episode_workload(self, episode: int, rng: np.random.Generator,
+                          start_index: int | None = None) -> Workload:
+        c = self.config
+        n = c.nb_jobs if c.nb_jobs > 0 else 0
+        start = start_index
+        if start is None:
+            spec = c.start_index
+            if spec == "random":
+                last = len(self.trace) - max(n, 1)
+                start = int(rng.integers(0, last + 1)) if last > 0 else 0
+            elif isinstance(spec, tuple):
+                start = int(spec[episode % len(spec)])
+            else:
+                start = int(spec or 0)
+        workload = select(self.trace, start, n)
+        if self._needs_requirements:
+            workload = attach_requirements(workload, self.platform.reference_gflops, rng, c.bandwidth)
+        return workload
+
+    def _new_simulation(self, workload: Workload) -> Simulation:
+        c = self.config
+        sim_config = SimulationConfig(c.contention, c.backfilling, c.decision, c.kill_on_walltime,
+                                      record_timeline=True, seed=c.seed)
+        return Simulation(self.platform, workload, sim_config)
+
+    def _bind_episode(self) -> None:
+        sim = self.sim
+        self.static = job_static_features(self)
+        self.submit = np.array([j.submit_s for j in sim.workload.jobs], dtype=float)
+        self.tracker = Tracker(nb_jobs=len(sim.workload), nb_cores=self.platform.nb_cores)
+        sim.on_outcome = self._on_outcome
+        self._last_value = 0.0
+        self._held: Job | None = None
+        self._done = False
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start an episode; ``options={"start_index": i}`` picks the sequence."""
+        super().reset(seed=seed)
+        start = None if not options else options.get("start_index")
+        self.sim = self._new_simulation(self._episode_workload(self._episode, self.np_random, start))
+        if seed is not None or self._episode == 0:
+            self.sim.rng = np.random.default_rng(int(self.np_random.integers(2**31)))
+            self.sim.core.rng = self.sim.rng
+        self._episode += 1
+        self._bind_episode()
+        self.observer.reset()
+        self._done = not self._advance(self.sim.next_decision())
+        return self.observer.build(), self._info()
+
+    def step(self, action):
+        """Apply one decision; returns (observation, reward, terminated, truncated, info)."""
+        if self._done:
+            raise RuntimeError("step() called after the episode ended; call reset()")
+        action = int(action)
+        if not 0 <= action < self.action_space.n:
+            raise ValueError(f"action {action} outside Discrete({self.action_space.n})")
+        if self.config.mode == "policy_pair":
+            alive = self._step_pair(action)
+        else:
+            alive = self._step_pick(action)
+        self._done = not self._advance(alive)
+        reward = self._reward()
+        return self.observer.build(), reward, self._done, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions now (True = valid); at least one is always valid."""
+        n = self.action_space.n
+        mask = np.zeros(n, dtype=bool)
+        if self._done:
+            mask[:] = True
+            return mask
+        if self.config.mode == "policy_pair":
+            mask[:] = True
+            return mask
+        window = self.window_jobs()
+        k = len(window)
+        if self.config.decision == "commit":
+            mask[:k] = True
+            mask[-1] = self.config.void or k == 0
+        else:
+            mask[:k] = self.fits_mask(window)
+            mask[-1] = True
+        return mask
+
+    # ------------------------------------------------------------------ helpers for observations
+    def window_jobs(self) -> list[Job]:
+        """The first ``window`` queued jobs in submission order."""
+        return self.sim.core.queue[: self.config.window]
+
+    def fits_mask(self, jobs: list[Job]) -> np.ndarray:
+        """For each job, whether it could start now."""
+        state = self.sim.core.state
+        if not state.bounded_memory:
+            free = state.free_cores
+            return np.fromiter((j.res <= free for j in jobs), dtype=bool, count=len(jobs))
+        return np.fromiter((state.fits(j) for j in jobs), dtype=bool, count=len(jobs))
+
+    def result(self) -> SimulationResult:
+        """The outcomes of the current episode (complete once it has ended)."""
+        return self.sim.result()
+
+    # ------------------------------------------------------------------ internals
+    def _step_pair(self, action: int) -> bool:
+        sim = self.sim
+        if action < len(self.pairs):
+            sim.decide(self.pairs[action])
+        else:
+            sim.decide_nothing()
+        return sim.next_decision()
+
+    def _step_pick(self, action: int) -> bool:
+        sim = self.sim
+        window = self.window_jobs()
+        if action >= len(window):  # void, or a padding row: wait for the next event
+            sim.decide_nothing()
+            return sim.next_decision()
+        job = window[action]
+        hold = self.config.decision == "commit"
+        started = sim.pick(job, self.core_policy, hold)
+        if any(j is job for j, _ in started):
+            return True
+        if not hold:
+            return sim.next_decision()
+        self._held = job
+        return self._wait_for_held()
+
+    def _wait_for_held(self) -> bool:
+        """Commit semantics: advance events, backfilling, until the held job starts."""
+        sim = self.sim
+        job = self._held
+        while sim.next_decision():
+            started = sim.pick(job, self.core_policy, hold=True)
+            if any(j is job for j, _ in started):
+                self._held = None
+                return True
+        self._held = None
+        return False
+
+    def _advance(self, alive: bool) -> bool:
+        """Move on until the agent has a real choice; False when the episode is over."""
+        sim = self.sim
+        while alive:
+            queue = sim.core.queue
+            if queue and self._has_choice():
+                return True
+            sim.decide_nothing()
+            alive = sim.next_decision()
+        return False
+
+    def _has_choice(self) -> bool:
+        state = self.sim.core.state
+        if state.free_cores == 0:
+            return False
+        if self.config.mode == "job_pick" and self.config.decision == "commit":
+            return True
+        jobs = self.sim.core.queue if self.config.mode == "policy_pair" else self.window_jobs()
+        if not state.bounded_memory:
+            free = state.free_cores
+            return any(j.res <= free for j in jobs)
+        return any(state.fits(j) for j in jobs)
+
+    def _on_outcome(self, job: Job, outcome: Outcome) -> None:
+        if outcome.start_s >= 0:
+            self.tracker.job_ended(job.submit_s, outcome.start_s, outcome.finish_s, job.res)
+
+    def _reward(self) -> float:
+        t = self.tracker
+        t.now_s = self.sim.now
+        t.energy_j = self.sim.machine.energy_j()
+        value = self.objective.value(t, final=self._done)
+        reward = self._last_value - value
+        self._last_value = value
+        return float(reward)
+
+    def _info(self) -> dict[str, Any]:
+        sim = self.sim
+        return {
+            "action_mask": self.action_masks(),
+            "time": sim.now,
+            "queue_size": len(sim.core.queue),
+            "jobs_done": len(sim.outcomes),
+            "objective": self._last_value,
+        }
