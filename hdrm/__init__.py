@@ -11,9 +11,11 @@ __version__ = "0.1.0"
 
 __all__ = ["__version__"]
 
-if "gymnasium" in _sys.modules:
-    # gymnasium.make("hdrm:hdrm/Scheduling-v0") imports this package: register the environment
-    # without importing the simulator until the environment is made.
-    from hdrm.env.registration import register_envs as _register
-
-    _register()
+#: Gymnasium id of the scheduling environment (see :mod:`hdrm.env`).
+ENV_ID = "hdrm/Scheduling-v0"
+_gymnasium = _sys.modules.get("gymnasium")
+if _gymnasium is not None and ENV_ID not in _gymnasium.registry:
+    # gymnasium.make("hdrm:hdrm/Scheduling-v0") imports this package with gymnasium already loaded:
+    # register the environment by its entry point, importing nothing (the simulator loads when the
+    # environment is made). Without gymnasium loaded, importing hdrm stays stdlib-only.
+    _gymnasium.register(id=ENV_ID, entry_point="hdrm.env.scheduling_env:SchedulingEnv")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gymnasium
 
-ENV_ID = "hdrm/Scheduling-v0"
+from hdrm import ENV_ID
 
 
 def register_envs() -> None:
