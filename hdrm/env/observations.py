@@ -23,7 +23,9 @@ Observation kinds:
 ``normal`` (HDeepRM's)
     ``small`` plus, per node, its free memory fraction; per processor, its free bandwidth fraction;
     per core, its speed fraction (current speed / nominal; 0 when idle), its power fraction
-    (current power / full power) and the remaining work fraction of the job it runs (0 when idle).
+    (current power / full power) and the fraction of its job's run still ahead at the current
+    speeds, ``(end - now) / (end - start)`` with ``end`` the job's current end estimate (0 when
+    idle).
 ``job_window`` (``job_pick`` mode)
     A matrix of ``window`` rows (the first queued jobs, in submission order; padding rows are 0)
     and 8 columns: waiting time, requested time, processors, memory, bandwidth, fits-now flag
@@ -99,7 +101,7 @@ class Observation:
         q = len(queue)
         if q:
             feats = env.static[[j.idx for j in queue]]
-            block[:20] = np.percentile(feats, PERCENTILES, axis=0).T.reshape(-1)
+            block[:20] = _quartiles(feats).T.reshape(-1)
         block[20] = q / (q + env.config.window)
         block[21] = 0.5 + 0.5 * math.tanh(env.config.queue_sensitivity * (q - self._last_queue))
         self._last_queue = q
@@ -116,6 +118,17 @@ class Observation:
              env.sim.machine.power_w / env.full_power_w],
             dtype=np.float32,
         )
+
+
+def _quartiles(values: np.ndarray) -> np.ndarray:
+    """The 0/25/50/75/100th percentiles of each column (linear interpolation, as numpy's default)."""
+    ordered = np.sort(values, axis=0)
+    n = ordered.shape[0]
+    pos = np.array(PERCENTILES) / 100.0 * (n - 1)
+    low = np.floor(pos).astype(np.int64)
+    high = np.minimum(low + 1, n - 1)
+    weight = (pos - low)[:, None]
+    return ordered[low] * (1.0 - weight) + ordered[high] * weight
 
 
 def _fractions(free, total) -> np.ndarray:
@@ -185,10 +198,10 @@ class NormalObservation(Observation):
         speed = self._speed_of_state[states] * np.where(states == 1, factor, 1.0)
         power = self._power_frac[np.arange(len(states)), states]
         remaining = np.zeros(len(states))
-        machine = env.sim.machine
+        now = env.sim.now
+        fraction_left = env.sim.machine.fraction_left
         for idx, cores in state.alloc.items():
-            if machine.is_running(idx):
-                remaining[list(cores)] = 1.0 - machine.progress(idx)
+            remaining[list(cores)] = fraction_left(idx, now)
         parts = [
             self.queue_block(), self.cluster_block(),
             _fractions(state.node_free_mem, env.platform.node_memory_mb), _bw_free(state),

@@ -140,6 +140,20 @@ class Machine:
         """When job ``key`` ends if nothing changes (walltime included)."""
         return self._jobs[key].end_s
 
+    def fraction_left(self, key: int, now: float) -> float:
+        """Fraction of job ``key``'s run still ahead, ``(end - now) / (end - start)``, in [0, 1].
+
+        ``end`` is the job's current end estimate at the hosts' current speeds (or its walltime);
+        0 for a job that is not running.
+        """
+        job = self._jobs.get(key)
+        if job is None:
+            return 0.0
+        total = job.end_s - job.start_s
+        if total <= 0 or total == math.inf:
+            return 1.0 if total == math.inf else 0.0
+        return min(1.0, max(0.0, (job.end_s - now) / total))
+
     def progress(self, key: int) -> float:
         """Fraction of job ``key`` done, in [0, 1]."""
         job = self._jobs[key]

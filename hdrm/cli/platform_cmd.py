@@ -1,0 +1,180 @@
+"""``hdrm platform``: validate a platform, print its summary, export it as SimGrid XML.
+
+Usage::
+
+    hdrm platform platforms/hetero.json                  validate and summarise
+    hdrm platform platforms/hetero.json --xml out.xml    ... and write the SimGrid platform
+    hdrm platform platforms/hetero.json --json           the summary as JSON
+    hdrm platform some_simgrid_platform.xml              summarise a SimGrid file, host by host
+    hdrm platform --list-types                           the shipped type library
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+from hdrm.errors import ConfigError
+from hdrm.platform.library import TypeLibrary, default_library
+from hdrm.platform.loader import load_platform
+from hdrm.platform.model import Platform
+from hdrm.platform.simgrid import MASTER_HOST, platform_from_simgrid, write_simgrid_xml
+from hdrm.platform.summary import PlatformSummary, summarize_platform
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``platform`` sub-command to the ``hdrm`` parser."""
+    parser = subparsers.add_parser(
+        "platform",
+        help="validate a platform file, print its summary, export SimGrid XML",
+        description=(
+            "Validate a platform JSON file (clusters > nodes > processors > cores), print a "
+            "summary (counts, GFLOP/s, reference speed, memory, power, processor types) and "
+            "optionally write the SimGrid platform XML that Batsim loads. A .xml FILE is read "
+            "as a SimGrid platform, one core per host."
+        ),
+    )
+    parser.add_argument("file", nargs="?", metavar="FILE", help="platform JSON (or SimGrid XML)")
+    parser.add_argument("--xml", metavar="OUT.xml", help="write the SimGrid platform XML here")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument(
+        "--list-types",
+        action="store_true",
+        help="list the shipped processor, node and network types",
+    )
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Carry out ``hdrm platform``; returns the exit status."""
+    if args.list_types:
+        print(format_library(default_library()))
+        return 0
+    if not args.file:
+        raise ConfigError("give a platform FILE (e.g. platforms/tiny4.json) or --list-types")
+    platform = _load(Path(args.file))
+    summary = summarize_platform(platform)
+    if args.json:
+        print(json.dumps(_jsonable(dataclasses.asdict(summary)), indent=2))
+    else:
+        print(format_summary(summary))
+    if args.xml:
+        path = write_simgrid_xml(platform, args.xml)
+        size_kb = path.stat().st_size / 1024.0
+        print(
+            f"wrote {path}: {platform.nb_cores + 1} hosts "
+            f"({platform.nb_cores} cores + {MASTER_HOST}), {size_kb:,.0f} kB"
+        )
+    return 0
+
+
+def _load(path: Path) -> Platform:
+    if path.suffix.lower() == ".xml":
+        return platform_from_simgrid(path)[0]
+    return load_platform(path)
+
+
+def _jsonable(value: Any) -> Any:
+    """Replace infinities (unbounded memory) by None so the JSON stays standard."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+_NUMBER = re.compile(r"^(-?[0-9][0-9,]*(\.[0-9]+)?|unbounded)$")
+
+
+def _fmt(value: float, digits: int = 1) -> str:
+    return f"{value:,.{digits}f}" if math.isfinite(value) else "unbounded"
+
+
+def _speed(gflops: float) -> str:
+    """A core speed: two decimals, or three significant digits below 1 GFLOP/s."""
+    return f"{gflops:,.2f}" if gflops >= 1 else f"{gflops:.3g}"
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], indent: str = "  ") -> str:
+    """Align rows under headers: numeric columns to the right, text to the left."""
+    cells = [list(headers)] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    numeric = [all(_NUMBER.match(r[i]) for r in cells[1:]) for i in range(len(headers))]
+    lines = []
+    for row in cells:
+        parts = [c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, widths, numeric)]
+        lines.append(indent + "  ".join(parts).rstrip())
+    return "\n".join(lines)
+
+
+def format_summary(summary: PlatformSummary) -> str:
+    """The human summary that ``hdrm platform`` prints."""
+    memory = "unbounded"
+    if math.isfinite(summary.total_memory_mb):
+        total_mb = summary.total_memory_mb
+        memory = f"{_fmt(total_mb / 1024.0)} GB ({_fmt(total_mb, 0)} MB)"
+    lines = [
+        f"platform {summary.name!r} ({summary.source})",
+        f"  clusters         {summary.nb_clusters}",
+        f"  nodes            {summary.nb_nodes}",
+        f"  processors       {summary.nb_processors}",
+        f"  cores            {summary.nb_cores}",
+        f"  total speed      {_fmt(summary.total_gflops)} GFLOP/s",
+        f"  reference speed  {_fmt(summary.reference_gflops, 3)} GFLOP/s per core (mean)",
+        f"  memory           {memory}",
+        f"  power            {_fmt(summary.full_power_w)} W at full load, "
+        f"{_fmt(summary.idle_power_w)} W idle, {_fmt(summary.sleep_power_w)} W asleep",
+        "processor types:",
+        format_table(
+            ("type", "procs", "cores", "GFLOP/s/core", "GFLOP/s", "GB/s/proc", "W full", "model"),
+            [
+                (t.name, t.nb_processors, t.nb_cores, _speed(t.core_gflops), _fmt(t.total_gflops),
+                 _fmt(t.mem_bw_gbps), _fmt(t.full_power_w), f"{t.vendor} {t.model}".strip())
+                for t in summary.processor_types
+            ],
+        ),
+        "clusters:",
+        format_table(
+            ("name", "network", "nodes", "cores", "GFLOP/s", "memory GB"),
+            [
+                (c.name, c.network, c.nb_nodes, c.nb_cores, _fmt(c.total_gflops),
+                 _fmt(c.memory_mb / 1024.0))
+                for c in summary.clusters
+            ],
+        ),
+    ]
+    return "\n".join(lines)
+
+
+def format_library(library: TypeLibrary) -> str:
+    """The type library as three tables, for ``hdrm platform --list-types``."""
+    procs = [
+        (p.name, p.vendor, p.year, p.cores, _fmt(p.clock_ghz, 2), _fmt(p.flops_per_cycle, 0),
+         _speed(p.core_gflops), _fmt(p.mem_bw_gbps), _fmt(p.tdp_w, 0), p.model)
+        for p in library.processor_types.values()
+    ]
+    nodes = [
+        (n.name, " + ".join(f"{c} x {t}" for t, c in n.processors), _fmt(n.memory_gb, 0))
+        for n in library.node_types.values()
+    ]
+    nets = [
+        (n.name, _fmt(n.bandwidth_gbps, 0), _fmt(n.latency_us, 2), n.description)
+        for n in library.network_types.values()
+    ]
+    return "\n".join([
+        f"processor types ({len(procs)}):",
+        format_table(("name", "vendor", "year", "cores", "GHz", "flops/cycle", "GFLOP/s/core",
+                      "GB/s", "TDP W", "model"), procs),
+        f"node types ({len(nodes)}):",
+        format_table(("name", "processors", "memory GB"), nodes),
+        f"network types ({len(nets)}):",
+        format_table(("name", "Gbit/s", "latency us", "description"), nets),
+    ])

@@ -1,0 +1,59 @@
+"""Platform summaries against hand computation, and their totals against the platform's."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from hdrm.platform.loader import load_platform
+from hdrm.platform.model import Platform
+from hdrm.platform.summary import summarize_platform
+
+PLATFORMS = Path(__file__).resolve().parents[2] / "platforms"
+
+
+def test_tiny_hetero_summary_by_hand():
+    s = summarize_platform(load_platform(PLATFORMS / "tiny_hetero.json"))
+    assert (s.name, s.nb_clusters, s.nb_nodes, s.nb_processors, s.nb_cores) == (
+        "tiny_hetero", 1, 2, 3, 8)
+    assert s.total_gflops == 256.0 and s.reference_gflops == 32.0
+    assert s.total_memory_mb == 12288.0
+    assert s.full_power_w == 140.0
+    assert s.idle_power_w == pytest.approx(0.3 * 140.0)
+    assert s.sleep_power_w == pytest.approx(0.05 * 140.0)
+    assert not s.is_homogeneous
+    fast, slow = s.processor_types
+    assert (fast.name, fast.nb_processors, fast.nb_cores, fast.core_gflops, fast.total_gflops,
+            fast.mem_bw_gbps, fast.full_power_w) == ("fast_cpu", 1, 4, 48.0, 192.0, 20.0, 80.0)
+    assert (slow.name, slow.nb_processors, slow.nb_cores, slow.core_gflops, slow.total_gflops,
+            slow.mem_bw_gbps, slow.full_power_w) == ("slow_cpu", 2, 4, 16.0, 64.0, 8.0, 60.0)
+    (cluster,) = s.clusters
+    assert (cluster.name, cluster.network, cluster.nb_nodes, cluster.nb_cores,
+            cluster.total_gflops, cluster.memory_mb) == ("c0", "ethernet_25g", 2, 8, 256.0, 12288.0)
+
+
+def test_breakdowns_add_up_on_large():
+    p = load_platform(PLATFORMS / "large.json")
+    s = summarize_platform(p)
+    assert [t.name for t in s.processor_types] == [
+        "xeon_gold_6148", "epyc_7742", "thunderx2_cn9980", "xeon_phi_7250"]
+    assert sum(t.nb_cores for t in s.processor_types) == s.nb_cores == p.nb_cores
+    assert sum(t.nb_processors for t in s.processor_types) == s.nb_processors
+    assert math.isclose(math.fsum(t.total_gflops for t in s.processor_types), s.total_gflops)
+    assert math.isclose(math.fsum(t.full_power_w for t in s.processor_types), s.full_power_w)
+    assert [c.name for c in s.clusters] == ["skx", "rome", "arm", "knl"]
+    assert sum(c.nb_nodes for c in s.clusters) == s.nb_nodes
+    assert math.isclose(math.fsum(c.memory_mb for c in s.clusters), s.total_memory_mb)
+    assert s.clusters[0].nb_cores == 960 and s.clusters[0].total_gflops == pytest.approx(960 * 76.8)
+
+
+def test_homogeneous_platform_summary_is_json_ready():
+    s = summarize_platform(Platform.homogeneous(3, gflops=2.0, power_w=10.0))
+    assert s.is_homogeneous and s.nb_cores == 3 and s.full_power_w == 30.0
+    data = dataclasses.asdict(s)
+    assert data["processor_types"][0]["nb_cores"] == 3
+    assert json.loads(json.dumps(data, default=str))["nb_nodes"] == 3
