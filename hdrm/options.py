@@ -1,0 +1,371 @@
+"""The experiment options (``options.json``), parsed once into frozen dataclasses.
+
+The schema is HDeepRM's (``seed``, ``nb_resources``, ``nb_jobs``, ``workload_file_path``,
+``platform_file_path`` and a ``pybatsim`` block with ``log_level``, ``env`` and ``agent``), extended
+with the engine, workload, simulation and action settings of hdrm. HDeepRM's own files load
+unchanged.
+
+Every key but ``workload_file_path`` has a default. Relative paths resolve against the folder of the
+options file. A bad key or value raises :class:`~hdrm.errors.ConfigError` with one line naming the
+file, the JSON path, the bad value, the closest valid name and the valid choices. Closed choices
+(engine, decision, ...) are checked here, case-insensitively; open names (objectives, observations,
+policies ...) live in registries of higher layers, which check them with :func:`check_names`.
+
+Example::
+
+    options = load_options("examples/classic/options.json")
+    options.pybatsim.agent.gamma                        # 0.99
+    faster = dataclasses.replace(options, nb_jobs=100)  # a new object; options is unchanged
+    data = options.to_dict()                            # options_from_dict(data) == options
+
+Layer L0: standard library only (the JSON conversion lives in :mod:`hdrm.typedjson`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import types
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, get_type_hints
+
+from hdrm.errors import ConfigError
+from hdrm.registry import suggest
+from hdrm.typedjson import Context, convert_block, describe_type, join_path, read_json, show, thaw
+
+logger = logging.getLogger(__name__)
+
+Engine = Literal["builtin", "batsim"]
+Conventions = Literal["default", "rlscheduler"]
+Backfilling = Literal["none", "easy", "conservative"]
+Decision = Literal["event", "commit"]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+ActionMode = Literal["policy_pair", "job_pick"]
+AgentType = Literal["classic", "learning"]
+RunMode = Literal["train", "test"]
+
+_EMPTY: Mapping[str, Any] = types.MappingProxyType({})
+
+
+def _opt(
+    default: Any = dataclasses.MISSING, *, factory: Any = dataclasses.MISSING, **meta: Any
+) -> Any:
+    """A dataclass field with validation metadata (ge, gt, le, nonempty, path, check)."""
+    return field(default=default, default_factory=factory, metadata=meta)
+
+
+def _check_window(value: tuple[float, float] | None) -> str:
+    """Return an error text when a time window ends before it starts."""
+    if value is not None and value[1] < value[0]:
+        return f"expected [t0, t1] with t0 <= t1, got {list(value)}"
+    return ""
+
+
+class _Block:
+    """Behaviour shared by every options block."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """This block as plain JSON data; parsing it again gives an equal block."""
+        return thaw(self)
+
+
+@dataclass(frozen=True)
+class BatsimOptions(_Block):
+    """How the ``batsim`` engine starts the real Batsim simulator."""
+
+    binary: str = _opt("batsim", path="command")
+    """The Batsim executable, a name looked up on PATH or a path (relative to the options file)."""
+    timeout_s: float = _opt(60.0, gt=0)
+    """Seconds to wait for Batsim to answer before giving up."""
+    extra_args: tuple[str, ...] = ()
+    """Extra command-line arguments passed to Batsim as they are."""
+
+
+@dataclass(frozen=True)
+class WorkloadOptions(_Block):
+    """How jobs are read from the workload file and which of them are simulated."""
+
+    conventions: Conventions = "default"
+    """The SWF reading conventions, ``default`` or ``rlscheduler`` (RLScheduler's loader)."""
+    strict: bool = True
+    """Whether a malformed trace line is an error (true) or skipped and counted (false)."""
+    start_index: int | tuple[int, ...] | Literal["random"] | None = _opt(None, ge=0, nonempty=True)
+    """Where episodes start, as null (the first job), an index, a list of indices or ``random``."""
+    bandwidth: str = "hdeeprm"
+    """Distribution of the memory bandwidth per core in GB/s: ``hdeeprm`` (uniform over 4, 8, ...,
+    24, as HDeepRM), ``none``, ``constant:X``, ``uniform:A:B`` or ``choice:[X,Y,...]``."""
+    window: tuple[float, float] | None = _opt(None, ge=0, check=_check_window)
+    """Only jobs submitted within [t0, t1] (seconds, trace clock); null for no time window."""
+
+
+@dataclass(frozen=True)
+class SimulationOptions(_Block):
+    """How the decision core and the engines simulate the cluster."""
+
+    contention: str = "hdeeprm"
+    """Name of the memory-bandwidth contention model."""
+    backfilling: Backfilling = "none"
+    """Backfilling between decisions, ``none``, ``easy`` or ``conservative``."""
+    decision: Decision = "event"
+    """``event`` re-decides at every event; ``commit`` holds a pick until it fits (RLScheduler).
+    Defaults to ``commit`` when ``workload.conventions`` is ``rlscheduler``."""
+    kill_on_walltime: bool = True
+    """Whether a job still running at its requested time (walltime) is killed."""
+
+
+@dataclass(frozen=True)
+class ActionsOptions(_Block):
+    """The action space of the environment."""
+
+    mode: ActionMode = "policy_pair"
+    """``policy_pair`` (as HDeepRM, one action per job-core selection pair) or ``job_pick``
+    (as RLScheduler, one action per queued job of the window)."""
+    selection: tuple[Mapping[str, tuple[str, ...]], ...] | None = _opt(None, nonempty=True)
+    """Policy pairs as ``[{"shortest": ["high_gflops", "low_power"]}, ...]``; null for all 36."""
+    void: bool = False
+    """Whether there is a void action (do nothing until the next event)."""
+    window: int = _opt(128, ge=1)
+    """Number of queued jobs the ``job_pick`` mode offers."""
+
+    def selected_pairs(self) -> tuple[tuple[str, str], ...] | None:
+        """The (job selection, core selection) pairs in order, or None for all pairs."""
+        if self.selection is None:
+            return None
+        return tuple((job, core) for entry in self.selection for job, cores in entry.items()
+                     for core in cores)
+
+
+@dataclass(frozen=True)
+class EnvOptions(_Block):
+    """The environment: reward objective, actions and observation."""
+
+    objective: str = "avg_job_slowdown"
+    """Objective the reward optimises (``avg_job_slowdown``, ``makespan``, ``energy_consumption``,
+    ...)."""
+    actions: ActionsOptions = _opt(factory=ActionsOptions)
+    """The action space."""
+    observation: str = "normal"
+    """Observation name (``normal``, ``small``, ``minimal`` ...)."""
+    queue_sensitivity: float = _opt(0.05, ge=0)
+    """Sensitivity of the queue-change observation feature."""
+
+
+@dataclass(frozen=True)
+class AgentOptions(_Block):
+    """The agent and how it runs."""
+
+    type: AgentType = "classic"
+    """``classic`` (a fixed policy) or ``learning``; HDeepRM's ``CLASSIC`` and ``LEARNING`` work."""
+    run: RunMode = "train"
+    """``train`` updates the model; ``test`` only evaluates it."""
+    policy: str = "shortest-high_gflops"
+    """Policy of a classic agent, a pair ``job-core`` or a heuristic name. Defaults to the only pair
+    of ``actions.selection`` when it holds exactly one (HDeepRM's classic files)."""
+    hidden: int = _opt(64, ge=1)
+    """Units per hidden layer of the agent's networks."""
+    lr: float = _opt(0.001, gt=0)
+    """Learning rate of the optimiser."""
+    gamma: float = _opt(0.99, ge=0, le=1)
+    """Discount factor of the returns, in [0, 1]."""
+    episodes: int = _opt(1, ge=1)
+    """Number of episodes to run."""
+    greedy: bool = True
+    """When testing, take the most likely action (true) or sample it (false)."""
+    params: Mapping[str, Any] = _opt(factory=lambda: _EMPTY)
+    """Free-form hyper-parameters of a specific agent (read-only)."""
+
+
+@dataclass(frozen=True)
+class PybatsimOptions(_Block):
+    """HDeepRM's ``pybatsim`` block: logging, environment and agent."""
+
+    log_level: LogLevel = "WARNING"
+    """Log level of the decision system."""
+    env: EnvOptions = _opt(factory=EnvOptions)
+    """The environment."""
+    agent: AgentOptions = _opt(factory=AgentOptions)
+    """The agent."""
+
+
+@dataclass(frozen=True)
+class Options(_Block):
+    """A whole experiment, as read from ``options.json``."""
+
+    workload_file_path: str = _opt(path="file")
+    """The workload, an SWF trace (plain or .gz) or a Batsim JSON workload. Required."""
+    seed: int = _opt(2009, ge=0)
+    """Seed of the run's random generator."""
+    nb_resources: int | None = _opt(None, ge=1)
+    """Homogeneous platform of this many one-core resources, used when no platform file is given."""
+    nb_jobs: int | None = _opt(None, ge=1)
+    """Number of jobs of the selection (the first N from the start index); null for all."""
+    platform_file_path: str | None = _opt(None, path="file")
+    """The platform, a platform JSON file (or a SimGrid XML file for ``hdrm serve``)."""
+    engine: Engine = "builtin"
+    """``builtin`` (the pure-Python simulator) or ``batsim`` (the real Batsim through PyBatsim)."""
+    batsim: BatsimOptions = _opt(factory=BatsimOptions)
+    """Settings of the ``batsim`` engine."""
+    workload: WorkloadOptions = _opt(factory=WorkloadOptions)
+    """How the workload is read and selected."""
+    simulation: SimulationOptions = _opt(factory=SimulationOptions)
+    """How the cluster is simulated."""
+    pybatsim: PybatsimOptions = _opt(factory=PybatsimOptions)
+    """Logging, environment and agent."""
+    source: str = field(default="<dict>", compare=False, repr=False, metadata={"internal": True})
+    """Where the options came from (a file path), for error messages; not an options key."""
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_options(path: str | os.PathLike[str]) -> Options:
+    """Read and validate an options file.
+
+    Args:
+        path: the options.json file; relative paths inside it resolve against its folder.
+
+    Raises:
+        ConfigError: the file is missing, is not valid JSON, or holds a bad key or value.
+    """
+    data = read_json(path, "options file")
+    logger.debug("loaded options from %s", path)
+    return options_from_dict(data, source=os.fspath(path), base_dir=Path(path).resolve().parent)
+
+
+def options_from_dict(
+    data: Any, source: str = "<dict>", base_dir: str | os.PathLike[str] | None = None
+) -> Options:
+    """Validate parsed JSON data into :class:`Options`.
+
+    Args:
+        data: the JSON object (a dict).
+        source: where the data came from, for error messages.
+        base_dir: folder relative paths resolve against; None leaves them as given.
+
+    Raises:
+        ConfigError: a bad key or value; the message names the JSON path.
+    """
+    ctx = Context(source, None if base_dir is None else os.fspath(base_dir))
+    options = convert_block(data, Options, "", ctx)
+    options = dataclasses.replace(options, source=source)
+    return _apply_implied(options, data)
+
+
+def _apply_implied(options: Options, data: dict[str, Any]) -> Options:
+    """Fill the defaults that depend on other settings."""
+    replace = dataclasses.replace
+    decision_given = "decision" in data.get("simulation", {})
+    if options.workload.conventions == "rlscheduler" and not decision_given:
+        options = replace(options, simulation=replace(options.simulation, decision="commit"))
+    pairs = options.pybatsim.env.actions.selected_pairs()
+    if pairs and len(pairs) == 1 and "policy" not in data.get("pybatsim", {}).get("agent", {}):
+        agent = replace(options.pybatsim.agent, policy="-".join(pairs[0]))
+        options = replace(options, pybatsim=replace(options.pybatsim, agent=agent))
+    return options
+
+
+class OptionField(NamedTuple):
+    """One key of the schema, for references and help texts.
+
+    Attributes:
+        path: JSON path, e.g. ``"pybatsim.agent.lr"``.
+        owner: the dataclass that declares the field.
+        name: the field (and key) name.
+        type_text: the accepted values in words.
+        default: the default as JSON data (None when required).
+        required: whether the key must be given.
+        is_block: whether the value is a nested block of options.
+    """
+
+    path: str
+    owner: type
+    name: str
+    type_text: str
+    default: Any
+    required: bool
+    is_block: bool
+
+
+def option_fields(cls: type = Options, prefix: str = "") -> list[OptionField]:
+    """Every key of the schema under ``cls``, depth first, in declaration order."""
+    rows: list[OptionField] = []
+    hints = get_type_hints(cls)
+    for spec in dataclasses.fields(cls):
+        if spec.metadata.get("internal"):
+            continue
+        path, hint = join_path(prefix, spec.name), hints[spec.name]
+        required = spec.default is dataclasses.MISSING
+        required = required and spec.default_factory is dataclasses.MISSING
+        if required:
+            default = None
+        elif spec.default is not dataclasses.MISSING:
+            default = thaw(spec.default)
+        else:
+            default = thaw(spec.default_factory())
+        block = dataclasses.is_dataclass(hint)
+        rows.append(OptionField(path, cls, spec.name, describe_type(hint, spec.metadata),
+                                default, required, block))
+        if block:
+            rows.extend(option_fields(hint, path))
+    return rows
+
+
+# --------------------------------------------------------------------------- open names
+
+#: JSON path of the policy-pair selection, checked by :func:`check_names` against pair names.
+SELECTION_PATH = "pybatsim.env.actions.selection"
+
+
+def check_names(options: Options, choices: Mapping[str, Iterable[str]]) -> None:
+    """Check open names (registered by higher layers) against their valid names.
+
+    Args:
+        options: the parsed options.
+        choices: JSON path (``"pybatsim.env.objective"``, ``"simulation.contention"`` ...) to the
+            valid names, compared case-insensitively. For ``"pybatsim.env.actions.selection"`` give
+            the valid pair names ``"job-core"`` (e.g. ``"shortest-high_gflops"``): each job and core
+            name of each entry is checked.
+
+    Raises:
+        ConfigError: a name is unknown; the message names the file, the JSON path, the closest
+            valid name and the choices.
+        ValueError: a path of ``choices`` is not a string option.
+    """
+    for path, names in choices.items():
+        valid = sorted(set(names))
+        if path == SELECTION_PATH:
+            _check_selection(options, valid)
+            continue
+        value: Any = options
+        for key in path.split("."):
+            value = getattr(value, key, None)
+        if not isinstance(value, str):
+            raise ValueError(f"check_names: {path!r} is not a string option")
+        _check_name(options.source, path, value, valid, path.rsplit(".", 1)[-1])
+
+
+def _check_name(source: str, path: str, value: str, valid: list[str], kind: str) -> None:
+    """Raise ConfigError when ``value`` is not one of ``valid`` (case-insensitively)."""
+    lowered = [v.lower() for v in valid]
+    if value.lower() not in lowered:
+        raise ConfigError(
+            f"{source}: {path}: unknown {kind} {show(value)}; {suggest(value.lower(), lowered)}"
+            f"valid choices: {', '.join(valid)}"
+        )
+
+
+def _check_selection(options: Options, pairs: list[str]) -> None:
+    """Check each job, core and pair name of ``actions.selection`` against pair names."""
+    selection = options.pybatsim.env.actions.selection or ()
+    split = [p.split("-", 1) for p in pairs if "-" in p]
+    jobs, cores = sorted({j for j, _ in split}), sorted({c for _, c in split})
+    for i, entry in enumerate(selection):
+        for job, core_names in entry.items():
+            where = f"{SELECTION_PATH}[{i}].{job}"
+            _check_name(options.source, where, job, jobs, "job selection")
+            for k, core in enumerate(core_names):
+                _check_name(options.source, f"{where}[{k}]", core, cores, "core selection")
+                _check_name(options.source, f"{where}[{k}]", f"{job}-{core}", pairs, "policy pair")

@@ -1,0 +1,329 @@
+"""Typed JSON: validate parsed JSON data into frozen dataclasses described by their annotations.
+
+A dataclass field's annotation says what JSON value it accepts (``int``, ``float``, ``bool``,
+``str``, ``Literal[...]`` for closed choices, ``tuple[X, ...]`` for lists, ``tuple[X, Y]`` for
+fixed-length lists, ``Mapping[str, X]`` for objects, ``X | None``, nested dataclasses, ``Any``) and
+its metadata adds checks: number bounds ``ge``, ``gt``, ``le``; ``nonempty`` lists and objects;
+``path`` (``"file"`` or ``"command"``) for paths resolved against a base folder; ``check``, a
+callable returning an error text (empty when fine); ``internal`` for fields that are not JSON keys.
+
+Errors are :class:`~hdrm.errors.ConfigError` lines ``SOURCE: JSON.PATH: what is wrong``. Lists
+become tuples and objects read-only mappings, so the result is immutable. Layer L0: standard
+library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import types
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, Union, get_args, get_origin, get_type_hints
+
+from hdrm.errors import ConfigError
+from hdrm.registry import suggest
+
+_NONE_TYPE = type(None)
+
+
+def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
+    """Read a JSON file, turning every failure into a one-line ConfigError.
+
+    Args:
+        path: the file.
+        what: what the file is, for messages (``"options file"``).
+
+    Raises:
+        ConfigError: the file is missing or unreadable, is not valid JSON (the message gives the
+            line and column) or repeats a key within one object.
+    """
+    source = os.fspath(path)
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: no such {what}; check the path") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{source}: cannot read the {what}: {exc}") from None
+    try:
+        return json.loads(text, object_pairs_hook=lambda pairs: _no_duplicates(pairs, source))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}; fix the syntax there"
+        ) from None
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]], source: str) -> dict[str, Any]:
+    """JSON object hook that refuses a key given twice in one object."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ConfigError(f"{source}: key {key!r} is given twice in one object; keep one")
+        result[key] = value
+    return result
+
+
+class Context(NamedTuple):
+    """Where the data came from.
+
+    Attributes:
+        source: the file (or ``"<dict>"``) named at the start of every error message.
+        base_dir: folder that relative paths resolve against; None leaves them as given.
+    """
+
+    source: str
+    base_dir: str | None = None
+
+    def fail(self, path: str, message: str) -> ConfigError:
+        """Return (not raise) the error ``SOURCE: PATH: MESSAGE`` for a bad value at ``path``."""
+        return ConfigError(f"{self.source}: {path or '(top level)'}: {message}")
+
+
+def show(value: Any) -> str:
+    """A short JSON rendering of a bad value (at most 60 characters)."""
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def join_path(path: str, key: str) -> str:
+    """The JSON path of ``key`` inside the object at ``path`` (``""`` is the top level)."""
+    return f"{path}.{key}" if path else key
+
+
+def convert_block(data: Any, cls: type, path: str, ctx: Context) -> Any:
+    """Convert a JSON object into an instance of the dataclass ``cls``.
+
+    Args:
+        data: the JSON object.
+        cls: a dataclass whose annotations (and field metadata) describe the accepted values.
+        path: JSON path of ``data`` (``""`` for the top level).
+        ctx: source and base folder.
+
+    Raises:
+        ConfigError: an unknown or missing key, or a bad value.
+    """
+    if not isinstance(data, dict):
+        raise ctx.fail(path, f"expected an object, got {show(data)}")
+    fields = {f.name: f for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
+    hints = get_type_hints(cls)
+    for key in data:
+        if key not in fields:
+            names = sorted(fields)
+            hint = suggest(key, names)
+            message = f"unknown key; {hint}valid keys: {', '.join(names)}"
+            raise ctx.fail(join_path(path, key), message)
+    kwargs = {}
+    for name, spec in fields.items():
+        where = join_path(path, name)
+        if name in data:
+            kwargs[name] = convert(data[name], hints[name], where, spec.metadata, ctx)
+            message = spec.metadata.get("check", lambda _: "")(kwargs[name])
+            if message:
+                raise ctx.fail(where, message)
+        elif spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:
+            raise ctx.fail(where, "missing required key; add it")
+    return cls(**kwargs)
+
+
+def convert(value: Any, hint: Any, path: str, meta: Mapping[str, Any], ctx: Context) -> Any:
+    """Convert one JSON value to the annotation ``hint``.
+
+    Args:
+        value: the JSON value.
+        hint: the type annotation (see the module docstring for what is supported).
+        path: JSON path of ``value``, for messages.
+        meta: field metadata with the checks to apply (bounds apply to every number inside).
+        ctx: source and base folder.
+
+    Raises:
+        ConfigError: the value does not match.
+    """
+    origin = get_origin(hint)
+    if hint is Any:
+        return freeze(value)
+    if origin in (Union, types.UnionType):
+        return _convert_union(value, hint, path, meta, ctx)
+    if origin is Literal:
+        return _convert_choice(value, get_args(hint), path, ctx)
+    if dataclasses.is_dataclass(hint):
+        return convert_block(value, hint, path, ctx)
+    if origin is tuple:
+        return _convert_list(value, hint, path, meta, ctx)
+    if origin is Mapping:
+        return _convert_mapping(value, hint, path, meta, ctx)
+    if not _fits(value, hint):
+        raise ctx.fail(path, f"expected {describe_type(hint, meta)}, got {show(value)}")
+    if hint is float or hint is int:
+        return _check_number(value, hint, path, meta, ctx)
+    if hint is str and meta.get("path"):
+        return resolve_path(value, meta["path"], ctx.base_dir)
+    return value
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether a JSON value has the right kind for ``hint`` (without checking its contents)."""
+    origin = get_origin(hint)
+    if hint is Any:
+        return True
+    if hint is str or origin is Literal:
+        return isinstance(value, str)
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if origin is tuple:
+        return isinstance(value, list)
+    return isinstance(value, dict) and (origin is Mapping or dataclasses.is_dataclass(hint))
+
+
+def _convert_union(value: Any, hint: Any, path: str, meta: Mapping[str, Any], ctx: Context) -> Any:
+    """Convert to the one member of a union whose kind matches the value."""
+    args = get_args(hint)
+    if value is None and _NONE_TYPE in args:
+        return None
+    candidates = [a for a in args if a is not _NONE_TYPE and _fits(value, a)]
+    if not candidates:
+        raise ctx.fail(path, f"expected {describe_type(hint, meta)}, got {show(value)}")
+    return convert(value, candidates[0], path, meta, ctx)
+
+
+def _convert_choice(value: Any, choices: tuple[str, ...], path: str, ctx: Context) -> str:
+    """Match a closed choice case-insensitively; return its canonical spelling."""
+    if not isinstance(value, str):
+        raise ctx.fail(path, f"expected one of {', '.join(choices)}, got {show(value)}")
+    for choice in choices:
+        if value.lower() == choice.lower():
+            return choice
+    hint = suggest(value.lower(), [c.lower() for c in choices])
+    raise ctx.fail(path, f"unknown value {show(value)}; {hint}valid choices: {', '.join(choices)}")
+
+
+def _convert_list(value: Any, hint: Any, path: str, meta: Mapping[str, Any], ctx: Context) -> tuple:
+    """Convert a JSON list to a tuple (of any length, or of a fixed length)."""
+    args = get_args(hint)
+    if not isinstance(value, list) or (args[-1] is not Ellipsis and len(value) != len(args)):
+        raise ctx.fail(path, f"expected {describe_type(hint, meta)}, got {show(value)}")
+    if meta.get("nonempty") and not value:
+        raise ctx.fail(path, "expected a non-empty list, got []")
+    items = args[:1] * len(value) if args[-1] is Ellipsis else args
+    return tuple(
+        convert(v, t, f"{path}[{i}]", meta, ctx) for i, (v, t) in enumerate(zip(value, items))
+    )
+
+
+def _convert_mapping(
+    value: Any, hint: Any, path: str, meta: Mapping[str, Any], ctx: Context
+) -> Any:
+    """Convert a JSON object to a read-only mapping."""
+    if not isinstance(value, dict):
+        raise ctx.fail(path, f"expected an object, got {show(value)}")
+    if meta.get("nonempty") and not value:
+        raise ctx.fail(path, "expected a non-empty object, got {}")
+    item_hint = get_args(hint)[1]
+    return types.MappingProxyType(
+        {k: convert(v, item_hint, join_path(path, k), meta, ctx) for k, v in value.items()}
+    )
+
+
+def _check_number(value: Any, hint: type, path: str, meta: Mapping[str, Any], ctx: Context) -> Any:
+    """Return ``value`` as ``hint``, checking it is finite and within the bounds of ``meta``."""
+    try:
+        number = hint(value)
+    except OverflowError:
+        number = math.nan
+    ok = isinstance(number, int) or math.isfinite(number)
+    ok = ok and number >= meta.get("ge", -math.inf) and number > meta.get("gt", -math.inf)
+    ok = ok and number <= meta.get("le", math.inf)
+    if not ok:
+        raise ctx.fail(path, f"expected {describe_type(hint, meta)}, got {show(value)}")
+    return number
+
+
+def resolve_path(value: str, kind: str, base_dir: str | None) -> str:
+    """Resolve a path from JSON against ``base_dir``.
+
+    Args:
+        value: the path as written (``~`` expands to the home folder).
+        kind: ``"file"``, or ``"command"`` for an executable: a bare name (no ``/``) stays as it is
+            so that it is looked up on PATH.
+        base_dir: the folder of the JSON file; None leaves relative paths as they are.
+    """
+    value = os.path.expanduser(value)
+    if base_dir is None or os.path.isabs(value) or (kind == "command" and os.sep not in value):
+        return value
+    return os.path.normpath(os.path.join(base_dir, value))
+
+
+def freeze(value: Any) -> Any:
+    """Deep read-only copy of free-form JSON data: objects become mappings, lists tuples."""
+    if isinstance(value, dict):
+        return types.MappingProxyType({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """Plain JSON data from converted values (dataclasses, mappings, tuples): parsing undone."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: thaw(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not f.metadata.get("internal")}
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
+    return value
+
+
+# --------------------------------------------------------------------------- describing
+
+
+def describe_type(hint: Any, meta: Mapping[str, Any] | None = None) -> str:
+    """The kind of JSON value a type annotation accepts, in words (``"an integer >= 1"``).
+
+    Args:
+        hint: a type annotation of an options field.
+        meta: the field's metadata (bounds ``ge``, ``gt``, ``le``), if any.
+    """
+    meta = meta or {}
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, types.UnionType):
+        parts = [describe_type(a, meta) for a in args]
+        return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
+    if origin is Literal:
+        quoted = [json.dumps(a) for a in args]
+        return quoted[0] if len(quoted) == 1 else "one of " + ", ".join(quoted)
+    if origin is tuple:
+        count = "" if args[-1] is Ellipsis else f"{len(args)} "
+        return f"a list of {count}{_plural(args[0], meta)}"
+    simple = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
+              _NONE_TYPE: "null", Any: "any JSON value"}
+    if hint in simple:
+        return simple[hint] + (_bounds(meta) if hint in (int, float) else "")
+    return "an object"
+
+
+def _plural(hint: Any, meta: Mapping[str, Any]) -> str:
+    """Plural noun for the items of a list."""
+    nouns = {int: "integers", float: "numbers", str: "strings"}
+    if hint in nouns:
+        return nouns[hint] + (_bounds(meta) if hint in (int, float) else "")
+    return "objects" if get_origin(hint) is Mapping else "values"
+
+
+def _bounds(meta: Mapping[str, Any]) -> str:
+    """The bounds of a number field in words."""
+    low, high, above = meta.get("ge"), meta.get("le"), meta.get("gt")
+    if low is not None and high is not None:
+        return f" in [{low}, {high}]"
+    if low is not None:
+        return f" >= {low}"
+    if above is not None:
+        return f" > {above}"
+    return f" <= {high}" if high is not None else ""
+
+
