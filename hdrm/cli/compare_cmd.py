@@ -1,0 +1,58 @@
+"""``hdrm compare RUN_DIR_A RUN_DIR_B ... [-o FILE] [--format markdown|csv]``: compare runs.
+
+Prints one row per run (makespan, energy, mean and max waiting time, mean turnaround, mean
+slowdown, mean bounded slowdown, utilisation, all recomputed from each run's out_jobs.csv) as a
+Markdown or CSV table on stdout; with ``-o FILE`` also saves a grid of bar charts (png, svg or pdf).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from hdrm.errors import ConfigError
+from hdrm.registry import suggest
+
+logger = logging.getLogger(__name__)
+
+#: Table formats of ``--format``.
+FORMATS = ("markdown", "csv")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``compare`` sub-command."""
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare runs: a table of headline metrics and a grid of bar charts",
+        description=__doc__.split("\n\n", 1)[1],
+    )
+    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folders to compare")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="also save the bar charts here (.png, .svg or .pdf)")
+    parser.add_argument("--format", default="markdown", metavar="FORMAT",
+                        help="table format on stdout: markdown (default) or csv")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the comparison table and, with ``-o``, save the bar charts."""
+    from hdrm.results.compare import as_runs, compare_rows, format_csv, format_markdown
+
+    fmt = args.format.lower()
+    if fmt not in FORMATS:
+        raise ConfigError(
+            f"--format: unknown table format {args.format!r}; {suggest(fmt, FORMATS)}"
+            f"choose one of: {', '.join(FORMATS)}"
+        )
+    runs = as_runs(args.run_dirs)
+    rows = compare_rows(runs)
+    if args.output:
+        from hdrm.viz import check_output_path, plot_compare, save
+
+        path = save(plot_compare(runs), check_output_path(args.output))
+        print(f"wrote {path}", file=sys.stderr)
+    sys.stdout.write(format_markdown(rows) if fmt == "markdown" else format_csv(rows))
+    return 0

@@ -1,0 +1,82 @@
+"""``hdrm plot KIND RUN_DIR [-o FILE]``: draw one plot of a run folder.
+
+KIND is one of gantt, utilisation, queue, energy, contention, learning, actions (see
+docs/plots.rst). The figure goes to FILE (png, svg or pdf by its suffix), by default
+``RUN_DIR/KIND.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+from hdrm.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+#: The plot kinds, in the order the help lists them (kept here so ``hdrm --help`` stays light).
+KINDS = ("gantt", "utilisation", "queue", "energy", "contention", "learning", "actions")
+#: Options that apply to one kind only: option -> (kind, keyword of the plot function).
+KIND_OPTIONS = {
+    "color": ("gantt", "color_by"),
+    "max_jobs": ("gantt", "max_jobs"),
+    "window": ("learning", "window"),
+    "top": ("actions", "top"),
+}
+_ALIASES = {"utilization": "utilisation"}
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``plot`` sub-command."""
+    parser = subparsers.add_parser(
+        "plot",
+        help="draw a plot of a run folder (gantt, utilisation, queue, energy, ...)",
+        description=__doc__.split("\n\n", 1)[1],
+    )
+    parser.add_argument("kind", metavar="KIND", help="one of: " + ", ".join(KINDS))
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="folder with the run's result files")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="save the plot here: .png, .svg or .pdf (default RUN_DIR/KIND.png)")
+    parser.add_argument("--color", metavar="BY",
+                        help="gantt: colour jobs by 'job' (default) or 'user'")
+    parser.add_argument("--max-jobs", type=int, metavar="N",
+                        help="gantt: draw only the N largest jobs (default 2000)")
+    parser.add_argument("--window", type=int, metavar="N",
+                        help="learning: moving-average window in episodes (default 10)")
+    parser.add_argument("--top", type=int, metavar="N",
+                        help="actions: actions shown separately per episode (default 8)")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def plot_options(kind: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments of the plot function from the options given for ``kind``.
+
+    Raises:
+        ConfigError: an option given belongs to another kind.
+    """
+    kwargs = {}
+    for option, (owner, keyword) in KIND_OPTIONS.items():
+        value = getattr(args, option, None)
+        if value is None:
+            continue
+        if owner != kind:
+            flag = "--" + option.replace("_", "-")
+            raise ConfigError(f"option {flag} applies to 'hdrm plot {owner}' only, not to {kind!r}")
+        kwargs[keyword] = value
+    return kwargs
+
+
+def run(args: argparse.Namespace) -> int:
+    """Draw and save the plot; prints the path written."""
+    from hdrm.results.run import Run
+    from hdrm.viz import PLOTS, check_output_path, save
+
+    plot = PLOTS.get(args.kind, where="hdrm plot KIND")
+    kind = _ALIASES.get(args.kind.lower(), args.kind.lower())
+    run_folder = Run(args.run_dir)
+    output = check_output_path(args.output or run_folder.path / f"{kind}.png")
+    figure = plot(run_folder, **plot_options(kind, args))
+    print(f"wrote {save(figure, output)}")
+    return 0

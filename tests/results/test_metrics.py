@@ -1,0 +1,127 @@
+"""Schedule metrics recomputed from out_jobs.csv equal Batsim's own out_schedule.csv; objective
+helpers checked by hand."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from hdrm.errors import ConfigError
+from hdrm.results.csvio import (
+    BATSIM_SCHEDULE_COLUMNS,
+    SCHEDULE_COLUMNS,
+    read_jobs_csv,
+    read_schedule_csv,
+)
+from hdrm.results.example import ENERGY_J, NB_CORES, example_jobs
+from hdrm.results.metrics import (
+    avg_bounded_slowdown,
+    avg_job_completion,
+    avg_job_slowdown,
+    avg_utilization,
+    avg_waiting_time,
+    edp,
+    energy_consumption,
+    machine_times,
+    makespan,
+    max_bounded_slowdown,
+    summarize,
+)
+from hdrm.results.records import JobResult
+
+from .golden import GOLDEN, GOLDEN_RUNS, needs_golden, run_id
+
+#: Wall-clock columns Batsim measures; summarize takes them as arguments.
+PASSED_THROUGH = ("scheduling_time", "simulation_time")
+
+
+@needs_golden
+@pytest.mark.parametrize("run_dir", GOLDEN_RUNS, ids=run_id)
+def test_summary_equals_batsim_schedule(run_dir: Path):
+    batsim = read_schedule_csv(run_dir / "out_schedule.csv")
+    ours = summarize(
+        read_jobs_csv(run_dir / "out_jobs.csv"),
+        batsim["nb_computing_machines"],
+        batsim["consumed_joules"],
+        nb_machine_switches=batsim["nb_machine_switches"],
+        nb_grouped_switches=batsim["nb_grouped_switches"],
+        batsim_version=batsim["batsim_version"],
+    )
+    for column in BATSIM_SCHEDULE_COLUMNS:
+        if column in PASSED_THROUGH:
+            continue
+        if isinstance(batsim[column], str):
+            assert ours[column] == batsim[column]
+        else:
+            # Batsim rounds to 6 decimals and adds long doubles: 1e-6 relative (or 1e-6 absolute).
+            assert ours[column] == pytest.approx(batsim[column], rel=1e-6, abs=1e-6), column
+    assert list(ours) == list(SCHEDULE_COLUMNS)
+
+
+@needs_golden
+def test_pstate_demo_by_hand():
+    jobs = read_jobs_csv(GOLDEN / "pstate_slowdown/pstateDemo/out_jobs.csv")
+    # waits 0, 0, 8, 17; runs 11, 10, 10, 5 (walltime reached); finishes 10, 11, 21, 26
+    assert avg_waiting_time(jobs) == 6.25
+    assert makespan(jobs) == 26.0
+    assert avg_job_slowdown(jobs) == pytest.approx((1 + 1 + 1.8 + 4.4) / 4)
+    assert avg_job_completion(jobs) == pytest.approx((10 + 11 + 18 + 22) / 4)
+    # bounded: max(1, 11/11), max(1, 10/10), 18/10, 22/max(5, 10)
+    assert avg_bounded_slowdown(jobs) == pytest.approx((1 + 1 + 1.8 + 2.2) / 4)
+    assert max_bounded_slowdown(jobs) == pytest.approx(2.2)
+    assert avg_bounded_slowdown(jobs, threshold_s=1.0) == pytest.approx((1 + 1 + 1.8 + 4.4) / 4)
+    assert avg_utilization(jobs, 4) == pytest.approx((2 * 10 + 2 * 11 + 4 * 10 + 5) / (4 * 26))
+    assert energy_consumption(jobs) == 2000 + 2200 + 4000 + 500
+    assert energy_consumption(jobs, energy_j=10400.0) == 10400.0
+    assert edp(jobs, 10400.0) == 10400.0 * 26
+
+
+@needs_golden
+def test_machine_times_of_small_delays():
+    # 10 one-core jobs of 10 s; idle time counts each core's gaps up to its last job only
+    computing, idle = machine_times(read_jobs_csv(GOLDEN / "small_delays/fillerSched/out_jobs.csv"))
+    assert computing == pytest.approx(100.0)
+    assert idle == pytest.approx(30.02018, abs=1e-9)
+
+
+def test_rejected_jobs_count_in_the_means_as_batsim_does():
+    jobs = example_jobs()  # waits 0, 0, 5, 16 and one rejected job
+    assert avg_waiting_time(jobs) == pytest.approx(21 / 5)
+    assert avg_job_completion(jobs) == pytest.approx((10 + 20 + 15 + 21) / 5)
+    assert avg_bounded_slowdown(jobs) == pytest.approx((1 + 1 + 1.5 + 2.1) / 5)
+    summary = summarize(jobs, NB_CORES, ENERGY_J)
+    assert summary["nb_jobs"] == 5 and summary["nb_jobs_finished"] == 4
+    assert summary["nb_jobs_rejected"] == 1
+    assert (summary["nb_jobs_success"], summary["nb_jobs_killed"]) == (3, 1)
+    assert summary["success_rate"] == pytest.approx(0.6)
+    assert summary["makespan"] == 27.0
+    assert summary["utilization"] == pytest.approx(100 / (4 * 27))
+    assert summary["mean_power_w"] == pytest.approx(10240 / 27)
+    assert summary["time_computing"] == 100.0
+    assert summary["time_idle"] == pytest.approx(8.0)  # cores 0-3 idle from 20 s to 22 s
+    assert summary["batsim_version"] == "hdrm-0.1.0"
+
+
+def test_energy_is_unknown_without_job_energy():
+    jobs = [JobResult("1", starting_time=0.0, execution_time=1.0, consumed_energy=-1.0)]
+    assert math.isnan(energy_consumption(jobs))
+    assert math.isnan(edp(jobs))
+    assert summarize(jobs, 1)["consumed_joules"] == 0.0  # as Batsim writes without energy
+
+
+def test_no_jobs_gives_zeros():
+    summary = summarize([], 8)
+    assert summary["makespan"] == 0.0 and summary["mean_waiting_time"] == 0.0
+    assert summary["success_rate"] == 0.0 and summary["utilization"] == 0.0
+    assert summary["max_bounded_slowdown"] == 0.0 and summary["mean_power_w"] == 0.0
+    assert machine_times([]) == (0.0, 0.0)
+
+
+def test_machine_state_times_override():
+    summary = summarize(example_jobs(), NB_CORES, machine_state_times_s={"time_sleeping": 3.5})
+    assert summary["time_sleeping"] == 3.5 and summary["time_computing"] == 100.0
+    with pytest.raises(ConfigError, match=r"unknown column 'time_sleep'; did you mean "
+                                          r"'time_sleeping'"):
+        summarize(example_jobs(), NB_CORES, machine_state_times_s={"time_sleep": 1.0})

@@ -1,0 +1,80 @@
+"""overutilizations.json: round trip, JSON-path errors, tolerant sections."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+
+import pytest
+
+from hdrm.errors import ConfigError
+from hdrm.results.example import example_overutilizations
+from hdrm.results.overutil import (
+    BandwidthSpan,
+    Overutilizations,
+    read_overutilizations,
+    write_overutilizations,
+)
+
+
+def test_round_trip_keeps_every_entry(tmp_path: Path):
+    over = example_overutilizations()
+    path = write_overutilizations(over, tmp_path / "overutilizations.json")
+    data = json.loads(path.read_text())
+    assert data["bandwidth"][2] == {"processor_id": 0, "node_id": 0, "start": 22.0, "end": 27.0,
+                                    "max_demand_gbps": 40.0, "capacity_gbps": 20.0}
+    assert data["core_shortage"][1] == {"time": 7.0, "job_id": "5", "requested": 8, "available": 0}
+    assert data["memory_shortage"][0]["requested_mb"] == 4096.0
+    back = read_overutilizations(path)
+    assert back == over and len(back) == 6
+
+
+def test_oversubscription():
+    assert BandwidthSpan(0, 0, 0.0, 1.0, 30.0, 20.0).oversubscription == 1.5
+    assert BandwidthSpan(0, 0, 0.0, 1.0, 30.0, 0.0).oversubscription == math.inf
+
+
+def test_missing_sections_read_as_empty_and_unknown_ones_are_logged(tmp_path: Path, caplog):
+    path = tmp_path / "o.json"
+    path.write_text('{"core_shortage": [], "bandwith": []}')
+    with caplog.at_level(logging.WARNING, logger="hdrm.results.overutil"):
+        over = read_overutilizations(path)
+    assert over == Overutilizations()
+    assert "$.bandwith: unknown section ignored; did you mean 'bandwidth'?" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"bandwidth": [{"processor_id": 1}]}',
+         r"o.json: \$.bandwidth\[0\]: missing key 'node_id'"),
+        ('{"core_shortage": [{"time": "late", "job_id": 1, "requested": 2, "available": 1}]}',
+         r"o.json: \$.core_shortage\[0\].time: 'late' is not a float"),
+        ('{"memory_shortage": {}}', r"o.json: \$.memory_shortage: expected a list, found dict"),
+        ('{"bandwidth": [3]}', r"o.json: \$.bandwidth\[0\]: expected an object, found 3"),
+        ("[1, 2]", r"o.json: \$: expected an object"),
+        ("{nope", r"o.json: not a readable JSON file"),
+    ],
+)
+def test_errors_name_the_json_path(tmp_path: Path, content: str, message: str):
+    path = tmp_path / "o.json"
+    path.write_text(content)
+    with pytest.raises(ConfigError, match=message):
+        read_overutilizations(path)
+
+
+def test_missing_file(tmp_path: Path):
+    with pytest.raises(ConfigError, match=r"overutilizations.json: no such file"):
+        read_overutilizations(tmp_path / "overutilizations.json")
+
+
+def test_open_span_is_written_as_null_and_read_as_infinite(tmp_path: Path):
+    over = Overutilizations(bandwidth=[BandwidthSpan(2, 1, 5.0, math.inf, 30.0, 20.0)])
+    path = write_overutilizations(over, tmp_path / "o.json")
+    assert json.loads(path.read_text())["bandwidth"][0]["end"] is None
+    assert "Infinity" not in path.read_text()
+    (span,) = read_overutilizations(path).bandwidth
+    assert span.end_s == math.inf and span.end_or(12.0) == 12.0
+    assert BandwidthSpan(0, 0, 0.0, 3.0, 1.0, 1.0).end_or(12.0) == 3.0

@@ -1,0 +1,133 @@
+"""JobResult's derived columns and bounded slowdown, interval sets (checked against procset),
+and users read from metadata."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from procset import ProcSet
+
+from hdrm.errors import ConfigError
+from hdrm.results.records import (
+    COMPLETED_KILLED,
+    COMPLETED_SUCCESSFULLY,
+    REJECTED,
+    JobResult,
+    format_interval_set,
+    interval_ranges,
+    metadata_user,
+    parse_interval_ranges,
+    parse_interval_set,
+)
+
+core_sets = st.lists(st.integers(min_value=0, max_value=300), max_size=60)
+
+
+@pytest.mark.parametrize(
+    ("cores", "text"),
+    [([8, 0, 1, 2, 3], "0-3 8"), ([], ""), ([5], "5"), ([3, 2], "2-3"), ([1, 1, 4, 6, 5], "1 4-6")],
+)
+def test_format_interval_set_examples(cores, text):
+    assert format_interval_set(cores) == text
+
+
+@given(core_sets)
+def test_format_interval_set_matches_procset(cores):
+    assert format_interval_set(cores) == str(ProcSet(*cores))
+
+
+@given(core_sets)
+def test_parse_interval_set_inverts_format_and_agrees_with_procset(cores):
+    text = str(ProcSet(*cores))
+    assert parse_interval_set(text) == sorted(set(cores))
+    assert parse_interval_set(format_interval_set(cores)) == list(ProcSet.from_str(text))
+
+
+def test_parse_interval_set_merges_overlaps_and_unsorted_parts():
+    assert parse_interval_set("8 0-3") == [0, 1, 2, 3, 8]
+    assert parse_interval_ranges("4-6 0-4 9") == [(0, 6), (9, 9)]
+    assert interval_ranges([0, 1, 2, 3, 8]) == [(0, 3), (8, 8)]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("0-", r"part '0-' is not 'N' or 'LO-HI'"), ("3-1", r"range '3-1' ends before it starts"),
+     ("a", r"part 'a'"), ("0,1", r"part '0,1'")],
+)
+def test_parse_interval_set_rejects_bad_text(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_interval_set(text)
+
+
+def test_derived_columns_follow_batsim():
+    job = JobResult("7", submission_time=3.0, starting_time=11.0, execution_time=10.0)
+    assert (job.finish_time, job.waiting_time, job.turnaround_time) == (21.0, 8.0, 18.0)
+    assert job.stretch == pytest.approx(1.8)
+    assert job.finished and not job.rejected and not job.killed
+
+
+def test_given_derived_columns_are_kept():
+    job = JobResult("1", starting_time=0.0, execution_time=12.666667, finish_time=12.666666,
+                    stretch=1.0)
+    assert job.finish_time == 12.666666
+    assert job.stretch == 1.0
+
+
+def test_rejected_job_has_no_run_columns():
+    job = JobResult("9", final_state=REJECTED, success=0, consumed_energy=None)
+    assert job.rejected and not job.finished and not job.killed
+    assert job.starting_time is None and job.waiting_time is None and job.stretch is None
+    assert job.bounded_slowdown() is None
+
+
+def test_killed_counts_every_unsuccessful_run():
+    job = JobResult("3", final_state=COMPLETED_KILLED, success=0, starting_time=1.0,
+                    execution_time=2.0)
+    assert job.killed
+
+
+@pytest.mark.parametrize(
+    ("wait_s", "run_s", "threshold_s", "expected"),
+    [(5.0, 2.0, 10.0, 1.0), (30.0, 5.0, 10.0, 3.5), (30.0, 20.0, 10.0, 2.5), (30.0, 5.0, 1.0, 7.0),
+     (0.0, 100.0, 10.0, 1.0)],
+)
+def test_bounded_slowdown(wait_s, run_s, threshold_s, expected):
+    job = JobResult("1", submission_time=0.0, starting_time=wait_s, execution_time=run_s)
+    assert job.bounded_slowdown(threshold_s) == pytest.approx(expected)
+
+
+def test_stretch_of_a_zero_length_job_is_infinite_or_nan():
+    instant = JobResult("1", submission_time=0.0, starting_time=2.0, execution_time=0.0)
+    assert instant.stretch == math.inf
+    assert math.isnan(JobResult("1", starting_time=0.0, execution_time=0.0).stretch)
+
+
+def test_unknown_final_state_names_the_choices():
+    with pytest.raises(ConfigError, match=r"job '1': unknown final_state 'DONE'; choose one of: "
+                                          r"COMPLETED_SUCCESSFULLY"):
+        JobResult("1", final_state="DONE", starting_time=0.0, execution_time=1.0)
+
+
+def test_a_job_that_ran_needs_its_start_and_run_time():
+    with pytest.raises(ConfigError, match=r"job '2' \(COMPLETED_SUCCESSFULLY\): starting_time and "
+                                          r"execution_time are required"):
+        JobResult("2", final_state=COMPLETED_SUCCESSFULLY)
+
+
+def test_core_ids_reads_the_allocation():
+    job = JobResult("1", starting_time=0.0, execution_time=1.0, allocated_resources="0-2 7")
+    assert job.core_ids() == [0, 1, 2, 7]
+
+
+@pytest.mark.parametrize(
+    ("metadata", "user"),
+    [("user=alice", "alice"), ('{"user": "bob"}', "bob"), ('{"user_id": 7}', "7"),
+     ("queue=q1;user: carol", "carol"), ("", None), ("gpu job", None), ('{"queue": "q"}', None),
+     ("{not json, user=dan}", "dan")],
+)
+def test_metadata_user(metadata, user):
+    assert metadata_user(metadata) == user
+    assert JobResult("1", starting_time=0.0, execution_time=1.0, metadata=metadata).user() == user
