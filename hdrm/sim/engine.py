@@ -80,6 +80,7 @@ class SimulationResult:
     makespan_s: float = 0.0
     wall_s: float = 0.0
     decisions: int = 0
+    decision_s: float = 0.0
 
 
 def check_profiles(workload: Workload) -> None:
@@ -123,6 +124,8 @@ class Simulation:
         self.outcomes: dict[int, Outcome] = {}
         self.timeline: list[TimelineRow] = []
         self.decisions = 0
+        #: Wall seconds spent in scheduling decisions (Batsim's scheduling_time).
+        self.decision_s = 0.0
         self._jobs = workload.jobs
         self._next = 0
         self._wall0 = _time.perf_counter()
@@ -172,7 +175,12 @@ class Simulation:
 
     def decide(self, pair: PolicyPair) -> list[Start]:
         """One decision with a policy pair at the current instant."""
-        starts = self.core.schedule(self.now, pair) if self.core.queue else []
+        if self.core.queue:
+            t0 = _time.perf_counter()
+            starts = self.core.schedule(self.now, pair)
+            self.decision_s += _time.perf_counter() - t0
+        else:
+            starts = []
         self._apply(starts)
         return starts
 
@@ -211,6 +219,7 @@ class Simulation:
             makespan_s=max(makespan, 0.0),
             wall_s=_time.perf_counter() - self._wall0,
             decisions=self.decisions,
+            decision_s=self.decision_s,
         )
 
     # ------------------------------------------------------------------ internals

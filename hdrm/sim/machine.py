@@ -51,7 +51,7 @@ class _Running:
 
     __slots__ = (
         "key", "cores", "start_s", "wall_end_s", "delay_s", "ops_gflop", "remaining",
-        "updated_s", "end_s", "version", "energy0_j", "walltime_hit",
+        "updated_s", "end_s", "version", "energy_j", "power_w", "energy_t", "walltime_hit",
     )
 
     def __init__(self, key: int, cores: tuple[int, ...], start_s: float, wall_end_s: float) -> None:
@@ -65,7 +65,9 @@ class _Running:
         self.updated_s = start_s
         self.end_s = math.inf
         self.version = 0
-        self.energy0_j = 0.0
+        self.energy_j = 0.0  # energy of its hosts up to energy_t
+        self.power_w = 0.0  # current power of its hosts
+        self.energy_t = start_s
         self.walltime_hit = False
 
 
@@ -209,11 +211,12 @@ class Machine:
         now = self.now
         wall_end = now + walltime_s if self.kill_on_walltime else math.inf
         job = _Running(key, cores, now, wall_end)
-        energy0 = 0.0
+        power, states = self._power, self.state
+        power_w = 0.0
         for c in cores:
             job_on[c] = key
-            energy0 += self.host_energy_j(c)
-        job.energy0_j = energy0
+            power_w += power[c][states[c]]
+        job.power_w = power_w
         if delay_s is not None:
             job.delay_s = delay_s
             natural = now + delay_s
@@ -250,11 +253,15 @@ class Machine:
             if not 0 <= state < len(speeds[c]):
                 raise SimulationError(f"resource {c} has no power state {state}")
             key = self.job_on[c]
-            if key != _FREE and key not in touched:
+            if key != _FREE:
                 job = self._jobs[key]
-                if job.remaining is not None:
-                    self._sync(job)
+                if key not in touched:
+                    if job.remaining is not None:
+                        self._sync(job)
                     touched[key] = job
+                job.energy_j += job.power_w * (now - job.energy_t)
+                job.energy_t = now
+                job.power_w += power[c][state] - power[c][old]
             self._energy_acc[c] += power[c][old] * (now - self._energy_t[c])
             self._energy_t[c] = now
             self._total_energy += self._total_power * (now - self._total_t)
@@ -263,7 +270,8 @@ class Machine:
             states[c] = state
             factor[c] = speed_factor
         for job in touched.values():
-            self._schedule(job, self._natural_end(job))
+            if job.remaining is not None:
+                self._schedule(job, self._natural_end(job))
 
     def apply_states(self, changes: dict[int, tuple[int, float]]) -> None:
         """Apply ``{host: (state, speed_factor)}`` now (one :meth:`set_state` per host, batched)."""
@@ -277,12 +285,16 @@ class Machine:
             if old == state and factor[c] == speed_factor:
                 continue
             key = job_on[c]
-            if key != _FREE and key not in touched:
-                job = jobs[key]
-                if job.remaining is not None:
-                    self._sync(job)
-                    touched[key] = job
             pw = power[c]
+            if key != _FREE:
+                job = jobs[key]
+                if key not in touched:
+                    if job.remaining is not None:
+                        self._sync(job)
+                    touched[key] = job
+                job.energy_j += job.power_w * (now - job.energy_t)
+                job.energy_t = now
+                job.power_w += pw[state] - pw[old]
             acc[c] += pw[old] * (now - last[c])
             last[c] = now
             delta += pw[state] - pw[old]
@@ -293,7 +305,8 @@ class Machine:
             self._total_t = now
             self._total_power += delta
         for job in touched.values():
-            self._schedule(job, self._natural_end(job))
+            if job.remaining is not None:
+                self._schedule(job, self._natural_end(job))
 
     def advance(self, t: float) -> list[JobEnd]:
         """Move time to ``t`` and return the jobs that end at or before ``t``, in end order.
@@ -359,9 +372,8 @@ class Machine:
     def _finish(self, job: _Running, state: str, progress: float) -> JobEnd:
         del self._jobs[job.key]
         job.version += 1
-        energy = -job.energy0_j
+        energy = job.energy_j + job.power_w * (self.now - job.energy_t)
         job_on = self.job_on
         for c in job.cores:
             job_on[c] = _FREE
-            energy += self.host_energy_j(c)
         return JobEnd(job.key, state, job.start_s, self.now, job.cores, energy, progress)

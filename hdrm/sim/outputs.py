@@ -60,7 +60,7 @@ def schedule_summary(result: SimulationResult, results: list[JobResult] | None =
         result.platform.nb_cores,
         result.energy_j,
         simulation_time_s=result.wall_s,
-        scheduling_time_s=result.wall_s,
+        scheduling_time_s=result.decision_s,
     )
 
 
