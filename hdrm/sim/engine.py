@@ -99,6 +99,13 @@ def check_profiles(workload: Workload) -> None:
             )
 
 
+def _submission_order(jobs: list[Job]) -> list[Job]:
+    """``jobs`` sorted by submission time (stable), without copying when already sorted."""
+    if all(jobs[i].submit_s <= jobs[i + 1].submit_s for i in range(len(jobs) - 1)):
+        return jobs
+    return sorted(jobs, key=lambda j: j.submit_s)
+
+
 class Simulation:
     """One run of a workload on a platform.
 
@@ -127,6 +134,8 @@ class Simulation:
         #: Wall seconds spent in scheduling decisions (Batsim's scheduling_time).
         self.decision_s = 0.0
         self._jobs = workload.jobs
+        #: Jobs in submission order (the workload's order unless it is not sorted by time).
+        self._arrivals = _submission_order(workload.jobs)
         self._next = 0
         self._wall0 = _time.perf_counter()
         #: Called with (job, outcome) when a job ends or is rejected (environments use it).
@@ -153,7 +162,8 @@ class Simulation:
         """Advance to the next instant with events and process them; False when nothing is left."""
         machine = self.machine
         jobs = self._jobs
-        t_sub = jobs[self._next].submit_s if self._next < len(jobs) else math.inf
+        arrivals = self._arrivals
+        t_sub = arrivals[self._next].submit_s if self._next < len(arrivals) else math.inf
         t = min(t_sub, machine.next_time())
         if t == math.inf:
             return False
@@ -163,9 +173,9 @@ class Simulation:
             job = jobs[end.key]
             core.complete(job, t)
             self._record(job, Outcome(job, end.state, end.start_s, end.finish_s, end.cores, end.energy_j))
-        n = len(jobs)
-        while self._next < n and jobs[self._next].submit_s <= t:
-            job = jobs[self._next]
+        n = len(arrivals)
+        while self._next < n and arrivals[self._next].submit_s <= t:
+            job = arrivals[self._next]
             self._next += 1
             reason = core.submit(job, t)
             if reason is not None:

@@ -69,10 +69,12 @@ class Workload:
     """An ordered list of jobs (by submission time) and where they came from.
 
     Attributes:
-        jobs: the jobs, ``jobs[i].idx == i``, sorted by ``submit_s`` (ties keep source order).
+        jobs: the jobs, ``jobs[i].idx == i``, normally sorted by ``submit_s`` (ties keep source
+            order; RLScheduler's conventions sort by id, and engines submit in time order anyway).
         name: a short name (file stem).
         source: the path the jobs were read from.
-        header: the parsed SWF header (:class:`hdrm.workload.swf.SwfHeader`) or None.
+        header: the parsed SWF header (:class:`hdrm.workload.swf.SwfHeader`), the other top-level
+            keys of a Batsim JSON file (a dict), or None.
         skipped: number of source jobs left out, per reason (``{"run time <= 0": 12}``).
         nb_res: the number of resources the source was made for (SWF MaxProcs, Batsim ``nb_res``),
             or None when unknown.

@@ -1,0 +1,112 @@
+"""``hdrm workload``: load a trace, print its summary, optionally write a Batsim JSON workload.
+
+Examples::
+
+    hdrm workload traces/SDSC-SP2-1998-4.2-cln.swf.gz
+    hdrm workload lublin_256.swf.gz --conventions rlscheduler --start-index 1981 --nb-jobs 1024
+    hdrm workload sdsc.swf.gz --platform platforms/hetero.json --nb-jobs 500 --json w.json --seed 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+import numpy as np
+
+from hdrm.errors import ConfigError
+from hdrm.workload.batsim_json import read_batsim_json, write_batsim_json
+from hdrm.workload.conventions import CONVENTIONS
+from hdrm.workload.job import Workload
+from hdrm.workload.requirements import DEFAULT_BW, attach_requirements
+from hdrm.workload.select import first_jobs, sequence
+from hdrm.workload.summary import format_summary, summarize_workload
+from hdrm.workload.swf import read_swf
+
+logger = logging.getLogger(__name__)
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``workload`` sub-command to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "workload",
+        help="summarize an SWF trace or Batsim workload; convert it to Batsim JSON",
+        description=(
+            "Load an SWF trace (.swf or .swf.gz) or a Batsim JSON workload (.json), select jobs, "
+            "print a summary (jobs kept, jobs skipped per reason, span, max processors, offered "
+            "load) and optionally write a Batsim JSON workload."
+        ),
+    )
+    parser.add_argument("trace", metavar="TRACE", help="SWF trace or Batsim workload .json")
+    parser.add_argument("--platform", metavar="P.json",
+                        help="platform file: the load refers to its cores, and SWF jobs written "
+                             "with --json get parallel_homogeneous requirements at its reference "
+                             "speed (Batsim JSON input is written as it is)")
+    parser.add_argument("--nb-jobs", type=int, metavar="N", help="keep N jobs (default: all)")
+    parser.add_argument("--start-index", type=int, metavar="I",
+                        help="first job to keep, 0-based, after the conventions' filtering")
+    parser.add_argument("--conventions", default="default", metavar="NAME",
+                        help=f"SWF conventions: {', '.join(CONVENTIONS.names())} "
+                             "(default: default)")
+    parser.add_argument("--no-strict", dest="strict", action="store_false",
+                        help="skip malformed SWF lines (counted) instead of stopping")
+    parser.add_argument("--json", metavar="OUT.json", help="write the selection as Batsim JSON")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the memory bandwidth draw (default: 0)")
+    parser.add_argument("--bw", default=DEFAULT_BW, metavar="SPEC",
+                        help="memory bandwidth per core: hdeeprm (default), none, constant:X, "
+                             "uniform:A:B, choice:[X,Y,...] (GB/s)")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``hdrm workload``; returns the exit status."""
+    platform = load_platform(args.platform) if args.platform else None
+    is_json = args.trace.endswith(".json")
+    workload = _select(_load(args, platform), args.nb_jobs, args.start_index)
+    nb_cores = platform.nb_cores if platform is not None else None
+    print(format_summary(summarize_workload(workload, nb_cores)))
+    if platform is not None:
+        print(f"reference speed {platform.reference_gflops:g} GFLOP/s per core "
+              f"({args.platform})")
+    if args.json:
+        if platform is not None and not is_json:
+            rng = np.random.default_rng(args.seed)
+            workload = attach_requirements(workload, platform.reference_gflops, rng, args.bw)
+            workload.nb_res = platform.nb_cores
+        write_batsim_json(workload, args.json)
+        kind = ("parallel_homogeneous" if platform is not None and not is_json
+                else "as loaded" if is_json else "delay")
+        print(f"wrote {args.json}: {len(workload)} jobs, profiles {kind}")
+    return 0
+
+
+def _load(args: argparse.Namespace, platform: Any) -> Workload:
+    """Read the trace: SWF with the chosen conventions, or Batsim JSON taken as it is."""
+    CONVENTIONS.get(args.conventions, "--conventions")
+    if args.trace.endswith(".json"):
+        if args.conventions != "default":
+            logger.warning("--conventions applies to SWF traces only; ignored for %s", args.trace)
+        ref = platform.reference_gflops if platform is not None else None
+        return read_batsim_json(args.trace, ref)
+    return read_swf(args.trace, args.conventions, strict=args.strict)
+
+
+def _select(workload: Workload, nb_jobs: int | None, start_index: int | None) -> Workload:
+    if start_index is not None:
+        count = nb_jobs if nb_jobs is not None else max(len(workload) - start_index, 1)
+        return sequence(workload, start_index, count)
+    if nb_jobs is not None:
+        return first_jobs(workload, nb_jobs)
+    return workload
+
+
+def load_platform(path: str) -> Any:
+    """Load a platform file with :func:`hdrm.platform.loader.load_platform`."""
+    try:
+        from hdrm.platform.loader import load_platform as _load_platform
+    except ImportError as exc:  # pragma: no cover - the loader ships with the package
+        raise ConfigError(f"--platform {path}: the platform loader is unavailable ({exc})")
+    return _load_platform(path)

@@ -1,0 +1,141 @@
+"""Selecting jobs from a workload: the first N, a time window, or sequences of N jobs.
+
+Every selection returns a new :class:`~hdrm.workload.job.Workload` whose jobs are new
+:class:`~hdrm.workload.job.Job` objects re-indexed 0..n-1, with ``submit_s`` shifted so that the
+first selected job is submitted at 0. ``trace_submit_s`` keeps the trace's clock, the header and
+``nb_res`` are carried over, and ``skipped`` keeps the source's counts (jobs the reader left out).
+
+The RLScheduler evaluation protocol (Zhang et al., SC20) takes 10 sequences of 1,024 consecutive
+jobs at fixed 0-based start indices (:data:`RLSCHEDULER_START_INDICES`) of the trace as their loader
+keeps it (read it with ``conventions="rlscheduler"``), each run on an empty cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+from numbers import Integral
+from typing import Iterable, Sequence
+
+from hdrm.errors import WorkloadError
+from hdrm.workload.job import Job, Workload
+
+logger = logging.getLogger(__name__)
+
+#: Start indices of RLScheduler's test sequences (0-based, after the rlscheduler loader's filter).
+RLSCHEDULER_START_INDICES = (1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762, 4022, 7085)
+
+#: Jobs per RLScheduler test sequence.
+RLSCHEDULER_SEQUENCE_LENGTH = 1024
+
+
+def rebase(workload: Workload, jobs: Sequence[Job], name: str) -> Workload:
+    """Return a workload of copies of ``jobs``, re-indexed and shifted to start at 0.
+
+    Args:
+        workload: the workload the jobs come from (header, nb_res, source and skipped carry over).
+        jobs: the selected jobs, in submission order.
+        name: the new workload's name.
+
+    Raises:
+        WorkloadError: ``jobs`` is empty.
+    """
+    if not jobs:
+        raise WorkloadError(f"{_label(workload)}: the selection {name!r} has no jobs")
+    origin_s = jobs[0].submit_s
+    copies = [
+        Job(i, j.id, j.submit_s - origin_s, j.res, j.walltime_s, j.run_time_s, j.mem_mb,
+            j.mem_bw_gbps, j.ops_gflop, j.req_ops_gflop, j.trace_submit_s, j.profile,
+            j.profile_type, j.user_id, dict(j.extra))
+        for i, j in enumerate(jobs)
+    ]
+    return Workload(
+        copies, name, workload.source, workload.header, dict(workload.skipped), workload.nb_res
+    )
+
+
+def first_jobs(workload: Workload, nb_jobs: int) -> Workload:
+    """The first ``nb_jobs`` jobs (all of them when the workload is shorter, with a log line).
+
+    Raises:
+        WorkloadError: ``nb_jobs`` < 1.
+    """
+    _check_count(workload, nb_jobs)
+    if nb_jobs > len(workload):
+        logger.info("%s: asked for %d jobs, it has %d", _label(workload), nb_jobs, len(workload))
+    selected = workload.jobs[:nb_jobs]
+    return rebase(workload, selected, f"{workload.name}[:{len(selected)}]")
+
+
+def sequence(workload: Workload, start_index: int, nb_jobs: int) -> Workload:
+    """The ``nb_jobs`` consecutive jobs starting at ``start_index`` (0-based).
+
+    Raises:
+        WorkloadError: ``nb_jobs`` < 1, or the sequence does not fit in the workload; the message
+            gives the valid start indices.
+    """
+    _check_count(workload, nb_jobs)
+    last_start = len(workload) - nb_jobs
+    if not 0 <= start_index <= last_start:
+        valid = f"valid start indices: 0..{last_start}" if last_start >= 0 else "it is too short"
+        raise WorkloadError(
+            f"{_label(workload)}: cannot take {nb_jobs} jobs from index {start_index}: the "
+            f"workload has {len(workload)} jobs ({valid})"
+        )
+    end = start_index + nb_jobs
+    return rebase(workload, workload.jobs[start_index:end], f"{workload.name}[{start_index}:{end}]")
+
+
+def sequences(
+    workload: Workload,
+    start_indices: Iterable[int] = RLSCHEDULER_START_INDICES,
+    nb_jobs: int = RLSCHEDULER_SEQUENCE_LENGTH,
+) -> list[Workload]:
+    """One :func:`sequence` of ``nb_jobs`` jobs per start index (RLScheduler's protocol by default).
+
+    Raises:
+        WorkloadError: a sequence does not fit (see :func:`sequence`).
+    """
+    return [sequence(workload, int(start), nb_jobs) for start in start_indices]
+
+
+def time_window(workload: Workload, start_s: float, end_s: float) -> Workload:
+    """The jobs submitted in ``[start_s, end_s)`` of the workload's ``submit_s`` clock.
+
+    The selection is shifted so that its first job is submitted at 0.
+
+    Raises:
+        WorkloadError: ``end_s <= start_s``, or no job is submitted in the window (the message
+            gives the workload's submission range).
+    """
+    if not end_s > start_s:
+        raise WorkloadError(
+            f"{_label(workload)}: time window [{start_s}, {end_s}) is empty; "
+            "the end must be after the start"
+        )
+    selected = [job for job in workload.jobs if start_s <= job.submit_s < end_s]
+    if not selected:
+        first, last = _submit_range(workload)
+        raise WorkloadError(
+            f"{_label(workload)}: no job submitted in [{start_s}, {end_s}) s; jobs are submitted "
+            f"from {first} s to {last} s"
+        )
+    return rebase(workload, selected, f"{workload.name}@[{start_s}, {end_s})")
+
+
+def _submit_range(workload: Workload) -> tuple[float, float]:
+    if not workload.jobs:
+        return 0.0, 0.0
+    return workload.jobs[0].submit_s, workload.jobs[-1].submit_s
+
+
+def _check_count(workload: Workload, nb_jobs: int) -> None:
+    if isinstance(nb_jobs, bool) or not isinstance(nb_jobs, Integral) or nb_jobs < 1:
+        raise WorkloadError(
+            f"{_label(workload)}: number of jobs must be a positive integer, got {nb_jobs!r}"
+        )
+    if not workload.jobs:
+        raise WorkloadError(f"{_label(workload)}: the workload has no jobs to select from")
+
+
+def _label(workload: Workload) -> str:
+    return workload.source or workload.name or "workload"

@@ -1,0 +1,217 @@
+"""Batsim JSON workloads: the real Batsim files, round trips, unit conversion, error messages."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hdrm.errors import WorkloadError
+from hdrm.workload.batsim_json import (
+    check_supported,
+    read_batsim_json,
+    unsupported_profiles,
+    workload_to_dict,
+    write_batsim_json,
+)
+from hdrm.workload.job import Job, Workload
+from hdrm.workload.requirements import attach_requirements
+from hdrm.workload.select import first_jobs
+from hdrm.workload.swf import read_swf
+
+BATSIM = Path(__file__).resolve().parents[3] / "shared" / "batsim"
+EXAMPLES = Path(__file__).resolve().parents[2] / "workloads"
+needs_batsim = pytest.mark.skipif(not BATSIM.is_dir(), reason=f"no Batsim material at {BATSIM}")
+
+
+@needs_batsim
+def test_every_batsim_workload_reads():
+    paths = sorted(BATSIM.glob("golden/*/workload.json")) + sorted(BATSIM.glob("sessions/*/*.json"))
+    assert len(paths) == 5
+    counts = {p.parent.name: len(read_batsim_json(p)) for p in paths}
+    assert counts == {"cluster256_1k": 1000, "small_delays": 10, "small_various": 9,
+                      "pstate_slowdown": 4, "protocol_demo": 4}
+
+
+@needs_batsim
+def test_small_delays_fields():
+    workload = read_batsim_json(BATSIM / "golden/small_delays/workload.json")
+    assert workload.nb_res == 2 and workload.name == "workload"
+    job = workload.jobs[3]
+    assert (job.idx, job.id, job.submit_s, job.res, job.walltime_s) == (3, 3, 9.0, 1, 100.0)
+    assert (job.profile, job.profile_type, job.run_time_s, job.ops_gflop) == ("delay10", "delay",
+                                                                             10.0, 0.0)
+    assert (job.trace_submit_s, job.user_id, job.extra) == (9.0, -1, {})
+
+
+@needs_batsim
+def test_small_various_flags_unsupported_profiles_and_sorts_by_subtime():
+    workload = read_batsim_json(BATSIM / "golden/small_various/workload.json")
+    assert [j.id for j in workload.jobs] == [
+        "delay", "simple", "homo", "2_resources", "4_resources", "homo_no_cpu", "homo_no_com",
+        "reach_walltime", "seq"]
+    assert unsupported_profiles(workload) == {
+        "parallel": 2, "parallel_homogeneous_total": 2, "composed": 1}
+    homo = workload.jobs[2]
+    assert homo.profile_type == "parallel_homogeneous" and homo.ops_gflop == pytest.approx(0.01)
+    assert homo.extra["profile_data"]["com"] == 1e6  # network part kept, not simulated
+    simple = workload.jobs[1]
+    assert simple.profile_type == "parallel" and math.isnan(simple.run_time_s)
+    with pytest.raises(WorkloadError, match=r"workload\.json: unsupported profile type "
+                                            r"'parallel' \(2 jobs: 'simple', 'reach_walltime'\); "
+                                            r"'parallel_homogeneous_total' \(2 jobs: .*\); "
+                                            r"'composed' \(1 jobs: 'seq'\); hdrm simulates only "
+                                            r"'delay' and 'parallel_homogeneous'"):
+        check_supported(workload)
+
+
+@needs_batsim
+def test_pstate_work_in_gflop_and_run_time_from_the_reference_speed():
+    path = BATSIM / "golden/pstate_slowdown/workload.json"
+    unknown = read_batsim_json(path)
+    assert unknown.jobs[0].ops_gflop == 100.0 and math.isnan(unknown.jobs[0].run_time_s)
+    known = read_batsim_json(path, reference_gflops=10.0)
+    assert [j.run_time_s for j in known.jobs] == [10.0] * 4
+    assert [j.req_ops_gflop for j in known.jobs] == [1000.0, 1000.0, 1000.0, 50.0]
+    check_supported(known)
+
+
+@needs_batsim
+def test_string_ids_are_kept():
+    workload = read_batsim_json(BATSIM / "sessions/protocol_demo/demo_workload.json")
+    assert [j.id for j in workload.jobs] == ["normal", "kill_me", "reject_me", "too_long"]
+
+
+@needs_batsim
+def test_foreign_workload_round_trip_keeps_every_profile(tmp_path, values):
+    source = BATSIM / "golden/small_various/workload.json"
+    workload = read_batsim_json(source)
+    out = tmp_path / "again.json"
+    write_batsim_json(workload, out)
+    again = read_batsim_json(out)
+    assert values(again.jobs) == values(workload.jobs)
+    original = json.loads(source.read_text())["profiles"]
+    written = json.loads(out.read_text())["profiles"]
+    assert written == original
+
+
+def test_swf_selection_with_requirements_round_trips(tmp_path, values):
+    swf = read_swf(EXAMPLES / "SDSC-SP2-1998-4.2-cln_first500.swf", keep_fields=True)
+    workload = attach_requirements(first_jobs(swf, 60), 56.2, np.random.default_rng(3))
+    out = tmp_path / "w.json"
+    write_batsim_json(workload, out)
+    again = read_batsim_json(out)
+    assert values(again.jobs) == values(workload.jobs)
+    assert again.nb_res == workload.nb_res == 128
+    assert isinstance(again.jobs[0].extra["swf"], tuple)
+    write_batsim_json(workload, tmp_path / "lean.json", swf_fields=False)
+    assert "swf" not in read_batsim_json(tmp_path / "lean.json").jobs[0].extra
+
+
+def test_written_profiles_are_in_flop():
+    jobs = [Job(0, 5, 1.5, 2, 60.0, 20.0, ops_gflop=2.5, profile="a",
+                profile_type="parallel_homogeneous"),
+            Job(1, 6, 3.0, 1, math.inf, 7.25, profile="b")]
+    document = workload_to_dict(Workload(jobs, nb_res=None))
+    assert document["profiles"] == {
+        "a": {"type": "parallel_homogeneous", "cpu": 2_500_000_000, "com": 0},
+        "b": {"type": "delay", "delay": 7.25}}
+    assert document["nb_res"] == 2  # widest job when the workload has no nb_res
+    assert document["jobs"][0] == {"id": 5, "subtime": 1.5, "res": 2, "walltime": 60,
+                                   "profile": "a", "trace_submit_s": 0, "run_time_s": 20,
+                                   "ops_gflop": 2.5}
+    assert "walltime" not in document["jobs"][1]
+
+
+def test_profile_name_conflicts_are_renamed(tmp_path):
+    jobs = [Job(0, 1, 0.0, 1, 10.0, 5.0, profile="same"),
+            Job(1, 2, 0.0, 1, 10.0, 6.0, profile="same")]
+    document = workload_to_dict(Workload(jobs, nb_res=1))
+    assert [j["profile"] for j in document["jobs"]] == ["same", "same.2"]
+    assert document["profiles"]["same.2"] == {"type": "delay", "delay": 6}
+
+
+def test_unknown_type_without_data_cannot_be_written(tmp_path):
+    jobs = [Job(0, 1, 0.0, 1, 10.0, 5.0, profile_type="composed")]
+    with pytest.raises(WorkloadError, match=r"job 1: profile type 'composed' has no profile data"):
+        write_batsim_json(Workload(jobs, nb_res=1), tmp_path / "x.json")
+
+
+finite = st.floats(0.001, 1e7, allow_nan=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(finite, st.integers(1, 64), finite, finite, finite, finite,
+                          st.sampled_from(["delay", "parallel_homogeneous"])),
+                min_size=1, max_size=8))
+def test_round_trip_is_exact(tmp_path_factory, rows):
+    jobs = [Job(i, i, sub, res, wall, run, mem, bw, run * 3.7 if kind != "delay" else 0.0,
+                wall * 3.7, sub + 1.0, f"p{i}", kind, 3)
+            for i, (sub, res, wall, run, mem, bw, kind) in enumerate(sorted(rows))]
+    workload = Workload(jobs, "h", nb_res=64)
+    path = tmp_path_factory.mktemp("rt") / "h.json"
+    write_batsim_json(workload, path)
+    again = read_batsim_json(path)
+    fields = ("id", "submit_s", "res", "walltime_s", "run_time_s", "mem_mb", "mem_bw_gbps",
+              "ops_gflop", "req_ops_gflop", "trace_submit_s", "profile", "profile_type",
+              "user_id", "extra")
+    for a, b in zip(jobs, again.jobs):
+        assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
+
+
+def write_json(tmp_path: Path, document) -> Path:
+    path = tmp_path / "bad.json"
+    path.write_text(document if isinstance(document, str) else json.dumps(document))
+    return path
+
+
+GOOD_JOB = {"id": 1, "subtime": 0, "res": 1, "walltime": 10, "profile": "d"}
+GOOD_PROFILES = {"d": {"type": "delay", "delay": 5}}
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ('{"nb_res": 1,\n "jobs": [,]}', r"bad\.json:2:11: invalid JSON \(Expecting value\)"),
+        ([1, 2], r"the top level must be a JSON object, got a list"),
+        ({"jobs": [], "profiles": {}}, r"has no 'nb_res'; add the field 'nb_res'"),
+        ({"nb_res": 0, "jobs": [], "profiles": {}}, r"nb_res must be an integer >= 1, got 0"),
+        ({"nb_res": 1, "jobs": {}, "profiles": {}}, r"jobs must be a list of jobs, got an object"),
+        ({"nb_res": 1, "jobs": [dict(GOOD_JOB, res=1.5)], "profiles": GOOD_PROFILES},
+         r"jobs\[0\]\.res must be an integer >= 1, got 1\.5"),
+        ({"nb_res": 1, "jobs": [dict(GOOD_JOB, subtime="0")], "profiles": GOOD_PROFILES},
+         r"jobs\[0\]\.subtime must be a finite number, got '0'"),
+        ({"nb_res": 1, "jobs": [dict(GOOD_JOB, profile="dd")], "profiles": GOOD_PROFILES},
+         r"jobs\[0\]\.profile 'dd' is not in profiles; did you mean 'd'\? defined profiles: d"),
+        ({"nb_res": 1, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profil": "d"}],
+          "profiles": GOOD_PROFILES}, r"jobs\[0\] has no 'profile'; did you mean 'profil'\?"),
+        ({"nb_res": 1, "jobs": [GOOD_JOB, GOOD_JOB], "profiles": GOOD_PROFILES},
+         r"jobs\[1\]\.id 1 is already used by jobs\[0\]; job ids must be unique"),
+        ({"nb_res": 1, "jobs": [dict(GOOD_JOB, id=1.0)], "profiles": GOOD_PROFILES},
+         r"jobs\[0\]\.id must be an integer or a string, got 1\.0"),
+        ({"nb_res": 1, "jobs": [GOOD_JOB], "profiles": {"d": {"type": "delay"}}},
+         r"profiles\.d has no 'delay'"),
+        ({"nb_res": 1, "jobs": [dict(GOOD_JOB, ops_gflop=3.0)],
+          "profiles": {"d": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}},
+         r"jobs\[0\]\.ops_gflop 3\.0 disagrees with profiles\.d\.cpu 1000000000\.0 FLOP"),
+    ],
+)
+def test_errors_name_the_json_path_and_the_value(tmp_path, document, message):
+    with pytest.raises(WorkloadError, match=message):
+        read_batsim_json(write_json(tmp_path, document))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(WorkloadError, match=r"nope\.json: no such file"):
+        read_batsim_json(tmp_path / "nope.json")
+
+
+def test_swf_workloads_have_no_unsupported_profiles():
+    workload = read_swf(EXAMPLES / "lublin_256_first500.swf")
+    assert unsupported_profiles(workload) == {}
+    check_supported(workload)

@@ -1,0 +1,243 @@
+"""SWF reader: header directives, job fields, malformed lines, files."""
+
+from __future__ import annotations
+
+import gzip
+import math
+
+import pytest
+
+from hdrm.errors import WorkloadError
+from hdrm.workload.swf import FIELD_NAMES, SwfHeader, parse_count, parse_header, read_swf
+
+HEADER = """\
+; Version: 2.2
+; Computer: Test Machine
+; Installation: Somewhere
+; Information: http://a.example/
+;              http://b.example/
+; MaxJobs: 3
+; MaxRecords: 4
+; Preemption: No
+; UnixStartTime: 1000000
+; TimeZone: -28800
+; TimeZoneString: US/Pacific
+; StartTime: Fri Apr 24 18:11:04 PDT 1998
+; EndTime:   Sat Apr 29 21:08:32 PDT 2000
+; MaxNodes: 400 (48 interactive, 352 batch)
+; MaxProcs: 1664 (72, 1368, 224)
+; MaxRuntime: 64800
+; Queues: queue 0 is interactive
+; MaxQueues: 2
+; Queue:  0  interactive
+; Queue:  1  batch
+; MaxPartitions: 1
+; Partitions: one partition
+; Partition: 1 main
+;
+; Note: first note
+;       continued here
+; Note: second
+; Copyright: some text
+;   with a second line""".splitlines()
+
+
+def test_header_typed_directives():
+    header = parse_header(HEADER)
+    assert header.version == "2.2"
+    assert header.computer == "Test Machine"
+    assert header.installation == "Somewhere"
+    assert header.max_jobs == 3 and header.max_records == 4
+    assert header.preemption == "No"
+    assert header.unix_start_time_s == 1_000_000
+    assert header.time_zone_s == -28800
+    assert header.time_zone_string == "US/Pacific"
+    assert header.start_time == "Fri Apr 24 18:11:04 PDT 1998"
+    assert header.end_time == "Sat Apr 29 21:08:32 PDT 2000"
+    assert header.max_runtime_s == 64800
+    assert header.max_queues == 2 and header.max_partitions == 1
+    assert header.queues_description == "queue 0 is interactive"
+    assert header.partitions_description == "one partition"
+    assert header.lines == tuple(HEADER)
+
+
+def test_header_parenthetical_counts():
+    header = parse_header(HEADER)
+    assert header.max_procs == 1664
+    assert header.max_procs_parts == (72, 1368, 224)
+    assert header.max_nodes == 400
+    assert header.max_nodes_parts == (48, 352)
+    assert header.nb_res == 1664
+
+
+def test_header_continuations_notes_queues_and_raw():
+    header = parse_header(HEADER)
+    assert header.information == "http://a.example/\nhttp://b.example/"
+    assert header.notes == ("first note\ncontinued here", "second")
+    assert header.queues == {0: "interactive", 1: "batch"}
+    assert header.partitions == {1: "main"}
+    assert header.raw["Note"] == ["first note\ncontinued here", "second"]
+    assert header.raw["Copyright"] == ["some text\nwith a second line"]
+    assert header.raw["MaxProcs"] == ["1664 (72, 1368, 224)"]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1664 (72, 1368, 224)", (1664, (72, 1368, 224))),
+        ("400 (48 interactive, 352 batch, 6 service, 10 I/O)", (400, (48, 352, 6, 10))),
+        ("338 (batch partition; 512 total)", (338, ())),
+        ("128", (128, ())),
+        (" 9216 ", (9216, ())),
+    ],
+)
+def test_parse_count(value, expected):
+    assert parse_count(value) == expected
+
+
+def test_parse_count_rejects_a_non_number():
+    with pytest.raises(ValueError):
+        parse_count("many (1, 2)")
+
+
+def test_header_bad_integer_names_file_line_and_value():
+    lines = ["; Version: 2", "; MaxProcs: many"]
+    with pytest.raises(WorkloadError, match=r"t\.swf:2: header directive MaxProcs should start "
+                                            r"with an integer, got 'many'"):
+        parse_header(lines, "t.swf")
+    header = parse_header(lines, "t.swf", strict=False)
+    assert header.max_procs is None and header.raw["MaxProcs"] == ["many"]
+
+
+def test_header_nb_res_falls_back_to_max_nodes():
+    assert parse_header(["; MaxNodes: 256"]).nb_res == 256
+    assert parse_header(["; MaxProcs: -1", "; MaxNodes: 64"]).nb_res == 64
+    assert parse_header(["; Version: 2"]).nb_res is None
+
+
+def test_read_job_fields(write_swf_text, swf_line):
+    path = write_swf_text(["; MaxProcs: 16", swf_line(), swf_line(f1=2, f2=30, f4=50, f12=9)])
+    workload = read_swf(path)
+    assert len(workload) == 2
+    first, second = workload.jobs
+    assert (first.idx, first.id, first.submit_s, first.trace_submit_s) == (0, 1, 10.0, 10.0)
+    assert (first.res, first.walltime_s, first.run_time_s, first.user_id) == (4, 200.0, 100.0, 7)
+    assert (first.profile, first.profile_type) == ("p1", "delay")
+    assert (first.ops_gflop, first.mem_mb, first.mem_bw_gbps) == (0.0, 0.0, 0.0)
+    assert first.extra == {}
+    assert (second.idx, second.id, second.submit_s, second.run_time_s) == (1, 2, 30.0, 50.0)
+    assert second.user_id == 9
+    assert workload.nb_res == 16
+    assert workload.name == "trace" and workload.source == str(path)
+    assert isinstance(workload.header, SwfHeader) and workload.skipped == {}
+
+
+def test_keep_fields_keeps_the_18_raw_fields(write_swf_text, swf_line):
+    path = write_swf_text([swf_line(f6=12.5, f4=-1), swf_line(f1=2)])
+    workload = read_swf(path, "rlscheduler", keep_fields=True)
+    raw = workload.jobs[0].extra["swf"]
+    assert raw == (1, 10, 5, -1, 4, 12.5, -1, 4, 200, -1, 1, 7, 3, -1, 1, -1, -1, -1)
+    assert isinstance(raw[0], int) and isinstance(raw[5], float)
+    assert workload.jobs[0].run_time_s == 10.0  # the convention changed the job, not the record
+
+
+def test_gzip_reads_like_plain(tmp_path, write_swf_text, swf_line, values):
+    plain = write_swf_text(["; MaxProcs: 8", swf_line(), swf_line(f1=2, f2=11)])
+    packed = tmp_path / "trace.swf.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    a, b = read_swf(plain), read_swf(packed)
+    assert values(a.jobs) == values(b.jobs) and a.nb_res == b.nb_res == 8
+    assert b.name == "trace"
+
+
+def test_blank_lines_crlf_and_tabs(write_swf_text, swf_line):
+    line = swf_line().replace(" ", "\t")
+    path = write_swf_text(["; MaxProcs: 8\r", "", line + "\r", "   ", swf_line(f1=2) + "\r"])
+    workload = read_swf(path)
+    assert [job.id for job in workload.jobs] == [1, 2]
+
+
+def test_jobs_sorted_by_submit_time_stably(write_swf_text, swf_line):
+    path = write_swf_text([swf_line(f1=1, f2=50), swf_line(f1=2, f2=20), swf_line(f1=3, f2=20)])
+    workload = read_swf(path)
+    assert [job.id for job in workload.jobs] == [2, 3, 1]
+    assert [job.idx for job in workload.jobs] == [0, 1, 2]
+
+
+def test_too_few_fields_names_file_line_and_missing_field(write_swf_text, swf_line):
+    short = " ".join(swf_line().split()[:17])
+    path = write_swf_text(["; Version: 2", swf_line(), short])
+    with pytest.raises(WorkloadError, match=r"trace\.swf:3: found 17 fields, SWF needs 18: "
+                                            r"field 18 \(think time\) is missing; .*strict=False"):
+        read_swf(path)
+
+
+def test_too_many_fields(write_swf_text, swf_line):
+    path = write_swf_text([swf_line() + " 42"])
+    with pytest.raises(WorkloadError, match=r"trace\.swf:1: found 19 fields, SWF needs 18: "
+                                            r"unexpected field 19 '42'"):
+        read_swf(path)
+
+
+def test_non_number_names_field_number_and_name(write_swf_text, swf_line):
+    path = write_swf_text([swf_line(), swf_line(f1=2), swf_line(f1=3, f4="abc")])
+    with pytest.raises(WorkloadError, match=r"trace\.swf:3: field 4 \(run time\) is not a "
+                                            r"number: 'abc'"):
+        read_swf(path)
+
+
+def test_non_finite_number_is_malformed(write_swf_text, swf_line):
+    path = write_swf_text([swf_line(f9="inf")])
+    with pytest.raises(WorkloadError, match=r"trace\.swf:1: field 9 \(requested time\) is not "
+                                            r"a finite number: 'inf'"):
+        read_swf(path)
+
+
+def test_non_strict_skips_and_counts_malformed_lines(write_swf_text, swf_line):
+    lines = [swf_line(), swf_line(f1=2, f5="x"), "1 2 3", swf_line(f1=4), swf_line(f1=5, f4=0)]
+    workload = read_swf(write_swf_text(lines), strict=False)
+    assert [job.id for job in workload.jobs] == [1, 4]
+    assert workload.skipped == {"run time 0": 1, "malformed line": 2}
+
+
+def test_field_names_cover_the_18_fields():
+    assert len(FIELD_NAMES) == 18
+    assert FIELD_NAMES[3] == "run time" and FIELD_NAMES[17] == "think time"
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(WorkloadError, match=r"nope\.swf: no such file; give the path of an SWF"):
+        read_swf(tmp_path / "nope.swf")
+
+
+def test_a_folder_is_not_a_trace(tmp_path):
+    with pytest.raises(WorkloadError, match=r"cannot be read"):
+        read_swf(tmp_path)
+
+
+def test_corrupt_gzip(tmp_path):
+    path = tmp_path / "bad.swf.gz"
+    packed = gzip.compress(bytes(range(256)) * 40)
+    path.write_bytes(packed[: len(packed) // 2])
+    with pytest.raises(WorkloadError, match=r"bad\.swf\.gz: corrupt gzip data"):
+        read_swf(path)
+
+
+def test_header_only_file(write_swf_text):
+    path = write_swf_text(["; Version: 2", "; MaxProcs: 4"])
+    with pytest.raises(WorkloadError, match=r"trace\.swf: no job lines found \(2 header lines\)"):
+        read_swf(path)
+
+
+def test_every_job_skipped_lists_the_reasons(write_swf_text, swf_line):
+    path = write_swf_text([swf_line(f4=0), swf_line(f1=2, f4=-1)])
+    with pytest.raises(WorkloadError, match=r"all 2 jobs were skipped \(run time unknown \(< 0\): "
+                                            r"1, run time 0: 1\) under the 'default'"):
+        read_swf(path)
+
+
+def test_walltime_and_memory_units(write_swf_text, swf_line):
+    path = write_swf_text([swf_line(f9=-1, f10=2048)])
+    job = read_swf(path).jobs[0]
+    assert job.walltime_s == 100.0 and job.has_walltime
+    assert math.isclose(job.mem_mb, 2.0)
