@@ -242,36 +242,19 @@ class Machine:
             hosts: host indices.
             state: the power state.
             speed_factor: multiplies the state's speed (continuous contention models); 1 in Batsim.
+
+        Raises:
+            SimulationError: an unknown host or power state.
         """
-        now = self.now
-        touched: dict[int, _Running] = {}
-        speeds, power, states, factor = self._speeds, self._power, self.state, self._factor
+        changes = {}
+        n = len(self.state)
         for c in hosts:
-            old = states[c]
-            if old == state and factor[c] == speed_factor:
-                continue
-            if not 0 <= state < len(speeds[c]):
+            if not 0 <= c < n:
+                raise SimulationError(f"unknown resource {c} (0..{n - 1})")
+            if not 0 <= state < len(self._speeds[c]):
                 raise SimulationError(f"resource {c} has no power state {state}")
-            key = self.job_on[c]
-            if key != _FREE:
-                job = self._jobs[key]
-                if key not in touched:
-                    if job.remaining is not None:
-                        self._sync(job)
-                    touched[key] = job
-                job.energy_j += job.power_w * (now - job.energy_t)
-                job.energy_t = now
-                job.power_w += power[c][state] - power[c][old]
-            self._energy_acc[c] += power[c][old] * (now - self._energy_t[c])
-            self._energy_t[c] = now
-            self._total_energy += self._total_power * (now - self._total_t)
-            self._total_t = now
-            self._total_power += power[c][state] - power[c][old]
-            states[c] = state
-            factor[c] = speed_factor
-        for job in touched.values():
-            if job.remaining is not None:
-                self._schedule(job, self._natural_end(job))
+            changes[c] = (state, speed_factor)
+        self.apply_states(changes)
 
     def apply_states(self, changes: dict[int, tuple[int, float]]) -> None:
         """Apply ``{host: (state, speed_factor)}`` now (one :meth:`set_state` per host, batched)."""
