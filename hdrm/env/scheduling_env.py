@@ -144,12 +144,13 @@ class SchedulingEnv(gym.Env):
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start an episode; ``options={"start_index": i}`` picks the sequence."""
+        if seed is None and self._episode == 0:
+            seed = self.config.seed  # unseeded first reset: the configured seed, for reproducibility
         super().reset(seed=seed)
         start = None if not options else options.get("start_index")
         self.sim = self._new_simulation(self._episode_workload(self._episode, self.np_random, start))
-        if seed is not None or self._episode == 0:
-            self.sim.rng = np.random.default_rng(int(self.np_random.integers(2**31)))
-            self.sim.core.rng = self.sim.rng
+        self.sim.rng = np.random.default_rng(int(self.np_random.integers(2**31)))
+        self.sim.core.rng = self.sim.rng
         self._episode += 1
         self._bind_episode()
         self.observer.reset()
