@@ -164,8 +164,9 @@ class AgentOptions(_Block):
     policy: str = "shortest-high_gflops"
     """Policy of a classic agent, a pair ``job-core`` or a heuristic name. Defaults to the only pair
     of ``actions.selection`` when it holds exactly one (HDeepRM's classic files)."""
-    hidden: int = _opt(64, ge=1)
-    """Units per hidden layer of the agent's networks."""
+    hidden: int | tuple[int, ...] | None = _opt(None, ge=1)
+    """Units per hidden layer of the agent's networks: one number (every layer) or a list (one per
+    layer); null lets each network choose (e.g. 32, 16, 8 for PPO's per-job scorer)."""
     lr: float = _opt(0.001, gt=0)
     """Learning rate of the optimiser."""
     gamma: float = _opt(0.99, ge=0, le=1)

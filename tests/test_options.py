@@ -111,7 +111,7 @@ def test_defaults_of_a_minimal_file():
         "classic",
         "train",
         "shortest-high_gflops",
-        64,
+        None,
     )
     assert (agent.lr, agent.gamma, agent.episodes, agent.greedy, dict(agent.params)) == (
         0.001,

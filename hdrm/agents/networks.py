@@ -1,0 +1,253 @@
+"""Policy/value networks of the built-in learners.
+
+Every network maps a batch of observations ``(..., *obs_shape)`` to action logits ``(..., n)`` and
+state values ``(...)``:
+
+- ``mlp``: a tanh multilayer perceptron on the flattened observation (1-D ``policy_pair``
+  observations), with separate actor and critic bodies.
+- ``kernel``: for 2-D ``job_pick`` observations (a window of K jobs x F features), the same small
+  MLP scores every job row, giving one logit per job (RLScheduler's "kernel" network), so permuting
+  the rows permutes the logits. It uses ReLU (about 3x cheaper than tanh on CPU, which matters as
+  it runs once per row). The value head reads a mean-pooled encoding of the rows. When the
+  action space has K + 1 actions, the extra ("void") action gets a learned bias logit.
+- ``attention``: as ``kernel``, but rows first exchange information through a self-attention
+  encoder (no positional encoding, so still permutation-equivariant).
+
+``auto`` picks ``kernel`` for 2-D observations with K or K + 1 actions and ``mlp`` otherwise.
+Each network has default hidden sizes (:data:`DEFAULT_HIDDEN`); the per-job networks are small
+because they run once per job row (RLScheduler's kernel used 32, 16, 8).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch import nn
+
+from hdrm.errors import ConfigError
+from hdrm.registry import Registry, suggest
+
+#: Network classes by name (``pybatsim.agent.params.network``).
+NETWORKS: Registry[type] = Registry("policy network")
+
+#: Hidden layer sizes of each network when ``pybatsim.agent.hidden`` is not given.
+DEFAULT_HIDDEN: dict[str, tuple[int, ...]] = {
+    "mlp": (64, 64),
+    "kernel": (32, 16, 8),
+    "attention": (32, 32),
+}
+
+
+def _layer(n_in: int, n_out: int, gain: float) -> nn.Linear:
+    layer = nn.Linear(n_in, n_out)
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def mlp(
+    n_in: int,
+    hidden: Sequence[int],
+    n_out: int | None,
+    out_gain: float = 1.0,
+    activation: type[nn.Module] = nn.Tanh,
+) -> nn.Sequential:
+    """MLP ``n_in -> hidden... -> n_out``, orthogonal init; no output layer when ``n_out`` is None."""
+    layers: list[nn.Module] = []
+    for size in hidden:
+        layers += [_layer(n_in, size, math.sqrt(2.0)), activation()]
+        n_in = size
+    if n_out is not None:
+        layers.append(_layer(n_in, n_out, out_gain))
+    return nn.Sequential(*layers)
+
+
+class PolicyValueNetwork(nn.Module):
+    """Base class: ``logits(obs)``, ``value(obs)`` and ``forward(obs) -> (logits, value)``."""
+
+    def logits(self, obs: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.logits(obs), self.value(obs)
+
+
+@NETWORKS.register("mlp")
+class MLPNetwork(PolicyValueNetwork):
+    """Actor and critic MLPs on the flattened observation.
+
+    Args:
+        obs_shape: shape of one observation.
+        n_actions: number of actions.
+        hidden: hidden layer sizes.
+    """
+
+    def __init__(
+        self, obs_shape: tuple[int, ...], n_actions: int, hidden: Sequence[int], **_: object
+    ) -> None:
+        super().__init__()
+        self.obs_shape = tuple(obs_shape)
+        n_in = int(np.prod(self.obs_shape))
+        self.actor = mlp(n_in, hidden, n_actions, out_gain=0.01)
+        self.critic = mlp(n_in, hidden, 1, out_gain=1.0)
+
+    def _flat(self, obs: torch.Tensor) -> torch.Tensor:
+        batch = obs.shape[: obs.dim() - len(self.obs_shape)]
+        return obs.reshape(*batch, -1)
+
+    def logits(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.actor(self._flat(obs))
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.critic(self._flat(obs)).squeeze(-1)
+
+
+class _JobRowNetwork(PolicyValueNetwork):
+    """Shared parts of the per-job networks: the void bias and the pooled value head."""
+
+    def __init__(self, obs_shape: tuple[int, ...], n_actions: int, hidden: Sequence[int]) -> None:
+        super().__init__()
+        self.n_jobs, self.n_features = int(obs_shape[0]), int(obs_shape[1])
+        self.has_void = n_actions == self.n_jobs + 1
+        self.void_logit = nn.Parameter(torch.zeros(1)) if self.has_void else None
+        self.value_encoder = mlp(self.n_features, hidden[:1], None, activation=nn.ReLU)
+        self.value_head = mlp(hidden[0], (hidden[0],), 1, out_gain=1.0, activation=nn.ReLU)
+
+    def _with_void(self, job_logits: torch.Tensor) -> torch.Tensor:
+        if self.void_logit is None:
+            return job_logits
+        void = self.void_logit.expand(*job_logits.shape[:-1], 1)
+        return torch.cat([job_logits, void], dim=-1)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        rows = self.value_encoder(obs.reshape(-1, self.n_features))
+        pooled = rows.reshape(*obs.shape[:-1], -1).mean(dim=-2)
+        return self.value_head(pooled).squeeze(-1)
+
+
+@NETWORKS.register("kernel")
+class KernelNetwork(_JobRowNetwork):
+    """One small MLP scores every job row (shared weights): permutation-equivariant logits.
+
+    Args:
+        obs_shape: ``(K, F)``: K job rows of F features.
+        n_actions: K, or K + 1 with a "void" action (learned bias logit).
+        hidden: hidden layer sizes of the scorer; the value head encodes rows with ``hidden[0]``
+            units, mean-pools them, then uses one hidden layer of ``hidden[0]`` units.
+    """
+
+    def __init__(
+        self, obs_shape: tuple[int, ...], n_actions: int, hidden: Sequence[int], **_: object
+    ) -> None:
+        super().__init__(obs_shape, n_actions, hidden)
+        self.scorer = mlp(self.n_features, hidden, 1, out_gain=0.01, activation=nn.ReLU)
+
+    def logits(self, obs: torch.Tensor) -> torch.Tensor:
+        scores = self.scorer(obs.reshape(-1, self.n_features))  # 2-D matmuls are faster on CPU
+        return self._with_void(scores.reshape(obs.shape[:-1]))
+
+
+@NETWORKS.register("attention")
+class AttentionNetwork(_JobRowNetwork):
+    """Job rows are embedded, mixed by self-attention (no positions), then scored one by one.
+
+    Args:
+        obs_shape: ``(K, F)``.
+        n_actions: K or K + 1 (void).
+        hidden: ``hidden[0]`` is the embedding width; the scorer uses ``hidden``.
+        heads: attention heads (must divide ``hidden[0]``).
+        layers: encoder layers.
+    """
+
+    def __init__(
+        self,
+        obs_shape: tuple[int, ...],
+        n_actions: int,
+        hidden: Sequence[int],
+        heads: int = 4,
+        layers: int = 1,
+        **_: object,
+    ) -> None:
+        super().__init__(obs_shape, n_actions, hidden)
+        width = int(hidden[0])
+        self.embed = _layer(self.n_features, width, math.sqrt(2.0))
+        layer = nn.TransformerEncoderLayer(
+            width, heads, dim_feedforward=2 * width, dropout=0.0, batch_first=True
+        )
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.scorer = mlp(width, hidden[1:], 1, out_gain=0.01, activation=nn.ReLU)
+
+    def logits(self, obs: torch.Tensor) -> torch.Tensor:
+        rows = self.encoder(self.embed(obs))
+        return self._with_void(self.scorer(rows).squeeze(-1))
+
+
+def build_network(
+    name: str,
+    observation_space: spaces.Space,
+    n_actions: int,
+    hidden: Sequence[int],
+    *,
+    heads: int = 4,
+    layers: int = 1,
+    where: str = "pybatsim.agent.params.network",
+) -> PolicyValueNetwork:
+    """Build the network ``name`` (or pick one when ``name`` is ``"auto"``) for the given spaces.
+
+    Raises:
+        ConfigError: unknown name, an observation space that is not a Box, or a per-job network
+            asked for observations that are not a ``K x F`` window with K or K + 1 actions.
+    """
+    name = resolve_network(name, observation_space, n_actions, where)
+    shape = tuple(int(d) for d in observation_space.shape)
+    cls = NETWORKS.get(name, where)
+    if issubclass(cls, _JobRowNetwork):
+        _check_job_rows(name, shape, n_actions, where)
+    if cls is AttentionNetwork and hidden[0] % heads:
+        raise ConfigError(
+            f"pybatsim.agent.params.heads: {heads} heads do not divide the width {hidden[0]} "
+            "(pybatsim.agent.hidden); pick heads dividing it"
+        )
+    return cls(shape, n_actions, hidden, heads=heads, layers=layers)
+
+
+def resolve_network(name: str, observation_space: spaces.Space, n_actions: int, where: str) -> str:
+    """The network name ``"auto"`` stands for with these spaces (other names are returned as given).
+
+    Raises:
+        ConfigError: the observation space is not a Box.
+    """
+    if not isinstance(observation_space, spaces.Box):
+        raise ConfigError(
+            f"{where}: the built-in networks need a Box observation space, got {observation_space}"
+        )
+    if name != "auto":
+        if name not in NETWORKS:
+            choices = ["auto", *NETWORKS.names()]
+            raise ConfigError(
+                f"{where}: unknown policy network {name!r}; {suggest(str(name), choices)}"
+                f"choose one of: {', '.join(choices)}"
+            )
+        return name
+    shape = observation_space.shape
+    return "kernel" if len(shape) == 2 and n_actions in (shape[0], shape[0] + 1) else "mlp"
+
+
+def _check_job_rows(name: str, shape: tuple[int, ...], n_actions: int, where: str) -> None:
+    if len(shape) != 2:
+        raise ConfigError(
+            f"{where}: {name!r} needs 2-D job_pick observations (K jobs x F features), "
+            f'got shape {shape}; use "mlp"'
+        )
+    if n_actions not in (shape[0], shape[0] + 1):
+        raise ConfigError(
+            f"{where}: {name!r} needs {shape[0]} or {shape[0] + 1} actions (one per job row, "
+            f'plus void), the action space has {n_actions}; use "mlp"'
+        )

@@ -1,0 +1,165 @@
+"""Proximal policy optimisation with action masks (Schulman et al., 2017).
+
+Steps are collected into a :class:`~hdrm.agents.buffers.RolloutBuffer` of ``rollout_steps``
+decisions, across episode boundaries. When it is full, the agent updates: GAE advantages, then
+``epochs`` passes over shuffled minibatches of the clipped surrogate objective, a value loss and an
+entropy bonus, with gradient-norm clipping and an early stop when the approximate KL divergence to
+the rollout policy exceeds 1.5 x ``target_kl``. A rollout that fills mid-episode is bootstrapped
+from the value of the next observation, so its update runs at the next :meth:`PPOAgent.decide`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Sequence
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from hdrm.agents.buffers import RolloutBatch, RolloutBuffer, minibatches
+from hdrm.agents.catalog import AGENTS
+from hdrm.agents.distributions import choose, evaluate, mask_tensor, masked_logits
+from hdrm.agents.learning import ValueLearningAgent, ValueSettings, as_tensor, standardise_tensor
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PPOSettings(ValueSettings):
+    """Settings of PPO (``pybatsim.agent.params``)."""
+
+    gae_lambda: float = field(default=0.95, metadata={"min": 0.0, "max": 1.0})
+    """GAE lambda: bias/variance trade-off of the advantages."""
+    clip: float = field(default=0.2, metadata={"min": 0.0})
+    """Clipping range of the probability ratio in the surrogate objective."""
+    epochs: int = field(default=4, metadata={"min": 1})
+    """Passes over each rollout."""
+    rollout_steps: int = field(default=2048, metadata={"min": 1})
+    """Decisions collected per update (across episodes)."""
+    minibatch: int = field(default=256, metadata={"min": 1})
+    """Steps per gradient step."""
+    target_kl: float = field(default=0.02, metadata={"min": 0.0})
+    """Stop the update when the approximate KL to the rollout policy exceeds 1.5 x this; 0 disables."""
+
+
+@AGENTS.register("ppo")
+class PPOAgent(ValueLearningAgent):
+    """PPO with masked categorical policies; settings: :class:`PPOSettings`."""
+
+    Settings: ClassVar[type] = PPOSettings
+
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        action_names: Sequence[str] | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(config, observation_space, action_space, action_names, seed)
+        shape = tuple(int(d) for d in observation_space.shape)
+        self.buffer = RolloutBuffer(self.settings.rollout_steps, shape, self.n_actions)
+        self.updates = 0
+        self._bootstrap_pending = False
+        self._update_stats: list[dict[str, float]] = []
+
+    def decide(self, observation: Any, mask: np.ndarray) -> int:
+        """Sample a valid action; when training, store it (and update first if a rollout waits)."""
+        obs = as_tensor(self.observe(observation))
+        mask_t = mask_tensor(mask)
+        if self.training and self._bootstrap_pending:
+            with torch.no_grad():
+                last_value = float(self.network.value(obs))
+            self._update(last_value)
+        with torch.no_grad():
+            if not self.training:
+                logits = masked_logits(self.network.logits(obs), mask_t)
+                return choose(logits, self.greedy, self.generator)
+            logits, value = self.network(obs)
+            logits = masked_logits(logits, mask_t)
+            action = choose(logits, False, self.generator)
+            log_prob = torch.log_softmax(logits, dim=-1)[action]
+        self.buffer.add(obs.numpy(), mask_t.numpy(), action, float(log_prob), float(value))
+        return action
+
+    def rewarded(self, reward: float, done: bool) -> None:
+        """Attach the reward to the stored step; update when the rollout is full."""
+        super().rewarded(reward, done)
+        if not self.training:
+            return
+        if not self.buffer.set_outcome(float(reward) * self.settings.reward_scale, bool(done)):
+            return
+        if self.buffer.full:
+            if done:
+                self._update(0.0)
+            else:
+                self._bootstrap_pending = True
+
+    def _learn_episode(self) -> dict[str, float]:
+        """PPO learns per rollout: report the updates made during the episode (loss nan if none)."""
+        done, self._update_stats = self._update_stats, []
+        if not done:
+            return {"loss": math.nan}
+        keys = done[0].keys()
+        return {key: float(np.mean([s[key] for s in done])) for key in keys}
+
+    def learn(self, episode: Any) -> dict[str, float]:  # pragma: no cover - PPO learns per rollout
+        raise NotImplementedError("PPOAgent learns per rollout, in rewarded()/decide()")
+
+    def _update(self, last_value: float) -> None:
+        batch = self.buffer.finish(last_value, self.gamma, self.settings.gae_lambda)
+        self.buffer.reset()
+        self._bootstrap_pending = False
+        stats = self.update(batch)
+        self.updates += 1
+        self._update_stats.append(stats)
+        logger.debug("PPO update %d: %s", self.updates, stats)
+
+    def update(self, batch: RolloutBatch) -> dict[str, float]:
+        """Run the PPO epochs over one rollout; returns mean loss parts, approx. KL and clip fraction."""
+        s = self.settings
+        sums: dict[str, float] = {}
+        steps = 0
+        stop = False
+        for _ in range(s.epochs):
+            for mb in minibatches(batch, s.minibatch, self.generator):
+                loss, parts = self._minibatch_loss(mb)
+                if s.target_kl > 0 and parts["approx_kl"] > 1.5 * s.target_kl:
+                    stop = True
+                    break
+                self.optimise(loss)
+                steps += 1
+                for key, value in (("loss", loss.item()), *parts.items()):
+                    sums[key] = sums.get(key, 0.0) + value
+            if stop:
+                break
+        stats = {key: value / steps for key, value in sums.items()} if steps else {"loss": math.nan}
+        stats["gradient_steps"] = float(steps)
+        return stats
+
+    def _minibatch_loss(self, mb: RolloutBatch) -> tuple[torch.Tensor, dict[str, float]]:
+        s = self.settings
+        logits, values = self.network(mb.obs)
+        evals = evaluate(logits, mb.masks, mb.actions)
+        log_ratio = evals.log_prob - mb.log_probs
+        ratio = log_ratio.exp()
+        advantages = standardise_tensor(mb.advantages) if s.standardise else mb.advantages
+        surrogate = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - s.clip, 1 + s.clip))
+        policy_loss = surrogate.mean()
+        value_loss = self.value_loss(values, mb.returns)
+        entropy = evals.entropy.mean()
+        loss = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy
+        with torch.no_grad():
+            approx_kl = float(((ratio - 1) - log_ratio).mean())
+            clip_fraction = float(((ratio - 1).abs() > s.clip).float().mean())
+        parts = {
+            "policy_loss": policy_loss.item(),
+            "value_loss": value_loss.item(),
+            "entropy": entropy.item(),
+            "approx_kl": approx_kl,
+            "clip_fraction": clip_fraction,
+        }
+        return loss, parts
