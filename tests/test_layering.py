@@ -35,6 +35,7 @@ LAYER_OF = {
     "hdrm.env": "L4",
     "hdrm.agents": "L4",
     "hdrm.launcher": "L5",
+    "hdrm.launch": "L5",
     "hdrm.cli": "L5",
 }
 _ORDER = ("L0", "L1", "L2", "L3", "L4", "L5")
@@ -82,7 +83,9 @@ RULES["hdrm.agents"] = Rule(
     "L0, hdrm.agents and numpy, gymnasium.spaces, torch (never the env, "
     "the engines or the core)",
 )
-RULES["hdrm.launcher"] = RULES["hdrm.cli"] = Rule(tuple(LAYER_OF), ("",), "anything")
+RULES["hdrm.launcher"] = RULES["hdrm.launch"] = RULES["hdrm.cli"] = Rule(
+    tuple(LAYER_OF), ("",), "anything"
+)
 
 #: Deliberate exceptions, each with its reason: (importing module, imported module prefix).
 EXCEPTIONS: set[tuple[str, str]] = set()
