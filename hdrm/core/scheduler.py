@@ -87,8 +87,22 @@ class DecisionCore:
             return "requests no core"
         if job.mem_mb > self._max_node_mem:
             return f"needs {job.mem_mb:g} MB per core, the largest node has {self._max_node_mem:g} MB"
+        capacity = self._memory_capacity(job.mem_mb)
+        if job.res > capacity:
+            return (f"requests {job.res} cores of {job.mem_mb:g} MB, the nodes' memory holds at "
+                    f"most {capacity} such cores")
         self.queue.append(job)
         return None
+
+    def _memory_capacity(self, mem_mb: float) -> int:
+        """Most cores of ``mem_mb`` each the empty platform can hold (node memory per node)."""
+        if mem_mb <= 0:
+            return self.platform.nb_cores
+        return sum(
+            len(node.core_ids) if not math.isfinite(node.memory_mb)
+            else min(len(node.core_ids), int(node.memory_mb // mem_mb))
+            for node in self.platform.nodes
+        )
 
     def complete(self, job: Job, now: float) -> tuple[int, ...]:
         """``job`` left the machine (finished or killed): free its cores."""

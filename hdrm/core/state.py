@@ -112,10 +112,11 @@ class ClusterState:
                 raise SimulationError(f"job {job.id}: core {c} is busy with job {core_job[c]}")
             node = core_node[c]
             if mem > 0 and free_mem[node] < mem:
-                self.records.memory(now, job.id, node, mem, free_mem[node])
+                available = free_mem[node]  # before the rollback gives the partial charge back
+                self.records.memory(now, job.id, node, mem, available)
                 self._rollback(charged, mem)
                 raise SimulationError(
-                    f"job {job.id}: node {node} has {free_mem[node]:g} MB free, needs {mem:g} MB per core"
+                    f"job {job.id}: node {node} has {available:g} MB free, needs {mem:g} MB per core"
                 )
             free_mem[node] -= mem
             core_job[c] = job.idx
@@ -174,7 +175,7 @@ class ClusterState:
     def _account(self, cores: tuple[int, ...], bw: float, sign: int, now: float) -> None:
         """Update processor counters for cores taken (+1) or freed (-1), then their states."""
         if self._nominal:
-            self._account_nominal(cores, sign)
+            self._account_nominal(cores, bw, sign)
             return
         by_proc: dict[int, list[int]] = {}
         core_proc = self.core_proc
@@ -196,17 +197,22 @@ class ClusterState:
             node_free[proc_node[p]] -= k
             self._refresh(p, mine, sign, was_running, now)
 
-    def _account_nominal(self, cores: tuple[int, ...], sign: int) -> None:
-        """:meth:`_account` when speeds never change: only wake, idle and sleep transitions."""
+    def _account_nominal(self, cores: tuple[int, ...], bw: float, sign: int) -> None:
+        """:meth:`_account` when speeds never change: only wake, idle and sleep transitions.
+
+        The bandwidth demand is still kept: the ``high_mem_bw`` placement reads it.
+        """
         core_proc, proc_cores, proc_node = self.core_proc, self.proc_cores, self.proc_node
         proc_free, proc_running, node_free = self.proc_free, self.proc_running, self.node_free_cores
         core_state, core_job, pending = self.core_state, self.core_job, self._pending
+        proc_demand = self.proc_demand
         for c in cores:
             p = core_proc[c]
             was_running = proc_running[p]
             proc_running[p] = was_running + sign
             proc_free[p] -= sign
             node_free[proc_node[p]] -= sign
+            proc_demand[p] = proc_demand[p] + sign * bw if was_running + sign else 0.0
             if sign > 0:
                 core_state[c] = RUNNING
                 pending[c] = (RUNNING, 1.0)
