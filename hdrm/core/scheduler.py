@@ -24,10 +24,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from hdrm.core.contention import make_contention
-from hdrm.core.state import ClusterState
+from hdrm.core.state import FREE, ClusterState
 from hdrm.errors import ConfigError
 from hdrm.platform.model import Platform
-from hdrm.policies.backfill import BACKFILLING, Profile, estimated_duration_s, reservation
+from hdrm.policies.backfill import (
+    BACKFILLING,
+    NodeProfile,
+    Profile,
+    estimated_duration_s,
+    head_fits_at_shadow,
+    reservation,
+)
 from hdrm.policies.core_selection import CorePolicy
 from hdrm.policies.pairs import PolicyPair
 from hdrm.workload.job import Job
@@ -198,7 +205,9 @@ class DecisionCore:
 
     def _easy(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
         state = self.state
-        shadow, extra = reservation(state, self._ends(now), head, now)
+        ends = self._ends(now)
+        shadow, extra = reservation(state, ends, head, now)
+        memory_bound = state.bounded_memory and head.mem_mb > 0
         started: list[Start] = []
         for job in rest:
             free = state.free_cores
@@ -212,13 +221,21 @@ class DecisionCore:
             cores = core.select(state, job, self.rng) if state.fits(job) else None
             if cores is None:
                 continue
+            if memory_bound and not ends_in_time and not head_fits_at_shadow(
+                state, ends, head, shadow, cores, job.mem_mb
+            ):
+                continue
             self._start(job, cores, now)
             started.append((job, cores))
             if not ends_in_time:
                 extra -= job.res
+            elif memory_bound:
+                ends = self._ends(now)  # its cores come back by the shadow time
         return started
 
     def _conservative(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
+        if self.state.bounded_memory:
+            return self._conservative_memory(now, head, rest, core)
         state = self.state
         profile = Profile(now, state.free_cores, self._ends(now))
         head_start = profile.earliest(head.res, estimated_duration_s(head))
@@ -235,3 +252,49 @@ class DecisionCore:
             if math.isfinite(t):
                 profile.reserve(max(t, now), duration, job.res)
         return started
+
+    def _conservative_memory(self, now: float, head: Job, rest: list[Job], core: CorePolicy
+                             ) -> list[Start]:
+        """Conservative backfilling with per-node cores and memory (:class:`NodeProfile`)."""
+        state = self.state
+        profile = NodeProfile(state, now, self._ends(now))
+        duration = estimated_duration_s(head)
+        profile.reserve(head, profile.earliest(head, duration), duration)
+        started: list[Start] = []
+        for job in rest:
+            duration = estimated_duration_s(job)
+            t = profile.earliest(job, duration)
+            take = None
+            if t <= now and state.fits(job):
+                cores = core.select(state, job, self.rng)
+                if cores is not None:
+                    cores = _within(cores, profile.capacity_now(job, duration), state)
+                    self._start(job, cores, now)
+                    started.append((job, cores))
+                    take = {}
+                    for c in cores:
+                        node = state.core_node[c]
+                        take[node] = take.get(node, 0) + 1
+            profile.reserve(job, max(t, now), duration, take)
+        return started
+
+
+def _within(cores: list[int], capacity, state: ClusterState) -> list[int]:
+    """``cores`` if no node gives more than its ``capacity`` (free of later reservations); else
+    the same number of free cores taken node by node within the capacities, lowest ids first."""
+    node_of = state.core_node
+    used: dict[int, int] = {}
+    for c in cores:
+        used[node_of[c]] = used.get(node_of[c], 0) + 1
+    if all(k <= capacity[node] for node, k in used.items()):
+        return cores
+    chosen: list[int] = []
+    left = {node: int(capacity[node]) for node in range(len(capacity)) if capacity[node] > 0}
+    for c, owner in enumerate(state.core_job):
+        node = node_of[c]
+        if owner == FREE and left.get(node, 0) > 0:
+            chosen.append(c)
+            left[node] -= 1
+            if len(chosen) == len(cores):
+                break
+    return chosen

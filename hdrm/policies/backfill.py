@@ -15,9 +15,11 @@ Reservations use requested times (walltimes): a running job is expected to end a
     Every waiting job, in queue order, gets the earliest reservation that delays no earlier one; a
     job starts now when its reservation is now.
 
-On a heterogeneous platform a reservation counts the cores that can hold the job's memory: the
-release of running jobs is replayed node by node and the cores whose node has enough free memory
-are counted.
+On a platform with bounded node memory a reservation counts the cores that can hold the job's
+memory: the release of running jobs is replayed node by node and the cores whose node has enough
+free memory are counted. EASY then backfills a job on the extra cores only if the head still fits,
+memory included, with that job's cores held at the shadow time; conservative backfilling keeps free
+cores and memory per node over time (:class:`NodeProfile`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from __future__ import annotations
 import bisect
 import math
 from typing import Iterator
+
+import numpy as np
 
 from hdrm.core.state import ClusterState
 from hdrm.registry import Registry
@@ -91,6 +95,12 @@ def _availability(
         yield end, sum(min(f, int(m // mem_mb)) for f, m in zip(free, mem) if f)
 
 
+def _after(end: float, now: float) -> float:
+    """A running job's expected end for a profile: strictly after now (it still holds its cores
+    now, even when its estimate says it should be done)."""
+    return end if end > now else math.nextafter(now, math.inf)
+
+
 class Profile:
     """Free cores over time, a step function used by conservative backfilling.
 
@@ -101,7 +111,7 @@ class Profile:
         self.times = [now]
         self.free = [free_now]
         for end, job in ends:
-            end = max(end, now)
+            end = _after(end, now)
             if end == self.times[-1]:
                 self.free[-1] += job.res
             else:
@@ -143,3 +153,118 @@ class Profile:
             return
         times.insert(i, t)
         self.free.insert(i, self.free[i - 1] if i else 0)
+
+
+class NodeProfile:
+    """Free cores and free memory of every node over time (conservative backfilling with memory).
+
+    Segment ``i`` starts at ``times[i]`` and has ``cores[i][n]`` free cores and ``mem[i][n]`` MB of
+    free memory on node ``n``. A reservation holds the same nodes for its whole interval, so a job
+    fits an interval when, node by node, the minimum over the interval of free cores and of the
+    cores its memory allows add up to its request.
+    """
+
+    def __init__(self, state: ClusterState, now: float, ends: list[tuple[float, Job]]) -> None:
+        self.times = [now]
+        self.cores = [np.asarray(state.node_free_cores, dtype=float)]
+        self.mem = [np.asarray(state.node_free_mem, dtype=float)]
+        node_of = state.core_node
+        for end, job in ends:
+            end = _after(end, now)
+            if end != self.times[-1]:
+                self.times.append(end)
+                self.cores.append(self.cores[-1].copy())
+                self.mem.append(self.mem[-1].copy())
+            for c in state.alloc[job.idx]:
+                self.cores[-1][node_of[c]] += 1
+                self.mem[-1][node_of[c]] += job.mem_mb
+
+    def _capacity(self, i: int, end: float, mem_mb: float) -> np.ndarray:
+        """Cores per node a job of ``mem_mb`` per core can hold over ``[times[i], end)``."""
+        cores = self.cores[i].copy()
+        mem = self.mem[i].copy()
+        j = i + 1
+        while j < len(self.times) and self.times[j] < end:
+            np.minimum(cores, self.cores[j], out=cores)
+            np.minimum(mem, self.mem[j], out=mem)
+            j += 1
+        if mem_mb > 0:
+            with np.errstate(invalid="ignore"):
+                np.minimum(cores, np.floor(mem / mem_mb), out=cores)
+        return cores
+
+    def capacity_now(self, job: Job, duration_s: float) -> np.ndarray:
+        """Cores per node ``job`` may take from now for ``duration_s`` without breaking a
+        reservation."""
+        return self._capacity(0, self.times[0] + duration_s, job.mem_mb)
+
+    def earliest(self, job: Job, duration_s: float) -> float:
+        """Earliest segment start at which ``job`` fits for ``duration_s``."""
+        for i, start in enumerate(self.times):
+            if self._capacity(i, start + duration_s, job.mem_mb).sum() >= job.res:
+                return start
+        return math.inf
+
+    def reserve(self, job: Job, start: float, duration_s: float,
+                take: dict[int, int] | None = None) -> None:
+        """Hold ``job``'s cores and memory over ``[start, start + duration_s)``.
+
+        Args:
+            take: cores per node actually given (a started job); else the first nodes that fit.
+        """
+        if not math.isfinite(start):
+            return
+        end = start + duration_s
+        i = self._split(start)
+        if take is None:
+            capacity = self._capacity(i, end, job.mem_mb)
+            take, need = {}, job.res
+            for node in np.flatnonzero(capacity > 0):
+                k = int(min(capacity[node], need))
+                take[int(node)] = k
+                need -= k
+                if need == 0:
+                    break
+        if math.isfinite(end):
+            self._split(end)
+        for seg, t in enumerate(self.times):
+            if start <= t < end:
+                for node, k in take.items():
+                    self.cores[seg][node] -= k
+                    self.mem[seg][node] -= k * job.mem_mb
+
+    def _split(self, t: float) -> int:
+        """Make ``t`` a segment start; returns its index."""
+        i = bisect.bisect_right(self.times, t)
+        if i and self.times[i - 1] == t:
+            return i - 1
+        self.times.insert(i, t)
+        self.cores.insert(i, self.cores[i - 1].copy())
+        self.mem.insert(i, self.mem[i - 1].copy())
+        return i
+
+
+def head_fits_at_shadow(
+    state: ClusterState, ends: list[tuple[float, Job]], head: Job, shadow: float,
+    cores: list[int], mem_mb: float,
+) -> bool:
+    """Whether ``head`` still fits at ``shadow`` if ``cores`` (of ``mem_mb`` each) stay busy.
+
+    The memory-aware check of EASY's extra-cores rule: replays the releases expected by the
+    shadow time with a candidate's cores held, and counts the cores that can hold the head's memory.
+    """
+    free = list(state.node_free_cores)
+    mem = list(state.node_free_mem)
+    node_of = state.core_node
+    for c in cores:
+        free[node_of[c]] -= 1
+        mem[node_of[c]] -= mem_mb
+    for end, job in ends:
+        if end > shadow:
+            break
+        for c in state.alloc[job.idx]:
+            free[node_of[c]] += 1
+            mem[node_of[c]] += job.mem_mb
+    need = head.mem_mb
+    total = sum(min(f, int(m // need)) for f, m in zip(free, mem) if f > 0)
+    return total >= head.res

@@ -110,11 +110,13 @@ class TestProfile:
         p.reserve(math.inf, 5.0, 2)
         assert (p.times, p.free) == ([0.0, 10.0, 20.0], [1, 3, 4])
 
-    def test_ends_in_the_past_merge_into_now(self):
+    def test_overdue_jobs_release_right_after_now(self):
+        # Jobs whose estimate ended (3.0, 5.0) still hold their cores at 5.0: they count as free
+        # only from the next instant, so the segment at now matches the cluster.
         state = ClusterState(one_node(4), make_contention("none"))
         ends = running(state, [(0, [0], 0.0, 3.0), (1, [1, 2], 0.0, 5.0), (2, [3], 0.0, 9.0)])
         p = Profile(5.0, 0, ends)
-        assert (p.times, p.free) == ([5.0, 9.0], [3, 4])
+        assert (p.times, p.free) == ([5.0, math.nextafter(5.0, math.inf), 9.0], [0, 3, 4])
 
 
 def test_estimated_duration_is_the_walltime_or_the_run_time():

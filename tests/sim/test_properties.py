@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import hdrm.core.scheduler as scheduler_module
 from hdrm.core.scheduler import DecisionCore
 from hdrm.platform.model import Platform
-from hdrm.policies.backfill import Profile, estimated_duration_s
+from hdrm.policies.backfill import NodeProfile, Profile, estimated_duration_s
 from hdrm.policies.pairs import ALL_PAIRS
 from hdrm.sim.engine import REJECTED, Simulation, SimulationConfig
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED
@@ -177,8 +177,13 @@ def run_recording_reservations(platform, job_list, config, policy):
         return shadow, extra
 
     def conservative(core, now, head, rest, placement):
-        profile = Profile(now, core.state.free_cores, core._ends(now))
-        seen.append((now, head.idx, profile.earliest(head.res, estimated_duration_s(head))))
+        if core.state.bounded_memory:
+            profile = NodeProfile(core.state, now, core._ends(now))
+            reserved = profile.earliest(head, estimated_duration_s(head))
+        else:
+            profile = Profile(now, core.state.free_cores, core._ends(now))
+            reserved = profile.earliest(head.res, estimated_duration_s(head))
+        seen.append((now, head.idx, reserved))
         return real_conservative(core, now, head, rest, placement)
 
     with mock.patch.object(scheduler_module, "reservation", reservation), \
@@ -188,12 +193,12 @@ def run_recording_reservations(platform, job_list, config, policy):
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cases(exact=True, memory=False), st.booleans(), st.sampled_from(["easy", "conservative"]))
+@given(cases(exact=True), st.booleans(), st.sampled_from(["easy", "conservative"]))
 def test_backfilling_never_delays_the_head(case, fcfs, backfilling):
     """Jobs run exactly their requested time (or less, on fast cores; contention can only make
     them hit the walltime), so the head must start by its reserved time. The head keeps its
-    place under FCFS (any semantics) and under ``commit`` (any policy). Jobs ask for no memory:
-    with bounded memory both modes can delay the head (see the xfail cases of test_schedules)."""
+    place under FCFS (any semantics) and under ``commit`` (any policy). Jobs may ask for memory:
+    both modes then reserve cores that can hold it."""
     platform, job_list, config, policy = case
     config.backfilling = backfilling
     if fcfs:

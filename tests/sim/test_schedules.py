@@ -69,12 +69,18 @@ class TestBackfillingHeterogeneousMemory:
         return simulate(hetero_two_nodes(memory_mb=(1000.0, 1000.0)), self.jobs(),
                         backfilling=backfilling)
 
-    @pytest.mark.parametrize("backfilling", ["none", "conservative"])
-    def test_memory_blocks_the_head(self, backfilling):
-        # conservative: Profile counts cores only, so Y is (wrongly) reserved at 0 and Z waits
-        out = by_id(self.run(backfilling))
+    def test_memory_blocks_the_head(self):
+        out = by_id(self.run("none"))
         assert {k: (o.start_s, o.cores) for k, o in out.items()} == {
             "X": (0.0, (0, 2)), "Y": (10.0, (0, 1)), "Z": (10.0, (2,))}
+
+    def test_conservative_reserves_per_node_memory(self):
+        # Y (2 x 500 MB) cannot fit at 0 (400 MB left on each node): it is reserved at 10 on node
+        # 0 (the first node that holds it). Z (300 MB, 30 s) fits now; high_gflops would put it on
+        # core 1 of node 0, inside Y's reservation, so it goes to node 1 (core 3) and starts at 0.
+        out = by_id(self.run("conservative"))
+        assert {k: (o.start_s, o.cores) for k, o in out.items()} == {
+            "X": (0.0, (0, 2)), "Y": (10.0, (0, 1)), "Z": (0.0, (3,))}
 
     def test_easy_reservation_counts_cores_that_hold_the_memory(self):
         # head Y: shadow 10 with 4 cores of 500 MB then: 2 extra; Z (30 s) takes one at 0
@@ -87,8 +93,6 @@ class TestBackfillingHeterogeneousMemory:
             0.0, "Y", 2, 0)
         assert result.overutilizations.memory_shortage == []
 
-    @pytest.mark.xfail(strict=True, reason="bug: EASY's extra cores ignore memory; a backfilled "
-                                           "job takes the memory the head needs at the shadow time")
     def test_easy_never_delays_the_head_when_memory_is_bounded(self):
         # X holds cores 0-1 until 10. Head H (3 x 300 MB): shadow 10, 4 cores of 300 MB then, so
         # 1 extra core. B (1 x 900 MB, 100 s) takes it on node 1 and leaves 100 MB there: at 10
@@ -98,8 +102,6 @@ class TestBackfillingHeterogeneousMemory:
         result = simulate(hetero_two_nodes(memory_mb=(1000.0, 1000.0)), jobs, backfilling="easy")
         assert starts(result)["H"] == 10.0
 
-    @pytest.mark.xfail(strict=True, reason="bug: conservative backfilling's Profile counts cores, "
-                                           "not cores that hold the job's memory")
     def test_conservative_never_delays_a_reservation_when_memory_is_bounded(self):
         # X (600 MB) on core 0 until 10. Y (2 x 700 MB) fits only once X ends (one core per
         # node). The Profile reserves Y at [0, 10) on core counts; L (1 x 700 MB, 100 s) then
