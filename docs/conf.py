@@ -30,6 +30,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
     "options_ref",
+    "cli_ref",
 ]
 
 root_doc = "index"
