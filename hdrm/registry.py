@@ -50,6 +50,16 @@ class Registry(Generic[T]):
                 raise ValueError(f"{self.kind} {key!r} is registered twice")
             self._items[key] = obj
 
+    def remove(self, name: str) -> T:
+        """Unregister ``name`` (not its aliases) and return what it named.
+
+        Raises:
+            ConfigError: the name is not registered.
+        """
+        obj = self.get(name)
+        del self._items[str(name).lower()]
+        return obj
+
     def get(self, name: str, where: str = "") -> T:
         """Return the object registered as ``name``.
 
