@@ -1,7 +1,7 @@
 """The registry of built-in agents by name (``pybatsim.agent.type``).
 
 ``classic`` is registered when :mod:`hdrm.agents.base` is imported; the torch learners
-(``reinforce``, ``a2c``, ``ppo``) register when their modules are imported, which
+(``reinforce``, ``a2c``, ``ppo``, ``dqn``) register when their modules are imported, which
 :func:`get_agent_class` does on demand, so looking up ``classic`` never imports torch.
 """
 
@@ -20,14 +20,21 @@ if TYPE_CHECKING:  # pragma: no cover
 AGENTS: Registry[type] = Registry("agent type")
 
 #: Modules whose import registers the built-in agents.
-BUILTIN_MODULES = ("hdrm.agents.base", "hdrm.agents.reinforce", "hdrm.agents.a2c", "hdrm.agents.ppo")
+BUILTIN_MODULES = (
+    "hdrm.agents.base",
+    "hdrm.agents.reinforce",
+    "hdrm.agents.a2c",
+    "hdrm.agents.ppo",
+    "hdrm.agents.dqn",
+)
 
 
 def get_agent_class(name: str, where: str = "pybatsim.agent.type") -> type["Agent"]:
     """Return the built-in agent class registered as ``name`` (case-insensitive).
 
     Args:
-        name: ``"classic"``, ``"reinforce"``, ``"a2c"`` (alias ``"actor_critic"``) or ``"ppo"``.
+        name: ``"classic"``, ``"reinforce"``, ``"a2c"`` (alias ``"actor_critic"``), ``"ppo"``
+            or ``"dqn"``.
         where: JSON path of the name, for error messages.
 
     Raises:

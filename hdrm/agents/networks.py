@@ -11,7 +11,9 @@ state values ``(...)``:
   it runs once per row). The value head reads a mean-pooled encoding of the rows. When the
   action space has K + 1 actions, the extra ("void") action gets a learned bias logit.
 - ``attention``: as ``kernel``, but rows first exchange information through a self-attention
-  encoder (no positional encoding, so still permutation-equivariant).
+  encoder (no positional encoding, so still permutation-equivariant) with a summary token of the
+  cluster state; padding rows are masked out of the attention, and the value is read from the
+  encoded summary token.
 
 ``auto`` picks ``kernel`` for 2-D observations with K or K + 1 actions and ``mlp`` otherwise.
 Each network has default hidden sizes (:data:`DEFAULT_HIDDEN`); the per-job networks are small
@@ -112,13 +114,20 @@ class MLPNetwork(PolicyValueNetwork):
 class _JobRowNetwork(PolicyValueNetwork):
     """Shared parts of the per-job networks: the void bias and the pooled value head."""
 
-    def __init__(self, obs_shape: tuple[int, ...], n_actions: int, hidden: Sequence[int]) -> None:
+    def __init__(
+        self,
+        obs_shape: tuple[int, ...],
+        n_actions: int,
+        hidden: Sequence[int],
+        pooled_value: bool = True,
+    ) -> None:
         super().__init__()
         self.n_jobs, self.n_features = int(obs_shape[0]), int(obs_shape[1])
         self.has_void = n_actions == self.n_jobs + 1
         self.void_logit = nn.Parameter(torch.zeros(1)) if self.has_void else None
-        self.value_encoder = mlp(self.n_features, hidden[:1], None, activation=nn.ReLU)
-        self.value_head = mlp(hidden[0], (hidden[0],), 1, out_gain=1.0, activation=nn.ReLU)
+        if pooled_value:  # subclasses with their own value head pass False
+            self.value_encoder = mlp(self.n_features, hidden[:1], None, activation=nn.ReLU)
+            self.value_head = mlp(hidden[0], (hidden[0],), 1, out_gain=1.0, activation=nn.ReLU)
 
     def _with_void(self, job_logits: torch.Tensor) -> torch.Tensor:
         if self.void_logit is None:
@@ -154,16 +163,32 @@ class KernelNetwork(_JobRowNetwork):
         return self._with_void(scores.reshape(obs.shape[:-1]))
 
 
+#: Columns of hdrm's ``job_window`` observation the attention network reads by default (negative
+#: indexes, counted from the last feature): the real-job flag (1 for a queued job, 0 for a padding
+#: row) and the cluster state repeated on every row (the free-core fraction).
+WINDOW_REAL_COLUMN = -2
+WINDOW_CLUSTER_COLUMNS = (-1,)
+
+
 @NETWORKS.register("attention")
 class AttentionNetwork(_JobRowNetwork):
-    """Job rows are embedded, mixed by self-attention (no positions), then scored one by one.
+    """Self-attention over the real job rows and a summary token of the cluster state.
+
+    The sequence is a summary token (a learned vector plus an embedding of the cluster columns,
+    averaged over the real rows) followed by the embedded job rows, with no positional encoding,
+    so the job logits are permutation-equivariant. Padding rows (``real_column`` is 0) are masked
+    out as attention keys: they never change the real rows' logits nor the value. Each encoded row
+    is scored by the same MLP; the value is read from the encoded summary token, which also keeps
+    the attention well defined when the window is empty.
 
     Args:
         obs_shape: ``(K, F)``.
         n_actions: K or K + 1 (void).
-        hidden: ``hidden[0]`` is the embedding width; the scorer uses ``hidden``.
+        hidden: ``hidden[0]`` is the embedding width; the scorer uses ``hidden[1:]``.
         heads: attention heads (must divide ``hidden[0]``).
         layers: encoder layers.
+        real_column: feature holding the real-job flag, or None when every row is a real job.
+        cluster_columns: features holding the cluster state (the same on every row); may be empty.
     """
 
     def __init__(
@@ -173,20 +198,57 @@ class AttentionNetwork(_JobRowNetwork):
         hidden: Sequence[int],
         heads: int = 4,
         layers: int = 1,
+        real_column: int | None = None,
+        cluster_columns: Sequence[int] = (),
         **_: object,
     ) -> None:
-        super().__init__(obs_shape, n_actions, hidden)
+        super().__init__(obs_shape, n_actions, hidden, pooled_value=False)
         width = int(hidden[0])
+        self.real_column = real_column
+        self.cluster_columns = tuple(int(c) for c in cluster_columns)
         self.embed = _layer(self.n_features, width, math.sqrt(2.0))
+        self.summary = nn.Parameter(torch.zeros(width))
+        n_cluster = len(self.cluster_columns)
+        self.cluster_embed = _layer(n_cluster, width, 1.0) if n_cluster else None
         layer = nn.TransformerEncoderLayer(
             width, heads, dim_feedforward=2 * width, dropout=0.0, batch_first=True
         )
         self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.scorer = mlp(width, hidden[1:], 1, out_gain=0.01, activation=nn.ReLU)
+        self.value_head = mlp(width, (width,), 1, out_gain=1.0, activation=nn.ReLU)
+
+    def real_rows(self, obs: torch.Tensor) -> torch.Tensor:
+        """Bool ``(..., K)``: true for real job rows, false for padding rows."""
+        if self.real_column is None:
+            return torch.ones(obs.shape[:-1], dtype=torch.bool, device=obs.device)
+        return obs[..., self.real_column] != 0
+
+    def encode(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encoded job rows ``(..., K, W)`` and summary token ``(..., W)``."""
+        batch = obs.shape[:-2]
+        rows = obs.reshape(-1, self.n_jobs, self.n_features)
+        real = self.real_rows(rows)
+        summary = self.summary.expand(rows.shape[0], -1)
+        if self.cluster_embed is not None:
+            weights = real.unsqueeze(-1).to(rows.dtype)
+            cluster = (rows[..., self.cluster_columns] * weights).sum(-2)
+            summary = summary + self.cluster_embed(cluster / weights.sum(-2).clamp(min=1.0))
+        tokens = torch.cat([summary.unsqueeze(1), self.embed(rows)], dim=1)
+        padding = torch.cat([torch.zeros_like(real[:, :1]), ~real], dim=1)
+        out = self.encoder(tokens, src_key_padding_mask=padding)
+        return out[:, 1:].reshape(*batch, self.n_jobs, -1), out[:, 0].reshape(*batch, -1)
 
     def logits(self, obs: torch.Tensor) -> torch.Tensor:
-        rows = self.encoder(self.embed(obs))
-        return self._with_void(self.scorer(rows).squeeze(-1))
+        return self.forward(obs)[0]
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.forward(obs)[1]
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits and value from one pass of the encoder."""
+        rows, summary = self.encode(obs)
+        logits = self._with_void(self.scorer(rows).squeeze(-1))
+        return logits, self.value_head(summary).squeeze(-1)
 
 
 def build_network(
@@ -197,25 +259,51 @@ def build_network(
     *,
     heads: int = 4,
     layers: int = 1,
+    real_column: int | None = WINDOW_REAL_COLUMN,
+    cluster_columns: Sequence[int] = WINDOW_CLUSTER_COLUMNS,
     where: str = "pybatsim.agent.params.network",
 ) -> PolicyValueNetwork:
     """Build the network ``name`` (or pick one when ``name`` is ``"auto"``) for the given spaces.
 
+    ``real_column`` and ``cluster_columns`` only concern the ``attention`` network; their defaults
+    follow hdrm's ``job_window`` layout and are dropped for windows of fewer than 2 features.
+
     Raises:
-        ConfigError: unknown name, an observation space that is not a Box, or a per-job network
-            asked for observations that are not a ``K x F`` window with K or K + 1 actions.
+        ConfigError: unknown name, an observation space that is not a Box, a per-job network
+            asked for observations that are not a ``K x F`` window with K or K + 1 actions, or a
+            column outside the window's features.
     """
     name = resolve_network(name, observation_space, n_actions, where)
     shape = tuple(int(d) for d in observation_space.shape)
     cls = NETWORKS.get(name, where)
     if issubclass(cls, _JobRowNetwork):
         _check_job_rows(name, shape, n_actions, where)
-    if cls is AttentionNetwork and hidden[0] % heads:
+    if cls is not AttentionNetwork:
+        return cls(shape, n_actions, hidden, heads=heads, layers=layers)
+    if hidden[0] % heads:
         raise ConfigError(
             f"pybatsim.agent.params.heads: {heads} heads do not divide the width {hidden[0]} "
             "(pybatsim.agent.hidden); pick heads dividing it"
         )
-    return cls(shape, n_actions, hidden, heads=heads, layers=layers)
+    real, cluster = _window_columns(shape[1], real_column, tuple(cluster_columns))
+    return cls(
+        shape, n_actions, hidden, heads=heads, layers=layers, real_column=real, cluster_columns=cluster
+    )
+
+
+def _window_columns(
+    n_features: int, real: int | None, cluster: tuple[int, ...]
+) -> tuple[int | None, tuple[int, ...]]:
+    """Check the attention network's columns against ``n_features`` (defaults may be dropped)."""
+    if (real, cluster) == (WINDOW_REAL_COLUMN, WINDOW_CLUSTER_COLUMNS) and n_features < 2:
+        return None, ()
+    for key, column in (("real_column", real), *(("cluster_columns", c) for c in cluster)):
+        if column is not None and not -n_features <= column < n_features:
+            raise ConfigError(
+                f"pybatsim.agent.params.{key}: column {column} is outside the {n_features} "
+                f"features of a job row; use -{n_features}..{n_features - 1}"
+            )
+    return real, cluster
 
 
 def resolve_network(name: str, observation_space: spaces.Space, n_actions: int, where: str) -> str:
