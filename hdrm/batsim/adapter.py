@@ -1,0 +1,320 @@
+"""hdrm's decision core as a PyBatsim scheduler: the ``batsim`` engine's decision process.
+
+:class:`HdrmScheduler` subclasses pybatsim's ``BatsimScheduler``. Batsim (the real one, or
+``hdrm serve``) tells it about submissions and completions; at every message that brought one, it
+runs one decision of the :class:`~hdrm.core.scheduler.DecisionCore` (a fixed policy pair, or what
+the ``decide`` hook returns) and answers with:
+
+* ``SET_RESOURCE_STATE`` for every power-state change the core reports
+  (:meth:`DecisionCore.take_changes`), before the jobs start, as the built-in engine applies them:
+  state ids 0-3 (running, contended, idle, sleeping) are the P-states ``"0"``-``"3"`` of the SimGrid
+  hosts hdrm exports, so memory-bandwidth contention reaches SimGrid as slower P-states;
+* ``EXECUTE_JOB`` with a procset allocation of the core ids the core chose (core ``i`` is Batsim
+  resource ``i``);
+* ``REJECT_JOB`` for jobs the platform can never run.
+
+Decisions happen at the same points as on the built-in engine (after all the submissions and
+completions of one instant, which ``hdrm serve`` sends in one message), with the same random
+generator, so both engines make the same decisions. Job requirements (memory, bandwidth, work) come
+from the workload file named in SIMULATION_BEGINS, the platform from the file given to the
+adapter.
+
+Run it from Python (:func:`hdrm.batsim.process.run_batsim`, or pybatsim's ``Batsim(scheduler, ...)``)
+or with pybatsim's launcher: ``pybatsim /path/to/hdrm/batsim/hdrmScheduler.py -o '{"platform":
+"platforms/tiny4.json", "policy": "shortest-high_gflops"}'`` (see :mod:`hdrm.batsim.hdrmScheduler`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Union
+
+import numpy as np
+import zmq
+from batsim.batsim import BatsimScheduler
+from procset import ProcSet
+
+from hdrm.batsim import protocol
+from hdrm.core.scheduler import DecisionCore, Start
+from hdrm.errors import ConfigError, HdrmError, ProtocolError
+from hdrm.platform.loader import load_platform
+from hdrm.platform.model import Platform
+from hdrm.platform.power import CONTENDED, IDLE, NB_STATES, RUNNING, SLEEPING
+from hdrm.platform.simgrid import core_host_name, platform_from_simgrid
+from hdrm.policies.core_selection import CorePolicy
+from hdrm.policies.pairs import PolicyPair, resolve_policy
+from hdrm.registry import suggest
+from hdrm.workload.batsim_json import read_batsim_json
+from hdrm.workload.job import Job
+
+logger = logging.getLogger(__name__)
+
+#: Batsim P-state id of each core state of :mod:`hdrm.platform.power`.
+PSTATE_OF_STATE = {RUNNING: "0", CONTENDED: "1", IDLE: "2", SLEEPING: "3"}
+#: Contention models whose speeds four P-states cannot express.
+CONTINUOUS_MODELS = ("smooth",)
+#: Keys of the options dict (pybatsim's ``-o``).
+OPTION_KEYS = ("platform", "policy", "contention", "backfilling", "decision", "seed")
+
+
+@dataclass(frozen=True)
+class Pick:
+    """A ``job_pick`` action: start ``job`` now if it fits, else (``hold``) keep it first in line.
+
+    Attributes:
+        job: the queued job to start.
+        core: the placement; None uses the adapter's policy pair's core selection.
+        hold: when the job does not fit, commit to it and backfill around it.
+    """
+
+    job: Job
+    core: CorePolicy | None = None
+    hold: bool = False
+
+
+#: What a decide hook returns: a policy pair, a job (or Pick) to start, or None to do nothing.
+Action = Union[PolicyPair, Job, Pick, None]
+#: The agent hook: called with the current time at every decision point with a non-empty queue.
+DecideHook = Callable[[float], Action]
+
+
+class DecisionStopped(HdrmError):
+    """The decision process was asked to stop (the simulator died or the run was cancelled)."""
+
+
+class HdrmScheduler(BatsimScheduler):
+    """A PyBatsim scheduler that runs hdrm's decision core.
+
+    Args:
+        options: pybatsim's options dict (keys of :data:`OPTION_KEYS`); keyword arguments win.
+        platform: the platform (a :class:`Platform`, or a platform JSON / SimGrid XML path).
+        policy: the fixed policy, a heuristic or a ``"job-core"`` pair.
+        contention: contention model; ``smooth`` is refused (not expressible with 4 P-states).
+        backfilling: ``none``, ``easy`` or ``conservative``.
+        decision: ``event`` or ``commit``.
+        seed: seed of the decision core's random generator (same as the built-in engine's).
+        decide: the agent hook (see :data:`DecideHook`); None runs ``policy``.
+
+    Raises:
+        ConfigError: an unknown option, policy or model, a missing platform, or ``smooth``.
+    """
+
+    def __init__(self, options: dict[str, Any] | None = None, *, decide: DecideHook | None = None,
+                 **settings: Any) -> None:
+        super().__init__(dict(options or {}))
+        merged = {**self.options, **settings}
+        unknown = sorted(set(merged) - set(OPTION_KEYS))
+        if unknown:
+            raise ConfigError(f"HdrmScheduler: unknown option {unknown[0]!r}; "
+                              f"{suggest(unknown[0], OPTION_KEYS)}valid options: {', '.join(OPTION_KEYS)}")
+        contention = str(merged.get("contention", "hdeeprm"))
+        if contention in CONTINUOUS_MODELS:
+            raise ConfigError(
+                f"contention: model {contention!r} slows cores by continuous factors, which Batsim's "
+                "four power states cannot express; use 'hdeeprm' or 'none' with engine 'batsim'"
+            )
+        self.platform = _platform(merged.get("platform"))
+        self.pair = resolve_policy(merged.get("policy", "shortest-high_gflops"))
+        self.rng = np.random.default_rng(int(merged.get("seed", 0)))
+        self.core = DecisionCore(self.platform, contention, str(merged.get("backfilling", "none")),
+                                 str(merged.get("decision", "event")), self.rng)
+        self.decide_hook = decide
+        #: Decisions made: (time, job, cores) per started job, in order.
+        self.starts: list[tuple[float, Job, list[int]]] = []
+        #: Power-state requests sent: (time, state id, cores).
+        self.state_requests: list[tuple[float, int, list[int]]] = []
+        #: Jobs rejected: (time, job, reason).
+        self.rejections: list[tuple[float, Job, str]] = []
+        self.decisions = 0
+        self.energy_j: float | None = None
+        self.jobs: dict[str, Job] = {}
+        self._bs_jobs: dict[str, Any] = {}
+        self._dirty = False
+        self._wid = "w0"
+        self._bs = None
+        #: Set by :mod:`hdrm.batsim.process`: seconds to wait for Batsim, and a stop request.
+        self.timeout_s: float | None = None
+        self.stop_event = threading.Event()
+        self.bound = threading.Event()
+        self.endpoint: str | None = None
+
+    # ------------------------------------------------------------------ pybatsim plumbing
+    @property
+    def bs(self) -> Any:
+        """pybatsim's ``Batsim`` object; setting it (pybatsim does) hooks its socket."""
+        return self._bs
+
+    @bs.setter
+    def bs(self, value: Any) -> None:
+        self._bs = value
+        network = getattr(value, "network", None)
+        if network is not None and network.connection is not None:
+            network.connection.setsockopt(zmq.LINGER, 1000)
+            self.endpoint = network.connection.getsockopt_string(zmq.LAST_ENDPOINT)
+            network.recv = self._guarded_recv(network)
+        self.bound.set()
+
+    def _guarded_recv(self, network: Any) -> Callable[..., dict | None]:
+        """A replacement of pybatsim's recv: stoppable, with a timeout, checking every message."""
+
+        def recv(blocking: bool = False) -> dict | None:
+            limit = self.timeout_s
+            if limit is None and not blocking:
+                limit = network.timeout / 1000.0 if network.timeout and network.timeout > 0 else None
+            deadline = None if limit is None else time.monotonic() + limit
+            while not network.connection.poll(100):
+                if self.stop_event.is_set():
+                    raise DecisionStopped("the decision process was stopped")
+                if deadline is not None and time.monotonic() > deadline:
+                    if self.timeout_s is None:
+                        return None  # pybatsim calls onDeadlock
+                    raise ProtocolError(f"Batsim sent nothing for {limit:g} s; it stopped answering")
+            text = network.connection.recv_string()
+            protocol.decode_message(text, "batsim")
+            return json.loads(text)
+
+        return recv
+
+    def onDeadlock(self) -> None:  # noqa: N802 (pybatsim's name)
+        raise ProtocolError("Batsim stopped answering (no message within pybatsim's timeout)")
+
+    # ------------------------------------------------------------------ events
+    def onSimulationBegins(self) -> None:  # noqa: N802
+        nb = self.bs.nb_compute_resources
+        if nb != self.platform.nb_cores:
+            raise ProtocolError(
+                f"Batsim simulates {nb} compute resources but platform {self.platform.name!r} has "
+                f"{self.platform.nb_cores} cores; give the adapter the platform Batsim runs"
+            )
+        self._check_names()
+        workloads = self.bs.workloads
+        if len(workloads) != 1:
+            raise ConfigError(f"the adapter handles one workload, Batsim has {len(workloads)}: "
+                              f"{', '.join(workloads)}")
+        (self._wid, path), = workloads.items()
+        workload = read_batsim_json(path, self.platform.reference_gflops)
+        self.jobs = {f"{self._wid}!{job.id}": job for job in workload.jobs}
+
+    def _check_names(self) -> None:
+        if self.platform.source.lower().endswith(".xml"):
+            return
+        nb = self.platform.nb_cores
+        for res_id, res in sorted(self.bs.compute_resources.items()):
+            expected = core_host_name(res_id, nb)
+            if res.get("name") != expected:
+                raise ProtocolError(
+                    f"Batsim resource {res_id} is host {res.get('name')!r}, expected {expected!r}; run "
+                    "Batsim on the platform.xml hdrm exports for this platform"
+                )
+
+    def onJobSubmission(self, job: Any) -> None:  # noqa: N802
+        mine = self._job(job.id)
+        self._bs_jobs[job.id] = job
+        now = self.bs.time()
+        reason = self.core.submit(mine, now)
+        if reason is not None:
+            self.rejections.append((now, mine, reason))
+            self.bs.reject_jobs([job])
+        self._dirty = True
+
+    def onJobCompletion(self, job: Any) -> None:  # noqa: N802
+        self.core.complete(self._job(job.id), self.bs.time())
+        self._dirty = True
+
+    def onJobsKilled(self, jobs: list[Any]) -> None:  # noqa: N802
+        logger.debug("killed: %s", [j.id for j in jobs])
+
+    def onMachinePStateChanged(self, nodeid: tuple[int, int], pstate: str) -> None:  # noqa: N802
+        logger.debug("resources %s now in P-state %s", nodeid, pstate)
+
+    def onRequestedCall(self) -> None:  # noqa: N802
+        pass
+
+    def onReportEnergyConsumed(self, consumed_energy: float) -> None:  # noqa: N802
+        self.energy_j = consumed_energy
+
+    def onNoMoreEvents(self) -> None:  # noqa: N802
+        if self._dirty and self.bs.running_simulation:
+            self._dirty = False
+            self._decision_point(self.bs.time())
+
+    def _job(self, batsim_id: str) -> Job:
+        job = self.jobs.get(batsim_id)
+        if job is None:
+            raise ProtocolError(f"Batsim sent unknown job {batsim_id!r}; it is not in the workload file")
+        return job
+
+    # ------------------------------------------------------------------ decisions
+    def _decision_point(self, now: float) -> None:
+        """One decision, as the built-in engine's ``next_decision`` + ``decide``."""
+        self.decisions += 1
+        self._send_changes(now)
+        starts = self._act(now) if self.core.queue else []
+        self._send_changes(now)
+        if not starts:
+            return
+        chosen = []
+        for job, cores in starts:
+            bs_job = self._bs_jobs[f"{self._wid}!{job.id}"]
+            bs_job.allocation = ProcSet(*cores)
+            chosen.append(bs_job)
+            self.starts.append((now, job, list(cores)))
+        self.bs.execute_jobs(chosen)
+
+    def _act(self, now: float) -> list[Start]:
+        action = self.decide_hook(now) if self.decide_hook is not None else self.pair
+        if action is None:
+            return []
+        if isinstance(action, PolicyPair):
+            return self.core.schedule(now, action)
+        if isinstance(action, Job):
+            action = Pick(action)
+        if not isinstance(action, Pick):
+            raise ConfigError(f"the decide hook returned {action!r}; return a PolicyPair, a Job, a "
+                              "Pick or None")
+        return self._pick(action, now)
+
+    def _pick(self, pick: Pick, now: float) -> list[Start]:
+        """Start a chosen job, as the built-in engine's ``pick``."""
+        core = pick.core or self.pair.core
+        cores = self.core.start_now(pick.job, core, now)
+        if cores is not None:
+            return [(pick.job, cores)]
+        if pick.hold:
+            self.core.committed = pick.job
+        return self.core.backfill(now, pick.job, core)
+
+    def _send_changes(self, now: float) -> None:
+        for state, factor, cores in self.core.take_changes():
+            if factor != 1.0 or not 0 <= state < NB_STATES:
+                raise ConfigError(
+                    f"the contention model set cores {cores[:4]}... to state {state} with speed factor "
+                    f"{factor:g}; Batsim's four power states express only factor 1"
+                )
+            cores = sorted(cores)
+            self.bs.set_resource_state(ProcSet(*cores), PSTATE_OF_STATE[state])
+            self.state_requests.append((now, state, cores))
+
+
+def _platform(value: Platform | str | None) -> Platform:
+    if isinstance(value, Platform):
+        return value
+    if value is None:
+        raise ConfigError("HdrmScheduler: no platform; pass platform=<platform JSON path> "
+                          "(the file Batsim's platform.xml was exported from)")
+    path = str(value)
+    if not path.lower().endswith(".xml"):
+        return load_platform(path)
+    platform, hosts = platform_from_simgrid(path)
+    short = [h.name for h in hosts if len(h.speeds_gflops) < NB_STATES]
+    if short:
+        raise ConfigError(
+            f"{path}: host {short[0]!r} has fewer than {NB_STATES} power states; the adapter switches "
+            "cores between running, contended, idle and sleeping states (export the platform with "
+            "hdrm platform --xml)"
+        )
+    return platform

@@ -1,0 +1,301 @@
+"""The compute hosts the Batsim-protocol server simulates: platform input, power states, energy.
+
+Hosts come from a plain SimGrid XML platform (``<host>`` or ``<cluster>`` elements; the master host
+left out; Batsim's resource order) or from an hdrm platform JSON file, which is exported to SimGrid
+XML in memory and read back, so the server sees exactly what the real Batsim would see with the
+file hdrm writes for it (one host per core, four power states, every core starting asleep in
+state 3).
+
+:class:`HostBoard` runs the hosts on :class:`~hdrm.sim.machine.Machine` and adds what Batsim does
+around SimGrid's hosts:
+
+* power as SimGrid's energy plugin computes it for one-core hosts: the *idle* wattage of the
+  current power state when the host computes nothing (no job, or a ``delay`` job, which only
+  sleeps) and the *full* wattage while it computes (a ``parallel_homogeneous`` job, a switch);
+  each power state ``k`` is machine state ``2k`` (idle) or ``2k + 1`` (computing), same speed;
+* ``SET_RESOURCE_STATE``: a change between computation states is immediate; with the host
+  property ``sleep_pstates = "S:OFF:ON"`` (Batsim's convention), going to sleep state ``S`` first
+  computes one flop in the virtual state ``OFF`` and waking up one flop in state ``ON``, which
+  takes ``1 / speed`` seconds and draws that state's power. The acknowledgement
+  (``RESOURCE_STATE_CHANGED``) comes when the change is done.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from hdrm.errors import PlatformError, ProtocolError
+from hdrm.platform.loader import load_platform
+from hdrm.platform.simgrid import HostSpec, platform_to_xml, read_simgrid_hosts
+from hdrm.sim.machine import JobEnd, Machine
+
+logger = logging.getLogger(__name__)
+
+#: Work of a switch-on or switch-off, in GFLOP (SimGrid executes one flop).
+SWITCH_WORK_GFLOP = 1e-9
+
+
+def load_hosts(path: str | Path) -> list[HostSpec]:
+    """The compute hosts of a platform file, in Batsim's resource order.
+
+    Args:
+        path: a SimGrid XML platform (``.xml``) or an hdrm platform JSON file (``.json``).
+
+    Raises:
+        PlatformError: the file is missing, malformed, has another suffix, or has no compute host.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".xml":
+        hosts = read_simgrid_hosts(path)
+    elif suffix == ".json":
+        xml = platform_to_xml(load_platform(path))
+        with tempfile.TemporaryDirectory(prefix="hdrm-serve-") as folder:
+            exported = Path(folder) / "platform.xml"
+            exported.write_bytes(xml)
+            hosts = read_simgrid_hosts(exported)
+    else:
+        raise PlatformError(
+            f"{path}: unknown platform format {suffix or '(no suffix)'!r}; give a SimGrid XML "
+            "platform (.xml) or an hdrm platform JSON file (.json)"
+        )
+    if not hosts:
+        raise PlatformError(f"{path}: no compute host (only a master or storage host); add hosts")
+    return hosts
+
+
+def sleep_states(host: HostSpec, where: str) -> dict[int, tuple[int, int]]:
+    """Batsim's ``sleep_pstates`` property: ``{sleep state: (switch-off state, switch-on state)}``.
+
+    Raises:
+        PlatformError: the property is not ``S:OFF:ON`` triples of valid state ids.
+    """
+    text = host.properties.get("sleep_pstates", "").strip()
+    found: dict[int, tuple[int, int]] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        try:
+            sleep, off, on = (int(v) for v in part.split(":"))
+        except ValueError:
+            raise PlatformError(
+                f"{where}: bad sleep_pstates {text!r}; write 'SLEEP:OFF:ON' state ids, e.g. '1:2:3'"
+            ) from None
+        if max(sleep, off, on) >= len(host.speeds_gflops) or min(sleep, off, on) < 0:
+            raise PlatformError(
+                f"{where}: sleep_pstates {part!r} names a state outside 0..{len(host.speeds_gflops) - 1}"
+            )
+        found[sleep] = (off, on)
+    return found
+
+
+@dataclass(slots=True)
+class _Switch:
+    """A pending state change of some hosts (internal)."""
+
+    hosts: tuple[int, ...]
+    target: int
+
+
+def _tables(hosts: Sequence[HostSpec]) -> tuple[list[tuple[float, ...]], list[tuple[float, ...]]]:
+    """Machine speed and power tables: state ``2k`` is P-state k idle, ``2k + 1`` computing."""
+    speeds, powers = [], []
+    for host in hosts:
+        n = len(host.speeds_gflops)
+        watts = host.wattage_per_state_w
+        if watts and len(watts) != n:
+            raise PlatformError(
+                f"host {host.name!r}: {len(watts)} wattage_per_state entries for {n} speeds; "
+                "give one 'idle:full' pair per power state"
+            )
+        if not watts:
+            logger.debug("host %s has no wattage_per_state: it consumes 0 W", host.name)
+            watts = ((0.0, 0.0),) * n
+        speeds.append(tuple(s for s in host.speeds_gflops for _ in (0, 1)))
+        powers.append(tuple(w for pair in watts for w in pair))
+    return speeds, powers
+
+
+class HostBoard:
+    """The hosts of a Batsim-protocol run: jobs, power states, switches and energy.
+
+    Args:
+        hosts: compute hosts in resource order (see :func:`load_hosts`).
+    """
+
+    def __init__(self, hosts: Sequence[HostSpec]) -> None:
+        self.hosts = list(hosts)
+        speeds, powers = _tables(self.hosts)
+        self.pstate: list[int] = [h.pstate for h in self.hosts]
+        self.machine = Machine(speeds, powers, [2 * p for p in self.pstate], kill_on_walltime=True)
+        self.sleep = [sleep_states(h, f"host {h.name!r}") for h in self.hosts]
+        self.virtual = [{s for pair in m.values() for s in pair} for m in self.sleep]
+        self.switching: list[bool] = [False] * len(self.hosts)
+        self._loaded: list[bool] = [False] * len(self.hosts)
+        self._switches: list[tuple[float, int, _Switch]] = []
+        self._seq = 0
+        self.nb_machine_switches = 0
+        self.nb_grouped_switches = 0
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def now(self) -> float:
+        """Current simulated time."""
+        return self.machine.now
+
+    @property
+    def nb_hosts(self) -> int:
+        """Number of compute hosts."""
+        return len(self.hosts)
+
+    def is_sleeping(self, host: int) -> bool:
+        """True when ``host`` is in one of its sleep states."""
+        return self.pstate[host] in self.sleep[host]
+
+    def state_name(self, host: int) -> str:
+        """Batsim's name of the host's state in SIMULATION_BEGINS."""
+        return "sleeping" if self.is_sleeping(host) else "idle"
+
+    def next_time(self) -> float:
+        """Time of the next job end or switch completion, or infinity."""
+        t_switch = self._switches[0][0] if self._switches else math.inf
+        return min(self.machine.next_time(), t_switch)
+
+    @property
+    def pending_switches(self) -> int:
+        """Number of state changes not acknowledged yet."""
+        return len(self._switches)
+
+    def energy_j(self) -> float:
+        """Energy consumed by every compute host since time 0."""
+        return self.machine.energy_j()
+
+    # ------------------------------------------------------------------ jobs
+    def start(self, key: int, hosts: Sequence[int], *, delay_s: float | None = None,
+              ops_gflop: float | None = None, walltime_s: float = math.inf) -> None:
+        """Start job ``key`` now: a delay job (hosts stay idle) or a computing job."""
+        self.machine.start(key, hosts, delay_s=delay_s, ops_gflop=ops_gflop, walltime_s=walltime_s)
+        if ops_gflop is not None:
+            self._set_load(hosts, True)
+
+    def kill(self, key: int) -> JobEnd:
+        """Kill job ``key`` now; its hosts stop computing."""
+        end = self.machine.kill(key)
+        self._set_load(end.cores, False)
+        return end
+
+    def advance(self, t: float) -> list[tuple[float, JobEnd | tuple[tuple[int, ...], int]]]:
+        """Move time to ``t``; returns job ends and finished switches ``(hosts, state)`` in time order."""
+        done: list[tuple[float, JobEnd | tuple[tuple[int, ...], int]]] = []
+        machine = self.machine
+        while True:
+            t_next = self.next_time()
+            if t_next > t:
+                break
+            for end in machine.advance(t_next):
+                self._set_load(end.cores, False)
+                done.append((end.finish_s, end))
+            while self._switches and self._switches[0][0] <= t_next:
+                _, _, switch = heapq.heappop(self._switches)
+                self._finish_switch(switch)
+                done.append((t_next, (switch.hosts, switch.target)))
+        machine.advance(t)
+        return done
+
+    # ------------------------------------------------------------------ power states
+    def request(self, hosts: Sequence[int], state: int, where: str) -> None:
+        """SET_RESOURCE_STATE: switch ``hosts`` to power ``state`` (acknowledged by :meth:`advance`).
+
+        Raises:
+            ProtocolError: an unknown host or state, a virtual switch state, a host that is
+                switching, or a busy host sent to sleep (``where`` names the event).
+        """
+        self.nb_grouped_switches += 1
+        self.nb_machine_switches += len(hosts)
+        groups: dict[float, list[int]] = {}
+        for h in hosts:
+            duration = self._check_request(h, state, where)
+            groups.setdefault(duration, []).append(h)
+        now = self.machine.now
+        for duration, members in sorted(groups.items()):
+            if duration == 0.0:
+                self._apply(members, state, computing=False)  # immediate; only the ack waits
+            else:
+                for h in members:
+                    self._apply([h], self._transit_state(h, state) or state, computing=True)
+                    self.switching[h] = True
+            self._seq += 1
+            heapq.heappush(self._switches, (now + duration, self._seq, _Switch(tuple(members), state)))
+
+    def _check_request(self, h: int, state: int, where: str) -> float:
+        """Validate one host's switch; returns its duration in seconds."""
+        if not 0 <= h < self.nb_hosts:
+            raise ProtocolError(f"{where}: unknown resource {h}; resources are 0..{self.nb_hosts - 1}")
+        name = self.hosts[h].name
+        if not 0 <= state < len(self.hosts[h].speeds_gflops):
+            raise ProtocolError(
+                f"{where}: resource {h} ({name}) has no power state {state}; its states are "
+                f"0..{len(self.hosts[h].speeds_gflops) - 1}"
+            )
+        if state in self.virtual[h]:
+            raise ProtocolError(
+                f"{where}: state {state} of resource {h} ({name}) is a virtual switch-on/off state "
+                "(sleep_pstates); request a computation or sleep state"
+            )
+        if self.switching[h]:
+            raise ProtocolError(f"{where}: resource {h} ({name}) is still switching; wait for its "
+                                "RESOURCE_STATE_CHANGED")
+        via = self._transit_state(h, state)
+        if via is None:
+            return 0.0
+        if state in self.sleep[h] and self.machine.job_on[h] != -1:
+            raise ProtocolError(f"{where}: resource {h} ({name}) runs a job and cannot go to sleep "
+                                f"state {state}")
+        speed = self.hosts[h].speeds_gflops[via]
+        if speed <= 0:
+            raise ProtocolError(f"{where}: resource {h} ({name}) switches through state {via} of "
+                                "speed 0, so the switch never ends; fix the platform speeds")
+        return SWITCH_WORK_GFLOP / speed
+
+    def _transit_state(self, h: int, target: int) -> int | None:
+        """The virtual state a switch of ``h`` to ``target`` goes through, or None if immediate."""
+        current = self.pstate[h]
+        if current == target:
+            return None
+        if target in self.sleep[h]:
+            if current in self.sleep[h]:
+                raise ProtocolError(f"resource {h} ({self.hosts[h].name}) is asleep in state {current}; "
+                                    f"wake it up before sending it to sleep state {target}")
+            return self.sleep[h][target][0]
+        if current in self.sleep[h]:
+            return self.sleep[h][current][1]
+        return None
+
+    def _finish_switch(self, switch: _Switch) -> None:
+        self._apply(switch.hosts, switch.target, computing=False)
+        for h in switch.hosts:
+            self.pstate[h] = switch.target
+            self.switching[h] = False
+
+    def _apply(self, hosts: Sequence[int], state: int, computing: bool) -> None:
+        """Put ``hosts`` in P-state ``state``, computing (switches) or as their jobs make them."""
+        for load in (False, True):
+            members = [h for h in hosts if (computing or self._loaded[h]) == load]
+            if members:
+                self.machine.set_state(members, 2 * state + int(load))
+        if not computing:
+            for h in hosts:
+                self.pstate[h] = state
+
+    def _set_load(self, hosts: Sequence[int], loaded: bool) -> None:
+        for h in hosts:
+            self._loaded[h] = loaded
+        by_state: dict[int, list[int]] = {}
+        for h in hosts:
+            by_state.setdefault(self.pstate[h], []).append(h)
+        for state, members in by_state.items():
+            self.machine.set_state(members, 2 * state + int(loaded))

@@ -1,0 +1,169 @@
+"""The jobs of a Batsim-protocol run: the workload as Batsim reads it, job states and results.
+
+The workload is read twice: by :func:`hdrm.workload.batsim_json.read_batsim_json` (validation,
+profile types, submission order: by ``subtime``, ties in file order) and as raw JSON, because Batsim
+forwards each job's JSON object verbatim in JOB_SUBMITTED (extra fields and key order included, the
+id prefixed with the workload id) and every profile in SIMULATION_BEGINS.
+
+Only profiles the built-in physics can run are accepted: ``delay`` and ``parallel_homogeneous``
+without communication. Anything needing SimGrid's network model is refused up front by
+:func:`check_simulable`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hdrm.batsim.protocol import format_resources
+from hdrm.errors import ProtocolError, WorkloadError
+from hdrm.registry import suggest
+from hdrm.results.records import COMPLETED_SUCCESSFULLY, REJECTED, JobResult
+from hdrm.workload.batsim_json import check_supported, read_batsim_json
+from hdrm.workload.job import PROFILE_DELAY, Job, Workload
+
+#: Job life cycle in the server.
+PENDING, SUBMITTED, RUNNING, DONE = "pending", "submitted", "running", "done"
+
+
+def check_simulable(workload: Workload) -> None:
+    """Refuse profiles that need SimGrid's network model.
+
+    Raises:
+        WorkloadError: naming the profile type and its jobs (``parallel``, ``composed``,
+            ``parallel_homogeneous`` with ``com`` != 0, ...).
+    """
+    check_supported(workload)
+    for job in workload.jobs:
+        data = job.extra.get("profile_data") or {}
+        if data.get("com", 0):
+            raise WorkloadError(
+                f"{workload.source}: job {job.id!r} uses profile {job.profile!r} of type "
+                f"'{job.profile_type}' with com={data['com']!r} bytes, which needs SimGrid's network "
+                "model; hdrm serve simulates 'delay' and 'parallel_homogeneous' profiles with com=0 "
+                "(run this workload with the real batsim)"
+            )
+
+
+@dataclass(slots=True)
+class ServerJob:
+    """One job of the run and what happened to it."""
+
+    job: Job
+    batsim_id: str
+    raw: dict[str, Any]
+    state: str = PENDING
+    start_s: float = -1.0
+    finish_s: float = -1.0
+    final_state: str = ""
+    hosts: tuple[int, ...] = ()
+    energy_j: float = -1.0
+    metadata: str = ""
+
+    @property
+    def profile_name(self) -> str:
+        """The job's profile name."""
+        return self.job.profile
+
+
+@dataclass
+class JobTable:
+    """Every job of the workload, by Batsim id, in submission order.
+
+    Attributes:
+        workload: the parsed workload.
+        path: absolute path of the workload file (as Batsim reports it).
+        profiles: the raw profiles of the file, by name.
+        jobs: the jobs in submission order.
+        by_id: the same jobs by Batsim id (``"w0!42"``).
+        finished: Batsim ids in the order jobs ended or were rejected (out_jobs.csv row order).
+    """
+
+    workload: Workload
+    path: str
+    profiles: dict[str, Any]
+    jobs: list[ServerJob]
+    by_id: dict[str, ServerJob] = field(default_factory=dict)
+    finished: list[str] = field(default_factory=list)
+
+    def get(self, batsim_id: str, where: str) -> ServerJob:
+        """The job with this Batsim id.
+
+        Raises:
+            ProtocolError: no such job, or not submitted yet (``where`` names the event).
+        """
+        job = self.by_id.get(batsim_id)
+        if job is None:
+            raise ProtocolError(
+                f"{where}: unknown job {batsim_id!r}; {suggest(batsim_id, list(self.by_id))}"
+                "job ids are 'w0!<id in the workload file>'"
+            )
+        if job.state == PENDING:
+            raise ProtocolError(f"{where}: job {batsim_id!r} has not been submitted yet "
+                                f"(its subtime is {job.job.submit_s:g} s)")
+        return job
+
+    def unfinished(self) -> list[ServerJob]:
+        """Submitted jobs that were neither rejected nor have ended."""
+        return [j for j in self.jobs if j.state in (SUBMITTED, RUNNING)]
+
+
+def read_job_table(path: str | Path, workload_id: str = "w0") -> JobTable:
+    """Read a Batsim JSON workload for the server.
+
+    Raises:
+        WorkloadError: unreadable or invalid workload, or a profile needing the network model.
+    """
+    path = Path(path).resolve()
+    workload = read_batsim_json(path)
+    check_simulable(workload)
+    with open(path, encoding="utf-8") as handle:
+        doc = json.load(handle)
+    raw_jobs = {_key(j["id"]): j for j in doc["jobs"]}
+    jobs = []
+    for job in workload.jobs:
+        batsim_id = f"{workload_id}!{job.id}"
+        raw = {k: (batsim_id if k == "id" else v) for k, v in raw_jobs[_key(job.id)].items()}
+        jobs.append(ServerJob(job, batsim_id, raw))
+    if not jobs:
+        raise WorkloadError(f"{path}: no job; a Batsim workload needs at least one job")
+    table = JobTable(workload, str(path), dict(doc["profiles"]), jobs)
+    table.by_id = {j.batsim_id: j for j in jobs}
+    return table
+
+
+def _key(job_id: Any) -> str:
+    return f"{type(job_id).__name__}:{job_id}"
+
+
+def job_result(job: ServerJob, workload_name: str, energy: bool) -> JobResult:
+    """The out_jobs.csv row of a job that ended or was rejected."""
+    walltime = job.raw.get("walltime", -1)
+    common = dict(
+        job_id=str(job.job.id), workload_name=workload_name, profile=job.profile_name,
+        submission_time=job.job.submit_s, requested_number_of_resources=job.job.res,
+        requested_time=float(walltime) if walltime is not None else -1.0, metadata=job.metadata,
+    )
+    if job.final_state == REJECTED:
+        return JobResult(**common, success=0, final_state=REJECTED, consumed_energy=None)
+    return JobResult(
+        **common,
+        success=int(job.final_state == COMPLETED_SUCCESSFULLY),
+        final_state=job.final_state,
+        starting_time=job.start_s,
+        execution_time=job.finish_s - job.start_s,
+        finish_time=job.finish_s,
+        allocated_resources=format_resources(job.hosts),
+        consumed_energy=job.energy_j if energy else -1.0,
+    )
+
+
+def run_kwargs(job: Job) -> dict[str, float]:
+    """Keyword arguments of :meth:`HostBoard.start` for ``job``'s profile."""
+    walltime = job.walltime_s if job.has_walltime else math.inf
+    if job.profile_type == PROFILE_DELAY:
+        return {"delay_s": job.run_time_s, "walltime_s": walltime}
+    return {"ops_gflop": job.ops_gflop, "walltime_s": walltime}

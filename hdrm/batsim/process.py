@@ -1,0 +1,241 @@
+"""Run the real Batsim with hdrm's decision core: the ``batsim`` engine's launcher.
+
+:func:`run_batsim` writes ``platform.xml`` (:func:`hdrm.platform.simgrid.write_simgrid_xml`) and
+``workload.json`` (:func:`hdrm.workload.batsim_json.write_batsim_json`) into the run folder, binds
+the decision process (pybatsim's ``Batsim`` driving a :class:`~hdrm.batsim.adapter.HdrmScheduler`,
+in a background thread) to a free port chosen by the system (never a fixed 28000: runs on one
+machine do not collide), starts::
+
+    batsim -p platform.xml -w workload.json -E -e OUT/out -s tcp://localhost:PORT
+
+and waits for both. Batsim's own ``out_jobs.csv`` and ``out_schedule.csv`` land in ``OUT``; its log in
+``batsim.log``. Failures are one clear error: Batsim not installed (:data:`INSTALL_HINT`), Batsim
+exiting early (with the tail of its log), Batsim going silent (timeout), or a message the decision
+process does not understand (naming its type).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from batsim.batsim import Batsim
+
+from hdrm.batsim.adapter import DecisionStopped, HdrmScheduler
+from hdrm.errors import ConfigError, HdrmError, ProtocolError, SimulationError
+from hdrm.platform.model import Platform
+from hdrm.platform.simgrid import write_simgrid_xml
+from hdrm.results.csvio import read_jobs_csv
+from hdrm.results.records import JobResult
+from hdrm.workload.batsim_json import write_batsim_json
+from hdrm.workload.job import Workload
+
+logger = logging.getLogger(__name__)
+
+INSTALL_HINT = (
+    "install Batsim 4.x (4.2.1 is tested; Batsim 5 speaks another protocol): with Nix, the batsim "
+    "package of the kapack NUR repository (nur-kapack), pinned to a 4.x release; with Guix, the batsim "
+    "package of the guix-hpc channel; or a container image holding Batsim 4.x behind a wrapper "
+    "script named batsim on the PATH. Give its path as batsim.binary in options.json when it is not "
+    "on the PATH. Without Batsim, 'hdrm serve' plays its part for PyBatsim schedulers"
+)
+#: Seconds Batsim may take to exit after the last message.
+EXIT_GRACE_S = 10.0
+#: Lines of Batsim's log quoted in errors.
+LOG_TAIL_LINES = 20
+
+
+def find_batsim(binary: str = "batsim") -> str:
+    """The Batsim executable: ``binary`` as a path, or looked up on PATH.
+
+    Raises:
+        ConfigError: not found or not executable, with install instructions.
+    """
+    if os.sep in binary or (os.altsep and os.altsep in binary):
+        path = Path(binary)
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+        raise ConfigError(f"batsim.binary: {binary!r} is not an executable file; {INSTALL_HINT}")
+    found = shutil.which(binary)
+    if found is None:
+        raise ConfigError(f"batsim.binary: {binary!r} not found on PATH; {INSTALL_HINT}")
+    return found
+
+
+@dataclass
+class BatsimRun:
+    """The outcome of one Batsim run.
+
+    Attributes:
+        run_dir: the run folder.
+        command: the Batsim command line.
+        out_prefix: Batsim's ``-e`` prefix.
+        results: the rows of Batsim's out_jobs.csv.
+        scheduler: the decision process (its ``starts``, ``state_requests`` ...).
+        wall_s: wall-clock seconds of the whole run.
+    """
+
+    run_dir: Path
+    command: list[str]
+    out_prefix: Path
+    results: list[JobResult] = field(default_factory=list)
+    scheduler: HdrmScheduler | None = None
+    wall_s: float = 0.0
+
+    @property
+    def jobs_csv(self) -> Path:
+        """Batsim's out_jobs.csv."""
+        return Path(f"{self.out_prefix}_jobs.csv")
+
+    @property
+    def schedule_csv(self) -> Path:
+        """Batsim's out_schedule.csv."""
+        return Path(f"{self.out_prefix}_schedule.csv")
+
+
+class DecisionThread(threading.Thread):
+    """pybatsim's ``Batsim`` loop with a scheduler, in the background, bound to a free port.
+
+    Args:
+        scheduler: the decision process.
+        timeout_s: how long to wait for each Batsim message.
+        host: the address to bind.
+    """
+
+    def __init__(self, scheduler: HdrmScheduler, timeout_s: float, host: str = "127.0.0.1") -> None:
+        super().__init__(name="hdrm-decision", daemon=True)
+        self.scheduler = scheduler
+        scheduler.timeout_s = timeout_s
+        self.endpoint_pattern = f"tcp://{host}:*"
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            Batsim(self.scheduler, self.endpoint_pattern, int(self.scheduler.timeout_s * 1000)).start()
+        except BaseException as exc:  # handed to the main thread
+            self.error = exc
+        finally:
+            self.scheduler.bound.set()
+            network = getattr(self.scheduler.bs, "network", None)
+            if network is not None:
+                network.close()
+                network.context.term()
+
+    def port(self, wait_s: float = 10.0) -> int:
+        """The port the decision process is bound to (waits until it is).
+
+        Raises:
+            ProtocolError: the thread failed before binding.
+        """
+        if not self.scheduler.bound.wait(wait_s) or self.scheduler.endpoint is None:
+            raise ProtocolError(f"the decision process could not bind a socket: {self.error!r}")
+        return int(self.scheduler.endpoint.rsplit(":", 1)[1])
+
+    def stop(self, wait_s: float = 5.0) -> None:
+        """Ask the loop to stop and wait for it."""
+        self.scheduler.stop_event.set()
+        self.join(wait_s)
+
+
+def run_batsim(
+    platform: Platform,
+    workload: Workload,
+    run_dir: str | Path,
+    scheduler: HdrmScheduler,
+    *,
+    binary: str = "batsim",
+    timeout_s: float = 60.0,
+    extra_args: Sequence[str] = (),
+    energy: bool = True,
+) -> BatsimRun:
+    """Simulate ``workload`` on ``platform`` with the real Batsim, deciding with ``scheduler``.
+
+    Args:
+        platform: the platform (exported to ``run_dir/platform.xml``).
+        workload: the jobs (written to ``run_dir/workload.json``).
+        run_dir: the run folder (created); Batsim's outputs go to ``run_dir/out/out_*``.
+        scheduler: the decision process, built on the same platform.
+        binary: the Batsim executable (a path or a name on PATH).
+        timeout_s: how long Batsim may stay silent, and may take to exit at the end.
+        extra_args: more Batsim arguments.
+        energy: energy accounting (``-E``).
+
+    Raises:
+        ConfigError: Batsim not found. SimulationError: Batsim exited early or with an error.
+        ProtocolError: Batsim stopped answering, or sent a message the adapter does not understand.
+    """
+    exe = find_batsim(binary)
+    run_dir = Path(run_dir)
+    (run_dir / "out").mkdir(parents=True, exist_ok=True)
+    xml = write_simgrid_xml(platform, run_dir / "platform.xml")
+    wl = run_dir / "workload.json"
+    write_batsim_json(workload, wl)
+    prefix = run_dir / "out" / "out"
+    t0 = time.perf_counter()
+    thread = DecisionThread(scheduler, timeout_s)
+    thread.start()
+    command = [exe, "-p", str(xml), "-w", str(wl), "-e", str(prefix),
+               "-s", f"tcp://localhost:{thread.port()}", *(["-E"] if energy else []), *extra_args]
+    run = BatsimRun(run_dir, command, prefix, scheduler=scheduler)
+    log_path = run_dir / "batsim.log"
+    logger.info("starting %s", " ".join(command))
+    with open(log_path, "w", encoding="utf-8") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=run_dir)
+        try:
+            _supervise(process, thread, log_path, timeout_s)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(5)
+            if thread.is_alive():
+                thread.stop()
+    run.wall_s = time.perf_counter() - t0
+    if run.jobs_csv.is_file():
+        run.results = read_jobs_csv(run.jobs_csv)
+    return run
+
+
+def _supervise(process: subprocess.Popen, thread: DecisionThread, log_path: Path, timeout_s: float) -> None:
+    """Wait for the decision loop and Batsim; turn every failure into one clear error."""
+    exited_at: float | None = None
+    while thread.is_alive():
+        thread.join(0.05)
+        if process.poll() is not None:
+            exited_at = exited_at or time.monotonic()
+            if time.monotonic() - exited_at > 1.0:
+                thread.stop()
+                raise SimulationError(
+                    f"batsim exited with status {process.returncode} before the simulation ended; "
+                    f"last lines of {log_path}:\n{log_tail(log_path)}"
+                )
+    error = thread.error
+    if error is not None and not isinstance(error, DecisionStopped):
+        if isinstance(error, HdrmError):
+            raise type(error)(f"{error} (batsim log: {log_path})") from None
+        raise ProtocolError(f"the decision process failed: {type(error).__name__}: {error} "
+                            f"(batsim log: {log_path})") from error
+    try:
+        status = process.wait(max(timeout_s, EXIT_GRACE_S))
+    except subprocess.TimeoutExpired:
+        raise ProtocolError(f"batsim did not exit {max(timeout_s, EXIT_GRACE_S):g} s after the "
+                            f"simulation ended; see {log_path}") from None
+    if status != 0:
+        raise SimulationError(f"batsim exited with status {status}; last lines of {log_path}:\n"
+                              f"{log_tail(log_path)}")
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last ``lines`` lines of a log file ('(empty log)' when there is nothing)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    tail = text.strip().splitlines()[-lines:]
+    return "\n".join(tail) if tail else "(empty log)"

@@ -1,0 +1,189 @@
+"""``hdrm serve``: play Batsim's side of the protocol over ZeroMQ on the built-in physics.
+
+Like Batsim, the server is the ZeroMQ REQ side: it *connects* to the decision process's endpoint
+(``tcp://localhost:28000`` by default; the decision process binds it, as ``pybatsim -s
+'tcp://*:PORT'`` does), sends one message, waits for one reply, and so on until SIMULATION_ENDS.
+Any PyBatsim scheduler runs against it unchanged, without the Batsim binary.
+
+At the end it writes ``<prefix>_jobs.csv`` and ``<prefix>_schedule.csv`` exactly as Batsim 4.2.1
+does (``-e``/``export_prefix``; the folder is created if needed).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import zmq
+
+from hdrm.batsim import protocol as p
+from hdrm.batsim.protocol import DEFAULT_ENDPOINT
+from hdrm.batsim.hosts import load_hosts
+from hdrm.batsim.jobs import read_job_table
+from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
+from hdrm.errors import ConfigError, ProtocolError
+from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
+from hdrm.results.metrics import summarize
+from hdrm.results.records import JobResult
+
+logger = logging.getLogger(__name__)
+
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """How a session runs.
+
+    Attributes:
+        endpoint: the decision process's ZeroMQ endpoint, which the server connects to.
+        export_prefix: output prefix (``out`` gives ``out_jobs.csv``); None writes no file.
+        timeout_s: how long to wait for each reply before giving up.
+        config: Batsim options (energy, forwarded profiles, sched-config).
+        record: keep a transcript of every message, both ways.
+    """
+
+    endpoint: str = DEFAULT_ENDPOINT
+    export_prefix: str | None = "out"
+    timeout_s: float = 60.0
+    config: ServerConfig = field(default_factory=ServerConfig)
+    record: bool = False
+
+
+@dataclass
+class ServeResult:
+    """What a session produced.
+
+    Attributes:
+        results: out_jobs.csv rows.
+        summary: out_schedule.csv columns.
+        energy_j: energy of all compute hosts (whether or not energy accounting was on).
+        messages: number of request/reply round trips.
+        transcript: ``("batsim" | "scheduler", text)`` pairs when recorded.
+        files: the output files written.
+    """
+
+    results: list[JobResult]
+    summary: dict[str, Any]
+    energy_j: float
+    messages: int
+    transcript: list[tuple[str, str]] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+
+class _Channel:
+    """A REQ socket with a reply timeout (internal)."""
+
+    def __init__(self, endpoint: str, timeout_s: float) -> None:
+        if timeout_s <= 0:
+            raise ConfigError(f"timeout: must be > 0 seconds, got {timeout_s!r}")
+        self.endpoint = endpoint
+        self.timeout_s = timeout_s
+        self.context = zmq.Context()
+        self.socket = self.context.socket(zmq.REQ)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        try:
+            self.socket.connect(endpoint)
+        except zmq.ZMQError as exc:
+            self.close()
+            raise ConfigError(
+                f"socket endpoint {endpoint!r}: {exc}; write it like 'tcp://localhost:28000'"
+            ) from None
+        self.waited_s = 0.0
+
+    def exchange(self, text: str) -> str:
+        self.socket.send_string(text)
+        t0 = time.perf_counter()
+        ready = self.socket.poll(int(self.timeout_s * 1000))
+        self.waited_s += time.perf_counter() - t0
+        if not ready:
+            raise ProtocolError(
+                f"no reply from the decision process at {self.endpoint} within {self.timeout_s:g} s; "
+                "is a scheduler bound there (e.g. pybatsim SCHED -s 'tcp://*:PORT') and alive?"
+            )
+        return self.socket.recv_string()
+
+    def close(self) -> None:
+        self.socket.close(linger=0)
+        self.context.term()
+
+
+class BatsimServer:
+    """One Batsim-protocol session on a platform and a workload.
+
+    Args:
+        platform: SimGrid XML platform or hdrm platform JSON.
+        workload: Batsim JSON workload.
+        options: session options.
+
+    Raises:
+        PlatformError, WorkloadError: the inputs cannot be read or simulated (checked up front,
+            before any socket is opened).
+    """
+
+    def __init__(self, platform: str | Path, workload: str | Path, options: ServeOptions | None = None):
+        self.options = options or ServeOptions()
+        self.hosts = load_hosts(platform)
+        self.table = read_job_table(workload, self.options.config.workload_id)
+        self.simulation = BatsimSimulation(self.hosts, self.table, self.options.config)
+        #: Called with ("batsim" | "scheduler", text) for every message (tests, tracing).
+        self.on_message: Callable[[str, str], None] | None = None
+
+    def run(self) -> ServeResult:
+        """Run the session to SIMULATION_ENDS and write the outputs.
+
+        Raises:
+            ProtocolError: a malformed or invalid reply, or no reply in time.
+        """
+        t0 = time.perf_counter()
+        transcript: list[tuple[str, str]] = []
+        channel = _Channel(self.options.endpoint, self.options.timeout_s)
+        sim, count = self.simulation, 0
+        try:
+            message = sim.begin()
+            while message is not None:
+                text = p.encode_message(message)
+                self._note(transcript, "batsim", text)
+                reply = channel.exchange(text)
+                self._note(transcript, "scheduler", reply)
+                count += 1
+                sim.react(p.decode_message(reply, "scheduler"))
+                message = sim.next_message()
+        finally:
+            channel.close()
+        wall_s = time.perf_counter() - t0
+        result = self._result(count, channel.waited_s, wall_s)
+        result.transcript = transcript
+        logger.info("session done: %d jobs, %d round trips, %.3f s", len(result.results), count, wall_s)
+        return result
+
+    def _note(self, transcript: list[tuple[str, str]], who: str, text: str) -> None:
+        if self.options.record:
+            transcript.append((who, text))
+        if self.on_message is not None:
+            self.on_message(who, text)
+
+    def _result(self, count: int, scheduling_s: float, wall_s: float) -> ServeResult:
+        sim = self.simulation
+        results = sim.results()
+        energy = sim.board.energy_j()
+        summary = summarize(
+            results, sim.board.nb_hosts, energy if self.options.config.energy else None,
+            scheduling_time_s=scheduling_s, simulation_time_s=wall_s,
+            nb_machine_switches=sim.board.nb_machine_switches,
+            nb_grouped_switches=sim.board.nb_grouped_switches,
+        )
+        files: list[Path] = []
+        prefix = self.options.export_prefix
+        if prefix is not None:
+            Path(prefix).parent.mkdir(parents=True, exist_ok=True)
+            files.append(write_jobs_csv(results, f"{prefix}_jobs.csv"))
+            files.append(write_schedule_csv(summary, f"{prefix}_schedule.csv"))
+        return ServeResult(results, summary, energy, count, files=files)
+
+
+def serve(platform: str | Path, workload: str | Path, options: ServeOptions | None = None) -> ServeResult:
+    """Run one Batsim-protocol session (see :class:`BatsimServer`)."""
+    return BatsimServer(platform, workload, options).run()

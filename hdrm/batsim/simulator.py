@@ -1,0 +1,352 @@
+"""Batsim's side of the protocol on the built-in physics, without sockets.
+
+:class:`BatsimSimulation` produces the messages Batsim 4.2.1 would send and applies the decisions
+of the replies, so a transport (:mod:`hdrm.batsim.server`) only moves text::
+
+    message = sim.begin()
+    while message is not None:
+        reply = exchange(message)
+        sim.react(reply)
+        message = sim.next_message()
+
+Timing, as Batsim does it:
+
+* a message is sent as soon as there are events and the decision process is ready; its ``now`` is
+  the current time, each event keeps the time it happened;
+* the reply's ``now`` is when the decision process is ready again (pybatsim's ``consume_time``);
+  each decision takes effect at its event timestamp (a time within a microsecond of the message's
+  ``now`` is that ``now``: messages carry six decimals, the simulation keeps exact times); events that happen in between (a submission,
+  a job end) are sent with the next message, stamped with their own time;
+* events at one instant go in one message (job ends first, then submissions, state changes and
+  requested calls); NOTIFY ``no_more_static_job_to_submit`` follows the message with the last
+  submission, and SIMULATION_ENDS comes once every job has ended or been rejected and no call or
+  state change is pending.
+
+Invalid decisions raise :class:`~hdrm.errors.ProtocolError` naming the event, its time and the job.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from hdrm.batsim import events as ev
+from hdrm.batsim import protocol as p
+from hdrm.batsim.hosts import HostBoard
+from hdrm.batsim.jobs import DONE, RUNNING, SUBMITTED, JobTable, ServerJob, job_result, run_kwargs
+from hdrm.errors import ProtocolError
+from hdrm.platform.simgrid import HostSpec
+from hdrm.results.records import REJECTED, JobResult
+from hdrm.sim.machine import JobEnd
+
+logger = logging.getLogger(__name__)
+
+#: Slack on times read back from 6-decimal messages.
+TIME_SLACK_S = 1e-6
+#: Order of simultaneous events in a message.
+_END, _SUBMIT, _ACK, _CALL = range(4)
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """What Batsim's command line would set.
+
+    Attributes:
+        energy: energy accounting (Batsim's ``-E``): job and total energies, energy QUERY.
+        forward_profiles: attach each job's profile to JOB_SUBMITTED
+            (``--forward-profiles-on-submission``).
+        sched_config: the string passed as ``config["sched-config"]`` (``--sched-cfg``).
+        workload_id: the workload's id in job ids (``w0``).
+    """
+
+    energy: bool = False
+    forward_profiles: bool = False
+    sched_config: str = ""
+    workload_id: str = "w0"
+
+
+def _config_block(config: ServerConfig) -> dict[str, Any]:
+    return {
+        "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
+        "redis-prefix": "default", "profiles-forwarded-on-submission": config.forward_profiles,
+        "dynamic-jobs-enabled": False, "dynamic-jobs-acknowledged": False,
+        "profile-reuse-enabled": False, "sched-config": config.sched_config,
+        "forward-unknown-events": False,
+    }
+
+
+class BatsimSimulation:
+    """The simulated system behind a Batsim-protocol session.
+
+    Args:
+        hosts: compute hosts in resource order (:func:`hdrm.batsim.hosts.load_hosts`).
+        table: the workload (:func:`hdrm.batsim.jobs.read_job_table`).
+        config: Batsim options.
+    """
+
+    def __init__(self, hosts: Sequence[HostSpec], table: JobTable, config: ServerConfig | None = None):
+        self.config = config or ServerConfig()
+        self.board = HostBoard(hosts)
+        self.table = table
+        self.ready_s = 0.0
+        self.sent_now = 0.0
+        self.outbox: list[p.Event] = []
+        self.ended = False
+        self.done = False
+        self._pending: list[tuple[float, int, int, p.Event]] = []
+        self._seq = 0
+        self._next_sub = 0
+        self._calls: list[float] = []
+        self._notify = "waiting"  # then "due", then "sent"
+        self._last_submit_s = 0.0
+        self._handlers: dict[str, Callable[[p.Event, float, str], None]] = {
+            "EXECUTE_JOB": self._execute, "REJECT_JOB": self._reject,
+            "CALL_ME_LATER": self._call_me_later, "KILL_JOB": self._kill,
+            "SET_RESOURCE_STATE": self._set_state, "SET_JOB_METADATA": self._metadata,
+            "QUERY": self._query,
+        }
+
+    # ------------------------------------------------------------------ messages out
+    def begin(self) -> p.Message:
+        """SIMULATION_BEGINS, the first message."""
+        board, cfg = self.board, self.config
+        resources = [
+            {"id": i, "name": h.name, "state": board.state_name(i),
+             "properties": {"role": h.properties.get("role", ""),
+                            **{k: v for k, v in h.properties.items() if k != "role"}},
+             "zone_properties": {}}
+            for i, h in enumerate(board.hosts)
+        ]
+        data = {
+            "nb_resources": board.nb_hosts, "nb_compute_resources": board.nb_hosts,
+            "nb_storage_resources": 0, "allow_compute_sharing": False,
+            "allow_storage_sharing": True, "config": _config_block(cfg),
+            "compute_resources": resources, "storage_resources": [],
+            "workloads": {cfg.workload_id: self.table.path},
+            "profiles": {cfg.workload_id: self.table.profiles},
+        }
+        return self._send(p.Message(0.0, [p.Event(0.0, "SIMULATION_BEGINS", data)]))
+
+    def next_message(self) -> p.Message | None:
+        """The next message to send, or None once the reply to SIMULATION_ENDS was handled.
+
+        Raises:
+            ProtocolError: nothing can happen any more while jobs are waiting or running forever.
+        """
+        if self.done:
+            return None
+        if not self.outbox:
+            t = self._next_time()
+            if t == math.inf:
+                self._check_finished()
+                now = max(self.ready_s, self.board.now)
+                self.ended = True
+                return self._send(p.Message(now, [ev.simulation_ends(now)]))
+            self._collect(max(t, self.ready_s))
+        return self._send(p.Message(max(self.ready_s, self.board.now), self.outbox))
+
+    def _send(self, message: p.Message) -> p.Message:
+        self.outbox = []
+        self.sent_now = message.now
+        if self._notify == "due":
+            self._notify = "sent"
+            self.outbox.append(ev.notify(self._last_submit_s))
+        return message
+
+    # ------------------------------------------------------------------ replies in
+    def react(self, reply: p.Message) -> None:
+        """Apply a reply: each decision at its timestamp, then move time to the reply's ``now``.
+
+        Raises:
+            ProtocolError: the reply goes back in time, or a decision is invalid.
+        """
+        if self.ended:
+            if reply.events:
+                logger.warning("ignoring %d event(s) sent in reply to SIMULATION_ENDS", len(reply.events))
+            self.done = True
+            return
+        if reply.now < self.sent_now - TIME_SLACK_S:
+            raise ProtocolError(
+                f"the reply's now {reply.now!r} is before the message's now {self.sent_now!r}; a "
+                "decision process answers at or after the time it was called"
+            )
+        ready = max(self._snap(reply.now), self.board.now)
+        for i, event in enumerate(reply.events):
+            handler = self._handlers.get(event.type)
+            where = f"{event.type} (event {i} of the reply at t={reply.now:.6f})"
+            if handler is None:
+                raise ProtocolError(
+                    f"{where}: hdrm serve does not support {event.type}; it accepts "
+                    f"{', '.join(self._handlers)} (dynamic jobs and job messages need the real batsim)"
+                )
+            if event.timestamp < self.sent_now - TIME_SLACK_S:
+                raise ProtocolError(f"{where}: timestamp {event.timestamp!r} is before the message's "
+                                    f"now {self.sent_now!r}")
+            ts = min(max(self._snap(event.timestamp), self.board.now), ready)
+            self._collect(ts)
+            handler(event, ts, where)
+        self._collect(ready)
+        self.ready_s = ready
+
+    def _snap(self, t: float) -> float:
+        """A time read back from a 6-decimal message: within a microsecond of ``now``, it is ``now``."""
+        return self.sent_now if abs(t - self.sent_now) <= TIME_SLACK_S else max(t, self.sent_now)
+
+    # ------------------------------------------------------------------ decisions
+    def _execute(self, event: p.Event, ts: float, where: str) -> None:
+        data = event.data
+        job = self.table.get(data["job_id"], where)
+        where = f"{where}, job {job.batsim_id!r}"
+        for key in ("mapping", "storage_mapping", "additional_io_job"):
+            if key in data:
+                raise ProtocolError(f"{where}: {key!r} is not supported by hdrm serve; send an alloc "
+                                    "of exactly the requested number of resources")
+        if job.state != SUBMITTED:
+            what = "rejected" if job.final_state == REJECTED else f"already started at {job.start_s:g} s"
+            raise ProtocolError(f"{where}: the job was {what}; a job runs at most once")
+        hosts = list(p.parse_resources(data["alloc"], f"{where}: alloc"))
+        if len(hosts) != job.job.res:
+            raise ProtocolError(f"{where}: alloc {data['alloc']!r} has {len(hosts)} resources, the job "
+                                f"requests {job.job.res}")
+        self._check_hosts(hosts, where)
+        self.board.start(job.job.idx, hosts, **run_kwargs(job.job))
+        job.state, job.start_s, job.hosts = RUNNING, ts, tuple(hosts)
+
+    def _check_hosts(self, hosts: list[int], where: str) -> None:
+        board = self.board
+        for h in hosts:
+            if not 0 <= h < board.nb_hosts:
+                raise ProtocolError(f"{where}: unknown resource {h}; resources are 0..{board.nb_hosts - 1}")
+            other = board.machine.job_on[h]
+            if other != -1:
+                raise ProtocolError(f"{where}: resource {h} is busy with job "
+                                    f"{self.table.jobs[other].batsim_id!r}")
+            if board.switching[h] or board.is_sleeping(h):
+                raise ProtocolError(f"{where}: resource {h} is asleep or switching (state "
+                                    f"{board.pstate[h]}); wake it up first")
+
+    def _reject(self, event: p.Event, ts: float, where: str) -> None:
+        job = self.table.get(event.data["job_id"], where)
+        if job.state != SUBMITTED:
+            raise ProtocolError(f"{where}: job {job.batsim_id!r} cannot be rejected: it is {job.state}")
+        self._final(job, REJECTED, ts)
+
+    def _call_me_later(self, event: p.Event, ts: float, where: str) -> None:
+        at = float(event.data["timestamp"])
+        if at < ts:
+            logger.warning("%s: CALL_ME_LATER for %g s, already past: calling back now", where, at)
+        heapq.heappush(self._calls, max(at, ts))
+
+    def _kill(self, event: p.Event, ts: float, where: str) -> None:
+        progress: dict[str, tuple[str, float]] = {}
+        for batsim_id in event.data["job_ids"]:
+            job = self.table.get(batsim_id, where)
+            if job.state == SUBMITTED:
+                raise ProtocolError(f"{where}: job {batsim_id!r} has not started; reject it instead")
+            if job.state != RUNNING:
+                continue  # it ended before the kill, as Batsim allows
+            progress[batsim_id] = (job.profile_name, self.board.machine.progress(job.job.idx))
+            self._ended(job, self.board.kill(job.job.idx))
+        killed = ev.job_killed(ts, progress)
+        killed.data["job_ids"] = list(event.data["job_ids"])
+        self.outbox.append(killed)
+
+    def _set_state(self, event: p.Event, ts: float, where: str) -> None:
+        hosts = list(p.parse_resources(event.data["resources"], f"{where}: resources"))
+        self.board.request(hosts, int(event.data["state"]), where)
+
+    def _metadata(self, event: p.Event, ts: float, where: str) -> None:
+        self.table.get(event.data["job_id"], where).metadata = event.data["metadata"]
+
+    def _query(self, event: p.Event, ts: float, where: str) -> None:
+        requests = event.data["requests"]
+        unknown = [k for k in requests if k != "consumed_energy"]
+        if unknown:
+            raise ProtocolError(f"{where}: unsupported request(s) {', '.join(map(repr, unknown))}; "
+                                "hdrm serve answers 'consumed_energy'")
+        if not self.config.energy:
+            raise ProtocolError(f"{where}: consumed_energy needs energy accounting; start hdrm serve "
+                                "with -E/--energy (as batsim needs -E)")
+        self.outbox.append(ev.answer_energy(ts, self.board.energy_j()))
+
+    # ------------------------------------------------------------------ internal events
+    def _next_time(self) -> float:
+        jobs = self.table.jobs
+        t_sub = jobs[self._next_sub].job.submit_s if self._next_sub < len(jobs) else math.inf
+        t_call = self._calls[0] if self._calls else math.inf
+        return min(t_sub, t_call, self.board.next_time())
+
+    def _collect(self, t: float) -> None:
+        """Advance to ``t`` and queue every event that happened up to ``t``, in time order."""
+        pending = self._pending
+        for when, item in self.board.advance(t):
+            if isinstance(item, JobEnd):
+                job = self.table.jobs[item.key]
+                self._ended(job, item, queue=False)
+                self._push(when, _END, ev.job_completed(when, job.batsim_id, item.state,
+                                                       p.format_resources(item.cores)))
+            else:
+                hosts, state = item
+                self._push(when, _ACK, ev.resource_state_changed(
+                    when, p.format_resources(hosts), str(state)))
+        self._collect_submissions(t)
+        while self._calls and self._calls[0] <= t:
+            when = heapq.heappop(self._calls)
+            self._push(when, _CALL, ev.requested_call(when))
+        pending.sort(key=lambda e: e[:3])
+        self.outbox.extend(e[3] for e in pending)
+        pending.clear()
+
+    def _collect_submissions(self, t: float) -> None:
+        jobs, forward = self.table.jobs, self.config.forward_profiles
+        while self._next_sub < len(jobs) and jobs[self._next_sub].job.submit_s <= t:
+            job = jobs[self._next_sub]
+            self._next_sub += 1
+            job.state = SUBMITTED
+            when = job.job.submit_s
+            profile = self.table.profiles[job.profile_name] if forward else None
+            self._push(when, _SUBMIT, ev.job_submitted(when, job.batsim_id, job.raw, profile))
+            if self._next_sub == len(jobs):
+                self._notify, self._last_submit_s = "due", when
+
+    def _push(self, when: float, order: int, event: p.Event) -> None:
+        self._seq += 1
+        self._pending.append((when, order, self._seq, event))
+
+    def _ended(self, job: ServerJob, end: JobEnd, queue: bool = True) -> None:
+        job.energy_j = end.energy_j
+        self._final(job, end.state, end.finish_s)
+        if queue:
+            self.outbox.append(ev.job_completed(end.finish_s, job.batsim_id, end.state,
+                                               p.format_resources(end.cores)))
+
+    def _final(self, job: ServerJob, state: str, t: float) -> None:
+        job.state, job.final_state, job.finish_s = DONE, state, t
+        self.table.finished.append(job.batsim_id)
+
+    def _check_finished(self) -> None:
+        waiting = self.table.unfinished()
+        if not waiting:
+            return
+        names = ", ".join(repr(j.batsim_id) for j in waiting[:5]) + (", ..." if len(waiting) > 5 else "")
+        running = [j for j in waiting if j.state == RUNNING]
+        if running:
+            raise ProtocolError(
+                f"deadlock at t={self.board.now:.6f}: job(s) {names} can never end (their resources "
+                "compute at speed 0 in their power state) and nothing else can happen"
+            )
+        raise ProtocolError(
+            f"deadlock at t={self.board.now:.6f}: job(s) {names} were submitted but neither executed "
+            "nor rejected, and nothing else can happen; the scheduler must EXECUTE_JOB or REJECT_JOB "
+            "every job (or ask for a CALL_ME_LATER)"
+        )
+
+    # ------------------------------------------------------------------ results
+    def results(self) -> list[JobResult]:
+        """out_jobs.csv rows, in the order jobs ended or were rejected."""
+        by_id = self.table.by_id
+        return [job_result(by_id[j], self.config.workload_id, self.config.energy)
+                for j in self.table.finished]

@@ -1,0 +1,213 @@
+"""Batsim's side of the protocol without sockets: recorded sessions replayed, invalid decisions refused."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from batsim_helpers import GOLDEN, SESSIONS, read_session, recorded_replies
+
+from hdrm.batsim import protocol as p
+from hdrm.batsim.hosts import load_hosts
+from hdrm.batsim.jobs import read_job_table
+from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
+from hdrm.errors import ProtocolError, WorkloadError
+
+SAMPLE = SESSIONS / "protocol_sample.txt"
+DEMO = SESSIONS / "protocol_demo"
+SMALL = GOLDEN / "small_delays"
+
+
+def run_replies(platform: Path, workload: Path, replies: list[str], config: ServerConfig | None = None):
+    """Run a session answering with ``replies`` in order (then empty replies); returns sim, texts."""
+    sim = BatsimSimulation(load_hosts(platform), read_job_table(workload), config)
+    sent, queue = [], list(replies)
+    message = sim.begin()
+    while message is not None:
+        sent.append(p.encode_message(message))
+        reply = queue.pop(0) if queue else json.dumps({"now": message.now, "events": []})
+        sim.react(p.decode_message(reply, "scheduler"))
+        message = sim.next_message()
+    return sim, sent
+
+
+def assert_same_event(ours: dict, theirs: dict, tol: float) -> None:
+    assert ours["type"] == theirs["type"]
+    assert ours["timestamp"] == pytest.approx(theirs["timestamp"], abs=tol)
+    assert list(ours["data"]) == list(theirs["data"])
+    for key, value in theirs["data"].items():
+        mine = ours["data"][key]
+        assert type(mine) is type(value), (ours["type"], key)
+        if key != "workloads" and key != "profiles":
+            assert mine == value, (ours["type"], key)
+
+
+def test_capture_a_is_reproduced_byte_for_byte():
+    """Every event type of the demo: sleep switches, kill, reject, walltime, metadata, energy."""
+    recorded = read_session(SAMPLE, "A")
+    sim, sent = run_replies(DEMO / "energy_platform_8.xml", DEMO / "demo_workload.json",
+                            recorded_replies(recorded), ServerConfig(energy=True))
+    theirs = [m.text for m in recorded if m.sender == "batsim"]
+    assert len(sent) == len(theirs) == 16
+    assert sent[1:] == theirs[1:]
+    ours0, theirs0 = json.loads(sent[0]), json.loads(theirs[0])
+    assert_same_event(ours0["events"][0], theirs0["events"][0], 0.0)
+    assert ours0["events"][0]["data"]["profiles"] == theirs0["events"][0]["data"]["profiles"]
+    assert ours0["events"][0]["data"]["workloads"]["w0"].endswith("demo_workload.json")
+    rows = {r.job_id: r for r in sim.results()}
+    assert [r.job_id for r in sim.results()] == ["reject_me", "kill_me", "too_long", "normal"]
+    assert (rows["kill_me"].final_state, rows["kill_me"].consumed_energy) == ("COMPLETED_KILLED", 150.0)
+    assert rows["too_long"].finish_time == 8.0 and rows["too_long"].final_state.endswith("WALLTIME_REACHED")
+    assert rows["normal"].metadata == "demo-meta" and rows["normal"].consumed_energy == 600.0
+    assert rows["reject_me"].starting_time is None
+
+
+def test_capture_b_same_messages_up_to_simgrid_latencies():
+    recorded = read_session(SAMPLE, "B")
+    _, sent = run_replies(SMALL / "platform.xml", SMALL / "workload.json", recorded_replies(recorded))
+    theirs = [m.doc for m in recorded if m.sender == "batsim"]
+    assert len(sent) == len(theirs) == 23
+    for ours, rec in zip(map(json.loads, sent), theirs):
+        assert ours["now"] == pytest.approx(rec["now"], abs=0.003)
+        assert len(ours["events"]) == len(rec["events"])
+        for a, b in zip(ours["events"], rec["events"]):
+            assert_same_event(a, b, 0.003)
+
+
+def test_capture_c_forwards_extra_fields_profiles_and_sched_config(tmp_path):
+    workload = tmp_path / "wl.json"
+    workload.write_text('{"nb_res":4,"jobs":[{"id":"a","subtime":0,"res":2,"walltime":100,"profile":"d",'
+                        '"user":"alice","queue":3}],"profiles":{"d":{"type":"delay","delay":5}}}')
+    recorded = read_session(SAMPLE, "C")
+    config = ServerConfig(forward_profiles=True, sched_config='{"foo": 1}')
+    _, sent = run_replies(SMALL / "platform.xml", workload, recorded_replies(recorded), config)
+    theirs = [m.doc for m in recorded if m.sender == "batsim"]
+    assert [json.loads(t)["events"][0]["type"] for t in sent] == [e["events"][0]["type"] for e in theirs]
+    for ours, rec in zip(map(json.loads, sent), theirs):
+        assert_same_event(ours["events"][0], rec["events"][0], 0.003)
+    assert '"job":{"id":"w0!a","subtime":0,"res":2,"walltime":100,"profile":"d","user":"alice",' \
+           '"queue":3},"profile":{"type":"delay","delay":5}' in sent[1]
+
+
+def test_pstate_session_is_reproduced_exactly():
+    recorded = read_session(GOLDEN / "pstate_slowdown" / "session.txt")
+    case = GOLDEN / "pstate_slowdown"
+    sim, sent = run_replies(case / "platform.xml", case / "workload.json", recorded_replies(recorded),
+                            ServerConfig(energy=True))
+    theirs = [m.text for m in recorded if m.sender == "batsim"]
+    assert sent[1:] == theirs[1:]
+    assert sim.board.energy_j() == pytest.approx(10400.0)
+
+
+def _sim(platform=SMALL / "platform.xml", workload=SMALL / "workload.json", **config):
+    sim = BatsimSimulation(load_hosts(platform), read_job_table(workload), ServerConfig(**config))
+    sim.begin()
+    sim.react(p.Message(0.0))
+    return sim
+
+
+def _decide(sim, *events, now=None):
+    message = sim.next_message()
+    now = message.now if now is None else now
+    sim.react(p.Message(now, [p.Event(now, kind, data) for kind, data in events]))
+    return message
+
+
+@pytest.mark.parametrize("events, error", [
+    ([("EXECUTE_JOB", {"job_id": "w0!0", "alloc": "0-1"})],
+     r"EXECUTE_JOB \(event 0 of the reply at t=0.000000\), job 'w0!0': alloc '0-1' has 2 resources, "
+     "the job requests 1"),
+    ([("EXECUTE_JOB", {"job_id": "w0!0", "alloc": "4"})], "job 'w0!0': unknown resource 4"),
+    ([("EXECUTE_JOB", {"job_id": "w0!00", "alloc": "0"})], "unknown job 'w0!00'; did you mean 'w0!0'"),
+    ([("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"})], "job 'w0!1' has not been submitted yet"),
+    ([("EXECUTE_JOB", {"job_id": "w0!0", "alloc": "0"}), ("EXECUTE_JOB", {"job_id": "w0!0", "alloc": "1"})],
+     r"event 1 .*job 'w0!0': the job was already started at 0 s; a job runs at most once"),
+    ([("REJECT_JOB", {"job_id": "w0!0"}), ("EXECUTE_JOB", {"job_id": "w0!0", "alloc": "1"})],
+     "job 'w0!0': the job was rejected"),
+    ([("EXECUTE_JOB", {"job_id": "w0!0", "alloc": "0"}), ("REJECT_JOB", {"job_id": "w0!0"})],
+     "job 'w0!0' cannot be rejected: it is running"),
+    ([("EXECUTE_JOB", {"job_id": "w0!0", "alloc": "0", "mapping": {"0": 0}})],
+     "'mapping' is not supported by hdrm serve"),
+    ([("KILL_JOB", {"job_ids": ["w0!0"]})], "job 'w0!0' has not started; reject it instead"),
+    ([("QUERY", {"requests": {"consumed_energy": {}}})], "consumed_energy needs energy accounting"),
+    ([("QUERY", {"requests": {"estimate_waiting_time": {}}})], "unsupported request.*'estimate_waiting_time'"),
+    ([("REGISTER_JOB", {"job_id": "w0!x", "job": {}})], "hdrm serve does not support REGISTER_JOB"),
+])
+def test_invalid_decisions_name_event_and_job(events, error):
+    sim = _sim()
+    with pytest.raises(ProtocolError, match=error):
+        _decide(sim, *events)
+
+
+def test_busy_resource_names_the_running_job(tmp_path):
+    workload = tmp_path / "two.json"
+    workload.write_text('{"nb_res":1,"jobs":[{"id":1,"subtime":0,"res":1,"profile":"d"},'
+                        '{"id":2,"subtime":0,"res":1,"profile":"d"}],"profiles":{"d":{"type":"delay","delay":5}}}')
+    sim = _sim(workload=workload)
+    with pytest.raises(ProtocolError, match="job 'w0!2': resource 2 is busy with job 'w0!1'"):
+        _decide(sim, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "2"}),
+                ("EXECUTE_JOB", {"job_id": "w0!2", "alloc": "2"}))
+
+
+def test_sleeping_resource_cannot_run_a_job():
+    sim = _sim(DEMO / "energy_platform_8.xml", DEMO / "demo_workload.json")
+    with pytest.raises(ProtocolError, match="resource 6 is asleep or switching"):
+        _decide(sim, ("SET_RESOURCE_STATE", {"resources": "6", "state": "1"}),
+                ("EXECUTE_JOB", {"job_id": "w0!normal", "alloc": "5-6"}))
+
+
+def test_reply_going_back_in_time_is_refused():
+    sim = _sim()
+    sim.next_message()  # job 0 submitted at t=0 ...
+    sim.react(p.Message(0.0))
+    message = sim.next_message()  # ... job 1 at t=3
+    assert message.now == 3.0
+    with pytest.raises(ProtocolError, match="reply's now 2.5 is before the message's now 3.0"):
+        sim.react(p.Message(2.5))
+
+
+def test_decisions_take_effect_at_their_timestamp_and_events_in_between_wait():
+    """fillerSched-like delay: a reply at now + 0.005; a submission in between comes next, stamped."""
+    sim = _sim()
+    _decide(sim, ("EXECUTE_JOB", {"job_id": "w0!0", "alloc": "0"}), now=3.5)
+    message = sim.next_message()
+    assert message.now == 3.5 and message.events[0].timestamp == 3.0  # job 1, submitted at 3
+    assert sim.table.by_id["w0!0"].start_s == 3.5
+
+
+def test_deadlock_when_jobs_are_never_scheduled():
+    sim = _sim()
+    for _ in range(11):  # ten submissions and the NOTIFY, never answered with a decision
+        sim.react(p.Message(sim.next_message().now))
+    with pytest.raises(ProtocolError, match=r"deadlock at t=27.000000: job\(s\) 'w0!0', 'w0!1', 'w0!2', "
+                                            r"'w0!3', 'w0!4', \.\.\. were submitted but neither executed"):
+        sim.next_message()
+
+
+def test_network_profiles_are_refused_up_front():
+    with pytest.raises(WorkloadError, match=r"unsupported profile type 'parallel' \(2 jobs: 'simple', "
+                                            r"'reach_walltime'\).*'composed'"):
+        read_job_table(GOLDEN / "small_various" / "workload.json")
+
+
+def test_parallel_homogeneous_with_communication_is_refused(tmp_path):
+    workload = tmp_path / "com.json"
+    workload.write_text('{"nb_res":2,"jobs":[{"id":1,"subtime":0,"res":2,"profile":"h"}],'
+                        '"profiles":{"h":{"type":"parallel_homogeneous","cpu":1e9,"com":1e6}}}')
+    with pytest.raises(WorkloadError, match="profile 'h' of type 'parallel_homogeneous' with "
+                                            "com=1000000.0 bytes, which needs SimGrid's network model"):
+        read_job_table(workload)
+
+
+def test_no_walltime_is_minus_one_and_jobs_run_unbounded(tmp_path):
+    workload = tmp_path / "nowall.json"
+    workload.write_text('{"nb_res":1,"jobs":[{"id":1,"subtime":0,"res":1,"profile":"d"}],'
+                        '"profiles":{"d":{"type":"delay","delay":1e6}}}')
+    sim = _sim(workload=workload)
+    _decide(sim, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}))
+    while sim.next_message().types != ["SIMULATION_ENDS"]:
+        sim.react(p.Message(sim.board.now))
+    (row,) = sim.results()
+    assert row.requested_time == -1.0 and row.finish_time == 1e6 and math.isclose(row.stretch, 1.0)

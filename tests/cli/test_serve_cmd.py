@@ -1,0 +1,117 @@
+"""``hdrm serve``: Batsim's options, a summary line, Batsim's files, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import zmq
+
+from hdrm.cli.main import main
+
+DATA = Path(__file__).resolve().parents[1] / "batsim" / "data"
+SMALL = DATA / "golden" / "small_delays"
+VARIOUS = DATA / "golden" / "small_various"
+
+
+class Fcfs(threading.Thread):
+    """A raw REP scheduler: FCFS on the lowest free resources; records what it received."""
+
+    def __init__(self, nb: int) -> None:
+        super().__init__(daemon=True)
+        self.context = zmq.Context()
+        self.socket = self.context.socket(zmq.REP)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.bind("tcp://127.0.0.1:*")
+        self.endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT).replace("127.0.0.1", "localhost")
+        self.free, self.queue, self.first = set(range(nb)), [], None
+
+    def run(self) -> None:
+        try:
+            while self.socket.poll(5000):
+                doc = json.loads(self.socket.recv_string())
+                self.first = self.first or doc
+                self.socket.send_string(json.dumps({"now": doc["now"], "events": self.decide(doc)}))
+                if any(e["type"] == "SIMULATION_ENDS" for e in doc["events"]):
+                    break
+        finally:
+            self.socket.close(0)
+            self.context.term()
+
+    def decide(self, doc: dict) -> list[dict]:
+        for event in doc["events"]:
+            data = event["data"]
+            if event["type"] == "JOB_SUBMITTED":
+                self.queue.append((data["job_id"], data["job"]["res"]))
+            elif event["type"] == "JOB_COMPLETED":
+                lo, _, hi = data["alloc"].partition("-")
+                self.free.update(range(int(lo), int(hi or lo) + 1))
+        out = []
+        while self.queue and self.queue[0][1] <= len(self.free):
+            job_id, res = self.queue.pop(0)
+            alloc = sorted(self.free)[:res]
+            self.free.difference_update(alloc)
+            out.append({"timestamp": doc["now"], "type": "EXECUTE_JOB",
+                        "data": {"job_id": job_id, "alloc": f"{alloc[0]}-{alloc[-1]}"}})
+        return out
+
+
+def test_serve_with_batsim_options(tmp_path, capsys):
+    scheduler = Fcfs(4)
+    scheduler.start()
+    prefix = tmp_path / "out" / "out"
+    status = main(["serve", "-p", str(SMALL / "platform.xml"), "-w", str(SMALL / "workload.json"),
+                   "-s", scheduler.endpoint, "-e", str(prefix), "-E", "--sched-cfg", '{"k": 2}',
+                   "--forward-profiles-on-submission", "--timeout", "5"])
+    scheduler.join(5)
+    assert status == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("hdrm serve: 10 jobs (10 successful, 0 killed, 0 rejected), makespan 37.000000 s, "
+                      "23 messages, 0.000 J")
+    assert out[1:] == [f"wrote {prefix}_jobs.csv", f"wrote {prefix}_schedule.csv"]
+    config = scheduler.first["events"][0]["data"]["config"]
+    assert config["sched-config"] == '{"k": 2}' and config["profiles-forwarded-on-submission"] is True
+    lines = Path(f"{prefix}_jobs.csv").read_text().splitlines()
+    assert len(lines) == 11 and lines[1].endswith(",0,0.000000,\"\"")  # energy on, 0 W hosts
+
+
+def test_network_profiles_are_refused_in_one_line(capsys):
+    status = main(["serve", "-p", str(VARIOUS / "platform.xml"), "-w", str(VARIOUS / "workload.json"),
+                   "-s", "tcp://localhost:1"])
+    assert status == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith("hdrm serve: error: ") and "unsupported profile type 'parallel'" in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-p", "missing.xml", "-w", str(SMALL / "workload.json")], "missing.xml: no such SimGrid platform file"),
+    (["-p", str(SMALL / "platform.xml"), "-w", "nope.json"], "nope.json: no such file"),
+    (["-p", str(SMALL / "platform.xml"), "-w", str(SMALL / "workload.json"), "--timeout", "0"],
+     "--timeout: must be > 0 seconds, got 0"),
+    (["-p", str(SMALL / "platform.xml"), "-w", str(SMALL / "workload.json"), "-s", "nonsense"],
+     "socket endpoint 'nonsense'"),
+])
+def test_user_errors(args, message, capsys):
+    assert main(["serve", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hdrm serve: error: ") and message in err
+
+
+def test_no_scheduler_is_a_timeout(capsys):
+    assert main(["serve", "-p", str(SMALL / "platform.xml"), "-w", str(SMALL / "workload.json"),
+                 "-s", "tcp://localhost:9", "--timeout", "0.2", "-e", "/nonexistent/never"]) == 2
+    assert "no reply from the decision process at tcp://localhost:9 within 0.2 s" in capsys.readouterr().err
+
+
+def test_help_lists_serve_without_importing_zmq(capsys):
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    assert "--socket-endpoint" in capsys.readouterr().out
+    code = "import sys, hdrm.cli.main as m; m.build_parser(); print('zmq' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr[-1000:]
