@@ -164,6 +164,7 @@ class SchedulingEnv(gym.Env):
         action = int(action)
         if not 0 <= action < self.action_space.n:
             raise ValueError(f"action {action} outside Discrete({self.action_space.n})")
+        action = self._void_or_first_valid(action)
         if self.config.mode == "policy_pair":
             alive = self._step_pair(action)
         else:
@@ -181,15 +182,17 @@ class SchedulingEnv(gym.Env):
             return mask
         if self.config.mode == "policy_pair":
             mask[:] = True
+            if self.config.void:
+                mask[-1] = self._event_pending()
             return mask
         window = self.window_jobs()
         k = len(window)
         if self.config.decision == "commit":
             mask[:k] = True
-            mask[-1] = self.config.void or k == 0
+            mask[-1] = (self.config.void and self._event_pending()) or k == 0
         else:
             mask[:k] = self.fits_mask(window)
-            mask[-1] = True
+            mask[-1] = self._event_pending()
         return mask
 
     # ------------------------------------------------------------------ helpers for observations
@@ -210,6 +213,25 @@ class SchedulingEnv(gym.Env):
         return self.sim.result()
 
     # ------------------------------------------------------------------ internals
+    def _event_pending(self) -> bool:
+        """Whether an event can still come: a running job will end or a job will arrive.
+
+        Without one, the void action would wait forever (and end the episode with jobs queued):
+        it is masked then.
+        """
+        sim = self.sim
+        running = sim.machine.running
+        seen = len(sim.outcomes) + len(sim.core.queue) + running
+        return running > 0 or seen < len(sim.workload)
+
+    def _void_or_first_valid(self, action: int) -> int:
+        """``action``, or the first valid action when it is a void with no event to wait for."""
+        is_void = self.action_names[action] == VOID or (
+            self.config.mode == "job_pick" and action >= len(self.window_jobs()))
+        if not is_void or self._event_pending():
+            return action
+        return int(np.argmax(self.action_masks()))
+
     def _step_pair(self, action: int) -> bool:
         sim = self.sim
         if action < len(self.pairs):
@@ -258,11 +280,14 @@ class SchedulingEnv(gym.Env):
         return False
 
     def _has_choice(self) -> bool:
-        state = self.sim.core.state
+        core = self.sim.core
+        if self.config.decision == "commit" and core.committed is None:
+            # RLScheduler's semantics: the next job is picked (and held) right away, even when
+            # no core is free, so that later arrivals cannot overtake it.
+            return True
+        state = core.state
         if state.free_cores == 0:
             return False
-        if self.config.mode == "job_pick" and self.config.decision == "commit":
-            return True
         jobs = self.sim.core.queue if self.config.mode == "policy_pair" else self.window_jobs()
         if not state.bounded_memory:
             free = state.free_cores

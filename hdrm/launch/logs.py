@@ -1,0 +1,156 @@
+"""What a launch writes: episodes.csv, actions.csv, the engine outputs and TensorBoard scalars.
+
+* ``episodes.csv`` is rewritten after every episode, so a long run can be watched (and plotted
+  with ``hdrm plot``) while it trains;
+* ``actions.csv`` is written at the end. It holds every episode's decisions while they number at
+  most :data:`ACTIONS_LIMIT` rows in all; past that, only the last episode's decisions;
+* ``out_jobs.csv``, ``out_schedule.csv``, ``out_timeline.csv`` and ``overutilizations.json`` are
+  the engine outputs of the **last** episode (:func:`hdrm.sim.outputs.write_outputs`);
+* TensorBoard event files go to ``<outdir>/tensorboard`` when ``tensorboard`` is installed and the
+  agent brought torch along (:func:`tensorboard_writer`); otherwise nothing is written.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import math
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from hdrm.launch.loop import EpisodeActions, EpisodeRecord, Hooks
+from hdrm.results.learning import write_actions_csv, write_episodes_csv
+from hdrm.results.run import ACTIONS_FILE, EPISODES_FILE
+from hdrm.sim.outputs import write_outputs
+
+logger = logging.getLogger(__name__)
+
+#: Most decisions actions.csv keeps from several episodes (one episode is always kept whole).
+ACTIONS_LIMIT = 100_000
+
+
+class RunLog(Hooks):
+    """Writes the per-episode and per-decision logs of a launch into ``outdir``.
+
+    Args:
+        outdir: the output folder (created when missing).
+        action_names: the environment's action names, for actions.csv.
+        actions_limit: see :data:`ACTIONS_LIMIT`.
+    """
+
+    def __init__(self, outdir: str | Path, action_names: list[str],
+                 actions_limit: int = ACTIONS_LIMIT) -> None:
+        self.outdir = Path(outdir)
+        self.outdir.mkdir(parents=True, exist_ok=True)
+        self.action_names = list(action_names)
+        self.actions_limit = actions_limit
+        self.records: list[EpisodeRecord] = []
+        self.kept: list[EpisodeActions] = []
+        self.last_only = False
+
+    @property
+    def episodes_path(self) -> Path:
+        """The episodes.csv file."""
+        return self.outdir / EPISODES_FILE
+
+    @property
+    def actions_path(self) -> Path:
+        """The actions.csv file."""
+        return self.outdir / ACTIONS_FILE
+
+    def episode_ended(self, record: EpisodeRecord, actions: EpisodeActions) -> None:
+        """Append the episode to episodes.csv and keep its decisions (within the limit)."""
+        self.records.append(record)
+        write_episodes_csv([r.csv_row() for r in self.records], self.episodes_path)
+        kept = sum(len(a.actions) for a in self.kept)
+        if self.last_only or kept + len(actions.actions) > self.actions_limit:
+            if not self.last_only and self.kept:
+                logger.info("actions.csv: over %d decisions, keeping the last episode only",
+                            self.actions_limit)
+            self.last_only = True
+            self.kept = []
+        self.kept.append(actions)
+
+    def action_rows(self) -> list[dict[str, Any]]:
+        """The rows of actions.csv for the decisions kept."""
+        names = self.action_names
+        return [
+            {"episode": played.episode, "step": step, "time": time_s, "action": action,
+             "action_name": names[action] if 0 <= action < len(names) else str(action)}
+            for played in self.kept
+            for step, (time_s, action) in enumerate(zip(played.times_s, played.actions))
+        ]
+
+    def finish(self, env: Any) -> dict[str, Path]:
+        """Write actions.csv and the engine outputs of the environment's current (last) episode.
+
+        Returns:
+            Every file written, by kind (``episodes``, ``actions``, ``jobs``, ``schedule`` ...).
+        """
+        paths: dict[str, Path] = {}
+        if self.records:
+            paths["episodes"] = self.episodes_path
+            paths["actions"] = write_actions_csv(self.action_rows(), self.actions_path)
+            paths.update(write_outputs(env.unwrapped.result(), self.outdir))
+        return paths
+
+
+#: Per-episode scalars written to TensorBoard: tag -> value of a record.
+SCALARS: dict[str, Callable[[EpisodeRecord], float]] = {
+    "episode/return": lambda r: r.return_,
+    "episode/objective": lambda r: r.objective,
+    "episode/loss": lambda r: r.loss,
+    "episode/steps": lambda r: float(r.steps),
+    "episode/makespan_h": lambda r: r.makespan_s / 3600.0,
+    "episode/mean_waiting_s": lambda r: r.mean_waiting_s,
+    "episode/mean_bounded_slowdown": lambda r: r.mean_bounded_slowdown,
+    "episode/energy_mj": lambda r: r.energy_j / 1e6,
+    "episode/wall_s": lambda r: r.wall_s,
+}
+
+
+class TensorBoardHook(Hooks):
+    """Writes :data:`SCALARS` and the agent's statistics (``train/<name>``) after each episode.
+
+    Args:
+        writer: an object with ``add_scalar(tag, value, step)``, ``flush()`` and ``close()``
+            (``torch.utils.tensorboard.SummaryWriter``).
+    """
+
+    def __init__(self, writer: Any) -> None:
+        self.writer = writer
+
+    def episode_ended(self, record: EpisodeRecord, actions: EpisodeActions) -> None:
+        for tag, value_of in SCALARS.items():
+            _add(self.writer, tag, value_of(record), record.episode)
+        for name, value in sorted(record.stats.items()):
+            if name not in ("loss", "return", "steps"):
+                _add(self.writer, f"train/{name}", value, record.episode)
+        self.writer.flush()
+
+    def close(self) -> None:
+        """Close the event file."""
+        self.writer.close()
+
+
+def _add(writer: Any, tag: str, value: float, step: int) -> None:
+    if not math.isnan(value):
+        writer.add_scalar(tag, float(value), step)
+
+
+def tensorboard_writer(logdir: str | Path) -> Any | None:
+    """A TensorBoard ``SummaryWriter`` for ``logdir``, or None when TensorBoard is unavailable.
+
+    Available means: the ``tensorboard`` package is installed and torch is already imported (by
+    the agent): the launcher never loads torch for a classic agent.
+    """
+    if "torch" not in sys.modules or importlib.util.find_spec("tensorboard") is None:
+        return None
+    try:
+        module = importlib.import_module("torch.utils.tensorboard")
+        return module.SummaryWriter(log_dir=str(logdir))
+    except Exception as exc:  # a broken optional extra must not stop the run
+        logger.warning("TensorBoard disabled: %s", exc)
+        return None

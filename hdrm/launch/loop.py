@@ -1,0 +1,239 @@
+"""The episode loop of the launcher: an agent drives the environment, episode after episode.
+
+One episode::
+
+    obs, info = env.reset(seed=seed)        # seed only for the very first episode of a launch
+    agent.start_episode()
+    until the episode ends:
+        action = agent.decide(obs, info["action_mask"])
+        obs, reward, terminated, truncated, info = env.step(action)
+        agent.rewarded(reward, terminated or truncated)
+    stats = agent.end_episode()             # REINFORCE and A2C learn here; PPO learns per rollout
+
+The agent decides when it learns: the loop is the same for training and testing (the agent's
+``training`` flag says which). Observers (:class:`Hooks`) see each episode start and end, every
+``step_every`` steps and the end of each run; the loop itself prints nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from hdrm.agents.base import Agent
+from hdrm.env.scheduling_env import SchedulingEnv
+from hdrm.results import metrics
+from hdrm.sim.outputs import job_results
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hdrm.launch.experiment import Experiment
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class EpisodeRecord:
+    """The figures of one episode (one row of episodes.csv, plus a few more).
+
+    Attributes:
+        episode: episode number, 0-based, counted over all runs of a launch.
+        run: run number, 0-based.
+        steps: decisions taken.
+        return_: sum of the rewards.
+        objective: the objective's final value (``return_ == -objective`` by construction).
+        loss: the agent's training loss of the episode (nan when nothing was learned).
+        makespan_s: latest finish time, in seconds.
+        mean_waiting_s: mean waiting time, in seconds.
+        mean_bounded_slowdown: mean bounded slowdown (threshold 10 s).
+        energy_j: energy the platform consumed, in joules.
+        nb_jobs: jobs of the episode.
+        wall_s: wall-clock seconds of the episode, learning included.
+        stats: every statistic the agent's ``end_episode`` returned.
+    """
+
+    episode: int
+    run: int
+    steps: int
+    return_: float
+    objective: float
+    loss: float
+    makespan_s: float
+    mean_waiting_s: float
+    mean_bounded_slowdown: float
+    energy_j: float
+    nb_jobs: int
+    wall_s: float
+    stats: dict[str, float] = field(default_factory=dict)
+
+    def csv_row(self) -> dict[str, Any]:
+        """The episodes.csv row (see :data:`hdrm.results.learning.EPISODES_COLUMNS`)."""
+        return {
+            "episode": self.episode,
+            "return": self.return_,
+            "loss": self.loss,
+            "makespan": self.makespan_s,
+            "mean_waiting": self.mean_waiting_s,
+            "mean_bounded_slowdown": self.mean_bounded_slowdown,
+            "energy_j": self.energy_j,
+            "wall_s": self.wall_s,
+        }
+
+
+class EpisodeActions(NamedTuple):
+    """The decisions of one episode: simulated time (s) and action index of each step."""
+
+    episode: int
+    times_s: list[float]
+    actions: list[int]
+
+
+class Hooks:
+    """Observers of the loop; every method does nothing by default.
+
+    Attributes:
+        step_every: call :meth:`stepped` every this many steps (0: never).
+    """
+
+    step_every = 0
+
+    def episode_started(self, episode: int, nb_jobs: int) -> None:
+        """An episode of ``nb_jobs`` jobs was reset."""
+
+    def stepped(self, steps: int, info: dict[str, Any]) -> None:
+        """``steps`` decisions were taken in the current episode; ``info`` is the last step's."""
+
+    def episode_ended(self, record: EpisodeRecord, actions: EpisodeActions) -> None:
+        """An episode ended (the agent has already run ``end_episode``)."""
+
+    def run_ended(self, run: int, records: list[EpisodeRecord]) -> None:
+        """Run ``run`` ended; ``records`` are every episode so far."""
+
+
+class HookList(Hooks):
+    """Several hooks called in order."""
+
+    def __init__(self, *hooks: Hooks) -> None:
+        self.hooks = [h for h in hooks if h is not None]
+        every = [h.step_every for h in self.hooks if h.step_every > 0]
+        self.step_every = min(every) if every else 0
+
+    def episode_started(self, episode: int, nb_jobs: int) -> None:
+        for hook in self.hooks:
+            hook.episode_started(episode, nb_jobs)
+
+    def stepped(self, steps: int, info: dict[str, Any]) -> None:
+        for hook in self.hooks:
+            if hook.step_every and steps % hook.step_every == 0:
+                hook.stepped(steps, info)
+
+    def episode_ended(self, record: EpisodeRecord, actions: EpisodeActions) -> None:
+        for hook in self.hooks:
+            hook.episode_ended(record, actions)
+
+    def run_ended(self, run: int, records: list[EpisodeRecord]) -> None:
+        for hook in self.hooks:
+            hook.run_ended(run, records)
+
+
+def run_episode(env: SchedulingEnv, agent: Agent, episode: int = 0, *, run: int = 0,
+                seed: int | None = None, hooks: Hooks | None = None
+                ) -> tuple[EpisodeRecord, EpisodeActions]:
+    """Play one episode of ``agent`` in ``env`` and measure it.
+
+    Args:
+        env: the environment (wrappers allowed; the figures come from ``env.unwrapped``).
+        agent: the agent (learns or not according to its ``training`` flag).
+        episode: the episode number, for the record.
+        run: the run number, for the record.
+        seed: seed of ``env.reset`` (None continues the environment's own generator).
+        hooks: observers.
+
+    Returns:
+        The episode's record and its decisions.
+    """
+    hooks = hooks or Hooks()
+    t0 = time.perf_counter()
+    obs, info = env.reset(seed=seed)
+    base = env.unwrapped
+    hooks.episode_started(episode, len(base.sim.workload))
+    agent.start_episode()
+    times: list[float] = []
+    actions: list[int] = []
+    every = hooks.step_every
+    total = 0.0
+    done = base.sim.done  # an episode without a single choice ends at reset
+    while not done:
+        action = int(agent.decide(obs, info["action_mask"]))
+        times.append(info["time"])
+        actions.append(action)
+        obs, reward, terminated, truncated, info = env.step(action)
+        done = terminated or truncated
+        agent.rewarded(reward, done)
+        total += reward
+        if every and len(actions) % every == 0:
+            hooks.stepped(len(actions), info)
+    stats = dict(agent.end_episode())
+    record = _record(base, episode, run, len(actions), total, info, stats, time.perf_counter() - t0)
+    played = EpisodeActions(episode, times, actions)
+    hooks.episode_ended(record, played)
+    return record, played
+
+
+def _record(base: SchedulingEnv, episode: int, run: int, steps: int, total: float,
+            info: dict[str, Any], stats: dict[str, float], wall_s: float) -> EpisodeRecord:
+    result = base.result()
+    rows = job_results(result)
+    return EpisodeRecord(
+        episode=episode,
+        run=run,
+        steps=steps,
+        return_=float(total),
+        objective=float(info.get("objective", math.nan)),
+        loss=float(stats.get("loss", math.nan)),
+        makespan_s=metrics.makespan(rows),
+        mean_waiting_s=metrics.avg_waiting_time(rows),
+        mean_bounded_slowdown=metrics.avg_bounded_slowdown(rows),
+        energy_j=float(result.energy_j),
+        nb_jobs=len(rows),
+        wall_s=wall_s,
+        stats={k: float(v) for k, v in stats.items()},
+    )
+
+
+def run_episodes(env: SchedulingEnv, agent: Agent, episodes: int, nbruns: int = 1, *,
+                 seed: int | None = None, hooks: Hooks | None = None) -> list[EpisodeRecord]:
+    """Play ``nbruns`` runs of ``episodes`` episodes each with the same agent (its model carries on).
+
+    Args:
+        env: the environment.
+        agent: the agent.
+        episodes: episodes per run.
+        nbruns: runs.
+        seed: seed of the first ``env.reset`` (later episodes continue the env's generator).
+        hooks: observers.
+
+    Returns:
+        The records of every episode, numbered 0 .. nbruns x episodes - 1.
+    """
+    hooks = hooks or Hooks()
+    records: list[EpisodeRecord] = []
+    for run in range(nbruns):
+        for k in range(episodes):
+            index = run * episodes + k
+            record, _ = run_episode(env, agent, index, run=run,
+                                    seed=seed if index == 0 else None, hooks=hooks)
+            records.append(record)
+            logger.info("episode %d: return %.6g, %d steps, %.2f s", index, record.return_,
+                        record.steps, record.wall_s)
+        hooks.run_ended(run, records)
+    return records
+
+
+def run_experiment(experiment: "Experiment", nbruns: int = 1, hooks: Hooks | None = None
+                   ) -> list[EpisodeRecord]:
+    """Play a built :class:`~hdrm.launch.experiment.Experiment` (seeded with its options' seed)."""
+    return run_episodes(experiment.env, experiment.agent, experiment.episodes, nbruns,
+                        seed=experiment.options.seed, hooks=hooks)

@@ -1,0 +1,372 @@
+"""``hdeeprm-launch`` end to end: the shipped examples with tiny budgets, every bad-input path
+(exit 2, one line on stderr, no traceback), checkpoint round trips and determinism."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hdrm.launcher import main
+from hdrm.results.learning import read_actions_csv, read_episodes_csv
+from hdrm.results.run import Run
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+AGENTS = ROOT / "agents"
+#: Shipped example -> drop-in agent that runs it.
+SHIPPED = {"classic": "classic", "reinforce": "reinforce", "a2c": "actor_critic", "ppo": "ppo",
+           "ppo_jobpick": "ppo"}
+TINY_PPO = {"rollout_steps": 16, "minibatch": 8, "epochs": 1}
+
+
+def merge(data: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with ``changes`` merged in, nested objects key by key (None deletes a key)."""
+    out = dict(data)
+    for key, value in changes.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def options_copy(folder: Path, example: str, changes: dict[str, Any] | None = None,
+                 name: str = "options.json") -> Path:
+    """A copy of a shipped options file in ``folder`` (input paths made absolute), changed."""
+    source = EXAMPLES / example / "options.json"
+    data = json.loads(source.read_text(encoding="utf-8"))
+    for key in ("workload_file_path", "platform_file_path"):
+        if data.get(key):
+            data[key] = str((source.parent / data[key]).resolve())
+    data = merge(data, changes or {})
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return path
+
+
+def tiny(example: str, **agent: Any) -> dict[str, Any]:
+    """Changes giving an example a tiny budget: 2 episodes of 20 jobs, short PPO rollouts."""
+    params = dict(TINY_PPO) if example.startswith("ppo") else {}
+    return {"nb_jobs": 20, "pybatsim": {"agent": {"episodes": 2, "params": params, **agent}}}
+
+
+def launch(capsys, *argv: Any) -> tuple[int, str, str]:
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def agent_file(name: str) -> Path:
+    return AGENTS / f"{name}.py"
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+# ---------------------------------------------------------------------------- shipped examples
+
+
+@pytest.mark.parametrize("example", sorted(SHIPPED))
+def test_every_shipped_example_runs_with_a_tiny_budget(tmp_path, capsys, example):
+    options = options_copy(tmp_path, example, tiny(example))
+    out = tmp_path / "out"
+    status, stdout, stderr = launch(capsys, agent_file(SHIPPED[example]), options, "--outdir", out)
+    assert status == 0, stderr
+    episodes_expected = 2
+    run = Run(out)
+    episodes = read_episodes_csv(run.file("episodes.csv"))
+    assert episodes.episode.tolist() == list(range(episodes_expected))
+    actions = read_actions_csv(run.file("actions.csv"))
+    assert len(actions) > 0 and set(actions.episode.tolist()) == set(range(episodes_expected))
+    assert len(run.jobs()) == 20  # out_jobs.csv: the 20 jobs of the last episode
+    assert {"out_schedule.csv", "out_timeline.csv", "overutilizations.json"} <= {
+        p.name for p in out.iterdir()}
+    learned = [not math.isnan(v) for v in episodes.loss]
+    if example == "classic":
+        assert not any(learned)
+    elif example in ("reinforce", "a2c"):
+        assert all(learned)  # one update per episode
+    else:
+        assert any(learned)  # PPO: an episode in which a 16-step rollout filled
+    assert f"{episodes_expected} episodes" in stdout and "objective" in stdout
+
+
+def test_the_return_is_minus_the_objective_and_the_table_shows_it(tmp_path, capsys):
+    options = options_copy(tmp_path, "classic", tiny("classic", episodes=3))
+    status, stdout, _ = launch(capsys, agent_file("classic"), options, "--outdir", tmp_path / "o")
+    assert status == 0
+    episodes = read_episodes_csv(tmp_path / "o" / "episodes.csv")
+    schedule = Run(tmp_path / "o").schedule()
+    assert episodes.mean_bounded_slowdown[-1] == pytest.approx(schedule["mean_bounded_slowdown"])
+    assert episodes.returns[-1] == pytest.approx(-schedule["mean_bounded_slowdown"])
+    assert episodes.makespan_s[-1] == pytest.approx(schedule["makespan"])
+    assert episodes.energy_j[-1] == pytest.approx(schedule["consumed_joules"])
+    header = next(line for line in stdout.splitlines() if "episode" in line and "return" in line)
+    assert header.split() == ["episode", "steps", "return", "loss", "makespan_h", "mean_wait_s",
+                              "mean_bsld", "energy_MJ", "wall_s"]
+    assert "objective avg_bounded_slowdown: last" in stdout
+
+
+def test_classic_heuristic_outside_the_pairs_matches_the_engine(tmp_path, capsys):
+    """A classic "sjf" agent gets an env whose one action is sjf; it decides as the engine does."""
+    from hdrm.sim.engine import Simulation, SimulationConfig
+    from hdrm.sim.inputs import InputSpec, load_inputs
+
+    changes = {"nb_jobs": 100, "pybatsim": {"agent": {"policy": "sjf"}}}
+    options = options_copy(tmp_path, "ppo_jobpick", changes)
+    options = options_copy(tmp_path, "ppo_jobpick", merge(changes, {
+        "workload": {"start_index": 0}, "pybatsim": {"env": {
+            "observation": "small", "actions": {"mode": "policy_pair", "window": 128}}}}))
+    status, stdout, stderr = launch(capsys, agent_file("classic"), options, "--outdir", tmp_path / "o")
+    assert status == 0, stderr
+    assert "policy_pair with 1 actions" in stdout
+    launched = {r["job_id"]: float(r["starting_time"]) for r in read_rows(tmp_path / "o" / "out_jobs.csv")}
+    platform, workload = load_inputs(InputSpec(json.loads(options.read_text())["workload_file_path"],
+                                               homogeneous_procs=256, conventions="rlscheduler",
+                                               nb_jobs=100))
+    result = Simulation(platform, workload, SimulationConfig(contention="none", decision="commit")).run("sjf")
+    assert launched == {str(o.job.id): o.start_s for o in result.outcomes}
+    assert set(read_actions_csv(tmp_path / "o" / "actions.csv").action_name) == {"sjf"}
+
+
+def test_default_outdir_is_a_timestamped_folder_next_to_the_options(tmp_path, capsys):
+    options = options_copy(tmp_path / "exp", "classic", tiny("classic"))
+    assert launch(capsys, agent_file("classic"), options, "--quiet")[0] == 0
+    assert launch(capsys, agent_file("classic"), options, "--quiet")[0] == 0
+    runs = sorted((tmp_path / "exp" / "runs").iterdir())
+    assert len(runs) == 2 and all((r / "episodes.csv").is_file() for r in runs)
+    assert runs[0].name[:8].isdigit() and runs[0].name[8] == "-"
+
+
+def test_quiet_prints_one_line(tmp_path, capsys):
+    options = options_copy(tmp_path, "classic", tiny("classic"))
+    status, stdout, stderr = launch(capsys, agent_file("classic"), options, "--quiet",
+                                    "--outdir", tmp_path / "o")
+    assert status == 0 and stderr == ""
+    assert stdout.splitlines() == [f"hdeeprm-launch: 2 episodes, outputs in {tmp_path / 'o'}"]
+
+
+def test_nbruns_repeat_the_episodes_with_one_model(tmp_path, capsys):
+    options = options_copy(tmp_path, "reinforce", tiny("reinforce"))
+    model = tmp_path / "m.pt"
+    status, _, _ = launch(capsys, agent_file("reinforce"), options, "--outdir", tmp_path / "o",
+                          "--nbruns", 2, "--episodes", 1, "--outmodel", model)
+    assert status == 0 and model.is_file()
+    episodes = read_episodes_csv(tmp_path / "o" / "episodes.csv")
+    assert episodes.episode.tolist() == [0, 1] and not any(math.isnan(v) for v in episodes.loss)
+
+
+# ---------------------------------------------------------------------------- models
+
+
+def test_checkpoint_round_trip_train_then_test(tmp_path, capsys):
+    import torch
+
+    model = tmp_path / "models" / "reinforce.pt"
+    train = options_copy(tmp_path / "train", "reinforce", tiny("reinforce", hidden=16))
+    status, stdout, _ = launch(capsys, agent_file("reinforce"), train, "--outdir", tmp_path / "a",
+                               "--outmodel", model)
+    assert status == 0 and f"model saved to {model}" in stdout
+    assert sorted(p.name for p in model.parent.iterdir()) == ["reinforce.pt"]  # atomic: no temp
+    saved = torch.load(model, weights_only=True)
+    assert saved["options"]["pybatsim"]["agent"]["hidden"] == 16
+    test = options_copy(tmp_path / "test", "reinforce", tiny("reinforce", hidden=16, run="test"))
+    outs = []
+    for k in range(2):
+        status, stdout, stderr = launch(capsys, agent_file("reinforce"), test, "--outdir",
+                                        tmp_path / f"t{k}", "--inmodel", model)
+        assert status == 0 and stderr == "", stderr
+        assert "(test)" in stdout
+        outs.append(read_episodes_csv(tmp_path / f"t{k}" / "episodes.csv"))
+    assert all(math.isnan(v) for v in outs[0].loss)  # no learning in test runs
+    assert outs[0].returns.tolist() == outs[1].returns.tolist()
+    after = torch.load(model, weights_only=True)  # testing does not touch the model
+    assert all(torch.equal(saved["model_state_dict"][k], v) for k, v in after["model_state_dict"].items())
+
+
+def test_testing_without_a_model_says_so(tmp_path, capsys):
+    test = options_copy(tmp_path, "a2c", tiny("a2c", run="test", episodes=1))
+    status, _, stderr = launch(capsys, agent_file("actor_critic"), test, "--outdir", tmp_path / "o")
+    assert status == 0
+    assert stderr == "hdeeprm-launch: note: evaluating an untrained model (no --inmodel)\n"
+
+
+# ---------------------------------------------------------------------------- determinism
+
+
+@pytest.mark.parametrize("example", ["ppo", "reinforce"])
+def test_same_seed_same_results(tmp_path, capsys, example):
+    options = options_copy(tmp_path, example, tiny(example, episodes=3))
+    for k in range(2):
+        assert launch(capsys, agent_file(SHIPPED[example]), options, "--quiet", "--outdir",
+                      tmp_path / f"r{k}")[0] == 0
+    first, second = ([{k: v for k, v in row.items() if k != "wall_s"} for row in
+                      read_rows(tmp_path / f"r{k}" / "episodes.csv")] for k in range(2))
+    assert first == second and len(first) == 3
+    for name in ("actions.csv", "out_jobs.csv"):
+        assert (tmp_path / "r0" / name).read_text() == (tmp_path / "r1" / name).read_text()
+    other = options_copy(tmp_path / "seed", example, merge(tiny(example, episodes=3), {"seed": 7}))
+    assert launch(capsys, agent_file(SHIPPED[example]), other, "--quiet", "--outdir", tmp_path / "s")[0] == 0
+    third = [{k: v for k, v in row.items() if k != "wall_s"} for row in
+             read_rows(tmp_path / "s" / "episodes.csv")]
+    assert third != first
+
+
+# ---------------------------------------------------------------------------- bad input
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+TWO_AGENTS = """
+from hdrm.agents.base import ClassicAgent
+
+class A(ClassicAgent):
+    pass
+
+class B(ClassicAgent):
+    pass
+"""
+
+FAILING_INIT = """
+from hdrm.agents.base import ClassicAgent
+
+class Broken(ClassicAgent):
+    def __init__(self, config, observation_space, action_space, action_names=None, seed=0):
+        raise RuntimeError("no GPU here")
+"""
+
+
+def bad_inputs(tmp: Path) -> dict[str, tuple[list[Any], str]]:
+    """Each bad input: (arguments, regular expression the stderr line must match)."""
+    classic = agent_file("classic")
+    good = options_copy(tmp / "good", "classic", tiny("classic"))
+    reinforce = options_copy(tmp / "rl", "reinforce", tiny("reinforce"))
+    return {
+        "missing options": ([classic, tmp / "none.json"],
+                            rf"{tmp / 'none.json'}: no such options file"),
+        "invalid JSON": ([classic, write(tmp / "bad.json", '{"seed": 1,\n  "nb_jobs": }')],
+                         rf"{tmp / 'bad.json'}:2:14: invalid JSON"),
+        "bad option value": ([classic, options_copy(tmp / "v", "classic",
+                                                     {"pybatsim": {"env": {"objective": "makespn"}}})],
+                             r"options\.json: pybatsim\.env\.objective: unknown objective "
+                             r"\"makespn\"; did you mean 'makespan'"),
+        "unknown key": ([classic, options_copy(tmp / "k", "classic", {"nb_job": 3})],
+                        r"options\.json: .*nb_job.*did you mean 'nb_jobs'"),
+        "bad policy": ([classic, options_copy(tmp / "p", "classic",
+                                              {"pybatsim": {"agent": {"policy": "shortest-high_gflop"}}})],
+                       r"pybatsim\.agent\.policy: unknown policy \"shortest-high_gflop\"; did you mean "
+                       r"'shortest-high_gflops'"),
+        "missing workload": ([classic, options_copy(tmp / "w", "classic",
+                                                    {"workload_file_path": str(tmp / "no.swf")})],
+                             rf"{tmp / 'no.swf'}"),
+        "batsim engine": ([classic, options_copy(tmp / "e", "classic", {"engine": "batsim"})],
+                          r"options\.json: engine: hdeeprm-launch runs the 'builtin' engine"),
+        "classic job_pick": ([classic, options_copy(tmp / "j", "ppo_jobpick", tiny("ppo_jobpick"))],
+                             r"a classic agent applies a policy pair, got mode 'job_pick'"),
+        "missing agent": ([tmp / "nope.py", good], rf"agent file {tmp / 'nope.py'}: no such file"),
+        "syntax error": ([write(tmp / "syn.py", "class X(:\n"), good],
+                         rf"{tmp / 'syn.py'}:1: syntax error"),
+        "no Agent class": ([write(tmp / "none.py", "x = 1\n"), good],
+                           rf"agent file {tmp / 'none.py'}: no Agent subclass defined"),
+        "two Agent classes": ([write(tmp / "two.py", TWO_AGENTS), good],
+                              rf"agent file {tmp / 'two.py'}: 2 Agent subclasses: A, B"),
+        "failing constructor": ([write(tmp / "init.py", FAILING_INIT), good],
+                                rf"{tmp / 'init.py'}:6: creating Broken failed: RuntimeError: no GPU"),
+        "bad agent setting": ([agent_file("reinforce"), options_copy(tmp / "s", "reinforce", tiny(
+            "reinforce", params={"ent_coeff": 0.1}))],
+            r"options\.json: pybatsim\.agent\.params: unknown setting 'ent_coeff'; did you mean "
+            r"'ent_coef'"),
+        "missing model": ([agent_file("reinforce"), reinforce, "--inmodel", tmp / "m.pt"],
+                          rf"checkpoint {tmp / 'm.pt'}: no such file"),
+        "corrupt model": ([agent_file("reinforce"), reinforce, "--inmodel",
+                           write(tmp / "junk.pt", "not a model")],
+                          rf"checkpoint {tmp / 'junk.pt'}: not a readable hdrm checkpoint"),
+        "model of a classic": ([classic, good, "--outmodel", tmp / "c.pt"],
+                               r"--outmodel .*c\.pt: .*classic\.py is a classic agent, which has no model"),
+        "zero runs": ([classic, good, "--nbruns", 0], r"--nbruns: expected a positive number"),
+        "zero episodes": ([classic, good, "--episodes", 0], r"--episodes: expected a positive number"),
+    }
+
+
+BAD = sorted(bad_inputs(Path("/tmp")).keys())
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case):
+    argv, pattern = bad_inputs(tmp_path)[case]
+    status, stdout, stderr = launch(capsys, *argv, "--outdir", tmp_path / "out")
+    assert status == 2
+    assert stdout == ""
+    assert stderr.endswith("\n") and stderr.count("\n") == 1, stderr
+    assert stderr.startswith("hdeeprm-launch: error: ")
+    assert "Traceback" not in stderr
+    assert re_search(pattern, stderr), f"{pattern!r} not in {stderr!r}"
+
+
+def re_search(pattern: str, text: str) -> bool:
+    import re
+
+    return re.search(pattern, text) is not None
+
+
+def test_checkpoint_of_another_network_is_refused(tmp_path, capsys):
+    model = tmp_path / "m.pt"
+    small = options_copy(tmp_path / "a", "reinforce", tiny("reinforce", hidden=8, episodes=1))
+    assert launch(capsys, agent_file("reinforce"), small, "--outdir", tmp_path / "o1",
+                  "--outmodel", model)[0] == 0
+    wide = options_copy(tmp_path / "b", "reinforce", tiny("reinforce", hidden=32, run="test"))
+    status, _, stderr = launch(capsys, agent_file("reinforce"), wide, "--outdir", tmp_path / "o2",
+                               "--inmodel", model)
+    assert status == 2 and stderr.count("\n") == 1
+    assert stderr.startswith(f"hdeeprm-launch: error: checkpoint {model}: parameter ")
+    assert "has shape [" in stderr and "check hidden" in stderr
+    job_pick = options_copy(tmp_path / "c", "ppo_jobpick", tiny("ppo_jobpick"))
+    status, _, stderr = launch(capsys, agent_file("ppo"), job_pick, "--outdir", tmp_path / "o3",
+                               "--inmodel", model)
+    assert status == 2 and f"checkpoint {model}: " in stderr and stderr.count("\n") == 1
+
+
+def test_the_console_script_exits_2_without_a_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "hdrm.launcher", str(agent_file("classic")),
+                          str(tmp_path / "missing.json")], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 2
+    assert out.stderr == f"hdeeprm-launch: error: {tmp_path / 'missing.json'}: no such options file; check the path\n"
+
+
+def test_progress_bars_on_a_terminal_only(tmp_path, capsys, monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    options = options_copy(tmp_path, "classic", tiny("classic"))
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main([str(agent_file("classic")), str(options), "--outdir", str(tmp_path / "o")]) == 0
+    shown = terminal.getvalue()
+    assert "2/2" in shown and "episode/s" in shown and "episode 1:" in shown and "job" in shown
+    quiet = Terminal()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    assert main([str(agent_file("classic")), str(options), "--outdir", str(tmp_path / "q"),
+                 "--quiet"]) == 0
+    assert quiet.getvalue() == ""
