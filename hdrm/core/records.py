@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from hdrm.results.overutil import BandwidthSpan, CoreShortage, MemoryShortage, Overutilizations
+from hdrm.results.records import format_interval_set
 
 
 class OverutilizationRecorder:
@@ -35,10 +36,13 @@ class OverutilizationRecorder:
         )
 
     def bandwidth_start(
-        self, proc: int, node: int, now: float, demand_gbps: float, capacity_gbps: float
+        self, proc: int, node: int, now: float, demand_gbps: float, capacity_gbps: float,
+        cores: tuple[int, ...] = (),
     ) -> None:
-        """Processor ``proc`` became oversubscribed (the span stays open until it ends)."""
-        span = BandwidthSpan(proc, node, now, math.inf, demand_gbps, capacity_gbps)
+        """Processor ``proc`` (with ``cores``) became oversubscribed; the span stays open until
+        it ends."""
+        span = BandwidthSpan(proc, node, now, math.inf, demand_gbps, capacity_gbps,
+                             format_interval_set(cores))
         self._open[proc] = span
         self.data.bandwidth.append(span)
 

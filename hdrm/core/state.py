@@ -296,7 +296,8 @@ class ClusterState:
     def _record_bandwidth(self, p: int, old_fraction: float, fraction: float, now: float) -> None:
         records = self.records
         if fraction < 1.0 <= old_fraction:
-            records.bandwidth_start(p, self.proc_node[p], now, self.proc_demand[p], self.proc_capacity[p])
+            records.bandwidth_start(p, self.proc_node[p], now, self.proc_demand[p],
+                                    self.proc_capacity[p], self.proc_cores[p])
         elif old_fraction < 1.0 <= fraction:
             records.bandwidth_end(p, now)
         elif fraction < 1.0:

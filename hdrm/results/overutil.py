@@ -6,7 +6,9 @@ The built-in engine writes::
      "memory_shortage": [{"time": t, "job_id": "...", "node_id": k,
                           "requested_mb": x, "available_mb": y}],
      "bandwidth":       [{"processor_id": p, "node_id": k, "start": t0, "end": t1,
-                          "max_demand_gbps": d, "capacity_gbps": c}]}
+                          "max_demand_gbps": d, "capacity_gbps": c, "cores": "8-15"}]}
+
+(``cores``, the processor's cores as an interval set, is optional when reading.)
 
 Times in seconds. A span still open when the file was written has ``"end": null`` (read back as
 ``math.inf``). A missing section reads as empty; an unknown one is logged and ignored, so newer
@@ -60,6 +62,8 @@ class BandwidthSpan:
     end_s: float
     max_demand_gbps: float
     capacity_gbps: float
+    cores: str = ""
+    """The processor's cores as an interval set (``"8-15"``); empty in files that lack it."""
 
     def end_or(self, horizon_s: float) -> float:
         """The span's end, or ``horizon_s`` when the span never closed (``end_s`` is inf)."""
@@ -101,7 +105,8 @@ _SCHEMAS: dict[str, tuple[type, tuple[tuple[str, str, Callable[[Any], Any]], ...
         BandwidthSpan,
         (("processor_id", "processor_id", int), ("node_id", "node_id", int),
          ("start", "start_s", float), ("end", "end_s", float),
-         ("max_demand_gbps", "max_demand_gbps", float), ("capacity_gbps", "capacity_gbps", float)),
+         ("max_demand_gbps", "max_demand_gbps", float), ("capacity_gbps", "capacity_gbps", float),
+         ("cores", "cores", str)),
     ),
 }
 
@@ -148,9 +153,11 @@ def _typed_entry(where: str, entry: dict, schema: tuple) -> dict[str, Any]:
     """``{attribute: typed value}`` for one JSON entry, or a ConfigError naming the key."""
     kwargs = {}
     for key, attr, kind in schema:
-        if key not in entry:
+        if key not in entry and key != "cores":
             keys = ", ".join(k for k, _, _ in schema)
             raise ConfigError(f"{where}: missing key {key!r} (an entry has: {keys})")
+        if key == "cores" and key not in entry:
+            continue  # optional: older files and other engines do not write it
         if key == "end" and entry[key] is None:
             kwargs[attr] = math.inf  # a span still open when the file was written
             continue
@@ -178,7 +185,8 @@ def write_overutilizations(over: Overutilizations, path: str | Path) -> Path:
     data = {}
     for name, (_, schema) in _SCHEMAS.items():
         data[name] = [
-            {key: _json_value(asdict(item)[attr]) for key, attr, _ in schema}
+            {key: _json_value(asdict(item)[attr]) for key, attr, _ in schema
+             if not (key == "cores" and not asdict(item)[attr])}
             for item in getattr(over, name)
         ]
     write_text(path, json.dumps(data, indent=1, allow_nan=False) + "\n")

@@ -3,7 +3,9 @@
 Jobs are coloured by job (a cycling categorical palette) or by user (from the job metadata).
 Beyond ``max_jobs`` jobs only the largest (cores x run time) are drawn, and the title says so,
 which keeps the chart readable and fast for traces of thousands of jobs. Spans of
-memory-bandwidth oversubscription from overutilizations.json, when present, shade the time axis.
+memory-bandwidth oversubscription from overutilizations.json, when present, are hatched over the
+rows of the contended processor's cores (or over the whole time span, for files that do not say
+which cores a processor has).
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from matplotlib.collections import PolyCollection
+from matplotlib.collections import PatchCollection, PolyCollection
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from hdrm.errors import ConfigError
@@ -81,6 +83,8 @@ def _shade_contention(ax, run: Run, horizon_s: float) -> int:
     over = run.overutilizations_or_none()
     if over is None or not over.bandwidth:
         return 0
+    if all(s.cores for s in over.bandwidth):
+        return _hatch_cores(ax, over.bandwidth, horizon_s)
     spans = sorted((s.start_s, s.end_or(horizon_s)) for s in over.bandwidth)
     merged = [list(spans[0])]
     for start, end in spans[1:]:
@@ -91,6 +95,17 @@ def _shade_contention(ax, run: Run, horizon_s: float) -> int:
     for start, end in merged:
         ax.axvspan(start, end, zorder=3, **CONTENTION_STYLE)
     return len(merged)
+
+
+def _hatch_cores(ax, spans, horizon_s: float) -> int:
+    """Hatch each span over the rows of its processor's cores only; returns how many."""
+    boxes = []
+    for span in spans:
+        start, end = span.start_s, span.end_or(horizon_s)
+        for low, high in parse_interval_ranges(span.cores):
+            boxes.append(Rectangle((start, low), end - start, high - low + 1))
+    ax.add_collection(PatchCollection(boxes, zorder=3, match_original=False, **CONTENTION_STYLE))
+    return len(spans)
 
 
 def plot_gantt(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib.collections import PatchCollection
 import pytest
 from matplotlib.collections import PathCollection, PolyCollection
 
@@ -259,3 +260,24 @@ def test_open_spans_end_at_the_last_known_time(example_run: Path, saved_png):
     saved_png(gantt, "gantt.png")
     (hatched,) = [p for p in gantt.axes[0].patches if p.get_hatch() == "///"]
     assert hatched.get_x() == 2.0 and hatched.get_width() == pytest.approx(25.0)  # to 27 s
+
+
+def test_gantt_hatches_only_the_contended_processors_cores(tmp_path: Path, saved_png):
+    from dataclasses import replace
+
+    from hdrm.results.example import example_overutilizations, write_example_run
+    from hdrm.results.overutil import write_overutilizations
+
+    run_dir = write_example_run(tmp_path / "run")
+    over = example_overutilizations()
+    over.bandwidth = [replace(s, cores="0-1" if s.processor_id == 0 else "2-3") for s in over.bandwidth]
+    write_overutilizations(over, run_dir / "overutilizations.json")
+    fig = plot_gantt(run_dir)
+    saved_png(fig)
+    (ax,) = fig.axes
+    (hatched,) = [c for c in ax.collections if isinstance(c, PatchCollection)]
+    boxes = [p.get_extents() for p in hatched.get_paths()]
+    assert len(boxes) == 3  # one box per span, each over its processor's two cores
+    heights = sorted(round(p.get_extents().height) for p in hatched.get_paths())
+    assert heights == [2, 2, 2]
+    assert not [p for p in ax.patches if p.get_hatch() == "///"]  # no full-height shading
