@@ -107,17 +107,37 @@ class Observation:
         self._last_queue = q
         return block
 
-    def cluster_block(self) -> np.ndarray:
+    def cluster_block(self, mem: np.ndarray | None = None, bw: np.ndarray | None = None
+                      ) -> np.ndarray:
+        """Free and contended cores, mean free memory and bandwidth, power (5 values)."""
         env = self.env
         state = env.sim.core.state
         n = env.platform.nb_cores
-        mem = _fractions(state.node_free_mem, env.platform.node_memory_mb)
-        bw = _bw_free(state)
+        mem = self.memory_free() if mem is None else mem
+        bw = self.bandwidth_free() if bw is None else bw
         return np.array(
             [state.free_cores / n, state.contended / n, float(mem.mean()), float(bw.mean()),
              env.sim.machine.power_w / env.full_power_w],
             dtype=np.float32,
         )
+
+    def memory_free(self) -> np.ndarray:
+        """Free memory fraction of every node (1 for unbounded memory)."""
+        total, finite = self._static("memory", self.env.platform.node_memory_mb)
+        return _fractions(self.env.sim.core.state.node_free_mem, total, finite)
+
+    def bandwidth_free(self) -> np.ndarray:
+        """Free bandwidth fraction of every processor (1 for unbounded bandwidth)."""
+        capacity, finite = self._static("bandwidth", self.env.platform.processor_mem_bw_gbps)
+        used = _fractions(self.env.sim.core.state.proc_demand, capacity, finite)
+        return np.where(finite, 1.0 - used, 1.0)
+
+    def _static(self, key: str, values) -> tuple[np.ndarray, np.ndarray]:
+        cache = self.__dict__.setdefault("_static_arrays", {})
+        if key not in cache:
+            total = np.asarray(values, dtype=float)
+            cache[key] = (total, np.isfinite(total) & (total > 0))
+        return cache[key]
 
 
 def _quartiles(values: np.ndarray) -> np.ndarray:
@@ -131,21 +151,11 @@ def _quartiles(values: np.ndarray) -> np.ndarray:
     return ordered[low] * (1.0 - weight) + ordered[high] * weight
 
 
-def _fractions(free, total) -> np.ndarray:
-    free = np.asarray(free, dtype=float)
-    total = np.asarray(total, dtype=float)
-    out = np.ones_like(free)
-    finite = np.isfinite(total) & (total > 0)
-    out[finite] = free[finite] / total[finite]
-    return np.clip(out, 0.0, 1.0)
-
-
-def _bw_free(state) -> np.ndarray:
-    cap = np.asarray(state.proc_capacity, dtype=float)
-    demand = np.asarray(state.proc_demand, dtype=float)
-    out = np.ones_like(cap)
-    finite = np.isfinite(cap) & (cap > 0)
-    out[finite] = 1.0 - demand[finite] / cap[finite]
+def _fractions(part, total: np.ndarray, finite: np.ndarray) -> np.ndarray:
+    """``part / total`` where ``total`` is finite and positive, else 1; clipped to [0, 1]."""
+    out = np.ones(len(total))
+    if finite.any():
+        out[finite] = np.asarray(part, dtype=float)[finite] / total[finite]
     return np.clip(out, 0.0, 1.0)
 
 
@@ -202,11 +212,8 @@ class NormalObservation(Observation):
         fraction_left = env.sim.machine.fraction_left
         for idx, cores in state.alloc.items():
             remaining[list(cores)] = fraction_left(idx, now)
-        parts = [
-            self.queue_block(), self.cluster_block(),
-            _fractions(state.node_free_mem, env.platform.node_memory_mb), _bw_free(state),
-            speed, power, remaining,
-        ]
+        mem, bw = self.memory_free(), self.bandwidth_free()
+        parts = [self.queue_block(), self.cluster_block(mem, bw), mem, bw, speed, power, remaining]
         return np.clip(np.concatenate(parts), 0.0, 1.0).astype(np.float32)
 
 
