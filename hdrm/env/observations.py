@@ -195,6 +195,7 @@ class NormalObservation(Observation):
         full = np.array(platform.core_power_w, dtype=float)
         table = np.array([state_power_w(w) for w in full]).reshape(-1, NB_STATES)
         self._power_frac = np.where(full[:, None] > 0, table / np.maximum(full[:, None], 1e-12), 0.0)
+        self._rows = np.arange(platform.nb_cores)
         self._size = 27 + len(platform.nodes) + len(platform.processors) + 3 * platform.nb_cores
 
     def space(self) -> spaces.Box:
@@ -203,18 +204,22 @@ class NormalObservation(Observation):
     def build(self) -> np.ndarray:
         env = self.env
         state = env.sim.core.state
-        states = np.asarray(state.core_state)
-        factor = np.asarray(state.core_factor)
-        speed = self._speed_of_state[states] * np.where(states == 1, factor, 1.0)
-        power = self._power_frac[np.arange(len(states)), states]
-        remaining = np.zeros(len(states))
+        n = len(state.core_state)
+        states = np.fromiter(state.core_state, dtype=np.intp, count=n)
+        speed = self._speed_of_state[states]
+        if state.contended:
+            factor = np.fromiter(state.core_factor, dtype=float, count=n)
+            speed = np.where(states == 1, speed * factor, speed)
+        power = self._power_frac[self._rows, states]
+        remaining = np.zeros(n)
         now = env.sim.now
         fraction_left = env.sim.machine.fraction_left
         for idx, cores in state.alloc.items():
-            remaining[list(cores)] = fraction_left(idx, now)
+            remaining[cores,] = fraction_left(idx, now)
         mem, bw = self.memory_free(), self.bandwidth_free()
-        parts = [self.queue_block(), self.cluster_block(mem, bw), mem, bw, speed, power, remaining]
-        return np.clip(np.concatenate(parts), 0.0, 1.0).astype(np.float32)
+        out = np.concatenate(
+            [self.queue_block(), self.cluster_block(mem, bw), mem, bw, speed, power, remaining])
+        return np.clip(out, 0.0, 1.0, out=out).astype(np.float32, copy=False)
 
 
 @OBSERVATIONS.register("job_window")
