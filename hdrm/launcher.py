@@ -22,6 +22,7 @@ import argparse
 import datetime
 import logging
 import math
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -97,10 +98,14 @@ def launch(args: argparse.Namespace) -> int:
                      _progress(exp, args))
     t0 = time.perf_counter()
     try:
-        records = run_experiment(exp, args.nbruns, hooks)
+        try:
+            records = run_experiment(exp, args.nbruns, hooks)
+        finally:
+            _close(hooks, board)
+        paths = log.finish(exp.env)
+        paths.update(_batsim_outputs(exp, outdir))
     finally:
-        _close(hooks, board)
-    paths = log.finish(exp.env)
+        exp.env.close()  # engine batsim: ends any Batsim run still going
     if args.quiet:
         print(f"{PROG}: {len(records)} episodes, outputs in {outdir}")
     else:
@@ -192,6 +197,15 @@ def _close(hooks: HookList, board: TensorBoardHook | None) -> None:
             hook.close()
     if board is not None:
         board.close()
+
+
+def _batsim_outputs(exp: Experiment, outdir: Path) -> dict[str, Path]:
+    """Engine batsim: Batsim's own out_jobs.csv, out_schedule.csv and log of the last episode,
+    copied into ``outdir`` (replacing the files written from the environment's records)."""
+    copied = {}
+    for kind, path in exp.env.unwrapped.batsim_outputs().items():
+        copied[kind] = Path(shutil.copyfile(path, outdir / path.name))
+    return copied
 
 
 def _one_line(text: str) -> str:

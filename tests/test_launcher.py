@@ -273,8 +273,9 @@ def bad_inputs(tmp: Path) -> dict[str, tuple[list[Any], str]]:
         "missing workload": ([classic, options_copy(tmp / "w", "classic",
                                                     {"workload_file_path": str(tmp / "no.swf")})],
                              rf"{tmp / 'no.swf'}"),
-        "batsim engine": ([classic, options_copy(tmp / "e", "classic", {"engine": "batsim"})],
-                          r"options\.json: engine: hdeeprm-launch runs the 'builtin' engine"),
+        "batsim engine": ([classic, options_copy(tmp / "e", "classic", {
+            "engine": "batsim", "batsim": {"binary": "no-such-batsim"}})],
+            r"options\.json: batsim\.binary: 'no-such-batsim' not found on PATH; install Batsim 4\.x"),
         "classic job_pick": ([classic, options_copy(tmp / "j", "ppo_jobpick", tiny("ppo_jobpick"))],
                              r"a classic agent applies a policy pair, got mode 'job_pick'"),
         "missing agent": ([tmp / "nope.py", good], rf"agent file {tmp / 'nope.py'}: no such file"),

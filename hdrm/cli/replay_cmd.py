@@ -83,9 +83,12 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     if args.engine == "batsim":
-        from hdrm.batsim.process import replay_with_batsim  # imports zmq: only when asked
+        from hdrm.batsim.engine import replay_with_batsim  # imports zmq: only when asked
 
-        return replay_with_batsim(platform, workload, pair, config, args)
+        result, paths = replay_with_batsim(platform, workload, pair, config, args.outdir,
+                                           binary=args.batsim)
+        _print_summary(result, paths, pair.name, args)
+        return 0
     sim = Simulation(platform, workload, config)
     result = sim.run(pair, progress=_progress_bar(len(workload), args.quiet))
     paths = write_outputs(result, args.outdir)

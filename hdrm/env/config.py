@@ -48,7 +48,8 @@ class EnvConfig:
         contention: contention model.
         decision: ``event`` or ``commit``.
         kill_on_walltime: kill jobs at their requested time, as Batsim does.
-        engine: ``builtin`` (Batsim is driven through :mod:`hdrm.batsim`).
+        engine: ``builtin`` (the built-in simulator) or ``batsim`` (one real Batsim run per
+            episode, the decisions handed over by :mod:`hdrm.batsim.env_bridge`).
         seed: base seed of the bandwidth draw and of the simulation.
     """
 

@@ -17,10 +17,15 @@ The agent is only asked when it has a real choice: instants at which nothing fit
 themselves. Rewards are defined in :mod:`hdrm.env.objectives` so that the episode return is
 minus the objective. ``info["action_mask"]`` and :meth:`SchedulingEnv.action_masks` give the valid
 actions (sb3-contrib's MaskablePPO reads the latter).
+
+With ``engine="batsim"`` each episode is one run of the real Batsim
+(:class:`hdrm.batsim.env_bridge.BatsimEpisode`, which steps like the built-in simulation: the same
+decisions, observations, masks and rewards); ``close()`` (or the next ``reset()``) ends the run.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -31,15 +36,17 @@ from hdrm.env.config import EnvConfig
 from hdrm.env.objectives import Tracker, make_objective
 from hdrm.env.observations import job_static_features, make_observation
 from hdrm.errors import ConfigError
-from hdrm.options import Options
+from hdrm.options import BatsimOptions, Options
 from hdrm.policies.core_selection import CORE_POLICIES
 from hdrm.policies.pairs import ALL_PAIRS, resolve_policy
+from hdrm.registry import suggest
 from hdrm.sim.engine import Outcome, Simulation, SimulationConfig, SimulationResult
 from hdrm.sim.inputs import load_platform_any, read_workload_any, select
 from hdrm.workload.job import Job, Workload
 from hdrm.workload.requirements import attach_requirements
 
 VOID = "void"
+ENGINES = ("builtin", "batsim")
 
 
 class SchedulingEnv(gym.Env):
@@ -48,21 +55,28 @@ class SchedulingEnv(gym.Env):
     Args:
         options: parsed options.json (:class:`hdrm.options.Options`); or
         config: an :class:`EnvConfig`; or keyword arguments of :class:`EnvConfig`.
+        batsim: with ``engine="batsim"``: the Batsim executable, timeout and extra arguments (a
+            :class:`~hdrm.options.BatsimOptions` or a dict of it); default ``options.batsim``.
     """
 
     metadata = {"render_modes": []}
 
-    def __init__(self, options: Options | None = None, config: EnvConfig | None = None, **kwargs: Any):
+    def __init__(self, options: Options | None = None, config: EnvConfig | None = None,
+                 batsim: BatsimOptions | dict | None = None, **kwargs: Any):
         super().__init__()
         if options is not None:
             config = EnvConfig.from_options(options, **kwargs)
         elif config is None:
             config = EnvConfig.from_kwargs(**kwargs)
         self.config = config
-        if config.engine != "builtin":
-            raise ConfigError(f"engine: the environment runs on the 'builtin' engine here, got "
-                              f"{config.engine!r}; run Batsim episodes through hdeeprm-launch")
+        if config.engine not in ENGINES:
+            raise ConfigError(f"engine: unknown engine {config.engine!r}; "
+                              f"{suggest(config.engine, ENGINES)}choose one of: {', '.join(ENGINES)}")
         self._load_inputs()
+        self._bridge = None
+        if config.engine == "batsim":
+            self._bridge = self._batsim_bridge(batsim if batsim is not None or options is None
+                                               else options.batsim)
         self.objective = make_objective(config.objective, "objective")
         self.core_policy = CORE_POLICIES.get(config.core_selection, "core_selection")
         self._setup_actions()
@@ -129,7 +143,26 @@ class SchedulingEnv(gym.Env):
         c = self.config
         sim_config = SimulationConfig(c.contention, c.backfilling, c.decision, c.kill_on_walltime,
                                       record_timeline=True, seed=c.seed)
+        if self._bridge is not None:
+            return self._bridge.episode(workload, sim_config)  # closes the previous episode's run
         return Simulation(self.platform, workload, sim_config)
+
+    # ------------------------------------------------------------------ engine "batsim"
+    def _batsim_bridge(self, settings: BatsimOptions | dict | None):
+        from hdrm.batsim.env_bridge import BatsimBridge  # pybatsim and zmq: only for this engine
+
+        return BatsimBridge(self.platform, settings)
+
+    def batsim_outputs(self) -> dict[str, Path]:
+        """Batsim's own files of the last finished episode (``jobs``, ``schedule``,
+        ``batsim_log``); empty on the built-in engine."""
+        return self._bridge.outputs() if self._bridge is not None else {}
+
+    def close(self) -> None:
+        """End the current Batsim run, if any, and remove its temporary files."""
+        if self._bridge is not None:
+            self._bridge.close()
+        super().close()
 
     def _bind_episode(self) -> None:
         sim = self.sim

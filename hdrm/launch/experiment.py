@@ -4,7 +4,8 @@ The steps, in the order :func:`build_experiment` runs them:
 
 1. the open names of the options (objective, observation, contention model, policy pairs of
    ``actions.selection``) are checked against their registries (:func:`check_open_names`);
-2. the engine must be ``builtin`` (the launcher drives the Gymnasium environment);
+2. with engine ``batsim``, the Batsim executable (``batsim.binary``) must be found: each episode
+   is then one Batsim run, stepped by the environment (:mod:`hdrm.batsim.env_bridge`);
 3. the agent class is loaded from agent.py (exactly one Agent subclass, else
    :class:`~hdrm.errors.AgentLoadError`); a classic agent's ``policy`` is checked too;
 4. python's ``random``, numpy's global generator and, only when the agent module imported torch,
@@ -187,11 +188,15 @@ def with_source(source: str, message: str) -> str:
 
 
 def _check_engine(options: Options) -> None:
-    if options.engine != "builtin":
-        raise ConfigError(
-            f"{options.source}: engine: hdeeprm-launch runs the 'builtin' engine, got "
-            f"{options.engine!r}; set \"engine\": \"builtin\" (the launcher has no Batsim driver yet)"
-        )
+    """Engine ``batsim``: fail before loading the agent when Batsim cannot be found."""
+    if options.engine != "batsim":
+        return
+    from hdrm.batsim.process import find_batsim  # pybatsim and zmq: only for this engine
+
+    try:
+        find_batsim(options.batsim.binary)
+    except ConfigError as exc:
+        raise ConfigError(with_source(options.source, str(exc))) from None
 
 
 def _build_env(options: Options, classic: bool) -> SchedulingEnv:

@@ -45,7 +45,7 @@ def test_make_passes_keyword_arguments():
                                               r"'shortest-high_gflop'; did you mean"),
     ({"observation": "job_window"}, r"'job_window' goes with actions mode 'job_pick'"),
     ({"window": 0}, r"window: expected a positive number of jobs, got 0"),
-    ({"engine": "batsim"}, r"engine: the environment runs on the 'builtin' engine"),
+    ({"engine": "batsm"}, r"^engine: unknown engine 'batsm'; did you mean 'batsim'\? choose one of: builtin, batsim$"),
 ])
 def test_bad_arguments_are_config_errors_with_suggestions(kwargs, message):
     with pytest.raises(ConfigError, match=message):
