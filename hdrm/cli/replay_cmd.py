@@ -40,8 +40,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="heuristic (fcfs, sjf, ljf, wfp3, unicep, f1, ...) or pair 'job-core'")
     parser.add_argument("--backfill", default="none", choices=("none", "easy", "conservative"))
     parser.add_argument("--contention", default="hdeeprm", help=f"one of {', '.join(CONTENTION_MODELS.names())}")
-    parser.add_argument("--decision", default="event", choices=("event", "commit"),
-                        help="re-decide at every event, or hold a pick until it fits (RLScheduler)")
+    parser.add_argument("--decision", default=None, choices=("event", "commit"),
+                        help="re-decide at every event, or hold a pick until it fits (RLScheduler); "
+                        "default: commit with --conventions rlscheduler, else event")
     parser.add_argument("--nb-jobs", type=int, default=0, metavar="N", help="number of jobs (0: all)")
     parser.add_argument("--start-index", type=int, default=0, metavar="I", help="first job (0-based)")
     parser.add_argument("--conventions", default="default", choices=("default", "rlscheduler"))
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     config = SimulationConfig(
         contention=args.contention,
         backfilling=args.backfill,
-        decision=args.decision,
+        decision=result_decision(args),
         kill_on_walltime=not args.no_walltime_kill,
         seed=args.seed,
     )
@@ -111,12 +112,17 @@ def _progress_bar(total: int, quiet: bool):
     return update
 
 
+def result_decision(args: argparse.Namespace) -> str:
+    """The decision semantics a replay used (explicit, or implied by the conventions)."""
+    return args.decision or ("commit" if args.conventions == "rlscheduler" else "event")
+
+
 def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.Namespace) -> None:
     summary = schedule_summary(result, job_results(result))
     platform = result.platform
     print(f"hdrm replay: {len(result.outcomes)} jobs of {result.workload.name} on {platform.name} "
           f"({platform.nb_cores} cores), policy {policy}, backfilling {args.backfill}, "
-          f"contention {args.contention}, decision {args.decision}")
+          f"contention {args.contention}, decision {result_decision(args)}")
     rows = [
         ("jobs finished / killed / rejected",
          f"{summary['nb_jobs_success']} / {summary['nb_jobs_killed']} / {summary['nb_jobs_rejected']}"),
