@@ -1,0 +1,354 @@
+"""The comparison table: learned policies versus heuristics on the benchmark protocol.
+
+Usage::
+
+    python benchmarks/compare.py --evaluate-only [--json results.json] [--rst docs/results.rst]
+        [--models models] [--traces DIR] [--jobs 2] [--groups protocol,generalisation,hetero]
+    python benchmarks/compare.py            # first trains the missing models of MODEL_COMMANDS (hours)
+
+Rows (:func:`rows`): the 4 protocol rows (Lublin-1 and SDSC-SP2, without and with EASY
+backfilling), the generalisation rows (CTC-SP2 and KTH-SP2 at the test start indices, with the
+models trained on SDSC-SP2) and the heterogeneous rows (``policy_pair`` on platforms/hetero.json,
+objectives average bounded slowdown and energy in MJ). Columns: the queue heuristics under both
+decision semantics, RLScheduler's published values, one column per learner with a model in
+``--models`` (greedy evaluation; a new learner's model appears as a new column), the best
+heuristic, the targets and the utilisation (a table of its own). All protocol settings come from
+:mod:`benchmarks.protocol`. The Markdown tables are printed, ``--rst`` writes them as list-tables
+and ``--json`` writes ``{"row name": {"column name": value}}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import protocol, tables  # noqa: E402
+from benchmarks.protocol import Score  # noqa: E402
+from hdrm.errors import ConfigError, HdrmError  # noqa: E402
+from hdrm.platform.model import Platform  # noqa: E402
+from hdrm.policies.pairs import ALL_PAIRS  # noqa: E402
+
+GROUPS = ("protocol", "generalisation", "hetero")
+BF_LABEL = {"none": "no backfilling", "easy": "EASY backfilling"}
+TARGET_FACTOR = 0.95
+#: The documented training commands of the shipped models (``compare.py`` without
+#: ``--evaluate-only`` runs those whose model is missing and whose learner is registered).
+MODEL_COMMANDS: dict[str, list[str]] = {
+    "ppo-kernel_lublin_none_event.pt": ["--trace", "lublin", "--backfill", "none", "--learner",
+                                        "ppo", "--network", "kernel", "--decision", "event",
+                                        "--pick", "any", "--seed", "0", "--minutes", "15"],
+    "ppo-kernel_sdsc_none_event.pt": ["--trace", "sdsc", "--backfill", "none", "--learner", "ppo",
+                                      "--network", "kernel", "--decision", "event", "--pick",
+                                      "any", "--seed", "0", "--minutes", "15"],
+    "ppo_hetero_bsld.pt": ["--mode", "policy_pair", "--platform", "platforms/hetero.json",
+                           "--trace", "sdsc", "--objective", "avg_bounded_slowdown", "--observation",
+                           "small", "--learner", "ppo", "--seed", "0", "--minutes", "12"],
+    "ppo_hetero_energy.pt": ["--mode", "policy_pair", "--platform", "platforms/hetero.json",
+                             "--trace", "sdsc", "--objective", "energy_consumption", "--observation",
+                             "small", "--learner", "ppo", "--seed", "0", "--minutes", "12"],
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row: where policies are evaluated and which models apply."""
+
+    name: str
+    group: str
+    trace: str
+    model_trace: str
+    backfill: str = "none"
+    objective: str = "avg_bounded_slowdown"
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where the inputs are and which sequences are evaluated."""
+
+    traces: str
+    cache: str
+    starts: tuple[int, ...] = protocol.TEST_STARTS
+    nb_jobs: int = protocol.SEQUENCE_JOBS
+
+
+@dataclass(frozen=True)
+class Model:
+    """A model file and what its metadata says."""
+
+    path: str
+    column: str
+    meta: dict[str, Any]
+
+    @property
+    def setting(self) -> dict[str, Any]:
+        """The training setting (trace, backfill, decision, mode, objective, pick ...)."""
+        return self.meta["setting"]
+
+
+def rows(groups: tuple[str, ...] = GROUPS) -> list[Row]:
+    """The rows of the requested groups, in table order."""
+    out = []
+    if "protocol" in groups:
+        out += [Row(f"{protocol.TRACES[t].label}, {BF_LABEL[b]}", "protocol", t, t, b)
+                for b in protocol.BACKFILLS for t in protocol.TRAINABLE]
+    if "generalisation" in groups:
+        out += [Row(f"{protocol.TRACES[t].label} (SDSC-SP2 models), {BF_LABEL[b]}",
+                    "generalisation", t, "sdsc", b) for t in ("ctc", "kth") for b in protocol.BACKFILLS]
+    if "hetero" in groups:
+        unit = {"energy_consumption": " (MJ)"}
+        out += [Row(f"hetero, SDSC-SP2 x{protocol.HETERO_LOAD_FACTOR:g} load, {o}{unit.get(o, '')}",
+                    "hetero", "sdsc", "sdsc", "none", o) for o in protocol.HETERO_OBJECTIVES]
+    return out
+
+
+def heuristic_column(policy: str, decision: str) -> str:
+    """``"SJF (event)"``."""
+    return f"{policy.upper()} ({decision})"
+
+
+# ---------------------------------------------------------------------------------- evaluation
+def heuristic_score(ctx: Context, trace: str, backfill: str, decision: str, policy: str) -> Score:
+    """Mean score of a queue heuristic over the test sequences of ``trace``."""
+    seqs = protocol.eval_sequences(trace, ctx.traces, ctx.starts, ctx.nb_jobs)
+    platform = Platform.homogeneous(protocol.load_trace(trace, ctx.traces).nb_res)
+    config = protocol.sim_config(backfill, decision)
+    return Score.mean(protocol.run_policy(platform, w, policy, config) for w in seqs)
+
+
+def pair_score(ctx: Context, pair: str) -> Score:
+    """Mean score of a fixed policy pair over the heterogeneous test sequences."""
+    workload = protocol.hetero_workload_file(ctx.traces, ctx.cache)
+    seqs = protocol.hetero_sequences(workload, ctx.starts, ctx.nb_jobs)
+    platform = protocol.hetero_platform()
+    config = protocol.sim_config("none", "event", "hdeeprm")
+    return Score.mean(protocol.run_policy(platform, w, pair, config) for w in seqs)
+
+
+def model_score(ctx: Context, model: Model, row: Row) -> Score:
+    """Mean score of a model's greedy policy over the row's test sequences."""
+    import torch
+
+    from hdrm.agents import get_agent_class
+    from hdrm.agents.checkpoint import load_checkpoint
+    from hdrm.env import SchedulingEnv
+
+    torch.set_num_threads(1)
+    setting = model.setting
+    if row.group == "hetero":
+        workload = protocol.hetero_workload_file(ctx.traces, ctx.cache)
+        config = protocol.hetero_env_config(workload, row.objective, setting["decision"],
+                                            ctx.nb_jobs, setting.get("observation", "normal"))
+    else:
+        config = protocol.protocol_env_config(row.trace, ctx.traces, row.backfill,
+                                              setting["decision"], nb_jobs=ctx.nb_jobs)
+    env = SchedulingEnv(config=config)
+    agent_config = dict(model.meta["agent"], run="test")
+    cls = get_agent_class(model.meta["learner"], f"{model.path}: learner")
+    agent = cls(agent_config, env.observation_space, env.action_space,
+                action_names=env.action_names, seed=int(setting.get("seed", 0)))
+    load_checkpoint(agent, model.path, optimizer=False)
+    agent.train_mode(False)
+    pick = setting.get("pick", "env")
+    return Score.mean(protocol.run_agent(agent, env, s, seed=0, pick=pick).score for s in ctx.starts)
+
+
+def _call(task: tuple[Callable[..., Score], tuple]) -> Score:
+    fn, args = task
+    return fn(*args)
+
+
+def run_tasks(tasks: list[tuple[Callable[..., Score], tuple]], jobs: int) -> list[Score]:
+    """Run ``(function, args)`` tasks, over ``jobs`` processes when more than one."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return [_call(t) for t in tasks]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(_call, tasks, chunksize=1))
+
+
+# ---------------------------------------------------------------------------------- models
+def discover_models(models_dir: str | Path) -> list[Model]:
+    """The benchmark models in ``models_dir`` (``*.pt`` written by ``benchmarks/train.py``).
+
+    Models whose learner is not registered here are left out with a message on stderr.
+    """
+    from hdrm.agents import get_agent_class
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    found = []
+    for path in sorted(Path(models_dir).glob("*.pt")):
+        meta = read_checkpoint(path)["options"]
+        if not isinstance(meta, dict) or "setting" not in meta or "learner" not in meta:
+            print(f"note: {path} has no benchmark metadata; skipped", file=sys.stderr)
+            continue
+        try:
+            get_agent_class(meta["learner"], f"{path}: learner")
+        except ConfigError as exc:
+            print(f"note: skipped {path}: {exc}", file=sys.stderr)
+            continue
+        found.append(Model(str(path), f"{meta['label']} ({meta['setting']['decision']})", meta))
+    return found
+
+
+def models_for(row: Row, models: list[Model]) -> dict[str, Model]:
+    """The model of each learner column that applies to ``row`` (same backfilling preferred)."""
+    chosen: dict[str, Model] = {}
+    for model in models:
+        st = model.setting
+        if row.group == "hetero":
+            fits = st["mode"] == "policy_pair" and st["objective"] == row.objective
+        else:
+            fits = st["mode"] == "job_pick" and st["trace"] == row.model_trace
+        if not fits:
+            continue
+        old = chosen.get(model.column)
+        if old is None or (old.setting["backfill"] != row.backfill
+                           and st["backfill"] == row.backfill):
+            chosen[model.column] = model
+    return chosen
+
+
+# ---------------------------------------------------------------------------------- table
+def policy_tasks(row: Row, ctx: Context) -> dict[str, tuple]:
+    """The fixed-policy columns of ``row`` and their evaluation tasks."""
+    if row.group == "hetero":
+        return {pair: (pair_score, (ctx, pair)) for pair in ALL_PAIRS}
+    return {heuristic_column(p, d): (heuristic_score, (ctx, row.trace, row.backfill, d, p))
+            for d in protocol.DECISIONS for p in protocol.HEURISTICS}
+
+
+def build_table(row_list: list[Row], ctx: Context, models: list[Model], jobs: int = 2
+                ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Evaluate everything; returns the table ``{row: {column: value}}`` and cell provenance notes."""
+    keys, tasks = [], []
+    cache: dict[tuple, int] = {}
+    for row in row_list:
+        cells = dict(policy_tasks(row, ctx))
+        cells.update({col: (model_score, (ctx, m, row)) for col, m in models_for(row, models).items()})
+        for col, (fn, args) in cells.items():
+            ident = (fn.__name__, repr(args[1:]))  # hetero pairs are shared by both objectives
+            if ident not in cache:
+                cache[ident] = len(tasks)
+                tasks.append((fn, args))
+            keys.append((row, col, cache[ident]))
+    scores = run_tasks(tasks, jobs)
+    table: dict[str, dict[str, Any]] = {}
+    notes: dict[str, str] = {}
+    for row, col, index in keys:
+        table.setdefault(row.name, {})[col] = scores[index].value(row.objective)
+        table.setdefault(f"{row.name} [utilisation]", {})[col] = scores[index].utilisation
+    for row in row_list:
+        for col, model in models_for(row, models).items():
+            st = model.setting
+            notes[f"{row.name} / {col}"] = (
+                f"{Path(model.path).name} (trained on {protocol.TRACES[st['trace']].label}, "
+                f"{BF_LABEL[st['backfill']]}, {st['mode']}, pick {st.get('pick', 'env')})")
+        summarise(row, table[row.name], list(models_for(row, models)))
+    return table, notes
+
+
+def summarise(row: Row, cells: dict[str, Any], learners: list[str]) -> None:
+    """Add the published values, the best heuristic, the targets and whether they are met."""
+    fixed = {c: v for c, v in cells.items() if c not in learners}
+    if row.group == "protocol":
+        for name, value in protocol.PUBLISHED[(row.trace, row.backfill)].items():
+            cells[f"{name} (RLScheduler, published)"] = value
+    best_col = min(fixed, key=fixed.get)
+    cells["best heuristic"] = fixed[best_col]
+    cells["best heuristic name"] = best_col
+    if learners:
+        best_learner = min(learners, key=lambda c: cells[c])
+        cells["best learner"] = cells[best_learner]
+        cells["best learner name"] = best_learner
+    if row.group == "protocol":
+        cells[f"target ({TARGET_FACTOR} x best heuristic)"] = TARGET_FACTOR * fixed[best_col]
+        ppo = protocol.PUBLISHED[(row.trace, row.backfill)]["PPO"]
+        if learners:
+            cells["target met"] = bool(cells["best learner"] <= TARGET_FACTOR * fixed[best_col]
+                                       and cells["best learner"] <= ppo)
+    elif row.group == "hetero" and learners:
+        cells["target met"] = bool(cells["best learner"] < fixed[best_col])
+
+
+def training_rows(models: list[Model]) -> dict[str, dict[str, Any]]:
+    """One row per model: its learner, setting and training figures."""
+    out = {}
+    for model in models:
+        st, tr = model.setting, model.meta.get("training", {})
+        out[f"training: {Path(model.path).name}"] = {
+            "learner": model.column, "trained on": protocol.TRACES[st["trace"]].label,
+            "backfilling": st["backfill"], "decision": st["decision"], "action mode": st["mode"],
+            "pick": st.get("pick", "env"), "objective": st["objective"], "seed": st["seed"],
+            "wall time (min)": round(float(tr.get("wall_s", math.nan)) / 60, 1),
+            "env steps": tr.get("env_steps"), "episodes": tr.get("episodes"),
+            "best validation": tr.get("best_validation"), "command": tr.get("command", ""),
+        }
+    return out
+
+
+def train_missing(models_dir: Path, traces: str) -> None:
+    """Train the documented models that are missing (long: see MODEL_COMMANDS)."""
+    script = Path(__file__).resolve().parent / "train.py"
+    for name, argv in MODEL_COMMANDS.items():
+        out = models_dir / name
+        if out.exists():
+            continue
+        cmd = [sys.executable, str(script), *argv, "--traces", traces, "--out", str(out)]
+        print("training:", " ".join(cmd), flush=True)
+        if subprocess.run(cmd, check=False, cwd=protocol.ROOT).returncode != 0:
+            print(f"note: training {name} failed; its column stays empty", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point (see the module docstring)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--evaluate-only", action="store_true", help="use the shipped models only")
+    p.add_argument("--json", help="write {row: {column: value}} to this file")
+    p.add_argument("--rst", default=str(protocol.ROOT / "docs" / "results.rst"),
+                   help="results page to write ('' for none)")
+    p.add_argument("--models", default=str(protocol.MODELS_DIR))
+    p.add_argument("--traces", default=str(protocol.DEFAULT_TRACES))
+    p.add_argument("--cache", default=str(protocol.CACHE_DIR), help="derived workloads folder")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes")
+    p.add_argument("--groups", default=",".join(GROUPS))
+    p.add_argument("--starts", help="comma-separated start indices (default: the test ones)")
+    p.add_argument("--nb-jobs", type=int, default=protocol.SEQUENCE_JOBS, help="jobs per sequence")
+    a = p.parse_args(argv)
+    groups = tuple(g.strip() for g in a.groups.split(",") if g.strip())
+    try:
+        bad = [g for g in groups if g not in GROUPS]
+        if bad:
+            raise ConfigError(f"--groups: unknown group {bad[0]!r}; choose among: {', '.join(GROUPS)}")
+        starts = tuple(int(s) for s in a.starts.split(",")) if a.starts else protocol.TEST_STARTS
+        if not a.evaluate_only:
+            train_missing(Path(a.models), a.traces)
+        ctx = Context(a.traces, a.cache, starts, a.nb_jobs)
+        models = discover_models(a.models)
+        row_list = rows(groups)
+        table, notes = build_table(row_list, ctx, models, a.jobs)
+    except HdrmError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    table.update(training_rows(models))
+    grouped = {g: [r.name for r in row_list if r.group == g] for g in GROUPS}
+    parts = tables.sections(table, grouped)
+    print("\n".join(tables.markdown(t, g) for t, g in parts))
+    commands = {Path(m.path).name: m.meta.get("training", {}).get("command", "") for m in models}
+    if a.rst:
+        Path(a.rst).write_text(tables.rst(parts, notes, commands, tables.INTRO), encoding="utf-8")
+    if a.json:
+        Path(a.json).write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,335 @@
+"""The shared protocol of ``benchmarks/train.py`` and ``benchmarks/compare.py``.
+
+Everything both scripts must agree on lives here, so that a model is evaluated on exactly the
+setting it was trained for:
+
+* the traces (:data:`TRACES`) and how they are read: RLScheduler's loader conventions,
+  homogeneous processors (the trace's MaxProcs), jobs run their trace run time (no walltime kill);
+* the test sequences: 1,024 jobs at RLScheduler's 10 start indices, each on an empty cluster
+  (SDSC-SP2 within its first 10,000 jobs); the validation sequences (held out from training and
+  never a test sequence) and the pool of training start indices (:func:`training_starts`);
+* the heterogeneous setting: ``platforms/hetero.json`` (384 cores), the hdeeprm contention model
+  and an SDSC-SP2-derived workload (:func:`hetero_workload_file`): requirements attached with a
+  fixed seed and submission times divided by :data:`HETERO_LOAD_FACTOR` (the platform has three
+  times the trace's 128 processors, so the offered load stays that of the trace);
+* how a run is scored (:class:`Score`: average bounded slowdown, utilisation, energy) for a fixed
+  policy (:func:`run_policy`) and for an agent driving the environment (:func:`run_agent`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, NamedTuple, Sequence
+
+import numpy as np
+
+from hdrm.env import EnvConfig, SchedulingEnv
+from hdrm.errors import ConfigError
+from hdrm.platform.loader import load_platform
+from hdrm.platform.model import Platform
+from hdrm.registry import suggest
+from hdrm.results.metrics import avg_bounded_slowdown, avg_utilization
+from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
+from hdrm.sim.outputs import job_results
+from hdrm.workload.batsim_json import read_batsim_json, write_batsim_json
+from hdrm.workload.job import Workload
+from hdrm.workload.requirements import attach_requirements
+from hdrm.workload.select import RLSCHEDULER_START_INDICES, sequence
+from hdrm.workload.swf import read_swf
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_TRACES = ROOT.parent / "shared" / "traces"
+MODELS_DIR = ROOT / "models"
+#: Derived workloads are written here (``runs/`` is ignored by git).
+CACHE_DIR = ROOT / "runs" / "cache"
+HETERO_PLATFORM = ROOT / "platforms" / "hetero.json"
+
+SEQUENCE_JOBS = 1024
+TEST_STARTS = tuple(int(s) for s in RLSCHEDULER_START_INDICES)
+BACKFILLS = ("none", "easy")
+DECISIONS = ("event", "commit")
+#: The queue heuristics of the comparison (``hdrm.policies.job_selection`` names).
+HEURISTICS = ("fcfs", "sjf", "wfp3", "unicep", "f1")
+#: The heterogeneous setting: seed of the bandwidth draw, submission-time divisor.
+HETERO_SEED = 0
+HETERO_LOAD_FACTOR = 3.0
+HETERO_OBJECTIVES = ("avg_bounded_slowdown", "energy_consumption")
+
+
+@dataclass(frozen=True)
+class TraceSpec:
+    """One trace of the benchmark.
+
+    Attributes:
+        key: command-line name (``--trace``).
+        label: name in tables (RLScheduler's).
+        file: SWF file in the traces folder.
+        test_region_jobs: the test sequences lie in the first this many jobs.
+        train_from: training and validation sequences start at or after this index (0: anywhere
+            but the test and validation start indices; ``test_region_jobs``: no test job is ever
+            in a training sequence).
+        validation_starts: start indices of the validation sequences (never test sequences).
+    """
+
+    key: str
+    label: str
+    file: str
+    test_region_jobs: int
+    train_from: int
+    validation_starts: tuple[int, ...]
+
+
+TRACES: dict[str, TraceSpec] = {
+    spec.key: spec
+    for spec in (
+        # Lublin-1 has 10,000 jobs and the test sequences cover most of it: training samples any
+        # start index but the test and validation ones (sequences may overlap test jobs, as in
+        # RLScheduler; a test sequence itself is never trained on).
+        TraceSpec("lublin", "Lublin-1", "lublin_256.swf.gz", 10_000, 0, (400, 1300, 6300, 8960)),
+        # SDSC-SP2: test sequences in the first 10,000 jobs; training and validation use only the
+        # rest of the trace (jobs 10,000 to 59,704), so no test job is ever trained on.
+        TraceSpec("sdsc", "SDSC-SP2", "SDSC-SP2-1998-4.2-cln.swf.gz", 10_000, 10_000,
+                  (15_000, 27_000, 39_000, 51_000)),
+        # Generalisation traces: evaluation only.
+        TraceSpec("ctc", "CTC-SP2", "CTC-SP2-1996-3.1-cln.swf.gz", 10_000, 10_000, ()),
+        TraceSpec("kth", "KTH-SP2", "KTH-SP2-1996-2.1-cln.swf.gz", 10_000, 10_000, ()),
+    )
+}
+TRAINABLE = ("lublin", "sdsc")
+
+#: RLScheduler's published averages (commit-to-pick semantics; PROVENANCE.md), per (trace, backfill).
+PUBLISHED: dict[tuple[str, str], dict[str, float]] = {
+    ("lublin", "none"): {"FCFS": 7273.77, "SJF": 277.35, "F1": 258.37, "PPO": 254.67},
+    ("sdsc", "none"): {"FCFS": 1727.54, "SJF": 2680.55, "F1": 1232.06, "PPO": 466.44},
+    ("lublin", "easy"): {"FCFS": 235.82, "SJF": 73.31, "F1": 75.07, "PPO": 58.64},
+    ("sdsc", "easy"): {"FCFS": 1595.12, "SJF": 2167.84, "F1": 1098.22, "PPO": 397.82},
+}
+
+
+def trace_spec(key: str) -> TraceSpec:
+    """The :class:`TraceSpec` named ``key``.
+
+    Raises:
+        ConfigError: unknown name, with the valid ones.
+    """
+    if key not in TRACES:
+        raise ConfigError(f"--trace: unknown trace {key!r}; {suggest(key, list(TRACES))}"
+                          f"choose one of: {', '.join(TRACES)}")
+    return TRACES[key]
+
+
+def trace_path(key: str, traces_dir: str | Path) -> Path:
+    """The trace file of ``key`` in ``traces_dir``.
+
+    Raises:
+        ConfigError: the file is missing (the message names it and the ``--traces`` option).
+    """
+    path = Path(traces_dir) / trace_spec(key).file
+    if not path.is_file():
+        raise ConfigError(f"{path}: trace not found; pass the folder holding it with --traces")
+    return path
+
+
+@lru_cache(maxsize=8)
+def load_trace(key: str, traces_dir: str) -> Workload:
+    """The whole trace ``key`` as RLScheduler's loader keeps it (cached; do not mutate it)."""
+    return read_swf(trace_path(key, traces_dir), conventions="rlscheduler")
+
+
+def eval_sequences(key: str, traces_dir: str, starts: Sequence[int] = TEST_STARTS,
+                   nb_jobs: int = SEQUENCE_JOBS) -> list[Workload]:
+    """The test sequences of ``key`` (each shifted to start at time 0).
+
+    Raises:
+        WorkloadError: a sequence does not fit in the trace's test region.
+    """
+    trace = load_trace(key, str(traces_dir))
+    region = Workload(trace.jobs[: trace_spec(key).test_region_jobs], trace.name, trace.source,
+                      trace.header, dict(trace.skipped), trace.nb_res)
+    return [sequence(region, int(s), nb_jobs) for s in starts]
+
+
+def training_starts(key: str, nb_trace_jobs: int, nb_jobs: int = SEQUENCE_JOBS) -> np.ndarray:
+    """Start indices training may sample: never a test or validation start (see :class:`TraceSpec`)."""
+    spec = trace_spec(key)
+    starts = np.arange(spec.train_from, nb_trace_jobs - nb_jobs + 1)
+    excluded = np.array(TEST_STARTS + spec.validation_starts)
+    return starts[~np.isin(starts, excluded)]
+
+
+# ---------------------------------------------------------------------------------- scoring
+@dataclass(frozen=True)
+class Score:
+    """What a run is judged by: average bounded slowdown, utilisation, energy (MJ)."""
+
+    bsld: float
+    utilisation: float
+    energy_mj: float
+
+    def value(self, objective: str) -> float:
+        """The value of ``objective``: energy (MJ) for energy_consumption, else bounded slowdown."""
+        return self.energy_mj if objective == "energy_consumption" else self.bsld
+
+    @staticmethod
+    def mean(scores: Iterable["Score"]) -> "Score":
+        """The field-wise mean of ``scores``."""
+        items = list(scores)
+        if not items:
+            return Score(math.nan, math.nan, math.nan)
+        return Score(*(float(np.mean([getattr(s, f.name) for s in items]))
+                       for f in dataclasses.fields(Score)))
+
+
+def score_result(result: SimulationResult) -> Score:
+    """Score a finished simulation."""
+    rows = job_results(result)
+    return Score(avg_bounded_slowdown(rows), avg_utilization(rows, result.platform.nb_cores),
+                 result.energy_j / 1e6)
+
+
+def sim_config(backfilling: str, decision: str, contention: str = "none") -> SimulationConfig:
+    """The engine settings of the protocol (no walltime kill, no timeline)."""
+    return SimulationConfig(contention=contention, backfilling=backfilling, decision=decision,
+                            kill_on_walltime=False, record_timeline=False)
+
+
+def run_policy(platform: Platform, workload: Workload, policy: str, config: SimulationConfig) -> Score:
+    """Run a fixed policy (heuristic or job-core pair) over ``workload`` and score it."""
+    return score_result(Simulation(platform, workload, config).run(policy))
+
+
+#: How a ``job_pick`` learner's picks map to the environment's actions (see :func:`agent_mask`).
+PICK_MODES = ("any", "fitting", "env")
+
+
+def agent_mask(env: SchedulingEnv, mask: np.ndarray, pick: str) -> np.ndarray:
+    """The actions a ``job_pick`` learner may take, from the environment's mask.
+
+    ``pick`` is ``"any"`` (any job of the window; one that cannot start now means waiting for
+    the next event, as an event-driven heuristic does when its first job does not fit, see
+    :func:`env_action`), ``"fitting"`` (only jobs that can start now: work-conserving, no void)
+    or ``"env"`` (the environment's mask as it is). ``policy_pair`` learners always get ``"env"``.
+    """
+    if pick == "env" or env.config.mode != "job_pick":
+        return mask
+    out = np.zeros_like(mask)
+    if pick == "any":
+        out[: len(env.window_jobs())] = True
+    else:
+        out[:-1] = mask[:-1]
+    if not out.any():
+        out[-1] = True
+    return out
+
+
+def env_action(mask: np.ndarray, action: int) -> int:
+    """The environment's action for a learner's pick: the void action when it is not valid."""
+    return action if mask[action] else len(mask) - 1
+
+
+class Episode(NamedTuple):
+    """What one agent episode gave: its score, number of decisions and the agent's statistics."""
+
+    score: Score
+    steps: int
+    stats: dict[str, float]
+
+
+def run_agent(agent: Any, env: SchedulingEnv, start: int, seed: int = 0,
+              pick: str = "env") -> Episode:
+    """One episode of ``agent`` (as it is: set ``train_mode`` before) from ``start``.
+
+    Args:
+        agent: the agent.
+        env: its environment.
+        start: start index of the episode's sequence.
+        seed: seed of the episode.
+        pick: how picks map to actions (:func:`agent_mask`).
+    """
+    obs, info = env.reset(seed=seed, options={"start_index": int(start)})
+    agent.start_episode()
+    done, steps = False, 0
+    while not done:
+        mask = info["action_mask"]
+        action = agent.decide(obs, agent_mask(env, mask, pick))
+        obs, reward, terminated, truncated, info = env.step(env_action(mask, action))
+        done = terminated or truncated
+        agent.rewarded(reward, done)
+        steps += 1
+    stats = agent.end_episode()
+    result = env.result()
+    if len(result.outcomes) != len(result.workload):
+        raise RuntimeError(f"episode from {start} ended with {len(result.outcomes)} of "
+                           f"{len(result.workload)} jobs done: its score would be biased")
+    return Episode(score_result(result), steps, dict(stats or {}))
+
+
+# ---------------------------------------------------------------------------------- settings
+def protocol_env_config(key: str, traces_dir: str | Path, backfilling: str = "none",
+                        decision: str = "event", window: int = 128,
+                        nb_jobs: int = SEQUENCE_JOBS) -> EnvConfig:
+    """The ``job_pick`` environment of the protocol on trace ``key``."""
+    return EnvConfig(
+        workload_file=str(trace_path(key, traces_dir)), platform_file=None, homogeneous_procs=-1,
+        nb_jobs=nb_jobs, conventions="rlscheduler", objective="avg_bounded_slowdown",
+        mode="job_pick", window=window, backfilling=backfilling, contention="none",
+        decision=decision, kill_on_walltime=False,
+    )
+
+
+def hetero_env_config(workload_file: str | Path, objective: str, decision: str = "event",
+                      nb_jobs: int = SEQUENCE_JOBS, observation: str = "small") -> EnvConfig:
+    """The ``policy_pair`` environment of the heterogeneous rows (all 36 pairs, no void)."""
+    return EnvConfig(
+        workload_file=str(workload_file), platform_file=str(HETERO_PLATFORM), nb_jobs=nb_jobs,
+        objective=objective, observation=observation, mode="policy_pair", backfilling="none",
+        contention="hdeeprm", decision=decision, kill_on_walltime=False,
+    )
+
+
+def hetero_platform() -> Platform:
+    """The heterogeneous example platform."""
+    return load_platform(HETERO_PLATFORM)
+
+
+def hetero_workload_file(traces_dir: str | Path, cache_dir: str | Path = CACHE_DIR) -> Path:
+    """The SDSC-SP2-derived workload of the heterogeneous rows, as Batsim JSON (built once).
+
+    The whole SDSC-SP2 trace (RLScheduler's conventions) gets its requirements for the platform
+    (work at its reference speed, seeded bandwidth draw, seed :data:`HETERO_SEED`), and its
+    submission times are divided by :data:`HETERO_LOAD_FACTOR`. Indices are those of the trace,
+    so the test, validation and training start indices of SDSC-SP2 apply unchanged.
+    """
+    name = f"sdsc_sp2_hetero_load{HETERO_LOAD_FACTOR:g}_seed{HETERO_SEED}.json"
+    path = Path(cache_dir) / name
+    if path.is_file():
+        return path
+    platform = hetero_platform()
+    trace = read_swf(trace_path("sdsc", traces_dir), conventions="rlscheduler")
+    derived = attach_requirements(trace, platform.reference_gflops,
+                                  np.random.default_rng(HETERO_SEED))
+    for job in derived.jobs:
+        job.submit_s /= HETERO_LOAD_FACTOR
+    derived.nb_res = platform.nb_cores
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    write_batsim_json(derived, tmp, swf_fields=False)
+    tmp.replace(path)
+    return path
+
+
+@lru_cache(maxsize=2)
+def load_hetero_trace(workload_file: str) -> Workload:
+    """The derived heterogeneous workload (cached; do not mutate it)."""
+    return read_batsim_json(workload_file, hetero_platform().reference_gflops)
+
+
+def hetero_sequences(workload_file: str | Path, starts: Sequence[int] = TEST_STARTS,
+                     nb_jobs: int = SEQUENCE_JOBS) -> list[Workload]:
+    """The heterogeneous test sequences (the SDSC-SP2 test start indices)."""
+    trace = load_hetero_trace(str(workload_file))
+    return [sequence(trace, int(s), nb_jobs) for s in starts]

@@ -1,0 +1,399 @@
+"""Train a learner of the comparison benchmark and keep the best model by validation score.
+
+Usage::
+
+    python benchmarks/train.py --trace lublin|sdsc --backfill none|easy --learner ppo
+        [--network kernel|attention] [--decision event|commit] [--pick any|fitting|env]
+        --seed 0 --minutes M [--max-steps N] --out models/NAME.pt
+    python benchmarks/train.py --mode policy_pair --platform platforms/hetero.json --trace sdsc
+        --objective avg_bounded_slowdown|energy_consumption [--observation small]
+        --learner ppo --seed 0 --minutes M --out models/NAME.pt
+
+``job_pick`` mode (the default) is RLScheduler's setting (:mod:`benchmarks.protocol`): homogeneous
+processors, the trace's conventions, a window of 128 queued jobs, objective average bounded
+slowdown. ``policy_pair`` mode is HDeepRM's setting on the heterogeneous platform with the
+SDSC-SP2-derived workload. Episodes start at indices drawn from
+:func:`benchmarks.protocol.training_starts` (never a test or validation sequence). Every
+``--validate-every`` episodes the greedy policy is scored on the validation sequences; the best
+model goes to ``--out`` with the settings and training figures (wall time, environment steps) in
+the checkpoint's ``options``; ``episodes.csv`` and ``validation.csv`` go to ``--log-dir``.
+
+A learner is any name of the agent registry; ``--agent-json`` overrides its options block. Runs
+are deterministic for a seed when bounded by ``--max-steps`` (``--minutes`` is a wall-clock guard
+checked between episodes; the steps made are recorded, so ``--max-steps`` reproduces a run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import json
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import protocol  # noqa: E402
+from hdrm.agents import get_agent_class  # noqa: E402
+from hdrm.env import SchedulingEnv  # noqa: E402
+from hdrm.errors import ConfigError, HdrmError  # noqa: E402
+
+#: Options blocks of the learners tuned for this benchmark (others get their own defaults).
+#: Chosen on the validation sequences only: gamma 1 with GAE lambda 0.97 (RLScheduler's), rewards
+#: scaled so that the value loss does not swamp the policy gradient under gradient clipping.
+LEARNER_DEFAULTS: dict[str, dict[str, Any]] = {
+    "ppo": {
+        "lr": 1e-3, "gamma": 1.0,
+        "params": {"gae_lambda": 0.97, "rollout_steps": 4096, "minibatch": 512, "epochs": 4,
+                   "clip": 0.2, "ent_coef": 0.01, "target_kl": 0.02, "reward_scale": 0.01},
+    },
+}
+#: Per-mode overrides of the defaults.
+MODE_DEFAULTS = {("ppo", "policy_pair"): {"lr": 3e-4, "params": {"rollout_steps": 2048, "minibatch": 256}}}
+
+
+@dataclass
+class TrainSettings:
+    """What to train and for how long (the command line, parsed)."""
+
+    out: str
+    trace: str = "lublin"
+    backfill: str = "none"
+    learner: str = "ppo"
+    network: str | None = None
+    decision: str = "event"
+    mode: str = "job_pick"
+    platform: str | None = None
+    objective: str = "avg_bounded_slowdown"
+    pick: str = "any"
+    observation: str = "small"
+    seed: int = 0
+    minutes: float = 15.0
+    max_steps: int = 0
+    validate_every: int = 10
+    train_jobs: int = protocol.SEQUENCE_JOBS
+    validation_starts: tuple[int, ...] | None = None
+    agent_json: dict[str, Any] = field(default_factory=dict)
+    traces: str = str(protocol.DEFAULT_TRACES)
+    log_dir: str | None = None
+    command: str = ""
+
+
+@dataclass
+class TrainResult:
+    """Figures of a finished training run."""
+
+    wall_s: float
+    env_steps: int
+    episodes: int
+    best_validation: float
+    best_env_steps: int
+    stopped_by: str
+    out: Path
+
+
+def check_settings(s: TrainSettings) -> None:
+    """Refuse combinations the benchmark does not define (one-line ConfigErrors)."""
+    protocol.trace_spec(s.trace)
+    if s.trace not in protocol.TRAINABLE:
+        raise ConfigError(f"--trace: {s.trace!r} is for evaluation only; train on one of: "
+                          f"{', '.join(protocol.TRAINABLE)}")
+    choices = {"backfill": protocol.BACKFILLS, "decision": protocol.DECISIONS,
+               "mode": ("job_pick", "policy_pair"), "pick": protocol.PICK_MODES}
+    for name, valid in choices.items():
+        if getattr(s, name) not in valid:
+            raise ConfigError(f"--{name}: invalid value {getattr(s, name)!r}; "
+                              f"choose one of: {', '.join(valid)}")
+    if s.mode == "policy_pair":
+        if s.platform is None or Path(s.platform).resolve() != protocol.HETERO_PLATFORM.resolve():
+            raise ConfigError(f"--platform: policy_pair mode is defined on "
+                              f"platforms/hetero.json, got {s.platform!r}")
+        if s.trace != "sdsc" or s.objective not in protocol.HETERO_OBJECTIVES:
+            raise ConfigError(f"--objective/--trace: policy_pair mode trains on the SDSC-SP2-derived "
+                              f"workload (--trace sdsc) with one of: "
+                              f"{', '.join(protocol.HETERO_OBJECTIVES)}; got {s.trace!r}, "
+                              f"{s.objective!r}")
+    elif s.objective != "avg_bounded_slowdown" or s.platform is not None:
+        raise ConfigError("--objective/--platform: job_pick mode is RLScheduler's protocol "
+                          "(homogeneous processors, avg_bounded_slowdown); use --mode policy_pair")
+
+
+def agent_config(s: TrainSettings) -> dict[str, Any]:
+    """The learner's options block: benchmark defaults, then ``--network``, then ``--agent-json``."""
+    config = copy.deepcopy(LEARNER_DEFAULTS.get(s.learner, {}))
+    _merge(config, copy.deepcopy(MODE_DEFAULTS.get((s.learner, s.mode), {})))
+    if s.network:
+        config.setdefault("params", {})["network"] = s.network
+    _merge(config, copy.deepcopy(s.agent_json))
+    config["run"] = "train"
+    return config
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> None:
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def make_env(s: TrainSettings, nb_jobs: int) -> SchedulingEnv:
+    """The environment of the setting, with episodes of ``nb_jobs`` jobs."""
+    if s.mode == "policy_pair":
+        workload = protocol.hetero_workload_file(s.traces)
+        return SchedulingEnv(config=protocol.hetero_env_config(workload, s.objective, s.decision,
+                                                               nb_jobs, s.observation))
+    return SchedulingEnv(config=protocol.protocol_env_config(
+        s.trace, s.traces, s.backfill, s.decision, nb_jobs=nb_jobs))
+
+
+def build_agent(learner: str, config: dict[str, Any], env: SchedulingEnv, seed: int) -> Any:
+    """An agent of the registered class ``learner`` for ``env``."""
+    cls = get_agent_class(learner, "--learner")
+    return cls(config, env.observation_space, env.action_space, action_names=env.action_names,
+               seed=seed)
+
+
+def learner_label(learner: str, agent: Any) -> str:
+    """How the learner is named in tables: ``PPO-kernel``, ``DQN`` ..."""
+    network = getattr(agent, "network_name", None)
+    return f"{learner.upper()}-{network}" if network else learner.upper()
+
+
+class Validator:
+    """Scores the greedy policy on the validation sequences and keeps the best state."""
+
+    def __init__(self, s: TrainSettings, starts: tuple[int, ...]) -> None:
+        self.settings = s
+        self.starts = starts
+        self.env = make_env(s, s.train_jobs)
+        self.best = float("inf")
+        self.best_state: tuple[dict, dict] | None = None
+        self.best_env_steps = 0
+
+    def __call__(self, agent: Any, env_steps: int) -> tuple[float, bool]:
+        """Validate now; returns the mean objective and whether it is the best so far."""
+        agent.train_mode(False)
+        scores = [protocol.run_agent(agent, self.env, start, seed=0,
+                                     pick=self.settings.pick).score
+                  for start in self.starts]
+        agent.train_mode(True)
+        value = float(np.mean([sc.value(self.settings.objective) for sc in scores]))
+        improved = value < self.best
+        if improved:
+            self.best, self.best_env_steps = value, env_steps
+            self.best_state = (copy.deepcopy(agent.state_dict()),
+                               copy.deepcopy(agent.optimizer_state_dict()))
+        return value, improved
+
+
+def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict[str, Any]
+             ) -> dict[str, Any]:
+    """What the checkpoint records about the model (read back by ``compare.py``)."""
+    return {
+        "learner": s.learner, "label": learner_label(s.learner, agent), "agent": config,
+        "setting": {"trace": s.trace, "backfill": s.backfill, "decision": s.decision,
+                    "mode": s.mode, "objective": s.objective, "platform": s.platform,
+                    "pick": s.pick if s.mode == "job_pick" else "env",
+                    "observation": s.observation if s.mode == "policy_pair" else "job_window",
+                    "train_jobs": s.train_jobs, "seed": s.seed},
+        "training": figures,
+    }
+
+
+def save(agent: Any, s: TrainSettings, config: dict[str, Any], figures: dict[str, Any]) -> None:
+    """Write ``agent`` to ``s.out`` with the metadata."""
+    from hdrm.agents.checkpoint import save_checkpoint
+
+    save_checkpoint(agent, s.out, metadata(s, agent, config, figures))
+
+
+class CsvLog:
+    """A CSV file written row by row (flushed, so progress can be followed)."""
+
+    def __init__(self, path: Path, columns: tuple[str, ...]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.handle = path.open("w", newline="", encoding="utf-8")
+        self.writer = csv.writer(self.handle)
+        self.writer.writerow(columns)
+
+    def row(self, *values: Any) -> None:
+        """Append one row."""
+        self.writer.writerow([f"{v:.6g}" if isinstance(v, float) else v for v in values])
+        self.handle.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self.handle.close()
+
+
+def train(s: TrainSettings, echo: Callable[[str], Any] = print) -> TrainResult:
+    """Train as ``s`` says; returns the figures (the best model is in ``s.out``).
+
+    Raises:
+        ConfigError: a bad setting (see :func:`check_settings`) or learner options.
+    """
+    check_settings(s)
+    run = _Run(s, echo)
+    try:
+        stopped_by = run.loop()
+    finally:
+        run.close()
+    return run.finish(stopped_by)
+
+
+class _Run:
+    """One training run: the environment, the agent, the validator and the logs."""
+
+    def __init__(self, s: TrainSettings, echo: Callable[[str], Any]) -> None:
+        self.s, self.echo = s, echo
+        self.t0 = time.perf_counter()
+        self.env = make_env(s, s.train_jobs)
+        spec = protocol.trace_spec(s.trace)
+        self.val_starts = tuple(s.validation_starts if s.validation_starts is not None
+                                else spec.validation_starts)
+        pool = protocol.training_starts(s.trace, len(self.env.trace), s.train_jobs)
+        self.pool = pool[~np.isin(pool, np.array(self.val_starts, dtype=np.int64))]
+        self.pool_text = f"{len(self.pool)} start indices from {spec.train_from}"
+        self.config = agent_config(s)
+        self.agent = build_agent(s.learner, self.config, self.env, s.seed).train_mode(True)
+        self.rng = np.random.default_rng(s.seed)
+        self.validate = Validator(s, self.val_starts)
+        log_dir = Path(s.log_dir or Path("runs") / "train" / Path(s.out).stem)
+        self.episodes_log = CsvLog(log_dir / "episodes.csv", (
+            "episode", "start_index", "decisions", "env_steps", "objective", "loss", "wall_s"))
+        self.val_log = CsvLog(log_dir / "validation.csv",
+                              ("episode", "env_steps", "objective", "best", "wall_s"))
+        self.env_steps = self.episode = 0
+
+    def wall_s(self) -> float:
+        """Seconds since the run started."""
+        return time.perf_counter() - self.t0
+
+    def loop(self) -> str:
+        """Train episode after episode until a budget is spent; returns which one."""
+        s = self.s
+        while True:
+            start = int(self.rng.choice(self.pool))
+            seed = int(self.rng.integers(2**31))
+            episode = protocol.run_agent(self.agent, self.env, start, seed, s.pick)
+            value = episode.score.value(s.objective)
+            self.env_steps += episode.steps
+            self.episode += 1
+            wall = self.wall_s()
+            self.episodes_log.row(self.episode, start, episode.steps, self.env_steps, value,
+                                  float(episode.stats.get("loss", float("nan"))), wall)
+            done_steps = bool(s.max_steps) and self.env_steps >= s.max_steps
+            done_time = s.minutes > 0 and wall >= s.minutes * 60
+            if self.episode % s.validate_every == 0 or done_steps or done_time:
+                self.validation(value, wall)
+            if done_steps or done_time:
+                return "max_steps" if done_steps else "minutes"
+
+    def validation(self, train_value: float, wall: float) -> None:
+        """Validate, log, and save the model when it is the best so far."""
+        score, improved = self.validate(self.agent, self.env_steps)
+        self.val_log.row(self.episode, self.env_steps, score, int(improved), self.wall_s())
+        self.echo(f"episode {self.episode:5d}  env steps {self.env_steps:9d}  train "
+                  f"{train_value:10.2f}  validation {score:10.2f}{'  *' if improved else ''}  "
+                  f"{wall / 60:6.1f} min")
+        if improved:
+            save(self.agent, self.s, self.config, {"wall_s": wall, "env_steps": self.env_steps,
+                                                   "episodes": self.episode, "final": False})
+
+    def close(self) -> None:
+        """Close the logs."""
+        self.episodes_log.close()
+        self.val_log.close()
+
+    def finish(self, stopped_by: str) -> TrainResult:
+        """Write the best model with the run's figures; returns them."""
+        v, wall = self.validate, self.wall_s()
+        figures = {"wall_s": round(wall, 1), "env_steps": self.env_steps,
+                   "episodes": self.episode, "best_env_steps": v.best_env_steps,
+                   "best_validation": v.best, "validation_starts": list(self.val_starts),
+                   "training_starts": self.pool_text, "stopped_by": stopped_by,
+                   "command": self.s.command, "final": True}
+        if v.best_state is not None:
+            self.agent.load_state_dict(v.best_state[0])
+            self.agent.load_optimizer_state_dict(v.best_state[1])
+        save(self.agent, self.s, self.config, figures)
+        return TrainResult(wall, self.env_steps, self.episode, v.best, v.best_env_steps,
+                           stopped_by, Path(self.s.out))
+
+
+def parse_args(argv: list[str] | None = None) -> TrainSettings:
+    """The command line as :class:`TrainSettings`."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", required=True, help="checkpoint file to write (models/NAME.pt)")
+    p.add_argument("--trace", default="lublin", help="lublin or sdsc")
+    p.add_argument("--backfill", default="none", help="none or easy")
+    p.add_argument("--learner", default="ppo", help="a name of the agent registry")
+    p.add_argument("--network", help="policy network (kernel, attention, mlp)")
+    p.add_argument("--decision", default="event", help="event or commit")
+    p.add_argument("--mode", default="job_pick", help="job_pick or policy_pair")
+    p.add_argument("--platform", help="policy_pair mode: platforms/hetero.json")
+    p.add_argument("--objective", default="avg_bounded_slowdown")
+    p.add_argument("--observation", default="small",
+                   help="policy_pair mode: minimal, small or normal (HDeepRM's)")
+    p.add_argument("--pick", default="any",
+                   help="job_pick: 'any' queued job (one that does not fit waits for the next "
+                        "event), 'fitting' jobs only (work-conserving), or 'env' (the env's mask)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--minutes", type=float, default=15.0, help="wall-clock budget (0: none)")
+    p.add_argument("--max-steps", type=int, default=0, help="environment steps budget (0: none)")
+    p.add_argument("--validate-every", type=int, default=10, help="episodes between validations")
+    p.add_argument("--train-jobs", type=int, default=protocol.SEQUENCE_JOBS)
+    p.add_argument("--validation-starts", help="comma-separated start indices (default: the trace's)")
+    p.add_argument("--agent-json", default="{}", help="JSON merged into the learner's options")
+    p.add_argument("--traces", default=str(protocol.DEFAULT_TRACES), help="folder of the traces")
+    p.add_argument("--log-dir", help="where episodes.csv and validation.csv go")
+    a = p.parse_args(argv)
+    try:
+        agent_json = json.loads(a.agent_json)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--agent-json: not JSON ({exc.msg} at character {exc.pos}); "
+                          "give an object such as '{\"lr\": 0.001}'") from None
+    starts = None
+    if a.validation_starts:
+        starts = tuple(int(x) for x in a.validation_starts.split(","))
+    argv_used = sys.argv[1:] if argv is None else argv
+    return TrainSettings(
+        out=a.out, trace=a.trace, backfill=a.backfill, learner=a.learner, network=a.network,
+        decision=a.decision, mode=a.mode, platform=a.platform, objective=a.objective,
+        pick=a.pick, observation=a.observation, seed=a.seed,
+        minutes=a.minutes, max_steps=a.max_steps, validate_every=max(1, a.validate_every),
+        train_jobs=a.train_jobs, validation_starts=starts, agent_json=agent_json,
+        traces=a.traces, log_dir=a.log_dir,
+        command="python benchmarks/train.py " + shlex.join(argv_used),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: train, then print the wall time and environment steps."""
+    import torch
+
+    torch.set_num_threads(1)  # small networks: one thread is fastest, and runs are reproducible
+    try:
+        settings = parse_args(argv)
+        result = train(settings)
+    except HdrmError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {result.out}: best validation {result.best_validation:.2f} at "
+          f"{result.best_env_steps} env steps; trained {result.env_steps} env steps, "
+          f"{result.episodes} episodes, wall time {result.wall_s / 60:.1f} min "
+          f"(stopped by {result.stopped_by})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

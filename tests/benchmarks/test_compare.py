@@ -1,0 +1,252 @@
+"""The comparison harness (benchmarks/compare.py, train.py, protocol.py) on tiny inputs.
+
+A tiny traces folder holds the 500-job Lublin-1 and SDSC-SP2 slices of ``workloads/`` under the
+names of the full traces; sequences are 64 jobs at start indices 0 and 100.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import compare, protocol, reproduce_rlscheduler, tables, train  # noqa: E402
+from hdrm.errors import ConfigError  # noqa: E402
+from hdrm.workload.select import sequences  # noqa: E402
+from hdrm.workload.swf import read_swf  # noqa: E402
+
+STARTS = (0, 100)
+NB_JOBS = 64
+SLICES = {"lublin_256.swf.gz": "lublin_256_first500.swf",
+          "SDSC-SP2-1998-4.2-cln.swf.gz": "SDSC-SP2-1998-4.2-cln_first500.swf"}
+TINY_PPO = {"params": {"rollout_steps": 64, "minibatch": 32, "epochs": 1}}
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("traces")
+    for target, source in SLICES.items():
+        (folder / target).write_bytes(gzip.compress((ROOT / "workloads" / source).read_bytes()))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def ctx(traces, tmp_path_factory) -> compare.Context:
+    return compare.Context(str(traces), str(tmp_path_factory.mktemp("cache")), STARTS, NB_JOBS)
+
+
+def tiny_settings(traces: Path, out: Path, **kw) -> train.TrainSettings:
+    values = dict(out=str(out), trace="lublin", max_steps=300, minutes=0, validate_every=1,
+                  train_jobs=NB_JOBS, validation_starts=(200,), agent_json=TINY_PPO,
+                  traces=str(traces), log_dir=str(out.parent / f"log_{out.stem}"))
+    values.update(kw)
+    return train.TrainSettings(**values)
+
+
+@pytest.fixture(scope="module")
+def models_dir(traces, tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("models")
+    train.train(tiny_settings(traces, folder / "ppo_lublin.pt"), echo=lambda *_: None)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def run_compare(traces, ctx, models_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    code = compare.main([
+        "--evaluate-only", "--groups", "protocol,hetero", "--traces", str(traces), "--cache",
+        ctx.cache, "--models", str(models_dir), "--starts", "0,100", "--nb-jobs", str(NB_JOBS),
+        "--jobs", "1", "--json", str(out / "table.json"), "--rst", str(out / "results.rst"),
+    ])
+    assert code == 0
+    return json.loads((out / "table.json").read_text()), (out / "results.rst").read_text()
+
+
+# ------------------------------------------------------------------------- heuristics
+@pytest.mark.parametrize("policy,decision,backfill", [("sjf", "event", "none"),
+                                                      ("f1", "commit", "none"),
+                                                      ("fcfs", "event", "easy")])
+def test_heuristic_cell_equals_the_reproduction_script(ctx, traces, policy, decision, backfill):
+    workload = read_swf(traces / "lublin_256.swf.gz", conventions="rlscheduler")
+    expected = reproduce_rlscheduler.mean_bsld(sequences(workload, STARTS, NB_JOBS), 256, policy,
+                                               decision, backfill)
+    got = compare.heuristic_score(ctx, "lublin", backfill, decision, policy)
+    assert got.bsld == pytest.approx(expected, rel=1e-12)
+    assert 0.0 < got.utilisation <= 1.0
+
+
+def test_the_two_semantics_differ_on_this_case(ctx):
+    event = compare.heuristic_score(ctx, "lublin", "none", "event", "sjf").bsld
+    commit = compare.heuristic_score(ctx, "lublin", "none", "commit", "sjf").bsld
+    assert event != commit
+
+
+def test_a_fixed_pair_driven_through_the_environment_scores_as_the_pair_column(ctx):
+    from hdrm.agents.base import ClassicAgent
+    from hdrm.env import SchedulingEnv
+
+    workload = protocol.hetero_workload_file(ctx.traces, ctx.cache)
+    env = SchedulingEnv(config=protocol.hetero_env_config(workload, "avg_bounded_slowdown",
+                                                          nb_jobs=NB_JOBS))
+    agent = ClassicAgent({"policy": "shortest-high_gflops", "run": "test"}, env.observation_space,
+                         env.action_space, action_names=env.action_names)
+    via_env = protocol.Score.mean(protocol.run_agent(agent, env, s).score for s in STARTS)
+    assert via_env == compare.pair_score(ctx, "shortest-high_gflops")
+
+
+# ------------------------------------------------------------------------- table shape
+def test_json_has_every_row_and_column(run_compare):
+    table, _ = run_compare
+    names = [r.name for r in compare.rows(("protocol", "hetero"))]
+    assert len(names) == 6
+    for name in names:
+        assert name in table and f"{name} [utilisation]" in table
+    lublin = table["Lublin-1, no backfilling"]
+    heuristic_cols = [compare.heuristic_column(p, d) for d in ("event", "commit")
+                      for p in ("fcfs", "sjf", "wfp3", "unicep", "f1")]
+    assert all(isinstance(lublin[c], float) for c in heuristic_cols)
+    assert lublin["best heuristic"] == min(lublin[c] for c in heuristic_cols)
+    assert lublin[lublin["best heuristic name"]] == lublin["best heuristic"]
+    assert lublin["target (0.95 x best heuristic)"] == pytest.approx(0.95 * lublin["best heuristic"])
+    assert lublin["PPO (RLScheduler, published)"] == 254.67
+    assert table["SDSC-SP2, EASY backfilling"]["F1 (RLScheduler, published)"] == 1098.22
+
+
+def test_learner_with_a_model_becomes_a_column(run_compare):
+    table, _ = run_compare
+    for row in ("Lublin-1, no backfilling", "Lublin-1, EASY backfilling"):
+        cells = table[row]
+        assert isinstance(cells["PPO-kernel (event)"], float)
+        assert cells["best learner name"] == "PPO-kernel (event)"
+        assert cells["target met"] == (cells["best learner"] <= cells["target (0.95 x best heuristic)"]
+                                       and cells["best learner"] <= 254.67)
+    assert "PPO-kernel (event)" not in table["SDSC-SP2, no backfilling"]  # no SDSC model
+    training = table["training: ppo_lublin.pt"]
+    assert training["action mode"] == "job_pick" and training["pick"] == "any"
+    assert training["env steps"] >= 300
+
+
+def test_hetero_rows_hold_the_36_pairs_and_both_objectives(run_compare):
+    table, _ = run_compare
+    bsld = table["hetero, SDSC-SP2 x3 load, avg_bounded_slowdown"]
+    energy = table["hetero, SDSC-SP2 x3 load, energy_consumption (MJ)"]
+    pairs = [c for c in bsld if "-" in c and c.split("-")[0] in
+             ("random", "first", "shortest", "smallest", "low_mem", "low_mem_bw")]
+    assert len(pairs) == 36
+    assert bsld["best heuristic"] == min(bsld[p] for p in pairs) >= 1.0
+    assert energy["best heuristic"] == min(energy[p] for p in pairs) > 0.0
+    assert bsld["smallest-high_gflops"] != energy["smallest-high_gflops"]
+
+
+def test_rst_page_builds_with_sphinx_warnings_as_errors(run_compare, tmp_path):
+    _, text = run_compare
+    assert ".. list-table:: Protocol rows" in text
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text("project = 'x'\n")
+    (src / "index.rst").write_text("x\n=\n\n.. toctree::\n\n   results\n   comparison\n")
+    (src / "comparison.rst").write_text("Comparison\n==========\n")
+    (src / "results.rst").write_text(text)
+    out = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(src),
+                          str(tmp_path / "html")], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_markdown_table_has_one_line_per_row():
+    grid = [["", "A", "B"], ["r1", "1.00", "2.00"], ["r2", "n/a", "yes"]]
+    text = tables.markdown("T", grid)
+    assert text.splitlines()[2:] == ["|  | A | B |", "|---|---|---|", "| r1 | 1.00 | 2.00 |",
+                                     "| r2 | n/a | yes |"]
+    assert tables.fmt(float("nan")) == "n/a" and tables.fmt(True) == "yes"
+
+
+# ------------------------------------------------------------------------- protocol
+def test_training_never_samples_a_test_or_validation_start():
+    pool = protocol.training_starts("lublin", 10_000)
+    assert not np.isin(pool, protocol.TEST_STARTS + protocol.TRACES["lublin"].validation_starts).any()
+    assert len(pool) == 10_000 - 1024 + 1 - 14
+    sdsc = protocol.training_starts("sdsc", 59_705)
+    assert sdsc.min() == 10_000 and sdsc.max() == 59_705 - 1024
+
+
+def test_pick_any_maps_a_job_that_does_not_fit_to_waiting(traces):
+    env = train.make_env(tiny_settings(traces, Path("unused.pt")), NB_JOBS)
+    obs, info = env.reset(options={"start_index": 0})
+    mask = info["action_mask"]
+    view = protocol.agent_mask(env, mask, "any")
+    k = len(env.window_jobs())
+    assert view[:k].all() and not view[k:].any()
+    assert protocol.env_action(mask, env.action_space.n - 1) == env.action_space.n - 1
+    blocked = np.flatnonzero(~mask[:k])
+    if blocked.size:
+        assert protocol.env_action(mask, int(blocked[0])) == env.action_space.n - 1
+    fitting = protocol.agent_mask(env, mask, "fitting")
+    assert not fitting[-1] and (fitting[:-1] == mask[:-1]).all()
+
+
+# ------------------------------------------------------------------------- training
+def test_training_is_deterministic_for_a_seed(traces, tmp_path):
+    import torch
+
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    first = train.train(tiny_settings(traces, tmp_path / "a.pt", max_steps=150), echo=lambda *_: None)
+    train.train(tiny_settings(traces, tmp_path / "b.pt", max_steps=150), echo=lambda *_: None)
+    a, b = read_checkpoint(tmp_path / "a.pt"), read_checkpoint(tmp_path / "b.pt")
+    for name, tensor in a["model_state_dict"].items():
+        assert torch.equal(tensor, b["model_state_dict"][name]), name
+    meta = a["options"]
+    assert meta["setting"]["trace"] == "lublin" and meta["training"]["final"] is True
+    assert meta["training"]["env_steps"] == first.env_steps >= 150
+    assert (tmp_path / "log_a" / "episodes.csv").read_text().startswith("episode,start_index")
+
+
+def test_models_are_small(models_dir):
+    for path in models_dir.glob("*.pt"):
+        assert path.stat().st_size < 2_000_000
+
+
+@pytest.mark.parametrize("changes,message", [
+    ({"trace": "ctc"}, "evaluation only"),
+    ({"trace": "lubln"}, "did you mean 'lublin'"),
+    ({"mode": "policy_pair"}, "platforms/hetero.json"),
+    ({"objective": "energy_consumption"}, "job_pick mode is RLScheduler's protocol"),
+    ({"pick": "some"}, "choose one of: any, fitting, env"),
+])
+def test_bad_training_settings_are_one_line_config_errors(traces, tmp_path, changes, message):
+    with pytest.raises(ConfigError, match=message):
+        train.check_settings(tiny_settings(traces, tmp_path / "x.pt", **changes))
+
+
+def test_compare_rejects_an_unknown_group(capsys):
+    assert compare.main(["--evaluate-only", "--groups", "protocol,hetro", "--rst", ""]) == 2
+    assert "unknown group 'hetro'" in capsys.readouterr().err
+
+
+def test_missing_trace_names_the_file_and_the_option(tmp_path):
+    with pytest.raises(ConfigError, match=r"lublin_256.swf.gz: trace not found; .*--traces"):
+        protocol.trace_path("lublin", tmp_path)
+
+
+def test_shipped_models_have_benchmark_metadata():
+    models = sorted((ROOT / "models").glob("*.pt"))
+    if not models:
+        pytest.skip("no shipped models")
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    results = (ROOT / "docs" / "results.rst").read_text()
+    for path in models:
+        assert path.stat().st_size < 2_000_000, path
+        meta = read_checkpoint(path)["options"]
+        assert {"learner", "label", "agent", "setting", "training"} <= set(meta), path
+        assert meta["training"]["final"] is True and meta["training"]["env_steps"] > 0
+        assert path.name in results, f"{path.name} missing from docs/results.rst: rerun compare.py"
