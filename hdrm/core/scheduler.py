@@ -83,6 +83,7 @@ class DecisionCore:
         self.running: dict[int, RunInfo] = {}
         self.committed: Job | None = None
         self._max_node_mem = max(platform.node_memory_mb)
+        self._capacities: dict[float, int] = {}
         self._blocked: set[int] = set()
 
     # ------------------------------------------------------------------ events
@@ -105,11 +106,14 @@ class DecisionCore:
         """Most cores of ``mem_mb`` each the empty platform can hold (node memory per node)."""
         if mem_mb <= 0:
             return self.platform.nb_cores
-        return sum(
-            len(node.core_ids) if not math.isfinite(node.memory_mb)
-            else min(len(node.core_ids), int(node.memory_mb // mem_mb))
-            for node in self.platform.nodes
-        )
+        capacity = self._capacities.get(mem_mb)
+        if capacity is None:  # traces repeat a few memory sizes: compute each once per run
+            capacity = self._capacities[mem_mb] = sum(
+                len(node.core_ids) if not math.isfinite(node.memory_mb)
+                else min(len(node.core_ids), int(node.memory_mb // mem_mb))
+                for node in self.platform.nodes
+            )
+        return capacity
 
     def complete(self, job: Job, now: float) -> tuple[int, ...]:
         """``job`` left the machine (finished or killed): free its cores."""

@@ -20,7 +20,6 @@ from typing import Callable
 import numpy as np
 
 from hdrm.core.scheduler import DecisionCore, Start
-from hdrm.errors import WorkloadError
 from hdrm.platform.model import Platform
 from hdrm.platform.power import SLEEPING, state_power_w, state_speeds_gflops
 from hdrm.policies.core_selection import CorePolicy
@@ -28,7 +27,8 @@ from hdrm.policies.pairs import PolicyPair, resolve_policy
 from hdrm.results.overutil import Overutilizations
 from hdrm.results.timeline import TimelineRow
 from hdrm.sim.machine import Machine
-from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, Job, Workload
+from hdrm.workload.batsim_json import check_supported
+from hdrm.workload.job import PROFILE_DELAY, Job, Workload
 
 REJECTED = "REJECTED"
 
@@ -84,19 +84,12 @@ class SimulationResult:
 
 
 def check_profiles(workload: Workload) -> None:
-    """Refuse jobs whose profile the built-in engine cannot simulate.
+    """Refuse jobs whose profile the built-in engine cannot simulate (network-model profiles).
 
     Raises:
-        WorkloadError: naming the profile type, the job and the workload file.
+        WorkloadError: naming each unsupported profile type, a few of its jobs and the file.
     """
-    for job in workload.jobs:
-        if job.profile_type not in (PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS):
-            raise WorkloadError(
-                f"{workload.source or workload.name}: job {job.id} uses profile type "
-                f"{job.profile_type!r} ({job.profile!r}), which needs SimGrid's network model; the "
-                f"built-in engine simulates only 'delay' and 'parallel_homogeneous' profiles "
-                f"(run such workloads with engine 'batsim')"
-            )
+    check_supported(workload)
 
 
 def _submission_order(jobs: list[Job]) -> list[Job]:

@@ -257,10 +257,10 @@ class Machine:
         self.apply_states(changes)
 
     def apply_states(self, changes: dict[int, tuple[int, float]]) -> None:
-        """Apply ``{host: (state, speed_factor)}`` now (one :meth:`set_state` per host, batched)."""
+        """Apply ``{host: (state, speed_factor)}`` now, re-timing the jobs on changed hosts."""
         now = self.now
         touched: dict[int, _Running] = {}
-        speeds, power, states, factor = self._speeds, self._power, self.state, self._factor
+        power, states, factor = self._power, self.state, self._factor
         acc, last, job_on, jobs = self._energy_acc, self._energy_t, self.job_on, self._jobs
         delta = 0.0
         for c, (state, speed_factor) in changes.items():
