@@ -238,7 +238,6 @@ class LearningAgent(Agent):
     Attributes:
         gamma: discount factor in [0, 1] (``pybatsim.agent.gamma``, default 0.99).
         rewards: the rewards of the current episode.
-        log_probs: log-probabilities of the current episode's actions, for subclasses that keep them.
     """
 
     def __init__(
@@ -252,12 +251,10 @@ class LearningAgent(Agent):
         super().__init__(config, observation_space, action_space, action_names, seed)
         self.gamma = float(read_number(self.config, "gamma", 0.99, minimum=0.0, maximum=1.0))
         self.rewards: list[float] = []
-        self.log_probs: list[Any] = []
 
     def start_episode(self) -> None:
         super().start_episode()
         self.rewards = []
-        self.log_probs = []
 
     def rewarded(self, reward: float, done: bool) -> None:
         super().rewarded(reward, done)

@@ -31,8 +31,7 @@ from gymnasium import spaces
 
 from hdrm.agents.catalog import AGENTS
 from hdrm.agents.distributions import mask_tensor
-from hdrm.agents.learning import PARAMS_PATH, ValueLearningAgent, as_tensor
-from hdrm.agents.networks import build_network
+from hdrm.agents.learning import ValueLearningAgent, as_tensor
 from hdrm.agents.q_networks import DuelingQNetwork, double_q_targets
 from hdrm.agents.replay import NStepAccumulator, PrioritizedReplayBuffer, ReplayBatch, Transition
 
@@ -187,16 +186,7 @@ class DQNAgent(ValueLearningAgent):
 
     def build_network(self) -> DuelingQNetwork:
         """The Q network: dueling heads over the configured encoder."""
-        body = build_network(
-            self.network_name,
-            self.observation_space,
-            self.n_actions,
-            self.hidden,
-            heads=self.settings.heads,
-            layers=self.settings.layers,
-            where=f"{PARAMS_PATH}.network",
-        )
-        return DuelingQNetwork(body, self.settings.dueling)
+        return DuelingQNetwork(super().build_network(), self.settings.dueling)
 
     @property
     def epsilon(self) -> float:

@@ -180,7 +180,6 @@ class PolicyLearningAgent(LearningAgent):
         self._masks: list[np.ndarray] = []
         self._actions: list[int] = []
         self.rewards = []
-        self.log_probs = []
 
     def evaluate(self, obs: torch.Tensor, masks: torch.Tensor, actions: torch.Tensor) -> PolicyEval:
         """Log-probabilities of ``actions`` and entropies under the current policy (with gradients)."""

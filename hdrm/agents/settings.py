@@ -189,8 +189,3 @@ def _check_field(field: dataclasses.Field, value: Any, path: str) -> Any:
             raise ConfigError(f"{path}: expected a list, got {value!r}")
         return tuple(value)
     return value
-
-
-def settings_dict(settings: Any) -> dict[str, Any]:
-    """The fields of a settings dataclass as a plain dict (for logs and checkpoints)."""
-    return dataclasses.asdict(settings)
