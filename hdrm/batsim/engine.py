@@ -17,7 +17,6 @@ Batsim always kills jobs at their walltime: ``kill_on_walltime=False`` is refuse
 from __future__ import annotations
 
 import logging
-import math
 import os
 import subprocess
 import time
@@ -31,7 +30,7 @@ from hdrm.core.state import ClusterState
 from hdrm.errors import ConfigError, HdrmError, ProtocolError, SimulationError
 from hdrm.options import BatsimOptions
 from hdrm.platform.model import Platform
-from hdrm.platform.power import SLEEPING, state_power_w, state_speeds_gflops
+from hdrm.platform.power import SLEEPING
 from hdrm.platform.simgrid import write_simgrid_xml
 from hdrm.policies.pairs import PolicyPair
 from hdrm.registry import suggest
@@ -39,9 +38,9 @@ from hdrm.results.csvio import read_jobs_csv, read_schedule_csv
 from hdrm.results.overutil import write_overutilizations
 from hdrm.results.records import REJECTED, JobResult
 from hdrm.sim.engine import Outcome, SimulationConfig, SimulationResult
-from hdrm.sim.machine import JobEnd, Machine
+from hdrm.sim.machine import JobEnd, machine_for, start_kwargs
 from hdrm.workload.batsim_json import write_batsim_json
-from hdrm.workload.job import PROFILE_DELAY, Job, Workload
+from hdrm.workload.job import Job, Workload
 
 logger = logging.getLogger(__name__)
 
@@ -206,9 +205,7 @@ class MachineMirror:
     """
 
     def __init__(self, platform: Platform) -> None:
-        speeds = [state_speeds_gflops(g) for g in platform.core_gflops]
-        powers = [state_power_w(w) for w in platform.core_power_w]
-        self.machine = Machine(speeds, powers, SLEEPING, kill_on_walltime=True)
+        self.machine = machine_for(platform, kill_on_walltime=True)
         self._applied = [(SLEEPING, 1.0)] * platform.nb_cores
         self._ended: dict[int, JobEnd] = {}
 
@@ -230,11 +227,7 @@ class MachineMirror:
 
     def start(self, job: Job, cores: list[int]) -> None:
         """Start ``job`` on ``cores`` now, as the built-in engine does."""
-        walltime = job.walltime_s if job.has_walltime else math.inf
-        if job.profile_type == PROFILE_DELAY:
-            self.machine.start(job.idx, cores, delay_s=job.run_time_s, walltime_s=walltime)
-        else:
-            self.machine.start(job.idx, cores, ops_gflop=job.ops_gflop, walltime_s=walltime)
+        self.machine.start(job.idx, cores, **start_kwargs(job))
 
     def job_left(self, idx: int, t: float) -> float:
         """Batsim ended job ``idx`` at ``t``: drop it; returns the energy its hosts used (J)."""

@@ -117,11 +117,6 @@ def reject_job(ts: float, job_id: str) -> Event:
     return Event(ts, "REJECT_JOB", {"job_id": job_id})
 
 
-def call_me_later(ts: float, at_s: float) -> Event:
-    """CALL_ME_LATER at the absolute time ``at_s``."""
-    return Event(ts, "CALL_ME_LATER", {"timestamp": at_s})
-
-
 def kill_job(ts: float, job_ids: list[str]) -> Event:
     """KILL_JOB of ``job_ids``."""
     return Event(ts, "KILL_JOB", {"job_ids": list(job_ids)})

@@ -165,11 +165,6 @@ class HostBoard:
         t_switch = self._switches[0][0] if self._switches else math.inf
         return min(self.machine.next_time(), t_switch)
 
-    @property
-    def pending_switches(self) -> int:
-        """Number of state changes not acknowledged yet."""
-        return len(self._switches)
-
     def energy_j(self) -> float:
         """Energy consumed by every compute host since time 0."""
         return self.machine.energy_j()

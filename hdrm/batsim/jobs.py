@@ -13,7 +13,6 @@ without communication. Anything needing SimGrid's network model is refused up fr
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,9 @@ from hdrm.batsim.protocol import format_resources
 from hdrm.errors import ProtocolError, WorkloadError
 from hdrm.registry import suggest
 from hdrm.results.records import COMPLETED_SUCCESSFULLY, REJECTED, JobResult
+from hdrm.sim.machine import start_kwargs
 from hdrm.workload.batsim_json import check_supported, read_batsim_json
-from hdrm.workload.job import PROFILE_DELAY, Job, Workload
+from hdrm.workload.job import Job, Workload
 
 #: Job life cycle in the server.
 PENDING, SUBMITTED, RUNNING, DONE = "pending", "submitted", "running", "done"
@@ -163,7 +163,4 @@ def job_result(job: ServerJob, workload_name: str, energy: bool) -> JobResult:
 
 def run_kwargs(job: Job) -> dict[str, float]:
     """Keyword arguments of :meth:`HostBoard.start` for ``job``'s profile."""
-    walltime = job.walltime_s if job.has_walltime else math.inf
-    if job.profile_type == PROFILE_DELAY:
-        return {"delay_s": job.run_time_s, "walltime_s": walltime}
-    return {"ops_gflop": job.ops_gflop, "walltime_s": walltime}
+    return start_kwargs(job)

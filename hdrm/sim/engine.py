@@ -21,14 +21,13 @@ import numpy as np
 
 from hdrm.core.scheduler import DecisionCore, Start
 from hdrm.platform.model import Platform
-from hdrm.platform.power import SLEEPING, state_power_w, state_speeds_gflops
 from hdrm.policies.core_selection import CorePolicy
 from hdrm.policies.pairs import PolicyPair, resolve_policy
 from hdrm.results.overutil import Overutilizations
 from hdrm.results.timeline import TimelineRow
-from hdrm.sim.machine import Machine
+from hdrm.sim.machine import machine_for, start_kwargs
 from hdrm.workload.batsim_json import check_supported
-from hdrm.workload.job import PROFILE_DELAY, Job, Workload
+from hdrm.workload.job import Job, Workload
 
 REJECTED = "REJECTED"
 
@@ -117,9 +116,7 @@ class Simulation:
         self.core = DecisionCore(
             platform, self.config.contention, self.config.backfilling, self.config.decision, self.rng
         )
-        speeds = [state_speeds_gflops(g) for g in platform.core_gflops]
-        powers = [state_power_w(w) for w in platform.core_power_w]
-        self.machine = Machine(speeds, powers, SLEEPING, self.config.kill_on_walltime)
+        self.machine = machine_for(platform, self.config.kill_on_walltime)
         self.now = 0.0
         self.outcomes: dict[int, Outcome] = {}
         self.timeline: list[TimelineRow] = []
@@ -231,11 +228,7 @@ class Simulation:
         self.decisions += 1
         self._flush_changes()
         for job, cores in starts:
-            walltime = job.walltime_s if job.has_walltime else math.inf
-            if job.profile_type == PROFILE_DELAY:
-                machine.start(job.idx, cores, delay_s=job.run_time_s, walltime_s=walltime)
-            else:
-                machine.start(job.idx, cores, ops_gflop=job.ops_gflop, walltime_s=walltime)
+            machine.start(job.idx, cores, **start_kwargs(job))
         if self.config.record_timeline:
             state = self.core.state
             self.timeline.append(

@@ -25,6 +25,9 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from hdrm.errors import SimulationError
+from hdrm.platform.model import Platform
+from hdrm.platform.power import SLEEPING, state_power_w, state_speeds_gflops
+from hdrm.workload.job import PROFILE_DELAY, Job
 
 COMPLETED_SUCCESSFULLY = "COMPLETED_SUCCESSFULLY"
 COMPLETED_WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
@@ -69,6 +72,21 @@ class _Running:
         self.power_w = 0.0  # current power of its hosts
         self.energy_t = start_s
         self.walltime_hit = False
+
+
+def start_kwargs(job: Job) -> dict[str, float]:
+    """Keyword arguments of :meth:`Machine.start` for ``job``'s profile and walltime."""
+    walltime = job.walltime_s if job.has_walltime else math.inf
+    if job.profile_type == PROFILE_DELAY:
+        return {"delay_s": job.run_time_s, "walltime_s": walltime}
+    return {"ops_gflop": job.ops_gflop, "walltime_s": walltime}
+
+
+def machine_for(platform: Platform, kill_on_walltime: bool = True) -> "Machine":
+    """One host per core of ``platform`` with hdrm's power table, every host asleep."""
+    speeds = [state_speeds_gflops(g) for g in platform.core_gflops]
+    powers = [state_power_w(w) for w in platform.core_power_w]
+    return Machine(speeds, powers, SLEEPING, kill_on_walltime)
 
 
 class Machine:
