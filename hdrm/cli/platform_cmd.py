@@ -21,9 +21,8 @@ from typing import Any, Sequence
 
 from hdrm.errors import ConfigError
 from hdrm.platform.library import TypeLibrary, default_library
-from hdrm.platform.loader import load_platform
-from hdrm.platform.model import Platform
-from hdrm.platform.simgrid import MASTER_HOST, platform_from_simgrid, write_simgrid_xml
+from hdrm.platform.simgrid import MASTER_HOST, write_simgrid_xml
+from hdrm.sim.inputs import load_platform_any
 from hdrm.platform.summary import PlatformSummary, summarize_platform
 
 
@@ -58,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.file:
         raise ConfigError("give a platform FILE (e.g. platforms/tiny4.json) or --list-types")
-    platform = _load(Path(args.file))
+    platform = load_platform_any(Path(args.file))
     summary = summarize_platform(platform)
     if args.json:
         print(json.dumps(_jsonable(dataclasses.asdict(summary)), indent=2))
@@ -72,12 +71,6 @@ def run(args: argparse.Namespace) -> int:
             f"({platform.nb_cores} cores + {MASTER_HOST}), {size_kb:,.0f} kB"
         )
     return 0
-
-
-def _load(path: Path) -> Platform:
-    if path.suffix.lower() == ".xml":
-        return platform_from_simgrid(path)[0]
-    return load_platform(path)
 
 
 def _jsonable(value: Any) -> Any:

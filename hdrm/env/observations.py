@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from gymnasium import spaces
 
-from hdrm.platform.power import NB_STATES, state_power_w
+from hdrm.platform.power import NB_STATES, state_power_w, state_speeds_gflops
 from hdrm.registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -191,7 +191,7 @@ class NormalObservation(Observation):
     def __init__(self, env: "SchedulingEnv") -> None:
         super().__init__(env)
         platform = env.platform
-        self._speed_of_state = np.array([1.0, 0.75, 0.0, 0.0])
+        self._speed_of_state = np.array(state_speeds_gflops(1.0))  # speed fraction per state
         full = np.array(platform.core_power_w, dtype=float)
         table = np.array([state_power_w(w) for w in full]).reshape(-1, NB_STATES)
         self._power_frac = np.where(full[:, None] > 0, table / np.maximum(full[:, None], 1e-12), 0.0)

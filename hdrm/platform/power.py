@@ -23,7 +23,6 @@ CONTENDED = 1
 IDLE = 2
 SLEEPING = 3
 NB_STATES = 4
-STATE_NAMES = ("running", "contended", "idle", "sleeping")
 
 #: Speed of a core whose processor's memory bandwidth is oversubscribed (HDeepRM's 0.75).
 CONTENDED_SPEED_FRACTION = 0.75

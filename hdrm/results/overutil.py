@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -185,8 +185,8 @@ def write_overutilizations(over: Overutilizations, path: str | Path) -> Path:
     data = {}
     for name, (_, schema) in _SCHEMAS.items():
         data[name] = [
-            {key: _json_value(asdict(item)[attr]) for key, attr, _ in schema
-             if not (key == "cores" and not asdict(item)[attr])}
+            {key: _json_value(getattr(item, attr)) for key, attr, _ in schema
+             if not (key == "cores" and not getattr(item, attr))}
             for item in getattr(over, name)
         ]
     write_text(path, json.dumps(data, indent=1, allow_nan=False) + "\n")

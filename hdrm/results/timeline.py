@@ -36,7 +36,6 @@ TIMELINE_COLUMNS = (
     "power_w",
     "energy_j",
 )
-_INT_COLUMNS = ("queue_size", "running_jobs", "busy_cores", "contended_cores")
 
 #: Where a timeline's power comes from.
 POWER_FROM_ENGINE = "engine"
