@@ -10,7 +10,9 @@ Usage::
     python benchmarks/reproduce_rlscheduler.py [--traces DIR] [--json OUT.json]
 
 Prints a Markdown table with the published values (commit semantics, no backfilling) and the
-event-driven reference values of PROVENANCE.md next to ours, with the relative differences.
+event-driven reference values of PROVENANCE.md next to ours, with the relative differences. The
+reference's EASY counts the extra cores at the first release after which the head fits
+(``easy_first``); textbook ``easy`` (all cores free at the shadow time) is printed beside it.
 """
 
 from __future__ import annotations
@@ -34,13 +36,14 @@ POLICIES = ("fcfs", "sjf", "f1")
 REFERENCE = {
     ("Lublin-1", "commit", "none"): (7273.77, 277.35, 258.37),
     ("Lublin-1", "event", "none"): (7273.77, 47.16, 34.53),
-    ("Lublin-1", "event", "easy"): (271.40, 42.08, 35.26),
+    ("Lublin-1", "event", "easy_first"): (271.40, 42.08, 35.26),
     ("SDSC-SP2", "commit", "none"): (1727.54, 2680.55, 1232.06),
     ("SDSC-SP2", "event", "none"): (1727.54, 1563.51, 994.99),
-    ("SDSC-SP2", "event", "easy"): (933.08, 1903.12, 997.63),
+    ("SDSC-SP2", "event", "easy_first"): (933.08, 1903.12, 997.63),
 }
 ROWS = [(t, d, b) for t in TRACES for d, b in (("commit", "none"), ("commit", "easy"),
-                                                ("event", "none"), ("event", "easy"))]
+                                                ("event", "none"), ("event", "easy"),
+                                                ("event", "easy_first"))]
 
 
 def mean_bsld(workloads, nb_procs: int, policy: str, decision: str, backfilling: str) -> float:

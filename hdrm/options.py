@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 
 Engine = Literal["builtin", "batsim"]
 Conventions = Literal["default", "rlscheduler"]
-Backfilling = Literal["none", "easy", "conservative"]
+Backfilling = Literal["none", "easy", "easy_first", "conservative"]
 Decision = Literal["event", "commit"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 ActionMode = Literal["policy_pair", "job_pick"]

@@ -40,7 +40,7 @@ def test_cli_reference_describes_every_subcommand_and_option():
     rows = {a.synopsis: a for g in replay.groups for a in g.arguments}
     assert rows["--policy POLICY"].default == "fcfs"
     assert rows["--outdir D"].default == "required"
-    assert rows["--backfill BACKFILL"].help == "Choices: none, easy, conservative."
+    assert rows["--backfill BACKFILL"].help == "Choices: none, easy, easy_first, conservative."
     assert replay.exclusive == ("Exactly one of: --platform, --homogeneous-procs.",)
     assert replay.usage.startswith("hdrm replay [-h] (--platform P.json | --homogeneous-procs N)")
     assert "hdrm replay --platform platforms/hetero.json" in replay.epilog

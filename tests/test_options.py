@@ -490,7 +490,7 @@ def test_window_must_not_end_before_it_starts():
     [
         ("engine", "batsm", "did you mean 'batsim'? ", "builtin, batsim"),
         ("simulation.decision", "events", "did you mean 'event'? ", "event, commit"),
-        ("simulation.backfilling", "EASYY", "did you mean 'easy'? ", "none, easy, conservative"),
+        ("simulation.backfilling", "EASYY", "did you mean 'easy' or 'easy_first'? ", "none, easy, easy_first, conservative"),
         (
             "pybatsim.env.actions.mode",
             "job-pick",

@@ -38,7 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--workload", required=True, metavar="W", help="SWF(.gz) or Batsim JSON workload")
     parser.add_argument("--policy", default="fcfs",
                         help="heuristic (fcfs, sjf, ljf, wfp3, unicep, f1, ...) or pair 'job-core'")
-    parser.add_argument("--backfill", default="none", choices=("none", "easy", "conservative"))
+    parser.add_argument("--backfill", default="none", choices=("none", "easy", "easy_first", "conservative"))
     parser.add_argument("--contention", default="hdeeprm", help=f"one of {', '.join(CONTENTION_MODELS.names())}")
     parser.add_argument("--decision", default=None, choices=("event", "commit"),
                         help="re-decide at every event, or hold a pick until it fits (RLScheduler); "

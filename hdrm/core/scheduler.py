@@ -59,7 +59,7 @@ class DecisionCore:
     Args:
         platform: the platform.
         contention: contention model name.
-        backfilling: ``"none"``, ``"easy"`` or ``"conservative"``.
+        backfilling: ``"none"``, ``"easy"``, ``"easy_first"`` or ``"conservative"``.
         decision: ``"event"`` or ``"commit"``.
         rng: the run's random generator (random policies).
     """
@@ -199,18 +199,18 @@ class DecisionCore:
 
     def _ends(self, now: float) -> list[tuple[float, Job]]:
         ends = [(max(r.expected_end_s, now), r.job) for r in self.running.values()]
-        ends.sort(key=lambda e: e[0])
+        ends.sort(key=lambda e: (e[0], e[1].res))
         return ends
 
     def _backfill(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
-        if self.backfilling == "easy":
+        if self.backfilling != "conservative":
             return self._easy(now, head, rest, core)
         return self._conservative(now, head, rest, core)
 
     def _easy(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
         state = self.state
         ends = self._ends(now)
-        shadow, extra = reservation(state, ends, head, now)
+        shadow, extra = reservation(state, ends, head, now, self.backfilling == "easy_first")
         memory_bound = state.bounded_memory and head.mem_mb > 0
         started: list[Start] = []
         for job in rest:

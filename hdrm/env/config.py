@@ -44,7 +44,7 @@ class EnvConfig:
         window: jobs visible in ``job_pick`` mode.
         queue_sensitivity: scale of the queue-change feature.
         core_selection: placement of picked jobs in ``job_pick`` mode.
-        backfilling: ``none``, ``easy`` or ``conservative``.
+        backfilling: ``none``, ``easy``, ``easy_first`` or ``conservative``.
         contention: contention model.
         decision: ``event`` or ``commit``.
         kill_on_walltime: kill jobs at their requested time, as Batsim does.

@@ -11,6 +11,13 @@ Reservations use requested times (walltimes): a running job is expected to end a
     cores are those free at the shadow time beyond the head's need. A later job may start now if it
     fits now and either ends before the shadow time or uses no more than the extra cores (which it
     then consumes).
+``easy_first``
+    EASY with the extra cores counted the way RLScheduler-derived simulators count them: running
+    jobs are released one at a time in expected-end order (smaller jobs first among equal ends) and
+    the count stops at the first release after which the head fits, so cores of other jobs expected
+    to end at that same instant are not counted as extra. The shadow time is the same as ``easy``;
+    only the extra cores can be fewer. This is the variant behind the event-driven EASY values of
+    RLScheduler's protocol (``benchmarks/reproduce_rlscheduler.py``).
 ``conservative``
     Every waiting job, in queue order, gets the earliest reservation that delays no earlier one; a
     job starts now when its reservation is now.
@@ -35,7 +42,7 @@ from hdrm.registry import Registry
 from hdrm.workload.job import Job
 
 BACKFILLING: Registry[str] = Registry("backfilling mode")
-for _name in ("none", "easy", "conservative"):
+for _name in ("none", "easy", "easy_first", "conservative"):
     BACKFILLING.add(_name, _name)
 
 
@@ -45,15 +52,19 @@ def estimated_duration_s(job: Job) -> float:
 
 
 def reservation(
-    state: ClusterState, ends: list[tuple[float, Job]], head: Job, now: float
+    state: ClusterState, ends: list[tuple[float, Job]], head: Job, now: float,
+    first_release: bool = False,
 ) -> tuple[float, int]:
     """Shadow time and extra cores for ``head``.
 
     Args:
         state: the cluster now.
-        ends: running jobs with their expected end times, sorted by end time.
+        ends: running jobs with their expected end times, sorted by end time (smaller jobs first
+            among equal ends).
         head: the job to reserve for.
         now: current time.
+        first_release: count the extra cores at the first release after which the head fits
+            (``easy_first``) instead of all releases at the shadow time (``easy``).
 
     Returns:
         ``(shadow_s, extra)``; ``(inf, 0)`` when the head cannot fit even on an empty cluster.
@@ -61,8 +72,8 @@ def reservation(
     shadow = math.inf
     avail = 0
     for end, avail_after in _availability(state, ends, head):
-        if shadow < math.inf and end > shadow:
-            break  # jobs ending at the shadow time itself all count towards the extra cores
+        if shadow < math.inf and (first_release or end > shadow):
+            break  # easy: jobs ending at the shadow time itself all count towards the extra cores
         avail = avail_after
         if shadow == math.inf and avail >= head.res:
             shadow = max(end, now)

@@ -51,7 +51,7 @@ class SimulationConfig:
 
     Attributes:
         contention: contention model name.
-        backfilling: "none", "easy" or "conservative".
+        backfilling: "none", "easy", "easy_first" or "conservative".
         decision: "event" or "commit".
         kill_on_walltime: kill jobs that exceed their requested time, as Batsim does.
         record_timeline: keep one timeline row per decision instant.

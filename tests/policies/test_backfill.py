@@ -49,6 +49,16 @@ def test_jobs_ending_at_the_shadow_time_all_count_as_extra():
     assert reservation(state, ends, job(9, res=2), 4.0) == (10.0, 3)
 
 
+def test_easy_first_counts_extra_cores_only_up_to_the_release_that_fits_the_head():
+    state = ClusterState(one_node(6), make_contention("none"))
+    ends = running(state, [(0, [0, 1], 0.0, 10.0), (1, [2, 3], 0.0, 10.0), (2, [4], 0.0, 30.0)])
+    # 1 free; job 0 ends at 10: 3 free, head needs 2 -> 1 extra (job 1's cores are not counted)
+    assert reservation(state, ends, job(9, res=2), 4.0, first_release=True) == (10.0, 1)
+    # the head needs 4: both releases at 10 are needed, 1 extra
+    assert reservation(state, ends, job(9, res=4), 4.0, first_release=True) == (10.0, 1)
+    assert reservation(state, ends, job(9, res=6), 4.0, first_release=True) == (30.0, 0)
+
+
 def test_shadow_is_never_before_now():
     state = ClusterState(one_node(2), make_contention("none"))
     ends = running(state, [(0, [0, 1], 0.0, 5.0)])  # overran its expected end
@@ -125,7 +135,8 @@ def test_estimated_duration_is_the_walltime_or_the_run_time():
 
 
 def test_modes():
-    assert BACKFILLING.names() == ["conservative", "easy", "none"]
+    assert BACKFILLING.names() == ["conservative", "easy", "easy_first", "none"]
     with pytest.raises(ConfigError, match=r"backfilling: unknown backfilling mode 'eazy'; did you "
-                                          r"mean 'easy'\? choose one of: conservative, easy, none"):
+                                          r"mean 'easy'\? choose one of: conservative, easy, "
+                                          r"easy_first, none"):
         BACKFILLING.get("eazy", "backfilling")

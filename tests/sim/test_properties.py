@@ -78,7 +78,7 @@ def cases(draw, exact: bool = False, memory: bool = True):
     platform = draw(platforms())
     config = SimulationConfig(
         contention=draw(st.sampled_from(["hdeeprm", "none", "smooth"])),
-        backfilling=draw(st.sampled_from(["none", "easy", "conservative"])),
+        backfilling=draw(st.sampled_from(["none", "easy", "easy_first", "conservative"])),
         decision=draw(st.sampled_from(["event", "commit"])),
         seed=draw(st.integers(0, 2**16)),
     )
@@ -171,8 +171,8 @@ def run_recording_reservations(platform, job_list, config, policy):
     real_reservation = scheduler_module.reservation
     real_conservative = DecisionCore._conservative
 
-    def reservation(state, ends, head, now):
-        shadow, extra = real_reservation(state, ends, head, now)
+    def reservation(state, ends, head, now, first_release=False):
+        shadow, extra = real_reservation(state, ends, head, now, first_release)
         seen.append((now, head.idx, shadow))
         return shadow, extra
 
@@ -193,7 +193,7 @@ def run_recording_reservations(platform, job_list, config, policy):
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cases(exact=True), st.booleans(), st.sampled_from(["easy", "conservative"]))
+@given(cases(exact=True), st.booleans(), st.sampled_from(["easy", "easy_first", "conservative"]))
 def test_backfilling_never_delays_the_head(case, fcfs, backfilling):
     """Jobs run exactly their requested time (or less, on fast cores; contention can only make
     them hit the walltime), so the head must start by its reserved time. The head keeps its

@@ -40,6 +40,18 @@ class TestBackfillingIdenticalCores:
         result = simulate(one_node(4), self.jobs(), backfilling="easy")
         assert starts(result) == {"J0": 0.0, "J1": 10.0, "J2": 100.0, "J3": 0.0, "J4": 10.0}
 
+    def test_easy_first_counts_fewer_extra_cores(self):
+        # 5 cores. At 0: A (1 core) and B (2 cores) run until 100, C (1 core) until 200, 1 core
+        # free. At 1 the head H (2 cores) arrives with W (1 core, 500 s). Shadow time 100 for both;
+        # easy counts 4 free cores there (2 extra) and starts W at 1; easy_first stops after A's
+        # release (0 extra): W waits, starts at 100 beside H.
+        jobs = [job(0, 0.0, 1, 100.0, id="A"), job(1, 0.0, 2, 100.0, id="B"),
+                job(2, 0.0, 1, 200.0, id="C"), job(3, 1.0, 2, 50.0, id="H"),
+                job(4, 1.0, 1, 500.0, id="W")]
+        assert starts(simulate(one_node(5), jobs, backfilling="easy"))["W"] == 1.0
+        out = starts(simulate(one_node(5), jobs, backfilling="easy_first"))
+        assert (out["H"], out["W"]) == (100.0, 100.0)
+
     def test_conservative_protects_every_job(self):
         # 0: J1 reserved [10, 30), J2 [30, 40), J3 (100 s) only from 40; J4 fits [0, 10) now.
         result = simulate(one_node(4), self.jobs(), backfilling="conservative")
