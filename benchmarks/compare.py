@@ -41,21 +41,33 @@ from hdrm.policies.pairs import ALL_PAIRS  # noqa: E402
 GROUPS = ("protocol", "generalisation", "hetero")
 BF_LABEL = {"none": "no backfilling", "easy": "EASY backfilling"}
 TARGET_FACTOR = 0.95
+_JOB_PICK = ["--backfill", "none", "--decision", "event", "--pick", "any", "--seed", "0"]
+#: SDSC-SP2 warm start: imitate WFP3 with EASY (the best heuristic on training sequences).
+_WFP3 = ["--imitate", "wfp3", "--imitate-backfill", "easy"]
+_HETERO = ["--mode", "policy_pair", "--platform", "platforms/hetero.json", "--trace", "sdsc",
+           "--observation", "small", "--learner", "ppo", "--seed", "0"]
 #: The documented training commands of the shipped models (``compare.py`` without
 #: ``--evaluate-only`` runs those whose model is missing and whose learner is registered).
 MODEL_COMMANDS: dict[str, list[str]] = {
-    "ppo-kernel_lublin_none_event.pt": ["--trace", "lublin", "--backfill", "none", "--learner",
-                                        "ppo", "--network", "kernel", "--decision", "event",
-                                        "--pick", "any", "--seed", "0", "--minutes", "15"],
-    "ppo-kernel_sdsc_none_event.pt": ["--trace", "sdsc", "--backfill", "none", "--learner", "ppo",
-                                      "--network", "kernel", "--decision", "event", "--pick",
-                                      "any", "--seed", "0", "--minutes", "15"],
-    "ppo_hetero_bsld.pt": ["--mode", "policy_pair", "--platform", "platforms/hetero.json",
-                           "--trace", "sdsc", "--objective", "avg_bounded_slowdown", "--observation",
-                           "small", "--learner", "ppo", "--seed", "0", "--minutes", "12"],
-    "ppo_hetero_energy.pt": ["--mode", "policy_pair", "--platform", "platforms/hetero.json",
-                             "--trace", "sdsc", "--objective", "energy_consumption", "--observation",
-                             "small", "--learner", "ppo", "--seed", "0", "--minutes", "12"],
+    "ppo-kernel_lublin_none_event.pt": ["--trace", "lublin", "--learner", "ppo", "--network",
+                                        "kernel", *_JOB_PICK, "--minutes", "15"],
+    "ppo-kernel_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "ppo", "--network", "kernel",
+                                      *_JOB_PICK, *_WFP3, "--imitate-episodes", "60",
+                                      "--imitate-epochs", "10", "--agent-json", '{"lr": 3e-5}',
+                                      "--minutes", "0", "--max-steps", "809495"],
+    "ppo-attention_lublin_none_event.pt": ["--trace", "lublin", "--learner", "ppo", "--network",
+                                           "attention", *_JOB_PICK, "--minutes", "15"],
+    "ppo-attention_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "ppo", "--network",
+                                         "attention", *_JOB_PICK, *_WFP3, "--imitate-episodes",
+                                         "40", "--imitate-epochs", "4", "--agent-json",
+                                         '{"lr": 3e-5}', "--minutes", "15"],
+    "dqn_lublin_none_event.pt": ["--trace", "lublin", "--learner", "dqn", *_JOB_PICK,
+                                 "--minutes", "15"],
+    "dqn_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "dqn", *_JOB_PICK, "--minutes", "15"],
+    "ppo_hetero_bsld.pt": [*_HETERO, "--objective", "avg_bounded_slowdown", "--imitate",
+                           "shortest-high_gflops", "--imitate-episodes", "20", "--imitate-epochs",
+                           "3", "--agent-json", '{"lr": 1e-4}', "--minutes", "12"],
+    "ppo_hetero_energy.pt": [*_HETERO, "--objective", "energy_consumption", "--minutes", "12"],
 }
 
 
@@ -288,6 +300,7 @@ def training_rows(models: list[Model]) -> dict[str, dict[str, Any]]:
             "learner": model.column, "trained on": protocol.TRACES[st["trace"]].label,
             "backfilling": st["backfill"], "decision": st["decision"], "action mode": st["mode"],
             "pick": st.get("pick", "env"), "objective": st["objective"], "seed": st["seed"],
+            "warm start": st.get("imitate") or "none",
             "wall time (min)": round(float(tr.get("wall_s", math.nan)) / 60, 1),
             "env steps": tr.get("env_steps"), "episodes": tr.get("episodes"),
             "best validation": tr.get("best_validation"), "command": tr.get("command", ""),

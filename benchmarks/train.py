@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/train.py --trace lublin|sdsc --backfill none|easy --learner ppo
         [--network kernel|attention] [--decision event|commit] [--pick any|fitting|env]
+        [--imitate HEURISTIC [--imitate-backfill easy] [--imitate-episodes N] [--imitate-epochs E]]
         --seed 0 --minutes M [--max-steps N] --out models/NAME.pt
     python benchmarks/train.py --mode policy_pair --platform platforms/hetero.json --trace sdsc
         --objective avg_bounded_slowdown|energy_consumption [--observation small]
@@ -18,7 +19,10 @@ SDSC-SP2-derived workload. Episodes start at indices drawn from
 model goes to ``--out`` with the settings and training figures (wall time, environment steps) in
 the checkpoint's ``options``; ``episodes.csv`` and ``validation.csv`` go to ``--log-dir``.
 
-A learner is any name of the agent registry; ``--agent-json`` overrides its options block. Runs
+``--imitate`` warm-starts a policy learner by imitating a heuristic first
+(:mod:`benchmarks.imitation`): a queue heuristic with backfilling in ``job_pick`` mode, a fixed
+pair in ``policy_pair`` mode. A learner is any name of the agent registry; ``--agent-json``
+overrides its options block. Runs
 are deterministic for a seed when bounded by ``--max-steps`` (``--minutes`` is a wall-clock guard
 checked between episodes; the steps made are recorded, so ``--max-steps`` reproduces a run).
 """
@@ -41,10 +45,11 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import protocol  # noqa: E402
+from benchmarks import imitation, protocol  # noqa: E402
 from hdrm.agents import get_agent_class  # noqa: E402
 from hdrm.env import SchedulingEnv  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
+from hdrm.policies.backfill import BACKFILLING  # noqa: E402
 
 #: Options blocks of the learners tuned for this benchmark (others get their own defaults).
 #: Chosen on the validation sequences only: gamma 1 with GAE lambda 0.97 (RLScheduler's), rewards
@@ -54,6 +59,14 @@ LEARNER_DEFAULTS: dict[str, dict[str, Any]] = {
         "lr": 1e-3, "gamma": 1.0,
         "params": {"gae_lambda": 0.97, "rollout_steps": 4096, "minibatch": 512, "epochs": 4,
                    "clip": 0.2, "ent_coef": 0.01, "target_kl": 0.02, "reward_scale": 0.01},
+    },
+    # DQN: a gradient step every 4 decisions keeps the throughput of the other learners within a
+    # factor of a few; exploration decays over the first 100,000 decisions.
+    "dqn": {
+        "lr": 3e-4, "gamma": 0.99,
+        "params": {"train_freq": 4, "batch_size": 128, "buffer_size": 50_000,
+                   "learning_starts": 5_000, "target_update": 1_000, "epsilon_steps": 100_000,
+                   "beta_steps": 500_000, "reward_scale": 0.01},
     },
 }
 #: Per-mode overrides of the defaults.
@@ -82,6 +95,10 @@ class TrainSettings:
     train_jobs: int = protocol.SEQUENCE_JOBS
     validation_starts: tuple[int, ...] | None = None
     agent_json: dict[str, Any] = field(default_factory=dict)
+    imitate: str | None = None
+    imitate_backfill: str = "easy"
+    imitate_episodes: int = 40
+    imitate_epochs: int = 5
     traces: str = str(protocol.DEFAULT_TRACES)
     log_dir: str | None = None
     command: str = ""
@@ -124,6 +141,23 @@ def check_settings(s: TrainSettings) -> None:
     elif s.objective != "avg_bounded_slowdown" or s.platform is not None:
         raise ConfigError("--objective/--platform: job_pick mode is RLScheduler's protocol "
                           "(homogeneous processors, avg_bounded_slowdown); use --mode policy_pair")
+    if s.imitate is not None and s.mode == "policy_pair":
+        from hdrm.policies.pairs import ALL_PAIRS
+
+        if s.imitate not in ALL_PAIRS:
+            raise ConfigError(f"--imitate: in policy_pair mode the teacher is one of the 36 pairs "
+                              f"(job-core, e.g. shortest-high_gflops); got {s.imitate!r}")
+    elif s.imitate is not None:
+        from hdrm.policies.job_selection import JOB_POLICIES
+
+        JOB_POLICIES.get(s.imitate, "--imitate")
+        if s.pick != "any":
+            raise ConfigError("--imitate: the warm start is defined for job_pick mode with "
+                              f"--pick any; got pick {s.pick!r}")
+        BACKFILLING.get(s.imitate_backfill, "--imitate-backfill")
+        if s.decision != "event":
+            raise ConfigError("--imitate: the teacher's schedule is event-driven; use "
+                              f"--decision event, got {s.decision!r}")
 
 
 def agent_config(s: TrainSettings) -> dict[str, Any]:
@@ -204,7 +238,7 @@ def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict
                     "mode": s.mode, "objective": s.objective, "platform": s.platform,
                     "pick": s.pick if s.mode == "job_pick" else "env",
                     "observation": s.observation if s.mode == "policy_pair" else "job_window",
-                    "train_jobs": s.train_jobs, "seed": s.seed},
+                    "train_jobs": s.train_jobs, "seed": s.seed, "imitate": s.imitate},
         "training": figures,
     }
 
@@ -273,6 +307,30 @@ class _Run:
         self.val_log = CsvLog(log_dir / "validation.csv",
                               ("episode", "env_steps", "objective", "best", "wall_s"))
         self.env_steps = self.episode = 0
+        self.imitation: dict[str, Any] = {}
+        if s.imitate:
+            self.warm_start()
+
+    def warm_start(self) -> None:
+        """Imitate the teacher heuristic (:mod:`benchmarks.imitation`), then validate."""
+        s = self.s
+        network = getattr(self.agent, "network", None)
+        if not hasattr(network, "logits") or hasattr(network, "q_values"):
+            raise ConfigError(f"--imitate: learner {s.learner!r} has no policy network to warm "
+                              "start; use a policy learner (ppo, a2c, reinforce)")
+        starts = self.rng.choice(self.pool, size=s.imitate_episodes, replace=False)
+        demos = imitation.collect(self.env, starts, s.imitate, s.imitate_backfill, s.pick,
+                                  self.agent.gamma, self.agent.settings.reward_scale, s.objective)
+        how = "" if s.mode == "policy_pair" else f" with {s.imitate_backfill} backfilling"
+        self.echo(f"imitation: {len(demos)} decisions of {s.imitate}{how} on {len(starts)} "
+                  f"training sequences (teacher's mean score {np.mean(demos.scores):.2f})")
+        stats = imitation.fit(self.agent, demos, s.imitate_epochs, seed=s.seed,
+                              echo=self.echo)
+        self.imitation = {"teacher": s.imitate, "backfill": s.imitate_backfill,
+                          "episodes": len(starts), "decisions": len(demos),
+                          "epochs": s.imitate_epochs, "accuracy": round(stats["accuracy"], 4),
+                          "wall_s": round(self.wall_s(), 1)}
+        self.validation(float(np.mean(demos.scores)), self.wall_s())
 
     def wall_s(self) -> float:
         """Seconds since the run started."""
@@ -322,6 +380,8 @@ class _Run:
                    "best_validation": v.best, "validation_starts": list(self.val_starts),
                    "training_starts": self.pool_text, "stopped_by": stopped_by,
                    "command": self.s.command, "final": True}
+        if self.imitation:
+            figures["imitation"] = self.imitation
         if v.best_state is not None:
             self.agent.load_state_dict(v.best_state[0])
             self.agent.load_optimizer_state_dict(v.best_state[1])
@@ -354,6 +414,11 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--train-jobs", type=int, default=protocol.SEQUENCE_JOBS)
     p.add_argument("--validation-starts", help="comma-separated start indices (default: the trace's)")
     p.add_argument("--agent-json", default="{}", help="JSON merged into the learner's options")
+    p.add_argument("--imitate", help="warm start: imitate this queue heuristic first (e.g. wfp3)")
+    p.add_argument("--imitate-backfill", default="easy", help="the teacher's backfilling")
+    p.add_argument("--imitate-episodes", type=int, default=40,
+                   help="training sequences the teacher plays")
+    p.add_argument("--imitate-epochs", type=int, default=5, help="passes over the demonstrations")
     p.add_argument("--traces", default=str(protocol.DEFAULT_TRACES), help="folder of the traces")
     p.add_argument("--log-dir", help="where episodes.csv and validation.csv go")
     a = p.parse_args(argv)
@@ -372,6 +437,8 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
         pick=a.pick, observation=a.observation, seed=a.seed,
         minutes=a.minutes, max_steps=a.max_steps, validate_every=max(1, a.validate_every),
         train_jobs=a.train_jobs, validation_starts=starts, agent_json=agent_json,
+        imitate=a.imitate, imitate_backfill=a.imitate_backfill,
+        imitate_episodes=max(1, a.imitate_episodes), imitate_epochs=max(0, a.imitate_epochs),
         traces=a.traces, log_dir=a.log_dir,
         command="python benchmarks/train.py " + shlex.join(argv_used),
     )

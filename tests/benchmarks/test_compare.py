@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +20,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import compare, protocol, reproduce_rlscheduler, tables, train  # noqa: E402
+from benchmarks import compare, imitation, protocol, reproduce_rlscheduler, tables, train  # noqa: E402
+from hdrm.env import SchedulingEnv  # noqa: E402
 from hdrm.errors import ConfigError  # noqa: E402
-from hdrm.workload.select import sequences  # noqa: E402
+from hdrm.platform.model import Platform  # noqa: E402
+from hdrm.workload.select import sequence, sequences  # noqa: E402
 from hdrm.workload.swf import read_swf  # noqa: E402
 
 STARTS = (0, 100)
@@ -175,7 +178,8 @@ def test_training_never_samples_a_test_or_validation_start():
     assert not np.isin(pool, protocol.TEST_STARTS + protocol.TRACES["lublin"].validation_starts).any()
     assert len(pool) == 10_000 - 1024 + 1 - 14
     sdsc = protocol.training_starts("sdsc", 59_705)
-    assert sdsc.min() == 10_000 and sdsc.max() == 59_705 - 1024
+    assert not np.isin(sdsc, protocol.TEST_STARTS + protocol.TRACES["sdsc"].validation_starts).any()
+    assert sdsc.min() == 0 and sdsc.max() == 59_705 - 1024 and len(sdsc) == 59_705 - 1024 + 1 - 19
 
 
 def test_pick_any_maps_a_job_that_does_not_fit_to_waiting(traces):
@@ -250,3 +254,73 @@ def test_shipped_models_have_benchmark_metadata():
         assert {"learner", "label", "agent", "setting", "training"} <= set(meta), path
         assert meta["training"]["final"] is True and meta["training"]["env_steps"] > 0
         assert path.name in results, f"{path.name} missing from docs/results.rst: rerun compare.py"
+
+
+# ------------------------------------------------------------------------- imitation
+def test_following_the_teacher_reproduces_its_schedule(traces):
+    # 64-job sequences never fill the 128-job window, so the env follows the teacher exactly
+    settings = tiny_settings(traces, Path("unused.pt"), trace="sdsc")
+    env = train.make_env(settings, NB_JOBS)
+    demos = imitation.collect(env, [0, 100], "wfp3", "easy", "any", 1.0, 0.01)
+    workload = protocol.load_trace("sdsc", str(traces))
+    platform = Platform.homogeneous(workload.nb_res)
+    expected = [protocol.run_policy(platform, sequence(workload, s, NB_JOBS), "wfp3",
+                                    protocol.sim_config("easy", "event")).bsld for s in (0, 100)]
+    assert demos.scores == pytest.approx(expected, rel=1e-12)
+    assert len(demos) >= 2 * NB_JOBS  # one pick per started job, plus the waits
+    rows = np.arange(len(demos))
+    assert demos.masks[rows, demos.actions].all()  # every action played is allowed
+    assert demos.targets[rows, demos.actions].all()  # and among the acceptable ones
+    assert (demos.targets.sum(axis=1) >= 1).all() and not (demos.targets & ~demos.masks).any()
+    # returns: the scaled rewards summed to the end, so the first one is -score * scale
+    assert demos.returns[0] == pytest.approx(-expected[0] * 0.01, rel=1e-5)
+
+
+def test_a_pair_teacher_plays_its_pair_at_every_decision(traces, tmp_path):
+    env = SchedulingEnv(config=protocol.hetero_env_config(
+        protocol.hetero_workload_file(traces, tmp_path), "energy_consumption", nb_jobs=NB_JOBS))
+    demos = imitation.collect(env, [0], "shortest-high_gflops", "none", "env", 1.0, 1.0,
+                              "energy_consumption")
+    index = env.action_names.index("shortest-high_gflops")
+    assert (demos.actions == index).all() and demos.targets.sum() == len(demos)
+    workload = protocol.hetero_sequences(protocol.hetero_workload_file(traces, tmp_path), [0],
+                                         NB_JOBS)[0]
+    expected = protocol.run_policy(protocol.hetero_platform(), workload, "shortest-high_gflops",
+                                   protocol.sim_config("none", "event", "hdeeprm")).energy_mj
+    assert demos.scores == [pytest.approx(expected, rel=1e-12)]
+
+
+def test_warm_start_fits_the_teacher_and_is_recorded(traces, tmp_path):
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    out = tmp_path / "bc.pt"
+    lines = []
+    settings = tiny_settings(traces, out, trace="sdsc", imitate="wfp3", imitate_episodes=3,
+                             imitate_epochs=4, max_steps=1)
+    train.train(settings, echo=lines.append)
+    accuracies = [float(line.split("matched ")[1].split("%")[0]) for line in lines
+                  if line.startswith("imitation epoch")]
+    assert len(accuracies) == 4 and accuracies[-1] > accuracies[0]
+    figures = read_checkpoint(out)["options"]["training"]
+    assert figures["imitation"]["teacher"] == "wfp3" and figures["imitation"]["episodes"] == 3
+    assert figures["imitation"]["decisions"] >= 3 * NB_JOBS
+
+
+def test_warm_start_needs_a_policy_network(traces, tmp_path):
+    settings = tiny_settings(traces, tmp_path / "x.pt", trace="sdsc", imitate="wfp3",
+                             learner="dqn", agent_json={})
+    with pytest.raises(ConfigError, match="--imitate: learner 'dqn' has no policy network"):
+        train.train(settings, echo=lambda *_: None)
+
+
+@pytest.mark.parametrize("kw,message", [
+    ({"imitate": "wfp4"}, "--imitate: unknown job selection policy 'wfp4'"),
+    ({"imitate": "wfp3", "pick": "fitting"}, "--imitate: the warm start is defined for job_pick"),
+    ({"imitate": "wfp3", "decision": "commit"}, "--imitate: the teacher's schedule is event-driven"),
+    ({"imitate": "wfp3", "imitate_backfill": "eazy"}, "--imitate-backfill: unknown backfilling"),
+    ({"imitate": "wfp3", "mode": "policy_pair", "trace": "sdsc",
+      "platform": str(protocol.HETERO_PLATFORM)}, "--imitate: in policy_pair mode the teacher is"),
+])
+def test_warm_start_settings_are_checked(traces, tmp_path, kw, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        train.check_settings(tiny_settings(traces, tmp_path / "x.pt", **kw))
