@@ -42,6 +42,7 @@ GROUPS = ("protocol", "generalisation", "hetero")
 BF_LABEL = {"none": "no backfilling", "easy": "EASY backfilling"}
 TARGET_FACTOR = 0.95
 _JOB_PICK = ["--backfill", "none", "--decision", "event", "--pick", "any", "--seed", "0"]
+_FITTING = ["--backfill", "none", "--decision", "event", "--pick", "fitting", "--seed", "0"]
 #: SDSC-SP2 warm start: imitate WFP3 with EASY (the best heuristic on training sequences).
 _WFP3 = ["--imitate", "wfp3", "--imitate-backfill", "easy"]
 _HETERO = ["--mode", "policy_pair", "--platform", "platforms/hetero.json", "--trace", "sdsc",
@@ -61,12 +62,12 @@ MODEL_COMMANDS: dict[str, list[str]] = {
                                          "attention", *_JOB_PICK, *_WFP3, "--imitate-episodes",
                                          "40", "--imitate-epochs", "4", "--agent-json",
                                          '{"lr": 3e-5}', "--minutes", "15"],
-    "dqn_lublin_none_event.pt": ["--trace", "lublin", "--learner", "dqn", *_JOB_PICK,
+    # DQN explores by uniform random valid actions: with pick "any" most of them would be waits,
+    # so it chooses among the jobs that fit (work-conserving).
+    "dqn_lublin_none_event.pt": ["--trace", "lublin", "--learner", "dqn", *_FITTING,
                                  "--minutes", "15"],
-    "dqn_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "dqn", *_JOB_PICK, "--minutes", "15"],
-    "ppo_hetero_bsld.pt": [*_HETERO, "--objective", "avg_bounded_slowdown", "--imitate",
-                           "shortest-high_gflops", "--imitate-episodes", "20", "--imitate-epochs",
-                           "3", "--agent-json", '{"lr": 1e-4}', "--minutes", "12"],
+    "dqn_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "dqn", *_FITTING, "--minutes", "15"],
+    "ppo_hetero_bsld.pt": [*_HETERO, "--objective", "avg_bounded_slowdown", "--minutes", "12"],
     "ppo_hetero_energy.pt": [*_HETERO, "--objective", "energy_consumption", "--minutes", "12"],
 }
 

@@ -14,12 +14,13 @@ fitting job may start, so a learner can express any backfilling schedule this wa
 
 The observations, the learner's masks and the teacher's actions of a few episodes are kept; the
 policy network is then fitted to the teacher's action sets (the negative log-probability of the
-set under the masked policy) and
-its value head to the episodes' returns (the rewards the learner will see, scaled as it scales
-them, summed to the end of the episode). Reinforcement learning then starts from a policy as good
-as the teacher instead of a random one; this is the usual remedy when a sparse, heavy-tailed
-objective makes learning from scratch unstable (Hester et al., "Deep Q-learning from
-demonstrations", AAAI 2018, for the idea in value learning).
+set under the masked policy) and its value head to the episodes' returns (the rewards the learner
+will see, scaled as it scales them, summed to the end of the episode). Reinforcement learning then
+starts from a policy close to the teacher instead of a random one, a common remedy when a sparse,
+heavy-tailed objective makes learning from scratch unstable (Hester et al., "Deep Q-learning from
+demonstrations", AAAI 2018, for the idea in value learning). The network may not be able to
+express the teacher exactly (a ``job_pick`` observation does not show the running jobs, hence
+not EASY's shadow time): the fit's accuracy is printed and recorded in the model.
 """
 
 from __future__ import annotations

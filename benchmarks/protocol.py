@@ -103,6 +103,11 @@ TRACES: dict[str, TraceSpec] = {
     )
 }
 TRAINABLE = ("lublin", "sdsc")
+#: The heterogeneous rows (``policy_pair`` on the SDSC-SP2-derived workload) keep no test job in
+#: training at all: training and validation start at or after job 10,000, with four validation
+#: sequences (their own setting, not RLScheduler's protocol).
+HETERO_SPEC = TraceSpec("sdsc", "SDSC-SP2", "SDSC-SP2-1998-4.2-cln.swf.gz", 10_000, 10_000,
+                        (15_000, 27_000, 39_000, 51_000))
 
 #: RLScheduler's published averages (commit-to-pick semantics; PROVENANCE.md), per (trace, backfill).
 PUBLISHED: dict[tuple[str, str], dict[str, float]] = {
@@ -156,9 +161,16 @@ def eval_sequences(key: str, traces_dir: str, starts: Sequence[int] = TEST_START
     return [sequence(region, int(s), nb_jobs) for s in starts]
 
 
-def training_starts(key: str, nb_trace_jobs: int, nb_jobs: int = SEQUENCE_JOBS) -> np.ndarray:
+def training_spec(key: str, mode: str = "job_pick") -> TraceSpec:
+    """Where training of ``key`` samples and validates: the trace's spec in ``job_pick`` mode,
+    :data:`HETERO_SPEC` in ``policy_pair`` mode."""
+    return HETERO_SPEC if mode == "policy_pair" else trace_spec(key)
+
+
+def training_starts(key: str, nb_trace_jobs: int, nb_jobs: int = SEQUENCE_JOBS,
+                    mode: str = "job_pick") -> np.ndarray:
     """Start indices training may sample: never a test or validation start (see :class:`TraceSpec`)."""
-    spec = trace_spec(key)
+    spec = training_spec(key, mode)
     starts = np.arange(spec.train_from, nb_trace_jobs - nb_jobs + 1)
     excluded = np.array(TEST_STARTS + spec.validation_starts)
     return starts[~np.isin(starts, excluded)]

@@ -291,10 +291,10 @@ class _Run:
         self.s, self.echo = s, echo
         self.t0 = time.perf_counter()
         self.env = make_env(s, s.train_jobs)
-        spec = protocol.trace_spec(s.trace)
+        spec = protocol.training_spec(s.trace, s.mode)
         self.val_starts = tuple(s.validation_starts if s.validation_starts is not None
                                 else spec.validation_starts)
-        pool = protocol.training_starts(s.trace, len(self.env.trace), s.train_jobs)
+        pool = protocol.training_starts(s.trace, len(self.env.trace), s.train_jobs, s.mode)
         self.pool = pool[~np.isin(pool, np.array(self.val_starts, dtype=np.int64))]
         self.pool_text = f"{len(self.pool)} start indices from {spec.train_from}"
         self.config = agent_config(s)

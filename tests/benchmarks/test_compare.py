@@ -180,6 +180,9 @@ def test_training_never_samples_a_test_or_validation_start():
     sdsc = protocol.training_starts("sdsc", 59_705)
     assert not np.isin(sdsc, protocol.TEST_STARTS + protocol.TRACES["sdsc"].validation_starts).any()
     assert sdsc.min() == 0 and sdsc.max() == 59_705 - 1024 and len(sdsc) == 59_705 - 1024 + 1 - 19
+    hetero = protocol.training_starts("sdsc", 59_705, mode="policy_pair")
+    assert hetero.min() == 10_000 and hetero.max() == 59_705 - 1024
+    assert not np.isin(hetero, protocol.HETERO_SPEC.validation_starts).any()
 
 
 def test_pick_any_maps_a_job_that_does_not_fit_to_waiting(traces):
