@@ -199,7 +199,10 @@ class DecisionCore:
 
     def _ends(self, now: float) -> list[tuple[float, Job]]:
         ends = [(max(r.expected_end_s, now), r.job) for r in self.running.values()]
-        ends.sort(key=lambda e: (e[0], e[1].res))
+        if self.backfilling == "easy_first":  # its count of extra cores depends on tie order
+            ends.sort(key=lambda e: (e[0], e[1].res))
+        else:
+            ends.sort(key=lambda e: e[0])
         return ends
 
     def _backfill(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:

@@ -8,9 +8,6 @@ port, ZeroMQ, Batsim's output files.
 from __future__ import annotations
 
 import math
-import os
-import stat
-import sys
 import time
 from pathlib import Path
 
@@ -30,21 +27,10 @@ from hdrm.results.csvio import read_jobs_csv
 from hdrm.results.records import JobResult
 from hdrm.workload.job import Job, Workload
 
-FAKE_DIR = Path(__file__).resolve().parent / "fake_batsim"
 TINY4 = PLATFORMS / "tiny4.json"
 HETERO = PLATFORMS / "tiny_hetero.json"
 SWF = REPO / "workloads" / "SDSC-SP2-1998-4.2-cln_first500.swf"
 
-
-@pytest.fixture
-def fake_batsim(monkeypatch) -> Path:
-    """The fake ``batsim`` first on the PATH (then this interpreter, which has hdrm)."""
-    exe = FAKE_DIR / "batsim"
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)  # git may lose it
-    path = os.pathsep.join([str(FAKE_DIR), os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-    monkeypatch.setenv("PATH", path)
-    monkeypatch.delenv("HDRM_FAKE_BATSIM", raising=False)
-    return exe
 
 
 def replay(capsys, outdir: Path, *extra: str) -> tuple[int, str, str]:

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import stat
-import sys
 import threading
 import time
 import warnings
@@ -33,7 +30,6 @@ from hdrm.policies.pairs import resolve_policy
 from hdrm.sim.engine import SimulationConfig
 from hdrm.workload.job import Job, Workload
 
-FAKE_DIR = Path(__file__).resolve().parent / "fake_batsim"
 HETERO = PLATFORMS / "tiny_hetero.json"
 NB_JOBS = 20
 
@@ -60,16 +56,6 @@ def base(tmp_path_factory) -> dict:
     workload = write_workload(tmp_path_factory.mktemp("wl") / "workload.json")
     return dict(workload_file=str(workload), platform_file=str(HETERO), seed=3)
 
-
-@pytest.fixture
-def fake_batsim(monkeypatch) -> Path:
-    """The fake ``batsim`` first on the PATH (then this interpreter, which has hdrm)."""
-    exe = FAKE_DIR / "batsim"
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)  # git may lose it
-    path = os.pathsep.join([str(FAKE_DIR), os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-    monkeypatch.setenv("PATH", path)
-    monkeypatch.delenv("HDRM_FAKE_BATSIM", raising=False)
-    return exe
 
 
 @pytest.fixture(autouse=True)
