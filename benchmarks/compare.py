@@ -162,8 +162,10 @@ def model_score(ctx: Context, model: Model, row: Row) -> Score:
         config = protocol.hetero_env_config(workload, row.objective, setting["decision"],
                                             ctx.nb_jobs, setting.get("observation", "normal"))
     else:
-        config = protocol.protocol_env_config(row.trace, ctx.traces, row.backfill,
-                                              setting["decision"], nb_jobs=ctx.nb_jobs)
+        config = protocol.protocol_env_config(
+            row.trace, ctx.traces, row.backfill, setting["decision"], nb_jobs=ctx.nb_jobs,
+            observation=setting.get("observation", "job_window"),
+            reservation=setting.get("reservation", "fcfs"))
     env = SchedulingEnv(config=config)
     agent_config = dict(model.meta["agent"], run="test")
     cls = get_agent_class(model.meta["learner"], f"{model.path}: learner")

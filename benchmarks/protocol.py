@@ -286,9 +286,11 @@ def run_agent(agent: Any, env: SchedulingEnv, start: int, seed: int = 0,
 # ---------------------------------------------------------------------------------- settings
 def protocol_env_config(key: str, traces_dir: str | Path, backfilling: str = "none",
                         decision: str = "event", window: int = 128,
-                        nb_jobs: int = SEQUENCE_JOBS) -> EnvConfig:
+                        nb_jobs: int = SEQUENCE_JOBS, observation: str = "job_window",
+                        reservation: str = "fcfs") -> EnvConfig:
     """The ``job_pick`` environment of the protocol on trace ``key``."""
     return EnvConfig(
+        observation=observation, reservation=reservation,
         workload_file=str(trace_path(key, traces_dir)), platform_file=None, homogeneous_procs=-1,
         nb_jobs=nb_jobs, conventions="rlscheduler", objective="avg_bounded_slowdown",
         mode="job_pick", window=window, backfilling=backfilling, contention="none",

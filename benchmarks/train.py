@@ -48,6 +48,7 @@ if __package__ in (None, ""):
 from benchmarks import imitation, protocol  # noqa: E402
 from hdrm.agents import get_agent_class  # noqa: E402
 from hdrm.env import SchedulingEnv  # noqa: E402
+from hdrm.env.observations import JOB_WINDOW_OBSERVATIONS  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 from hdrm.policies.backfill import BACKFILLING  # noqa: E402
 
@@ -87,7 +88,8 @@ class TrainSettings:
     platform: str | None = None
     objective: str = "avg_bounded_slowdown"
     pick: str = "any"
-    observation: str = "small"
+    observation: str | None = None
+    reservation: str = "fcfs"
     seed: int = 0
     minutes: float = 15.0
     max_steps: int = 0
@@ -102,6 +104,10 @@ class TrainSettings:
     traces: str = str(protocol.DEFAULT_TRACES)
     log_dir: str | None = None
     command: str = ""
+
+    def __post_init__(self) -> None:
+        if self.observation is None:  # each mode's own default
+            self.observation = "small" if self.mode == "policy_pair" else "job_window"
 
 
 @dataclass
@@ -141,6 +147,15 @@ def check_settings(s: TrainSettings) -> None:
     elif s.objective != "avg_bounded_slowdown" or s.platform is not None:
         raise ConfigError("--objective/--platform: job_pick mode is RLScheduler's protocol "
                           "(homogeneous processors, avg_bounded_slowdown); use --mode policy_pair")
+    if s.mode == "job_pick" and s.observation not in JOB_WINDOW_OBSERVATIONS:
+        raise ConfigError(f"--observation: job_pick mode sees a job window; choose one of: "
+                          f"{', '.join(JOB_WINDOW_OBSERVATIONS)}; got {s.observation!r}")
+    if s.mode == "policy_pair" and s.observation in JOB_WINDOW_OBSERVATIONS:
+        raise ConfigError(f"--observation: {s.observation!r} is for job_pick mode; policy_pair "
+                          "mode takes minimal, small or normal")
+    from hdrm.policies.job_selection import JOB_POLICIES
+
+    JOB_POLICIES.get(s.reservation, "--reservation")
     if s.imitate is not None and s.mode == "policy_pair":
         from hdrm.policies.pairs import ALL_PAIRS
 
@@ -186,7 +201,8 @@ def make_env(s: TrainSettings, nb_jobs: int) -> SchedulingEnv:
         return SchedulingEnv(config=protocol.hetero_env_config(workload, s.objective, s.decision,
                                                                nb_jobs, s.observation))
     return SchedulingEnv(config=protocol.protocol_env_config(
-        s.trace, s.traces, s.backfill, s.decision, nb_jobs=nb_jobs))
+        s.trace, s.traces, s.backfill, s.decision, nb_jobs=nb_jobs, observation=s.observation,
+        reservation=s.reservation))
 
 
 def build_agent(learner: str, config: dict[str, Any], env: SchedulingEnv, seed: int) -> Any:
@@ -237,7 +253,7 @@ def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict
         "setting": {"trace": s.trace, "backfill": s.backfill, "decision": s.decision,
                     "mode": s.mode, "objective": s.objective, "platform": s.platform,
                     "pick": s.pick if s.mode == "job_pick" else "env",
-                    "observation": s.observation if s.mode == "policy_pair" else "job_window",
+                    "observation": s.observation, "reservation": s.reservation,
                     "train_jobs": s.train_jobs, "seed": s.seed, "imitate": s.imitate},
         "training": figures,
     }
@@ -402,8 +418,12 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--mode", default="job_pick", help="job_pick or policy_pair")
     p.add_argument("--platform", help="policy_pair mode: platforms/hetero.json")
     p.add_argument("--objective", default="avg_bounded_slowdown")
-    p.add_argument("--observation", default="small",
-                   help="policy_pair mode: minimal, small or normal (HDeepRM's)")
+    p.add_argument("--observation",
+                   help="policy_pair mode: minimal, small (default) or normal (HDeepRM's); "
+                        "job_pick mode: job_window (default) or job_window_reservation")
+    p.add_argument("--reservation", default="fcfs",
+                   help="job_window_reservation: the policy whose first waiting job is reserved "
+                        "for (fcfs, wfp3 ...)")
     p.add_argument("--pick", default="any",
                    help="job_pick: 'any' queued job (one that does not fit waits for the next "
                         "event), 'fitting' jobs only (work-conserving), or 'env' (the env's mask)")
@@ -434,7 +454,8 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     return TrainSettings(
         out=a.out, trace=a.trace, backfill=a.backfill, learner=a.learner, network=a.network,
         decision=a.decision, mode=a.mode, platform=a.platform, objective=a.objective,
-        pick=a.pick, observation=a.observation, seed=a.seed,
+        pick=a.pick, seed=a.seed, reservation=a.reservation,
+        observation=a.observation,
         minutes=a.minutes, max_steps=a.max_steps, validate_every=max(1, a.validate_every),
         train_jobs=a.train_jobs, validation_starts=starts, agent_json=agent_json,
         imitate=a.imitate, imitate_backfill=a.imitate_backfill,

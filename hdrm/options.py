@@ -151,6 +151,9 @@ class EnvOptions(_Block):
     """Observation name (``normal``, ``small``, ``minimal`` ...)."""
     queue_sensitivity: float = _opt(0.05, ge=0)
     """Sensitivity of the queue-change observation feature."""
+    reservation: str = "fcfs"
+    """Job selection policy whose first waiting job the ``job_window_reservation`` observation
+    reserves for (``fcfs``: EASY's head of queue; ``wfp3``, ``sjf`` ...)."""
 
 
 @dataclass(frozen=True)

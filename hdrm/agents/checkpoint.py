@@ -89,6 +89,7 @@ def save_checkpoint(agent: Agent, path: str | Path, options: Mapping[str, Any]) 
     try:
         with os.fdopen(fd, "wb") as handle:
             torch.save(checkpoint, handle)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's file is private; a checkpoint is not
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
@@ -187,3 +188,10 @@ def check_compatible(
             f"checkpoint {path}: unexpected parameter {extra[0]!r} ({origin}); "
             "it was trained with another network"
         )
+
+
+def _umask() -> int:
+    """The process's file-creation mask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

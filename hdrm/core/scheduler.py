@@ -174,6 +174,16 @@ class DecisionCore:
         self._dequeue(started)
         return started
 
+    def expected_ends(self, now: float) -> list[tuple[float, Job]]:
+        """Running jobs with their expected ends (start + requested time, never before ``now``),
+        in end order: what reservations are computed from."""
+        ends = [(max(r.expected_end_s, now), r.job) for r in self.running.values()]
+        if self.backfilling == "easy_first":  # its count of extra cores depends on tie order
+            ends.sort(key=lambda e: (e[0], e[1].res))
+        else:
+            ends.sort(key=lambda e: e[0])
+        return ends
+
     # ------------------------------------------------------------------ internals
     def _dequeue(self, started: list[Start]) -> None:
         queue = self.queue
@@ -197,14 +207,6 @@ class DecisionCore:
         self.state.allocate(job, cores, now)
         self.running[job.idx] = RunInfo(job, now, now + estimated_duration_s(job))
 
-    def _ends(self, now: float) -> list[tuple[float, Job]]:
-        ends = [(max(r.expected_end_s, now), r.job) for r in self.running.values()]
-        if self.backfilling == "easy_first":  # its count of extra cores depends on tie order
-            ends.sort(key=lambda e: (e[0], e[1].res))
-        else:
-            ends.sort(key=lambda e: e[0])
-        return ends
-
     def _backfill(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
         if self.backfilling != "conservative":
             return self._easy(now, head, rest, core)
@@ -212,7 +214,7 @@ class DecisionCore:
 
     def _easy(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
         state = self.state
-        ends = self._ends(now)
+        ends = self.expected_ends(now)
         shadow, extra = reservation(state, ends, head, now, self.backfilling == "easy_first")
         memory_bound = state.bounded_memory and head.mem_mb > 0
         started: list[Start] = []
@@ -237,14 +239,14 @@ class DecisionCore:
             if not ends_in_time:
                 extra -= job.res
             elif memory_bound:
-                ends = self._ends(now)  # its cores come back by the shadow time
+                ends = self.expected_ends(now)  # its cores come back by the shadow time
         return started
 
     def _conservative(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
         if self.state.bounded_memory:
             return self._conservative_memory(now, head, rest, core)
         state = self.state
-        profile = Profile(now, state.free_cores, self._ends(now))
+        profile = Profile(now, state.free_cores, self.expected_ends(now))
         head_start = profile.earliest(head.res, estimated_duration_s(head))
         profile.reserve(head_start, estimated_duration_s(head), head.res)
         started: list[Start] = []
@@ -264,7 +266,7 @@ class DecisionCore:
                              ) -> list[Start]:
         """Conservative backfilling with per-node cores and memory (:class:`NodeProfile`)."""
         state = self.state
-        profile = NodeProfile(state, now, self._ends(now))
+        profile = NodeProfile(state, now, self.expected_ends(now))
         duration = estimated_duration_s(head)
         profile.reserve(head, profile.earliest(head, duration), duration)
         started: list[Start] = []

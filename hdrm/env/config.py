@@ -36,13 +36,16 @@ class EnvConfig:
         bandwidth: memory-bandwidth distribution of SWF jobs on a platform file.
         objective: what the rewards minimise (:mod:`hdrm.env.objectives`).
         observation: observation kind (:mod:`hdrm.env.observations`); ``job_pick`` mode
-            uses ``job_window`` whatever is given unless it is ``job_window``.
+            uses ``job_window`` unless a job-window kind (``job_window``,
+            ``job_window_reservation``) is given.
         mode: ``policy_pair`` (HDeepRM) or ``job_pick`` (RLScheduler).
         selection: the policy pairs of ``policy_pair`` mode (None: all 36, job-major order).
         void: add a void action (do nothing until the next event) in ``policy_pair`` mode; in
             ``job_pick`` mode the void action (the last one) is valid in ``event`` decisions.
         window: jobs visible in ``job_pick`` mode.
         queue_sensitivity: scale of the queue-change feature.
+        reservation: the job selection policy whose first waiting job the
+            ``job_window_reservation`` observation reserves for (``fcfs``: EASY's).
         core_selection: placement of picked jobs in ``job_pick`` mode.
         backfilling: ``none``, ``easy``, ``easy_first`` or ``conservative``.
         contention: contention model.
@@ -68,6 +71,7 @@ class EnvConfig:
     void: bool = False
     window: int = 128
     queue_sensitivity: float = 0.05
+    reservation: str = "fcfs"
     core_selection: str = "high_gflops"
     backfilling: str = "none"
     contention: str = "hdeeprm"
@@ -121,6 +125,7 @@ class EnvConfig:
             void=env.actions.void,
             window=env.actions.window,
             queue_sensitivity=env.queue_sensitivity,
+            reservation=env.reservation,
             backfilling=options.simulation.backfilling,
             contention=options.simulation.contention,
             decision=options.simulation.decision,

@@ -31,6 +31,21 @@ Observation kinds:
     and 8 columns: waiting time, requested time, processors, memory, bandwidth, fits-now flag
     (1 when the job could start now), a real-job flag (1 for a queued job, 0 for padding), and the
     cluster's free-core fraction.
+``job_window_reservation`` (``job_pick`` mode)
+    ``job_window`` with four more columns before the real-job flag, so that a per-job scorer can
+    see what EASY backfilling sees (Mu'alem and Feitelson 2001), from the running jobs' expected
+    ends (start + requested time):
+
+    * ``start_in``: how long until the job could start, ``log1p(t - now) / log1p(7 days)``
+      (0 when it fits now, 1 when it never fits); cores only, memory is not counted;
+    * ``reserved``: 1 for the job a reservation is made for, the first job that does not fit now
+      in the order of the environment's ``reservation`` policy (FCFS by default);
+    * ``before_reserved``: 1 for a job ahead of the reserved one in that order (it fits now: EASY
+      starts it before reserving);
+    * ``delays_reserved``: 1 for a job that fits now and whose start would delay that reservation
+      (it is expected to end after the shadow time and uses more cores than the extra ones).
+
+    The agent stays free to start any fitting job: the columns inform, they do not constrain.
 """
 
 from __future__ import annotations
@@ -42,6 +57,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hdrm.platform.power import NB_STATES, state_power_w, state_speeds_gflops
+from hdrm.policies.backfill import estimated_duration_s, reservation
 from hdrm.registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,6 +68,8 @@ _LOG_WEEK = math.log1p(WEEK_S)
 PERCENTILES = (0.0, 25.0, 50.0, 75.0, 100.0)
 JOB_FEATURES = ("waiting_time", "requested_time", "processors", "memory", "bandwidth",
                 "fits_now", "is_job", "free_cores")
+RESERVATION_JOB_FEATURES = JOB_FEATURES[:6] + ("start_in", "reserved", "before_reserved",
+                                                     "delays_reserved") + JOB_FEATURES[6:]
 
 
 def job_static_features(env: "SchedulingEnv") -> np.ndarray:
@@ -225,25 +243,88 @@ class NormalObservation(Observation):
 @OBSERVATIONS.register("job_window")
 class JobWindowObservation(Observation):
     name = "job_window"
+    features = JOB_FEATURES
+    job_rows = True  # one row per window job: the observation of ``job_pick`` mode
 
     def space(self) -> spaces.Box:
-        return spaces.Box(0.0, 1.0, shape=(self.env.config.window, len(JOB_FEATURES)), dtype=np.float32)
+        return spaces.Box(0.0, 1.0, shape=(self.env.config.window, len(self.features)),
+                          dtype=np.float32)
 
     def build(self) -> np.ndarray:
         env = self.env
         window = env.window_jobs()
-        out = np.zeros((env.config.window, len(JOB_FEATURES)), dtype=np.float32)
+        out = np.zeros((env.config.window, len(self.features)), dtype=np.float32)
         k = len(window)
         if k:
             idx = np.fromiter((j.idx for j in window), dtype=np.int64, count=k)
             wait = env.sim.now - env.submit[idx]
             out[:k, 0] = np.log1p(np.maximum(wait, 0.0)) / _LOG_WEEK
             out[:k, 1:5] = env.static[idx]
-            out[:k, 5] = env.fits_mask(window)
-            out[:k, 6] = 1.0
-        out[:, 7] = env.sim.core.state.free_cores / env.platform.nb_cores
+            fits = env.fits_mask(window)
+            out[:k, 5] = fits
+            self.extra_columns(out[:k], window, idx, fits)
+            out[:k, -2] = 1.0
+        out[:, -1] = env.sim.core.state.free_cores / env.platform.nb_cores
         np.clip(out, 0.0, 1.0, out=out)
         return out
+
+    def extra_columns(self, rows: np.ndarray, window: list, idx: np.ndarray, fits: np.ndarray
+                      ) -> None:
+        """Fill the columns between ``fits_now`` and ``is_job`` (none here)."""
+
+
+@OBSERVATIONS.register("job_window_reservation")
+class JobWindowReservationObservation(JobWindowObservation):
+    name = "job_window_reservation"
+    features = RESERVATION_JOB_FEATURES
+
+    def __init__(self, env: "SchedulingEnv") -> None:
+        super().__init__(env)
+        from hdrm.policies.job_selection import JOB_POLICIES
+
+        self.policy = JOB_POLICIES.get(env.config.reservation, "reservation")
+        self._durations: tuple[object, np.ndarray] | None = None
+
+    def durations(self) -> np.ndarray:
+        """Requested time of every job of the episode (what reservations assume)."""
+        jobs = self.env.sim.workload.jobs
+        if self._durations is None or self._durations[0] is not jobs:
+            self._durations = (jobs, np.array([estimated_duration_s(j) for j in jobs], dtype=float))
+        return self._durations[1]
+
+    def extra_columns(self, rows: np.ndarray, window: list, idx: np.ndarray, fits: np.ndarray
+                      ) -> None:
+        if fits.all():
+            return  # nothing waits: no reservation, every job starts now
+        sim = self.env.sim
+        core, now = sim.core, sim.now
+        state = core.state
+        ends = core.expected_ends(now)
+        res = np.fromiter((j.res for j in window), dtype=float, count=len(window))
+        # cores free after each expected end, and when: the earliest start of every job
+        times = np.fromiter((e for e, _ in ends), dtype=float, count=len(ends))
+        avail = state.free_cores + np.cumsum([j.res for _, j in ends], dtype=float)
+        pos = np.searchsorted(avail, res, side="left")
+        start = np.full(len(window), np.inf)
+        ok = pos < len(times)
+        start[ok] = times[pos[ok]]
+        start[fits] = now
+        delay = np.where(np.isfinite(start), np.log1p(np.maximum(start - now, 0.0)) / _LOG_WEEK, 1.0)
+        rows[:, 6] = delay
+        fit_of = {id(job): bool(f) for job, f in zip(window, fits)}
+        order = self.policy.order(window, now, core.rng)
+        first = next(i for i, job in enumerate(order) if not fit_of[id(job)])
+        head = order[first]
+        ahead = {id(job) for job in order[:first]}
+        rows[:, 7] = np.fromiter((job is head for job in window), dtype=bool, count=len(window))
+        rows[:, 8] = np.fromiter((id(job) in ahead for job in window), dtype=bool, count=len(window))
+        shadow, extra = reservation(state, ends, head, now, core.backfilling == "easy_first")
+        if math.isfinite(shadow):
+            late = now + self.durations()[idx] > shadow
+            rows[:, 9] = fits & late & (res > extra) & (rows[:, 8] == 0)
+#: The observation kinds of ``job_pick`` mode (one row per window job).
+JOB_WINDOW_OBSERVATIONS = tuple(n for n in OBSERVATIONS.names()
+                                if getattr(OBSERVATIONS.get(n), "job_rows", False))
 
 
 def make_observation(name: str, env: "SchedulingEnv", where: str = "observation") -> Observation:

@@ -39,6 +39,7 @@ from hdrm.env.observations import OBSERVATIONS
 from hdrm.env.scheduling_env import SchedulingEnv
 from hdrm.errors import AgentLoadError, ConfigError, HdrmError
 from hdrm.options import SELECTION_PATH, Options, check_names
+from hdrm.policies.job_selection import JOB_POLICIES
 from hdrm.policies.pairs import ALL_PAIRS, policy_names
 
 logger = logging.getLogger(__name__)
@@ -84,6 +85,7 @@ def check_open_names(options: Options, classic: bool = False) -> None:
     choices: dict[str, list[str]] = {
         "pybatsim.env.objective": OBJECTIVES.names(),
         "pybatsim.env.observation": OBSERVATIONS.names(),
+        "pybatsim.env.reservation": JOB_POLICIES.names(),
         "simulation.contention": CONTENTION_MODELS.names(),
         SELECTION_PATH: policy_names(),
     }

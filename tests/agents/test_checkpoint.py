@@ -63,6 +63,19 @@ def test_saving_replaces_atomically(tmp_path, bandit, driver):
     assert os.listdir(tmp_path) == ["m.pt"]
 
 
+def test_saved_file_gets_the_usual_permissions(tmp_path, bandit, driver):
+    # written through a private temporary file, the checkpoint still ends up as open() makes files
+    agent = driver.make(ReinforceAgent, bandit)
+    old = os.umask(0o022)
+    try:
+        save_checkpoint(agent, tmp_path / "m.pt", {})
+        (tmp_path / "plain").write_bytes(b"")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "m.pt").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "plain").stat().st_mode & 0o777 == 0o644
+
+
 def test_classic_agent_checkpoint_is_empty_but_valid(tmp_path, bandit):
     agent = ClassicAgent(
         {"run": "test", "policy": "arm_0"},

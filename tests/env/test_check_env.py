@@ -34,12 +34,15 @@ def test_policy_pair_mode_passes_check_env(small_swf, observation, platform, dec
 @pytest.mark.parametrize("backfilling", ["none", "easy"])
 @pytest.mark.parametrize("decision", ["event", "commit"])
 @pytest.mark.parametrize("platform", sorted(PLATFORMS))
-def test_job_pick_mode_passes_check_env(small_swf, platform, decision, backfilling):
+@pytest.mark.parametrize("observation, features", [("job_window", 8),
+                                                   ("job_window_reservation", 12)])
+def test_job_pick_mode_passes_check_env(small_swf, platform, decision, backfilling, observation,
+                                        features):
     env = SchedulingEnv(workload_file=small_swf, nb_jobs=20, mode="job_pick", window=8,
-                        observation="job_window", decision=decision, backfilling=backfilling,
+                        observation=observation, decision=decision, backfilling=backfilling,
                         **PLATFORMS[platform])
     _check(env)
-    assert env.observation_space.shape == (8, 8)
+    assert env.observation_space.shape == (8, features)
     assert env.action_names[-1] == "void" and env.action_space.n == 9
 
 
