@@ -48,7 +48,7 @@ if __package__ in (None, ""):
 from benchmarks import imitation, protocol  # noqa: E402
 from hdrm.agents import get_agent_class  # noqa: E402
 from hdrm.env import SchedulingEnv  # noqa: E402
-from hdrm.env.observations import JOB_WINDOW_OBSERVATIONS  # noqa: E402
+from hdrm.env.observations import job_window_kinds  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 from hdrm.policies.backfill import BACKFILLING  # noqa: E402
 
@@ -147,10 +147,10 @@ def check_settings(s: TrainSettings) -> None:
     elif s.objective != "avg_bounded_slowdown" or s.platform is not None:
         raise ConfigError("--objective/--platform: job_pick mode is RLScheduler's protocol "
                           "(homogeneous processors, avg_bounded_slowdown); use --mode policy_pair")
-    if s.mode == "job_pick" and s.observation not in JOB_WINDOW_OBSERVATIONS:
+    if s.mode == "job_pick" and s.observation not in job_window_kinds():
         raise ConfigError(f"--observation: job_pick mode sees a job window; choose one of: "
-                          f"{', '.join(JOB_WINDOW_OBSERVATIONS)}; got {s.observation!r}")
-    if s.mode == "policy_pair" and s.observation in JOB_WINDOW_OBSERVATIONS:
+                          f"{', '.join(job_window_kinds())}; got {s.observation!r}")
+    if s.mode == "policy_pair" and s.observation in job_window_kinds():
         raise ConfigError(f"--observation: {s.observation!r} is for job_pick mode; policy_pair "
                           "mode takes minimal, small or normal")
     from hdrm.policies.job_selection import JOB_POLICIES

@@ -283,6 +283,7 @@ class JobWindowReservationObservation(JobWindowObservation):
         from hdrm.policies.job_selection import JOB_POLICIES
 
         self.policy = JOB_POLICIES.get(env.config.reservation, "reservation")
+        self._rng = np.random.default_rng(env.config.seed)  # "random" order: never the run's own
         self._durations: tuple[object, np.ndarray] | None = None
 
     def durations(self) -> np.ndarray:
@@ -312,7 +313,7 @@ class JobWindowReservationObservation(JobWindowObservation):
         delay = np.where(np.isfinite(start), np.log1p(np.maximum(start - now, 0.0)) / _LOG_WEEK, 1.0)
         rows[:, 6] = delay
         fit_of = {id(job): bool(f) for job, f in zip(window, fits)}
-        order = self.policy.order(window, now, core.rng)
+        order = self.policy.order(window, now, self._rng)
         first = next(i for i, job in enumerate(order) if not fit_of[id(job)])
         head = order[first]
         ahead = {id(job) for job in order[:first]}
@@ -322,9 +323,9 @@ class JobWindowReservationObservation(JobWindowObservation):
         if math.isfinite(shadow):
             late = now + self.durations()[idx] > shadow
             rows[:, 9] = fits & late & (res > extra) & (rows[:, 8] == 0)
-#: The observation kinds of ``job_pick`` mode (one row per window job).
-JOB_WINDOW_OBSERVATIONS = tuple(n for n in OBSERVATIONS.names()
-                                if getattr(OBSERVATIONS.get(n), "job_rows", False))
+def job_window_kinds() -> tuple[str, ...]:
+    """The registered observation kinds of ``job_pick`` mode (one row per window job)."""
+    return tuple(n for n in OBSERVATIONS.names() if getattr(OBSERVATIONS.get(n), "job_rows", False))
 
 
 def make_observation(name: str, env: "SchedulingEnv", where: str = "observation") -> Observation:

@@ -34,7 +34,7 @@ from gymnasium import spaces
 
 from hdrm.env.config import EnvConfig
 from hdrm.env.objectives import Tracker, make_objective
-from hdrm.env.observations import JOB_WINDOW_OBSERVATIONS, job_static_features, make_observation
+from hdrm.env.observations import job_static_features, job_window_kinds, make_observation
 from hdrm.errors import ConfigError
 from hdrm.options import BatsimOptions, Options
 from hdrm.policies.core_selection import CORE_POLICIES
@@ -83,9 +83,9 @@ class SchedulingEnv(gym.Env):
         self._episode = 0
         self.sim = self._new_simulation(self._episode_workload(0, np.random.default_rng(config.seed)))
         obs_name = config.observation
-        if config.mode == "job_pick" and obs_name not in JOB_WINDOW_OBSERVATIONS:
+        if config.mode == "job_pick" and obs_name not in job_window_kinds():
             obs_name = "job_window"
-        if config.mode == "policy_pair" and obs_name in JOB_WINDOW_OBSERVATIONS:
+        if config.mode == "policy_pair" and obs_name in job_window_kinds():
             raise ConfigError(f"observation: {obs_name!r} goes with actions mode 'job_pick'")
         self._bind_episode()
         self.observer = make_observation(obs_name, self, "observation")
