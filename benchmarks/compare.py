@@ -43,8 +43,10 @@ BF_LABEL = {"none": "no backfilling", "easy": "EASY backfilling"}
 TARGET_FACTOR = 0.95
 _JOB_PICK = ["--backfill", "none", "--decision", "event", "--pick", "any", "--seed", "0"]
 _FITTING = ["--backfill", "none", "--decision", "event", "--pick", "fitting", "--seed", "0"]
-#: SDSC-SP2 warm start: imitate WFP3 with EASY (the best heuristic on training sequences).
-_WFP3 = ["--imitate", "wfp3", "--imitate-backfill", "easy"]
+#: SDSC-SP2 warm start: imitate WFP3 with EASY (the best heuristic on training sequences), with
+#: the observation that shows EASY's reservation under WFP3's order, so the teacher is expressible.
+_WFP3 = ["--observation", "job_window_reservation", "--reservation", "wfp3", "--imitate", "wfp3",
+         "--imitate-backfill", "easy"]
 _HETERO = ["--mode", "policy_pair", "--platform", "platforms/hetero.json", "--trace", "sdsc",
            "--observation", "small", "--learner", "ppo", "--seed", "0"]
 #: The documented training commands of the shipped models (``compare.py`` without
@@ -54,14 +56,14 @@ MODEL_COMMANDS: dict[str, list[str]] = {
                                         "kernel", *_JOB_PICK, "--minutes", "15"],
     "ppo-kernel_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "ppo", "--network", "kernel",
                                       *_JOB_PICK, *_WFP3, "--imitate-episodes", "60",
-                                      "--imitate-epochs", "10", "--agent-json", '{"lr": 3e-5}',
-                                      "--minutes", "0", "--max-steps", "809495"],
+                                      "--imitate-epochs", "15", "--agent-json", '{"lr": 3e-5}',
+                                      "--minutes", "0", "--max-steps", "453207"],
     "ppo-attention_lublin_none_event.pt": ["--trace", "lublin", "--learner", "ppo", "--network",
                                            "attention", *_JOB_PICK, "--minutes", "15"],
     "ppo-attention_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "ppo", "--network",
                                          "attention", *_JOB_PICK, *_WFP3, "--imitate-episodes",
-                                         "40", "--imitate-epochs", "4", "--agent-json",
-                                         '{"lr": 3e-5}', "--minutes", "15"],
+                                         "40", "--imitate-epochs", "3", "--agent-json",
+                                         '{"lr": 3e-5}', "--minutes", "0", "--max-steps", "60000"],
     # DQN explores by uniform random valid actions: with pick "any" most of them would be waits,
     # so it chooses among the jobs that fit (work-conserving).
     "dqn_lublin_none_event.pt": ["--trace", "lublin", "--learner", "dqn", *_FITTING,
@@ -302,13 +304,23 @@ def training_rows(models: list[Model]) -> dict[str, dict[str, Any]]:
         out[f"training: {Path(model.path).name}"] = {
             "learner": model.column, "trained on": protocol.TRACES[st["trace"]].label,
             "backfilling": st["backfill"], "decision": st["decision"], "action mode": st["mode"],
-            "pick": st.get("pick", "env"), "objective": st["objective"], "seed": st["seed"],
+            "pick": st.get("pick", "env"), "observation": _observation(st),
+            "objective": st["objective"], "seed": st["seed"],
             "warm start": st.get("imitate") or "none",
             "wall time (min)": round(float(tr.get("wall_s", math.nan)) / 60, 1),
             "env steps": tr.get("env_steps"), "episodes": tr.get("episodes"),
+            "best at (env steps)": tr.get("best_env_steps"),
             "best validation": tr.get("best_validation"), "command": tr.get("command", ""),
         }
     return out
+
+
+def _observation(setting: dict[str, Any]) -> str:
+    """The observation of a setting, with the reservation order where it has one."""
+    name = setting.get("observation") or "job_window"
+    if name == "job_window_reservation":
+        return f"{name} ({setting.get('reservation', 'fcfs')})"
+    return name
 
 
 def train_missing(models_dir: Path, traces: str) -> None:

@@ -259,6 +259,26 @@ def test_shipped_models_have_benchmark_metadata():
         assert path.name in results, f"{path.name} missing from docs/results.rst: rerun compare.py"
 
 
+def _settings_of(command: list[str]) -> dict[str, str]:
+    """``--option value`` pairs of a train.py command, without where its outputs go."""
+    pairs = dict(zip(command[::2], command[1::2]))
+    return {k: v for k, v in pairs.items() if k not in ("--out", "--log-dir")}
+
+
+def test_documented_commands_are_those_that_made_the_shipped_models():
+    import shlex
+
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    for path in sorted((ROOT / "models").glob("*.pt")):
+        recorded = shlex.split(read_checkpoint(path)["options"]["training"]["command"])[2:]
+        documented = compare.MODEL_COMMANDS[path.name]
+        defaults = {"--backfill": "none", "--decision": "event", "--seed": "0", "--pick": "any",
+                    "--imitate-backfill": "easy"}  # train.py's defaults
+        assert dict(defaults, **_settings_of(recorded)) == dict(defaults, **_settings_of(documented)), \
+            f"{path.name}: compare.MODEL_COMMANDS does not say how it was trained"
+
+
 # ------------------------------------------------------------------------- imitation
 def test_following_the_teacher_reproduces_its_schedule(traces):
     # 64-job sequences never fill the 128-job window, so the env follows the teacher exactly

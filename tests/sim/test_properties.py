@@ -178,10 +178,10 @@ def run_recording_reservations(platform, job_list, config, policy):
 
     def conservative(core, now, head, rest, placement):
         if core.state.bounded_memory:
-            profile = NodeProfile(core.state, now, core._ends(now))
+            profile = NodeProfile(core.state, now, core.expected_ends(now))
             reserved = profile.earliest(head, estimated_duration_s(head))
         else:
-            profile = Profile(now, core.state.free_cores, core._ends(now))
+            profile = Profile(now, core.state.free_cores, core.expected_ends(now))
             reserved = profile.earliest(head.res, estimated_duration_s(head))
         seen.append((now, head.idx, reserved))
         return real_conservative(core, now, head, rest, placement)
