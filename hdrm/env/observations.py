@@ -284,14 +284,16 @@ class JobWindowReservationObservation(JobWindowObservation):
 
         self.policy = JOB_POLICIES.get(env.config.reservation, "reservation")
         self._rng = np.random.default_rng(env.config.seed)  # "random" order: never the run's own
-        self._durations: tuple[object, np.ndarray] | None = None
+        self._per_job: tuple[object, np.ndarray, np.ndarray] | None = None
 
-    def durations(self) -> np.ndarray:
-        """Requested time of every job of the episode (what reservations assume)."""
+    def per_job(self) -> tuple[np.ndarray, np.ndarray]:
+        """Requested time (what reservations assume) and cores of every job of the episode."""
         jobs = self.env.sim.workload.jobs
-        if self._durations is None or self._durations[0] is not jobs:
-            self._durations = (jobs, np.array([estimated_duration_s(j) for j in jobs], dtype=float))
-        return self._durations[1]
+        if self._per_job is None or self._per_job[0] is not jobs:
+            durations = np.array([estimated_duration_s(j) for j in jobs], dtype=float)
+            cores = np.array([j.res for j in jobs], dtype=float)
+            self._per_job = (jobs, durations, cores)
+        return self._per_job[1], self._per_job[2]
 
     def extra_columns(self, rows: np.ndarray, window: list, idx: np.ndarray, fits: np.ndarray
                       ) -> None:
@@ -300,29 +302,38 @@ class JobWindowReservationObservation(JobWindowObservation):
         sim = self.env.sim
         core, now = sim.core, sim.now
         state = core.state
+        durations, cores = self.per_job()
+        res = cores[idx]
+        # the earliest start of every job: when the cores freed by the expected ends suffice
         ends = core.expected_ends(now)
-        res = np.fromiter((j.res for j in window), dtype=float, count=len(window))
-        # cores free after each expected end, and when: the earliest start of every job
-        times = np.fromiter((e for e, _ in ends), dtype=float, count=len(ends))
-        avail = state.free_cores + np.cumsum([j.res for _, j in ends], dtype=float)
-        pos = np.searchsorted(avail, res, side="left")
         start = np.full(len(window), np.inf)
-        ok = pos < len(times)
-        start[ok] = times[pos[ok]]
+        if ends:
+            times = np.array([e for e, _ in ends], dtype=float)
+            avail = state.free_cores + np.cumsum([j.res for _, j in ends], dtype=float)
+            pos = np.searchsorted(avail, res, side="left")
+            ok = pos < len(times)
+            start[ok] = times[pos[ok]]
         start[fits] = now
-        delay = np.where(np.isfinite(start), np.log1p(np.maximum(start - now, 0.0)) / _LOG_WEEK, 1.0)
-        rows[:, 6] = delay
-        fit_of = {id(job): bool(f) for job, f in zip(window, fits)}
-        order = self.policy.order(window, now, self._rng)
-        first = next(i for i, job in enumerate(order) if not fit_of[id(job)])
-        head = order[first]
-        ahead = {id(job) for job in order[:first]}
-        rows[:, 7] = np.fromiter((job is head for job in window), dtype=bool, count=len(window))
-        rows[:, 8] = np.fromiter((id(job) in ahead for job in window), dtype=bool, count=len(window))
+        finite = np.isfinite(start)
+        rows[:, 6] = 1.0
+        rows[finite, 6] = np.log1p(np.maximum(start[finite] - now, 0.0)) / _LOG_WEEK
+        # the reserved job: the first that does not fit in the policy's order; those before it
+        position = {id(job): i for i, job in enumerate(window)}
+        ahead = []
+        for job in self.policy.order(window, now, self._rng):
+            i = position[id(job)]
+            if not fits[i]:
+                head = job
+                rows[i, 7] = 1.0
+                break
+            ahead.append(i)
+        rows[ahead, 8] = 1.0
         shadow, extra = reservation(state, ends, head, now, core.backfilling == "easy_first")
         if math.isfinite(shadow):
-            late = now + self.durations()[idx] > shadow
+            late = now + durations[idx] > shadow
             rows[:, 9] = fits & late & (res > extra) & (rows[:, 8] == 0)
+
+
 def job_window_kinds() -> tuple[str, ...]:
     """The registered observation kinds of ``job_pick`` mode (one row per window job)."""
     return tuple(n for n in OBSERVATIONS.names() if getattr(OBSERVATIONS.get(n), "job_rows", False))
