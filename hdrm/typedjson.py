@@ -19,48 +19,61 @@ import json
 import math
 import os
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Union, get_args, get_origin, get_type_hints
 
-from hdrm.errors import ConfigError
+from hdrm.errors import ConfigError, HdrmError
 from hdrm.registry import suggest
 
 _NONE_TYPE = type(None)
 
 
-def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
-    """Read a JSON file, turning every failure into a one-line ConfigError.
+def read_json(
+    path: str | os.PathLike[str],
+    what: str = "JSON file",
+    error: type[HdrmError] = ConfigError,
+    pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+    missing_hint: str = "check the path",
+) -> Any:
+    """Read a JSON file, turning every failure into a one-line error.
 
     Args:
         path: the file.
         what: what the file is, for messages (``"options file"``).
+        error: the error class raised (``ConfigError``, ``PlatformError`` ...).
+        pairs_hook: ``object_pairs_hook`` for :func:`json.loads`; by default a key given twice
+            in one object is an error.
+        missing_hint: the advice given when the file does not exist.
 
     Raises:
-        ConfigError: the file is missing or unreadable, is not valid JSON (the message gives the
-            line and column) or repeats a key within one object.
+        error: the file is missing or unreadable, is not valid JSON (the message gives the line
+            and column) or, with the default ``pairs_hook``, repeats a key within one object.
     """
     source = os.fspath(path)
     try:
         text = Path(source).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{source}: no such {what}; check the path") from None
+        raise error(f"{source}: no such {what}; {missing_hint}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{source}: cannot read the {what}: {exc}") from None
+        raise error(f"{source}: cannot read the {what}: {exc}") from None
+    if pairs_hook is None:
+        pairs_hook = lambda pairs: _no_duplicates(pairs, source, error)  # noqa: E731
     try:
-        return json.loads(text, object_pairs_hook=lambda pairs: _no_duplicates(pairs, source))
+        return json.loads(text, object_pairs_hook=pairs_hook)
     except json.JSONDecodeError as exc:
-        raise ConfigError(
+        raise error(
             f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}; fix the syntax there"
         ) from None
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]], source: str) -> dict[str, Any]:
+def _no_duplicates(pairs: list[tuple[str, Any]], source: str,
+                   error: type[HdrmError] = ConfigError) -> dict[str, Any]:
     """JSON object hook that refuses a key given twice in one object."""
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise ConfigError(f"{source}: key {key!r} is given twice in one object; keep one")
+            raise error(f"{source}: key {key!r} is given twice in one object; keep one")
         result[key] = value
     return result
 

@@ -36,6 +36,7 @@ from typing import Any, Callable, Mapping
 from hdrm.errors import PlatformError
 from hdrm.platform.model import NetworkType, NodeType, ProcessorType
 from hdrm.registry import suggest
+from hdrm.typedjson import read_json
 
 logger = logging.getLogger(__name__)
 
@@ -90,30 +91,17 @@ class JsonPath:
 
 
 def read_json_file(path: str | Path, what: str = "platform") -> Any:
-    """Parse a JSON file, keeping track of repeated keys.
+    """Parse a JSON file, keeping track of repeated keys (:attr:`JsonObject.duplicate_keys`).
 
     Raises:
         PlatformError: the file is missing or unreadable, or not valid JSON (with line and column).
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        hint = ""
-        if path.parent.is_dir():
-            hint = suggest(path.name, sorted(p.name for p in path.parent.glob("*.json")))
-        raise PlatformError(
-            f"{path}: no such {what} file; {hint}give the path of an existing {what} JSON file"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PlatformError(f"{path}: cannot read the {what} file ({exc}); check it") from None
-    try:
-        return json.loads(text, object_pairs_hook=_object_pairs)
-    except json.JSONDecodeError as exc:
-        raise PlatformError(
-            f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg} "
-            f"(line {exc.lineno}, column {exc.colno}); fix the syntax there"
-        ) from None
+    hint = ""
+    if not path.exists() and path.parent.is_dir():
+        hint = suggest(path.name, sorted(p.name for p in path.parent.glob("*.json")))
+    return read_json(path, f"{what} file", PlatformError, _object_pairs,
+                     f"{hint}give the path of an existing {what} JSON file")
 
 
 def json_type(value: Any) -> str:

@@ -27,6 +27,7 @@ from typing import Any, Callable
 from hdrm.errors import ConfigError
 from hdrm.registry import suggest
 from hdrm.results._files import write_text
+from hdrm.typedjson import read_json
 
 logger = logging.getLogger(__name__)
 
@@ -119,12 +120,7 @@ def read_overutilizations(path: str | Path) -> Overutilizations:
             value; the message names the file and the JSON path (``$.bandwidth[2].end``).
     """
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: not a readable JSON file: {exc}") from None
+    data = read_json(path, "overutilizations file")
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: $: expected an object with keys {', '.join(_SCHEMAS)}")
     for key in data:

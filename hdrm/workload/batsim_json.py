@@ -30,6 +30,7 @@ from typing import Any
 
 from hdrm.errors import WorkloadError
 from hdrm.registry import suggest
+from hdrm.typedjson import read_json
 from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, Job, Workload
 
 logger = logging.getLogger(__name__)
@@ -92,19 +93,8 @@ def read_batsim_json(path: str | Path, reference_gflops: float | None = None) ->
             mistyped field (named by its JSON path), an unknown profile name (with suggestions).
     """
     path_s = str(path)
-    try:
-        with open(path_s, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except FileNotFoundError:
-        raise WorkloadError(
-            f"{path_s}: no such file; give the path of a Batsim workload .json"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise WorkloadError(
-            f"{path_s}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg}); fix the file"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise WorkloadError(f"{path_s}: cannot be read ({exc}); check the path") from None
+    data = read_json(path_s, "Batsim workload file", WorkloadError,
+                     missing_hint="give the path of a Batsim workload .json")
     return workload_from_dict(data, path_s, reference_gflops)
 
 

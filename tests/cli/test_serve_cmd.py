@@ -90,7 +90,7 @@ def test_network_profiles_are_refused_in_one_line(capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["-p", "missing.xml", "-w", str(SMALL / "workload.json")], "missing.xml: no such SimGrid platform file"),
-    (["-p", str(SMALL / "platform.xml"), "-w", "nope.json"], "nope.json: no such file"),
+    (["-p", str(SMALL / "platform.xml"), "-w", "nope.json"], "nope.json: no such Batsim workload file"),
     (["-p", str(SMALL / "platform.xml"), "-w", str(SMALL / "workload.json"), "--timeout", "0"],
      "--timeout: must be > 0 seconds, got 0"),
     (["-p", str(SMALL / "platform.xml"), "-w", str(SMALL / "workload.json"), "-s", "nonsense"],

@@ -55,7 +55,7 @@ def test_missing_sections_read_as_empty_and_unknown_ones_are_logged(tmp_path: Pa
         ('{"memory_shortage": {}}', r"o.json: \$.memory_shortage: expected a list, found dict"),
         ('{"bandwidth": [3]}', r"o.json: \$.bandwidth\[0\]: expected an object, found 3"),
         ("[1, 2]", r"o.json: \$: expected an object"),
-        ("{nope", r"o.json: not a readable JSON file"),
+        ("{nope", r"o.json:1:2: invalid JSON: Expecting property name"),
     ],
 )
 def test_errors_name_the_json_path(tmp_path: Path, content: str, message: str):
@@ -66,7 +66,7 @@ def test_errors_name_the_json_path(tmp_path: Path, content: str, message: str):
 
 
 def test_missing_file(tmp_path: Path):
-    with pytest.raises(ConfigError, match=r"overutilizations.json: no such file"):
+    with pytest.raises(ConfigError, match=r"overutilizations.json: no such overutilizations file"):
         read_overutilizations(tmp_path / "overutilizations.json")
 
 

@@ -177,7 +177,7 @@ GOOD_PROFILES = {"d": {"type": "delay", "delay": 5}}
 @pytest.mark.parametrize(
     ("document", "message"),
     [
-        ('{"nb_res": 1,\n "jobs": [,]}', r"bad\.json:2:11: invalid JSON \(Expecting value\)"),
+        ('{"nb_res": 1,\n "jobs": [,]}', r"bad\.json:2:11: invalid JSON: Expecting value; fix the syntax there"),
         ([1, 2], r"the top level must be a JSON object, got a list"),
         ({"jobs": [], "profiles": {}}, r"has no 'nb_res'; add the field 'nb_res'"),
         ({"nb_res": 0, "jobs": [], "profiles": {}}, r"nb_res must be an integer >= 1, got 0"),
@@ -207,7 +207,7 @@ def test_errors_name_the_json_path_and_the_value(tmp_path, document, message):
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(WorkloadError, match=r"nope\.json: no such file"):
+    with pytest.raises(WorkloadError, match=r"nope\.json: no such Batsim workload file; give the path"):
         read_batsim_json(tmp_path / "nope.json")
 
 
@@ -215,3 +215,10 @@ def test_swf_workloads_have_no_unsupported_profiles():
     workload = read_swf(EXAMPLES / "lublin_256_first500.swf")
     assert unsupported_profiles(workload) == {}
     check_supported(workload)
+
+
+def test_a_key_given_twice_is_refused_not_silently_dropped(tmp_path):
+    path = tmp_path / "twice.json"
+    path.write_text('{"nb_res": 4, "jobs": [], "profiles": {}, "nb_res": 8}')
+    with pytest.raises(WorkloadError, match=r"twice\.json: key 'nb_res' is given twice in one object"):
+        read_batsim_json(path)
