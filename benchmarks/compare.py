@@ -166,6 +166,7 @@ def model_score(ctx: Context, model: Model, row: Row) -> Score:
     else:
         config = protocol.protocol_env_config(
             row.trace, ctx.traces, row.backfill, setting["decision"], nb_jobs=ctx.nb_jobs,
+            window=setting.get("window") or protocol.WINDOW,
             observation=setting.get("observation", "job_window"),
             reservation=setting.get("reservation", "fcfs"))
     env = SchedulingEnv(config=config)

@@ -49,6 +49,8 @@ CACHE_DIR = ROOT / "runs" / "cache"
 HETERO_PLATFORM = ROOT / "platforms" / "hetero.json"
 
 SEQUENCE_JOBS = 1024
+#: Queued jobs a ``job_pick`` learner sees by default (RLScheduler's MAX_QUEUE_SIZE).
+WINDOW = 128
 TEST_STARTS = tuple(int(s) for s in RLSCHEDULER_START_INDICES)
 BACKFILLS = ("none", "easy")
 DECISIONS = ("event", "commit")
@@ -285,7 +287,7 @@ def run_agent(agent: Any, env: SchedulingEnv, start: int, seed: int = 0,
 
 # ---------------------------------------------------------------------------------- settings
 def protocol_env_config(key: str, traces_dir: str | Path, backfilling: str = "none",
-                        decision: str = "event", window: int = 128,
+                        decision: str = "event", window: int = WINDOW,
                         nb_jobs: int = SEQUENCE_JOBS, observation: str = "job_window",
                         reservation: str = "fcfs") -> EnvConfig:
     """The ``job_pick`` environment of the protocol on trace ``key``."""

@@ -90,6 +90,7 @@ class TrainSettings:
     pick: str = "any"
     observation: str | None = None
     reservation: str = "fcfs"
+    window: int = protocol.WINDOW
     seed: int = 0
     minutes: float = 15.0
     max_steps: int = 0
@@ -156,6 +157,8 @@ def check_settings(s: TrainSettings) -> None:
     from hdrm.policies.job_selection import JOB_POLICIES
 
     JOB_POLICIES.get(s.reservation, "--reservation")
+    if s.window < 1:
+        raise ConfigError(f"--window: expected a positive number of jobs, got {s.window}")
     if s.imitate is not None and s.mode == "policy_pair":
         from hdrm.policies.pairs import ALL_PAIRS
 
@@ -201,8 +204,8 @@ def make_env(s: TrainSettings, nb_jobs: int) -> SchedulingEnv:
         return SchedulingEnv(config=protocol.hetero_env_config(workload, s.objective, s.decision,
                                                                nb_jobs, s.observation))
     return SchedulingEnv(config=protocol.protocol_env_config(
-        s.trace, s.traces, s.backfill, s.decision, nb_jobs=nb_jobs, observation=s.observation,
-        reservation=s.reservation))
+        s.trace, s.traces, s.backfill, s.decision, window=s.window, nb_jobs=nb_jobs,
+        observation=s.observation, reservation=s.reservation))
 
 
 def build_agent(learner: str, config: dict[str, Any], env: SchedulingEnv, seed: int) -> Any:
@@ -254,6 +257,7 @@ def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict
                     "mode": s.mode, "objective": s.objective, "platform": s.platform,
                     "pick": s.pick if s.mode == "job_pick" else "env",
                     "observation": s.observation, "reservation": s.reservation,
+                    "window": s.window if s.mode == "job_pick" else None,
                     "train_jobs": s.train_jobs, "seed": s.seed, "imitate": s.imitate},
         "training": figures,
     }
@@ -424,6 +428,9 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--reservation", default="fcfs",
                    help="job_window_reservation: the policy whose first waiting job is reserved "
                         "for (fcfs, wfp3 ...)")
+    p.add_argument("--window", type=int, default=protocol.WINDOW,
+                   help=f"job_pick mode: queued jobs the learner sees (default {protocol.WINDOW}, "
+                        "RLScheduler's)")
     p.add_argument("--pick", default="any",
                    help="job_pick: 'any' queued job (one that does not fit waits for the next "
                         "event), 'fitting' jobs only (work-conserving), or 'env' (the env's mask)")
@@ -454,7 +461,7 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     return TrainSettings(
         out=a.out, trace=a.trace, backfill=a.backfill, learner=a.learner, network=a.network,
         decision=a.decision, mode=a.mode, platform=a.platform, objective=a.objective,
-        pick=a.pick, seed=a.seed, reservation=a.reservation,
+        pick=a.pick, seed=a.seed, reservation=a.reservation, window=a.window,
         observation=a.observation,
         minutes=a.minutes, max_steps=a.max_steps, validate_every=max(1, a.validate_every),
         train_jobs=a.train_jobs, validation_starts=starts, agent_json=agent_json,

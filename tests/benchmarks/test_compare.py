@@ -347,3 +347,43 @@ def test_warm_start_needs_a_policy_network(traces, tmp_path):
 def test_warm_start_settings_are_checked(traces, tmp_path, kw, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
         train.check_settings(tiny_settings(traces, tmp_path / "x.pt", **kw))
+
+
+def test_observation_window_and_reservation_are_recorded_and_used_in_evaluation(traces, ctx,
+                                                                                  tmp_path,
+                                                                                  monkeypatch):
+    import hdrm.env
+
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    out = tmp_path / "res.pt"
+    train.train(tiny_settings(traces, out, trace="sdsc", window=16, reservation="wfp3",
+                              observation="job_window_reservation"), echo=lambda *_: None)
+    meta = read_checkpoint(out)["options"]
+    assert (meta["setting"]["window"], meta["setting"]["reservation"],
+            meta["setting"]["observation"]) == (16, "wfp3", "job_window_reservation")
+    model = compare.Model(str(out), "PPO-kernel (event)", meta)
+    row = compare.Row("x", "protocol", "sdsc", "sdsc")
+    built = []
+
+    class Recording(SchedulingEnv):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            built.append(self.config)
+
+    monkeypatch.setattr(hdrm.env, "SchedulingEnv", Recording)
+    assert compare.model_score(ctx, model, row).bsld >= 1.0
+    assert [(c.window, c.observation, c.reservation) for c in built] == [
+        (16, "job_window_reservation", "wfp3")]  # the evaluation env is the model's
+    row_name = compare.training_rows([model])[f"training: {out.name}"]
+    assert row_name["observation"] == "job_window_reservation (wfp3)"
+
+
+@pytest.mark.parametrize("kw,message", [
+    ({"observation": "small"}, "--observation: job_pick mode sees a job window"),
+    ({"reservation": "wfp"}, "--reservation: unknown job selection policy 'wfp'"),
+    ({"window": 0}, "--window: expected a positive number of jobs, got 0"),
+])
+def test_observation_settings_are_checked(traces, tmp_path, kw, message):
+    with pytest.raises(ConfigError, match=message):
+        train.train(tiny_settings(traces, tmp_path / "x.pt", **kw), echo=lambda *_: None)
