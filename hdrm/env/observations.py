@@ -58,6 +58,7 @@ from gymnasium import spaces
 
 from hdrm.platform.power import NB_STATES, state_power_w, state_speeds_gflops
 from hdrm.policies.backfill import estimated_duration_s, reservation
+from hdrm.policies.job_selection import JOB_POLICIES
 from hdrm.registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -280,8 +281,6 @@ class JobWindowReservationObservation(JobWindowObservation):
 
     def __init__(self, env: "SchedulingEnv") -> None:
         super().__init__(env)
-        from hdrm.policies.job_selection import JOB_POLICIES
-
         self.policy = JOB_POLICIES.get(env.config.reservation, "reservation")
         self._rng = np.random.default_rng(env.config.seed)  # "random" order: never the run's own
         self._per_job: tuple[object, np.ndarray, np.ndarray] | None = None
