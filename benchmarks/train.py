@@ -52,6 +52,7 @@ from hdrm.env import SchedulingEnv  # noqa: E402
 from hdrm.env.observations import job_window_kinds  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 from hdrm.policies.backfill import BACKFILLING  # noqa: E402
+from hdrm.policies.job_selection import JOB_POLICIES  # noqa: E402
 
 #: Options blocks of the learners tuned for this benchmark (others get their own defaults).
 #: Chosen on the validation sequences only: gamma 1 with GAE lambda 0.97 (RLScheduler's), rewards
@@ -149,14 +150,13 @@ def check_settings(s: TrainSettings) -> None:
     elif s.objective != "avg_bounded_slowdown" or s.platform is not None:
         raise ConfigError("--objective/--platform: job_pick mode is RLScheduler's protocol "
                           "(homogeneous processors, avg_bounded_slowdown); use --mode policy_pair")
-    if s.mode == "job_pick" and s.observation not in job_window_kinds():
+    windows = job_window_kinds()
+    if s.mode == "job_pick" and s.observation not in windows:
         raise ConfigError(f"--observation: job_pick mode sees a job window; choose one of: "
-                          f"{', '.join(job_window_kinds())}; got {s.observation!r}")
-    if s.mode == "policy_pair" and s.observation in job_window_kinds():
+                          f"{', '.join(windows)}; got {s.observation!r}")
+    if s.mode == "policy_pair" and s.observation in windows:
         raise ConfigError(f"--observation: {s.observation!r} is for job_pick mode; policy_pair "
                           "mode takes minimal, small or normal")
-    from hdrm.policies.job_selection import JOB_POLICIES
-
     JOB_POLICIES.get(s.reservation, "--reservation")
     if s.window < 1:
         raise ConfigError(f"--window: expected a positive number of jobs, got {s.window}")
@@ -167,8 +167,6 @@ def check_settings(s: TrainSettings) -> None:
             raise ConfigError(f"--imitate: in policy_pair mode the teacher is one of the 36 pairs "
                               f"(job-core, e.g. shortest-high_gflops); got {s.imitate!r}")
     elif s.imitate is not None:
-        from hdrm.policies.job_selection import JOB_POLICIES
-
         JOB_POLICIES.get(s.imitate, "--imitate")
         if s.pick != "any":
             raise ConfigError("--imitate: the warm start is defined for job_pick mode with "

@@ -77,7 +77,7 @@ def job_static_features(env: "SchedulingEnv") -> np.ndarray:
     """Per job of the episode: normalised requested time, processors, memory and bandwidth."""
     jobs = env.sim.workload.jobs
     platform = env.platform
-    req = np.array([j.walltime_s if j.has_walltime else j.run_time_s for j in jobs], dtype=float)
+    req = np.array([estimated_duration_s(j) for j in jobs], dtype=float)
     res = np.array([j.res for j in jobs], dtype=float)
     mem = np.array([j.mem_mb for j in jobs], dtype=float)
     bw = np.array([j.mem_bw_gbps for j in jobs], dtype=float)
