@@ -6,6 +6,8 @@ Cases (all on 1,024-job sequences of the SDSC-SP2 trace with a seeded random sta
   decisions; 128 identical processors, no contention, window 128), random valid actions;
 * ``pick-reservation``: as ``pick-sdsc`` with the ``job_window_reservation`` observation (EASY's
   view of the queue under WFP3's order), random valid actions;
+* ``pick-predicted``: as ``pick-sdsc`` with the ``job_window_predicted`` observation (the same
+  plus run times predicted from the users' ended jobs, reservations in ``wfp3_pred`` order);
 * ``pair-normal``, ``pair-small``: ``policy_pair`` mode (36 pairs) on ``platforms/hetero.json``
   (384 cores of 4 processor generations, HDeepRM's contention model) with the ``normal`` and
   ``small`` observations, random valid actions;
@@ -52,20 +54,22 @@ DEFAULT_TRACES = ROOT.parent / "shared" / "traces"
 TRACE = "SDSC-SP2-1998-4.2-cln.swf.gz"
 SLICE = ROOT / "workloads" / "SDSC-SP2-1998-4.2-cln_first500.swf"
 HETERO = str(ROOT / "platforms" / "hetero.json")
-CASES = ("pick-sdsc", "pick-reservation", "pair-normal", "pair-small", "ppo-pick", "ppo-pair")
-TARGETS = {"pick-sdsc": 5000, "pick-reservation": 5000, "pair-normal": 5000, "pair-small": 5000,
-           "ppo-pick": 1000, "ppo-pair": 1000}
+CASES = ("pick-sdsc", "pick-reservation", "pick-predicted", "pair-normal", "pair-small", "ppo-pick", "ppo-pair")
+TARGETS = {"pick-sdsc": 5000, "pick-reservation": 5000, "pick-predicted": 5000,
+           "pair-normal": 5000, "pair-small": 5000, "ppo-pick": 1000, "ppo-pair": 1000}
 NB_JOBS = 1024
 
 
 def env_settings(case: str, workload: str, nb_jobs: int) -> dict[str, Any]:
     """Keyword arguments of :class:`SchedulingEnv` for ``case``."""
     common = dict(workload_file=workload, nb_jobs=nb_jobs, start_index="random", seed=0)
-    if case in ("pick-sdsc", "pick-reservation", "ppo-pick"):
+    if case in ("pick-sdsc", "pick-reservation", "pick-predicted", "ppo-pick"):
         pick = dict(common, platform_file=None, homogeneous_procs=128, conventions="rlscheduler",
                     mode="job_pick", window=128, contention="none")
         if case == "pick-reservation":
             pick.update(observation="job_window_reservation", reservation="wfp3")
+        elif case == "pick-predicted":
+            pick.update(observation="job_window_predicted", reservation="wfp3_pred")
         return pick
     observation = "normal" if case == "pair-normal" else "small"
     return dict(common, platform_file=HETERO, observation=observation)

@@ -56,6 +56,9 @@ BACKFILLS = ("none", "easy")
 DECISIONS = ("event", "commit")
 #: The queue heuristics of the comparison (``hdrm.policies.job_selection`` names).
 HEURISTICS = ("fcfs", "sjf", "wfp3", "unicep", "f1")
+#: The same orderings with run times predicted from the users' ended jobs instead of requested
+#: (:mod:`hdrm.core.predictor`): reference columns, event-driven, not among the targets' heuristics.
+PREDICTED_HEURISTICS = ("sjf_pred", "wfp3_pred", "unicep_pred")
 #: The heterogeneous setting: seed of the bandwidth draw, submission-time divisor.
 HETERO_SEED = 0
 HETERO_LOAD_FACTOR = 3.0

@@ -4,11 +4,12 @@ Usage::
 
     python benchmarks/train.py --trace lublin|sdsc --backfill none|easy --learner ppo
         [--network kernel|attention] [--decision event|commit] [--pick any|fitting|env]
-        [--observation job_window|job_window_reservation [--reservation wfp3]] [--window 128]
+        [--observation job_window|job_window_reservation|job_window_predicted [--reservation wfp3]]
+        [--window 128]
         [--imitate HEURISTIC [--imitate-backfill easy] [--imitate-episodes N] [--imitate-epochs E]]
         --seed 0 --minutes M [--max-steps N] --out models/NAME.pt
     python benchmarks/train.py --mode policy_pair --platform platforms/hetero.json --trace sdsc
-        --objective avg_bounded_slowdown|energy_consumption [--observation small]
+        --objective avg_bounded_slowdown|energy_consumption [--observation small|small_waits]
         --learner ppo --seed 0 --minutes M --out models/NAME.pt
 
 ``job_pick`` mode (the default) is RLScheduler's setting (:mod:`benchmarks.protocol`): homogeneous
@@ -156,7 +157,7 @@ def check_settings(s: TrainSettings) -> None:
                           f"{', '.join(windows)}; got {s.observation!r}")
     if s.mode == "policy_pair" and s.observation in windows:
         raise ConfigError(f"--observation: {s.observation!r} is for job_pick mode; policy_pair "
-                          "mode takes minimal, small or normal")
+                          "mode takes minimal, small, small_waits or normal")
     JOB_POLICIES.get(s.reservation, "--reservation")
     if s.window < 1:
         raise ConfigError(f"--window: expected a positive number of jobs, got {s.window}")
@@ -422,11 +423,13 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--platform", help="policy_pair mode: platforms/hetero.json")
     p.add_argument("--objective", default="avg_bounded_slowdown")
     p.add_argument("--observation",
-                   help="policy_pair mode: minimal, small (default) or normal (HDeepRM's); "
-                        "job_pick mode: job_window (default) or job_window_reservation")
+                   help="policy_pair mode: minimal, small (default), small_waits or normal "
+                        "(HDeepRM's); "
+                        "job_pick mode: job_window (default), job_window_reservation or "
+                        "job_window_predicted")
     p.add_argument("--reservation", default="fcfs",
-                   help="job_window_reservation: the policy whose first waiting job is reserved "
-                        "for (fcfs, wfp3 ...)")
+                   help="job_window_reservation and job_window_predicted: the policy whose "
+                        "first waiting job is reserved for (fcfs, wfp3, wfp3_pred ...)")
     p.add_argument("--window", type=int, default=protocol.WINDOW,
                    help=f"job_pick mode: queued jobs the learner sees (default {protocol.WINDOW}, "
                         "RLScheduler's)")

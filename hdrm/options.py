@@ -148,12 +148,13 @@ class EnvOptions(_Block):
     actions: ActionsOptions = _opt(factory=ActionsOptions)
     """The action space."""
     observation: str = "normal"
-    """Observation name (``normal``, ``small``, ``minimal`` ...)."""
+    """Observation name (``normal``, ``small``, ``small_waits``, ``minimal`` ...)."""
     queue_sensitivity: float = _opt(0.05, ge=0)
     """Sensitivity of the queue-change observation feature."""
     reservation: str = "fcfs"
-    """Job selection policy whose first waiting job the ``job_window_reservation`` observation
-    reserves for (``fcfs``: EASY's head of queue; ``wfp3``, ``sjf`` ...)."""
+    """Job selection policy whose first waiting job the ``job_window_reservation`` and
+    ``job_window_predicted`` observations reserve for (``fcfs``: EASY's head of queue; ``wfp3``,
+    ``sjf``, ``wfp3_pred`` ...)."""
 
 
 @dataclass(frozen=True)

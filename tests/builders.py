@@ -95,14 +95,15 @@ def hetero_two_nodes(memory_mb: tuple[float, float] = (math.inf, math.inf),
 
 def job(idx: int, submit_s: float = 0.0, res: int = 1, walltime_s: float = 10.0,
         run_time_s: float | None = None, *, mem_mb: float = 0.0, mem_bw_gbps: float = 0.0,
-        ops_gflop: float | None = None, trace_submit_s: float = 0.0, id: object = None) -> Job:
+        ops_gflop: float | None = None, trace_submit_s: float = 0.0, id: object = None,
+        user_id: int = -1) -> Job:
     """A job; a ``delay`` job lasting ``run_time_s`` (default: its walltime), or a
     ``parallel_homogeneous`` one when ``ops_gflop`` is given."""
     run = walltime_s if run_time_s is None else run_time_s
     kind = PROFILE_DELAY if ops_gflop is None else PROFILE_PARALLEL_HOMOGENEOUS
     return Job(idx, idx if id is None else id, float(submit_s), res, float(walltime_s), float(run),
                mem_mb=mem_mb, mem_bw_gbps=mem_bw_gbps, ops_gflop=ops_gflop or 0.0,
-               trace_submit_s=trace_submit_s, profile=kind, profile_type=kind)
+               trace_submit_s=trace_submit_s, profile=kind, profile_type=kind, user_id=user_id)
 
 
 def workload(jobs: Iterable[Job], name: str = "test") -> Workload:

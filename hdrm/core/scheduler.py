@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hdrm.core.contention import make_contention
+from hdrm.core.predictor import RuntimePredictor
 from hdrm.core.state import FREE, ClusterState
 from hdrm.errors import ConfigError
 from hdrm.platform.model import Platform
@@ -85,6 +86,8 @@ class DecisionCore:
         self._max_node_mem = max(platform.node_memory_mb)
         self._capacities: dict[float, int] = {}
         self._blocked: set[int] = set()
+        #: run-time predictions from ended jobs (the ``*_pred`` job policies order by them)
+        self.predictor = RuntimePredictor()
 
     # ------------------------------------------------------------------ events
     def submit(self, job: Job, now: float) -> str | None:
@@ -117,7 +120,9 @@ class DecisionCore:
 
     def complete(self, job: Job, now: float) -> tuple[int, ...]:
         """``job`` left the machine (finished or killed): free its cores."""
-        self.running.pop(job.idx, None)
+        info = self.running.pop(job.idx, None)
+        if info is not None:
+            self.predictor.observe(job, now - info.start_s)
         return self.state.release(job, now)
 
     def take_changes(self) -> list[tuple[int, float, list[int]]]:
@@ -130,7 +135,7 @@ class DecisionCore:
         queue = self.queue
         if not queue:
             return []
-        order = pair.job.order(queue, now, self.rng)
+        order = pair.job.order(queue, now, self.rng, self.predictor.predict)
         committed = self.committed
         if committed is not None:
             order = [committed] + [j for j in order if j is not committed]

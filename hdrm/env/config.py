@@ -37,7 +37,7 @@ class EnvConfig:
         objective: what the rewards minimise (:mod:`hdrm.env.objectives`).
         observation: observation kind (:mod:`hdrm.env.observations`); ``job_pick`` mode
             uses ``job_window`` unless a job-window kind (``job_window``,
-            ``job_window_reservation``) is given.
+            ``job_window_reservation``, ``job_window_predicted``) is given.
         mode: ``policy_pair`` (HDeepRM) or ``job_pick`` (RLScheduler).
         selection: the policy pairs of ``policy_pair`` mode (None: all 36, job-major order).
         void: add a void action (do nothing until the next event) in ``policy_pair`` mode; in
@@ -45,7 +45,8 @@ class EnvConfig:
         window: jobs visible in ``job_pick`` mode.
         queue_sensitivity: scale of the queue-change feature.
         reservation: the job selection policy whose first waiting job the
-            ``job_window_reservation`` observation reserves for (``fcfs``: EASY's).
+            ``job_window_reservation`` and ``job_window_predicted`` observations reserve for
+            (``fcfs``: EASY's).
         core_selection: placement of picked jobs in ``job_pick`` mode.
         backfilling: ``none``, ``easy``, ``easy_first`` or ``conservative``.
         contention: contention model.

@@ -26,6 +26,10 @@ Observation kinds:
     (current power / full power) and the fraction of its job's run still ahead at the current
     speeds, ``(end - now) / (end - start)`` with ``end`` the job's current end estimate (0 when
     idle).
+``small_waits``
+    ``small`` plus the 0th, 25th, 50th, 75th and 100th percentiles of the queued jobs' waiting
+    times (0 for an empty queue): how long jobs have been held back, which the percentiles of
+    their requests do not show (a queue order that starves some jobs is visible only here).
 ``job_window`` (``job_pick`` mode)
     A matrix of ``window`` rows (the first queued jobs, in submission order; padding rows are 0)
     and 8 columns: waiting time, requested time, processors, memory, bandwidth, fits-now flag
@@ -46,6 +50,12 @@ Observation kinds:
       (it is expected to end after the shadow time and uses more cores than the extra ones).
 
     The agent stays free to start any fitting job: the columns inform, they do not constrain.
+``job_window_predicted`` (``job_pick`` mode)
+    ``job_window_reservation`` with one more column before the real-job flag: the job's predicted
+    run time, normalised as the requested time: the mean run time of its user's last two ended
+    jobs, at most the requested time (:mod:`hdrm.core.predictor`; Tsafrir et al. 2007), i.e.
+    what a scheduler can know of the job's real length when it decides. Reservations still
+    assume the requested times, as EASY does.
 """
 
 from __future__ import annotations
@@ -71,6 +81,7 @@ JOB_FEATURES = ("waiting_time", "requested_time", "processors", "memory", "bandw
                 "fits_now", "is_job", "free_cores")
 RESERVATION_JOB_FEATURES = JOB_FEATURES[:6] + ("start_in", "reserved", "before_reserved",
                                                      "delays_reserved") + JOB_FEATURES[6:]
+PREDICTED_JOB_FEATURES = RESERVATION_JOB_FEATURES[:-2] + ("predicted_time",) + JOB_FEATURES[6:]
 
 
 def job_static_features(env: "SchedulingEnv") -> np.ndarray:
@@ -203,6 +214,25 @@ class SmallObservation(Observation):
         return np.concatenate([self.queue_block(), self.cluster_block()])
 
 
+@OBSERVATIONS.register("small_waits")
+class SmallWaitsObservation(Observation):
+    name = "small_waits"
+
+    def space(self) -> spaces.Box:
+        return spaces.Box(0.0, 1.0, shape=(32,), dtype=np.float32)
+
+    def build(self) -> np.ndarray:
+        env = self.env
+        queue = env.sim.core.queue
+        waits = np.zeros(5, dtype=np.float32)
+        if queue:
+            idx = np.fromiter((j.idx for j in queue), dtype=np.int64, count=len(queue))
+            wait = np.maximum(env.sim.now - env.submit[idx], 0.0)
+            waits[:] = np.log1p(_quartiles(wait[:, None])[:, 0]) / _LOG_WEEK
+        out = np.concatenate([self.queue_block(), self.cluster_block(), waits])
+        return np.clip(out, 0.0, 1.0, out=out).astype(np.float32, copy=False)
+
+
 @OBSERVATIONS.register("normal")
 class NormalObservation(Observation):
     name = "normal"
@@ -319,7 +349,7 @@ class JobWindowReservationObservation(JobWindowObservation):
         # the reserved job: the first that does not fit in the policy's order; those before it
         position = {id(job): i for i, job in enumerate(window)}
         ahead = []
-        for job in self.policy.order(window, now, self._rng):
+        for job in self.policy.order(window, now, self._rng, core.predictor.predict):
             i = position[id(job)]
             if not fits[i]:
                 head = job
@@ -331,6 +361,19 @@ class JobWindowReservationObservation(JobWindowObservation):
         if math.isfinite(shadow):
             late = now + durations[idx] > shadow
             rows[:, 9] = fits & late & (res > extra) & (rows[:, 8] == 0)
+
+
+@OBSERVATIONS.register("job_window_predicted")
+class JobWindowPredictedObservation(JobWindowReservationObservation):
+    name = "job_window_predicted"
+    features = PREDICTED_JOB_FEATURES
+
+    def extra_columns(self, rows: np.ndarray, window: list, idx: np.ndarray, fits: np.ndarray
+                      ) -> None:
+        super().extra_columns(rows, window, idx, fits)
+        predict = self.env.sim.core.predictor.predict
+        predicted = np.fromiter((predict(job) for job in window), dtype=float, count=len(window))
+        rows[:, 10] = np.log1p(predicted) / _LOG_WEEK
 
 
 def job_window_kinds() -> tuple[str, ...]:

@@ -3,10 +3,14 @@
 Each policy orders the waiting jobs; the scheduler tries them in that order. Sorting is stable, so
 ties keep submission order. ``w = now - submit`` is the real waiting time, ``r`` the requested time
 (walltime), ``n`` the requested processors, ``s`` the submission time in the trace's own clock.
+The ``*_pred`` variants put a predicted run time in place of ``r`` (the mean run time of the
+user's last two ended jobs, at most the requested time: :mod:`hdrm.core.predictor`); they order
+with a predictor the decision core passes to :meth:`JobPolicy.order`.
 
 HDeepRM's selections: ``random``, ``first`` (FCFS), ``shortest`` (requested time), ``smallest``
 (processors), ``low_mem`` (memory per core), ``low_mem_bw`` (memory bandwidth per core).
-Queue heuristics of the literature: ``fcfs``, ``sjf``, ``ljf``, ``wfp3``, ``unicep``, ``f1``.
+Queue heuristics of the literature: ``fcfs``, ``sjf``, ``ljf``, ``wfp3``, ``unicep``, ``f1``;
+with predicted run times: ``sjf_pred``, ``wfp3_pred``, ``unicep_pred``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from hdrm.registry import Registry
 from hdrm.workload.job import Job
 
 KeyFn = Callable[[Job, float], float]
+#: The key of a ``*_pred`` policy: ``(job, now, r)`` with ``r`` the predicted run time (s).
+PredictedKeyFn = Callable[[Job, float, float], float]
 
 
 @dataclass(frozen=True)
@@ -32,15 +38,21 @@ class JobPolicy:
         key: sort key of a job at time ``now`` (smallest first); None for random and FCFS.
         dynamic: the key depends on ``now`` (the order must be recomputed at every decision).
         doc: definition and source.
+        predicted: the key is a :data:`PredictedKeyFn`: it takes the job's predicted run time.
     """
 
     name: str
-    key: KeyFn | None
+    key: KeyFn | PredictedKeyFn | None
     dynamic: bool
     doc: str
+    predicted: bool = False
 
-    def order(self, queue: list[Job], now: float, rng: np.random.Generator) -> list[Job]:
-        """Return the queue in this policy's order (``queue`` itself when already ordered)."""
+    def order(self, queue: list[Job], now: float, rng: np.random.Generator,
+              predict: Callable[[Job], float] | None = None) -> list[Job]:
+        """Return the queue in this policy's order (``queue`` itself when already ordered).
+
+        ``predict`` gives a job's predicted run time; the ``*_pred`` policies need it.
+        """
         if self.name == "random":
             if len(queue) <= 1:
                 return queue
@@ -48,6 +60,11 @@ class JobPolicy:
         if self.key is None:
             return queue
         key = self.key
+        if self.predicted:
+            if predict is None:
+                raise ValueError(f"job policy {self.name!r} orders by predicted run times: "
+                                 "pass a predictor")
+            return sorted(queue, key=lambda job: key(job, now, max(predict(job), 1.0)))
         return sorted(queue, key=lambda job: key(job, now))
 
 
@@ -58,18 +75,22 @@ def _add(name: str, key: KeyFn | None, dynamic: bool, doc: str, *aliases: str) -
     JOB_POLICIES.add(name, JobPolicy(name, key, dynamic, doc), *aliases)
 
 
+def _add_predicted(name: str, key: PredictedKeyFn, doc: str) -> None:
+    # dynamic: predictions change as jobs end, even where the key does not depend on ``now``
+    JOB_POLICIES.add(name, JobPolicy(name, key, True, doc, predicted=True))
+
+
 def _requested(job: Job) -> float:
     r = job.walltime_s
     return r if math.isfinite(r) and r > 0 else max(job.run_time_s, 1.0)
 
 
-def _wfp3(job: Job, now: float) -> float:
-    r = _requested(job)
+def _wfp3(job: Job, now: float, r: float) -> float:
     return -(((now - job.submit_s) / r) ** 3) * job.res
 
 
-def _unicep(job: Job, now: float) -> float:
-    return -(now - job.submit_s) / (max(1.0, math.log2(job.res)) * _requested(job))
+def _unicep(job: Job, now: float, r: float) -> float:
+    return -(now - job.submit_s) / (max(1.0, math.log2(job.res)) * r)
 
 
 def _f1(job: Job, now: float) -> float:
@@ -89,14 +110,23 @@ _add("low_mem_bw", lambda j, now: j.mem_bw_gbps, False,
 _add("sjf", lambda j, now: _requested(j), False,
      "Shortest Job First: smallest requested time r first.")
 _add("ljf", lambda j, now: -_requested(j), False, "Longest Job First: largest requested time r first.")
-_add("wfp3", _wfp3, True,
+_add("wfp3", lambda j, now: _wfp3(j, now, _requested(j)), True,
      "WFP3: largest (w / r)^3 * n first; favours jobs that waited long relative to their length "
      "(Tang et al., 'Fault-aware, utility-based job scheduling on Blue Gene/P systems', "
      "CLUSTER 2009).")
-_add("unicep", _unicep, True,
+_add("unicep", lambda j, now: _unicep(j, now, _requested(j)), True,
      "UNICEP: largest w / (log2(n) * r) first, log2(n) floored at 1 so serial jobs stay finite "
      "(Tang et al., CLUSTER 2009).")
 _add("f1", _f1, False,
      "F1: smallest log10(r) * n + 870 * log10(s) first, s the submission time in the trace's clock "
      "(Carastan-Santos and de Camargo, 'Obtaining dynamic scheduling policies with simulation and "
      "machine learning', SC17).")
+_PREDICTION = ("Tsafrir, Etsion and Feitelson, 'Backfilling using system-generated predictions "
+               "rather than user runtime estimates', IEEE TPDS 2007")
+_add_predicted("sjf_pred", lambda j, now, r: r,
+               f"SJF with the predicted run time for r: shortest predicted first ({_PREDICTION}).")
+_add_predicted("wfp3_pred", _wfp3,
+               f"WFP3 with the predicted run time for r: largest (w / r)^3 * n first ({_PREDICTION}).")
+_add_predicted("unicep_pred", _unicep,
+               f"UNICEP with the predicted run time for r: largest w / (log2(n) * r) first "
+               f"({_PREDICTION}).")

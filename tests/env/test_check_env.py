@@ -22,7 +22,7 @@ def _check(env: SchedulingEnv) -> None:
 @pytest.mark.parametrize("backfilling", ["none", "easy"])
 @pytest.mark.parametrize("decision", ["event", "commit"])
 @pytest.mark.parametrize("platform", sorted(PLATFORMS))
-@pytest.mark.parametrize("observation", ["normal", "small", "minimal"])
+@pytest.mark.parametrize("observation", ["normal", "small", "small_waits", "minimal"])
 def test_policy_pair_mode_passes_check_env(small_swf, observation, platform, decision, backfilling):
     env = SchedulingEnv(workload_file=small_swf, nb_jobs=20, observation=observation,
                         decision=decision, backfilling=backfilling, void=decision == "event",
@@ -35,7 +35,8 @@ def test_policy_pair_mode_passes_check_env(small_swf, observation, platform, dec
 @pytest.mark.parametrize("decision", ["event", "commit"])
 @pytest.mark.parametrize("platform", sorted(PLATFORMS))
 @pytest.mark.parametrize("observation, features", [("job_window", 8),
-                                                   ("job_window_reservation", 12)])
+                                                   ("job_window_reservation", 12),
+                                                   ("job_window_predicted", 13)])
 def test_job_pick_mode_passes_check_env(small_swf, platform, decision, backfilling, observation,
                                         features):
     env = SchedulingEnv(workload_file=small_swf, nb_jobs=20, mode="job_pick", window=8,

@@ -1,5 +1,6 @@
 """The ``job_window_reservation`` observation: EASY's view of the queue, hand-checked, and enough
-for a per-job rule to replay EASY backfilling exactly."""
+for a per-job rule to replay EASY backfilling exactly; ``job_window_predicted`` adds the
+predicted run time."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ import numpy as np
 import pytest
 
 from hdrm.env import SchedulingEnv
-from hdrm.env.observations import JOB_FEATURES, RESERVATION_JOB_FEATURES, WEEK_S
+from hdrm.env.observations import (
+    JOB_FEATURES,
+    PREDICTED_JOB_FEATURES,
+    RESERVATION_JOB_FEATURES,
+    WEEK_S,
+)
 from hdrm.errors import ConfigError
 from hdrm.sim.engine import Simulation
 
@@ -103,19 +109,22 @@ def _easy_rule(env: SchedulingEnv, obs: np.ndarray, order) -> int:
     return env.action_space.n - 1
 
 
-@pytest.mark.parametrize("policy", ["fcfs", "sjf", "wfp3"])
+@pytest.mark.parametrize("policy", ["fcfs", "sjf", "wfp3", "sjf_pred", "wfp3_pred"])
 def test_a_per_job_rule_on_the_columns_replays_easy_backfilling(small_swf, policy):
     """Starting what the columns allow, in the policy's order, gives EASY's schedule exactly."""
     from hdrm.policies.job_selection import JOB_POLICIES
 
+    observation = "job_window_predicted" if policy.endswith("_pred") else "job_window_reservation"
     env = SchedulingEnv(workload_file=small_swf, platform_file=None, homogeneous_procs=4,
-                        nb_jobs=60, mode="job_pick", observation="job_window_reservation",
+                        nb_jobs=60, mode="job_pick", observation=observation,
                         reservation=policy, window=64)
     ordering = JOB_POLICIES.get(policy)
     obs, info = env.reset()
     done, waits = False, 0
+    core = env.sim.core
     while not done:
-        action = _easy_rule(env, obs, lambda w: ordering.order(w, env.sim.now, env.sim.core.rng))
+        action = _easy_rule(env, obs, lambda w: ordering.order(w, env.sim.now, core.rng,
+                                                                core.predictor.predict))
         waits += action == env.action_space.n - 1
         obs, _, done, _, info = env.step(action)
     learned = {o.job.id: o.start_s for o in env.result().outcomes}
@@ -123,3 +132,24 @@ def test_a_per_job_rule_on_the_columns_replays_easy_backfilling(small_swf, polic
     expected = Simulation(env.platform, env.sim.workload, config).run(policy)
     assert waits > 0  # the rule did hold jobs back for reservations
     assert learned == {o.job.id: o.start_s for o in expected.outcomes}
+
+
+def test_predicted_column_by_hand(tmp_path):
+    # 4 cores, every job of SWF user 1. At 0 only j1 (4 cores, requested 100 s, runs 10 s) waits:
+    # no job has ended, so its prediction is its requested time. It starts; j2 (requested 1000 s)
+    # and j3 (requested 200 s) arrive at 1 and cannot fit; the next decision is at 10, when j1
+    # has ended: both are predicted at its 10 s.
+    assert PREDICTED_JOB_FEATURES[:-3] == RESERVATION_JOB_FEATURES[:-2]
+    assert PREDICTED_JOB_FEATURES[-3:] == ("predicted_time", "is_job", "free_cores")
+    col = PREDICTED_JOB_FEATURES.index("predicted_time")
+    jobs = [(0, 10, 4, 100), (1, 50, 1, 1000), (1, 5, 1, 200)]
+    env = SchedulingEnv(workload_file=write_jobs(tmp_path / "w.swf", jobs), platform_file=None,
+                        homogeneous_procs=4, mode="job_pick", window=4,
+                        observation="job_window_predicted", reservation="wfp3_pred")
+    obs, _ = env.reset()
+    norm = math.log1p(WEEK_S)
+    assert obs[0, col] == pytest.approx(math.log1p(100) / norm) and obs[0, col] == obs[0, 1]
+    obs, *_, info = env.step(0)
+    assert info["time"] == 10.0 and [j.id for j in env.window_jobs()] == [2, 3]
+    assert obs[:2, col] == pytest.approx([math.log1p(10) / norm] * 2)
+    assert obs[:2, 1] == pytest.approx([math.log1p(1000) / norm, math.log1p(200) / norm])
