@@ -1,7 +1,7 @@
 """Run-time prediction from the user's history, as a scheduler can know it online.
 
 Requested times overestimate actual run times many times over on real traces (a median factor
-of 3 to 25 on the SDSC-SP2 test sequences), so orderings that divide by the requested time see
+of 3.5 to 23 on the SDSC-SP2 test sequences), so orderings that divide by the requested time see
 the jobs that will end quickly as long ones. Tsafrir, Etsion and Feitelson ("Backfilling using
 system-generated predictions rather than user runtime estimates", IEEE TPDS 18(6), 2007) predict
 a job's run time as the mean actual run time of the last two jobs *of the same user that have

@@ -124,6 +124,24 @@ def test_json_has_every_row_and_column(run_compare):
     assert table["SDSC-SP2, EASY backfilling"]["F1 (RLScheduler, published)"] == 1098.22
 
 
+def test_predicted_time_heuristics_are_reference_columns_outside_the_targets(run_compare):
+    table, _ = run_compare
+    for row in ("SDSC-SP2, no backfilling", "SDSC-SP2, EASY backfilling"):
+        cells = table[row]
+        predicted = {c: cells[c] for c in ("SJF-pred (event)", "WFP3-pred (event)",
+                                            "UNICEP-pred (event)")}
+        assert compare.PREDICTED_COLUMNS == tuple(predicted)
+        assert cells["best predicted-time heuristic"] == min(predicted.values())
+        assert cells[cells["best predicted-time heuristic name"]] == min(predicted.values())
+        assert cells["best heuristic name"] not in predicted
+    # SDSC-SP2 has user ids: the predictions change schedules (Lublin-1's synthetic jobs have none)
+    easy = table["SDSC-SP2, EASY backfilling"]
+    assert easy["WFP3-pred (event)"] != easy["WFP3 (event)"]
+    lublin = table["Lublin-1, EASY backfilling"]
+    assert lublin["WFP3-pred (event)"] == lublin["WFP3 (event)"]
+    assert compare.heuristic_column("wfp3_pred", "event") == "WFP3-pred (event)"
+
+
 def test_learner_with_a_model_becomes_a_column(run_compare):
     table, _ = run_compare
     for row in ("Lublin-1, no backfilling", "Lublin-1, EASY backfilling"):
