@@ -13,6 +13,7 @@ decides: the decision core feeds :meth:`RuntimePredictor.observe` from its compl
 
 from __future__ import annotations
 
+import math
 from collections import deque
 
 from hdrm.policies.backfill import estimated_duration_s
@@ -49,6 +50,11 @@ class RuntimePredictor:
             runs = self._runs[user] = deque(maxlen=self.history)
         runs.append(max(float(run_s), 0.0))
         self._mean[user] = sum(runs) / len(runs)
+
+    def user_mean(self, user_id: int) -> float:
+        """Mean run time of the user's last ended jobs; ``inf`` while there is none (so that
+        ``min(requested, user_mean)`` is the prediction)."""
+        return self._mean.get(user_id, math.inf)
 
     def predict(self, job: Job) -> float:
         """The predicted run time of ``job`` in seconds: its user's recent mean run time, at most

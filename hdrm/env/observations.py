@@ -215,7 +215,7 @@ class SmallObservation(Observation):
 
 
 @OBSERVATIONS.register("small_waits")
-class SmallWaitsObservation(Observation):
+class SmallWaitsObservation(SmallObservation):
     name = "small_waits"
 
     def space(self) -> spaces.Box:
@@ -228,9 +228,8 @@ class SmallWaitsObservation(Observation):
         if queue:
             idx = np.fromiter((j.idx for j in queue), dtype=np.int64, count=len(queue))
             wait = np.maximum(env.sim.now - env.submit[idx], 0.0)
-            waits[:] = np.log1p(_quartiles(wait[:, None])[:, 0]) / _LOG_WEEK
-        out = np.concatenate([self.queue_block(), self.cluster_block(), waits])
-        return np.clip(out, 0.0, 1.0, out=out).astype(np.float32, copy=False)
+            waits[:] = np.clip(np.log1p(_quartiles(wait[:, None])[:, 0]) / _LOG_WEEK, 0.0, 1.0)
+        return np.concatenate([super().build(), waits]).astype(np.float32, copy=False)
 
 
 @OBSERVATIONS.register("normal")
@@ -371,9 +370,11 @@ class JobWindowPredictedObservation(JobWindowReservationObservation):
     def extra_columns(self, rows: np.ndarray, window: list, idx: np.ndarray, fits: np.ndarray
                       ) -> None:
         super().extra_columns(rows, window, idx, fits)
-        predict = self.env.sim.core.predictor.predict
-        predicted = np.fromiter((predict(job) for job in window), dtype=float, count=len(window))
-        rows[:, 10] = np.log1p(predicted) / _LOG_WEEK
+        durations, _ = self.per_job()  # requested times, as the predictor caps with
+        mean = self.env.sim.core.predictor.user_mean
+        history = np.fromiter((mean(job.user_id) for job in window), dtype=float,
+                              count=len(window))
+        rows[:, 10] = np.log1p(np.minimum(durations[idx], history)) / _LOG_WEEK
 
 
 def job_window_kinds() -> tuple[str, ...]:

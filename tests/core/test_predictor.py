@@ -32,6 +32,7 @@ def test_mean_of_the_last_two_ended_jobs_capped_at_the_request():
     assert p.predict(asked) == 400.0
     assert p.predict(job(10, walltime_s=250.0, user_id=5)) == 250.0  # never above the request
     assert p.predict(job(11, walltime_s=1000.0, user_id=6)) == 1000.0  # another user: no history
+    assert p.user_mean(5) == 400.0 and p.user_mean(6) == math.inf
 
 
 def test_unknown_users_are_not_pooled():
