@@ -59,6 +59,4 @@ class RuntimePredictor:
     def predict(self, job: Job) -> float:
         """The predicted run time of ``job`` in seconds: its user's recent mean run time, at most
         the requested time; the requested time when the user has no ended job yet."""
-        requested = estimated_duration_s(job)
-        mean = self._mean.get(job.user_id)
-        return requested if mean is None or mean > requested else mean
+        return min(estimated_duration_s(job), self.user_mean(job.user_id))

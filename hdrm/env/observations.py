@@ -370,11 +370,9 @@ class JobWindowPredictedObservation(JobWindowReservationObservation):
     def extra_columns(self, rows: np.ndarray, window: list, idx: np.ndarray, fits: np.ndarray
                       ) -> None:
         super().extra_columns(rows, window, idx, fits)
-        durations, _ = self.per_job()  # requested times, as the predictor caps with
-        mean = self.env.sim.core.predictor.user_mean
-        history = np.fromiter((mean(job.user_id) for job in window), dtype=float,
-                              count=len(window))
-        rows[:, 10] = np.log1p(np.minimum(durations[idx], history)) / _LOG_WEEK
+        predict = self.env.sim.core.predictor.predict
+        predicted = np.fromiter((predict(job) for job in window), dtype=float, count=len(window))
+        rows[:, 10] = np.log1p(predicted) / _LOG_WEEK
 
 
 def job_window_kinds() -> tuple[str, ...]:
