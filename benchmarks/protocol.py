@@ -37,6 +37,7 @@ from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
 from hdrm.sim.outputs import job_results
 from hdrm.workload.batsim_json import read_batsim_json, write_batsim_json
 from hdrm.workload.job import Workload
+from hdrm.workload.load import scale_arrivals
 from hdrm.workload.requirements import attach_requirements
 from hdrm.workload.select import RLSCHEDULER_START_INDICES, sequence
 from hdrm.workload.swf import read_swf
@@ -260,7 +261,7 @@ class Episode(NamedTuple):
 
 
 def run_agent(agent: Any, env: SchedulingEnv, start: int, seed: int = 0,
-              pick: str = "env") -> Episode:
+              pick: str = "env", load_factor: float = 1.0) -> Episode:
     """One episode of ``agent`` (as it is: set ``train_mode`` before) from ``start``.
 
     Args:
@@ -269,8 +270,9 @@ def run_agent(agent: Any, env: SchedulingEnv, start: int, seed: int = 0,
         start: start index of the episode's sequence.
         seed: seed of the episode.
         pick: how picks map to actions (:func:`agent_mask`).
+        load_factor: the sequence's submission times are divided by it (training variants).
     """
-    obs, info = env.reset(seed=seed, options={"start_index": int(start)})
+    obs, info = env.reset(seed=seed, options={"start_index": int(start), "load_factor": load_factor})
     agent.start_episode()
     done, steps = False, 0
     while not done:
@@ -334,8 +336,7 @@ def hetero_workload_file(traces_dir: str | Path, cache_dir: str | Path = CACHE_D
     trace = read_swf(trace_path("sdsc", traces_dir), conventions="rlscheduler")
     derived = attach_requirements(trace, platform.reference_gflops,
                                   np.random.default_rng(HETERO_SEED))
-    for job in derived.jobs:
-        job.submit_s /= HETERO_LOAD_FACTOR
+    derived = scale_arrivals(derived, HETERO_LOAD_FACTOR)
     derived.nb_res = platform.nb_cores
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")

@@ -5,6 +5,7 @@ Examples::
     hdrm workload traces/SDSC-SP2-1998-4.2-cln.swf.gz
     hdrm workload lublin_256.swf.gz --conventions rlscheduler --start-index 1981 --nb-jobs 1024
     hdrm workload sdsc.swf.gz --platform platforms/hetero.json --nb-jobs 500 --json w.json --seed 7
+    hdrm workload sdsc.swf.gz --load-factor 1.5 --json heavier.json
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from hdrm.errors import ConfigError
 from hdrm.workload.batsim_json import read_batsim_json, write_batsim_json
 from hdrm.workload.conventions import CONVENTIONS
 from hdrm.workload.job import Workload
+from hdrm.workload.load import scale_arrivals
 from hdrm.workload.requirements import DEFAULT_BW, attach_requirements
 from hdrm.workload.select import first_jobs, sequence
 from hdrm.workload.summary import format_summary, summarize_workload
@@ -51,6 +53,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                              "(default: default)")
     parser.add_argument("--no-strict", dest="strict", action="store_false",
                         help="skip malformed SWF lines (counted) instead of stopping")
+    parser.add_argument("--load-factor", type=float, metavar="F",
+                        help="divide the selection's submission times by F (F times the offered "
+                             "load: 2 doubles the arrival rate, 0.5 halves it)")
     parser.add_argument("--json", metavar="OUT.json", help="write the selection as Batsim JSON")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the memory bandwidth draw (default: 0)")
@@ -66,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     platform = load_platform(args.platform) if args.platform else None
     is_json = args.trace.endswith(".json")
     workload = _select(_load(args, platform), args.nb_jobs, args.start_index)
+    if args.load_factor is not None:
+        workload = scale_arrivals(workload, args.load_factor)
     nb_cores = platform.nb_cores if platform is not None else None
     print(format_summary(summarize_workload(workload, nb_cores)))
     if platform is not None:

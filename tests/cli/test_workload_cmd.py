@@ -45,6 +45,17 @@ def test_selection_options(capsys):
     assert status == 0 and "jobs kept       10" in out
 
 
+def test_load_factor_scales_the_selection(tmp_path, capsys):
+    base, heavier = tmp_path / "base.json", tmp_path / "heavier.json"
+    run([LUBLIN, "--nb-jobs", "50", "--json", str(base)], capsys)
+    status, out, _ = run([LUBLIN, "--nb-jobs", "50", "--load-factor", "2.5", "--json",
+                          str(heavier)], capsys)
+    assert status == 0 and "workload        lublin_256_first500[:50]x2.5" in out
+    a, b = read_batsim_json(base), read_batsim_json(heavier)
+    assert [j.submit_s / 2.5 for j in a.jobs] == pytest.approx([j.submit_s for j in b.jobs])
+    assert [j.run_time_s for j in a.jobs] == [j.run_time_s for j in b.jobs]
+
+
 def test_json_without_platform_keeps_delay_profiles(tmp_path, capsys):
     out_json = tmp_path / "w.json"
     status, out, _ = run([LUBLIN, "--nb-jobs", "30", "--json", str(out_json)], capsys)
@@ -95,6 +106,7 @@ def test_batsim_json_input_warns_about_unsupported_profiles(capsys):
          r"cannot take 5 jobs from index 499: the workload has 500 jobs \(valid start indices: "
          r"0\.\.495\)"),
         ([LUBLIN, "--nb-jobs", "0"], r"number of jobs must be a positive integer, got 0"),
+        ([LUBLIN, "--load-factor", "-1"], r"load factor must be a finite number > 0"),
         ([LUBLIN, "--platform", str(ROOT / "platforms" / "tiny4.json"), "--json", "x.json",
           "--bw", "gauss:3"], r"unknown kind 'gauss'"),
     ],
@@ -123,7 +135,7 @@ def test_help_lists_the_options(capsys):
     assert exit_info.value.code == 0
     help_text = capsys.readouterr().out
     for option in ("--platform", "--nb-jobs", "--start-index", "--conventions", "--no-strict",
-                   "--json", "--seed", "--bw"):
+                   "--json", "--seed", "--bw", "--load-factor"):
         assert option in help_text
 
 
