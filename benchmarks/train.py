@@ -10,7 +10,7 @@ Usage::
         --seed 0 --minutes M [--max-steps N] --out models/NAME.pt
     python benchmarks/train.py --mode policy_pair --platform platforms/hetero.json --trace sdsc
         --objective avg_bounded_slowdown|energy_consumption [--observation small|small_waits]
-        --learner ppo --seed 0 --minutes M --out models/NAME.pt
+        [--load-factors LO,HI] --learner ppo --seed 0 --minutes M --out models/NAME.pt
 
 ``job_pick`` mode (the default) is RLScheduler's setting (:mod:`benchmarks.protocol`): homogeneous
 processors, the trace's conventions, a window of 128 queued jobs, objective average bounded
@@ -20,6 +20,9 @@ SDSC-SP2-derived workload. Episodes start at indices drawn from
 ``--validate-every`` episodes the greedy policy is scored on the validation sequences; the best
 model goes to ``--out`` with the settings and training figures (wall time, environment steps) in
 the checkpoint's ``options``; ``episodes.csv`` and ``validation.csv`` go to ``--log-dir``.
+``--load-factors LO,HI`` trains on heavier (or lighter) variants: each training episode divides
+its submission times by a factor drawn uniformly in ``[LO, HI]``; validation and evaluation keep
+the trace's load.
 
 ``--imitate`` warm-starts a policy learner by imitating a heuristic first
 (:mod:`benchmarks.imitation`): a queue heuristic with backfilling in ``job_pick`` mode, a fixed
@@ -33,8 +36,10 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import csv
 import json
+import math
 import shlex
 import sys
 import time
@@ -90,6 +95,7 @@ class TrainSettings:
     mode: str = "job_pick"
     platform: str | None = None
     objective: str = "avg_bounded_slowdown"
+    reward_timing: str = "end"
     pick: str = "any"
     observation: str | None = None
     reservation: str = "fcfs"
@@ -100,6 +106,7 @@ class TrainSettings:
     validate_every: int = 10
     train_jobs: int = protocol.SEQUENCE_JOBS
     validation_starts: tuple[int, ...] | None = None
+    load_factors: tuple[float, float] | None = None
     agent_json: dict[str, Any] = field(default_factory=dict)
     imitate: str | None = None
     imitate_backfill: str = "easy"
@@ -159,6 +166,11 @@ def check_settings(s: TrainSettings) -> None:
         raise ConfigError(f"--observation: {s.observation!r} is for job_pick mode; policy_pair "
                           "mode takes minimal, small, small_waits or normal")
     JOB_POLICIES.get(s.reservation, "--reservation")
+    if s.load_factors is not None:
+        lo, hi = s.load_factors
+        if not (0 < lo <= hi and math.isfinite(hi)):
+            raise ConfigError(f"--load-factors: expected LO,HI with 0 < LO <= HI (e.g. 1,2), got "
+                              f"{lo:g},{hi:g}")
     if s.window < 1:
         raise ConfigError(f"--window: expected a positive number of jobs, got {s.window}")
     if s.imitate is not None and s.mode == "policy_pair":
@@ -201,11 +213,13 @@ def make_env(s: TrainSettings, nb_jobs: int) -> SchedulingEnv:
     """The environment of the setting, with episodes of ``nb_jobs`` jobs."""
     if s.mode == "policy_pair":
         workload = protocol.hetero_workload_file(s.traces)
-        return SchedulingEnv(config=protocol.hetero_env_config(workload, s.objective, s.decision,
-                                                               nb_jobs, s.observation))
-    return SchedulingEnv(config=protocol.protocol_env_config(
-        s.trace, s.traces, s.backfill, s.decision, window=s.window, nb_jobs=nb_jobs,
-        observation=s.observation, reservation=s.reservation))
+        config = protocol.hetero_env_config(workload, s.objective, s.decision, nb_jobs,
+                                            s.observation)
+    else:
+        config = protocol.protocol_env_config(
+            s.trace, s.traces, s.backfill, s.decision, window=s.window, nb_jobs=nb_jobs,
+            observation=s.observation, reservation=s.reservation)
+    return SchedulingEnv(config=dataclasses.replace(config, reward_timing=s.reward_timing))
 
 
 def build_agent(learner: str, config: dict[str, Any], env: SchedulingEnv, seed: int) -> Any:
@@ -255,10 +269,12 @@ def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict
         "learner": s.learner, "label": learner_label(s.learner, agent), "agent": config,
         "setting": {"trace": s.trace, "backfill": s.backfill, "decision": s.decision,
                     "mode": s.mode, "objective": s.objective, "platform": s.platform,
+                    "reward_timing": s.reward_timing,
                     "pick": s.pick if s.mode == "job_pick" else "env",
                     "observation": s.observation, "reservation": s.reservation,
                     "window": s.window if s.mode == "job_pick" else None,
-                    "train_jobs": s.train_jobs, "seed": s.seed, "imitate": s.imitate},
+                    "train_jobs": s.train_jobs, "seed": s.seed, "imitate": s.imitate,
+                    "load_factors": list(s.load_factors) if s.load_factors else None},
         "training": figures,
     }
 
@@ -323,7 +339,8 @@ class _Run:
         self.validate = Validator(s, self.val_starts)
         log_dir = Path(s.log_dir or Path("runs") / "train" / Path(s.out).stem)
         self.episodes_log = CsvLog(log_dir / "episodes.csv", (
-            "episode", "start_index", "decisions", "env_steps", "objective", "loss", "wall_s"))
+            "episode", "start_index", "load_factor", "decisions", "env_steps", "objective", "loss",
+            "wall_s"))
         self.val_log = CsvLog(log_dir / "validation.csv",
                               ("episode", "env_steps", "objective", "best", "wall_s"))
         self.env_steps = self.episode = 0
@@ -362,12 +379,13 @@ class _Run:
         while True:
             start = int(self.rng.choice(self.pool))
             seed = int(self.rng.integers(2**31))
-            episode = protocol.run_agent(self.agent, self.env, start, seed, s.pick)
+            factor = float(self.rng.uniform(*s.load_factors)) if s.load_factors else 1.0
+            episode = protocol.run_agent(self.agent, self.env, start, seed, s.pick, factor)
             value = episode.score.value(s.objective)
             self.env_steps += episode.steps
             self.episode += 1
             wall = self.wall_s()
-            self.episodes_log.row(self.episode, start, episode.steps, self.env_steps, value,
+            self.episodes_log.row(self.episode, start, round(factor, 4), episode.steps, self.env_steps, value,
                                   float(episode.stats.get("loss", float("nan"))), wall)
             done_steps = bool(s.max_steps) and self.env_steps >= s.max_steps
             done_time = s.minutes > 0 and wall >= s.minutes * 60
@@ -422,6 +440,9 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--mode", default="job_pick", help="job_pick or policy_pair")
     p.add_argument("--platform", help="policy_pair mode: platforms/hetero.json")
     p.add_argument("--objective", default="avg_bounded_slowdown")
+    p.add_argument("--reward-timing", default="end",
+                   help="end (rewards as jobs end) or accrued (also the slowdown the jobs in the "
+                        "system have accrued: a waiting job is penalised while it waits)")
     p.add_argument("--observation",
                    help="policy_pair mode: minimal, small (default), small_waits or normal "
                         "(HDeepRM's); "
@@ -442,6 +463,10 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--validate-every", type=int, default=10, help="episodes between validations")
     p.add_argument("--train-jobs", type=int, default=protocol.SEQUENCE_JOBS)
     p.add_argument("--validation-starts", help="comma-separated start indices (default: the trace's)")
+    p.add_argument("--load-factors", metavar="LO,HI",
+                   help="training episodes divide their submission times by a factor drawn "
+                        "uniformly in [LO, HI] (heavier variants of the sequences; validation "
+                        "and evaluation keep the trace's load)")
     p.add_argument("--agent-json", default="{}", help="JSON merged into the learner's options")
     p.add_argument("--imitate", help="warm start: imitate this queue heuristic first (e.g. wfp3)")
     p.add_argument("--imitate-backfill", default="easy", help="the teacher's backfilling")
@@ -459,14 +484,23 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     starts = None
     if a.validation_starts:
         starts = tuple(int(x) for x in a.validation_starts.split(","))
+    factors = None
+    if a.load_factors:
+        try:
+            lo, hi = (float(x) for x in a.load_factors.split(","))
+        except ValueError:
+            raise ConfigError(f"--load-factors: expected two numbers LO,HI (e.g. 1,2), got "
+                              f"{a.load_factors!r}") from None
+        factors = (lo, hi)
     argv_used = sys.argv[1:] if argv is None else argv
     return TrainSettings(
         out=a.out, trace=a.trace, backfill=a.backfill, learner=a.learner, network=a.network,
         decision=a.decision, mode=a.mode, platform=a.platform, objective=a.objective,
+        reward_timing=a.reward_timing,
         pick=a.pick, seed=a.seed, reservation=a.reservation, window=a.window,
         observation=a.observation,
         minutes=a.minutes, max_steps=a.max_steps, validate_every=max(1, a.validate_every),
-        train_jobs=a.train_jobs, validation_starts=starts, agent_json=agent_json,
+        train_jobs=a.train_jobs, validation_starts=starts, load_factors=factors, agent_json=agent_json,
         imitate=a.imitate, imitate_backfill=a.imitate_backfill,
         imitate_episodes=max(1, a.imitate_episodes), imitate_epochs=max(0, a.imitate_epochs),
         traces=a.traces, log_dir=a.log_dir,

@@ -145,6 +145,9 @@ class EnvOptions(_Block):
     objective: str = "avg_job_slowdown"
     """Objective the reward optimises (``avg_job_slowdown``, ``makespan``, ``energy_consumption``,
     ...)."""
+    reward_timing: Literal["end", "accrued"] = "end"
+    """When a per-job objective's rewards arrive: ``end`` (as jobs end) or ``accrued`` (also what
+    the jobs in the system have accrued so far, e.g. their slowdown while they wait)."""
     actions: ActionsOptions = _opt(factory=ActionsOptions)
     """The action space."""
     observation: str = "normal"

@@ -341,7 +341,7 @@ def test_unknown_key_suggests_the_closest():
     raises(
         nested("pybatsim.env.objectiv", "x"),
         "options.json: pybatsim.env.objectiv: unknown key; did you mean 'objective' or 'observation'? "
-        "valid keys: actions, objective, observation, queue_sensitivity, reservation",
+        "valid keys: actions, objective, observation, queue_sensitivity, reservation, reward_timing",
     )
 
 
@@ -734,3 +734,14 @@ def _leaf_paths(data: dict, prefix: str = "") -> list[str]:
         is_block = isinstance(value, dict) and key not in ("params",)
         out.extend(_leaf_paths(value, path) if is_block else [path])
     return out
+
+
+def test_reward_timing_reaches_the_environment_and_is_checked():
+    from hdrm.env.config import EnvConfig
+
+    assert EnvConfig.from_options(parse(nested("pybatsim.env.reward_timing", "accrued"))
+                                  ).reward_timing == "accrued"
+    assert EnvConfig.from_options(parse({})).reward_timing == "end"
+    raises(nested("pybatsim.env.reward_timing", "acrued"),
+           "options.json: pybatsim.env.reward_timing: unknown value \"acrued\"; did you mean "
+           "'accrued'? valid choices: end, accrued")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hdrm.env.objectives import REWARD_TIMINGS
 from hdrm.errors import ConfigError
 from hdrm.options import Options
 from hdrm.registry import suggest
@@ -35,6 +36,8 @@ class EnvConfig:
         strict: fail on malformed SWF lines.
         bandwidth: memory-bandwidth distribution of SWF jobs on a platform file.
         objective: what the rewards minimise (:mod:`hdrm.env.objectives`).
+        reward_timing: ``end`` (a per-job objective rewards as jobs end) or ``accrued`` (also
+            what the jobs in the system have accrued so far, DeepRM's slowdown reward).
         observation: observation kind (:mod:`hdrm.env.observations`); ``job_pick`` mode
             uses ``job_window`` unless a job-window kind (``job_window``,
             ``job_window_reservation``, ``job_window_predicted``) is given.
@@ -66,6 +69,7 @@ class EnvConfig:
     strict: bool = True
     bandwidth: str = "hdeeprm"
     objective: str = "avg_bounded_slowdown"
+    reward_timing: str = "end"
     observation: str = "normal"
     mode: str = "policy_pair"
     selection: tuple[str, ...] | None = None
@@ -85,6 +89,10 @@ class EnvConfig:
         if self.mode not in MODES:
             raise ConfigError(f"mode: unknown action mode {self.mode!r}; "
                               f"{suggest(self.mode, MODES)}choose one of: {', '.join(MODES)}")
+        if self.reward_timing not in REWARD_TIMINGS:
+            raise ConfigError(f"reward_timing: unknown value {self.reward_timing!r}; "
+                              f"{suggest(self.reward_timing, REWARD_TIMINGS)}choose one of: "
+                              f"{', '.join(REWARD_TIMINGS)}")
         if self.window < 1:
             raise ConfigError(f"window: expected a positive number of jobs, got {self.window}")
 
@@ -120,6 +128,7 @@ class EnvConfig:
             strict=options.workload.strict,
             bandwidth=options.workload.bandwidth,
             objective=env.objective,
+            reward_timing=env.reward_timing,
             observation=env.observation,
             mode=env.actions.mode,
             selection=selection,

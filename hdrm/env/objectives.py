@@ -24,12 +24,30 @@ edp                    energy x makespan                                        
 =====================  ===========================================================  ==========
 
 For the per-job means the running value adds ``value / N`` as each job ends (N = jobs in the
-episode), so rewards arrive when jobs end. Time-based objectives decrease as time advances.
+episode), so by default rewards arrive when jobs end (reward timing ``end``). Time-based
+objectives decrease as time advances.
+
+Reward timing ``accrued`` (the slowdown reward of DeepRM, Mao et al., HotNets 2016) also counts
+the jobs in the system, submitted and not ended: each adds what it has accrued so far, for a job
+``j`` submitted at ``s_j`` at time ``t``
+
+=====================  =================================================
+avg_bounded_slowdown   ``(t - s_j) / max(r_j, 10 s)``
+avg_job_slowdown       ``(t - s_j) / r_j``
+avg_job_completion     ``(t - s_j)`` (in hours)
+=====================  =================================================
+
+with ``r_j`` the job's run time in the workload. A job that waits is then penalised while it
+waits, not only when it ends, much later; when it ends its accrued term gives way to its
+outcome, and at the end no job is left in the system, so the return is still minus the
+objective. The other objectives have no per-job accrual and refuse it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from hdrm.registry import Registry
 
@@ -51,6 +69,8 @@ class Tracker:
     sum_turnaround_s: float = 0.0
     core_seconds: float = 0.0
     last_finish_s: float = 0.0
+    accrual_w: float = 0.0
+    accrual_ws: float = 0.0
 
     def job_ended(self, submit_s: float, start_s: float, finish_s: float, res: int) -> None:
         """Account for one job that ran from ``start_s`` to ``finish_s``."""
@@ -65,6 +85,17 @@ class Tracker:
         if finish_s > self.last_finish_s:
             self.last_finish_s = finish_s
 
+    def in_system(self) -> float:
+        """What the jobs in the system have accrued by ``now_s``, ``sum_j w_j (now - s_j)``
+        (0 without accrual: see :meth:`accrue`)."""
+        return self.accrual_w * self.now_s - self.accrual_ws
+
+    def accrue(self, weight: float, weighted_submit_s: float) -> None:
+        """Jobs enter the system (``weight = sum w_j``, ``weighted_submit_s = sum w_j s_j``) or,
+        with both negated, leave it when they end (their outcome counts instead)."""
+        self.accrual_w += weight
+        self.accrual_ws += weighted_submit_s
+
 
 class Objective:
     """An objective: :meth:`value` is its running value (final at the episode's end)."""
@@ -75,6 +106,10 @@ class Objective:
     def value(self, t: Tracker, final: bool) -> float:
         """The running value of the objective (the objective itself when ``final``)."""
         raise NotImplementedError
+
+    def accrual_weights(self, run_s: np.ndarray) -> np.ndarray | None:
+        """Per-job accrual weights for reward timing ``accrued`` (None: not a per-job mean)."""
+        return None
 
 
 OBJECTIVES: Registry[type[Objective]] = Registry("objective")
@@ -96,13 +131,19 @@ def _mean(total: float, t: Tracker) -> float:
 @_register("avg_job_slowdown", "mean slowdown (turnaround / execution)")
 class AvgJobSlowdown(Objective):
     def value(self, t: Tracker, final: bool) -> float:
-        return _mean(t.sum_slowdown, t)
+        return _mean(t.sum_slowdown + (0.0 if final else t.in_system()), t)
+
+    def accrual_weights(self, run_s: np.ndarray) -> np.ndarray:
+        return np.divide(1.0, run_s, out=np.zeros(len(run_s)), where=run_s > 0)
 
 
 @_register("avg_bounded_slowdown", "mean bounded slowdown (threshold 10 s)")
 class AvgBoundedSlowdown(Objective):
     def value(self, t: Tracker, final: bool) -> float:
-        return _mean(t.sum_bsld, t)
+        return _mean(t.sum_bsld + (0.0 if final else t.in_system()), t)
+
+    def accrual_weights(self, run_s: np.ndarray) -> np.ndarray:
+        return 1.0 / np.maximum(run_s, 10.0)
 
 
 @_register("avg_waiting_time", "mean waiting time in hours")
@@ -114,7 +155,10 @@ class AvgWaitingTime(Objective):
 @_register("avg_job_completion", "mean turnaround time in hours")
 class AvgJobCompletion(Objective):
     def value(self, t: Tracker, final: bool) -> float:
-        return _mean(t.sum_turnaround_s, t) / HOUR_S
+        return _mean(t.sum_turnaround_s + (0.0 if final else t.in_system()), t) / HOUR_S
+
+    def accrual_weights(self, run_s: np.ndarray) -> np.ndarray:
+        return np.ones(len(run_s))
 
 
 @_register("avg_utilization", "1 - utilisation over the makespan")
@@ -143,6 +187,15 @@ class EnergyDelayProduct(Objective):
     def value(self, t: Tracker, final: bool) -> float:
         span = t.last_finish_s if final else t.now_s
         return t.energy_j / MJ * span / HOUR_S
+
+
+#: How rewards are timed (see the module's docstring).
+REWARD_TIMINGS = ("end", "accrued")
+
+
+def accrues(objective: Objective) -> bool:
+    """Whether ``objective`` supports reward timing ``accrued``."""
+    return objective.accrual_weights(np.ones(1)) is not None
 
 
 def make_objective(name: str, where: str = "objective") -> Objective:

@@ -290,7 +290,7 @@ class JobWindowObservation(Observation):
             wait = env.sim.now - env.submit[idx]
             out[:k, 0] = np.log1p(np.maximum(wait, 0.0)) / _LOG_WEEK
             out[:k, 1:5] = env.static[idx]
-            fits = env.fits_mask(window)
+            fits = env.window_fits()
             out[:k, 5] = fits
             self.extra_columns(out[:k], window, idx, fits)
             out[:k, -2] = 1.0

@@ -25,6 +25,7 @@ decisions, observations, masks and rewards); ``close()`` (or the next ``reset()`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hdrm.env.config import EnvConfig
-from hdrm.env.objectives import Tracker, make_objective
+from hdrm.env.objectives import OBJECTIVES, Tracker, accrues, make_objective
 from hdrm.env.observations import job_static_features, job_window_kinds, make_observation
 from hdrm.errors import ConfigError
 from hdrm.options import BatsimOptions, Options
@@ -43,10 +44,42 @@ from hdrm.registry import suggest
 from hdrm.sim.engine import Outcome, Simulation, SimulationConfig, SimulationResult
 from hdrm.sim.inputs import load_platform_any, read_workload_any, select
 from hdrm.workload.job import Job, Workload
+from hdrm.workload.load import scale_arrivals
 from hdrm.workload.requirements import attach_requirements
 
 VOID = "void"
 ENGINES = ("builtin", "batsim")
+
+
+@dataclass
+class _Accrual:
+    """Reward timing ``accrued``: the episode's accrual weights and, in submission order, the
+    submission times and cumulative sums of ``w`` and ``w * submit``; ``entered`` jobs so far."""
+
+    weight: np.ndarray
+    sorted_submit: np.ndarray
+    cum_w: np.ndarray
+    cum_ws: np.ndarray
+    entered: int = 0
+
+    @classmethod
+    def of(cls, weight: np.ndarray, submit: np.ndarray) -> "_Accrual":
+        order = np.argsort(submit, kind="stable")
+        zero = np.zeros(1)
+        return cls(weight, submit[order], np.concatenate([zero, np.cumsum(weight[order])]),
+                   np.concatenate([zero, np.cumsum((weight * submit)[order])]))
+
+    def enter_until(self, tracker: Tracker, now: float) -> None:
+        """The jobs submitted by ``now`` that have not entered yet start accruing."""
+        k = int(np.searchsorted(self.sorted_submit, now, side="right"))
+        if k > self.entered:
+            i = self.entered
+            tracker.accrue(self.cum_w[k] - self.cum_w[i], self.cum_ws[k] - self.cum_ws[i])
+            self.entered = k
+
+    def leave(self, tracker: Tracker, idx: int, submit_s: float) -> None:
+        """Job ``idx`` ended (or was rejected): its outcome counts instead."""
+        tracker.accrue(-self.weight[idx], -self.weight[idx] * submit_s)
 
 
 class SchedulingEnv(gym.Env):
@@ -78,6 +111,11 @@ class SchedulingEnv(gym.Env):
             self._bridge = self._batsim_bridge(batsim if batsim is not None or options is None
                                                else options.batsim)
         self.objective = make_objective(config.objective, "objective")
+        if config.reward_timing == "accrued" and not accrues(self.objective):
+            names = [n for n in OBJECTIVES.names() if accrues(OBJECTIVES.get(n)())]
+            raise ConfigError(f"reward_timing: 'accrued' counts what the jobs in the system have "
+                              f"accrued, defined for {', '.join(names)}; objective "
+                              f"{config.objective!r} takes 'end'")
         self.core_policy = CORE_POLICIES.get(config.core_selection, "core_selection")
         self._setup_actions()
         self._episode = 0
@@ -169,25 +207,40 @@ class SchedulingEnv(gym.Env):
         self.static = job_static_features(self)
         self.submit = np.array([j.submit_s for j in sim.workload.jobs], dtype=float)
         self.tracker = Tracker(nb_jobs=len(sim.workload), nb_cores=self.platform.nb_cores)
+        self._accrual = None
+        if self.config.reward_timing == "accrued":
+            run = np.array([j.run_time_s for j in sim.workload.jobs], dtype=float)
+            self._accrual = _Accrual.of(self.objective.accrual_weights(run), self.submit)
         sim.on_outcome = self._on_outcome
         self._last_value = 0.0
         self._held: Job | None = None
         self._done = False
+        self._window_fits: np.ndarray | None = None
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        """Start an episode; ``options={"start_index": i}`` picks the sequence."""
+        """Start an episode.
+
+        ``options`` may hold ``"start_index"`` (the sequence's first job) and ``"load_factor"``
+        (the episode's submission times are divided by it, multiplying its offered load: a way to
+        train on heavier or lighter variants of the trace's sequences; default 1).
+        """
         if seed is None and self._episode == 0:
             seed = self.config.seed  # unseeded first reset: the configured seed, for reproducibility
         super().reset(seed=seed)
-        start = None if not options else options.get("start_index")
-        self.sim = self._new_simulation(self._episode_workload(self._episode, self.np_random, start))
+        options = options or {}
+        workload = self._episode_workload(self._episode, self.np_random, options.get("start_index"))
+        factor = options.get("load_factor", 1)
+        if factor != 1:
+            workload = scale_arrivals(workload, factor)
+        self.sim = self._new_simulation(workload)
         self.sim.rng = np.random.default_rng(int(self.np_random.integers(2**31)))
         self.sim.core.rng = self.sim.rng
         self._episode += 1
         self._bind_episode()
         self.observer.reset()
         self._done = not self._advance(self.sim.next_decision())
+        self._window_fits = None  # the state is fixed from here until the next step
         return self.observer.build(), self._info()
 
     def step(self, action):
@@ -203,6 +256,7 @@ class SchedulingEnv(gym.Env):
         else:
             alive = self._step_pick(action)
         self._done = not self._advance(alive)
+        self._window_fits = None  # the state is fixed from here until the next step
         reward = self._reward()
         return self.observer.build(), reward, self._done, False, self._info()
 
@@ -224,7 +278,7 @@ class SchedulingEnv(gym.Env):
             mask[:k] = True
             mask[-1] = (self.config.void and self._event_pending()) or k == 0
         else:
-            mask[:k] = self.fits_mask(window)
+            mask[:k] = self.window_fits()
             mask[-1] = self._event_pending()
         return mask
 
@@ -232,6 +286,13 @@ class SchedulingEnv(gym.Env):
     def window_jobs(self) -> list[Job]:
         """The first ``window`` queued jobs in submission order."""
         return self.sim.core.queue[: self.config.window]
+
+    def window_fits(self) -> np.ndarray:
+        """:meth:`fits_mask` of :meth:`window_jobs`, computed once per decision (the mask and
+        the job-window observations both need it)."""
+        if self._window_fits is None:
+            self._window_fits = self.fits_mask(self.window_jobs())
+        return self._window_fits
 
     def fits_mask(self, jobs: list[Job]) -> np.ndarray:
         """For each job, whether it could start now."""
@@ -330,11 +391,15 @@ class SchedulingEnv(gym.Env):
     def _on_outcome(self, job: Job, outcome: Outcome) -> None:
         if outcome.start_s >= 0:
             self.tracker.job_ended(job.submit_s, outcome.start_s, outcome.finish_s, job.res)
+        if self._accrual is not None:  # rejected jobs leave the system too
+            self._accrual.leave(self.tracker, job.idx, self.submit[job.idx])
 
     def _reward(self) -> float:
         t = self.tracker
         t.now_s = self.sim.now
         t.energy_j = self.sim.machine.energy_j()
+        if self._accrual is not None:
+            self._accrual.enter_until(t, t.now_s)
         value = self.objective.value(t, final=self._done)
         reward = self._last_value - value
         self._last_value = value

@@ -246,10 +246,40 @@ def test_models_are_small(models_dir):
     ({"mode": "policy_pair"}, "platforms/hetero.json"),
     ({"objective": "energy_consumption"}, "job_pick mode is RLScheduler's protocol"),
     ({"pick": "some"}, "choose one of: any, fitting, env"),
+    ({"load_factors": (2.0, 1.0)}, r"--load-factors: expected LO,HI with 0 < LO <= HI .*got 2,1"),
+    ({"load_factors": (0.0, 1.0)}, r"--load-factors: .*got 0,1"),
 ])
 def test_bad_training_settings_are_one_line_config_errors(traces, tmp_path, changes, message):
     with pytest.raises(ConfigError, match=message):
         train.check_settings(tiny_settings(traces, tmp_path / "x.pt", **changes))
+
+
+def test_load_factors_must_be_two_numbers(tmp_path):
+    with pytest.raises(ConfigError, match=r"--load-factors: expected two numbers LO,HI .*'2'"):
+        train.parse_args(["--out", str(tmp_path / "x.pt"), "--load-factors", "2"])
+    assert train.parse_args(["--out", "x.pt", "--load-factors", "1,1.5"]).load_factors == (1.0, 1.5)
+
+
+def test_training_episodes_draw_their_load_factor_and_validation_keeps_the_trace_load(
+        traces, tmp_path, monkeypatch):
+    seen = []
+    real = protocol.run_agent
+
+    def spy(agent, env, start, seed=0, pick="env", load_factor=1.0):
+        seen.append(load_factor)
+        return real(agent, env, start, seed, pick, load_factor)
+
+    monkeypatch.setattr(protocol, "run_agent", spy)
+    settings = tiny_settings(traces, tmp_path / "a.pt", max_steps=150, load_factors=(1.5, 2.0))
+    train.train(settings, echo=lambda *_: None)
+    log = (tmp_path / "log_a" / "episodes.csv").read_text().splitlines()
+    factors = [float(line.split(",")[2]) for line in log[1:]]
+    assert factors and all(1.5 <= f <= 2.0 for f in factors) and len(set(factors)) == len(factors)
+    assert [round(f, 4) for f in seen if f != 1.0] == factors  # one draw per training episode
+    assert seen.count(1.0) >= len(factors)  # validate_every=1: validation at the trace's load
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    assert read_checkpoint(tmp_path / "a.pt")["options"]["setting"]["load_factors"] == [1.5, 2.0]
 
 
 def test_compare_rejects_an_unknown_group(capsys):

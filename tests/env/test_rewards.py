@@ -104,3 +104,64 @@ def test_makespan_return_in_hours_on_lublin():
     played = rollout(env, random_valid(np.random.default_rng(0)), seed=1)
     span_h = max(o.finish_s for o in env.result().outcomes) / HOUR_S
     assert sum(played.rewards) == pytest.approx(-span_h, rel=1e-9)
+
+
+ACCRUABLE = ("avg_bounded_slowdown", "avg_job_slowdown", "avg_job_completion")
+
+
+@pytest.mark.parametrize("setting", sorted(SETTINGS))
+@pytest.mark.parametrize("objective", ACCRUABLE)
+def test_accrued_timing_keeps_the_return_identity(small_swf, objective, setting):
+    env = SchedulingEnv(workload_file=small_swf, nb_jobs=40, objective=objective,
+                        reward_timing="accrued", **SETTINGS[setting])
+    played = rollout(env, random_valid(np.random.default_rng(3)), seed=11)
+    expected = objective_from_outputs(objective, env)
+    assert sum(played.rewards) == pytest.approx(-expected, rel=1e-9, abs=1e-12)
+    # the jobs in the system are counted as they wait, so penalties come earlier than with "end"
+    end = SchedulingEnv(workload_file=small_swf, nb_jobs=40, objective=objective,
+                        **SETTINGS[setting])
+    late = rollout(end, random_valid(np.random.default_rng(3)), seed=11)
+    assert late.actions == played.actions
+    half = len(played.rewards) // 2
+    assert sum(played.rewards[:half]) < sum(late.rewards[:half])
+
+
+def test_hand_checked_accrued_slowdown_rewards(tmp_path):
+    # The schedule of test_hand_checked_slowdown_return. At 50 s job 2 has ended (slowdown 1)
+    # while job 1 has accrued 50/100 and job 3, waiting since 10 s, (50 - 10)/10 = 4: the
+    # running value is (1 + 0.5 + 4)/3 at step 2, and 7/3 at the end.
+    swf = write_jobs(tmp_path / "w.swf", [(0, 100, 1, 200), (0, 50, 1, 200), (10, 10, 1, 200)],
+                     max_procs=2)
+    env = SchedulingEnv(workload_file=swf, platform_file=None, homogeneous_procs=2,
+                        mode="job_pick", window=4, objective="avg_job_slowdown",
+                        reward_timing="accrued")
+    played = rollout(env, lambda obs, info: 0, seed=0)
+    assert [info["time"] for info in played.infos] == [0.0, 0.0, 50.0, 100.0]
+    assert played.rewards == pytest.approx([0.0, -5.5 / 3, -(7.0 - 5.5) / 3])
+
+
+def test_accrued_timing_counts_rejected_jobs_out(tmp_path):
+    # job 2 asks for 8 of 4 cores and is rejected at once: it must not accrue afterwards
+    swf = write_jobs(tmp_path / "w.swf", [(0, 10, 3, 20), (0, 10, 8, 20), (5, 50, 2, 60)])
+    env = SchedulingEnv(workload_file=swf, platform_file=None, homogeneous_procs=4,
+                        objective="avg_bounded_slowdown", reward_timing="accrued")
+    played = rollout(env, lambda obs, info: 0, seed=0)
+    assert sum(played.rewards) == pytest.approx(-objective_from_outputs("avg_bounded_slowdown",
+                                                                        env), rel=1e-12)
+    assert env.tracker.accrual_w == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"objective": "energy_consumption", "reward_timing": "accrued"},
+     "reward_timing: 'accrued' counts what the jobs in the system have accrued, defined for "
+     "avg_bounded_slowdown, avg_job_completion, avg_job_slowdown; objective "
+     "'energy_consumption' takes 'end'"),
+    ({"reward_timing": "acrued"},
+     "reward_timing: unknown value 'acrued'; did you mean 'accrued'? choose one of: end, accrued"),
+])
+def test_reward_timing_errors_are_one_line(kwargs, message):
+    from hdrm.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        SchedulingEnv(**kwargs)
+    assert str(info.value) == message
