@@ -10,7 +10,7 @@ Usage::
         --seed 0 --minutes M [--max-steps N] --out models/NAME.pt
     python benchmarks/train.py --mode policy_pair --platform platforms/hetero.json --trace sdsc
         --objective avg_bounded_slowdown|energy_consumption [--observation small|small_waits]
-        [--load-factors LO,HI] --learner ppo --seed 0 --minutes M --out models/NAME.pt
+        [--load-factors LO,HI] [--validation-load-factors F1,F2] --learner ppo --seed 0 --minutes M --out models/NAME.pt
 
 ``job_pick`` mode (the default) is RLScheduler's setting (:mod:`benchmarks.protocol`): homogeneous
 processors, the trace's conventions, a window of 128 queued jobs, objective average bounded
@@ -21,8 +21,9 @@ SDSC-SP2-derived workload. Episodes start at indices drawn from
 model goes to ``--out`` with the settings and training figures (wall time, environment steps) in
 the checkpoint's ``options``; ``episodes.csv`` and ``validation.csv`` go to ``--log-dir``.
 ``--load-factors LO,HI`` trains on heavier (or lighter) variants: each training episode divides
-its submission times by a factor drawn uniformly in ``[LO, HI]``; validation and evaluation keep
-the trace's load.
+its submission times by a factor drawn uniformly in ``[LO, HI]``; evaluation keeps the trace's
+load, and so does validation unless ``--validation-load-factors`` lists factors to validate at
+(each validation sequence at each factor, scored by the mean).
 
 ``--imitate`` warm-starts a policy learner by imitating a heuristic first
 (:mod:`benchmarks.imitation`): a queue heuristic with backfilling in ``job_pick`` mode, a fixed
@@ -107,6 +108,7 @@ class TrainSettings:
     train_jobs: int = protocol.SEQUENCE_JOBS
     validation_starts: tuple[int, ...] | None = None
     load_factors: tuple[float, float] | None = None
+    validation_load_factors: tuple[float, ...] = (1.0,)
     agent_json: dict[str, Any] = field(default_factory=dict)
     imitate: str | None = None
     imitate_backfill: str = "easy"
@@ -171,6 +173,10 @@ def check_settings(s: TrainSettings) -> None:
         if not (0 < lo <= hi and math.isfinite(hi)):
             raise ConfigError(f"--load-factors: expected LO,HI with 0 < LO <= HI (e.g. 1,2), got "
                               f"{lo:g},{hi:g}")
+    bad = [f for f in s.validation_load_factors if not (0 < f and math.isfinite(f))]
+    if bad or not s.validation_load_factors:
+        raise ConfigError(f"--validation-load-factors: expected positive numbers (e.g. 1,1.5), got "
+                          f"{','.join(f'{f:g}' for f in s.validation_load_factors) or 'none'}")
     if s.window < 1:
         raise ConfigError(f"--window: expected a positive number of jobs, got {s.window}")
     if s.imitate is not None and s.mode == "policy_pair":
@@ -250,8 +256,8 @@ class Validator:
         """Validate now; returns the mean objective and whether it is the best so far."""
         agent.train_mode(False)
         scores = [protocol.run_agent(agent, self.env, start, seed=0,
-                                     pick=self.settings.pick).score
-                  for start in self.starts]
+                                     pick=self.settings.pick, load_factor=factor).score
+                  for factor in self.settings.validation_load_factors for start in self.starts]
         agent.train_mode(True)
         value = float(np.mean([sc.value(self.settings.objective) for sc in scores]))
         improved = value < self.best
@@ -274,7 +280,8 @@ def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict
                     "observation": s.observation, "reservation": s.reservation,
                     "window": s.window if s.mode == "job_pick" else None,
                     "train_jobs": s.train_jobs, "seed": s.seed, "imitate": s.imitate,
-                    "load_factors": list(s.load_factors) if s.load_factors else None},
+                    "load_factors": list(s.load_factors) if s.load_factors else None,
+                    "validation_load_factors": list(s.validation_load_factors)},
         "training": figures,
     }
 
@@ -467,6 +474,10 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
                    help="training episodes divide their submission times by a factor drawn "
                         "uniformly in [LO, HI] (heavier variants of the sequences; validation "
                         "and evaluation keep the trace's load)")
+    p.add_argument("--validation-load-factors", metavar="F1,F2,...", default="1",
+                   help="validate on every validation sequence at each of these load factors "
+                        "(mean over all; default 1: the trace's load). Heavier variants make "
+                        "model selection weigh the overloaded regime that dominates mean slowdowns")
     p.add_argument("--agent-json", default="{}", help="JSON merged into the learner's options")
     p.add_argument("--imitate", help="warm start: imitate this queue heuristic first (e.g. wfp3)")
     p.add_argument("--imitate-backfill", default="easy", help="the teacher's backfilling")
@@ -492,6 +503,11 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
             raise ConfigError(f"--load-factors: expected two numbers LO,HI (e.g. 1,2), got "
                               f"{a.load_factors!r}") from None
         factors = (lo, hi)
+    try:
+        val_factors = tuple(float(x) for x in a.validation_load_factors.split(","))
+    except ValueError:
+        raise ConfigError(f"--validation-load-factors: expected comma-separated numbers (e.g. "
+                          f"1,1.5), got {a.validation_load_factors!r}") from None
     argv_used = sys.argv[1:] if argv is None else argv
     return TrainSettings(
         out=a.out, trace=a.trace, backfill=a.backfill, learner=a.learner, network=a.network,
@@ -500,7 +516,8 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
         pick=a.pick, seed=a.seed, reservation=a.reservation, window=a.window,
         observation=a.observation,
         minutes=a.minutes, max_steps=a.max_steps, validate_every=max(1, a.validate_every),
-        train_jobs=a.train_jobs, validation_starts=starts, load_factors=factors, agent_json=agent_json,
+        train_jobs=a.train_jobs, validation_starts=starts, load_factors=factors,
+        validation_load_factors=val_factors, agent_json=agent_json,
         imitate=a.imitate, imitate_backfill=a.imitate_backfill,
         imitate_episodes=max(1, a.imitate_episodes), imitate_epochs=max(0, a.imitate_epochs),
         traces=a.traces, log_dir=a.log_dir,

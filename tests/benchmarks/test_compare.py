@@ -248,6 +248,9 @@ def test_models_are_small(models_dir):
     ({"pick": "some"}, "choose one of: any, fitting, env"),
     ({"load_factors": (2.0, 1.0)}, r"--load-factors: expected LO,HI with 0 < LO <= HI .*got 2,1"),
     ({"load_factors": (0.0, 1.0)}, r"--load-factors: .*got 0,1"),
+    ({"validation_load_factors": (1.0, -1.5)},
+     r"--validation-load-factors: expected positive numbers \(e\.g\. 1,1\.5\), got 1,-1\.5"),
+    ({"validation_load_factors": ()}, r"--validation-load-factors: .*got none"),
 ])
 def test_bad_training_settings_are_one_line_config_errors(traces, tmp_path, changes, message):
     with pytest.raises(ConfigError, match=message):
@@ -258,6 +261,12 @@ def test_load_factors_must_be_two_numbers(tmp_path):
     with pytest.raises(ConfigError, match=r"--load-factors: expected two numbers LO,HI .*'2'"):
         train.parse_args(["--out", str(tmp_path / "x.pt"), "--load-factors", "2"])
     assert train.parse_args(["--out", "x.pt", "--load-factors", "1,1.5"]).load_factors == (1.0, 1.5)
+    with pytest.raises(ConfigError, match=r"--validation-load-factors: expected comma-separated "
+                                          r"numbers .*'1,x'"):
+        train.parse_args(["--out", "x.pt", "--validation-load-factors", "1,x"])
+    parsed = train.parse_args(["--out", "x.pt", "--validation-load-factors", "1,1.5"])
+    assert parsed.validation_load_factors == (1.0, 1.5)
+    assert train.parse_args(["--out", "x.pt"]).validation_load_factors == (1.0,)
 
 
 def test_training_episodes_draw_their_load_factor_and_validation_keeps_the_trace_load(
@@ -279,7 +288,29 @@ def test_training_episodes_draw_their_load_factor_and_validation_keeps_the_trace
     assert seen.count(1.0) >= len(factors)  # validate_every=1: validation at the trace's load
     from hdrm.agents.checkpoint import read_checkpoint
 
-    assert read_checkpoint(tmp_path / "a.pt")["options"]["setting"]["load_factors"] == [1.5, 2.0]
+    setting = read_checkpoint(tmp_path / "a.pt")["options"]["setting"]
+    assert setting["load_factors"] == [1.5, 2.0] and setting["validation_load_factors"] == [1.0]
+
+
+def test_validation_load_factors_score_each_sequence_at_each_factor(traces, tmp_path,
+                                                                     monkeypatch):
+    calls = []
+    real = protocol.run_agent
+
+    def spy(agent, env, start, seed=0, pick="env", load_factor=1.0):
+        episode = real(agent, env, start, seed, pick, load_factor)
+        calls.append((start, load_factor, episode.score.bsld))
+        return episode
+
+    settings = tiny_settings(traces, tmp_path / "v.pt", validation_starts=(200, 300),
+                             validation_load_factors=(1.0, 3.0))
+    validate = train.Validator(settings, settings.validation_starts)
+    agent = train.build_agent("ppo", dict(TINY_PPO), validate.env, seed=0)
+    monkeypatch.setattr(protocol, "run_agent", spy)
+    value, improved = validate(agent, 0)
+    assert [(s, f) for s, f, _ in calls] == [(200, 1.0), (300, 1.0), (200, 3.0), (300, 3.0)]
+    assert improved and value == pytest.approx(sum(b for *_, b in calls) / 4)
+    assert calls[2][2] != calls[0][2]  # the heavier variant is a different episode
 
 
 def test_compare_rejects_an_unknown_group(capsys):
