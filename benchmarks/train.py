@@ -55,9 +55,10 @@ if __package__ in (None, ""):
 
 from benchmarks import imitation, protocol  # noqa: E402
 from hdrm.agents import get_agent_class  # noqa: E402
+from hdrm.agents.checkpoint import load_checkpoint  # noqa: E402
 from hdrm.env import SchedulingEnv  # noqa: E402
 from hdrm.env.observations import job_window_kinds  # noqa: E402
-from hdrm.errors import ConfigError, HdrmError  # noqa: E402
+from hdrm.errors import AgentLoadError, ConfigError, HdrmError  # noqa: E402
 from hdrm.policies.backfill import BACKFILLING  # noqa: E402
 from hdrm.policies.job_selection import JOB_POLICIES  # noqa: E402
 
@@ -111,6 +112,7 @@ class TrainSettings:
     validation_load_factors: tuple[float, ...] = (1.0,)
     agent_json: dict[str, Any] = field(default_factory=dict)
     imitate: str | None = None
+    init_model: str | None = None
     imitate_backfill: str = "easy"
     imitate_episodes: int = 40
     imitate_epochs: int = 5
@@ -179,6 +181,11 @@ def check_settings(s: TrainSettings) -> None:
                           f"{','.join(f'{f:g}' for f in s.validation_load_factors) or 'none'}")
     if s.window < 1:
         raise ConfigError(f"--window: expected a positive number of jobs, got {s.window}")
+    if s.init_model is not None and s.imitate is not None:
+        raise ConfigError("--init-model and --imitate are two ways to start: give one of them")
+    if s.init_model is not None and not Path(s.init_model).is_file():
+        raise ConfigError(f"--init-model {s.init_model}: no such file; give a checkpoint written "
+                          "by train.py (models/NAME.pt)")
     if s.imitate is not None and s.mode == "policy_pair":
         from hdrm.policies.pairs import ALL_PAIRS
 
@@ -280,6 +287,7 @@ def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict
                     "observation": s.observation, "reservation": s.reservation,
                     "window": s.window if s.mode == "job_pick" else None,
                     "train_jobs": s.train_jobs, "seed": s.seed, "imitate": s.imitate,
+                    "init_model": s.init_model,
                     "load_factors": list(s.load_factors) if s.load_factors else None,
                     "validation_load_factors": list(s.validation_load_factors)},
         "training": figures,
@@ -352,8 +360,25 @@ class _Run:
                               ("episode", "env_steps", "objective", "best", "wall_s"))
         self.env_steps = self.episode = 0
         self.imitation: dict[str, Any] = {}
+        self.init: dict[str, Any] = {}
         if s.imitate:
             self.warm_start()
+        elif s.init_model:
+            self.start_from_model()
+
+    def start_from_model(self) -> None:
+        """Start from the weights of ``--init-model`` (a fresh optimizer), then validate, so the
+        starting model is the first candidate of the run."""
+        try:
+            checkpoint = load_checkpoint(self.agent, self.s.init_model, optimizer=False)
+        except AgentLoadError as exc:
+            raise ConfigError(f"--init-model: {exc}") from None
+        prior = checkpoint["options"].get("training", {})
+        self.init = {"model": self.s.init_model, "wall_s": prior.get("wall_s"),
+                     "env_steps": prior.get("env_steps"), "command": prior.get("command")}
+        self.echo(f"starting from {self.s.init_model} ({prior.get('env_steps')} environment "
+                  f"steps, {prior.get('wall_s')} s of training)")
+        self.validation(float("nan"), self.wall_s())
 
     def warm_start(self) -> None:
         """Imitate the teacher heuristic (:mod:`benchmarks.imitation`), then validate."""
@@ -427,6 +452,8 @@ class _Run:
                    "command": self.s.command, "final": True}
         if self.imitation:
             figures["imitation"] = self.imitation
+        if self.init:
+            figures["init_model"] = self.init
         if v.best_state is not None:
             self.agent.load_state_dict(v.best_state[0])
             self.agent.load_optimizer_state_dict(v.best_state[1])
@@ -479,6 +506,9 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
                         "(mean over all; default 1: the trace's load). Heavier variants make "
                         "model selection weigh the overloaded regime that dominates mean slowdowns")
     p.add_argument("--agent-json", default="{}", help="JSON merged into the learner's options")
+    p.add_argument("--init-model", metavar="MODEL.pt",
+                   help="start from this model's weights (a fresh optimizer): fine-tuning; its "
+                        "training figures are recorded with the new model's")
     p.add_argument("--imitate", help="warm start: imitate this queue heuristic first (e.g. wfp3)")
     p.add_argument("--imitate-backfill", default="easy", help="the teacher's backfilling")
     p.add_argument("--imitate-episodes", type=int, default=40,
@@ -518,7 +548,7 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
         minutes=a.minutes, max_steps=a.max_steps, validate_every=max(1, a.validate_every),
         train_jobs=a.train_jobs, validation_starts=starts, load_factors=factors,
         validation_load_factors=val_factors, agent_json=agent_json,
-        imitate=a.imitate, imitate_backfill=a.imitate_backfill,
+        imitate=a.imitate, init_model=a.init_model, imitate_backfill=a.imitate_backfill,
         imitate_episodes=max(1, a.imitate_episodes), imitate_epochs=max(0, a.imitate_epochs),
         traces=a.traces, log_dir=a.log_dir,
         command="python benchmarks/train.py " + shlex.join(argv_used),

@@ -251,6 +251,7 @@ def test_models_are_small(models_dir):
     ({"validation_load_factors": (1.0, -1.5)},
      r"--validation-load-factors: expected positive numbers \(e\.g\. 1,1\.5\), got 1,-1\.5"),
     ({"validation_load_factors": ()}, r"--validation-load-factors: .*got none"),
+    ({"init_model": "missing.pt"}, r"--init-model missing\.pt: no such file"),
 ])
 def test_bad_training_settings_are_one_line_config_errors(traces, tmp_path, changes, message):
     with pytest.raises(ConfigError, match=message):
@@ -466,3 +467,35 @@ def test_observation_window_and_reservation_are_recorded_and_used_in_evaluation(
 def test_observation_settings_are_checked(traces, tmp_path, kw, message):
     with pytest.raises(ConfigError, match=message):
         train.train(tiny_settings(traces, tmp_path / "x.pt", **kw), echo=lambda *_: None)
+
+
+def test_init_model_starts_from_the_weights_and_validates_them_first(traces, tmp_path,
+                                                                     models_dir):
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    source = models_dir / "ppo_lublin.pt"
+    settings = tiny_settings(traces, tmp_path / "ft.pt", max_steps=100, init_model=str(source))
+    train.train(settings, echo=lambda *_: None)
+    first = (tmp_path / "log_ft" / "validation.csv").read_text().splitlines()[1].split(",")
+    assert first[:2] == ["0", "0"]  # the starting model is validated before any training
+    start = train.Validator(settings, settings.validation_starts)
+    agent = train.build_agent("ppo", train.agent_config(settings), start.env, seed=0)
+    from hdrm.agents.checkpoint import load_checkpoint
+
+    load_checkpoint(agent, source, optimizer=False)
+    assert float(first[2]) == pytest.approx(start(agent, 0)[0])
+    options = read_checkpoint(tmp_path / "ft.pt")["options"]
+    assert options["setting"]["init_model"] == str(source)
+    assert options["training"]["init_model"]["env_steps"] == \
+        read_checkpoint(source)["options"]["training"]["env_steps"]
+
+
+def test_init_model_errors_are_one_line(traces, tmp_path, models_dir):
+    source = str(models_dir / "ppo_lublin.pt")
+    with pytest.raises(ConfigError, match="--init-model and --imitate are two ways to start"):
+        train.check_settings(tiny_settings(traces, tmp_path / "x.pt", init_model=source,
+                                           imitate="sjf"))
+    wider = tiny_settings(traces, tmp_path / "y.pt", init_model=source,
+                          agent_json={**TINY_PPO, "hidden": [8]})
+    with pytest.raises(ConfigError, match=r"^--init-model: .*"):
+        train.train(wider, echo=lambda *_: None)
