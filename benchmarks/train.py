@@ -10,7 +10,8 @@ Usage::
         --seed 0 --minutes M [--max-steps N] --out models/NAME.pt
     python benchmarks/train.py --mode policy_pair --platform platforms/hetero.json --trace sdsc
         --objective avg_bounded_slowdown|energy_consumption [--observation small|small_waits]
-        [--load-factors LO,HI] [--validation-load-factors F1,F2] --learner ppo --seed 0 --minutes M --out models/NAME.pt
+        [--load-factors LO,HI] [--validation-load-factors F1,F2] [--init-model MODEL.pt]
+        --learner ppo --seed 0 --minutes M --out models/NAME.pt
 
 ``job_pick`` mode (the default) is RLScheduler's setting (:mod:`benchmarks.protocol`): homogeneous
 processors, the trace's conventions, a window of 128 queued jobs, objective average bounded
@@ -37,8 +38,8 @@ from __future__ import annotations
 
 import argparse
 import copy
-import dataclasses
 import csv
+import dataclasses
 import json
 import math
 import shlex
@@ -417,7 +418,8 @@ class _Run:
             self.env_steps += episode.steps
             self.episode += 1
             wall = self.wall_s()
-            self.episodes_log.row(self.episode, start, round(factor, 4), episode.steps, self.env_steps, value,
+            self.episodes_log.row(self.episode, start, round(factor, 4), episode.steps,
+                                  self.env_steps, value,
                                   float(episode.stats.get("loss", float("nan"))), wall)
             done_steps = bool(s.max_steps) and self.env_steps >= s.max_steps
             done_time = s.minutes > 0 and wall >= s.minutes * 60
@@ -499,8 +501,9 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--validation-starts", help="comma-separated start indices (default: the trace's)")
     p.add_argument("--load-factors", metavar="LO,HI",
                    help="training episodes divide their submission times by a factor drawn "
-                        "uniformly in [LO, HI] (heavier variants of the sequences; validation "
-                        "and evaluation keep the trace's load)")
+                        "uniformly in [LO, HI] (heavier variants of the sequences; evaluation "
+                        "keeps the trace's load, validation too unless "
+                        "--validation-load-factors says otherwise)")
     p.add_argument("--validation-load-factors", metavar="F1,F2,...", default="1",
                    help="validate on every validation sequence at each of these load factors "
                         "(mean over all; default 1: the trace's load). Heavier variants make "
