@@ -144,15 +144,22 @@ def test_decide_is_fast_on_a_full_job_window(training):
     agent = PPOAgent({"run": "train"}, obs_space, spaces.Discrete(129), seed=0).train_mode(training)
     rng = np.random.default_rng(0)
     obs = rng.random((128, 8), dtype=np.float32)
+    obs_t = torch.as_tensor(obs)
     mask = np.ones(129, dtype=np.int8)
-    times = []
-    for _ in range(300):
+    decide_s, forward_s = [], []
+    for _ in range(300):  # interleaved, so a loaded machine slows both alike
         start = time.perf_counter()
         agent.decide(obs, mask)
-        times.append(time.perf_counter() - start)
+        decide_s.append(time.perf_counter() - start)
         agent.rewarded(0.0, False)
-    # typically ~0.06 ms (test) / ~0.1 ms (train) on 2 cores; generous bound for loaded CI machines
-    assert np.median(times) < 0.5e-3
+        start = time.perf_counter()
+        with torch.no_grad():
+            agent.network(obs_t)
+        forward_s.append(time.perf_counter() - start)
+    # decide() is the network's forward pass plus masking, sampling and bookkeeping: measured at
+    # 0.8x (test: logits only) and 1.5x (train) a bare forward pass, 0.06-0.4 ms on 2 cores
+    assert np.median(decide_s) < 4 * np.median(forward_s)
+    assert np.median(decide_s) < 5e-3  # and the network itself is small enough for env speed
 
 
 @pytest.mark.parametrize("cls", [ReinforceAgent, A2CAgent])
