@@ -68,7 +68,7 @@ def teacher_actions(env: SchedulingEnv, starts: dict[int, float]) -> tuple[int, 
     array over the window positions.
     """
     window = env.window_jobs()
-    fits = env.fits_mask(window)
+    fits = env.window_fits()  # the decision's mask already computed it
     now = env.sim.now
     teacher = np.fromiter((starts.get(job.idx, np.inf) for job in window), dtype=float,
                           count=len(window))
