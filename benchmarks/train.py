@@ -58,6 +58,7 @@ from benchmarks import imitation, protocol  # noqa: E402
 from hdrm.agents import get_agent_class  # noqa: E402
 from hdrm.agents.checkpoint import load_checkpoint  # noqa: E402
 from hdrm.env import SchedulingEnv  # noqa: E402
+from hdrm.env.objectives import REWARD_TIMINGS  # noqa: E402
 from hdrm.env.observations import job_window_kinds  # noqa: E402
 from hdrm.errors import AgentLoadError, ConfigError, HdrmError  # noqa: E402
 from hdrm.policies.backfill import BACKFILLING  # noqa: E402
@@ -146,10 +147,12 @@ def check_settings(s: TrainSettings) -> None:
         raise ConfigError(f"--trace: {s.trace!r} is for evaluation only; train on one of: "
                           f"{', '.join(protocol.TRAINABLE)}")
     choices = {"backfill": protocol.BACKFILLS, "decision": protocol.DECISIONS,
-               "mode": ("job_pick", "policy_pair"), "pick": protocol.PICK_MODES}
+               "mode": ("job_pick", "policy_pair"), "pick": protocol.PICK_MODES,
+               "reward_timing": REWARD_TIMINGS}
     for name, valid in choices.items():
         if getattr(s, name) not in valid:
-            raise ConfigError(f"--{name}: invalid value {getattr(s, name)!r}; "
+            flag = name.replace("_", "-")
+            raise ConfigError(f"--{flag}: invalid value {getattr(s, name)!r}; "
                               f"choose one of: {', '.join(valid)}")
     if s.mode == "policy_pair":
         if s.platform is None or Path(s.platform).resolve() != protocol.HETERO_PLATFORM.resolve():

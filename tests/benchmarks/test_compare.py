@@ -246,6 +246,7 @@ def test_models_are_small(models_dir):
     ({"mode": "policy_pair"}, "platforms/hetero.json"),
     ({"objective": "energy_consumption"}, "job_pick mode is RLScheduler's protocol"),
     ({"pick": "some"}, "choose one of: any, fitting, env"),
+    ({"reward_timing": "acrued"}, r"^--reward-timing: invalid value 'acrued'; choose one of: end, accrued$"),
     ({"load_factors": (2.0, 1.0)}, r"--load-factors: expected LO,HI with 0 < LO <= HI .*got 2,1"),
     ({"load_factors": (0.0, 1.0)}, r"--load-factors: .*got 0,1"),
     ({"validation_load_factors": (1.0, -1.5)},
