@@ -9,7 +9,8 @@ Usage::
         [--imitate HEURISTIC [--imitate-backfill easy] [--imitate-episodes N] [--imitate-epochs E]]
         --seed 0 --minutes M [--max-steps N] --out models/NAME.pt
     python benchmarks/train.py --mode policy_pair --platform platforms/hetero.json --trace sdsc
-        --objective avg_bounded_slowdown|energy_consumption [--observation small|small_waits]
+        --objective avg_bounded_slowdown|energy_consumption
+        [--observation small|small_waits|small_waits_predicted]
         [--load-factors LO,HI] [--validation-load-factors F1,F2] [--init-model MODEL.pt]
         --learner ppo --seed 0 --minutes M --out models/NAME.pt
 
@@ -172,7 +173,7 @@ def check_settings(s: TrainSettings) -> None:
                           f"{', '.join(windows)}; got {s.observation!r}")
     if s.mode == "policy_pair" and s.observation in windows:
         raise ConfigError(f"--observation: {s.observation!r} is for job_pick mode; policy_pair "
-                          "mode takes minimal, small, small_waits or normal")
+                          "mode takes minimal, small, small_waits, small_waits_predicted or normal")
     JOB_POLICIES.get(s.reservation, "--reservation")
     if s.load_factors is not None:
         lo, hi = s.load_factors
@@ -483,8 +484,8 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
                    help="end (rewards as jobs end) or accrued (also the slowdown the jobs in the "
                         "system have accrued: a waiting job is penalised while it waits)")
     p.add_argument("--observation",
-                   help="policy_pair mode: minimal, small (default), small_waits or normal "
-                        "(HDeepRM's); "
+                   help="policy_pair mode: minimal, small (default), small_waits, "
+                        "small_waits_predicted or normal (HDeepRM's); "
                         "job_pick mode: job_window (default), job_window_reservation or "
                         "job_window_predicted")
     p.add_argument("--reservation", default="fcfs",

@@ -30,6 +30,11 @@ Observation kinds:
     ``small`` plus the 0th, 25th, 50th, 75th and 100th percentiles of the queued jobs' waiting
     times (0 for an empty queue): how long jobs have been held back, which the percentiles of
     their requests do not show (a queue order that starves some jobs is visible only here).
+``small_waits_predicted``
+    ``small_waits`` plus the 0th, 25th, 50th, 75th and 100th percentiles of the queued jobs'
+    predicted run times (normalised as the requested time; the prediction of
+    ``job_window_predicted`` below): next to the requested-time percentiles of the queue block,
+    how far the requests overstate what the queued jobs will really run.
 ``job_window`` (``job_pick`` mode)
     A matrix of ``window`` rows (the first queued jobs, in submission order; padding rows are 0)
     and 8 columns: waiting time, requested time, processors, memory, bandwidth, fits-now flag
@@ -230,6 +235,24 @@ class SmallWaitsObservation(SmallObservation):
             wait = np.maximum(env.sim.now - env.submit[idx], 0.0)
             waits[:] = np.clip(np.log1p(_quartiles(wait[:, None])[:, 0]) / _LOG_WEEK, 0.0, 1.0)
         return np.concatenate([super().build(), waits]).astype(np.float32, copy=False)
+
+
+@OBSERVATIONS.register("small_waits_predicted")
+class SmallWaitsPredictedObservation(SmallWaitsObservation):
+    name = "small_waits_predicted"
+
+    def space(self) -> spaces.Box:
+        return spaces.Box(0.0, 1.0, shape=(37,), dtype=np.float32)
+
+    def build(self) -> np.ndarray:
+        env = self.env
+        queue = env.sim.core.queue
+        predicted = np.zeros(5, dtype=np.float32)
+        if queue:
+            predict = env.sim.core.predictor.predict
+            runs = np.fromiter((predict(job) for job in queue), dtype=float, count=len(queue))
+            predicted[:] = np.clip(np.log1p(_quartiles(runs[:, None])[:, 0]) / _LOG_WEEK, 0.0, 1.0)
+        return np.concatenate([super().build(), predicted]).astype(np.float32, copy=False)
 
 
 @OBSERVATIONS.register("normal")

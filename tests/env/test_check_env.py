@@ -22,7 +22,8 @@ def _check(env: SchedulingEnv) -> None:
 @pytest.mark.parametrize("backfilling", ["none", "easy"])
 @pytest.mark.parametrize("decision", ["event", "commit"])
 @pytest.mark.parametrize("platform", sorted(PLATFORMS))
-@pytest.mark.parametrize("observation", ["normal", "small", "small_waits", "minimal"])
+@pytest.mark.parametrize("observation", ["normal", "small", "small_waits", "small_waits_predicted",
+                                         "minimal"])
 def test_policy_pair_mode_passes_check_env(small_swf, observation, platform, decision, backfilling):
     env = SchedulingEnv(workload_file=small_swf, nb_jobs=20, observation=observation,
                         decision=decision, backfilling=backfilling, void=decision == "event",
