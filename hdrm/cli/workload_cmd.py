@@ -22,7 +22,7 @@ from hdrm.workload.conventions import CONVENTIONS
 from hdrm.workload.job import Workload
 from hdrm.workload.load import scale_arrivals
 from hdrm.workload.requirements import DEFAULT_BW, attach_requirements
-from hdrm.workload.select import first_jobs, sequence
+from hdrm.workload.select import select
 from hdrm.workload.summary import format_summary, summarize_workload
 from hdrm.workload.swf import read_swf
 
@@ -45,8 +45,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="platform file: the load refers to its cores, and SWF jobs written "
                              "with --json get parallel_homogeneous requirements at its reference "
                              "speed (Batsim JSON input is written as it is)")
-    parser.add_argument("--nb-jobs", type=int, metavar="N", help="keep N jobs (default: all)")
-    parser.add_argument("--start-index", type=int, metavar="I",
+    parser.add_argument("--nb-jobs", type=int, default=0, metavar="N",
+                        help="keep N jobs (0, the default: all from the start index)")
+    parser.add_argument("--start-index", type=int, default=0, metavar="I",
                         help="first job to keep, 0-based, after the conventions' filtering")
     parser.add_argument("--conventions", default="default", metavar="NAME",
                         help=f"SWF conventions: {', '.join(CONVENTIONS.names())} "
@@ -70,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
     """Run ``hdrm workload``; returns the exit status."""
     platform = load_platform(args.platform) if args.platform else None
     is_json = args.trace.endswith(".json")
-    workload = _select(_load(args, platform), args.nb_jobs, args.start_index)
+    workload = _load(args, platform)
+    if args.start_index or args.nb_jobs:  # else the trace as it is, on its own clock
+        workload = select(workload, args.start_index, args.nb_jobs)
     if args.load_factor is not None:
         workload = scale_arrivals(workload, args.load_factor)
     nb_cores = platform.nb_cores if platform is not None else None
@@ -99,15 +102,6 @@ def _load(args: argparse.Namespace, platform: Any) -> Workload:
         ref = platform.reference_gflops if platform is not None else None
         return read_batsim_json(args.trace, ref)
     return read_swf(args.trace, args.conventions, strict=args.strict)
-
-
-def _select(workload: Workload, nb_jobs: int | None, start_index: int | None) -> Workload:
-    if start_index is not None:
-        count = nb_jobs if nb_jobs is not None else max(len(workload) - start_index, 1)
-        return sequence(workload, start_index, count)
-    if nb_jobs is not None:
-        return first_jobs(workload, nb_jobs)
-    return workload
 
 
 def load_platform(path: str) -> Any:

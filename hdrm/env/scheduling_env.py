@@ -42,10 +42,11 @@ from hdrm.policies.core_selection import CORE_POLICIES
 from hdrm.policies.pairs import ALL_PAIRS, resolve_policy
 from hdrm.registry import suggest
 from hdrm.sim.engine import Outcome, Simulation, SimulationConfig, SimulationResult
-from hdrm.sim.inputs import load_platform_any, read_workload_any, select
+from hdrm.sim.inputs import load_platform_any, read_workload_any
 from hdrm.workload.job import Job, Workload
 from hdrm.workload.load import scale_arrivals
 from hdrm.workload.requirements import attach_requirements
+from hdrm.workload.select import select
 
 VOID = "void"
 ENGINES = ("builtin", "batsim")

@@ -26,7 +26,7 @@ from hdrm.platform.simgrid import platform_from_simgrid
 from hdrm.workload.batsim_json import read_batsim_json
 from hdrm.workload.job import Workload
 from hdrm.workload.requirements import DEFAULT_BW, attach_requirements
-from hdrm.workload.select import first_jobs, sequence
+from hdrm.workload.select import select
 from hdrm.workload.swf import read_swf
 
 
@@ -102,12 +102,3 @@ def load_inputs(spec: InputSpec) -> tuple[Platform, Workload]:
             workload, platform.reference_gflops, np.random.default_rng(spec.seed), spec.bandwidth
         )
     return platform, workload
-
-
-def select(workload: Workload, start_index: int = 0, nb_jobs: int = 0) -> Workload:
-    """The selection of ``nb_jobs`` jobs from ``start_index`` (all when 0), shifted to start at 0."""
-    if nb_jobs <= 0:
-        nb_jobs = len(workload) - start_index
-    if start_index == 0:
-        return first_jobs(workload, nb_jobs)
-    return sequence(workload, start_index, nb_jobs)

@@ -85,6 +85,38 @@ def sequence(workload: Workload, start_index: int, nb_jobs: int) -> Workload:
     return rebase(workload, workload.jobs[start_index:end], f"{workload.name}[{start_index}:{end}]")
 
 
+def select(workload: Workload, start_index: int = 0, nb_jobs: int = 0) -> Workload:
+    """``nb_jobs`` jobs from ``start_index`` (0: all the jobs from there), shifted to start at 0.
+
+    The one selection of the user-facing commands and options (``nb_jobs`` and ``start_index``):
+    from index 0 it is :func:`first_jobs` (a shorter workload gives all its jobs, with a log
+    line), from any other index a :func:`sequence` that must fit.
+
+    Raises:
+        WorkloadError: ``nb_jobs`` negative, ``start_index`` outside the workload, or a sequence
+            that does not fit; the message names the workload and the valid values.
+    """
+    if isinstance(nb_jobs, bool) or not isinstance(nb_jobs, Integral) or nb_jobs < 0:
+        raise WorkloadError(
+            f"{_label(workload)}: number of jobs must be a positive integer, or 0 for all the "
+            f"jobs from the start index; got {nb_jobs!r}"
+        )
+    n = len(workload)
+    if not n:
+        raise WorkloadError(f"{_label(workload)}: the workload has no jobs to select from")
+    if isinstance(start_index, bool) or not isinstance(start_index, Integral) or not (
+            0 <= start_index < n):
+        raise WorkloadError(
+            f"{_label(workload)}: start index {start_index!r} is outside the workload's {n} "
+            f"jobs (valid start indices: 0..{n - 1})"
+        )
+    if nb_jobs == 0:
+        nb_jobs = n - start_index
+    if start_index == 0:
+        return first_jobs(workload, nb_jobs)
+    return sequence(workload, start_index, nb_jobs)
+
+
 def sequences(
     workload: Workload,
     start_indices: Iterable[int] = RLSCHEDULER_START_INDICES,

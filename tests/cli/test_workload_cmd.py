@@ -105,7 +105,10 @@ def test_batsim_json_input_warns_about_unsupported_profiles(capsys):
         ([LUBLIN, "--start-index", "499", "--nb-jobs", "5"],
          r"cannot take 5 jobs from index 499: the workload has 500 jobs \(valid start indices: "
          r"0\.\.495\)"),
-        ([LUBLIN, "--nb-jobs", "0"], r"number of jobs must be a positive integer, got 0"),
+        ([LUBLIN, "--nb-jobs", "-3"], r"number of jobs must be a positive integer, or 0 for all "
+                                      r"the jobs from the start index; got -3"),
+        ([LUBLIN, "--start-index", "500"], r"start index 500 is outside the workload's 500 jobs "
+                                           r"\(valid start indices: 0\.\.499\)"),
         ([LUBLIN, "--load-factor", "-1"], r"load factor must be a finite number > 0"),
         ([LUBLIN, "--platform", str(ROOT / "platforms" / "tiny4.json"), "--json", "x.json",
           "--bw", "gauss:3"], r"unknown kind 'gauss'"),

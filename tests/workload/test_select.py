@@ -14,6 +14,7 @@ from hdrm.workload.select import (
     RLSCHEDULER_SEQUENCE_LENGTH,
     RLSCHEDULER_START_INDICES,
     first_jobs,
+    select,
     sequence,
     sequences,
     time_window,
@@ -74,6 +75,36 @@ def test_sequence_out_of_range_gives_the_valid_indices():
 def test_bad_job_counts(count):
     with pytest.raises(WorkloadError, match=r"number of jobs must be a positive integer"):
         first_jobs(make_workload([0.0]), count)
+
+
+def test_select_zero_means_all_from_the_start_index():
+    workload = make_workload([0.0, 10.0, 20.0, 35.0, 50.0])
+    assert [j.id for j in select(workload).jobs] == [100, 101, 102, 103, 104]
+    tail = select(workload, 3)
+    assert [j.id for j in tail.jobs] == [103, 104] and tail.name == "w[3:5]"
+    assert [j.submit_s for j in tail.jobs] == [0.0, 15.0]
+    assert [j.id for j in select(workload, 1, 2).jobs] == [101, 102]
+    assert len(select(workload, 0, 99)) == 5  # from 0 a shorter workload gives all its jobs
+
+
+@pytest.mark.parametrize(("start", "count", "message"), [
+    (0, -1, r"w\.swf: number of jobs must be a positive integer, or 0 for all the jobs from the "
+            r"start index; got -1"),
+    (0, 2.5, r"got 2\.5"),
+    (5, 0, r"w\.swf: start index 5 is outside the workload's 5 jobs \(valid start indices: "
+           r"0\.\.4\)"),
+    (-1, 2, r"start index -1 is outside"),
+    (3, 3, r"cannot take 3 jobs from index 3: the workload has 5 jobs"),
+])
+def test_select_refuses_what_it_cannot_take(start, count, message):
+    with pytest.raises(WorkloadError, match=message):
+        select(make_workload([0.0, 10.0, 20.0, 35.0, 50.0]), start, count)
+
+
+def test_select_on_an_empty_workload_says_so():
+    empty = Workload([], "e", "e.swf", None, {}, 8)
+    with pytest.raises(WorkloadError, match=r"e\.swf: the workload has no jobs to select from"):
+        select(empty)
 
 
 def test_time_window_is_half_open_and_shifted_to_its_first_job():
