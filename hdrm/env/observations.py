@@ -186,6 +186,14 @@ def _quartiles(values: np.ndarray) -> np.ndarray:
     return ordered[low] * (1.0 - weight) + ordered[high] * weight
 
 
+def _seconds_quartiles(seconds: np.ndarray | None) -> np.ndarray:
+    """The 5 percentiles of durations in seconds, ``log_week`` normalised (zeros for None)."""
+    out = np.zeros(5, dtype=np.float32)
+    if seconds is not None and len(seconds):
+        out[:] = np.clip(np.log1p(_quartiles(seconds[:, None])[:, 0]) / _LOG_WEEK, 0.0, 1.0)
+    return out
+
+
 def _fractions(part, total: np.ndarray, finite: np.ndarray) -> np.ndarray:
     """``part / total`` where ``total`` is finite and positive, else 1; clipped to [0, 1]."""
     out = np.ones(len(total))
@@ -229,12 +237,11 @@ class SmallWaitsObservation(SmallObservation):
     def build(self) -> np.ndarray:
         env = self.env
         queue = env.sim.core.queue
-        waits = np.zeros(5, dtype=np.float32)
+        waits = None
         if queue:
             idx = np.fromiter((j.idx for j in queue), dtype=np.int64, count=len(queue))
-            wait = np.maximum(env.sim.now - env.submit[idx], 0.0)
-            waits[:] = np.clip(np.log1p(_quartiles(wait[:, None])[:, 0]) / _LOG_WEEK, 0.0, 1.0)
-        return np.concatenate([super().build(), waits]).astype(np.float32, copy=False)
+            waits = np.maximum(env.sim.now - env.submit[idx], 0.0)
+        return np.concatenate([super().build(), _seconds_quartiles(waits)])
 
 
 @OBSERVATIONS.register("small_waits_predicted")
@@ -247,12 +254,11 @@ class SmallWaitsPredictedObservation(SmallWaitsObservation):
     def build(self) -> np.ndarray:
         env = self.env
         queue = env.sim.core.queue
-        predicted = np.zeros(5, dtype=np.float32)
+        runs = None
         if queue:
             predict = env.sim.core.predictor.predict
             runs = np.fromiter((predict(job) for job in queue), dtype=float, count=len(queue))
-            predicted[:] = np.clip(np.log1p(_quartiles(runs[:, None])[:, 0]) / _LOG_WEEK, 0.0, 1.0)
-        return np.concatenate([super().build(), predicted]).astype(np.float32, copy=False)
+        return np.concatenate([super().build(), _seconds_quartiles(runs)])
 
 
 @OBSERVATIONS.register("normal")
