@@ -2,7 +2,9 @@
 
 Each sub-command module defines ``add_parser(subparsers)``, which adds its parser and sets
 ``func`` (a callable taking the parsed arguments and returning an exit status). Errors that users
-cause (:class:`~hdrm.errors.HdrmError`) become one line on stderr and exit status 2.
+cause (:class:`~hdrm.errors.HdrmError`) become one line on stderr and exit status 2. Output
+piped into a reader that stops early (``hdrm workload trace.swf | head``) ends the command quietly
+with status 141, as the shell's own tools do.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 from hdrm import __version__
@@ -58,13 +61,20 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # inside the try: a reader gone shows here, not at the interpreter's exit
+        return status
     except HdrmError as exc:
         print(f"hdrm {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"hdrm {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of stdout has gone; send what is still buffered nowhere, so that the
+        # interpreter's final flush does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13  # SIGPIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -157,3 +159,13 @@ def test_batsim_json_input_is_written_as_it_is(tmp_path, capsys):
     # 80 GFLOP at the reference speed (8 GFLOP/s for tiny4 today: a 10 s run); nothing redrawn
     assert (job.id, job.ops_gflop, job.mem_bw_gbps) == ("a", 80.0, 0.0)
     assert job.run_time_s == pytest.approx(80.0 / ref)
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly():
+    # `hdrm workload trace.swf | head -1`: the reader has gone before the summary is written
+    child = subprocess.Popen([sys.executable, "-m", "hdrm.cli.main", "workload", LUBLIN],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=60) == 141
+    assert err == ""
