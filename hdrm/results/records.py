@@ -51,12 +51,17 @@ def interval_ranges(core_ids: Iterable[int]) -> list[tuple[int, int]]:
     Returns:
         The maximal runs of consecutive ids, e.g. ``[0, 1, 2, 3, 8] -> [(0, 3), (8, 8)]``.
     """
+    ordered = sorted(set(map(int, core_ids)))
     ranges: list[tuple[int, int]] = []
-    for core in sorted(set(int(c) for c in core_ids)):
-        if ranges and core == ranges[-1][1] + 1:
-            ranges[-1] = (ranges[-1][0], core)
-        else:
-            ranges.append((core, core))
+    if not ordered:
+        return ranges
+    lo = prev = ordered[0]
+    for core in ordered[1:]:  # one pass, no tuple rebuilt per core: wide jobs hold 1000s of cores
+        if core != prev + 1:
+            ranges.append((lo, prev))
+            lo = core
+        prev = core
+    ranges.append((lo, prev))
     return ranges
 
 
