@@ -34,6 +34,7 @@ from hdrm.launch.experiment import Experiment, build_experiment
 from hdrm.launch.logs import RunLog, TensorBoardHook, tensorboard_writer
 from hdrm.launch.loop import EpisodeActions, EpisodeRecord, HookList, Hooks, run_experiment
 from hdrm.options import load_options
+from hdrm.sim.outputs import make_outdir
 
 PROG = "hdeeprm-launch"
 #: Rows of the final table before it shows only the last ones.
@@ -133,11 +134,7 @@ def _outdir(args: argparse.Namespace) -> Path:
         while path.exists():
             k += 1
             path = base.with_name(f"{stamp}-{k}")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"--outdir {path}: cannot create the folder: {exc.strerror or exc}") from None
-    return path
+    return make_outdir(path)
 
 
 class _Saver(Hooks):

@@ -318,6 +318,16 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case):
     assert re_search(pattern, stderr), f"{pattern!r} not in {stderr!r}"
 
 
+def test_an_output_folder_that_cannot_be_made_is_one_line(tmp_path, capsys):
+    taken = tmp_path / "taken"
+    taken.write_text("a file, not a folder\n")
+    good = options_copy(tmp_path / "good", "classic", tiny("classic"))
+    status, stdout, stderr = launch(capsys, agent_file("classic"), good, "--outdir", taken / "run")
+    assert status == 2 and stdout == ""
+    assert stderr == (f"hdeeprm-launch: error: --outdir {taken / 'run'}: cannot create the folder: "
+                      "Not a directory; give a folder you can write to\n")
+
+
 def re_search(pattern: str, text: str) -> bool:
     import re
 

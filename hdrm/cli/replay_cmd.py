@@ -11,7 +11,7 @@ from hdrm.errors import ConfigError
 from hdrm.policies.pairs import resolve_policy
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.sim.inputs import InputSpec, load_inputs
-from hdrm.sim.outputs import job_results, schedule_summary, write_outputs
+from hdrm.sim.outputs import check_outdir, job_results, schedule_summary, write_outputs
 
 EPILOG = """examples:
   hdrm replay --platform platforms/hetero.json --workload workloads/SDSC-SP2-1998-4.2-cln_first500.swf \\
@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if args.homogeneous_procs is not None and args.homogeneous_procs < 0:
         raise ConfigError(f"--homogeneous-procs: expected a positive number, got {args.homogeneous_procs}")
     platform, workload = load_inputs(spec)
+    check_outdir(args.outdir)  # before the run: a bad folder should not cost a whole simulation
     config = SimulationConfig(
         contention=args.contention,
         backfilling=args.backfill,

@@ -9,9 +9,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
+from hdrm.errors import ConfigError
 from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
 from hdrm.results.metrics import summarize
 from hdrm.results.overutil import write_overutilizations
@@ -64,14 +66,50 @@ def schedule_summary(result: SimulationResult, results: list[JobResult] | None =
     )
 
 
+def make_outdir(outdir: str | Path, label: str = "--outdir") -> Path:
+    """Create the output folder ``outdir`` (and its parents) if needed; returns it.
+
+    Raises:
+        ConfigError: it cannot be created (a file of that name, no permission ...), named with
+            ``label``, the option or key that gave it.
+    """
+    path = Path(outdir)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{label} {path}: cannot create the folder: {exc.strerror or exc}; "
+                          "give a folder you can write to") from None
+    return path
+
+
+def check_outdir(outdir: str | Path, label: str = "--outdir") -> None:
+    """Check, without creating anything, that :func:`make_outdir` could make ``outdir``: it is a
+    folder one can write to, or its nearest existing parent is.
+
+    Raises:
+        ConfigError: as :func:`make_outdir` would.
+    """
+    path = Path(outdir)
+    probe = path
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    reason = ("File exists" if probe == path else "Not a directory") if not probe.is_dir() else (
+        "Permission denied" if not os.access(probe, os.W_OK | os.X_OK) else "")
+    if reason:
+        raise ConfigError(f"{label} {path}: cannot create the folder: {reason}; "
+                          "give a folder you can write to")
+
+
 def write_outputs(result: SimulationResult, outdir: str | Path, prefix: str = "out") -> dict[str, Path]:
     """Write every output file of a run into ``outdir`` (created if needed).
 
     Returns:
         ``{"jobs": path, "schedule": path, "timeline": path, "overutilizations": path}``.
+
+    Raises:
+        ConfigError: the folder or a file in it cannot be written.
     """
-    out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = make_outdir(outdir)
     rows = job_results(result)
     paths = {
         "jobs": write_jobs_csv(rows, out / f"{prefix}_jobs.csv"),

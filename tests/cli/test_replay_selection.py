@@ -1,5 +1,6 @@
-"""``hdrm replay`` and ``hdrm workload`` select jobs the same way: ``--nb-jobs 0`` is every job from
-``--start-index``, and a negative count or a start index past the trace is a one-line error."""
+"""``hdrm replay``'s inputs and outputs: it selects jobs as ``hdrm workload`` does (``--nb-jobs 0`` is
+every job from ``--start-index``; a negative count or a start index past the trace is a one-line
+error), and an output folder it cannot make is a one-line error before the simulation runs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from hdrm.cli.main import main
+from hdrm.errors import ConfigError
+from hdrm.sim.outputs import make_outdir
 
 ROOT = Path(__file__).resolve().parents[2]
 KTH = str(ROOT / "workloads" / "KTH-SP2-1996-2.1-cln_27200-27399.swf")  # 199 jobs kept
@@ -55,3 +58,29 @@ def test_bad_selections_are_one_line_errors(command, argv, message, tmp_path, ca
     assert err.count("\n") == 1 and err.startswith(f"hdrm {command}: error: ")
     assert re.search(message, err)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("engine", ["builtin", "batsim"])
+@pytest.mark.parametrize(("below", "reason"), [("", "File exists"), ("run", "Not a directory")])
+def test_an_output_folder_that_cannot_be_made_is_refused_before_the_run(
+        engine, below, reason, tmp_path, capsys, monkeypatch):
+    taken = tmp_path / "taken"
+    taken.write_text("a file, not a folder\n")
+    outdir = taken / below if below else taken
+    ran = []
+    monkeypatch.setattr("hdrm.cli.replay_cmd.Simulation.run", lambda *a, **k: ran.append(1))
+    status = main(["replay", "--workload", KTH, "--homogeneous-procs", "100", "--engine", engine,
+                   "--outdir", str(outdir)])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == "" and not ran
+    assert err == (f"hdrm replay: error: --outdir {outdir}: cannot create the folder: {reason}; "
+                   "give a folder you can write to\n")
+
+
+def test_make_outdir_reports_a_folder_it_cannot_make(tmp_path):
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    with pytest.raises(ConfigError, match=r"--outdir .*taken/x: cannot create the folder: Not a "
+                                          r"directory; give a folder you can write to"):
+        make_outdir(taken / "x")
+    assert make_outdir(tmp_path / "a" / "b").is_dir()
