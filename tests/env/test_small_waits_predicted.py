@@ -4,12 +4,13 @@ jobs' predicted run times (their user's last ended jobs, at most the request).""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hdrm.env import SchedulingEnv
-from hdrm.env.observations import WEEK_S
+from hdrm.env.observations import WEEK_S, _seconds_quartiles
 
 from .conftest import write_jobs
 
@@ -52,3 +53,23 @@ def test_empty_queue_gives_zeros(tmp_path):
     assert env.observer.build()[-5:].tolist() != [0.0] * 5  # j1 queued, predicted 20 s
     env.sim.core.queue.clear()
     assert env.observer.build()[-5:].tolist() == [0.0] * 5
+
+
+def test_matches_the_predictor_job_by_job_on_a_real_trace():
+    # SDSC-SP2's first 500 jobs (many users, requests far above run times), random pairs: at
+    # every decision the block is the percentiles of RuntimePredictor.predict over the queue.
+    trace = Path(__file__).resolve().parents[2] / "workloads" / "SDSC-SP2-1998-4.2-cln_first500.swf"
+    env = SchedulingEnv(workload_file=str(trace), platform_file=None, homogeneous_procs=128,
+                        observation="small_waits_predicted", nb_jobs=300)
+    rng = np.random.default_rng(3)
+    obs, _ = env.reset(seed=0)
+    done, checked, informed = False, 0, 0
+    while not done:
+        queue = env.sim.core.queue
+        predict = env.sim.core.predictor.predict
+        runs = np.array([predict(job) for job in queue])
+        assert obs[-5:].tolist() == _seconds_quartiles(runs).tolist()
+        checked += 1
+        informed += any(r < job.walltime_s for r, job in zip(runs, queue))
+        obs, _, done, _, _ = env.step(int(rng.integers(env.action_space.n)))
+    assert checked > 100 and informed > 20  # the predictions did differ from the requests
