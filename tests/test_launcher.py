@@ -324,7 +324,7 @@ def test_an_output_folder_that_cannot_be_made_is_one_line(tmp_path, capsys):
     good = options_copy(tmp_path / "good", "classic", tiny("classic"))
     status, stdout, stderr = launch(capsys, agent_file("classic"), good, "--outdir", taken / "run")
     assert status == 2 and stdout == ""
-    assert stderr == (f"hdeeprm-launch: error: --outdir {taken / 'run'}: cannot create the folder: "
+    assert stderr == (f"hdeeprm-launch: error: --outdir: cannot create the folder {taken / 'run'}: "
                       "Not a directory; give a folder you can write to\n")
 
 

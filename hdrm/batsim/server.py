@@ -28,6 +28,7 @@ from hdrm.errors import ConfigError, ProtocolError
 from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
 from hdrm.results.metrics import summarize
 from hdrm.results.records import JobResult
+from hdrm.sim.outputs import make_outdir
 
 logger = logging.getLogger(__name__)
 
@@ -178,7 +179,7 @@ class BatsimServer:
         files: list[Path] = []
         prefix = self.options.export_prefix
         if prefix is not None:
-            Path(prefix).parent.mkdir(parents=True, exist_ok=True)
+            make_outdir(Path(prefix).parent, f"export prefix {prefix}")
             files.append(write_jobs_csv(results, f"{prefix}_jobs.csv"))
             files.append(write_schedule_csv(summary, f"{prefix}_schedule.csv"))
         return ServeResult(results, summary, energy, count, files=files)

@@ -13,6 +13,7 @@ start ``hdrm serve`` instead.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from hdrm.batsim.protocol import DEFAULT_ENDPOINT
@@ -58,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--timeout: must be > 0 seconds, got {args.timeout:g}")
     from hdrm.batsim.server import ServeOptions, serve  # zmq only when serving
     from hdrm.batsim.simulator import ServerConfig
+    from hdrm.sim.outputs import check_outdir
+
+    if args.export:  # before the session: a bad folder should not cost a whole simulation
+        check_outdir(Path(args.export).parent, f"-e/--export {args.export}")
 
     options = ServeOptions(
         endpoint=args.socket_endpoint,

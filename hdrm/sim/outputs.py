@@ -70,14 +70,14 @@ def make_outdir(outdir: str | Path, label: str = "--outdir") -> Path:
     """Create the output folder ``outdir`` (and its parents) if needed; returns it.
 
     Raises:
-        ConfigError: it cannot be created (a file of that name, no permission ...), named with
-            ``label``, the option or key that gave it.
+        ConfigError: it cannot be created (a file of that name, no permission ...); the message
+            starts with ``label``, the option or key that gave it.
     """
     path = Path(outdir)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ConfigError(f"{label} {path}: cannot create the folder: {exc.strerror or exc}; "
+        raise ConfigError(f"{label}: cannot create the folder {path}: {exc.strerror or exc}; "
                           "give a folder you can write to") from None
     return path
 
@@ -96,7 +96,7 @@ def check_outdir(outdir: str | Path, label: str = "--outdir") -> None:
     reason = ("File exists" if probe == path else "Not a directory") if not probe.is_dir() else (
         "Permission denied" if not os.access(probe, os.W_OK | os.X_OK) else "")
     if reason:
-        raise ConfigError(f"{label} {path}: cannot create the folder: {reason}; "
+        raise ConfigError(f"{label}: cannot create the folder {path}: {reason}; "
                           "give a folder you can write to")
 
 

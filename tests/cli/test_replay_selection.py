@@ -73,14 +73,14 @@ def test_an_output_folder_that_cannot_be_made_is_refused_before_the_run(
                    "--outdir", str(outdir)])
     out, err = capsys.readouterr()
     assert status == 2 and out == "" and not ran
-    assert err == (f"hdrm replay: error: --outdir {outdir}: cannot create the folder: {reason}; "
+    assert err == (f"hdrm replay: error: --outdir: cannot create the folder {outdir}: {reason}; "
                    "give a folder you can write to\n")
 
 
 def test_make_outdir_reports_a_folder_it_cannot_make(tmp_path):
     taken = tmp_path / "taken"
     taken.write_text("")
-    with pytest.raises(ConfigError, match=r"--outdir .*taken/x: cannot create the folder: Not a "
+    with pytest.raises(ConfigError, match=r"--outdir: cannot create the folder .*taken/x: Not a "
                                           r"directory; give a folder you can write to"):
         make_outdir(taken / "x")
     assert make_outdir(tmp_path / "a" / "b").is_dir()

@@ -95,6 +95,11 @@ def test_network_profiles_are_refused_in_one_line(capsys):
      "--timeout: must be > 0 seconds, got 0"),
     (["-p", str(SMALL / "platform.xml"), "-w", str(SMALL / "workload.json"), "-s", "nonsense"],
      "socket endpoint 'nonsense'"),
+    # checked before the session (and its timeout): the prefix's folder would be a file
+    (["-p", str(SMALL / "platform.xml"), "-w", str(SMALL / "workload.json"), "-s",
+      "tcp://localhost:9", "--timeout", "0.2", "-e", str(SMALL / "workload.json" / "out")],
+     f"-e/--export {SMALL / 'workload.json' / 'out'}: cannot create the folder "
+     f"{SMALL / 'workload.json'}: File exists; give a folder you can write to"),
 ])
 def test_user_errors(args, message, capsys):
     assert main(["serve", *args]) == 2
@@ -102,9 +107,11 @@ def test_user_errors(args, message, capsys):
     assert err.startswith("hdrm serve: error: ") and message in err
 
 
-def test_no_scheduler_is_a_timeout(capsys):
+def test_no_scheduler_is_a_timeout(tmp_path, capsys):
+    never = tmp_path / "never" / "out"
     assert main(["serve", "-p", str(SMALL / "platform.xml"), "-w", str(SMALL / "workload.json"),
-                 "-s", "tcp://localhost:9", "--timeout", "0.2", "-e", "/nonexistent/never"]) == 2
+                 "-s", "tcp://localhost:9", "--timeout", "0.2", "-e", str(never)]) == 2
+    assert not never.parent.exists()
     assert "no reply from the decision process at tcp://localhost:9 within 0.2 s" in capsys.readouterr().err
 
 
