@@ -93,11 +93,14 @@ def check_outdir(outdir: str | Path, label: str = "--outdir") -> None:
     probe = path
     while not probe.exists() and probe.parent != probe:
         probe = probe.parent
-    reason = ("File exists" if probe == path else "Not a directory") if not probe.is_dir() else (
-        "Permission denied" if not os.access(probe, os.W_OK | os.X_OK) else "")
-    if reason:
-        raise ConfigError(f"{label}: cannot create the folder {path}: {reason}; "
-                          "give a folder you can write to")
+    if not probe.is_dir():
+        reason = "File exists" if probe == path else "Not a directory"
+    elif not os.access(probe, os.W_OK | os.X_OK):
+        reason = "Permission denied"
+    else:
+        return
+    raise ConfigError(f"{label}: cannot create the folder {path}: {reason}; "
+                      "give a folder you can write to")
 
 
 def write_outputs(result: SimulationResult, outdir: str | Path, prefix: str = "out") -> dict[str, Path]:
