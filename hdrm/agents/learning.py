@@ -45,7 +45,7 @@ class PolicySettings:
 
     network: str = "auto"
     """Policy network: "auto" (kernel for job windows, mlp otherwise), or a name registered in
-    :data:`hdrm.agents.networks.NETWORKS` ("mlp", "kernel", "attention")."""
+    :data:`hdrm.agents.networks.NETWORKS` ("mlp", "kernel", "attention", "factored")."""
     ent_coef: float = field(default=0.01, metadata={"min": 0.0})
     """Weight of the entropy bonus (keeps exploring)."""
     max_grad_norm: float = field(default=0.5, metadata={"min": 0.0})
@@ -128,6 +128,7 @@ class PolicyLearningAgent(LearningAgent):
             self.hidden,
             heads=self.settings.heads,
             layers=self.settings.layers,
+            action_names=self.action_names,
             where=f"{PARAMS_PATH}.network",
         )
 

@@ -14,6 +14,11 @@ state values ``(...)``:
   encoder (no positional encoding, so still permutation-equivariant) with a summary token of the
   cluster state; padding rows are masked out of the attention, and the value is read from the
   encoded summary token.
+- ``factored``: for ``policy_pair`` actions named ``JOB-CORE`` (the 36 pairs or a selection of
+  them), an MLP body with one head of job-selection logits and one of core-selection logits; the
+  logit of a pair is the sum of its two parts. The policy over pairs is then a product of a job
+  choice and a core choice (before masking), so a change of job order does not drag the placement
+  along, and every pair sharing a part learns from it.
 
 ``auto`` picks ``kernel`` for 2-D observations with K or K + 1 actions and ``mlp`` otherwise.
 Each network has default hidden sizes (:data:`DEFAULT_HIDDEN`); the per-job networks are small
@@ -41,6 +46,7 @@ DEFAULT_HIDDEN: dict[str, tuple[int, ...]] = {
     "mlp": (64, 64),
     "kernel": (32, 16, 8),
     "attention": (32, 32),
+    "factored": (64, 64),
 }
 
 
@@ -109,6 +115,69 @@ class MLPNetwork(PolicyValueNetwork):
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.critic(self._flat(obs)).squeeze(-1)
+
+
+def pair_parts(action_names: Sequence[str], where: str) -> tuple[list[str], list[str]]:
+    """The job and core part of every ``JOB-CORE`` action name, in action order.
+
+    Raises:
+        ConfigError: a name without a ``-`` between two non-empty parts.
+    """
+    jobs, cores = [], []
+    for name in action_names:
+        job, sep, core = str(name).partition("-")
+        if not (sep and job and core):
+            raise ConfigError(
+                f"{where}: 'factored' needs policy_pair actions named JOB-CORE, got the action "
+                f'{name!r}; use "mlp"'
+            )
+        jobs.append(job)
+        cores.append(core)
+    return jobs, cores
+
+
+@NETWORKS.register("factored")
+class FactoredPairNetwork(MLPNetwork):
+    """``mlp`` whose actor ends in a job-selection head and a core-selection head.
+
+    The logit of the action ``JOB-CORE`` is ``job_logit[JOB] + core_logit[CORE]``.
+
+    Args:
+        obs_shape: shape of one observation.
+        n_actions: number of actions.
+        hidden: hidden layer sizes.
+        action_names: one ``JOB-CORE`` name per action.
+    """
+
+    def __init__(
+        self,
+        obs_shape: tuple[int, ...],
+        n_actions: int,
+        hidden: Sequence[int],
+        action_names: Sequence[str] = (),
+        where: str = "pybatsim.agent.params.network",
+        **_: object,
+    ) -> None:
+        if len(action_names) != n_actions:
+            raise ConfigError(
+                f"{where}: 'factored' needs the name of each of the {n_actions} actions, "
+                f"the environment gives {len(action_names)}; use \"mlp\""
+            )
+        jobs, cores = pair_parts(action_names, where)
+        job_names, core_names = sorted(set(jobs)), sorted(set(cores))
+        super().__init__(obs_shape, n_actions, hidden)
+        n_in = int(np.prod(self.obs_shape))
+        self.actor = mlp(n_in, hidden, None)
+        width = hidden[-1] if hidden else n_in
+        self.job_head = _layer(width, len(job_names), 0.01)
+        self.core_head = _layer(width, len(core_names), 0.01)
+        self.register_buffer("job_index", torch.tensor([job_names.index(j) for j in jobs]))
+        self.register_buffer("core_index", torch.tensor([core_names.index(c) for c in cores]))
+
+    def logits(self, obs: torch.Tensor) -> torch.Tensor:
+        body = self.actor(self._flat(obs))
+        jobs, cores = self.job_head(body), self.core_head(body)
+        return jobs[..., self.job_index] + cores[..., self.core_index]
 
 
 class _JobRowNetwork(PolicyValueNetwork):
@@ -261,23 +330,28 @@ def build_network(
     layers: int = 1,
     real_column: int | None = WINDOW_REAL_COLUMN,
     cluster_columns: Sequence[int] = WINDOW_CLUSTER_COLUMNS,
+    action_names: Sequence[str] | None = None,
     where: str = "pybatsim.agent.params.network",
 ) -> PolicyValueNetwork:
     """Build the network ``name`` (or pick one when ``name`` is ``"auto"``) for the given spaces.
 
     ``real_column`` and ``cluster_columns`` only concern the ``attention`` network; their defaults
     follow hdrm's ``job_window`` layout and are dropped for windows of fewer than 2 features.
+    ``action_names`` (the environment's) are needed by the ``factored`` network only.
 
     Raises:
         ConfigError: unknown name, an observation space that is not a Box, a per-job network
             asked for observations that are not a ``K x F`` window with K or K + 1 actions, or a
-            column outside the window's features.
+            column outside the window's features, or a ``factored`` network without
+            ``JOB-CORE`` action names.
     """
     name = resolve_network(name, observation_space, n_actions, where)
     shape = tuple(int(d) for d in observation_space.shape)
     cls = NETWORKS.get(name, where)
     if issubclass(cls, _JobRowNetwork):
         _check_job_rows(name, shape, n_actions, where)
+    if cls is FactoredPairNetwork:
+        return cls(shape, n_actions, hidden, action_names=action_names or (), where=where)
     if cls is not AttentionNetwork:
         return cls(shape, n_actions, hidden, heads=heads, layers=layers)
     if hidden[0] % heads:

@@ -1,4 +1,5 @@
-"""Policy/value networks: shapes, automatic choice, void bias and permutation equivariance."""
+"""Policy/value networks: shapes, automatic choice, void bias, permutation equivariance and the
+factored pair heads."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ from gymnasium import spaces
 
 from hdrm.agents.networks import (
     AttentionNetwork,
+    FactoredPairNetwork,
     KernelNetwork,
     MLPNetwork,
     build_network,
     resolve_network,
 )
+from hdrm.agents.ppo import PPOAgent
+from hdrm.agents.testing import check_agent
 from hdrm.errors import ConfigError
+from hdrm.policies.pairs import ALL_PAIRS
 
 WINDOW = spaces.Box(0.0, 1.0, (5, 3), np.float32)
 FLAT = spaces.Box(0.0, 1.0, (7,), np.float32)
@@ -103,3 +108,60 @@ def test_errors_name_the_setting():
         build_network("attention", WINDOW, 6, (8,), heads=3)
     with pytest.raises(ConfigError, match=r"need a Box observation space, got Discrete\(3\)"):
         build_network("auto", spaces.Discrete(3), 3, (8,))
+
+
+def test_factored_pair_logit_is_the_sum_of_its_job_and_core_logits():
+    net = randomise(build_network("factored", FLAT, 36, (8,), action_names=ALL_PAIRS))
+    assert isinstance(net, FactoredPairNetwork)
+    assert (net.job_head.out_features, net.core_head.out_features) == (6, 6)
+    obs = torch.rand(3, 7, generator=torch.Generator().manual_seed(2))
+    body = net.actor(obs)
+    jobs = dict(zip(sorted(set(n.split("-")[0] for n in ALL_PAIRS)), net.job_head(body).T))
+    cores = dict(zip(sorted(set(n.split("-")[1] for n in ALL_PAIRS)), net.core_head(body).T))
+    logits = net.logits(obs)
+    assert logits.shape == (3, 36)
+    for a, name in enumerate(ALL_PAIRS):
+        job, core = name.split("-")
+        torch.testing.assert_close(logits[:, a], jobs[job] + cores[core])
+    # so the policy over the 36 pairs is the product of a job policy and a core policy
+    probs = torch.softmax(logits, -1).reshape(3, 6, 6)
+    product = probs.sum(2, keepdim=True) * probs.sum(1, keepdim=True)
+    torch.testing.assert_close(probs, product)
+    assert net.value(obs).shape == (3,)
+
+
+def test_factored_pairs_of_a_selection_share_their_parts():
+    names = ["shortest-high_gflops", "random-high_gflops", "shortest-low_power"]
+    net = randomise(build_network("factored", FLAT, 3, (8,), action_names=names))
+    assert (net.job_head.out_features, net.core_head.out_features) == (2, 2)
+    obs = torch.rand(4, 7)
+    logits = net.logits(obs)
+    assert logits.shape == (4, 3)
+    body = net.actor(obs)
+    jobs, cores = net.job_head(body), net.core_head(body)  # parts sorted by name
+    # shortest-high_gflops minus random-high_gflops is the job difference alone ...
+    torch.testing.assert_close(logits[:, 0] - logits[:, 1], jobs[:, 1] - jobs[:, 0])
+    # ... and shortest-high_gflops minus shortest-low_power the core difference alone
+    torch.testing.assert_close(logits[:, 0] - logits[:, 2], cores[:, 0] - cores[:, 1])
+
+
+def test_factored_needs_pair_names():
+    with pytest.raises(
+        ConfigError,
+        match=r"params\.network: 'factored' needs the name of each of the 4 actions, "
+        r"the environment gives 0; use \"mlp\"",
+    ):
+        build_network("factored", FLAT, 4, (8,), where="pybatsim.agent.params.network")
+    with pytest.raises(
+        ConfigError, match=r"'factored' needs policy_pair actions named JOB-CORE, got the action 'fcfs'"
+    ):
+        build_network("factored", FLAT, 2, (8,), action_names=["first-random", "fcfs"])
+
+
+def test_ppo_with_factored_heads_honours_the_agent_api():
+    check_agent(
+        PPOAgent,
+        {"params": {"network": "factored", "rollout_steps": 16, "minibatch": 8}},
+        action_space=spaces.Discrete(36),
+        action_names=ALL_PAIRS,
+    )
