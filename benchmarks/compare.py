@@ -36,7 +36,7 @@ from benchmarks import protocol, tables  # noqa: E402
 from benchmarks.protocol import Score  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 from hdrm.platform.model import Platform  # noqa: E402
-from hdrm.policies.pairs import ALL_PAIRS  # noqa: E402
+from hdrm.policies.pairs import ALL_PAIRS, PAIR_JOB_SELECTIONS  # noqa: E402
 
 GROUPS = ("protocol", "generalisation", "hetero")
 BF_LABEL = {"none": "no backfilling", "easy": "EASY backfilling"}
@@ -175,7 +175,8 @@ def model_score(ctx: Context, model: Model, row: Row) -> Score:
     if row.group == "hetero":
         workload = protocol.hetero_workload_file(ctx.traces, ctx.cache)
         config = protocol.hetero_env_config(workload, row.objective, setting["decision"],
-                                            ctx.nb_jobs, setting.get("observation", "normal"))
+                                            ctx.nb_jobs, setting.get("observation", "normal"),
+                                            setting.get("job_selections"))
     else:
         config = protocol.protocol_env_config(
             row.trace, ctx.traces, row.backfill, setting["decision"], nb_jobs=ctx.nb_jobs,
@@ -252,7 +253,7 @@ def models_for(row: Row, models: list[Model]) -> dict[str, Model]:
 def policy_tasks(row: Row, ctx: Context) -> dict[str, tuple]:
     """The fixed-policy columns of ``row`` and their evaluation tasks."""
     if row.group == "hetero":
-        return {pair: (pair_score, (ctx, pair)) for pair in ALL_PAIRS}
+        return {pair: (pair_score, (ctx, pair)) for pair in ALL_PAIRS + protocol.PREDICTED_PAIRS}
     tasks = {heuristic_column(p, d): (heuristic_score, (ctx, row.trace, row.backfill, d, p))
              for d in protocol.DECISIONS for p in protocol.HEURISTICS}
     tasks.update({heuristic_column(p, "event"): (heuristic_score,
@@ -291,13 +292,20 @@ def build_table(row_list: list[Row], ctx: Context, models: list[Model], jobs: in
     return table, notes
 
 
+def reference_columns(row: Row) -> tuple[str, ...]:
+    """The row's predicted-run-time columns: reported, never among the targets' heuristics."""
+    return protocol.PREDICTED_PAIRS if row.group == "hetero" else PREDICTED_COLUMNS
+
+
 def summarise(row: Row, cells: dict[str, Any], learners: list[str]) -> None:
     """Add the published values, the best heuristic, the targets and whether they are met.
 
-    The targets' heuristics are the issue's five (requested run times); the best of the
-    predicted-run-time columns is reported beside them, with whether the best learner beats it.
+    The targets' heuristics are the issue's five (requested run times) on the protocol and
+    generalisation rows, HDeepRM's 36 pairs on the heterogeneous rows; the best of the
+    predicted-run-time columns (:func:`reference_columns`) is reported beside them, with whether
+    the best learner beats it.
     """
-    predicted = {c: cells[c] for c in PREDICTED_COLUMNS if c in cells}
+    predicted = {c: cells[c] for c in reference_columns(row) if c in cells}
     fixed = {c: v for c, v in cells.items() if c not in learners and c not in predicted}
     if row.group == "protocol":
         for name, value in protocol.PUBLISHED[(row.trace, row.backfill)].items():
@@ -335,6 +343,7 @@ def training_rows(models: list[Model]) -> dict[str, dict[str, Any]]:
             "learner": model.column, "trained on": protocol.TRACES[st["trace"]].label,
             "backfilling": st["backfill"], "decision": st["decision"], "action mode": st["mode"],
             "pick": st.get("pick", "env"), "observation": _observation(st),
+            "actions": _actions(st),
             "objective": st["objective"], "seed": st["seed"],
             "warm start": st.get("imitate") or "none",
             "wall time (min)": round(float(tr.get("wall_s", math.nan)) / 60, 1),
@@ -343,6 +352,15 @@ def training_rows(models: list[Model]) -> dict[str, dict[str, Any]]:
             "best validation": tr.get("best_validation"), "command": tr.get("command", ""),
         }
     return out
+
+
+def _actions(setting: dict[str, Any]) -> str:
+    """What a setting's learner chooses: a job of its window, or one of its policy pairs."""
+    if setting["mode"] != "policy_pair":
+        return f"one of {setting.get('window') or protocol.WINDOW} queued jobs"
+    extra = [j for j in setting.get("job_selections") or () if j not in PAIR_JOB_SELECTIONS]
+    pairs = len(protocol.hetero_pairs(setting.get("job_selections")))
+    return f"{pairs} pairs" + (f" (with {', '.join(extra)})" if extra else "")
 
 
 def _observation(setting: dict[str, Any]) -> str:

@@ -31,6 +31,7 @@ from hdrm.env import EnvConfig, SchedulingEnv
 from hdrm.errors import ConfigError
 from hdrm.platform.loader import load_platform
 from hdrm.platform.model import Platform
+from hdrm.policies.pairs import ALL_PAIRS, PAIR_CORE_SELECTIONS
 from hdrm.registry import suggest
 from hdrm.results.metrics import avg_bounded_slowdown, avg_utilization
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
@@ -64,6 +65,10 @@ PREDICTED_HEURISTICS = ("sjf_pred", "wfp3_pred", "unicep_pred")
 HETERO_SEED = 0
 HETERO_LOAD_FACTOR = 3.0
 HETERO_OBJECTIVES = ("avg_bounded_slowdown", "energy_consumption")
+#: The predicted-run-time job selections as pairs with each of HDeepRM's core selections:
+#: reference rows of the heterogeneous table (not among the targets' 36 pairs), and actions a
+#: ``policy_pair`` learner may be given besides the 36 (``train.py --job-selections``).
+PREDICTED_PAIRS = tuple(f"{j}-{c}" for j in PREDICTED_HEURISTICS for c in PAIR_CORE_SELECTIONS)
 
 
 @dataclass(frozen=True)
@@ -305,13 +310,27 @@ def protocol_env_config(key: str, traces_dir: str | Path, backfilling: str = "no
     )
 
 
+def hetero_pairs(job_selections: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The actions of a ``policy_pair`` learner: each job selection with each of HDeepRM's core
+    selections (job-major order); None or empty: HDeepRM's 36 pairs."""
+    if not job_selections:
+        return ALL_PAIRS
+    return tuple(f"{j}-{c}" for j in job_selections for c in PAIR_CORE_SELECTIONS)
+
+
 def hetero_env_config(workload_file: str | Path, objective: str, decision: str = "event",
-                      nb_jobs: int = SEQUENCE_JOBS, observation: str = "small") -> EnvConfig:
-    """The ``policy_pair`` environment of the heterogeneous rows (all 36 pairs, no void)."""
+                      nb_jobs: int = SEQUENCE_JOBS, observation: str = "small",
+                      job_selections: Sequence[str] | None = None) -> EnvConfig:
+    """The ``policy_pair`` environment of the heterogeneous rows (no void action).
+
+    The actions are the pairs of :func:`hetero_pairs` (HDeepRM's 36 unless ``job_selections``
+    names other job selections).
+    """
     return EnvConfig(
         workload_file=str(workload_file), platform_file=str(HETERO_PLATFORM), nb_jobs=nb_jobs,
         objective=objective, observation=observation, mode="policy_pair", backfilling="none",
         contention="hdeeprm", decision=decision, kill_on_walltime=False,
+        selection=hetero_pairs(job_selections) if job_selections else None,
     )
 
 

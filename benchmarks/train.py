@@ -10,7 +10,7 @@ Usage::
         --seed 0 --minutes M [--max-steps N] --out models/NAME.pt
     python benchmarks/train.py --mode policy_pair --platform platforms/hetero.json --trace sdsc
         --objective avg_bounded_slowdown|energy_consumption
-        [--observation small|small_waits|small_waits_predicted]
+        [--observation small|small_waits|small_waits_predicted] [--job-selections J1,J2,...]
         [--load-factors LO,HI] [--validation-load-factors F1,F2] [--init-model MODEL.pt]
         --learner ppo --seed 0 --minutes M --out models/NAME.pt
 
@@ -25,7 +25,9 @@ the checkpoint's ``options``; ``episodes.csv`` and ``validation.csv`` go to ``--
 ``--load-factors LO,HI`` trains on heavier (or lighter) variants: each training episode divides
 its submission times by a factor drawn uniformly in ``[LO, HI]``; evaluation keeps the trace's
 load, and so does validation unless ``--validation-load-factors`` lists factors to validate at
-(each validation sequence at each factor, scored by the mean).
+(each validation sequence at each factor, scored by the mean). In ``policy_pair`` mode the actions
+are HDeepRM's 36 pairs unless ``--job-selections`` lists the job selections to pair with its six
+core selections (e.g. the six of HDeepRM plus ``sjf_pred,wfp3_pred,unicep_pred``: 54 pairs).
 
 ``--imitate`` warm-starts a policy learner by imitating a heuristic first
 (:mod:`benchmarks.imitation`): a queue heuristic with backfilling in ``job_pick`` mode, a fixed
@@ -104,6 +106,7 @@ class TrainSettings:
     pick: str = "any"
     observation: str | None = None
     reservation: str = "fcfs"
+    job_selections: tuple[str, ...] | None = None
     window: int = protocol.WINDOW
     seed: int = 0
     minutes: float = 15.0
@@ -175,6 +178,15 @@ def check_settings(s: TrainSettings) -> None:
         raise ConfigError(f"--observation: {s.observation!r} is for job_pick mode; policy_pair "
                           "mode takes minimal, small, small_waits, small_waits_predicted or normal")
     JOB_POLICIES.get(s.reservation, "--reservation")
+    if s.job_selections is not None:
+        if s.mode != "policy_pair":
+            raise ConfigError("--job-selections: the actions of policy_pair mode; job_pick mode "
+                              "picks jobs")
+        if not s.job_selections or len(set(s.job_selections)) != len(s.job_selections):
+            raise ConfigError(f"--job-selections: expected distinct job selections (e.g. "
+                              f"random,first,sjf_pred), got {','.join(s.job_selections)!r}")
+        for name in s.job_selections:
+            JOB_POLICIES.get(name, "--job-selections")
     if s.load_factors is not None:
         lo, hi = s.load_factors
         if not (0 < lo <= hi and math.isfinite(hi)):
@@ -192,11 +204,10 @@ def check_settings(s: TrainSettings) -> None:
         raise ConfigError(f"--init-model {s.init_model}: no such file; give a checkpoint written "
                           "by train.py (models/NAME.pt)")
     if s.imitate is not None and s.mode == "policy_pair":
-        from hdrm.policies.pairs import ALL_PAIRS
-
-        if s.imitate not in ALL_PAIRS:
-            raise ConfigError(f"--imitate: in policy_pair mode the teacher is one of the 36 pairs "
-                              f"(job-core, e.g. shortest-high_gflops); got {s.imitate!r}")
+        if s.imitate not in protocol.hetero_pairs(s.job_selections):
+            raise ConfigError(f"--imitate: in policy_pair mode the teacher is one of the "
+                              f"learner's pairs (job-core, e.g. shortest-high_gflops); got "
+                              f"{s.imitate!r}")
     elif s.imitate is not None:
         JOB_POLICIES.get(s.imitate, "--imitate")
         if s.pick != "any":
@@ -232,7 +243,7 @@ def make_env(s: TrainSettings, nb_jobs: int) -> SchedulingEnv:
     if s.mode == "policy_pair":
         workload = protocol.hetero_workload_file(s.traces)
         config = protocol.hetero_env_config(workload, s.objective, s.decision, nb_jobs,
-                                            s.observation)
+                                            s.observation, s.job_selections)
     else:
         config = protocol.protocol_env_config(
             s.trace, s.traces, s.backfill, s.decision, window=s.window, nb_jobs=nb_jobs,
@@ -290,6 +301,7 @@ def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict
                     "reward_timing": s.reward_timing,
                     "pick": s.pick if s.mode == "job_pick" else "env",
                     "observation": s.observation, "reservation": s.reservation,
+                    "job_selections": list(s.job_selections) if s.job_selections else None,
                     "window": s.window if s.mode == "job_pick" else None,
                     "train_jobs": s.train_jobs, "seed": s.seed, "imitate": s.imitate,
                     "init_model": s.init_model,
@@ -488,6 +500,11 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
                         "small_waits_predicted or normal (HDeepRM's); "
                         "job_pick mode: job_window (default), job_window_reservation or "
                         "job_window_predicted")
+    p.add_argument("--job-selections", metavar="J1,J2,...",
+                   help="policy_pair mode: the job selections paired with the six core "
+                        "selections to make the actions (default: HDeepRM's random, first, "
+                        "shortest, smallest, low_mem, low_mem_bw; add e.g. sjf_pred, wfp3_pred, "
+                        "unicep_pred for run times predicted from the users' ended jobs)")
     p.add_argument("--reservation", default="fcfs",
                    help="job_window_reservation and job_window_predicted: the policy whose "
                         "first waiting job is reserved for (fcfs, wfp3, wfp3_pred ...)")
@@ -545,13 +562,16 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     except ValueError:
         raise ConfigError(f"--validation-load-factors: expected comma-separated numbers (e.g. "
                           f"1,1.5), got {a.validation_load_factors!r}") from None
+    selections = None
+    if a.job_selections is not None:
+        selections = tuple(x.strip() for x in a.job_selections.split(",") if x.strip())
     argv_used = sys.argv[1:] if argv is None else argv
     return TrainSettings(
         out=a.out, trace=a.trace, backfill=a.backfill, learner=a.learner, network=a.network,
         decision=a.decision, mode=a.mode, platform=a.platform, objective=a.objective,
         reward_timing=a.reward_timing,
         pick=a.pick, seed=a.seed, reservation=a.reservation, window=a.window,
-        observation=a.observation,
+        observation=a.observation, job_selections=selections,
         minutes=a.minutes, max_steps=a.max_steps, validate_every=max(1, a.validate_every),
         train_jobs=a.train_jobs, validation_starts=starts, load_factors=factors,
         validation_load_factors=val_factors, agent_json=agent_json,

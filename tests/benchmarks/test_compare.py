@@ -430,11 +430,25 @@ def test_warm_start_settings_are_checked(traces, tmp_path, kw, message):
         train.check_settings(tiny_settings(traces, tmp_path / "x.pt", **kw))
 
 
-def test_observation_window_and_reservation_are_recorded_and_used_in_evaluation(traces, ctx,
-                                                                                  tmp_path,
-                                                                                  monkeypatch):
+@pytest.fixture
+def built_envs(monkeypatch) -> list:
+    """The environments ``compare.model_score`` builds, recorded as they are made."""
     import hdrm.env
 
+    built = []
+
+    class Recording(SchedulingEnv):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            built.append(self)
+
+    monkeypatch.setattr(hdrm.env, "SchedulingEnv", Recording)
+    return built
+
+
+def test_observation_window_and_reservation_are_recorded_and_used_in_evaluation(traces, ctx,
+                                                                                  tmp_path,
+                                                                                  built_envs):
     from hdrm.agents.checkpoint import read_checkpoint
 
     out = tmp_path / "res.pt"
@@ -445,16 +459,9 @@ def test_observation_window_and_reservation_are_recorded_and_used_in_evaluation(
             meta["setting"]["observation"]) == (16, "wfp3", "job_window_reservation")
     model = compare.Model(str(out), "PPO-kernel (event)", meta)
     row = compare.Row("x", "protocol", "sdsc", "sdsc")
-    built = []
-
-    class Recording(SchedulingEnv):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            built.append(self.config)
-
-    monkeypatch.setattr(hdrm.env, "SchedulingEnv", Recording)
     assert compare.model_score(ctx, model, row).bsld >= 1.0
-    assert [(c.window, c.observation, c.reservation) for c in built] == [
+    assert [(e.config.window, e.config.observation, e.config.reservation)
+            for e in built_envs] == [
         (16, "job_window_reservation", "wfp3")]  # the evaluation env is the model's
     row_name = compare.training_rows([model])[f"training: {out.name}"]
     assert row_name["observation"] == "job_window_reservation (wfp3)"
@@ -500,3 +507,88 @@ def test_init_model_errors_are_one_line(traces, tmp_path, models_dir):
                           agent_json={**TINY_PPO, "hidden": [8]})
     with pytest.raises(ConfigError, match=r"^--init-model: .*"):
         train.train(wider, echo=lambda *_: None)
+
+
+# ------------------------------------------------------------------------- policy_pair actions
+PRED_SELECTIONS = ("random", "first", "shortest", "smallest", "low_mem", "low_mem_bw", "sjf_pred",
+                   "wfp3_pred", "unicep_pred")
+
+
+def test_hetero_pairs_are_hdeeprm_36_unless_job_selections_are_named():
+    from hdrm.policies.pairs import ALL_PAIRS
+
+    assert protocol.hetero_pairs(None) == ALL_PAIRS == protocol.hetero_pairs(())
+    pairs = protocol.hetero_pairs(PRED_SELECTIONS)
+    assert len(pairs) == 54 and pairs[:36] == ALL_PAIRS
+    assert pairs[36:] == protocol.PREDICTED_PAIRS
+    assert pairs[36:42] == tuple(f"sjf_pred-{c}" for c in ("random", "high_gflops", "high_cores",
+                                                           "high_mem", "high_mem_bw", "low_power"))
+
+
+def pair_settings(traces, out, **kw):
+    values = dict(trace="sdsc", mode="policy_pair", platform=str(protocol.HETERO_PLATFORM),
+                  observation="small_waits_predicted", agent_json={})
+    values.update(kw)
+    return tiny_settings(traces, out, **values)
+
+
+@pytest.mark.parametrize("kw,message", [
+    ({"job_selections": ("random", "sjf_prd")},
+     "--job-selections: unknown job selection policy 'sjf_prd'; did you mean 'sjf_pred'"),
+    ({"job_selections": ("random", "random")},
+     "--job-selections: expected distinct job selections (e.g. random,first,sjf_pred), "
+     "got 'random,random'"),
+    ({"job_selections": ()}, "--job-selections: expected distinct job selections"),
+    ({"job_selections": ("first",), "imitate": "shortest-high_gflops"},
+     "--imitate: in policy_pair mode the teacher is one of the learner's pairs"),
+])
+def test_job_selections_are_checked(traces, tmp_path, kw, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        train.check_settings(pair_settings(traces, tmp_path / "x.pt", **kw))
+
+
+def test_job_selections_belong_to_policy_pair_mode(traces, tmp_path):
+    with pytest.raises(ConfigError, match="--job-selections: the actions of policy_pair mode"):
+        train.check_settings(tiny_settings(traces, tmp_path / "x.pt", trace="sdsc",
+                                           job_selections=("sjf_pred",)))
+
+
+def test_job_selections_parse_from_the_command_line(tmp_path):
+    s = train.parse_args(["--out", str(tmp_path / "x.pt"), "--job-selections",
+                          "random, first,sjf_pred"])
+    assert s.job_selections == ("random", "first", "sjf_pred")
+    assert train.parse_args(["--out", str(tmp_path / "x.pt")]).job_selections is None
+
+
+def test_a_pair_learner_is_recorded_and_evaluated_on_its_own_pairs(traces, ctx, tmp_path,
+                                                                  built_envs):
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    s = pair_settings(traces, tmp_path / "pairs.pt", job_selections=("shortest", "sjf_pred"),
+                      network="factored")
+    train.check_settings(s)
+    env = train.make_env(s, NB_JOBS)
+    assert env.action_names == list(protocol.hetero_pairs(("shortest", "sjf_pred")))
+    agent = train.build_agent("ppo", train.agent_config(s), env, 0)
+    train.save(agent, s, train.agent_config(s), {"wall_s": 1.0})
+    meta = read_checkpoint(s.out)["options"]
+    assert meta["setting"]["job_selections"] == ["shortest", "sjf_pred"]
+    model = compare.Model(s.out, "PPO-factored (event)", meta)
+    row = compare.rows(("hetero",))[0]
+    assert compare.model_score(ctx, model, row).bsld >= 1.0
+    # 12 pairs, not the 36: the model's own actions
+    assert [e.action_names for e in built_envs] == [env.action_names]
+    training = compare.training_rows([model])["training: pairs.pt"]
+    assert training["actions"] == "12 pairs (with sjf_pred)"
+
+
+def test_hetero_rows_report_the_predicted_pairs_outside_the_targets(run_compare):
+    table, _ = run_compare
+    for row in ("hetero, SDSC-SP2 x3 load, avg_bounded_slowdown",
+                "hetero, SDSC-SP2 x3 load, energy_consumption (MJ)"):
+        cells = table[row]
+        predicted = {p: cells[p] for p in protocol.PREDICTED_PAIRS}
+        assert len(predicted) == 18
+        assert cells["best predicted-time heuristic"] == min(predicted.values())
+        assert cells["best heuristic name"] not in predicted
+    assert compare.reference_columns(compare.rows(("hetero",))[0]) == protocol.PREDICTED_PAIRS
