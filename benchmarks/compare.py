@@ -51,6 +51,8 @@ _SJF_PRED = ["--observation", "job_window_predicted", "--reservation", "sjf_pred
              "sjf_pred", "--imitate-backfill", "easy"]
 _HETERO = ["--mode", "policy_pair", "--platform", "platforms/hetero.json", "--trace", "sdsc",
            "--learner", "ppo", "--seed", "0"]
+#: HDeepRM's six job selections and the three with predicted run times.
+_PRED_SELECTIONS = ",".join(PAIR_JOB_SELECTIONS + protocol.PREDICTED_HEURISTICS)
 _NINE_STARTS = ",".join(str(s) for s in protocol.trace_spec("sdsc").validation_starts)
 #: The documented training commands of the shipped models (``compare.py`` without
 #: ``--evaluate-only`` runs those whose model is missing and whose learner is registered).
@@ -77,6 +79,11 @@ MODEL_COMMANDS: dict[str, list[str]] = {
     "ppo_hetero_bsld.pt": [*_HETERO, "--objective", "avg_bounded_slowdown", "--observation",
                            "small_waits", "--minutes", "0", "--max-steps", "2500000",
                            "--validation-starts", _NINE_STARTS],
+    # the same with the predicted-run-time pairs as actions too (54 pairs): its own column
+    "ppo_hetero_bsld_pred.pt": [*_HETERO, "--objective", "avg_bounded_slowdown", "--observation",
+                                "small_waits_predicted", "--job-selections", _PRED_SELECTIONS,
+                                "--network", "mlp", "--minutes", "0", "--max-steps", "2000000",
+                                "--validation-starts", _NINE_STARTS],
     "ppo_hetero_energy.pt": [*_HETERO, "--objective", "energy_consumption", "--observation",
                              "small", "--minutes", "12"],
 }
@@ -227,8 +234,18 @@ def discover_models(models_dir: str | Path) -> list[Model]:
         except ConfigError as exc:
             print(f"note: skipped {path}: {exc}", file=sys.stderr)
             continue
-        found.append(Model(str(path), f"{meta['label']} ({meta['setting']['decision']})", meta))
+        found.append(Model(str(path), learner_column(meta), meta))
     return found
+
+
+def learner_column(meta: dict[str, Any]) -> str:
+    """A model's column: ``"PPO-kernel (event)"``; a ``policy_pair`` learner given other pairs
+    than HDeepRM's 36 gets its own column, ``"PPO-mlp, 54 pairs (event)"``."""
+    setting = meta["setting"]
+    pairs = ""
+    if setting["mode"] == "policy_pair" and setting.get("job_selections"):
+        pairs = f", {len(protocol.hetero_pairs(setting['job_selections']))} pairs"
+    return f"{meta['label']}{pairs} ({setting['decision']})"
 
 
 def models_for(row: Row, models: list[Model]) -> dict[str, Model]:

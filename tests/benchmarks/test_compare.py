@@ -573,7 +573,10 @@ def test_a_pair_learner_is_recorded_and_evaluated_on_its_own_pairs(traces, ctx, 
     train.save(agent, s, train.agent_config(s), {"wall_s": 1.0})
     meta = read_checkpoint(s.out)["options"]
     assert meta["setting"]["job_selections"] == ["shortest", "sjf_pred"]
-    model = compare.Model(s.out, "PPO-factored (event)", meta)
+    assert compare.learner_column(meta) == "PPO-factored, 12 pairs (event)"  # not HDeepRM's column
+    meta_36 = dict(meta, setting=dict(meta["setting"], job_selections=None))
+    assert compare.learner_column(meta_36) == "PPO-factored (event)"
+    model = compare.Model(s.out, compare.learner_column(meta), meta)
     row = compare.rows(("hetero",))[0]
     assert compare.model_score(ctx, model, row).bsld >= 1.0
     # 12 pairs, not the 36: the model's own actions
