@@ -244,8 +244,13 @@ def learner_column(meta: dict[str, Any]) -> str:
     setting = meta["setting"]
     pairs = ""
     if setting["mode"] == "policy_pair" and setting.get("job_selections"):
-        pairs = f", {len(protocol.hetero_pairs(setting['job_selections']))} pairs"
+        pairs = f", {_pair_count(setting)} pairs"
     return f"{meta['label']}{pairs} ({setting['decision']})"
+
+
+def _pair_count(setting: dict[str, Any]) -> int:
+    """How many policy pairs a ``policy_pair`` setting's learner chooses among."""
+    return len(protocol.hetero_pairs(setting.get("job_selections")))
 
 
 def models_for(row: Row, models: list[Model]) -> dict[str, Model]:
@@ -376,8 +381,7 @@ def _actions(setting: dict[str, Any]) -> str:
     if setting["mode"] != "policy_pair":
         return f"one of {setting.get('window') or protocol.WINDOW} queued jobs"
     extra = [j for j in setting.get("job_selections") or () if j not in PAIR_JOB_SELECTIONS]
-    pairs = len(protocol.hetero_pairs(setting.get("job_selections")))
-    return f"{pairs} pairs" + (f" (with {', '.join(extra)})" if extra else "")
+    return f"{_pair_count(setting)} pairs" + (f" (with {', '.join(extra)})" if extra else "")
 
 
 def _observation(setting: dict[str, Any]) -> str:
