@@ -23,7 +23,9 @@ needs_shared = pytest.mark.skipif(not BATSIM.is_dir(), reason="../shared/batsim 
 #: Every SimGrid file of the shared Batsim material and its number of compute hosts.
 SHARED_XML = {
     "golden/cluster256_1k/platform.xml": 256,
+    "golden/pstate_lockstep/platform.xml": 4,
     "golden/pstate_slowdown/platform.xml": 4,
+    "golden/sdsc1024_1k/platform.xml": 1024,
     "golden/small_delays/platform.xml": 4,
     "golden/small_various/platform.xml": 4,
     "sessions/protocol_demo/energy_platform_8.xml": 7,

@@ -32,10 +32,11 @@ needs_batsim = pytest.mark.skipif(not BATSIM.is_dir(), reason=f"no Batsim materi
 @needs_batsim
 def test_every_batsim_workload_reads():
     paths = sorted(BATSIM.glob("golden/*/workload.json")) + sorted(BATSIM.glob("sessions/*/*.json"))
-    assert len(paths) == 5
+    assert len(paths) == 7
     counts = {p.parent.name: len(read_batsim_json(p)) for p in paths}
     assert counts == {"cluster256_1k": 1000, "small_delays": 10, "small_various": 9,
-                      "pstate_slowdown": 4, "protocol_demo": 4}
+                      "pstate_slowdown": 4, "protocol_demo": 4,
+                      "pstate_lockstep": 1, "sdsc1024_1k": 1000}
 
 
 @needs_batsim
