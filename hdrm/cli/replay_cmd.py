@@ -12,6 +12,7 @@ from hdrm.policies.pairs import resolve_policy
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.sim.inputs import InputSpec, load_inputs
 from hdrm.sim.outputs import check_outdir, job_results, schedule_summary, write_outputs
+from hdrm.workload.swf import SkippableLineError
 
 EPILOG = """examples:
   hdrm replay --platform platforms/hetero.json --workload workloads/SDSC-SP2-1998-4.2-cln_first500.swf \\
@@ -46,7 +47,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--nb-jobs", type=int, default=0, metavar="N", help="number of jobs (0: all)")
     parser.add_argument("--start-index", type=int, default=0, metavar="I", help="first job (0-based)")
     parser.add_argument("--conventions", default="default", choices=("default", "rlscheduler"))
-    parser.add_argument("--no-strict", action="store_true", help="skip and count malformed SWF lines")
+    parser.add_argument("--no-strict", action="store_true",
+                        help="skip and count SWF lines the standard does not allow (malformed, "
+                        "fractional processors, a repeated job number)")
     parser.add_argument("--bandwidth", default="hdeeprm", help="memory-bandwidth distribution of SWF jobs")
     parser.add_argument("--no-walltime-kill", action="store_true",
                         help="let jobs run past their requested time")
@@ -75,7 +78,10 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.homogeneous_procs is not None and args.homogeneous_procs < 0:
         raise ConfigError(f"--homogeneous-procs: expected a positive number, got {args.homogeneous_procs}")
-    platform, workload = load_inputs(spec)
+    try:
+        platform, workload = load_inputs(spec)
+    except SkippableLineError as exc:  # name the flag, not read_swf's argument
+        raise exc.relaxed_by("rerun with --no-strict") from None
     check_outdir(args.outdir)  # before the run: a bad folder should not cost a whole simulation
     config = SimulationConfig(
         contention=args.contention,
@@ -118,6 +124,14 @@ def result_decision(args: argparse.Namespace) -> str:
     return args.decision or ("commit" if args.conventions == "rlscheduler" else "event")
 
 
+def _skipped(skipped: dict[str, int]) -> str:
+    """``"3 (duplicate job number: 2, run time 0: 1)"``, or ``"none"``."""
+    if not skipped:
+        return "none"
+    reasons = ", ".join(f"{reason}: {count}" for reason, count in skipped.items())
+    return f"{sum(skipped.values())} ({reasons})"
+
+
 def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.Namespace) -> None:
     summary = schedule_summary(result, job_results(result))
     platform = result.platform
@@ -135,6 +149,7 @@ def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.N
         ("utilisation", f"{summary['utilization']:.3f}"),
         ("energy", f"{summary['consumed_joules'] / 3.6e6:.3f} kWh"),
         ("wall time", f"{result.wall_s:.2f} s ({len(result.outcomes) / max(result.wall_s, 1e-9):,.0f} jobs/s)"),
+        ("skipped from the source", _skipped(result.workload.skipped)),
         ("outputs", str(Path(args.outdir))),
     ]
     width = max(len(k) for k, _ in rows)

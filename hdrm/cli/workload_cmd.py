@@ -24,7 +24,7 @@ from hdrm.workload.load import scale_arrivals
 from hdrm.workload.requirements import DEFAULT_BW, attach_requirements
 from hdrm.workload.select import select
 from hdrm.workload.summary import format_summary, summarize_workload
-from hdrm.workload.swf import read_swf
+from hdrm.workload.swf import SkippableLineError, read_swf
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help=f"SWF conventions: {', '.join(CONVENTIONS.names())} "
                              "(default: default)")
     parser.add_argument("--no-strict", dest="strict", action="store_false",
-                        help="skip malformed SWF lines (counted) instead of stopping")
+                        help="skip SWF lines the standard does not allow (not 18 numbers, fractional "
+                             "processors, a repeated job number), counted, instead of stopping")
     parser.add_argument("--load-factor", type=float, metavar="F",
                         help="divide the selection's submission times by F (F times the offered "
                              "load: 2 doubles the arrival rate, 0.5 halves it)")
@@ -71,7 +72,10 @@ def run(args: argparse.Namespace) -> int:
     """Run ``hdrm workload``; returns the exit status."""
     platform = load_platform(args.platform) if args.platform else None
     is_json = args.trace.endswith(".json")
-    workload = _load(args, platform)
+    try:
+        workload = _load(args, platform)
+    except SkippableLineError as exc:  # name the flag, not read_swf's argument
+        raise exc.relaxed_by("rerun with --no-strict") from None
     if args.start_index or args.nb_jobs:  # else the trace as it is, on its own clock
         workload = select(workload, args.start_index, args.nb_jobs)
     if args.load_factor is not None:

@@ -2,13 +2,23 @@
 
 SWF (Feitelson et al., Parallel Workloads Archive) has one job per line, 18 whitespace-separated
 numbers, -1 meaning unknown; header lines start with ``;`` and carry directives such as
-``; MaxProcs: 1664 (72, 1368, 224)``. :func:`read_swf` turns a trace into a
-:class:`~hdrm.workload.job.Workload` following a named convention set
+``; MaxProcs: 1664 (72, 1368, 224)`` (:mod:`hdrm.workload.swf_header`). :func:`read_swf` turns a
+trace into a :class:`~hdrm.workload.job.Workload` following a named convention set
 (:mod:`hdrm.workload.conventions`).
 
+Lines the standard does not allow are refused by a strict read (the default), with one line naming
+the file, the line, the field and the value; ``strict=False`` skips them and counts them in
+``Workload.skipped`` under their reason:
+
+* ``"malformed line"``: not 18 numbers;
+* ``"fractional job number"``, ``"fractional processors"``: field 1, or field 5 or 8 (allocated,
+  requested processors), is not a whole number (``1.5``: never rounded);
+* ``"duplicate job number"``: field 1 repeats the number of an earlier line (the first line with a
+  number is kept), as job ids must be unique in the outputs.
+
 Speed: job lines are checked for their field count with ``str.split`` and parsed in one pass by
-numpy; the conventions run on whole columns. Only when that fast path finds a problem is the file
-scanned line by line, to name the bad line and field (or, with ``strict=False``, to skip it).
+numpy; the checks and the conventions run on whole columns. Only when that fast path finds a
+problem is the file scanned line by line, to name the bad line and field (or to skip it).
 """
 
 from __future__ import annotations
@@ -18,7 +28,6 @@ import logging
 import math
 import warnings
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +36,10 @@ import numpy as np
 from hdrm.errors import WorkloadError
 from hdrm.workload.conventions import Conventions, apply_conventions, get_conventions
 from hdrm.workload.job import PROFILE_DELAY, Job, Workload
+from hdrm.workload.swf_header import SwfHeader, parse_count, parse_header
+
+__all__ = ["FIELD_NAMES", "NB_FIELDS", "SkippableLineError", "SwfHeader", "parse_count",
+           "parse_header", "raw_fields", "read_swf"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,167 +54,38 @@ FIELD_NAMES = (
     "partition number", "preceding job number", "think time",
 )
 
-#: Skip reason for lines dropped by ``strict=False``.
+#: Skip reasons of lines dropped by ``strict=False``.
 SKIP_MALFORMED = "malformed line"
+SKIP_FRACTIONAL_ID = "fractional job number"
+SKIP_FRACTIONAL_PROCS = "fractional processors"
+SKIP_DUPLICATE = "duplicate job number"
 
-_TEXT_DIRECTIVES = {
-    "Version": "version", "Computer": "computer", "Installation": "installation",
-    "Acknowledge": "acknowledge", "Information": "information", "Conversion": "conversion",
-    "Preemption": "preemption", "TimeZoneString": "time_zone_string", "StartTime": "start_time",
-    "EndTime": "end_time", "AllowOveruse": "allow_overuse", "Queues": "queues_description",
-    "Partitions": "partitions_description",
-}
-_INT_DIRECTIVES = {
-    "MaxJobs": "max_jobs", "MaxRecords": "max_records", "UnixStartTime": "unix_start_time_s",
-    "TimeZone": "time_zone_s", "MaxRuntime": "max_runtime_s", "MaxMemory": "max_memory_kb",
-    "MaxQueues": "max_queues", "MaxPartitions": "max_partitions",
-}
-_COUNT_DIRECTIVES = {"MaxNodes": "max_nodes", "MaxProcs": "max_procs"}
+#: Fields (0-based) that hold whole numbers, with the skip reason of a fractional value.
+_WHOLE_FIELDS = ((0, SKIP_FRACTIONAL_ID), (4, SKIP_FRACTIONAL_PROCS), (7, SKIP_FRACTIONAL_PROCS))
+
+#: How a Python caller relaxes a strict read; the CLI and options.json say it in their terms.
+PYTHON_RELAX = "read with strict=False"
 
 
-@dataclass(frozen=True)
-class SwfHeader:
-    """The header of an SWF file: typed known directives plus every directive raw.
+class SkippableLineError(WorkloadError):
+    """A job line that a strict read refuses and ``strict=False`` would skip (and count).
 
-    Text directives keep their continuation lines, joined by newlines. Counts such as
-    ``MaxProcs: 1664 (72, 1368, 224)`` give the total (1664) and the numbered parts.
+    The message ends with how to skip such lines in the caller's terms: ``strict=False`` for
+    Python; a command-line tool re-raises :meth:`relaxed_by` naming its own flag.
 
     Attributes:
-        version ... partitions_description: text directives (None when absent);
-            ``queues_description`` and ``partitions_description`` are ``Queues:``/``Partitions:``.
-        max_jobs ... max_partitions: integer directives; ``unix_start_time_s`` is the origin of
-            the trace clock (Unix seconds), ``time_zone_s`` its offset.
-        max_nodes, max_procs: totals; max_nodes_parts, max_procs_parts: parenthetical parts.
-        queues, partitions: numbered ``Queue:``/``Partition:`` lines, number -> description.
-        notes: each ``Note:`` with its continuation lines.
-        raw: every directive name -> its values, in file order.
-        lines: the header lines exactly as read (without line ends).
+        problem: ``file:line: what is wrong``.
+        fix: how to mend the line.
+        skipped: what a non-strict read skips (``"malformed lines"``).
     """
 
-    version: str | None = None
-    computer: str | None = None
-    installation: str | None = None
-    acknowledge: str | None = None
-    information: str | None = None
-    conversion: str | None = None
-    preemption: str | None = None
-    time_zone_string: str | None = None
-    start_time: str | None = None
-    end_time: str | None = None
-    allow_overuse: str | None = None
-    queues_description: str | None = None
-    partitions_description: str | None = None
-    max_jobs: int | None = None
-    max_records: int | None = None
-    unix_start_time_s: int | None = None
-    time_zone_s: int | None = None
-    max_runtime_s: int | None = None
-    max_memory_kb: int | None = None
-    max_queues: int | None = None
-    max_partitions: int | None = None
-    max_nodes: int | None = None
-    max_nodes_parts: tuple[int, ...] = ()
-    max_procs: int | None = None
-    max_procs_parts: tuple[int, ...] = ()
-    queues: dict[int, str] = field(default_factory=dict)
-    partitions: dict[int, str] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-    raw: dict[str, list[str]] = field(default_factory=dict)
-    lines: tuple[str, ...] = ()
+    def __init__(self, problem: str, fix: str, skipped: str, relax: str = PYTHON_RELAX) -> None:
+        self.problem, self.fix, self.skipped = problem, fix, skipped
+        super().__init__(f"{problem}; {fix}, or {relax} to skip {skipped} (counted)")
 
-    @property
-    def nb_res(self) -> int | None:
-        """MaxProcs, else MaxNodes, else None."""
-        for value in (self.max_procs, self.max_nodes):
-            if value is not None and value > 0:
-                return value
-        return None
-
-
-def parse_count(value: str) -> tuple[int, tuple[int, ...]]:
-    """Parse a count directive such as ``"1664 (72, 1368, 224)"`` into (1664, (72, 1368, 224)).
-
-    Parenthetical items that do not start with a number (``"338 (batch partition; 512 total)"``)
-    give no parts.
-
-    Raises:
-        ValueError: the value does not start with an integer.
-    """
-    head, _, rest = value.partition("(")
-    total = int(head.strip())
-    items = [item.split() for item in rest.rpartition(")")[0].split(",")] if rest else []
-    if items and all(tokens and tokens[0].isdigit() for tokens in items):
-        return total, tuple(int(tokens[0]) for tokens in items)
-    return total, ()
-
-
-def parse_header(lines: list[str], path: str = "<header>", strict: bool = True) -> SwfHeader:
-    """Parse SWF header lines (each starting with ``;``) into an :class:`SwfHeader`.
-
-    Args:
-        lines: the comment lines in file order, each as ``(line_number, text)`` or as text.
-        path: the file name, for error messages.
-        strict: raise on a directive whose value should be an integer but is not; else ignore it
-            (it stays in ``raw``).
-
-    Raises:
-        WorkloadError: a malformed integer directive (strict only), naming ``file:line``.
-    """
-    raw: dict[str, list[str]] = {}
-    entries: list[list[Any]] = []  # [line number, key, value], value grows with continuations
-    current: list[Any] | None = None
-    for number, text in _numbered(lines):
-        content = text.lstrip()[1:]
-        stripped = content.strip()
-        if not stripped:
-            current = None
-            continue
-        key, sep, value = stripped.partition(":")
-        leading = len(content) - len(content.lstrip())
-        if sep and key.isalnum() and leading <= 2:
-            current = [number, key, value.strip()]
-            entries.append(current)
-        elif current is not None:
-            current[2] = f"{current[2]}\n{stripped}" if current[2] else stripped
-    kwargs: dict[str, Any] = {"queues": {}, "partitions": {}, "notes": [], "raw": raw}
-    for number, key, value in entries:
-        raw.setdefault(key, []).append(value)
-        _apply_directive(kwargs, key, value, f"{path}:{number}", strict)
-    kwargs["notes"] = tuple(kwargs["notes"])
-    kwargs["lines"] = tuple(text for _, text in _numbered(lines))
-    return SwfHeader(**kwargs)
-
-
-def _numbered(lines: list) -> list[tuple[int, str]]:
-    if lines and isinstance(lines[0], tuple):
-        return lines
-    return list(enumerate(lines, 1))
-
-
-def _apply_directive(kwargs: dict, key: str, value: str, where: str, strict: bool) -> None:
-    """Store one directive's typed value in ``kwargs`` (first occurrence wins for scalars)."""
-    try:
-        if key in _TEXT_DIRECTIVES:
-            kwargs.setdefault(_TEXT_DIRECTIVES[key], value)
-        elif key in _INT_DIRECTIVES:
-            kwargs.setdefault(_INT_DIRECTIVES[key], int(value.split()[0]))
-        elif key in _COUNT_DIRECTIVES:
-            total, parts = parse_count(value)
-            kwargs.setdefault(_COUNT_DIRECTIVES[key], total)
-            kwargs.setdefault(_COUNT_DIRECTIVES[key] + "_parts", parts)
-        elif key in ("Queue", "Partition"):
-            number, _, name = value.partition(" ")
-            kwargs["queues" if key == "Queue" else "partitions"][int(number)] = name.strip()
-        elif key == "Note":
-            kwargs["notes"].append(value)
-    except (ValueError, IndexError):
-        message = (
-            f"{where}: header directive {key} should start with an integer, got {value!r}; "
-            "fix the header line or read with strict=False"
-        )
-        if strict:
-            raise WorkloadError(message) from None
-        logger.warning("%s (ignored)", message)
+    def relaxed_by(self, relax: str) -> SkippableLineError:
+        """The same error, naming ``relax`` (``"rerun with --no-strict"``) as the way out."""
+        return SkippableLineError(self.problem, self.fix, self.skipped, relax)
 
 
 def read_swf(
@@ -213,13 +97,14 @@ def read_swf(
     """Read an SWF trace (plain or gzip) into a :class:`~hdrm.workload.job.Workload`.
 
     ``submit_s`` and ``trace_submit_s`` are both in the trace's own clock; selections
-    (:mod:`hdrm.workload.select`) shift ``submit_s`` so that they start at 0.
+    (:mod:`hdrm.workload.select`) shift ``submit_s`` so that they start at 0. Header values never
+    stop a read (one warning names a value that cannot be used, such as ``MaxRuntime: N/A``).
 
     Args:
         path: the trace file; gzip is recognised by its magic bytes, not its name.
         conventions: a convention set or its name (``"default"``, ``"rlscheduler"``).
-        strict: raise on a malformed line; when False, skip such lines and count them in
-            ``Workload.skipped["malformed line"]``.
+        strict: raise on a line the standard does not allow (see the module docstring); when
+            False, skip such lines and count them in ``Workload.skipped`` per reason.
         keep_fields: keep each job's 18 raw fields as a tuple in ``job.extra["swf"]`` (about
             500 more bytes a job, doubling the memory); then
             :func:`~hdrm.workload.generate.write_swf` writes the jobs back verbatim.
@@ -230,24 +115,24 @@ def read_swf(
         header's MaxProcs (else MaxNodes).
 
     Raises:
-        WorkloadError: missing or unreadable file, a malformed line (strict), no job left.
+        SkippableLineError: a line the standard does not allow (strict only).
+        WorkloadError: missing or unreadable file, no job left.
         ConfigError: unknown convention set name.
     """
     conv = get_conventions(conventions)
     path_s = str(path)
-    lines = _read_text(path_s).splitlines()
-    comments, data = _split(lines)
-    header = parse_header(comments, path_s, strict)
+    comments, data, numbers = _split(_read_text(path_s).splitlines())
+    header = parse_header(comments, path_s)
     if not data:
         raise WorkloadError(
             f"{path_s}: no job lines found ({len(comments)} header lines); "
             f"an SWF job line has {NB_FIELDS} numbers"
         )
-    fields, nb_bad = _parse_fields(data, lines, path_s, strict)
+    fields, numbers, skipped = _parse_fields(data, numbers, path_s, strict)
+    fields, skipped_rows = _check_rows(fields, numbers, path_s, strict)
+    skipped.update(skipped_rows)
     converted = apply_conventions(fields, conv)
-    skipped = dict(converted.skipped)
-    if nb_bad:
-        skipped[SKIP_MALFORMED] = nb_bad
+    skipped = {**converted.skipped, **skipped}
     if not len(converted.rows):
         raise WorkloadError(
             f"{path_s}: all {len(data)} jobs were skipped ({_reasons(skipped)}) under the "
@@ -257,6 +142,53 @@ def read_swf(
         logger.info("%s: run time < 0 replaced for %d jobs", path_s, converted.adjusted)
     jobs = _build_jobs(fields, converted, keep_fields)
     return Workload(jobs, _stem(path_s), path_s, header, skipped, header.nb_res)
+
+
+def _check_rows(
+    fields: np.ndarray, numbers: np.ndarray, path: str, strict: bool
+) -> tuple[np.ndarray, dict[str, int]]:
+    """Refuse (strict) or drop and count rows with fractional counts or a repeated job number."""
+    bad = np.zeros(len(fields), dtype=bool)
+    skipped: dict[str, int] = {}
+    for column, reason in _WHOLE_FIELDS:
+        values = fields[:, column]
+        fractional = (values != np.floor(values)) & ~bad
+        if fractional.any():
+            row = int(np.argmax(fractional))
+            if strict:
+                raise SkippableLineError(
+                    f"{path}:{numbers[row]}: field {column + 1} ({FIELD_NAMES[column]}) is "
+                    f"{values[row]:g}, not a whole number",
+                    "write a whole number (hdrm never rounds it)", "such lines",
+                )
+            skipped[reason] = skipped.get(reason, 0) + int(np.count_nonzero(fractional))
+            bad |= fractional
+    repeated = _repeated(fields[:, 0], bad)
+    if repeated.any():
+        row = int(np.argmax(repeated))
+        if strict:
+            first = int(np.argmax((fields[:, 0] == fields[row, 0]) & ~bad))
+            raise SkippableLineError(
+                f"{path}:{numbers[row]}: field 1 (job number) is {fields[row, 0]:g}, already the "
+                f"number of line {numbers[first]}",
+                "give each job its own number", "lines that repeat a number",
+            )
+        skipped[SKIP_DUPLICATE] = int(np.count_nonzero(repeated))
+        bad |= repeated
+    if not bad.any():
+        return fields, skipped
+    logger.warning("%s: skipped %s", path, _reasons(skipped))
+    return fields[~bad], skipped
+
+
+def _repeated(ids: np.ndarray, bad: np.ndarray) -> np.ndarray:
+    """Rows (outside ``bad``) whose id an earlier row outside ``bad`` already has."""
+    rows = np.flatnonzero(~bad)
+    _, first = np.unique(ids[rows], return_index=True)
+    repeated = np.zeros(len(ids), dtype=bool)
+    repeated[rows] = True
+    repeated[rows[first]] = False
+    return repeated
 
 
 def _reasons(skipped: dict[str, int]) -> str:
@@ -288,26 +220,24 @@ def _read_text(path: str) -> str:
     return content.decode("utf-8", errors="replace")
 
 
-def _split(lines: list[str]) -> tuple[list[tuple[int, str]], list[str]]:
-    """Split lines into numbered header lines and job lines (blank lines dropped)."""
+def _split(lines: list[str]) -> tuple[list[tuple[int, str]], list[str], np.ndarray]:
+    """Numbered header lines, job lines and the job lines' numbers (blank lines dropped)."""
     comments = [(i, line) for i, line in enumerate(lines, 1) if line.lstrip()[:1] == ";"]
-    if not comments:
-        return [], [line for line in lines if line and not line.isspace()]
-    data = [line for line in lines if line.lstrip()[:1] not in (";", "")]
-    return comments, data
+    numbers = [i for i, line in enumerate(lines, 1) if line.lstrip()[:1] not in (";", "")]
+    return comments, [lines[i - 1] for i in numbers], np.array(numbers, dtype=np.int64)
 
 
 def _parse_fields(
-    data: list[str], lines: list[str], path: str, strict: bool
-) -> tuple[np.ndarray, int]:
-    """Return the ``(n, 18)`` field array and the number of malformed lines skipped."""
+    data: list[str], numbers: np.ndarray, path: str, strict: bool
+) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """The ``(n, 18)`` field array, the kept lines' numbers and the malformed lines skipped."""
     counts = list(map(len, map(str.split, data)))
     if counts.count(NB_FIELDS) == len(data):
         values = _fast_numbers("\n".join(data))
         if values is not None and values.size == NB_FIELDS * len(data):
             if np.isfinite(values).all():
-                return values.reshape(-1, NB_FIELDS), 0
-    return _slow_parse(lines, path, strict)
+                return values.reshape(-1, NB_FIELDS), numbers, {}
+    return _slow_parse(data, numbers, path, strict)
 
 
 def _fast_numbers(text: str) -> np.ndarray | None:
@@ -320,28 +250,27 @@ def _fast_numbers(text: str) -> np.ndarray | None:
             return None
 
 
-def _slow_parse(lines: list[str], path: str, strict: bool) -> tuple[np.ndarray, int]:
+def _slow_parse(
+    data: list[str], numbers: np.ndarray, path: str, strict: bool
+) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     """Check line by line: raise on the first bad line (strict) or skip and count bad lines."""
     rows: list[list[float]] = []
-    nb_bad = 0
-    for number, line in enumerate(lines, 1):
-        if line.lstrip()[:1] in (";", ""):
-            continue
-        tokens = line.split()
-        values, problem = _line_values(tokens)
+    kept: list[int] = []
+    for number, line in zip(numbers.tolist(), data):
+        values, problem = _line_values(line.split())
         if problem is None:
             rows.append(values)
+            kept.append(number)
             continue
         if strict:
-            raise WorkloadError(
-                f"{path}:{number}: {problem}; fix the line or read with strict=False "
-                "(hdrm workload --no-strict) to skip malformed lines"
-            )
-        nb_bad += 1
+            raise SkippableLineError(f"{path}:{number}: {problem}", "fix the line",
+                                     "malformed lines")
         logger.debug("%s:%d: skipped: %s", path, number, problem)
+    nb_bad = len(data) - len(rows)
     if nb_bad:
         logger.warning("%s: skipped %d malformed lines", path, nb_bad)
-    return np.array(rows, dtype=np.float64).reshape(-1, NB_FIELDS), nb_bad
+    fields = np.array(rows, dtype=np.float64).reshape(-1, NB_FIELDS)
+    return fields, np.array(kept, dtype=np.int64), {SKIP_MALFORMED: nb_bad} if nb_bad else {}
 
 
 def _line_values(tokens: list[str]) -> tuple[list[float], str | None]:

@@ -8,7 +8,14 @@ import math
 import pytest
 
 from hdrm.errors import WorkloadError
-from hdrm.workload.swf import FIELD_NAMES, SwfHeader, parse_count, parse_header, read_swf
+from hdrm.workload.swf import (
+    FIELD_NAMES,
+    SkippableLineError,
+    SwfHeader,
+    parse_count,
+    parse_header,
+    read_swf,
+)
 
 HEADER = """\
 ; Version: 2.2
@@ -100,13 +107,14 @@ def test_parse_count_rejects_a_non_number():
         parse_count("many (1, 2)")
 
 
-def test_header_bad_integer_names_file_line_and_value():
+def test_header_bad_integer_is_ignored_with_a_warning_naming_file_line_and_value(caplog):
     lines = ["; Version: 2", "; MaxProcs: many"]
-    with pytest.raises(WorkloadError, match=r"t\.swf:2: header directive MaxProcs should start "
-                                            r"with an integer, got 'many'"):
-        parse_header(lines, "t.swf")
-    header = parse_header(lines, "t.swf", strict=False)
+    header = parse_header(lines, "t.swf")
     assert header.max_procs is None and header.raw["MaxProcs"] == ["many"]
+    assert header.ignored == ((2, "MaxProcs", "many"),)
+    assert [r.getMessage() for r in caplog.records] == [
+        "t.swf:2: header directive MaxProcs: 'many' is not an integer; ignored (header values "
+        "are informational)"]
 
 
 def test_header_nb_res_falls_back_to_max_nodes():
@@ -241,3 +249,52 @@ def test_walltime_and_memory_units(write_swf_text, swf_line):
     job = read_swf(path).jobs[0]
     assert job.walltime_s == 100.0 and job.has_walltime
     assert math.isclose(job.mem_mb, 2.0)
+
+
+@pytest.mark.parametrize(("field", "name"), [(5, "allocated processors"),
+                                             (8, "requested processors"), (1, "job number")])
+def test_fractional_count_is_refused_by_a_strict_read(write_swf_text, swf_line, field, name):
+    path = write_swf_text(["; MaxProcs: 16", swf_line(), swf_line(**{"f1": 2, f"f{field}": 1.5})])
+    with pytest.raises(SkippableLineError) as info:
+        read_swf(path)
+    assert str(info.value) == (
+        f"{path}:3: field {field} ({name}) is 1.5, not a whole number; write a whole number "
+        "(hdrm never rounds it), or read with strict=False to skip such lines (counted)")
+
+
+def test_fractional_processors_are_skipped_and_counted_not_rounded(write_swf_text, swf_line):
+    path = write_swf_text([swf_line(), swf_line(f1=2, f5=1.5, f8=-1), swf_line(f1=3, f8=2.5),
+                           swf_line(f1=4, f5=2, f8=2)])
+    workload = read_swf(path, strict=False)
+    assert [job.id for job in workload.jobs] == [1, 4]
+    assert [job.res for job in workload.jobs] == [4, 2]
+    assert workload.skipped == {"fractional processors": 2}
+
+
+def test_duplicate_job_number_is_refused_by_a_strict_read(write_swf_text, swf_line):
+    path = write_swf_text([swf_line(f1=7), swf_line(f1=8), swf_line(f1=7, f2=20)])
+    with pytest.raises(SkippableLineError, match=(
+            r"trace\.swf:3: field 1 \(job number\) is 7, already the number of line 1; give "
+            r"each job its own number, or read with strict=False to skip lines that repeat a "
+            r"number \(counted\)$")):
+        read_swf(path)
+
+
+def test_duplicate_job_numbers_keep_the_first_line(write_swf_text, swf_line):
+    path = write_swf_text([swf_line(f1=7, f4=70), swf_line(f1=8), swf_line(f1=7, f2=20, f4=99),
+                           swf_line(f1=7, f2=30), swf_line(f1=9, f5=0.5)])
+    workload = read_swf(path, strict=False)
+    assert [(job.id, job.run_time_s) for job in workload.jobs] == [(7, 70.0), (8, 100.0)]
+    assert workload.skipped == {"fractional processors": 1, "duplicate job number": 2}
+    assert len({job.id for job in workload.jobs}) == len(workload)
+
+
+def test_error_names_the_way_out_in_the_callers_terms(write_swf_text, swf_line):
+    path = write_swf_text([swf_line(), swf_line(f1=2, f5="x")])
+    with pytest.raises(SkippableLineError) as info:
+        read_swf(path)
+    relaxed = info.value.relaxed_by("rerun with --no-strict")
+    assert isinstance(relaxed, WorkloadError)
+    assert str(relaxed) == (f"{path}:2: field 5 (allocated processors) is not a number: 'x'; fix "
+                            "the line, or rerun with --no-strict to skip malformed lines (counted)")
+    assert "strict=False" not in str(relaxed)
