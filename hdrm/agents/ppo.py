@@ -50,6 +50,8 @@ class PPOAgent(ValueLearningAgent):
     """PPO with masked categorical policies; settings: :class:`PPOSettings`."""
 
     Settings: ClassVar[type] = PPOSettings
+    #: Counters a resumed training run restores (:mod:`hdrm.agents.resume`).
+    resume_counters: ClassVar[tuple[str, ...]] = ("updates",)
 
     def __init__(
         self,

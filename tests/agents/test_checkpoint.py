@@ -147,3 +147,151 @@ def test_plain_converts_options_to_loadable_data(tmp_path):
     assert type(value["o"]["n"]) is int
     torch.save(value, tmp_path / "v.pt")
     assert torch.load(tmp_path / "v.pt", weights_only=True) == value
+
+
+# ------------------------------------------------------------------ checksums and agent classes
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _flip_bit_in_largest_tensor(path: Path, offset: int = 37) -> None:
+    """Flip one bit inside the stored bytes of the checkpoint's largest tensor (not its zip
+    structure, so that torch still reads the file)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        info = max((i for i in archive.infolist() if "/data/" in i.filename), key=lambda i: i.file_size)
+        assert info.compress_type == zipfile.ZIP_STORED
+    raw = bytearray(path.read_bytes())
+    name_len = int.from_bytes(raw[info.header_offset + 26:info.header_offset + 28], "little")
+    extra_len = int.from_bytes(raw[info.header_offset + 28:info.header_offset + 30], "little")
+    start = info.header_offset + 30 + name_len + extra_len
+    raw[start + offset] ^= 0x10
+    path.write_bytes(bytes(raw))
+
+
+def test_a_flipped_bit_in_the_weights_is_refused(tmp_path, bandit, driver):
+    agent = driver.make(ReinforceAgent, bandit, hidden=16)
+    path = save_checkpoint(agent, tmp_path / "m.pt", {})
+    _flip_bit_in_largest_tensor(path)
+    loaded = torch.load(path, weights_only=True)  # torch itself reads the damaged file silently
+    assert any(not torch.equal(v, agent.state_dict()[k]) for k, v in loaded["model_state_dict"].items())
+    with pytest.raises(AgentLoadError, match=rf"^checkpoint {path}: content does not match its "
+                                             r"sha256 checksum \(stored [0-9a-f]{12}\.\.\., content "
+                                             r"gives [0-9a-f]{12}\.\.\.\): the file is corrupt"):
+        load_checkpoint(driver.make(ReinforceAgent, bandit, hidden=16), path)
+
+
+def test_every_flipped_bit_is_refused_or_unreadable(tmp_path, bandit, driver):
+    """Whatever byte a bit flips in, the file never loads as a different model."""
+    agent = driver.make(ReinforceAgent, bandit, hidden=4)
+    path = save_checkpoint(agent, tmp_path / "m.pt", {})
+    clean = path.read_bytes()
+    rng = np.random.default_rng(5)
+    for position in rng.choice(len(clean), size=60, replace=False):
+        damaged = bytearray(clean)
+        damaged[position] ^= 1 << int(rng.integers(8))
+        path.write_bytes(bytes(damaged))
+        fresh = driver.make(ReinforceAgent, bandit, hidden=4, seed=9)
+        try:
+            load_checkpoint(fresh, path)
+        except AgentLoadError:
+            continue
+        for name, tensor in agent.state_dict().items():  # loaded: then it is the very same model
+            assert torch.equal(fresh.state_dict()[name], tensor), f"byte {position} changed {name}"
+
+
+def test_a_checkpoint_of_another_agent_class_is_refused_in_one_line(tmp_path, bandit, driver):
+    reinforce = save_checkpoint(driver.make(ReinforceAgent, bandit), tmp_path / "r.pt", {})
+    ppo = driver.make(PPOAgent, bandit)
+    with pytest.raises(AgentLoadError) as caught:
+        load_checkpoint(ppo, reinforce)
+    assert str(caught.value) == (
+        f"checkpoint {reinforce}: saved by agent class hdrm.agents.reinforce.ReinforceAgent, "
+        "expected hdrm.agents.ppo.PPOAgent (or a class it derives from); give a checkpoint of this "
+        "agent, or --allow-other-class to load matching weights anyway")
+
+
+def test_other_class_weights_load_only_when_allowed_and_without_the_optimizer(tmp_path, bandit,
+                                                                               driver):
+    from hdrm.agents.a2c import A2CAgent
+
+    a2c = driver.make(A2CAgent, bandit, seed=1)
+    driver.run(a2c, bandit, 3)
+    path = save_checkpoint(a2c, tmp_path / "a2c.pt", {})
+    ppo = driver.make(PPOAgent, bandit, seed=2)
+    with pytest.raises(AgentLoadError, match="saved by agent class hdrm.agents.a2c.A2CAgent"):
+        load_checkpoint(ppo, path)
+    checkpoint = load_checkpoint(ppo, path, allow_other_class=True)
+    assert checkpoint["optimizer_loaded"] is False and ppo.optimizer_state_dict()["state"] == {}
+    for name, tensor in a2c.state_dict().items():
+        assert torch.equal(ppo.state_dict()[name], tensor)
+
+
+def test_a_subclass_and_its_base_load_each_others_checkpoints(tmp_path, bandit, driver):
+    class Annealed(PPOAgent):
+        pass
+
+    base = save_checkpoint(driver.make(PPOAgent, bandit), tmp_path / "base.pt", {})
+    derived = save_checkpoint(driver.make(Annealed, bandit), tmp_path / "derived.pt", {})
+    load_checkpoint(driver.make(Annealed, bandit), base)
+    load_checkpoint(driver.make(PPOAgent, bandit), derived)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "models").glob("*.pt")))
+def test_shipped_models_without_a_checksum_still_read(name):
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    checkpoint = read_checkpoint(ROOT / "models" / name)
+    assert checkpoint["checked"] is False and "sha256" not in checkpoint
+
+
+def test_new_checkpoints_are_checked_and_record_the_lineage(tmp_path, bandit, driver):
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    path = save_checkpoint(driver.make(PPOAgent, bandit), tmp_path / "m.pt", {}, {"episode": 4})
+    checkpoint = read_checkpoint(path)
+    assert checkpoint["checked"] is True and checkpoint["format"] == 2
+    assert checkpoint["progress"] == {"episode": 4}
+    assert checkpoint["agent_lineage"][:3] == ["hdrm.agents.ppo.PPOAgent",
+                                               "hdrm.agents.learning.ValueLearningAgent",
+                                               "hdrm.agents.learning.PolicyLearningAgent"]
+
+
+def test_resume_state_restores_the_generators_and_counters(tmp_path, bandit, driver):
+    from hdrm.agents.checkpoint import read_checkpoint
+    from hdrm.agents.resume import agent_resume_state, restore_agent_resume_state
+
+    params = {"rollout_steps": 8, "minibatch": 4}
+    agent = driver.make(PPOAgent, bandit, seed=1, params=params)
+    driver.run(agent, bandit, 3)
+    assert agent.updates > 0
+    path = save_checkpoint(agent, tmp_path / "m.pt", {}, {"agent": agent_resume_state(agent)})
+    agent.train_mode(False)
+    agent.greedy = False  # sample: the draws show the generator's state
+    expected = [agent.decide(np.eye(3, dtype=np.float32)[0], np.array([1, 1, 1, 0])) for _ in range(20)]
+    fresh = driver.make(PPOAgent, bandit, seed=7, params=params)
+    load_checkpoint(fresh, path)
+    restore_agent_resume_state(fresh, read_checkpoint(path)["progress"]["agent"])
+    assert fresh.updates == agent.updates
+    fresh.train_mode(False)
+    fresh.greedy = False
+    got = [fresh.decide(np.eye(3, dtype=np.float32)[0], np.array([1, 1, 1, 0])) for _ in range(20)]
+    assert got == expected
+
+
+def test_temporary_files_name_the_writing_process(tmp_path, bandit, driver, monkeypatch):
+    agent = driver.make(ReinforceAgent, bandit)
+    seen = []
+
+    def broken_save(obj, handle):
+        seen.extend(name for name in os.listdir(tmp_path) if name != "m.pt")
+        raise KeyboardInterrupt  # a Ctrl-C in the middle of the write
+
+    monkeypatch.setattr(torch, "save", broken_save)
+    target = tmp_path / "m.pt"
+    target.write_bytes(b"previous model")
+    with pytest.raises(KeyboardInterrupt):
+        save_checkpoint(agent, target, {})
+    assert seen and seen[0].startswith(f".m.pt.{os.getpid()}.") and seen[0].endswith(".tmp")
+    assert sorted(os.listdir(tmp_path)) == ["m.pt"] and target.read_bytes() == b"previous model"
