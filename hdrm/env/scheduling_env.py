@@ -36,6 +36,7 @@ from gymnasium import spaces
 from hdrm.env.config import EnvConfig
 from hdrm.env.objectives import OBJECTIVES, Tracker, accrues, make_objective
 from hdrm.env.observations import job_static_features, job_window_kinds, make_observation
+from hdrm.env.render import RENDER_MODES, render_ansi, render_rgb
 from hdrm.errors import ConfigError
 from hdrm.options import BatsimOptions, Options
 from hdrm.policies.core_selection import CORE_POLICIES
@@ -91,13 +92,21 @@ class SchedulingEnv(gym.Env):
         config: an :class:`EnvConfig`; or keyword arguments of :class:`EnvConfig`.
         batsim: with ``engine="batsim"``: the Batsim executable, timeout and extra arguments (a
             :class:`~hdrm.options.BatsimOptions` or a dict of it); default ``options.batsim``.
+        render_mode: None (no rendering), ``"ansi"`` (:meth:`render` returns a text view of the
+            cluster and the queue) or ``"rgb_array"`` (an image of it): :mod:`hdrm.env.render`.
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
     def __init__(self, options: Options | None = None, config: EnvConfig | None = None,
-                 batsim: BatsimOptions | dict | None = None, **kwargs: Any):
+                 batsim: BatsimOptions | dict | None = None, render_mode: str | None = None,
+                 **kwargs: Any):
         super().__init__()
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ConfigError(f"render_mode: unknown mode {render_mode!r}; "
+                              f"{suggest(str(render_mode), RENDER_MODES)}choose None or one of: "
+                              f"{', '.join(RENDER_MODES)}")
+        self.render_mode = render_mode
         if options is not None:
             config = EnvConfig.from_options(options, **kwargs)
         elif config is None:
@@ -260,6 +269,15 @@ class SchedulingEnv(gym.Env):
         self._window_fits = None  # the state is fixed from here until the next step
         reward = self._reward()
         return self.observer.build(), reward, self._done, False, self._info()
+
+    def render(self) -> str | np.ndarray | None:
+        """The current state as text (``render_mode="ansi"``) or an RGB image (``"rgb_array"``);
+        None without a render mode."""
+        if self.render_mode == "ansi":
+            return render_ansi(self)
+        if self.render_mode == "rgb_array":
+            return render_rgb(self)
+        return None
 
     def action_masks(self) -> np.ndarray:
         """Valid actions now (True = valid); at least one is always valid."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -41,6 +41,13 @@ class CorePolicy:
     key: ProcKey | None
     static: bool
     doc: str
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickle a registered policy by its name, so that the copy is the registered object
+        (and a key defined as a lambda pickles too); any other policy field by field."""
+        if self.name in CORE_POLICIES and CORE_POLICIES.get(self.name) is self:
+            return (_registered, (self.name,))
+        return super().__reduce_ex__(protocol)
 
     def select(self, state: ClusterState, job: Job, rng: np.random.Generator) -> list[int] | None:
         """Choose ``job.res`` free cores for ``job``, or None when they cannot be found."""
@@ -108,6 +115,11 @@ def _take_random(state: ClusterState, job: Job, rng: np.random.Generator) -> lis
     return None
 
 
+def _registered(name: str) -> Any:
+    """The policy registered as ``name`` (how pickled policies come back)."""
+    return CORE_POLICIES.get(name)
+
+
 CORE_POLICIES: Registry[CorePolicy] = Registry("core selection policy")
 
 
@@ -123,6 +135,14 @@ def _power(state: ClusterState, p: int) -> float:
     return state.platform.processors[p].type.core_power_w
 
 
+def _free_cores(state: ClusterState, p: int) -> float:
+    return -state.proc_free[p]
+
+
+def _free_mem(state: ClusterState, p: int) -> float:
+    return -state.node_free_mem[state.proc_node[p]]
+
+
 def _free_bw(state: ClusterState, p: int) -> float:
     capacity = state.proc_capacity[p]
     return -(capacity - state.proc_demand[p]) if math.isfinite(capacity) else -math.inf
@@ -130,8 +150,7 @@ def _free_bw(state: ClusterState, p: int) -> float:
 
 _add("random", None, False, "Uniformly random free cores (seeded).")
 _add("high_gflops", _gflops, True, "Fastest cores (GFLOP/s) first.")
-_add("high_cores", lambda s, p: -s.proc_free[p], False, "Processors with the most free cores first.")
-_add("high_mem", lambda s, p: -s.node_free_mem[s.proc_node[p]], False,
-     "Cores of the nodes with the most free memory first.")
+_add("high_cores", _free_cores, False, "Processors with the most free cores first.")
+_add("high_mem", _free_mem, False, "Cores of the nodes with the most free memory first.")
 _add("high_mem_bw", _free_bw, False, "Processors with the most free memory bandwidth first.")
 _add("low_power", _power, True, "Cores with the lowest power (W) first.")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -47,6 +47,13 @@ class JobPolicy:
     doc: str
     predicted: bool = False
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickle a registered policy by its name, so that the copy is the registered object
+        (its key may be a lambda); any other policy field by field."""
+        if self.name in JOB_POLICIES and JOB_POLICIES.get(self.name) is self:
+            return (_registered, (self.name,))
+        return super().__reduce_ex__(protocol)
+
     def order(self, queue: list[Job], now: float, rng: np.random.Generator,
               predict: Callable[[Job], float] | None = None) -> list[Job]:
         """Return the queue in this policy's order (``queue`` itself when already ordered).
@@ -66,6 +73,11 @@ class JobPolicy:
                                  "pass a predictor")
             return sorted(queue, key=lambda job: key(job, now, max(predict(job), 1.0)))
         return sorted(queue, key=lambda job: key(job, now))
+
+
+def _registered(name: str) -> Any:
+    """The policy registered as ``name`` (how pickled policies come back)."""
+    return JOB_POLICIES.get(name)
 
 
 JOB_POLICIES: Registry[JobPolicy] = Registry("job selection policy")
