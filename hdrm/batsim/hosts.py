@@ -3,8 +3,8 @@
 Hosts come from a plain SimGrid XML platform (``<host>`` or ``<cluster>`` elements; the master host
 left out; Batsim's resource order) or from an hdrm platform JSON file, which is exported to SimGrid
 XML in memory and read back, so the server sees exactly what the real Batsim would see with the
-file hdrm writes for it (one host per core, four power states, every core starting asleep in
-state 3).
+file hdrm writes for it (one host per core, four power states, every core starting in the
+nominal state 0; hdrm's decision process puts idle cores to sleep itself).
 
 :class:`HostBoard` runs the hosts on :class:`~hdrm.sim.machine.Machine` and adds what Batsim does
 around SimGrid's hosts:

@@ -9,15 +9,20 @@ Export (:func:`platform_to_xml`, :func:`write_simgrid_xml`), SimGrid DTD version
   own numeric-aware sort works on a copy and has no effect). Batsim resource ``i`` is core ``i``.
 * four speeds per host, one per power state of :mod:`hdrm.platform.power`: full, contended, and a
   tiny non-zero speed (``0.001f``) for the two idle states, since Batsim rejects computation
-  states of zero speed; ``pstate="3"`` (every core starts asleep);
+  states of zero speed; ``pstate="0"``: every core starts in the nominal state, so a stock
+  PyBatsim scheduler, which never switches power states, runs jobs at full speed (hdrm's own
+  decision process puts idle cores to sleep itself, at time 0, under both engines);
 * property ``wattage_per_state`` = ``"w0:w0, w1:w1, w2:w2, w3:w3"`` from
   :func:`~hdrm.platform.power.state_power_w` (SimGrid 3.32 reads this name; the old
   ``watt_per_state`` is silently 0 W), ``wattage_off`` = 0 (hdrm never switches hosts off), and
   ``node`` / ``processor`` naming the core's node and processor id;
 * a host ``master_host`` (Batsim recognises it by that name; it must carry no role property);
-* one ``<link>`` per node, ``link_<node name>``, with the bandwidth (in ``GBps``, bytes) and latency
-  of the cluster's network type, and one route from ``master_host`` to every core through the link
-  of the core's node (routes are symmetrical, so every core reaches the master and back).
+* one ``<link>`` per node, ``link_<node name>``, with the bandwidth (in ``GBps``, bytes) of the
+  cluster's network type and latency 0, and one route from ``master_host`` to every core through
+  the link of the core's node (routes are symmetrical, so every core reaches the master and back).
+  Batsim's job actors report a job's end to its server on ``master_host`` over this route: with a
+  non-zero latency, Batsim would see every end one latency late (a decision point the built-in
+  engine does not have), so the network type's ``latency_us`` is documentation only.
   Core-to-core routes are written only with ``all_pairs=True`` (quadratic size; hdrm's profiles
   never communicate). The file grows linearly: about 0.4 kB per core (1 MB for 2,512 cores).
 
@@ -86,7 +91,7 @@ def _add_core_host(zone: etree._Element, platform: Platform, core: Core) -> None
     speeds = power.state_speeds_gflops(core.gflops)
     speed_text = ", ".join(f"{_num(s)}Gf" if s > 0 else IDLE_SPEED for s in speeds)
     name = core_host_name(core.id, platform.nb_cores)
-    host = etree.SubElement(zone, "host", id=name, speed=speed_text, pstate=str(power.SLEEPING))
+    host = etree.SubElement(zone, "host", id=name, speed=speed_text, pstate=str(power.RUNNING))
     watts = ", ".join(f"{_num(w)}:{_num(w)}" for w in power.state_power_w(core.power_w))
     _prop(host, "wattage_per_state", watts)
     _prop(host, "wattage_off", "0")
@@ -102,7 +107,7 @@ def _add_links(zone: etree._Element, platform: Platform) -> None:
             "link",
             id=f"link_{node.name}",
             bandwidth=f"{_num(net.bandwidth_gbps / 8.0)}GBps",
-            latency=f"{_num(net.latency_us)}us",
+            latency="0us",
         )
 
 
