@@ -48,6 +48,7 @@ from hdrm.platform.simgrid import core_host_name, platform_from_simgrid
 from hdrm.policies.core_selection import CorePolicy
 from hdrm.policies.pairs import PolicyPair, resolve_policy
 from hdrm.registry import suggest
+from hdrm.results.records import interval_ranges
 from hdrm.workload.batsim_json import read_batsim_json
 from hdrm.workload.job import Job
 
@@ -117,7 +118,7 @@ class HdrmScheduler(BatsimScheduler):
                 f"contention: model {contention!r} slows cores by continuous factors, which Batsim's "
                 "four power states cannot express; use 'hdeeprm' or 'none' with engine 'batsim'"
             )
-        self.platform = _platform(merged.get("platform"))
+        self.platform, self._pstates = _platform(merged.get("platform"))
         self.pair = resolve_policy(merged.get("policy", "shortest-high_gflops"))
         self.rng = np.random.default_rng(int(merged.get("seed", 0)))
         self.core = DecisionCore(self.platform, contention, str(merged.get("backfilling", "none")),
@@ -198,6 +199,8 @@ class HdrmScheduler(BatsimScheduler):
         (self._wid, path), = workloads.items()
         workload = read_batsim_json(path, self.platform.reference_gflops)
         self.jobs = {f"{self._wid}!{job.id}": job for job in workload.jobs}
+        state = self.core.state.core_state  # hosts start in their platform P-state (hdrm: 0)
+        self._send_states(self.bs.time(), dict(enumerate(state)))
 
     def _check_names(self) -> None:
         if self.platform.source.lower().endswith(".xml"):
@@ -252,15 +255,14 @@ class HdrmScheduler(BatsimScheduler):
     def _decision_point(self, now: float) -> None:
         """One decision, as the built-in engine's ``next_decision`` + ``decide``."""
         self.decisions += 1
-        self._send_changes(now)
         starts = self._act(now) if self.core.queue else []
-        self._send_changes(now)
+        self._send_changes(now)  # the net changes of the whole decision, before the jobs start
         if not starts:
             return
         chosen = []
         for job, cores in starts:
             bs_job = self._bs_jobs[f"{self._wid}!{job.id}"]
-            bs_job.allocation = ProcSet(*cores)
+            bs_job.allocation = procset(cores)
             chosen.append(bs_job)
             self.starts.append((now, job, list(cores)))
         self.bs.execute_jobs(chosen)
@@ -289,26 +291,47 @@ class HdrmScheduler(BatsimScheduler):
         return self.core.backfill(now, pick.job, core)
 
     def _send_changes(self, now: float) -> None:
+        """Send the power states the core set since the last call (only where they differ)."""
+        targets: dict[int, int] = {}
         for state, factor, cores in self.core.take_changes():
             if factor != 1.0 or not 0 <= state < NB_STATES:
                 raise ConfigError(
                     f"the contention model set cores {cores[:4]}... to state {state} with speed factor "
                     f"{factor:g}; Batsim's four power states express only factor 1"
                 )
-            cores = sorted(cores)
-            self.bs.set_resource_state(ProcSet(*cores), PSTATE_OF_STATE[state])
+            targets.update(dict.fromkeys(cores, state))
+        self._send_states(now, targets)
+
+    def _send_states(self, now: float, targets: dict[int, int]) -> None:
+        """SET_RESOURCE_STATE for the cores whose target state is not the one Batsim has."""
+        pstates = self._pstates
+        groups: dict[int, list[int]] = {}
+        for core, state in targets.items():
+            if pstates[core] != state:
+                pstates[core] = state
+                groups.setdefault(state, []).append(core)
+        for state, cores in sorted(groups.items()):
+            cores.sort()
+            self.bs.set_resource_state(procset(cores), PSTATE_OF_STATE[state])
             self.state_requests.append((now, state, cores))
 
 
-def _platform(value: Platform | str | None) -> Platform:
+def procset(cores: list[int]) -> ProcSet:
+    """The ProcSet of core ids, built from their ranges (not id by id: jobs hold 1000s of cores)."""
+    return ProcSet(*interval_ranges(cores))
+
+
+def _platform(value: Platform | str | None) -> tuple[Platform, list[int]]:
+    """The platform, and the P-state each Batsim host starts in (hdrm exports: 0, nominal)."""
     if isinstance(value, Platform):
-        return value
+        return value, [RUNNING] * value.nb_cores
     if value is None:
         raise ConfigError("HdrmScheduler: no platform; pass platform=<platform JSON path> "
                           "(the file Batsim's platform.xml was exported from)")
     path = str(value)
     if not path.lower().endswith(".xml"):
-        return load_platform(path)
+        platform = load_platform(path)
+        return platform, [RUNNING] * platform.nb_cores
     platform, hosts = platform_from_simgrid(path)
     short = [h.name for h in hosts if len(h.speeds_gflops) < NB_STATES]
     if short:
@@ -317,4 +340,4 @@ def _platform(value: Platform | str | None) -> Platform:
             "cores between running, contended, idle and sleeping states (export the platform with "
             "hdrm platform --xml)"
         )
-    return platform
+    return platform, [h.pstate for h in hosts]

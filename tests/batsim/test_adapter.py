@@ -22,7 +22,7 @@ from hdrm.batsim.server import BatsimServer, ServeOptions
 from hdrm.batsim.simulator import ServerConfig
 from hdrm.errors import ConfigError, ProtocolError
 from hdrm.platform.loader import load_platform
-from hdrm.platform.power import CONTENDED, SLEEPING
+from hdrm.platform.power import CONTENDED, RUNNING, SLEEPING
 from hdrm.policies.pairs import ALL_PAIRS, resolve_policy
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.workload.batsim_json import read_batsim_json
@@ -74,17 +74,30 @@ def spy_states(sim: Simulation) -> list[tuple[float, dict[int, int]]]:
     return log
 
 
-def merged(entries) -> list[tuple[float, dict[int, int]]]:
-    """Changes merged per instant, empty ones dropped."""
-    out: list[tuple[float, dict[int, int]]] = []
+def timeline(initial: list[int], entries) -> list[tuple[float, tuple[int, ...]]]:
+    """Every core's state after each instant where it changed: [(time, states)], from ``initial``."""
+    state = list(initial)
+    out = [(0.0, tuple(state))]
     for t, changes in entries:
-        if not changes:
+        state_before = tuple(state)
+        for c, s in changes.items():
+            state[c] = s
+        if tuple(state) == state_before:
             continue
-        if out and out[-1][0] == t:
-            out[-1][1].update(changes)
+        if out[-1][0] == t:
+            out[-1] = (t, tuple(state))
         else:
-            out.append((t, dict(changes)))
-    return out
+            out.append((t, tuple(state)))
+    return [entry for i, entry in enumerate(out) if i == 0 or entry[1] != out[i - 1][1]]
+
+
+def assert_net_requests(requests, nb_cores: int) -> None:
+    """Every SET_RESOURCE_STATE changes the P-state of each core it names (hosts start in 0)."""
+    pstate = [RUNNING] * nb_cores
+    for _, state, cores in requests:
+        assert all(pstate[c] != state for c in cores), (state, cores)
+        for c in cores:
+            pstate[c] = state
 
 
 def assert_same_run(sim: Simulation, server: BatsimServer, scheduler: HdrmScheduler, states) -> None:
@@ -101,9 +114,11 @@ def assert_same_run(sim: Simulation, server: BatsimServer, scheduler: HdrmSchedu
         assert row.finish_time == pytest.approx(out.finish_s, rel=1e-12, abs=1e-9)
         assert row.consumed_energy == pytest.approx(out.energy_j, rel=1e-9)
     assert server.result.energy_j == pytest.approx(sim.machine.energy_j(), rel=1e-12)
-    sent = merged((t, {c: s for c in cores}) for t, s, cores in scheduler.state_requests)
-    applied = merged(states)
-    assert [changes for _, changes in sent] == [changes for _, changes in applied]
+    nb = sim.platform.nb_cores
+    assert_net_requests(scheduler.state_requests, nb)
+    sent = timeline([RUNNING] * nb, ((t, dict.fromkeys(cores, s)) for t, s, cores in scheduler.state_requests))
+    applied = timeline([SLEEPING] * nb, states)
+    assert [v for _, v in sent] == [v for _, v in applied]
     assert [t for t, _ in sent] == pytest.approx([t for t, _ in applied], abs=1e-6)
     assert server.simulation.board.pstate == [SLEEPING] * sim.platform.nb_cores
 
@@ -143,6 +158,7 @@ def test_contention_on_tiny4_as_pstate_changes(tmp_path):
     scheduler = HdrmScheduler(platform=str(TINY4), policy="first-high_gflops")
     server = run_adapter(scheduler, TINY4, workload)
     assert [(t, s, c) for t, s, c in scheduler.state_requests] == [
+        (0.0, 3, [0, 1, 2, 3]),  # hosts start in P-state 0: the core puts them to sleep at once
         (0.0, 1, [0, 1]), (pytest.approx(80 / 6, abs=1e-6), 3, [0, 1])]  # proc 1 stays asleep
     rows = {r.job_id: r for r in server.result.results}
     assert rows["a"].finish_time == pytest.approx(80 / 6)  # 80 GFLOP at 0.75 x 8 GFLOP/s
