@@ -25,7 +25,15 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from hdrm.batsim.adapter import DecisionStopped, HdrmScheduler
-from hdrm.batsim.process import EXIT_GRACE_S, BatsimRun, DecisionThread, find_batsim, log_tail, run_batsim
+from hdrm.batsim.process import (
+    EXIT_GRACE_S,
+    BatsimRun,
+    DecisionThread,
+    batsim_command,
+    find_batsim,
+    log_tail,
+    run_batsim,
+)
 from hdrm.core.state import ClusterState
 from hdrm.errors import ConfigError, HdrmError, ProtocolError, SimulationError
 from hdrm.options import BatsimOptions
@@ -98,7 +106,7 @@ def replay_with_batsim(
                               backfilling=config.backfilling, decision=config.decision,
                               seed=config.seed)
     scheduler.pair = pair
-    out = Path(outdir)
+    out = Path(os.path.abspath(outdir))
     run = run_batsim(platform, workload, out, scheduler, binary=binary,
                      timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s,
                      extra_args=extra_args)
@@ -263,7 +271,8 @@ class BatsimSession:
         self.scheduler = scheduler
         self.timeout_s = timeout_s
         self.extra_args = tuple(extra_args)
-        self.run = BatsimRun(Path(run_dir), [], Path(run_dir) / "out" / "out", scheduler=scheduler)
+        run_dir = Path(os.path.abspath(run_dir))  # Batsim runs in run_dir: every path it gets is absolute
+        self.run = BatsimRun(run_dir, [], run_dir / "out" / "out", scheduler=scheduler)
         self.thread: DecisionThread | None = None
         self.process: subprocess.Popen | None = None
         self._exited_at: float | None = None
@@ -286,8 +295,8 @@ class BatsimSession:
         self.thread = DecisionThread(self.scheduler, self.timeout_s)
         self.thread.start()
         try:
-            run.command = [self.exe, "-p", str(xml), "-w", str(wl), "-e", str(run.out_prefix),
-                           "-s", f"tcp://localhost:{self.thread.port()}", "-E", *self.extra_args]
+            run.command = batsim_command(self.exe, xml, wl, run.out_prefix, self.thread.port(),
+                                         extra_args=self.extra_args)
             self.process = self._spawn(run.command)
         except BaseException:
             self.thread.stop()

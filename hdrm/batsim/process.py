@@ -6,7 +6,8 @@ the decision process (pybatsim's ``Batsim`` driving a :class:`~hdrm.batsim.adapt
 in a background thread) to a free port chosen by the system (never a fixed 28000: runs on one
 machine do not collide), starts::
 
-    batsim -p platform.xml -w workload.json -E -e OUT/out -s tcp://localhost:PORT
+    batsim -p platform.xml -w workload.json -e OUT/out -s tcp://localhost:PORT -E \\
+        --verbosity quiet --disable-schedule-tracing --disable-machine-state-tracing
 
 and waits for both. Batsim's own ``out_jobs.csv`` and ``out_schedule.csv`` land in ``OUT``; its log in
 ``batsim.log``. Failures are one clear error: Batsim not installed (:data:`INSTALL_HINT`), Batsim
@@ -50,6 +51,11 @@ INSTALL_HINT = (
 EXIT_GRACE_S = 10.0
 #: Lines of Batsim's log quoted in errors.
 LOG_TAIL_LINES = 20
+#: Batsim's output switches, unless ``extra_args`` set them: errors only in the log (its default
+#: info level writes ~18 kB per job), and no Pajé schedule or machine-state trace (hdrm reads
+#: only out_jobs.csv and out_schedule.csv, which Batsim always writes).
+QUIET_ARGS = ("--verbosity", "quiet", "--disable-schedule-tracing", "--disable-machine-state-tracing")
+_VERBOSITY_FLAGS = ("-v", "--verbosity", "-q", "--quiet")
 
 
 def find_batsim(binary: str = "batsim") -> str:
@@ -61,12 +67,25 @@ def find_batsim(binary: str = "batsim") -> str:
     if os.sep in binary or (os.altsep and os.altsep in binary):
         path = Path(binary)
         if path.is_file() and os.access(path, os.X_OK):
-            return str(path)
+            return os.path.abspath(path)  # Batsim runs in its run folder: a relative path would break
         raise ConfigError(f"batsim.binary: {binary!r} is not an executable file; {INSTALL_HINT}")
     found = shutil.which(binary)
     if found is None:
         raise ConfigError(f"batsim.binary: {binary!r} not found on PATH; {INSTALL_HINT}")
-    return found
+    return os.path.abspath(found)
+
+
+def batsim_command(exe: str, xml: Path, workload: Path, prefix: Path, port: int, *,
+                   energy: bool = True, extra_args: Sequence[str] = ()) -> list[str]:
+    """Batsim's command line: inputs, outputs, the decision process's port, then the quiet
+    switches (:data:`QUIET_ARGS`; a verbosity in ``extra_args`` wins) and ``extra_args``."""
+    extra = list(extra_args)
+    quiet = list(QUIET_ARGS)
+    if any(a.split("=")[0] in _VERBOSITY_FLAGS for a in extra):
+        quiet = quiet[2:]
+    quiet = [a for a in quiet if a not in extra]
+    return [exe, "-p", str(xml), "-w", str(workload), "-e", str(prefix),
+            "-s", f"tcp://localhost:{port}", *(["-E"] if energy else []), *quiet, *extra]
 
 
 @dataclass
@@ -172,7 +191,7 @@ def run_batsim(
         ProtocolError: Batsim stopped answering, or sent a message the adapter does not understand.
     """
     exe = find_batsim(binary)
-    run_dir = Path(run_dir)
+    run_dir = Path(os.path.abspath(run_dir))  # Batsim runs in run_dir: every path it gets is absolute
     (run_dir / "out").mkdir(parents=True, exist_ok=True)
     xml = write_simgrid_xml(platform, run_dir / "platform.xml")
     wl = run_dir / "workload.json"
@@ -181,8 +200,7 @@ def run_batsim(
     t0 = time.perf_counter()
     thread = DecisionThread(scheduler, timeout_s)
     thread.start()
-    command = [exe, "-p", str(xml), "-w", str(wl), "-e", str(prefix),
-               "-s", f"tcp://localhost:{thread.port()}", *(["-E"] if energy else []), *extra_args]
+    command = batsim_command(exe, xml, wl, prefix, thread.port(), energy=energy, extra_args=extra_args)
     run = BatsimRun(run_dir, command, prefix, scheduler=scheduler)
     log_path = run_dir / "batsim.log"
     logger.info("starting %s", " ".join(command))

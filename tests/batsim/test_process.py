@@ -14,7 +14,7 @@ import pytest
 from batsim_helpers import PLATFORMS
 
 from hdrm.batsim.adapter import HdrmScheduler
-from hdrm.batsim.process import INSTALL_HINT, find_batsim, log_tail, run_batsim
+from hdrm.batsim.process import INSTALL_HINT, QUIET_ARGS, batsim_command, find_batsim, log_tail, run_batsim
 from hdrm.errors import ConfigError, ProtocolError, SimulationError
 from hdrm.platform.loader import load_platform
 from hdrm.sim.engine import Simulation, SimulationConfig
@@ -40,15 +40,16 @@ def workload() -> Workload:
 
 
 def test_run_through_hdrm_serve_as_batsim(tmp_path):
-    exe = fake_batsim(tmp_path / "bin", """
+    exe = fake_batsim(tmp_path / "bin", f"""
         from hdrm.cli.main import main
-        sys.exit(main(["serve", *args]))
+        quiet = {list(QUIET_ARGS)!r}  # Batsim's output switches, which hdrm serve does not take
+        sys.exit(main(["serve", *(a for a in args if a not in quiet)]))
     """)
     platform = load_platform(TINY4)
     scheduler = HdrmScheduler(platform=platform, policy="shortest-high_gflops", seed=4)
     run = run_batsim(platform, workload(), tmp_path / "run", scheduler, binary=str(exe), timeout_s=10)
     assert [Path(a).name for a in run.command[2:5:2]] == ["platform.xml", "workload.json"]
-    assert run.command[-1] == "-E" and run.command[8].startswith("tcp://localhost:")
+    assert run.command[9:] == ["-E", *QUIET_ARGS] and run.command[8].startswith("tcp://localhost:")
     assert int(run.command[8].rsplit(":", 1)[1]) != 28000
     assert run.jobs_csv.is_file() and run.schedule_csv.is_file()
     sim = Simulation(platform, workload(), SimulationConfig(seed=4))
@@ -118,3 +119,14 @@ def test_log_tail(tmp_path):
     assert log_tail(tmp_path / "none.log") == "(no log)"
     (tmp_path / "empty.log").write_text("")
     assert log_tail(tmp_path / "empty.log") == "(empty log)"
+
+
+def test_batsim_command_is_quiet_unless_told_otherwise():
+    base = ["batsim", "-p", "p.xml", "-w", "w.json", "-e", "o/out", "-s", "tcp://localhost:5"]
+    assert batsim_command("batsim", Path("p.xml"), Path("w.json"), Path("o/out"), 5) == [
+        *base, "-E", "--verbosity", "quiet", "--disable-schedule-tracing",
+        "--disable-machine-state-tracing"]
+    loud = batsim_command("batsim", Path("p.xml"), Path("w.json"), Path("o/out"), 5, energy=False,
+                          extra_args=["-v", "information", "--disable-schedule-tracing"])
+    assert loud == [*base, "--disable-machine-state-tracing", "-v", "information",
+                    "--disable-schedule-tracing"]
