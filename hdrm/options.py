@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple, get_type_hints
 
 from hdrm.errors import ConfigError
+from hdrm.implied import implied_simulation
 from hdrm.registry import suggest
 from hdrm.typedjson import Context, convert_block, describe_type, join_path, read_json, show, thaw
 
@@ -111,9 +112,11 @@ class SimulationOptions(_Block):
     """Backfilling between decisions, ``none``, ``easy`` or ``conservative``."""
     decision: Decision = "event"
     """``event`` re-decides at every event; ``commit`` holds a pick until it fits (RLScheduler).
-    Defaults to ``commit`` when ``workload.conventions`` is ``rlscheduler``."""
+    Defaults to what ``workload.conventions`` imply: ``commit`` for ``rlscheduler``."""
     kill_on_walltime: bool = True
-    """Whether a job still running at its requested time (walltime) is killed."""
+    """Whether a job still running at its requested time (walltime) is killed. Defaults to what
+    ``workload.conventions`` imply: false for ``rlscheduler`` (RLScheduler never kills), except
+    with engine ``batsim`` (Batsim always kills)."""
 
 
 @dataclass(frozen=True)
@@ -265,9 +268,14 @@ def options_from_dict(
 def _apply_implied(options: Options, data: dict[str, Any]) -> Options:
     """Fill the defaults that depend on other settings."""
     replace = dataclasses.replace
-    decision_given = "decision" in data.get("simulation", {})
-    if options.workload.conventions == "rlscheduler" and not decision_given:
-        options = replace(options, simulation=replace(options.simulation, decision="commit"))
+    given = data.get("simulation", {})
+    sim = options.simulation
+    implied = implied_simulation(options.workload.conventions,
+                                 sim.decision if "decision" in given else None,
+                                 sim.kill_on_walltime if "kill_on_walltime" in given else None,
+                                 options.engine)
+    options = replace(options, simulation=replace(sim, decision=implied.decision,
+                                                  kill_on_walltime=implied.kill_on_walltime))
     pairs = options.pybatsim.env.actions.selected_pairs()
     if pairs and len(pairs) == 1 and "policy" not in data.get("pybatsim", {}).get("agent", {}):
         agent = replace(options.pybatsim.agent, policy="-".join(pairs[0]))

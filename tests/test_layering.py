@@ -24,6 +24,7 @@ LAYER_OF = {
     "hdrm.registry": "L0",
     "hdrm.options": "L0",
     "hdrm.typedjson": "L0",
+    "hdrm.implied": "L0",
     "hdrm.platform": "L1",
     "hdrm.workload": "L1",
     "hdrm.results": "L1",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hdrm.core.contention import CONTENTION_MODELS
 from hdrm.errors import ConfigError
+from hdrm.implied import ImpliedSimulation, implied_simulation
 from hdrm.policies.pairs import resolve_policy
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.sim.inputs import InputSpec, load_inputs
@@ -43,7 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--contention", default="hdeeprm", help=f"one of {', '.join(CONTENTION_MODELS.names())}")
     parser.add_argument("--decision", default=None, choices=("event", "commit"),
                         help="re-decide at every event, or hold a pick until it fits (RLScheduler); "
-                        "default: commit with --conventions rlscheduler, else event")
+                        "default: commit with --conventions rlscheduler, else event (hdrm.implied)")
     parser.add_argument("--nb-jobs", type=int, default=0, metavar="N", help="number of jobs (0: all)")
     parser.add_argument("--start-index", type=int, default=0, metavar="I", help="first job (0-based)")
     parser.add_argument("--conventions", default="default", choices=("default", "rlscheduler"))
@@ -51,8 +52,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="skip and count SWF lines the standard does not allow (malformed, "
                         "fractional processors, a repeated job number)")
     parser.add_argument("--bandwidth", default="hdeeprm", help="memory-bandwidth distribution of SWF jobs")
-    parser.add_argument("--no-walltime-kill", action="store_true",
-                        help="let jobs run past their requested time")
+    kill = parser.add_mutually_exclusive_group()
+    kill.add_argument("--walltime-kill", dest="walltime_kill", action="store_true", default=None,
+                      help="kill jobs at their requested time (default: unless --conventions "
+                      "rlscheduler)")
+    kill.add_argument("--no-walltime-kill", dest="walltime_kill", action="store_false",
+                      help="let jobs run past their requested time (default with --conventions "
+                      "rlscheduler, as RLScheduler)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--engine", default="builtin", choices=("builtin", "batsim"))
     parser.add_argument("--batsim", default="batsim", metavar="PATH", help="batsim binary (engine batsim)")
@@ -83,11 +89,12 @@ def run(args: argparse.Namespace) -> int:
     except SkippableLineError as exc:  # name the flag, not read_swf's argument
         raise exc.relaxed_by("rerun with --no-strict") from None
     check_outdir(args.outdir)  # before the run: a bad folder should not cost a whole simulation
+    implied = implied_settings(args)
     config = SimulationConfig(
         contention=args.contention,
         backfilling=args.backfill,
-        decision=result_decision(args),
-        kill_on_walltime=not args.no_walltime_kill,
+        decision=implied.decision,
+        kill_on_walltime=implied.kill_on_walltime,
         seed=args.seed,
     )
     if args.engine == "batsim":
@@ -119,9 +126,10 @@ def _progress_bar(total: int, quiet: bool):
     return update
 
 
-def result_decision(args: argparse.Namespace) -> str:
-    """The decision semantics a replay used (explicit, or implied by the conventions)."""
-    return args.decision or ("commit" if args.conventions == "rlscheduler" else "event")
+def implied_settings(args: argparse.Namespace) -> ImpliedSimulation:
+    """The decision semantics and walltime rule of a replay: given, or implied by the
+    conventions (:mod:`hdrm.implied`)."""
+    return implied_simulation(args.conventions, args.decision, args.walltime_kill, args.engine)
 
 
 def _skipped(skipped: dict[str, int]) -> str:
@@ -137,7 +145,7 @@ def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.N
     platform = result.platform
     print(f"hdrm replay: {len(result.outcomes)} jobs of {result.workload.name} on {platform.name} "
           f"({platform.nb_cores} cores), policy {policy}, backfilling {args.backfill}, "
-          f"contention {args.contention}, decision {result_decision(args)}")
+          f"contention {args.contention}, {implied_settings(args).describe()}")
     rows = [
         ("jobs finished / killed / rejected",
          f"{summary['nb_jobs_success']} / {summary['nb_jobs_killed']} / {summary['nb_jobs_rejected']}"),

@@ -9,6 +9,7 @@ from typing import Any
 
 from hdrm.env.objectives import REWARD_TIMINGS
 from hdrm.errors import ConfigError
+from hdrm.implied import ImpliedSimulation, implied_simulation
 from hdrm.options import Options
 from hdrm.registry import suggest
 
@@ -53,11 +54,16 @@ class EnvConfig:
         core_selection: placement of picked jobs in ``job_pick`` mode.
         backfilling: ``none``, ``easy``, ``easy_first`` or ``conservative``.
         contention: contention model.
-        decision: ``event`` or ``commit``.
-        kill_on_walltime: kill jobs at their requested time, as Batsim does.
+        decision: ``event`` or ``commit``; None (the default): what the conventions imply
+            (``commit`` for ``rlscheduler``, else ``event``: :mod:`hdrm.implied`).
+        kill_on_walltime: kill jobs at their requested time, as Batsim does; None (the
+            default): what the conventions imply (never for ``rlscheduler`` on the built-in
+            engine, else always).
         engine: ``builtin`` (the built-in simulator) or ``batsim`` (one real Batsim run per
             episode, the decisions handed over by :mod:`hdrm.batsim.env_bridge`).
         seed: base seed of the bandwidth draw and of the simulation.
+        implied: the decision and walltime rule in effect and where each came from (set
+            from the fields above; for summaries).
     """
 
     workload_file: str = EXAMPLE_WORKLOAD
@@ -80,12 +86,19 @@ class EnvConfig:
     core_selection: str = "high_gflops"
     backfilling: str = "none"
     contention: str = "hdeeprm"
-    decision: str = "event"
-    kill_on_walltime: bool = True
+    decision: str | None = None
+    kill_on_walltime: bool | None = None
     engine: str = "builtin"
     seed: int = 0
+    implied: ImpliedSimulation | None = dataclasses.field(default=None, init=False, repr=False,
+                                                          compare=False)
 
     def __post_init__(self) -> None:
+        implied = implied_simulation(self.conventions, self.decision, self.kill_on_walltime,
+                                     self.engine)
+        object.__setattr__(self, "decision", implied.decision)
+        object.__setattr__(self, "kill_on_walltime", implied.kill_on_walltime)
+        object.__setattr__(self, "implied", implied)
         if self.mode not in MODES:
             raise ConfigError(f"mode: unknown action mode {self.mode!r}; "
                               f"{suggest(self.mode, MODES)}choose one of: {', '.join(MODES)}")
@@ -114,6 +127,7 @@ class EnvConfig:
     def from_options(cls, options: Options, **overrides: Any) -> "EnvConfig":
         """Build from parsed options.json (the launcher's settings)."""
         env = options.pybatsim.env
+        implied = implied_simulation(options.workload.conventions, engine=options.engine)
         selection = None
         if env.actions.selection is not None:
             selection = tuple(f"{job}-{core}" for entry in env.actions.selection
@@ -138,10 +152,17 @@ class EnvConfig:
             reservation=env.reservation,
             backfilling=options.simulation.backfilling,
             contention=options.simulation.contention,
-            decision=options.simulation.decision,
-            kill_on_walltime=options.simulation.kill_on_walltime,
+            decision=_unless_implied(options.simulation.decision, implied.decision),
+            kill_on_walltime=_unless_implied(options.simulation.kill_on_walltime,
+                                             implied.kill_on_walltime),
             engine=options.engine,
             seed=options.seed,
         )
         values.update(overrides)
         return cls.from_kwargs(**values)
+
+
+def _unless_implied(value: Any, implied: Any) -> Any:
+    """None (the conventions' value, and the summary says so) when ``value`` is what the
+    conventions imply, else ``value``."""
+    return None if value == implied else value

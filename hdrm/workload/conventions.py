@@ -18,13 +18,17 @@ which jobs cannot be simulated. Two sets are registered in :data:`CONVENTIONS`:
     * processors = max(field 5, field 8);
     * requested time := run time when field 9 is -1 (or any value <= 0);
     * run time < 0 is set to 10 s, then jobs with run time 0 are dropped;
-    * jobs sorted by job id (field 1).
+    * jobs sorted by job id (field 1);
+    * simulated as RLScheduler's protocol does, unless told otherwise: ``commit`` decisions (a
+      picked job is held until it fits) and no walltime kills (:mod:`hdrm.implied`).
     Deviation, on purpose: a job whose fields 5 and 8 are both <= 0 is skipped as
     ``"no processors"`` (RLScheduler keeps it with -1 processors, which no simulator can place; only
     one job of the KTH trace is affected). When both the run time and field 9 are unknown, the
     requested time is the corrected run time (10 s) instead of RLScheduler's -1.
 
-The rules are applied to whole columns at once (numpy), never job by job.
+The rules are applied to whole columns at once (numpy), never job by job. What a convention set
+implies for the simulation (decision semantics, walltime kills) is defined once, in
+:mod:`hdrm.implied`, which every entry point applies.
 """
 
 from __future__ import annotations
@@ -112,7 +116,7 @@ CONVENTIONS.add(
     Conventions(
         "rlscheduler",
         "RLScheduler (SC20): procs = max(field 5, field 8); run time < 0 -> 10 s; "
-        "run time 0 dropped; sorted by job id",
+        "run time 0 dropped; sorted by job id; commit decisions, no walltime kills",
         processors="max_requested_allocated",
         negative_run_time_s=10.0,
         sort_by="id",
