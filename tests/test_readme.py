@@ -52,3 +52,18 @@ def test_command_runs(index, outputs):
                          text=True, timeout=240)
     assert out.returncode == 0, out.stderr[-2000:]
     assert not re.search(r"Traceback", out.stderr)
+
+
+def test_cpu_build_of_torch_is_documented_and_admitted_by_the_pin():
+    from packaging.specifiers import SpecifierSet
+
+    (install,) = literal_block("without its obsolete ``pyzmq<23`` pin)")
+    (cpu,) = literal_block("which the pin ``torch==2.13.0`` admits and\npip prefers")
+    index = "--extra-index-url https://download.pytorch.org/whl/cpu"
+    assert cpu == install.replace("python -m pip install ", f"python -m pip install {index} ", 1)
+    pins = [line for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
+            if line.startswith("torch")]
+    assert pins == ["torch==2.13.0"]
+    pin = SpecifierSet(pins[0][len("torch"):])
+    assert "2.13.0+cpu" in pin and "2.13.0" in pin  # the CPU wheels' local label satisfies it
+    assert "pip check" in README and "pyzmq<23.0.0" in README  # the one expected pip check line
