@@ -3,6 +3,8 @@
 Prints one row per run (makespan, energy, mean and max waiting time, mean turnaround, mean
 slowdown, mean bounded slowdown, utilisation, all recomputed from each run's out_jobs.csv) as a
 Markdown or CSV table on stdout; with ``-o FILE`` also saves a grid of bar charts (png, svg or pdf).
+Runs of different jobs (another trace, selection or job count) or on platforms of different sizes
+are refused, naming what differs; ``--allow-mismatch`` compares them anyway, with a warning.
 """
 
 from __future__ import annotations
@@ -33,13 +35,22 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="also save the bar charts here (.png, .svg or .pdf)")
     parser.add_argument("--format", default="markdown", metavar="FORMAT",
                         help="table format on stdout: markdown (default) or csv")
+    parser.add_argument("--allow-mismatch", action="store_true",
+                        help="compare runs of different jobs or platform sizes anyway (warns)")
     parser.set_defaults(func=run)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the comparison table and, with ``-o``, save the bar charts."""
-    from hdrm.results.compare import as_runs, compare_rows, format_csv, format_markdown
+    from hdrm.results.compare import (
+        as_runs,
+        check_comparable,
+        compare_rows,
+        format_csv,
+        format_markdown,
+        input_differences,
+    )
 
     fmt = args.format.lower()
     if fmt not in FORMATS:
@@ -48,7 +59,12 @@ def run(args: argparse.Namespace) -> int:
             f"choose one of: {', '.join(FORMATS)}"
         )
     runs = as_runs(args.run_dirs)
-    rows = compare_rows(runs)
+    if args.allow_mismatch:
+        for difference in input_differences(runs):
+            print(f"hdrm compare: warning: not comparable: {difference}", file=sys.stderr)
+    else:
+        check_comparable(runs, "pass --allow-mismatch")
+    rows = compare_rows(runs, allow_mismatch=True)
     if args.output:
         from hdrm.viz import check_output_path, plot_compare, save
 

@@ -3,6 +3,12 @@
 Every value is recomputed from each run's out_jobs.csv (so Batsim's runs and ours are measured
 the same way, bounded slowdown included); the energy comes from the run's timeline or
 out_schedule.csv (see :meth:`hdrm.results.run.Run.energy_j`) and is nan when unknown.
+
+Runs are comparable when they scheduled the same jobs on a platform of the same size. A run folder
+records its inputs in its outputs: out_jobs.csv lists every job with its id, submission time,
+requested cores and requested time (the workload and the selection taken from it), and
+out_schedule.csv the platform's number of cores. :func:`input_differences` says what differs;
+:func:`compare_rows` refuses runs that differ unless ``allow_mismatch=True``.
 """
 
 from __future__ import annotations
@@ -15,7 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from hdrm.errors import ConfigError
 from hdrm.results.run import Run
+
+#: Job ids shown as examples in a difference.
+NB_EXAMPLES = 3
 
 
 @dataclass(frozen=True)
@@ -64,10 +74,122 @@ def as_runs(run_dirs: Sequence[str | Path | Run]) -> list[Run]:
     return runs
 
 
-def compare_rows(runs: Sequence[str | Path | Run]) -> list[dict[str, Any]]:
-    """One row per run: ``run``, ``nb_jobs``, then one column per metric of :data:`METRICS`."""
+@dataclass(frozen=True)
+class RecordedInputs:
+    """What a run folder's outputs record about the run's inputs.
+
+    Attributes:
+        nb_jobs: jobs in out_jobs.csv.
+        nb_cores: the platform's cores (out_schedule.csv's nb_computing_machines).
+        jobs: job id -> (submission time after the run's first submission, requested cores,
+            requested time or -1), times rounded to the millisecond.
+    """
+
+    nb_jobs: int
+    nb_cores: int
+    jobs: dict[str, tuple[float, int, float]]
+
+
+def recorded_inputs(run: Run) -> RecordedInputs:
+    """The inputs ``run``'s out_jobs.csv and out_schedule.csv record."""
+    results = run.jobs()
+    origin = min((r.submission_time for r in results), default=0.0)
+    jobs = {
+        r.job_id: (round(r.submission_time - origin, 3), int(r.requested_number_of_resources),
+                   round(r.requested_time, 3) if 0 < r.requested_time < math.inf else -1.0)
+        for r in results
+    }
+    return RecordedInputs(len(results), run.nb_resources(), jobs)
+
+
+def input_differences(runs: Sequence[str | Path | Run]) -> list[str]:
+    """What differs between the first run's inputs and each other run's, one sentence a run.
+
+    Returns:
+        ``"B differs from A in job count (100 vs 468), ..."`` for each run B whose recorded
+        inputs differ from the first run A's (job count, platform size, job ids, job requests);
+        empty when every run scheduled the same jobs on a platform of the same size.
+    """
+    opened = as_runs(runs)
+    if not opened:
+        return []
+    first = opened[0]
+    reference = recorded_inputs(first)
+    sentences = []
+    for run in opened[1:]:
+        found = _differences(reference, recorded_inputs(run), first.label, run.label)
+        if found:
+            sentences.append(f"{run.label} differs from {first.label} in {', '.join(found)}")
+    return sentences
+
+
+def _differences(a: RecordedInputs, b: RecordedInputs, name_a: str, name_b: str) -> list[str]:
+    """The differences between two runs' recorded inputs, in words."""
+    found = []
+    if a.nb_jobs != b.nb_jobs:
+        found.append(f"job count ({b.nb_jobs} vs {a.nb_jobs})")
+    if a.nb_cores != b.nb_cores:
+        found.append(f"platform size ({b.nb_cores} vs {a.nb_cores} cores)")
+    only_b = [i for i in b.jobs if i not in a.jobs]
+    only_a = [i for i in a.jobs if i not in b.jobs]
+    if only_a or only_b:
+        sides = [f"{len(ids)} only in {name} ({_examples(ids)})"
+                 for ids, name in ((only_b, name_b), (only_a, name_a)) if ids]
+        found.append(f"job ids, {' and '.join(sides)}")
+    changed = [i for i in b.jobs if i in a.jobs and a.jobs[i] != b.jobs[i]]
+    if changed:
+        job = changed[0]
+        found.append(
+            f"the requests of {len(changed)} job{'s' if len(changed) > 1 else ''} with the same id"
+            f" (e.g. job {job}: "
+            f"{_request(b.jobs[job])} vs {_request(a.jobs[job])})"
+        )
+    return found
+
+
+def _examples(ids: list[str]) -> str:
+    return ", ".join(ids[:NB_EXAMPLES]) + (", ..." if len(ids) > NB_EXAMPLES else "")
+
+
+def _request(job: tuple[float, int, float]) -> str:
+    submit, cores, walltime = job
+    return f"submitted at +{submit:g} s, {cores} cores, {walltime:g} s requested"
+
+
+def check_comparable(runs: Sequence[str | Path | Run], how_to_allow: str) -> list[str]:
+    """Raise when the runs' inputs differ; returns :func:`input_differences` (empty).
+
+    Args:
+        runs: the runs.
+        how_to_allow: how the caller compares them anyway (``"pass --allow-mismatch"``).
+
+    Raises:
+        ConfigError: the runs differ; one line naming every difference and ``how_to_allow``.
+    """
+    differences = input_differences(runs)
+    if differences:
+        raise ConfigError(
+            f"the runs are not comparable: {'; '.join(differences)}; compare runs of the same "
+            f"jobs (trace, conventions, selection) on platforms of the same size, or "
+            f"{how_to_allow} to compare them anyway"
+        )
+    return differences
+
+
+def compare_rows(
+    runs: Sequence[str | Path | Run], allow_mismatch: bool = False
+) -> list[dict[str, Any]]:
+    """One row per run: ``run``, ``nb_jobs``, then one column per metric of :data:`METRICS`.
+
+    Raises:
+        ConfigError: the runs' inputs differ (:func:`input_differences`) and ``allow_mismatch``
+            is False.
+    """
+    opened = as_runs(runs)
+    if not allow_mismatch:
+        check_comparable(opened, "pass allow_mismatch=True")
     rows = []
-    for run in as_runs(runs):
+    for run in opened:
         summary = run.summary()
         row: dict[str, Any] = {"run": run.label, "nb_jobs": summary["nb_jobs"]}
         row.update({m.column: float(summary[m.key]) for m in METRICS})
