@@ -3,17 +3,20 @@
 Usage::
 
     hdeeprm-launch AGENT_PY OPTIONS_JSON [--inmodel PATH] [--outmodel PATH] [--nbruns N]
-                   [--outdir DIR] [--episodes N] [--quiet]
+                   [--outdir DIR] [--overwrite] [--episodes N] [--save-every-episodes N]
+                   [--save-every-minutes M] [--allow-other-class] [--tensorboard] [--quiet]
 
 The agent plays ``pybatsim.agent.episodes`` episodes (or ``--episodes``), ``--nbruns`` times, with
 the same model throughout; ``pybatsim.agent.run`` says whether it learns (``train``) or is only
-evaluated (``test``). The output folder receives episodes.csv, actions.csv, the engine outputs of
-the last episode and, with ``--outmodel``, a checkpoint saved after every run. See
-docs/launcher.rst.
+evaluated (``test``). The output folder (locked for the run) receives episodes.csv, actions.csv and
+the engine outputs of the last episode; a training launch saves its model periodically, at the end
+and when stopped (Ctrl-C, SIGTERM) to ``--outmodel`` (default ``<outdir>/model.pt``), and
+``--inmodel`` resumes an unfinished one. See docs/launcher.rst.
 
 This module is the only part of the launcher that prints or exits: bad input (a missing file,
-invalid JSON, a bad option, a broken agent.py, a checkpoint of another network) is one line on
-stderr and exit status 2.
+invalid JSON, a bad option, a broken agent.py, a checkpoint of another network, an invalid action)
+is one line on stderr and exit status 2; a run stopped by SIGINT or SIGTERM exits with 130 or 143
+after saving.
 """
 
 from __future__ import annotations
@@ -31,10 +34,13 @@ from typing import Any, Sequence
 from hdrm import __version__
 from hdrm.errors import ConfigError, HdrmError
 from hdrm.launch.experiment import Experiment, build_experiment
-from hdrm.launch.logs import RunLog, TensorBoardHook, tensorboard_writer
-from hdrm.launch.loop import EpisodeActions, EpisodeRecord, HookList, Hooks, run_experiment
+from hdrm.launch.logs import RunLog, TensorBoardHook, check_tensorboard, tensorboard_writer
+from hdrm.launch.loop import EpisodeRecord, EpisodeStopped, HookList, InvalidAction, run_experiment
+from hdrm.launch.outdir import DEFAULT_MODEL, Claim, claim_outdir, remove_stale_temps
+from hdrm.launch.progress import BarProgress, progress_hook
+from hdrm.launch.saving import SavePolicy, Saver, resume
+from hdrm.launch.signals import StopSignals
 from hdrm.options import load_options
-from hdrm.sim.outputs import make_outdir
 
 PROG = "hdeeprm-launch"
 #: Rows of the final table before it shows only the last ones.
@@ -51,21 +57,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("agent", metavar="AGENT_PY", help="the agent file (one Agent subclass)")
     parser.add_argument("options", metavar="OPTIONS_JSON", help="the experiment's options file")
-    parser.add_argument("--inmodel", metavar="PATH", help="checkpoint to start from")
-    parser.add_argument("--outmodel", metavar="PATH", help="where to save the model (after each run)")
+    parser.add_argument("--inmodel", metavar="PATH",
+                        help="checkpoint to start from (an unfinished training run resumes)")
+    parser.add_argument("--outmodel", metavar="PATH",
+                        help=f"where to save the model (training default: OUTDIR/{DEFAULT_MODEL})")
     parser.add_argument("--nbruns", type=int, default=1, metavar="N",
                         help="repeat the episodes N times with the same model (default 1)")
     parser.add_argument("--episodes", type=int, metavar="N",
                         help="episodes per run (default: pybatsim.agent.episodes)")
     parser.add_argument("--outdir", metavar="DIR",
                         help="output folder (default: runs/<timestamp> next to the options file)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary table")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace a previous run's outputs in --outdir (other files are kept)")
+    parser.add_argument("--save-every-episodes", type=int, metavar="N",
+                        help="when training, save every N episodes; 0: not by count "
+                        "(default: pybatsim.agent.save_every_episodes, 10)")
+    parser.add_argument("--save-every-minutes", type=float, metavar="M",
+                        help="when training, save after the first episode ending M minutes after "
+                        "the last save; 0: not by time (default: pybatsim.agent.save_every_minutes, 10)")
+    parser.add_argument("--allow-other-class", action="store_true",
+                        help="load --inmodel's weights even when another agent class saved it")
+    parser.add_argument("--tensorboard", action="store_true",
+                        help="write TensorBoard logs to OUTDIR/tensorboard (needs the tensorboard "
+                        "extra); without it, they are written when the extra is installed")
+    parser.add_argument("--quiet", action="store_true", help="no progress and no summary table")
     parser.add_argument("--version", action="version", version=f"{PROG} (hdrm {__version__})")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``hdeeprm-launch``; returns the exit status (0 done, 2 bad input, 130 interrupted)."""
+    """Run ``hdeeprm-launch``; returns the exit status (0 done, 2 bad input, 130/143 stopped)."""
     args = build_parser().parse_args(argv)
     try:
         return launch(args)
@@ -79,39 +100,167 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def launch(args: argparse.Namespace) -> int:
     """Build the experiment of ``args``, run it, write its outputs and print the summary."""
-    if args.nbruns < 1:
-        raise ConfigError(f"--nbruns: expected a positive number of runs, got {args.nbruns}")
+    _check_counts(args)
     options = load_options(args.options)
     logging.basicConfig(level=options.pybatsim.log_level, format="%(levelname)s %(name)s: %(message)s")
+    if args.tensorboard:
+        check_tensorboard("--tensorboard")
     exp = build_experiment(options, args.agent, args.episodes)
     _check_models(exp, args)
-    if args.inmodel:
-        from hdrm.agents.checkpoint import load_checkpoint  # torch: only with a model
-
-        load_checkpoint(exp.agent, args.inmodel, optimizer=exp.training)
-    elif not exp.classic and not exp.training:
-        print(f"{PROG}: note: evaluating an untrained model (no --inmodel)", file=sys.stderr)
-    outdir = _outdir(args)
-    log = RunLog(outdir, exp.env.action_names)
-    writer = tensorboard_writer(outdir / "tensorboard")
-    board = TensorBoardHook(writer) if writer is not None else None
-    hooks = HookList(log, board, _Saver(exp, args.outmodel) if args.outmodel else None,
-                     _progress(exp, args))
-    t0 = time.perf_counter()
+    planned = exp.episodes * args.nbruns
+    start = _load_model(exp, args, planned)
+    claim = claim_outdir(_outdir(args), overwrite=args.overwrite,
+                         keep=(Path(args.inmodel),) if args.inmodel else ())
     try:
-        try:
-            records = run_experiment(exp, args.nbruns, hooks)
-        finally:
-            _close(hooks, board)
-        paths = log.finish(exp.env)
-        paths.update(_batsim_outputs(exp, outdir))
+        _report_claim(claim)
+        return _run(exp, args, claim.path, planned, start)
     finally:
-        exp.env.close()  # engine batsim: ends any Batsim run still going
+        claim.release()
+
+
+def _check_counts(args: argparse.Namespace) -> None:
+    if args.nbruns < 1:
+        raise ConfigError(f"--nbruns: expected a positive number of runs, got {args.nbruns}")
+    for flag in ("save_every_episodes", "save_every_minutes"):
+        value = getattr(args, flag)
+        if value is not None and not value >= 0:
+            raise ConfigError(f"--{flag.replace('_', '-')}: expected 0 (off) or a positive number, "
+                              f"got {value:g}")
+
+
+def _load_model(exp: Experiment, args: argparse.Namespace, planned: int) -> int:
+    """Load ``--inmodel``; returns the first episode to play (> 0 when training resumes)."""
+    if not args.inmodel:
+        if not exp.classic and not exp.training:
+            print(f"{PROG}: note: evaluating an untrained model (no --inmodel)", file=sys.stderr)
+        return 0
+    from hdrm.agents.checkpoint import load_checkpoint  # torch: only with a model
+
+    checkpoint = load_checkpoint(exp.agent, args.inmodel, optimizer=exp.training,
+                                 allow_other_class=args.allow_other_class)
+    if not checkpoint.get("checked", True):
+        print(f"{PROG}: note: checkpoint {args.inmodel} has no checksum (written before hdrm "
+              "checkpoint format 2); it was loaded unverified", file=sys.stderr)
+    if not exp.training:
+        return 0
+    start = resume(exp, checkpoint, args.inmodel, planned)
+    if start:
+        print(f"{PROG}: resuming the training of {args.inmodel} at episode {start} of {planned}",
+              file=sys.stderr)
+    return start
+
+
+def _report_claim(claim: Claim) -> None:
+    if claim.stale_pid is not None:
+        print(f"{PROG}: warning: {claim.path}: took over the lock of pid {claim.stale_pid}, which "
+              "is no longer running", file=sys.stderr)
+    if claim.removed_outputs:
+        names = ", ".join(p.name for p in claim.removed_outputs)
+        print(f"{PROG}: note: --overwrite: removed a previous run's outputs from {claim.path}: "
+              f"{names} (other files kept)", file=sys.stderr)
+    _report_temps(claim.removed_temps)
+
+
+def _report_temps(removed: list[tuple[Path, int]]) -> None:
+    if removed:
+        size_mb = sum(size for _, size in removed) / 1e6
+        print(f"{PROG}: note: removed {len(removed)} temporary file(s) left by an interrupted save "
+              f"({size_mb:.1f} MB): {', '.join(str(p) for p, _ in removed)}", file=sys.stderr)
+
+
+def _run(exp: Experiment, args: argparse.Namespace, outdir: Path, planned: int, start: int) -> int:
+    """Play the launch into the claimed ``outdir``; save, write the outputs and print the summary."""
+    log = RunLog(outdir, exp.env.action_names)
+    writer = tensorboard_writer(outdir / "tensorboard", required=args.tensorboard)
+    board = TensorBoardHook(writer) if writer is not None else None
+    progress = progress_hook(planned, PROG, args.quiet, initial=start)
+    t0 = time.perf_counter()
+    status, stopped, records = 0, None, []
+    with StopSignals() as signals:
+        saver = _saver(exp, args, outdir, planned, start, signals)
+        hooks = HookList(log, board, saver, progress)
+        try:
+            try:
+                records = run_experiment(exp, args.nbruns, hooks, stop=signals.requested, start=start)
+            except (EpisodeStopped, InvalidAction) as exc:
+                stopped, records = exc, list(log.records)
+                log.keep_partial(exc.partial)
+                status = signals.exit_status if isinstance(exc, EpisodeStopped) else 2
+            finally:
+                _close(progress, board)
+            if saver is not None:
+                saver.write(_stop_reason(signals, stopped), finished=stopped is None)
+            paths = log.finish(exp.env)
+            paths.update(_batsim_outputs(exp, outdir))
+            if saver is not None and saver.path.parent.resolve() == outdir.resolve():
+                paths["model"] = saver.path
+        finally:
+            exp.env.close()  # engine batsim: ends any Batsim run still going
+    if isinstance(stopped, InvalidAction):
+        print(f"{PROG}: error: {_invalid_action(exp, stopped, outdir, paths, saver)}", file=sys.stderr)
+        return status
+    saved = _saved_line(saver, stopped, signals, planned)
     if args.quiet:
         print(f"{PROG}: {len(records)} episodes, outputs in {outdir}")
+        if stopped is not None and saved:
+            print(saved)
     else:
-        _print_summary(exp, args, records, time.perf_counter() - t0, outdir, paths)
-    return 0
+        _print_summary(exp, records, time.perf_counter() - t0, outdir, paths, saved)
+    if stopped is not None:
+        print(f"{PROG}: stopped by {signals.received.name if signals.received else 'a signal'} "
+              f"after {len(records)} episodes of this launch", file=sys.stderr)
+    return status
+
+
+def _saver(exp: Experiment, args: argparse.Namespace, outdir: Path, planned: int, start: int,
+           signals: StopSignals) -> Saver | None:
+    """The model saver: with ``--outmodel``, or when a learning agent trains (default file)."""
+    if exp.classic or not (args.outmodel or exp.training):
+        return None
+    path = Path(args.outmodel) if args.outmodel else outdir / DEFAULT_MODEL
+    _report_temps(remove_stale_temps(path.parent))
+    agent_opts = exp.options.pybatsim.agent
+    every = args.save_every_episodes
+    minutes = args.save_every_minutes
+    policy = SavePolicy(
+        every_episodes=agent_opts.save_every_episodes if every is None else every,
+        every_minutes=agent_opts.save_every_minutes if minutes is None else minutes,
+    ) if exp.training else SavePolicy(0, 0.0)
+    return Saver(exp, path, policy, planned, start, shield=signals.shielded)
+
+
+def _stop_reason(signals: StopSignals, stopped: BaseException | None) -> str:
+    if isinstance(stopped, EpisodeStopped) and signals.received is not None:
+        return signals.received.name
+    if isinstance(stopped, InvalidAction):
+        return "invalid action"
+    return "end of the launch"
+
+
+def _saved_line(saver: Saver | None, stopped: BaseException | None, signals: StopSignals,
+                planned: int) -> str:
+    """The summary's line on the model: where, how often, the last episode saved, and why."""
+    if saver is None:
+        return ""
+    saves = f"{saver.saves} save{'s' if saver.saves != 1 else ''}"
+    line = (f"  model saved to {saver.path} ({saves}, {saver.policy.describe()}), the last after "
+            f"{saver.saved_episode} of {planned} episodes: weights, optimizer state, episode "
+            "counter and random states")
+    if stopped is not None:
+        line += f"; stopped by {saver.reason}: resume with --inmodel {saver.path}"
+        if signals.during_save:
+            line += f" ({signals.during_save} signal(s) during the save were held back)"
+    return line
+
+
+def _invalid_action(exp: Experiment, exc: InvalidAction, outdir: Path, paths: dict[str, Path],
+                    saver: Saver | None) -> str:
+    """The one-line message of an invalid action, with what was written."""
+    ended = _rows(paths["jobs"]) if "jobs" in paths else 0
+    written = ", ".join(sorted(p.name for p in paths.values()))
+    model = f"; model saved to {saver.path}" if saver is not None else ""
+    return (f"{exp.agent_path}: {exc}; outputs of what was done so far in {outdir}: "
+            f"{written} ({ended} jobs ended, {exc.partial.episode} episodes complete){model}")
 
 
 def _check_models(exp: Experiment, args: argparse.Namespace) -> None:
@@ -123,75 +272,28 @@ def _check_models(exp: Experiment, args: argparse.Namespace) -> None:
             )
 
 
+def _rows(csv_path: Path) -> int:
+    """Data rows of a CSV file (its lines but the header)."""
+    with open(csv_path, encoding="utf-8") as handle:
+        return max(sum(1 for _ in handle) - 1, 0)
+
+
 def _outdir(args: argparse.Namespace) -> Path:
     """``--outdir``, or a new ``runs/<timestamp>`` folder next to the options file."""
     if args.outdir:
-        path = Path(args.outdir)
-    else:
-        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-        base = Path(args.options).resolve().parent / "runs" / stamp
-        path, k = base, 1
-        while path.exists():
-            k += 1
-            path = base.with_name(f"{stamp}-{k}")
-    return make_outdir(path)
+        return Path(args.outdir)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = Path(args.options).resolve().parent / "runs" / stamp
+    path, k = base, 1
+    while path.exists():
+        k += 1
+        path = base.with_name(f"{stamp}-{k}")
+    return path
 
 
-class _Saver(Hooks):
-    """Saves a checkpoint (atomically) at the end of every run."""
-
-    def __init__(self, exp: Experiment, path: str) -> None:
-        from hdrm.agents.checkpoint import save_checkpoint  # torch: only with a model
-
-        self.save = save_checkpoint
-        self.exp = exp
-        self.path = path
-
-    def run_ended(self, run: int, records: list[EpisodeRecord]) -> None:
-        self.save(self.exp.agent, self.path, self.exp.options.to_dict())
-
-
-class _Progress(Hooks):
-    """tqdm bars over the episodes and over the jobs and decisions of the current episode."""
-
-    step_every = 64
-
-    def __init__(self, total: int) -> None:
-        from tqdm import tqdm
-
-        self.tqdm = tqdm
-        self.episodes = tqdm(total=total, unit="episode", file=sys.stderr, position=0)
-        self.steps: Any = None
-
-    def episode_started(self, episode: int, nb_jobs: int) -> None:
-        self.steps = self.tqdm(total=nb_jobs, unit="job", desc=f"episode {episode}",
-                               file=sys.stderr, position=1, leave=False)
-
-    def stepped(self, steps: int, info: dict[str, Any]) -> None:
-        self.steps.set_postfix_str(f"{steps} decisions", refresh=False)
-        self.steps.update(info["jobs_done"] - self.steps.n)
-
-    def episode_ended(self, record: EpisodeRecord, actions: EpisodeActions) -> None:
-        self.steps.close()
-        self.episodes.set_postfix_str(f"return {record.return_:.4g}", refresh=False)
-        self.episodes.update(1)
-
-    def close(self) -> None:
-        if self.steps is not None:
-            self.steps.close()
-        self.episodes.close()
-
-
-def _progress(exp: Experiment, args: argparse.Namespace) -> _Progress | None:
-    if args.quiet or not sys.stderr.isatty():
-        return None
-    return _Progress(exp.episodes * args.nbruns)
-
-
-def _close(hooks: HookList, board: TensorBoardHook | None) -> None:
-    for hook in hooks.hooks:
-        if isinstance(hook, _Progress):
-            hook.close()
+def _close(progress: Any, board: TensorBoardHook | None) -> None:
+    if isinstance(progress, BarProgress):
+        progress.close()
     if board is not None:
         board.close()
 
@@ -209,22 +311,25 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _print_summary(exp: Experiment, args: argparse.Namespace, records: list[EpisodeRecord],
-                   wall_s: float, outdir: Path, paths: dict[str, Path]) -> None:
+def _print_summary(exp: Experiment, records: list[EpisodeRecord], wall_s: float, outdir: Path,
+                   paths: dict[str, Path], saved: str) -> None:
     env_opts = exp.options.pybatsim.env
     mode = "train" if exp.training else "test"
     print(f"{PROG}: {type(exp.agent).__name__} from {exp.agent_path} ({mode}), "
           f"{len(records)} episodes on {exp.env.platform.name} ({exp.env.platform.nb_cores} cores), "
           f"{env_opts.actions.mode} with {exp.env.action_space.n} actions, "
           f"objective {env_opts.objective}")
-    _print_table(records)
     steps = sum(r.steps for r in records)
-    best = min(records, key=lambda r: r.objective)
-    print(f"  objective {env_opts.objective}: last {records[-1].objective:.6g}, "
-          f"best {best.objective:.6g} (episode {best.episode})")
+    if records:
+        _print_table(records)
+        best = min(records, key=lambda r: r.objective)
+        print(f"  objective {env_opts.objective}: last {records[-1].objective:.6g}, "
+              f"best {best.objective:.6g} (episode {best.episode})")
+    else:
+        print("  no episode completed")
     print(f"  wall time {wall_s:.2f} s, {steps} decisions ({steps / max(wall_s, 1e-9):,.0f} per s)")
-    if args.outmodel:
-        print(f"  model saved to {args.outmodel}")
+    if saved:
+        print(saved)
     print(f"  outputs in {outdir}: {', '.join(sorted(p.name for p in paths.values()))}")
 
 

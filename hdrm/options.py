@@ -185,6 +185,12 @@ class AgentOptions(_Block):
     """Number of episodes to run."""
     greedy: bool = True
     """When testing, take the most likely action (true) or sample it (false)."""
+    save_every_episodes: int = _opt(10, ge=0)
+    """When training, save the model every this many episodes (0: not by count); the launcher's
+    ``--save-every-episodes`` overrides it."""
+    save_every_minutes: float = _opt(10.0, ge=0)
+    """When training, save the model at the end of the first episode after this many minutes
+    since the last save (0: not by time); the launcher's ``--save-every-minutes`` overrides it."""
     params: Mapping[str, Any] = _opt(factory=lambda: _EMPTY)
     """Free-form hyper-parameters of a specific agent (read-only)."""
 

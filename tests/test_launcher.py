@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +59,15 @@ def tiny(example: str, **agent: Any) -> dict[str, Any]:
     return {"nb_jobs": 20, "pybatsim": {"agent": {"episodes": 2, "params": params, **agent}}}
 
 
+#: A line-based progress line (stderr is not a terminal under capsys).
+PROGRESS_LINE = re.compile(r"^hdeeprm-launch: episode \d+ \(\d+/\d+\): .*\n", re.MULTILINE)
+
+
 def launch(capsys, *argv: Any) -> tuple[int, str, str]:
+    """Run the launcher in-process: (status, stdout, stderr without the progress lines)."""
     status = main([str(a) for a in argv])
     captured = capsys.readouterr()
-    return status, captured.out, captured.err
+    return status, captured.out, PROGRESS_LINE.sub("", captured.err)
 
 
 def agent_file(name: str) -> Path:

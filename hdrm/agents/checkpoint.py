@@ -20,6 +20,7 @@ and :func:`read_checkpoint` marks them ``checked: False`` so callers can say so.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import logging
@@ -121,6 +122,17 @@ def _feed(digest: Any, value: Any) -> None:
         digest.update(f"V{len(text)};{text}".encode())
 
 
+def snapshot(agent: Agent) -> dict[str, Any]:
+    """A copy of what a checkpoint holds of ``agent`` now (weights, optimizer state, class), which
+    later training does not change; :func:`save_snapshot` writes it."""
+    return {
+        "model_state_dict": copy.deepcopy(agent.state_dict()),
+        "optimizer_state_dict": copy.deepcopy(agent.optimizer_state_dict()),
+        "agent_class": agent_class_name(agent),
+        "agent_lineage": agent_lineage(agent),
+    }
+
+
 def save_checkpoint(agent: Agent, path: str | Path, options: Mapping[str, Any],
                     progress: Mapping[str, Any] | None = None) -> Path:
     """Write the agent's model and optimizer state with the run's options to ``path``, atomically.
@@ -138,14 +150,26 @@ def save_checkpoint(agent: Agent, path: str | Path, options: Mapping[str, Any],
     Raises:
         AgentLoadError: the folder cannot be created or the file cannot be written.
     """
-    path = Path(path)
-    checkpoint = {
+    state = {
         "model_state_dict": agent.state_dict(),
         "optimizer_state_dict": agent.optimizer_state_dict(),
-        "options": plain(options),
-        "version": __version__,
         "agent_class": agent_class_name(agent),
         "agent_lineage": agent_lineage(agent),
+    }
+    return save_snapshot(state, path, options, progress)
+
+
+def save_snapshot(state: Mapping[str, Any], path: str | Path, options: Mapping[str, Any],
+                  progress: Mapping[str, Any] | None = None) -> Path:
+    """Write a :func:`snapshot` as a checkpoint (see :func:`save_checkpoint`)."""
+    path = Path(path)
+    checkpoint = {
+        "model_state_dict": state["model_state_dict"],
+        "optimizer_state_dict": state["optimizer_state_dict"],
+        "options": plain(options),
+        "version": __version__,
+        "agent_class": state["agent_class"],
+        "agent_lineage": list(state["agent_lineage"]),
         "format": FORMAT,
         "progress": plain(progress or {}),
     }

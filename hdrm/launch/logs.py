@@ -7,7 +7,9 @@
 * ``out_jobs.csv``, ``out_schedule.csv``, ``out_timeline.csv`` and ``overutilizations.json`` are
   the engine outputs of the **last** episode (:func:`hdrm.sim.outputs.write_outputs`);
 * TensorBoard event files go to ``<outdir>/tensorboard`` when ``tensorboard`` is installed and the
-  agent brought torch along (:func:`tensorboard_writer`); otherwise nothing is written.
+  agent brought torch along (:func:`tensorboard_writer`); otherwise nothing is written, unless the
+  launcher's ``--tensorboard`` asked for them: then a missing extra is a one-line error before the
+  run (:func:`check_tensorboard`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from hdrm.errors import ConfigError
 from hdrm.launch.loop import EpisodeActions, EpisodeRecord, Hooks
 from hdrm.results.learning import write_actions_csv, write_episodes_csv
 from hdrm.results.run import ACTIONS_FILE, EPISODES_FILE
@@ -73,6 +76,11 @@ class RunLog(Hooks):
             self.kept = []
         self.kept.append(actions)
 
+    def keep_partial(self, actions: EpisodeActions) -> None:
+        """Keep the decisions of an episode that did not end (the launch was stopped)."""
+        if actions.actions:
+            self.kept.append(actions)
+
     def action_rows(self) -> list[dict[str, Any]]:
         """The rows of actions.csv for the decisions kept."""
         names = self.action_names
@@ -90,7 +98,7 @@ class RunLog(Hooks):
             Every file written, by kind (``episodes``, ``actions``, ``jobs``, ``schedule`` ...).
         """
         paths: dict[str, Path] = {}
-        if self.records:
+        if self.records or self.kept:
             paths["episodes"] = self.episodes_path
             paths["actions"] = write_actions_csv(self.action_rows(), self.actions_path)
             paths.update(write_outputs(env.unwrapped.result(), self.outdir))
@@ -140,17 +148,45 @@ def _add(writer: Any, tag: str, value: float, step: int) -> None:
         writer.add_scalar(tag, float(value), step)
 
 
-def tensorboard_writer(logdir: str | Path) -> Any | None:
+#: The setup.py extra that installs TensorBoard.
+TENSORBOARD_EXTRA = "hdrm[tensorboard]"
+
+
+def check_tensorboard(option: str = "--tensorboard") -> None:
+    """Check that TensorBoard logging can work (the ``tensorboard`` package and torch).
+
+    Raises:
+        ConfigError: one of them is missing, naming ``option`` and the extra to install.
+    """
+    for module in ("tensorboard", "torch"):
+        if importlib.util.find_spec(module) is None:
+            extra = TENSORBOARD_EXTRA if module == "tensorboard" else "hdrm[learn]"
+            raise ConfigError(
+                f"{option}: TensorBoard logging needs the {module} package, which is not "
+                f"installed; pip install '{extra}' (or pip install -e '.[{extra[5:-1]}]' in a "
+                f"checkout), or drop {option}"
+            )
+
+
+def tensorboard_writer(logdir: str | Path, required: bool = False) -> Any | None:
     """A TensorBoard ``SummaryWriter`` for ``logdir``, or None when TensorBoard is unavailable.
 
     Available means: the ``tensorboard`` package is installed and torch is already imported (by
-    the agent): the launcher never loads torch for a classic agent.
+    the agent): the launcher never loads torch for a classic agent unless ``required``.
+
+    Raises:
+        ConfigError: ``required`` and the writer cannot be made (see :func:`check_tensorboard`).
     """
-    if "torch" not in sys.modules or importlib.util.find_spec("tensorboard") is None:
+    if required:
+        check_tensorboard()
+    elif "torch" not in sys.modules or importlib.util.find_spec("tensorboard") is None:
         return None
     try:
         module = importlib.import_module("torch.utils.tensorboard")
         return module.SummaryWriter(log_dir=str(logdir))
-    except Exception as exc:  # a broken optional extra must not stop the run
+    except Exception as exc:  # a broken optional extra must not stop the run, unless asked for
+        if required:
+            raise ConfigError(f"--tensorboard: TensorBoard cannot be used: {type(exc).__name__}: "
+                              f"{exc}; reinstall it with pip install '{TENSORBOARD_EXTRA}'") from None
         logger.warning("TensorBoard disabled: %s", exc)
         return None

@@ -13,6 +13,11 @@ One episode::
 The agent decides when it learns: the loop is the same for training and testing (the agent's
 ``training`` flag says which). Observers (:class:`Hooks`) see each episode start and end, every
 ``step_every`` steps and the end of each run; the loop itself prints nothing.
+
+Every action is checked before the environment sees it (:mod:`hdrm.launch.actions`): an invalid
+one raises :class:`InvalidAction`. A ``stop`` callable, polled after every decision, ends the loop
+with :class:`EpisodeStopped` (the launcher's answer to Ctrl-C and SIGTERM). Both carry the
+decisions of the unfinished episode.
 """
 
 from __future__ import annotations
@@ -21,10 +26,12 @@ import logging
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from hdrm.agents.base import Agent
 from hdrm.env.scheduling_env import SchedulingEnv
+from hdrm.errors import HdrmError
+from hdrm.launch.actions import ActionProblem, valid_action
 from hdrm.results import metrics
 from hdrm.sim.outputs import job_results
 
@@ -90,6 +97,40 @@ class EpisodeActions(NamedTuple):
     actions: list[int]
 
 
+class EpisodeStopped(Exception):
+    """The loop was asked to stop (``stop()`` returned true) in the middle of an episode.
+
+    Attributes:
+        partial: the decisions of the unfinished episode.
+    """
+
+    def __init__(self, partial: EpisodeActions) -> None:
+        super().__init__(f"stopped in episode {partial.episode} after {len(partial.actions)} "
+                         "decisions")
+        self.partial = partial
+
+
+class InvalidAction(HdrmError):
+    """The agent returned an action that is not valid (wrong type, out of range, masked out).
+
+    Attributes:
+        partial: the decisions of the episode before the invalid one.
+        time_s: the simulated time of the decision.
+        action: what the agent returned.
+        reason: why it is not valid (:class:`~hdrm.launch.actions.ActionProblem`'s message).
+    """
+
+    def __init__(self, partial: EpisodeActions, time_s: float, action: Any, reason: str) -> None:
+        self.partial = partial
+        self.time_s = time_s
+        self.action = action
+        self.reason = reason
+        super().__init__(
+            f"invalid action {action!r} at decision {len(partial.actions)} of episode "
+            f"{partial.episode} (simulated time {time_s:g} s): {reason}"
+        )
+
+
 class Hooks:
     """Observers of the loop; every method does nothing by default.
 
@@ -139,8 +180,8 @@ class HookList(Hooks):
 
 
 def run_episode(env: SchedulingEnv, agent: Agent, episode: int = 0, *, run: int = 0,
-                seed: int | None = None, hooks: Hooks | None = None
-                ) -> tuple[EpisodeRecord, EpisodeActions]:
+                seed: int | None = None, hooks: Hooks | None = None,
+                stop: Callable[[], bool] | None = None) -> tuple[EpisodeRecord, EpisodeActions]:
     """Play one episode of ``agent`` in ``env`` and measure it.
 
     Args:
@@ -150,9 +191,14 @@ def run_episode(env: SchedulingEnv, agent: Agent, episode: int = 0, *, run: int 
         run: the run number, for the record.
         seed: seed of ``env.reset`` (None continues the environment's own generator).
         hooks: observers.
+        stop: polled after every decision; true ends the episode with :class:`EpisodeStopped`.
 
     Returns:
         The episode's record and its decisions.
+
+    Raises:
+        InvalidAction: the agent returned an action that is not valid.
+        EpisodeStopped: ``stop()`` became true.
     """
     hooks = hooks or Hooks()
     t0 = time.perf_counter()
@@ -166,7 +212,12 @@ def run_episode(env: SchedulingEnv, agent: Agent, episode: int = 0, *, run: int 
     total = 0.0
     done = base.sim.done  # an episode without a single choice ends at reset
     while not done:
-        action = int(agent.decide(obs, info["action_mask"]))
+        chosen = agent.decide(obs, info["action_mask"])
+        try:
+            action = valid_action(chosen, info["action_mask"])
+        except ActionProblem as exc:
+            raise InvalidAction(EpisodeActions(episode, times, actions), info["time"], chosen,
+                                str(exc)) from None
         times.append(info["time"])
         actions.append(action)
         obs, reward, terminated, truncated, info = env.step(action)
@@ -175,6 +226,8 @@ def run_episode(env: SchedulingEnv, agent: Agent, episode: int = 0, *, run: int 
         total += reward
         if every and len(actions) % every == 0:
             hooks.stepped(len(actions), info)
+        if stop is not None and not done and stop():
+            raise EpisodeStopped(EpisodeActions(episode, times, actions))
     stats = dict(agent.end_episode())
     record = _record(base, episode, run, len(actions), total, info, stats, time.perf_counter() - t0)
     played = EpisodeActions(episode, times, actions)
@@ -204,7 +257,8 @@ def _record(base: SchedulingEnv, episode: int, run: int, steps: int, total: floa
 
 
 def run_episodes(env: SchedulingEnv, agent: Agent, episodes: int, nbruns: int = 1, *,
-                 seed: int | None = None, hooks: Hooks | None = None) -> list[EpisodeRecord]:
+                 seed: int | None = None, hooks: Hooks | None = None,
+                 stop: Callable[[], bool] | None = None, start: int = 0) -> list[EpisodeRecord]:
     """Play ``nbruns`` runs of ``episodes`` episodes each with the same agent (its model carries on).
 
     Args:
@@ -214,26 +268,34 @@ def run_episodes(env: SchedulingEnv, agent: Agent, episodes: int, nbruns: int = 
         nbruns: runs.
         seed: seed of the first ``env.reset`` (later episodes continue the env's generator).
         hooks: observers.
+        stop: polled after every decision and between episodes (see :func:`run_episode`).
+        start: the first episode to play (a resumed training run); episodes before it are
+            taken as played, and ``seed`` is not used.
 
     Returns:
-        The records of every episode, numbered 0 .. nbruns x episodes - 1.
+        The records of the episodes played, numbered ``start`` .. nbruns x episodes - 1.
+
+    Raises:
+        InvalidAction, EpisodeStopped: see :func:`run_episode`.
     """
     hooks = hooks or Hooks()
     records: list[EpisodeRecord] = []
-    for run in range(nbruns):
-        for k in range(episodes):
-            index = run * episodes + k
-            record, _ = run_episode(env, agent, index, run=run,
-                                    seed=seed if index == 0 else None, hooks=hooks)
-            records.append(record)
-            logger.info("episode %d: return %.6g, %d steps, %.2f s", index, record.return_,
-                        record.steps, record.wall_s)
-        hooks.run_ended(run, records)
+    for index in range(start, nbruns * episodes):
+        if stop is not None and stop():
+            raise EpisodeStopped(EpisodeActions(index, [], []))
+        run = index // episodes
+        record, _ = run_episode(env, agent, index, run=run,
+                                seed=seed if index == 0 else None, hooks=hooks, stop=stop)
+        records.append(record)
+        logger.info("episode %d: return %.6g, %d steps, %.2f s", index, record.return_,
+                    record.steps, record.wall_s)
+        if (index + 1) % episodes == 0:
+            hooks.run_ended(run, records)
     return records
 
 
-def run_experiment(experiment: "Experiment", nbruns: int = 1, hooks: Hooks | None = None
-                   ) -> list[EpisodeRecord]:
+def run_experiment(experiment: "Experiment", nbruns: int = 1, hooks: Hooks | None = None, *,
+                   stop: Callable[[], bool] | None = None, start: int = 0) -> list[EpisodeRecord]:
     """Play a built :class:`~hdrm.launch.experiment.Experiment` (seeded with its options' seed)."""
     return run_episodes(experiment.env, experiment.agent, experiment.episodes, nbruns,
-                        seed=experiment.options.seed, hooks=hooks)
+                        seed=experiment.options.seed, hooks=hooks, stop=stop, start=start)
