@@ -4,14 +4,23 @@ A :class:`Machine` holds one host per core. Each host is in a power state (a Bat
 speed in GFLOP/s and a power in watts. Jobs run on sets of hosts:
 
 * ``delay`` jobs last a fixed time whatever the hosts' speeds (Batsim's ``delay`` profile);
-* ``parallel_homogeneous`` jobs give every host the same amount of work (GFLOP); each host
-  progresses at its current speed and the job ends when its slowest host is done (Batsim's
-  ``parallel_homogeneous`` profile with no communication).
+* ``parallel_homogeneous`` jobs give every host the same amount of work (GFLOP) and run as one
+  SimGrid parallel task (Batsim's ``host/model:ptask_L07``): all their hosts advance in lock-step at
+  the speed of the currently slowest one, so the job keeps one remaining-work amount, which drops
+  by ``min(speed) * dt``; a host at speed 0 stalls the whole job.
 
-Changing a host's state re-times the job running on it, as SimGrid does. A job that reaches its
-walltime is killed then (``COMPLETED_WALLTIME_REACHED``) unless walltime kills are disabled. Energy is
-integrated per host from its state's power over time; a job's energy is what its hosts consumed
-while it ran (Batsim's ``consumed_energy``).
+Changing a host's state re-times the job running on it, as SimGrid does. Walltimes follow Batsim
+4.2.1 (``src/jobs_execution.cpp``, ``src/task_execution.cpp``) and SimGrid 3.32:
+
+* a delay job succeeds only if ``delay < walltime`` (a plain comparison: a delay equal to the
+  walltime is killed at the walltime, ``COMPLETED_WALLTIME_REACHED``);
+* a parallel job is an execution waited for with the walltime as timeout: it is killed at the
+  walltime if work is left then. SimGrid counts a remaining amount below
+  :data:`~hdrm.sim.running.WORK_PRECISION` of the job's work as done, so a job whose work ends
+  exactly at its walltime succeeds.
+
+Kills can be disabled (``kill_on_walltime``). Energy is integrated per host from its state's power
+over time; a job's energy is what its hosts consumed while it ran (Batsim's ``consumed_energy``).
 
 The machine keeps no scheduling logic: engines (the built-in simulator, the Batsim-protocol server)
 decide what runs where and when states change.
@@ -27,6 +36,7 @@ from typing import Iterable, Sequence
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.power import SLEEPING, state_power_w, state_speeds_gflops
+from hdrm.sim.running import RunningJob
 from hdrm.workload.job import PROFILE_DELAY, Job
 
 COMPLETED_SUCCESSFULLY = "COMPLETED_SUCCESSFULLY"
@@ -47,31 +57,6 @@ class JobEnd:
     cores: tuple[int, ...]
     energy_j: float
     progress: float
-
-
-class _Running:
-    """Book-keeping of one running job (internal)."""
-
-    __slots__ = (
-        "key", "cores", "start_s", "wall_end_s", "delay_s", "ops_gflop", "remaining",
-        "updated_s", "end_s", "version", "energy_j", "power_w", "energy_t", "walltime_hit",
-    )
-
-    def __init__(self, key: int, cores: tuple[int, ...], start_s: float, wall_end_s: float) -> None:
-        self.key = key
-        self.cores = cores
-        self.start_s = start_s
-        self.wall_end_s = wall_end_s
-        self.delay_s = 0.0
-        self.ops_gflop = 0.0
-        self.remaining: list[float] | None = None  # per-core GFLOP left; None for delay jobs
-        self.updated_s = start_s
-        self.end_s = math.inf
-        self.version = 0
-        self.energy_j = 0.0  # energy of its hosts up to energy_t
-        self.power_w = 0.0  # current power of its hosts
-        self.energy_t = start_s
-        self.walltime_hit = False
 
 
 def start_kwargs(job: Job) -> dict[str, float]:
@@ -122,7 +107,7 @@ class Machine:
         self._total_t = 0.0
         self.kill_on_walltime = kill_on_walltime
         self.now = 0.0
-        self._jobs: dict[int, _Running] = {}
+        self._jobs: dict[int, RunningJob] = {}
         self._heap: list[tuple[float, int, int, int]] = []
         self._seq = 0
 
@@ -176,14 +161,7 @@ class Machine:
 
     def progress(self, key: int) -> float:
         """Fraction of job ``key`` done, in [0, 1]."""
-        job = self._jobs[key]
-        if job.remaining is None:
-            return min(1.0, (self.now - job.start_s) / job.delay_s) if job.delay_s > 0 else 1.0
-        self._sync(job)
-        if job.ops_gflop <= 0:
-            return 1.0
-        worst = max(job.remaining) if job.remaining else 0.0
-        return max(0.0, 1.0 - worst / job.ops_gflop)
+        return self._jobs[key].progress(self.now)
 
     def next_time(self) -> float:
         """Time of the next job end, or ``math.inf``."""
@@ -226,24 +204,20 @@ class Machine:
                 raise SimulationError(f"job {key}: unknown resource {c} (0..{len(job_on) - 1})")
             if job_on[c] != _FREE:
                 raise SimulationError(f"job {key}: resource {c} is busy with job {job_on[c]}")
-        now = self.now
-        wall_end = now + walltime_s if self.kill_on_walltime else math.inf
-        job = _Running(key, cores, now, wall_end)
+        job = RunningJob(key, cores, self.now, walltime_s if self.kill_on_walltime else math.inf)
         power, states = self._power, self.state
         power_w = 0.0
         for c in cores:
             job_on[c] = key
             power_w += power[c][states[c]]
         job.power_w = power_w
-        if delay_s is not None:
-            job.delay_s = delay_s
-            natural = now + delay_s
-        else:
-            job.ops_gflop = ops_gflop
-            job.remaining = [ops_gflop] * len(cores)
-            natural = self._natural_end(job)
         self._jobs[key] = job
-        self._schedule(job, natural)
+        if delay_s is not None:
+            self._push(job, self.now + job.delay_run_s(delay_s))
+        else:
+            speeds, factor = self._speeds, self._factor
+            job.make_parallel(ops_gflop, (speeds[c][states[c]] * factor[c] for c in cores))
+            self._push(job, self.now + job.run_left_s())
 
     def kill(self, key: int) -> JobEnd:
         """Kill job ``key`` now; returns its record (state ``COMPLETED_KILLED``)."""
@@ -275,27 +249,37 @@ class Machine:
         self.apply_states(changes)
 
     def apply_states(self, changes: dict[int, tuple[int, float]]) -> None:
-        """Apply ``{host: (state, speed_factor)}`` now, re-timing the jobs on changed hosts."""
+        """Apply ``{host: (state, speed_factor)}`` now, re-timing the jobs on changed hosts.
+
+        A parallel job is re-timed when the speed of its slowest host changes; its minimum speed
+        is kept up to date in O(1) per changed host, and recomputed over its hosts only when the
+        last of its hosts at the minimum speeds up.
+        """
         now = self.now
-        touched: dict[int, _Running] = {}
-        power, states, factor = self._power, self.state, self._factor
+        touched: dict[int, float] = {}  # job -> its min speed before the changes
+        stale: set[int] = set()  # jobs whose min speed must be recomputed
+        power, speeds, states, factor = self._power, self._speeds, self.state, self._factor
         acc, last, job_on, jobs = self._energy_acc, self._energy_t, self.job_on, self._jobs
         delta = 0.0
         for c, (state, speed_factor) in changes.items():
-            old = states[c]
-            if old == state and factor[c] == speed_factor:
+            old, old_factor = states[c], factor[c]
+            if old == state and old_factor == speed_factor:
                 continue
             key = job_on[c]
             pw = power[c]
             if key != _FREE:
                 job = jobs[key]
                 if key not in touched:
-                    if job.remaining is not None:
-                        self._sync(job)
-                    touched[key] = job
+                    if job.parallel:
+                        job.sync(now)
+                    touched[key] = job.min_speed
                 job.energy_j += job.power_w * (now - job.energy_t)
                 job.energy_t = now
                 job.power_w += pw[state] - pw[old]
+                if job.parallel and key not in stale:
+                    sp = speeds[c]
+                    if not job.move_host(sp[old] * old_factor, sp[state] * speed_factor):
+                        stale.add(key)
             acc[c] += pw[old] * (now - last[c])
             last[c] = now
             delta += pw[state] - pw[old]
@@ -305,9 +289,12 @@ class Machine:
             self._total_energy += self._total_power * (now - self._total_t)
             self._total_t = now
             self._total_power += delta
-        for job in touched.values():
-            if job.remaining is not None:
-                self._schedule(job, self._natural_end(job))
+        for key, min_before in touched.items():
+            job = jobs[key]
+            if key in stale:
+                job.set_min_speed(speeds[h][states[h]] * factor[h] for h in job.cores)
+            if job.parallel and job.min_speed != min_before:
+                self._push(job, now + job.run_left_s())
 
     def advance(self, t: float) -> list[JobEnd]:
         """Move time to ``t`` and return the jobs that end at or before ``t``, in end order.
@@ -333,44 +320,14 @@ class Machine:
         return ended
 
     # ------------------------------------------------------------------ internals
-    def _sync(self, job: _Running) -> None:
-        """Bring a parallel job's per-host remaining work up to now."""
-        dt = self.now - job.updated_s
-        if dt > 0 and job.remaining is not None:
-            speeds, states, rem, factor = self._speeds, self.state, job.remaining, self._factor
-            for i, c in enumerate(job.cores):
-                r = rem[i]
-                if r > 0:
-                    r -= speeds[c][states[c]] * factor[c] * dt
-                    rem[i] = r if r > 1e-9 * job.ops_gflop else 0.0
-        job.updated_s = self.now
-
-    def _natural_end(self, job: _Running) -> float:
-        """End time of a synced parallel job at the hosts' current speeds."""
-        speeds, states, factor = self._speeds, self.state, self._factor
-        worst = 0.0
-        for i, c in enumerate(job.cores):
-            r = job.remaining[i]
-            if r > 0:
-                s = speeds[c][states[c]] * factor[c]
-                if s <= 0:
-                    return math.inf
-                d = r / s
-                if d > worst:
-                    worst = d
-        return self.now + worst
-
-    def _schedule(self, job: _Running, natural_end: float) -> None:
+    def _push(self, job: RunningJob, end_s: float) -> None:
         job.version += 1
-        wall_end = job.wall_end_s
-        # A job whose work ends within rounding of its walltime completes successfully.
-        job.walltime_hit = wall_end < natural_end - 1e-9 * max(1.0, abs(wall_end))
-        job.end_s = wall_end if job.walltime_hit else natural_end
-        if job.end_s < math.inf:
+        job.end_s = end_s
+        if end_s < math.inf:
             self._seq += 1
-            heapq.heappush(self._heap, (job.end_s, self._seq, job.key, job.version))
+            heapq.heappush(self._heap, (end_s, self._seq, job.key, job.version))
 
-    def _finish(self, job: _Running, state: str, progress: float) -> JobEnd:
+    def _finish(self, job: RunningJob, state: str, progress: float) -> JobEnd:
         del self._jobs[job.key]
         job.version += 1
         energy = job.energy_j + job.power_w * (self.now - job.energy_t)
@@ -378,3 +335,4 @@ class Machine:
         for c in job.cores:
             job_on[c] = _FREE
         return JobEnd(job.key, state, job.start_s, self.now, job.cores, energy, progress)
+

@@ -1,8 +1,11 @@
 """The simulated machine: job timing under changing host speeds, walltime kills, energy.
 
-The two ``pstate_*`` cases reproduce Batsim 4.2.1 runs recorded in
-``shared/batsim/golden/pstate_slowdown`` (4 hosts of 10 / 7.5 / ~0 / ~0 GFLOP/s in P-states 0-3,
-100 / 100 / 25 / 5 W; every job computes 100 GFLOP per host; FCFS in submission order).
+The ``pstate_*`` cases reproduce Batsim 4.2.1 runs recorded in ``shared/batsim/golden``
+(``pstate_slowdown``, ``pstate_lockstep``: 4 hosts of 10 / 7.5 / ~0 / ~0 GFLOP/s in P-states 0-3,
+100 / 100 / 25 / 5 W; every job computes 100 GFLOP per host; FCFS in submission order). Batsim prints 6 decimals, so times
+and energies are compared to its printed values within 1e-6. The walltime cases reproduce runs of
+the real Batsim 4.2.1 binary on the same platform (``pybatsim fillerSched``), whose outcomes are
+quoted in each test.
 """
 
 from __future__ import annotations
@@ -64,14 +67,19 @@ def golden_run(slowdowns: list[tuple[float, list[int], int]]) -> tuple[dict, Mac
     return ends, m
 
 
+def batsim_printed(value: float) -> pytest.approx:
+    """A value Batsim wrote with 6 decimals."""
+    return pytest.approx(value, abs=1e-6, rel=0)
+
+
 class TestGoldenPstateSlowdown:
     def test_pstate_demo_hosts_0_1_slowed_from_2_to_6(self):
         ends, m = golden_run([(2.0, [0, 1], 1), (6.0, [0, 1], 0)])
         # job 0: 2 s x 10 + 4 s x 7.5 = 50 GFLOP, 50 left at 10 GFLOP/s: ends at 6 + 5 = 11
-        assert ends[0].finish_s == pytest.approx(11.0)
-        assert ends[1].finish_s == pytest.approx(10.0)
-        assert (ends[2].start_s, ends[2].finish_s) == pytest.approx((11.0, 21.0))
-        assert (ends[3].start_s, ends[3].finish_s) == pytest.approx((21.0, 26.0))
+        assert ends[0].finish_s == 11.0
+        assert ends[1].finish_s == 10.0
+        assert (ends[2].start_s, ends[2].finish_s) == (11.0, 21.0)
+        assert (ends[3].start_s, ends[3].finish_s) == (21.0, 26.0)
         assert [ends[k].state for k in range(4)] == [COMPLETED_SUCCESSFULLY] * 3 + [
             COMPLETED_WALLTIME_REACHED]
         # out_jobs.csv consumed_energy: 2000, 2200, 4000, 500; out_schedule.csv: 10,400 J
@@ -84,14 +92,54 @@ class TestGoldenPstateSlowdown:
 
     def test_pstate_one_host_1_slowed_from_2_on(self):
         ends, m = golden_run([(2.0, [1], 1), (6.0, [1], 1)])
-        # host 1: 20 GFLOP in 2 s, then 80 at 7.5 GFLOP/s = 10.667 s: ends at 12.667
-        assert ends[0].finish_s == pytest.approx(12.0 + 2.0 / 3.0)
+        # both hosts: 20 GFLOP in 2 s, then 80 at 7.5 GFLOP/s (host 1) = 10.667 s: ends at 12.667
+        assert ends[0].finish_s == batsim_printed(12.666667)
         # job 2 on 0-3 with host 1 at 7.5 GFLOP/s: 13.333 s
-        assert ends[2].finish_s == pytest.approx(26.0)
-        assert ends[3].finish_s == pytest.approx(31.0)
+        assert ends[2].finish_s == batsim_printed(26.0)
+        assert ends[3].finish_s == batsim_printed(31.0)
+        assert ends[3].state == COMPLETED_WALLTIME_REACHED
         energies = [ends[k].energy_j for k in range(4)]
-        assert energies == pytest.approx([2533.333333, 2000.0, 5333.333333, 500.0])
-        assert m.energy_j() == pytest.approx(12400.0)
+        # both of job 0's hosts draw 100 W for its whole 12.667 s: 2 x 100 x 12.667
+        assert energies == [batsim_printed(e) for e in (2533.333333, 2000.0, 5333.333333, 500.0)]
+        assert m.energy_j() == pytest.approx(12400.000133, abs=1e-3)
+
+
+class TestGoldenPstateLockstep:
+    """``pstate_lockstep/alternate.py``: job 0 (100 GFLOP per host) on hosts 0-1; host 0 in
+    P-state 1 (7.5 GFLOP/s) on [0, 4), host 1 on [4, 8). Batsim: ends at 12.0 with 2,400 J, 4,800 J in all.
+    Each host on its own would end at 11.0 (2 hosts x 4 s x 7.5 + 7 s x 10 = 100 each)."""
+
+    def run(self, walltime_s: float) -> tuple:
+        m = golden_machine()
+        m.set_state([0], 1)
+        m.start(0, [0, 1], ops_gflop=100.0, walltime_s=walltime_s)
+        assert m.expected_end_s(0) == min(100.0 / 7.5, walltime_s)
+        m.advance(4.0)
+        m.set_state([0], 0)
+        m.set_state([1], 1)
+        assert m.progress(0) == pytest.approx(0.3)  # 30 GFLOP on each host: the slow pace
+        assert m.expected_end_s(0) == min(4.0 + 70.0 / 7.5, walltime_s)
+        m.advance(8.0)
+        m.set_state([1], 0)
+        assert m.expected_end_s(0) == min(12.0, walltime_s)  # 8 s x 7.5 = 60, then 40 at 10
+        (end,) = run_to_end(m)
+        return end, m
+
+    def test_all_hosts_advance_at_the_slowest_pace(self):
+        end, m = self.run(100.0)
+        assert (end.state, end.start_s, end.finish_s) == (COMPLETED_SUCCESSFULLY, 0.0, 12.0)
+        assert end.energy_j == 2400.0  # 2 hosts x 100 W x 12 s
+        assert m.energy_j() == 4800.0  # and the two idle hosts at 100 W
+
+    def test_walltime_cuts_the_lockstep_run(self):
+        # real Batsim with walltime 11.9: COMPLETED_WALLTIME_REACHED at 11.9, 2,380 J;
+        # with walltime 12: COMPLETED_SUCCESSFULLY at 12.0
+        end, _ = self.run(11.9)
+        assert (end.state, end.finish_s) == (COMPLETED_WALLTIME_REACHED, batsim_printed(11.9))
+        assert end.energy_j == batsim_printed(2380.0)
+        assert end.progress == pytest.approx(0.99)  # 60 + 3.9 x 10 of 100 GFLOP
+        end, _ = self.run(12.0)
+        assert (end.state, end.finish_s) == (COMPLETED_SUCCESSFULLY, 12.0)
 
 
 class TestDelayJobs:
@@ -130,6 +178,35 @@ class TestParallelHomogeneous:
         assert m.expected_end_s(0) == pytest.approx(8.0)  # 8 GFLOP at 1 GFLOP/s
         m.advance(2.0)
         assert m.progress(0) == pytest.approx(0.25)  # slow host: 2 of 8 done
+
+    def test_fast_host_does_not_run_ahead(self):
+        # host 0 at 4 GFLOP/s, host 1 at 1; after 2 s host 1 becomes the fast one (state 0 of a
+        # 4 GFLOP/s table) and host 0 drops to 1: the job stays at the slow pace throughout
+        m = Machine([(4.0, 1.0), (1.0, 4.0)], [(10.0, 10.0)] * 2, 0)
+        m.start(0, [0, 1], ops_gflop=8.0)
+        m.advance(2.0)
+        m.apply_states({0: (1, 1.0), 1: (1, 1.0)})
+        assert m.expected_end_s(0) == 8.0  # per host: 2 + max(0, 6 / 4) = 3.5
+        (end,) = run_to_end(m)
+        assert (end.finish_s, end.energy_j) == (8.0, 160.0)
+
+    def test_only_a_change_of_the_slowest_speed_retimes(self):
+        m = golden_machine()
+        m.start(0, [0, 1, 2], ops_gflop=60.0)
+        m.apply_states({0: (0, 0.5), 1: (0, 0.5)})  # two hosts at 5 GFLOP/s
+        assert m.expected_end_s(0) == 12.0
+        m.advance(4.0)  # 20 done, 40 left
+        m.apply_states({2: (0, 0.8)})  # 8 GFLOP/s: still faster than the slowest
+        assert m.expected_end_s(0) == 12.0
+        m.apply_states({0: (0, 1.0)})  # one slow host restored, the other is still at 5
+        assert m.expected_end_s(0) == 12.0
+        m.apply_states({1: (0, 1.0)})  # the last slow host restored: host 2 at 8 is the slowest
+        assert m.expected_end_s(0) == 4.0 + 40.0 / 8.0
+        m.advance(5.0)
+        m.apply_states({2: (0, 1.0)})  # 32 left at 10 GFLOP/s
+        assert m.expected_end_s(0) == pytest.approx(5.0 + 3.2)
+        (end,) = run_to_end(m)
+        assert end.finish_s == pytest.approx(8.2)
 
     def test_speedup_mid_run_moves_end_earlier(self):
         m = golden_machine()
@@ -193,13 +270,43 @@ class TestWalltime:
         (end,) = run_to_end(m)
         assert (end.state, end.finish_s) == (COMPLETED_WALLTIME_REACHED, 11.0)
 
-    def test_work_ending_exactly_at_walltime_succeeds(self):
+    @pytest.mark.parametrize("delay_s", [10.0, 0.3, 10.000001])
+    def test_delay_equal_to_walltime_is_killed(self, delay_s):
+        # Batsim: a delay job succeeds only if delay < walltime (real runs: delay 10 / walltime
+        # 10 and 0.3 / 0.3: COMPLETED_WALLTIME_REACHED after 10 and 0.3 s; and 60 such jobs of
+        # golden/sdsc1024_1k)
         m = golden_machine()
-        m.start(0, [0], ops_gflop=100.0, walltime_s=10.0)
-        m.start(1, [1], delay_s=5.0, walltime_s=5.0)
-        ends = run_to_end(m)
-        assert [(e.key, e.state) for e in ends] == [
-            (1, COMPLETED_SUCCESSFULLY), (0, COMPLETED_SUCCESSFULLY)]
+        m.advance(123456789.7)
+        m.start(0, [1], delay_s=delay_s, walltime_s=min(delay_s, 10.0))
+        (end,) = run_to_end(m)
+        assert (end.state, end.finish_s) == (
+            COMPLETED_WALLTIME_REACHED, 123456789.7 + min(delay_s, 10.0))
+
+    def test_delay_just_below_walltime_succeeds(self):
+        m = golden_machine()
+        m.start(0, [1], delay_s=9.999999, walltime_s=10.0)
+        (end,) = run_to_end(m)
+        assert (end.state, end.finish_s) == (COMPLETED_SUCCESSFULLY, 9.999999)
+
+    # (work per host in GFLOP, walltime, Batsim's outcome) at 10 GFLOP/s, from real runs
+    @pytest.mark.parametrize("ops, walltime, state", [
+        (100.0, 10.0, COMPLETED_SUCCESSFULLY),  # ends exactly at the walltime
+        (3.0, 0.3, COMPLETED_SUCCESSFULLY),
+        (0.7, 0.07, COMPLETED_SUCCESSFULLY),
+        (100.0, 10.000000001, COMPLETED_SUCCESSFULLY),
+        (100.0, 9.99999999999999, COMPLETED_SUCCESSFULLY),  # 1e-15 of the work left: done
+        (100.0, 9.999999999999, COMPLETED_WALLTIME_REACHED),  # 1e-13 of the work left
+        (100.0, 9.9999999999, COMPLETED_WALLTIME_REACHED),
+        (100.0, 9.999999998, COMPLETED_WALLTIME_REACHED),
+    ])
+    def test_parallel_job_at_its_walltime(self, ops, walltime, state):
+        for start in (0.0, 10000000.3, 123456789.7):  # decided the same way late in a run
+            m = golden_machine()
+            m.advance(start)
+            m.start(0, [0, 1], ops_gflop=ops, walltime_s=walltime)
+            (end,) = run_to_end(m)
+            assert end.state == state
+            assert end.finish_s == pytest.approx(start + min(walltime, ops / 10.0), abs=1e-8)
 
     def test_delay_job_over_walltime_is_killed(self):
         m = golden_machine()

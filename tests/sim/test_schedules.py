@@ -3,8 +3,9 @@
 Platforms: ``one_node(4)`` (4 identical cores) and ``hetero_two_nodes`` (node 0: cores 0-1 at
 4 GFLOP/s, 200 W; node 1: cores 2-3 at 1 GFLOP/s, 50 W). Power: running and contended cores draw
 their full power, idle cores of an awake processor 30 %, sleeping ones 5 %. Unless said otherwise
-jobs are ``delay`` jobs that run exactly their requested time, and the policy is FCFS with the
-``high_gflops`` placement (fastest cores, then lowest ids).
+jobs are ``delay`` jobs that run exactly their requested time (Batsim ends them at that time as
+``COMPLETED_WALLTIME_REACHED``: a delay job succeeds only if its delay is below its walltime), and
+the policy is FCFS with the ``high_gflops`` placement (fastest cores, then lowest ids).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from builders import by_id, hetero_two_nodes, job, one_node, simulate, starts
 
 from hdrm.sim.engine import REJECTED
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED
+from hdrm.sim.outputs import job_results, schedule_summary
 
 
 class TestBackfillingIdenticalCores:
@@ -197,6 +199,25 @@ class TestWalltime:
         assert (out["long"].state, out["long"].finish_s) == (COMPLETED_WALLTIME_REACHED, 10.0)
         assert (out["next"].start_s, out["next"].finish_s) == (10.0, 15.0)
 
+    def test_delay_equal_to_walltime_is_killed_then(self):
+        # Batsim 4.2.1: a delay job succeeds only if delay < walltime (golden/sdsc1024_1k: 60 jobs
+        # with delay == walltime, all COMPLETED_WALLTIME_REACHED); the next job starts at the
+        # same time either way
+        jobs = [job(0, 0.0, 4, 10.0, id="tie"), job(1, 0.0, 4, 10.0, 9.5, id="below"),
+                job(2, 0.0, 4, 5.0, id="next")]
+        result = simulate(one_node(4), jobs)
+        out = by_id(result)
+        assert (out["tie"].state, out["tie"].finish_s) == (COMPLETED_WALLTIME_REACHED, 10.0)
+        assert (out["below"].state, out["below"].finish_s) == (COMPLETED_SUCCESSFULLY, 19.5)
+        assert out["next"].start_s == 19.5
+        rows = {r.job_id: r for r in job_results(result)}  # out_jobs.csv
+        assert (rows["tie"].success, rows["tie"].final_state) == (0, COMPLETED_WALLTIME_REACHED)
+        assert (rows["below"].success, rows["next"].success) == (1, 0)
+        summary = schedule_summary(result)  # out_schedule.csv
+        assert (summary["nb_jobs_success"], summary["nb_jobs_killed"]) == (1, 2)
+        out = by_id(simulate(one_node(4), jobs, kill_on_walltime=False))
+        assert out["tie"].state == COMPLETED_SUCCESSFULLY
+
     def test_kills_can_be_disabled(self):
         jobs = [job(0, 0.0, 4, 10.0, 30.0, id="long"), job(1, 0.0, 4, 5.0, id="next")]
         out = by_id(simulate(one_node(4), jobs, kill_on_walltime=False))
@@ -209,7 +230,7 @@ class TestRejection:
         platform = hetero_two_nodes(memory_mb=(1000.0, 1000.0))
         jobs = [job(0, 0.0, 5, 10.0, id="wide"), job(1, 0.0, 0, 10.0, id="none"),
                 job(2, 1.0, 1, 10.0, mem_mb=2000.0, id="fat"),
-                job(3, 2.0, 3, 10.0, mem_mb=600.0, id="spread"), job(4, 3.0, 2, 10.0, id="ok")]
+                job(3, 2.0, 3, 10.0, mem_mb=600.0, id="spread"), job(4, 3.0, 2, 10.0, 9.0, id="ok")]
         result = simulate(platform, jobs)
         out = by_id(result)
         assert len(result.outcomes) == 5

@@ -1,0 +1,130 @@
+"""One running job on the simulated machine: lock-step progress and Batsim's walltime rule.
+
+A ``parallel_homogeneous`` job runs as one SimGrid parallel task (``ptask_L07``): the task's rate is
+bounded by every host's speed divided by that host's work, so with the same work on every host all
+of them advance in lock-step at the speed of the slowest one. The job therefore keeps one remaining
+amount of work (GFLOP per host) that drops by ``min(speed) * dt``, and the speed of its slowest host
+with the number of its hosts at that speed, so that a speed change costs O(1) unless the last host
+at the minimum speeds up.
+
+Walltimes follow Batsim 4.2.1 (``src/jobs_execution.cpp``, ``src/task_execution.cpp``) on SimGrid
+3.32: a delay job succeeds only if ``delay < walltime`` (a plain comparison); a parallel job is an
+execution waited for with the walltime as timeout, killed then if work is left. SimGrid counts a
+remaining amount below :data:`WORK_PRECISION` of the work as done, so a parallel job whose work ends
+exactly at its walltime succeeds. Work and walltime left are both decreased by the same elapsed
+times, as SimGrid does, so that decision does not depend on how large the clock is.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+#: Fraction of a parallel job's work below which what is left counts as done: SimGrid 3.32 sets an
+#: action's remaining amount (a fraction of its work) to 0 below maxmin precision x surf precision
+#: (1e-5 x 1e-9).
+WORK_PRECISION = 1e-14
+
+
+class RunningJob:
+    """Book-keeping of one running job (used by :class:`~hdrm.sim.machine.Machine`).
+
+    Args:
+        key: the job's key.
+        cores: its hosts.
+        start_s: when it started.
+        walltime_s: its walltime (``math.inf``: none, or kills disabled).
+    """
+
+    __slots__ = (
+        "key", "cores", "start_s", "parallel", "delay_s", "ops_gflop", "remaining", "wall_left_s",
+        "min_speed", "at_min", "updated_s", "end_s", "version", "energy_j", "power_w", "energy_t",
+        "walltime_hit",
+    )
+
+    def __init__(self, key: int, cores: tuple[int, ...], start_s: float, walltime_s: float) -> None:
+        self.key = key
+        self.cores = cores
+        self.start_s = start_s
+        self.parallel = False
+        self.delay_s = 0.0
+        self.ops_gflop = 0.0
+        self.remaining = 0.0  # GFLOP left on each host (parallel jobs), as of updated_s
+        self.wall_left_s = walltime_s  # walltime left as of updated_s
+        self.min_speed = math.inf  # speed of the slowest host, GFLOP/s (parallel jobs)
+        self.at_min = 0  # how many of its hosts run at min_speed
+        self.updated_s = start_s
+        self.end_s = math.inf
+        self.version = 0
+        self.energy_j = 0.0  # energy of its hosts up to energy_t
+        self.power_w = 0.0  # current power of its hosts
+        self.energy_t = start_s
+        self.walltime_hit = False
+
+    def delay_run_s(self, delay_s: float) -> float:
+        """Make this a delay job; returns how long it runs (its delay, or its walltime)."""
+        self.delay_s = delay_s
+        self.walltime_hit = not delay_s < self.wall_left_s  # Batsim: success iff delay < walltime
+        return self.wall_left_s if self.walltime_hit else delay_s
+
+    def make_parallel(self, ops_gflop: float, host_speeds: Iterable[float]) -> None:
+        """Make this a parallel job of ``ops_gflop`` per host, its hosts at ``host_speeds``."""
+        self.parallel = True
+        self.ops_gflop = self.remaining = ops_gflop
+        self.set_min_speed(host_speeds)
+
+    def set_min_speed(self, host_speeds: Iterable[float]) -> None:
+        """Recompute the slowest-host speed (and its count) from every host's speed."""
+        low, count = math.inf, 0
+        for s in host_speeds:
+            if s < low:
+                low, count = s, 1
+            elif s == low:
+                count += 1
+        self.min_speed, self.at_min = low, count
+
+    def move_host(self, was: float, new: float) -> bool:
+        """One host goes from speed ``was`` to ``new``; False when :meth:`set_min_speed` must run
+        (the last host at the minimum sped up)."""
+        low = self.min_speed
+        if new < low:
+            self.min_speed, self.at_min = new, 1
+        elif new == low:
+            if was != low:
+                self.at_min += 1
+        elif was == low:
+            self.at_min -= 1
+            return self.at_min > 0
+        return True
+
+    def sync(self, now: float) -> None:
+        """Bring a parallel job's remaining work and walltime up to ``now``."""
+        dt = now - self.updated_s
+        if dt > 0:
+            left = self.remaining - self.min_speed * dt if self.remaining > 0 else 0.0
+            self.remaining = left if left >= WORK_PRECISION * self.ops_gflop else 0.0
+            self.wall_left_s -= dt
+        self.updated_s = now
+
+    def run_left_s(self) -> float:
+        """Time from ``updated_s`` until a synced parallel job ends at the current speeds (its
+        work done, or its walltime if work would be left then); sets ``walltime_hit``."""
+        speed, left, wall = self.min_speed, self.remaining, self.wall_left_s
+        if left <= 0:
+            to_end = 0.0
+        else:
+            to_end = left / speed if speed > 0 else math.inf
+        self.walltime_hit = False
+        if to_end > wall:
+            self.walltime_hit = left - speed * wall >= WORK_PRECISION * self.ops_gflop
+            to_end = wall
+        return to_end
+
+    def progress(self, now: float) -> float:
+        """Fraction of the job done at ``now``, in [0, 1]."""
+        if not self.parallel:
+            return min(1.0, (now - self.start_s) / self.delay_s) if self.delay_s > 0 else 1.0
+        self.sync(now)
+        if self.ops_gflop <= 0:
+            return 1.0
+        return max(0.0, 1.0 - self.remaining / self.ops_gflop)
