@@ -2,10 +2,10 @@
 
 The ``pstate_*`` cases reproduce Batsim 4.2.1 runs recorded in ``shared/batsim/golden``
 (``pstate_slowdown``, ``pstate_lockstep``: 4 hosts of 10 / 7.5 / ~0 / ~0 GFLOP/s in P-states 0-3,
-100 / 100 / 25 / 5 W; every job computes 100 GFLOP per host; FCFS in submission order). Batsim prints 6 decimals, so times
-and energies are compared to its printed values within 1e-6. The walltime cases reproduce runs of
-the real Batsim 4.2.1 binary on the same platform (``pybatsim fillerSched``), whose outcomes are
-quoted in each test.
+100 / 100 / 25 / 5 W; every job computes 100 GFLOP per host; FCFS in submission order). Batsim
+prints 6 decimals, so times and energies are compared to its printed values within 1e-6. The
+walltime cases reproduce runs of the real Batsim 4.2.1 binary on the same platform
+(``pybatsim fillerSched``), whose outcomes are quoted in each test.
 """
 
 from __future__ import annotations
@@ -106,8 +106,8 @@ class TestGoldenPstateSlowdown:
 
 class TestGoldenPstateLockstep:
     """``pstate_lockstep/alternate.py``: job 0 (100 GFLOP per host) on hosts 0-1; host 0 in
-    P-state 1 (7.5 GFLOP/s) on [0, 4), host 1 on [4, 8). Batsim: ends at 12.0 with 2,400 J, 4,800 J in all.
-    Each host on its own would end at 11.0 (2 hosts x 4 s x 7.5 + 7 s x 10 = 100 each)."""
+    P-state 1 (7.5 GFLOP/s) on [0, 4), host 1 on [4, 8). Batsim: ends at 12.0 with 2,400 J,
+    4,800 J in all. Each host on its own would end at 11.0 (4 s x 7.5 + 7 s x 10 = 100 GFLOP)."""
 
     def run(self, walltime_s: float) -> tuple:
         m = golden_machine()
