@@ -21,6 +21,7 @@ from hdrm.results.records import JobResult, format_interval_set
 from hdrm.results.timeline import write_timeline_csv
 from hdrm.sim.engine import REJECTED, Outcome, SimulationResult
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
+from hdrm.workload.job import Job
 
 
 def job_result(outcome: Outcome, workload_name: str = "w0") -> JobResult:
@@ -34,6 +35,7 @@ def job_result(outcome: Outcome, workload_name: str = "w0") -> JobResult:
         submission_time=job.submit_s,
         requested_number_of_resources=job.res,
         requested_time=requested,
+        metadata=job_metadata(job),
     )
     if outcome.state == REJECTED:
         return JobResult(**common, success=0, final_state=REJECTED, consumed_energy=None)
@@ -47,6 +49,13 @@ def job_result(outcome: Outcome, workload_name: str = "w0") -> JobResult:
         allocated_resources=format_interval_set(outcome.cores),
         consumed_energy=outcome.energy_j,
     )
+
+
+def job_metadata(job: Job) -> str:
+    """The metadata column of a job's row: ``user=ID`` when the workload names its user (SWF
+    field 12, a Batsim JSON ``user_id``), which ``hdrm plot gantt --color user`` reads; else
+    empty, as Batsim writes it."""
+    return f"user={job.user_id}" if job.user_id >= 0 else ""
 
 
 def job_results(result: SimulationResult) -> list[JobResult]:

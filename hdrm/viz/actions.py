@@ -19,6 +19,13 @@ logger = logging.getLogger(__name__)
 
 #: Actions drawn separately in the per-episode panel; the others are summed as "other".
 TOP_ACTIONS = 8
+#: Upright bars with the names below them while the names fit side by side, at about this many
+#: characters per inch of the panel; else one row per action (names read horizontally, never
+#: overlapping), the figure growing by :data:`ROW_IN` per row.
+CHARS_PER_IN = 10
+ROW_IN = 0.2
+#: Width of the figure, in inches.
+WIDTH_IN = 11.0
 
 
 def plot_actions(run_dir: str | Path | Run, *, top: int = TOP_ACTIONS) -> Figure:
@@ -35,22 +42,38 @@ def plot_actions(run_dir: str | Path | Run, *, top: int = TOP_ACTIONS) -> Figure
     counts = actions.counts()
     colors = category_colors(len(counts))
     episodes = np.unique(actions.episode)
-    fig, axes = new_figure(1, 2 if episodes.size > 1 else 1, size_in=(11.0, 4.8))
+    ncols = 2 if episodes.size > 1 else 1
+    longest = max(len(name) for _, name, _ in counts)
+    across = len(counts) * (longest + 2) <= CHARS_PER_IN * WIDTH_IN / ncols
+    height_in = 4.8 if across else max(4.8, 1.6 + ROW_IN * len(counts))
+    fig, axes = new_figure(1, ncols, size_in=(WIDTH_IN, height_in))
     bar_ax = axes[0, 0] if episodes.size > 1 else axes
-    total = len(actions)
-    shares = [100.0 * c / total for _, _, c in counts]
-    bars = bar_ax.bar(range(len(counts)), shares, color=colors)
-    bar_ax.bar_label(bars, labels=[str(c) for _, _, c in counts], fontsize="x-small")
-    tilt = len(counts) > 4
-    bar_ax.set_xticks(range(len(counts)), [name for _, name, _ in counts], fontsize="small",
-                      rotation=45 if tilt else 0, ha="right" if tilt else "center")
-    bar_ax.set_ylabel("share of decisions (%)")
-    bar_ax.set_xlabel("action")
-    bar_ax.set_title(f"{total} decisions")
+    _bars(bar_ax, counts, colors, across)
     if episodes.size > 1:
         _per_episode(axes[0, 1], actions, counts, colors, episodes, top)
     fig.suptitle(run_title(run, "Action preferences"))
     return fig
+
+
+def _bars(ax, counts: list[tuple[int, str, int]], colors: list, across: bool) -> None:
+    """The share of decisions (%) of each action, its count at the end of the bar."""
+    total = sum(c for _, _, c in counts)
+    shares = [100.0 * c / total for _, _, c in counts]
+    names = [name for _, name, _ in counts]
+    where = range(len(counts))
+    if across:
+        bars = ax.bar(where, shares, color=colors)
+        ax.set_xticks(where, names, fontsize="small")
+        ax.set_ylabel("share of decisions (%)")
+        ax.set_xlabel("action")
+    else:
+        bars = ax.barh(where, shares, color=colors)
+        ax.set_yticks(where, names, fontsize="small")
+        ax.set_ylim(len(counts) - 0.5, -0.5)  # the first action on top
+        ax.set_xlabel("share of decisions (%)")
+        ax.margins(x=0.12)  # room for the counts
+    ax.bar_label(bars, labels=[str(c) for _, _, c in counts], fontsize="x-small", padding=2)
+    ax.set_title(f"{total} decisions")
 
 
 def _per_episode(ax, actions: Actions, counts, colors, episodes: np.ndarray, top: int) -> None:

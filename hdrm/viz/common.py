@@ -10,6 +10,7 @@ import logging
 from pathlib import Path
 
 from matplotlib import colormaps
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from hdrm.errors import ConfigError
@@ -50,6 +51,24 @@ def new_figure(nrows: int = 1, ncols: int = 1, size_in: tuple[float, float] = (9
     fig = Figure(figsize=size_in, layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=(nrows == 1 and ncols == 1))
     return fig, axes
+
+
+def overlapping_texts(fig: Figure, texts: list, gap_px: float = 0.0) -> list[tuple[int, int]]:
+    """Pairs ``(i, j)`` of visible, non-empty ``texts`` whose drawn extents overlap, or come
+    closer than ``gap_px`` pixels (the figure is drawn first, so the layout is final)."""
+    canvas = FigureCanvasAgg(fig)  # a figure made without pyplot has no renderer of its own
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    boxes = [(i, t.get_window_extent(renderer).padded(gap_px / 2)) for i, t in enumerate(texts)
+             if t.get_visible() and t.get_text()]
+    return [(i, j) for a, (i, box) in enumerate(boxes) for j, other in boxes[a + 1:]
+            if box.overlaps(other)]
+
+
+def plain_numbers(ax) -> None:
+    """Tick labels show the values themselves: no offset (``+1`` above the axis) and no
+    scientific multiplier, so 1.0002 reads 1.0002, not 0.0002 with ``+1`` in a corner."""
+    ax.ticklabel_format(axis="y", style="plain", useOffset=False)
 
 
 def category_colors(n: int) -> list[tuple[float, float, float, float]]:

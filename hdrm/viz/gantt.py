@@ -59,14 +59,24 @@ def _rectangles(job: JobResult) -> list[list[tuple[float, float]]]:
 
 
 def _user_colors(jobs: list[JobResult]) -> tuple[list, list[Patch]]:
-    """Per-job colours by user, and the legend handles."""
+    """Per-job colours by user, and the legend handles.
+
+    The :data:`MAX_USERS` users who used the most core time get their own colour (the legend
+    lists them in that order); the others share a grey.
+    """
     users = [job.user() for job in jobs]
     if all(u is None for u in users):
         raise ConfigError(
             "cannot colour by user: no job's metadata names a user (write user=NAME or "
-            '{"user": NAME} in the metadata); use --color job'
+            '{"user": NAME} in the metadata; hdrm writes user=ID for traces that give user '
+            "ids); use --color job"
         )
-    names = sorted({u for u in users if u is not None})
+    core_time: dict[str, float] = {}
+    for user, job in zip(users, jobs):
+        if user is not None:
+            area = float(job.requested_number_of_resources) * float(job.execution_time)
+            core_time[user] = core_time.get(user, 0.0) + area
+    names = sorted(core_time, key=lambda u: -core_time[u])
     palette = dict(zip(names[:MAX_USERS], category_colors(MAX_USERS)))
     other = (0.6, 0.6, 0.6, 1.0)
     colors = [palette.get(u, other) for u in users]

@@ -13,7 +13,7 @@ from matplotlib.ticker import MaxNLocator
 from hdrm.errors import ConfigError
 from hdrm.results.learning import moving_average
 from hdrm.results.run import Run
-from hdrm.viz.common import COLORS, as_run, new_figure
+from hdrm.viz.common import COLORS, as_run, new_figure, plain_numbers
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +46,7 @@ def plot_learning(run_dir: str | Path | Run, *, window: int = WINDOW) -> Figure:
         ax.set_xlabel("episode")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(ylabel)
+        plain_numbers(ax)
     fig.suptitle(f"Learning curves - {run.label} ({len(episodes)} episodes, "
                  f"moving average over {window})")
     return fig

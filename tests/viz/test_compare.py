@@ -39,6 +39,7 @@ def test_grid_of_bars(example_run: Path, saved_png):
 def test_bar_text():
     assert bar_text(float("nan")) == "n/a"
     assert bar_text(47327.3088) == "47,327"
+    assert bar_text(1578.583) == "1,579"  # not 1.58e+03
     assert bar_text(1.23456) == "1.23"
 
 
