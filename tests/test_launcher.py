@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from hdrm.launcher import main
@@ -387,3 +388,151 @@ def test_progress_bars_on_a_terminal_only(tmp_path, capsys, monkeypatch):
     assert main([str(agent_file("classic")), str(options), "--outdir", str(tmp_path / "q"),
                  "--quiet"]) == 0
     assert quiet.getvalue() == ""
+
+
+# ---------------------------------------------------------------------------- issue 25: actions
+
+BAD_AGENT = '''
+import numpy as np
+from hdrm.agents.base import Agent
+
+
+class Bad(Agent):
+    """Valid first-allowed actions, then at decision {at} the bad action {kind}."""
+
+    def decide(self, observation, mask):
+        self.calls = getattr(self, "calls", 0) + 1
+        valid = int(np.flatnonzero(mask)[0])
+        if self.calls <= {at}:
+            return valid
+        if "{kind}" == "masked":
+            return int(np.flatnonzero(~np.asarray(mask, dtype=bool))[0])
+        return {kind}
+'''
+
+
+@pytest.mark.parametrize("kind, example, reason", [
+    ("1.7", "classic", "invalid action 1.7 at decision 5 of episode 0 (simulated time {t} s): of "
+     "type float, expected an int in 0..35; the mask allows 0-35 (36 of 36 actions)"),
+    ("-1", "classic", "invalid action -1 at decision 5 of episode 0 (simulated time {t} s): out of "
+     "range 0..35; the mask allows 0-35 (36 of 36 actions)"),
+    ("masked", "ppo_jobpick", "invalid action {a} at decision 5 of episode 0 (simulated time {t} s): "
+     "masked out; the mask allows {m}"),
+])
+def test_an_invalid_action_is_one_line_naming_the_agent_and_the_outputs_are_written(
+        tmp_path, capsys, kind, example, reason):
+    from hdrm.launch.actions import describe_mask
+
+    agent = tmp_path / "bad.py"
+    agent.write_text(BAD_AGENT.replace("{at}", "5").replace("{kind}", kind), encoding="utf-8")
+    options = options_copy(tmp_path, example, {"nb_jobs": 20, "pybatsim": {"agent": {
+        "type": "classic", "run": "test", "episodes": 2}}})
+    outdir = tmp_path / "out"
+    seen: dict[str, Any] = {}
+
+    from hdrm.env.scheduling_env import SchedulingEnv
+
+    real_step = SchedulingEnv.step
+
+    def spy(self, action):  # the state of the decision after the last good one
+        result = real_step(self, action)
+        seen.update(time=result[4]["time"], mask=result[4]["action_mask"].copy())
+        return result
+
+    import unittest.mock
+
+    with unittest.mock.patch.object(SchedulingEnv, "step", spy):
+        status, stdout, stderr = launch(capsys, agent, options, "--outdir", outdir)
+    assert status == 2 and stdout == ""
+    lines = [line for line in stderr.splitlines() if "note: evaluating" not in line]
+    assert len(lines) == 1 and "Traceback" not in stderr
+    masked = int(np.flatnonzero(~seen["mask"])[0]) if kind == "masked" else None
+    expected = reason.format(t=f"{seen['time']:g}", a=masked, m=describe_mask(seen["mask"]))
+    jobs = read_rows(outdir / "out_jobs.csv")
+    assert lines[0] == (f"hdeeprm-launch: error: {agent}: {expected}; outputs of what was done so "
+                        f"far in {outdir}: actions.csv, episodes.csv, out_jobs.csv, "
+                        f"out_schedule.csv, out_timeline.csv, overutilizations.json "
+                        f"({len(jobs)} jobs ended, 0 episodes complete)")
+    assert [int(r["step"]) for r in read_rows(outdir / "actions.csv")] == [0, 1, 2, 3, 4]
+    assert all(float(r["finish_time"]) <= seen["time"] for r in jobs)
+
+
+# ---------------------------------------------------------------------------- issue 25: saving
+
+def test_periodic_saves_follow_the_options_and_the_command_line(tmp_path, capsys):
+    options = options_copy(tmp_path, "reinforce", tiny("reinforce", episodes=5,
+                                                       save_every_episodes=2))
+    status, out, _ = launch(capsys, agent_file("reinforce"), options, "--outdir", tmp_path / "a")
+    assert status == 0
+    assert (f"model saved to {tmp_path / 'a' / 'model.pt'} (3 saves, every 2 episodes and 10 min), "
+            "the last after 5 of 5 episodes") in out
+    status, out, _ = launch(capsys, agent_file("reinforce"), options, "--outdir", tmp_path / "b",
+                            "--save-every-episodes", "0", "--save-every-minutes", "0")
+    assert "(1 save, at the end only)" in out
+    status, out, _ = launch(capsys, agent_file("reinforce"), options, "--outdir", tmp_path / "c",
+                            "--save-every-episodes", "0", "--save-every-minutes", "1e-9")
+    assert "(5 saves, every 1e-09 min)" in out  # after every episode, the last one included
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    progress = read_checkpoint(tmp_path / "c" / "model.pt")["progress"]
+    assert progress["episode"] == 5 and progress["finished"] is True
+    status, _, err = launch(capsys, agent_file("reinforce"), options, "--outdir", tmp_path / "d",
+                            "--save-every-minutes", "-1")
+    assert status == 2 and err == ("hdeeprm-launch: error: --save-every-minutes: expected 0 (off) "
+                                   "or a positive number, got -1\n")
+
+
+def test_a_reused_output_folder_is_refused_unless_overwrite(tmp_path, capsys):
+    options = options_copy(tmp_path, "classic", tiny("classic"))
+    outdir = tmp_path / "o"
+    assert launch(capsys, agent_file("classic"), options, "--outdir", outdir)[0] == 0
+    (outdir / "gantt.png").write_bytes(b"a stale plot")
+    (outdir / "mine.txt").write_text("user notes")
+    status, out, err = launch(capsys, agent_file("classic"), options, "--outdir", outdir)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"hdeeprm-launch: error: --outdir {outdir}: holds the outputs of a "
+                          "previous run (actions.csv, episodes.csv, gantt.png, ")
+    status, _, err = launch(capsys, agent_file("classic"), options, "--outdir", outdir, "--overwrite")
+    assert status == 0
+    assert err == (f"hdeeprm-launch: note: --overwrite: removed a previous run's outputs from "
+                   f"{outdir}: actions.csv, episodes.csv, gantt.png, out_jobs.csv, out_schedule.csv, "
+                   "out_timeline.csv, overutilizations.json (other files kept)\n")
+    assert sorted(p.name for p in outdir.iterdir()) == [
+        "actions.csv", "episodes.csv", "mine.txt", "out_jobs.csv", "out_schedule.csv",
+        "out_timeline.csv", "overutilizations.json"]
+
+
+def test_the_other_class_flag_loads_matching_weights(tmp_path, capsys):
+    model = tmp_path / "a2c.pt"
+    a2c = options_copy(tmp_path / "a", "a2c", tiny("a2c", episodes=1))
+    assert launch(capsys, agent_file("actor_critic"), a2c, "--outdir", tmp_path / "o1",
+                  "--outmodel", model)[0] == 0
+    ppo = options_copy(tmp_path / "b", "ppo", tiny("ppo", episodes=1, run="test"))
+    status, _, err = launch(capsys, agent_file("ppo"), ppo, "--outdir", tmp_path / "o2",
+                            "--inmodel", model)
+    assert status == 2 and err == (
+        f"hdeeprm-launch: error: checkpoint {model}: saved by agent class "
+        "actor_critic.py:ActorCritic, expected ppo.py:AnnealedPPO (or a class it derives from); "
+        "give a checkpoint of this agent, or --allow-other-class to load matching weights anyway\n")
+    status, _, err = launch(capsys, agent_file("ppo"), ppo, "--outdir", tmp_path / "o3",
+                            "--inmodel", model, "--allow-other-class")
+    assert status == 0 and err == ""
+
+
+# ---------------------------------------------------------------------------- issue 25: tensorboard
+
+def test_tensorboard_asked_for_without_its_extra_is_one_line(tmp_path, capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("tensorboard") is not None:
+        pytest.skip("tensorboard is installed here")
+    options = options_copy(tmp_path, "reinforce", tiny("reinforce"))
+    status, out, err = launch(capsys, agent_file("reinforce"), options, "--outdir", tmp_path / "o",
+                              "--tensorboard")
+    assert status == 2 and out == ""
+    assert err == ("hdeeprm-launch: error: --tensorboard: TensorBoard logging needs the tensorboard "
+                   "package, which is not installed; pip install 'hdrm[tensorboard]' (or pip "
+                   "install -e '.[tensorboard]' in a checkout), or drop --tensorboard\n")
+    assert not (tmp_path / "o").exists()  # refused before anything runs
+    status, _, err = launch(capsys, agent_file("reinforce"), options, "--outdir", tmp_path / "o")
+    assert status == 0 and err == ""  # without the flag: no TensorBoard logs, no message

@@ -31,11 +31,14 @@ def valid_action(action: Any, mask: np.ndarray) -> int:
             values), an index outside ``0 .. len(mask)-1``, or an action the mask rules out.
     """
     n = len(mask)
-    index = _as_index(action, n)
-    if not 0 <= index < n:
-        raise ActionProblem(f"out of range: valid actions are 0..{n - 1}")
-    if not mask[index]:
-        raise ActionProblem(f"masked out: the mask allows {describe_mask(mask)}")
+    try:
+        index = _as_index(action, n)
+        if not 0 <= index < n:
+            raise ActionProblem(f"out of range 0..{n - 1}")
+        if not mask[index]:
+            raise ActionProblem("masked out")
+    except ActionProblem as exc:
+        raise ActionProblem(f"{exc}; the mask allows {describe_mask(mask)}") from None
     return index
 
 
@@ -43,11 +46,11 @@ def _as_index(action: Any, n: int) -> int:
     value = action
     if hasattr(value, "numel") and hasattr(value, "item"):  # a torch tensor, without importing torch
         if value.numel() != 1:
-            raise ActionProblem(f"a tensor of {value.numel()} values; return one int in 0..{n - 1}")
+            raise ActionProblem(f"a tensor of {value.numel()} values, expected one int in 0..{n - 1}")
         value = value.item()
     elif isinstance(value, np.ndarray):
         if value.size != 1:
-            raise ActionProblem(f"an array of {value.size} values; return one int in 0..{n - 1}")
+            raise ActionProblem(f"an array of {value.size} values, expected one int in 0..{n - 1}")
         value = value.reshape(-1)[0]
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise ActionProblem(f"of type {type(action).__name__}, expected an int in 0..{n - 1}")

@@ -99,6 +99,8 @@ class RunLog(Hooks):
         """
         paths: dict[str, Path] = {}
         if self.records or self.kept:
+            if not self.records:  # stopped in the first episode: the header, no row
+                write_episodes_csv([], self.episodes_path)
             paths["episodes"] = self.episodes_path
             paths["actions"] = write_actions_csv(self.action_rows(), self.actions_path)
             paths.update(write_outputs(env.unwrapped.result(), self.outdir))

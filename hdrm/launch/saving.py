@@ -119,6 +119,8 @@ class Saver(Hooks):
         done = record.episode + 1
         self._snap = self._take(done)
         every, minutes = self.policy.every_episodes, self.policy.every_minutes
+        if done >= self.planned:  # the launcher's final save follows
+            return
         if every and done % every == 0:
             self.write(f"every {every} episodes")
         elif minutes and self.clock() - self._last_save >= minutes * 60:
