@@ -17,12 +17,12 @@ Export (:func:`platform_to_xml`, :func:`write_simgrid_xml`), SimGrid DTD version
   ``watt_per_state`` is silently 0 W), ``wattage_off`` = 0 (hdrm never switches hosts off), and
   ``node`` / ``processor`` naming the core's node and processor id;
 * a host ``master_host`` (Batsim recognises it by that name; it must carry no role property);
-* one ``<link>`` per node, ``link_<node name>``, with the bandwidth (in ``GBps``, bytes) of the
-  cluster's network type and latency 0, and one route from ``master_host`` to every core through
-  the link of the core's node (routes are symmetrical, so every core reaches the master and back).
-  Batsim's job actors report a job's end to its server on ``master_host`` over this route: with a
-  non-zero latency, Batsim would see every end one latency late (a decision point the built-in
-  engine does not have), so the network type's ``latency_us`` is documentation only.
+* one ``<link>`` per node, ``link_<node name>``, with the bandwidth (in ``GBps``, bytes) and latency
+  of the cluster's network type, used by the core-to-core routes (``all_pairs``);
+* one route from ``master_host`` to every core through the link ``control`` (latency 0, 1000 TBps,
+  FATPIPE; routes are symmetrical, so every core reaches the master and back). Batsim's job actors
+  report a job's end to the server on ``master_host`` over this route: through a node link, real
+  Batsim saw every end one latency late, a decision point the built-in engine does not have.
   Core-to-core routes are written only with ``all_pairs=True`` (quadratic size; hdrm's profiles
   never communicate). The file grows linearly: about 0.4 kB per core (1 MB for 2,512 cores).
 
@@ -59,12 +59,18 @@ from hdrm.platform.model import (
     Platform,
     Processor,
     ProcessorType,
+    check_size,
 )
 
 logger = logging.getLogger(__name__)
 
 MASTER_HOST = "master_host"
 DOCTYPE = '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">'
+#: The link of every route between the master host and a core: Batsim's own messages only.
+CONTROL_LINK = "control"
+#: Its bandwidth: so large that a message takes no time at SimGrid's precision (with a node
+#: link's 1.25 GBps, SimGrid 3.32's solver stalled on 1,024 hosts with latency 0).
+CONTROL_BANDWIDTH = "1000TBps"
 #: Speed of the idle states: tiny but positive, as Batsim requires.
 IDLE_SPEED = "0.001f"
 
@@ -100,6 +106,8 @@ def _add_core_host(zone: etree._Element, platform: Platform, core: Core) -> None
 
 
 def _add_links(zone: etree._Element, platform: Platform) -> None:
+    etree.SubElement(zone, "link", id=CONTROL_LINK, bandwidth=CONTROL_BANDWIDTH, latency="0s",
+                     sharing_policy="FATPIPE")
     for node in platform.nodes:
         net = platform.clusters[node.cluster_id].network
         etree.SubElement(
@@ -107,7 +115,7 @@ def _add_links(zone: etree._Element, platform: Platform) -> None:
             "link",
             id=f"link_{node.name}",
             bandwidth=f"{_num(net.bandwidth_gbps / 8.0)}GBps",
-            latency="0us",
+            latency=f"{_num(net.latency_us)}us",
         )
 
 
@@ -121,7 +129,7 @@ def _add_routes(zone: etree._Element, platform: Platform, all_pairs: bool) -> No
     names = [core_host_name(c.id, platform.nb_cores) for c in platform.cores]
     links = [f"link_{platform.nodes[c.node_id].name}" for c in platform.cores]
     for core in platform.cores:
-        _add_route(zone, MASTER_HOST, names[core.id], [links[core.id]])
+        _add_route(zone, MASTER_HOST, names[core.id], [CONTROL_LINK])
     if not all_pairs:
         return
     for a in platform.cores:
@@ -242,16 +250,19 @@ def parse_wattage(text: str, where: str) -> tuple[tuple[float, float], ...]:
 
 def parse_radical(text: str, where: str) -> list[int]:
     """Expand a SimGrid cluster radical (``"0-255"``, ``"0-3,7,9-10"``) into integers."""
-    numbers: list[int] = []
+    ranges: list[range] = []
     try:
         for part in text.split(","):
             first, _, last = part.partition("-")
-            numbers.extend(range(int(first), int(last or first) + 1))
+            ranges.append(range(int(first), int(last or first) + 1))
     except ValueError:
         raise PlatformError(
             f"{where}: bad radical {text!r}; write ranges like '0-255' or '0-3,7'"
         ) from None
-    return numbers
+    # counted before expanding: a radical such as 0-999999999999 must not fill the memory
+    check_size(sum(map(len, ranges)), f"{where}: radical {text!r}: {sum(map(len, ranges)):,} "
+               "hosts of one core", "give a shorter radical")
+    return [i for r in ranges for i in r]
 
 
 def _props(element: ET.Element) -> dict[str, str]:
