@@ -53,7 +53,8 @@ class SimulationConfig:
         contention: contention model name.
         backfilling: "none", "easy", "easy_first" or "conservative".
         decision: "event" or "commit".
-        kill_on_walltime: kill jobs that exceed their requested time, as Batsim does.
+        kill_on_walltime: kill jobs still running at their requested time, with Batsim's tests
+            (:mod:`hdrm.sim.running`).
         record_timeline: keep one timeline row per decision instant.
         seed: seed of the run's random generator.
     """
