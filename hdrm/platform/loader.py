@@ -51,13 +51,15 @@ from hdrm.platform.library import (
 )
 from hdrm.platform.model import (
     Cluster,
-    Core,
+    CoreTable,
     NetworkType,
     Node,
     NodeType,
     Platform,
     Processor,
     ProcessorType,
+    check_size,
+    max_cores,
 )
 
 logger = logging.getLogger(__name__)
@@ -112,6 +114,7 @@ def platform_from_dict(
     doc = check_object(data, at, _TOP_REQUIRED, _TOP_OPTIONAL)
     types = _file_library(doc, at, library or default_library())
     clusters = _parse_clusters(doc["clusters"], at.key("clusters"), types)
+    _check_size(clusters, types, at)
     name = doc.get("name") or _default_name(source)  # an empty name falls back too
     return _build(name, clusters, types, source)
 
@@ -163,15 +166,44 @@ def _parse_node_groups(
     return groups
 
 
+def _check_size(clusters: list[_ClusterSpec], types: TypeLibrary, at: JsonPath) -> None:
+    """Refuse a platform beyond :func:`~hdrm.platform.model.max_cores` from its node counts,
+    before any node or core is made."""
+    groups = [(i, j, node_type, count)
+              for i, (_, _, spec) in enumerate(clusters) for j, (node_type, count) in enumerate(spec)]
+    sizes = [_cores_per_node(node_type, types) * count for _, _, node_type, count in groups]
+    total = sum(sizes)
+    if total <= max_cores():
+        return
+    i, j, node_type, count = groups[sizes.index(max(sizes))]
+    where = at.key("clusters").index(i).key("nodes").index(j).key("count")
+    what = f"{at.source}: {where}: {count:,} nodes x {_cores_per_node(node_type, types):,} cores"
+    if len(groups) > 1:
+        what += f" and {len(groups) - 1} other node groups"
+    check_size(total, what, "give fewer nodes")
+
+
+def _cores_per_node(node_type: NodeType, types: TypeLibrary) -> int:
+    return sum(types.processor_types[name].cores * count for name, count in node_type.processors)
+
+
 class _Builder:
-    """Accumulates the hierarchy, handing out global ids in creation order."""
+    """Accumulates the hierarchy, handing out global ids in creation order.
+
+    Cores are not objects: each processor adds its values to the flat per-core lists once for all
+    its cores, and id sets are ``range`` objects.
+    """
 
     def __init__(self, types: TypeLibrary) -> None:
         self.types = types
         self.clusters: list[Cluster] = []
         self.nodes: list[Node] = []
         self.processors: list[Processor] = []
-        self.cores: list[Core] = []
+        self.gflops: list[float] = []
+        self.power_w: list[float] = []
+        self.core_processor: list[int] = []
+        self.core_node: list[int] = []
+        self.core_cluster: list[int] = []
 
     def add_cluster(
         self, name: str, network: NetworkType, groups: list[tuple[NodeType, int]]
@@ -183,12 +215,12 @@ class _Builder:
             for _ in range(count):
                 self.add_node(cluster_id, f"{name}-n{local}", node_type)
                 local += 1
-        node_ids = tuple(range(first_node, len(self.nodes)))
+        node_ids = range(first_node, len(self.nodes))
         self.clusters.append(Cluster(cluster_id, name, network, node_ids))
 
     def add_node(self, cluster_id: int, name: str, node_type: NodeType) -> None:
         node_id = len(self.nodes)
-        first_proc, first_core = len(self.processors), len(self.cores)
+        first_proc, first_core = len(self.processors), len(self.gflops)
         for type_name, count in node_type.processors:
             ptype = self.types.processor_types[type_name]
             for _ in range(count):
@@ -200,19 +232,27 @@ class _Builder:
                 name=name,
                 type=node_type,
                 memory_mb=node_type.memory_gb * 1024.0,
-                processor_ids=tuple(range(first_proc, len(self.processors))),
-                core_ids=tuple(range(first_core, len(self.cores))),
+                processor_ids=range(first_proc, len(self.processors)),
+                core_ids=range(first_core, len(self.gflops)),
             )
         )
 
     def add_processor(self, node_id: int, cluster_id: int, ptype: ProcessorType) -> None:
         proc_id = len(self.processors)
-        first_core = len(self.cores)
-        gflops, power_w = ptype.core_gflops, ptype.core_power_w
-        for core_id in range(first_core, first_core + ptype.cores):
-            self.cores.append(Core(core_id, proc_id, node_id, cluster_id, gflops, power_w))
-        core_ids = tuple(range(first_core, len(self.cores)))
-        self.processors.append(Processor(proc_id, node_id, cluster_id, ptype, core_ids))
+        first_core, n = len(self.gflops), ptype.cores
+        self.gflops.extend([ptype.core_gflops] * n)
+        self.power_w.extend([ptype.core_power_w] * n)
+        self.core_processor.extend([proc_id] * n)
+        self.core_node.extend([node_id] * n)
+        self.core_cluster.extend([cluster_id] * n)
+        self.processors.append(
+            Processor(proc_id, node_id, cluster_id, ptype, range(first_core, first_core + n))
+        )
+
+    def core_table(self) -> CoreTable:
+        """The cores added so far."""
+        return CoreTable(tuple(self.gflops), tuple(self.power_w), tuple(self.core_processor),
+                         tuple(self.core_node), tuple(self.core_cluster))
 
 
 def _build(
@@ -226,6 +266,6 @@ def _build(
         clusters=tuple(builder.clusters),
         nodes=tuple(builder.nodes),
         processors=tuple(builder.processors),
-        cores=tuple(builder.cores),
+        cores=builder.core_table(),
         source=source,
     )

@@ -4,12 +4,35 @@ The model is immutable once built. Cores, processors, nodes and clusters get glo
 hierarchy order (cluster by cluster, node by node, processor by processor); core ids are the resource
 ids Batsim uses. Flat tuples (``core_gflops``, ``core_processor`` ...) give the hot paths of the
 decision core O(1) access without walking objects.
+
+Size: a core is not an object. ``Platform.cores`` is a :class:`CoreTable` that makes each
+:class:`Core` on demand from the flat tuples (a few pointers per core), and the core ids of a
+processor or node, like the node ids of a cluster, are ``range`` objects. A platform larger than
+:func:`max_cores` cores is refused before anything proportional to it is allocated
+(:func:`check_size`): replaying on it would take more memory than a workstation has.
 """
 
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from hdrm.errors import PlatformError
+
+#: Default largest platform, in cores (2**20): over 11 times the largest machine of the archive
+#: traces hdrm is checked on (CEA Curie, 93,312 cores); a replay on it takes about 0.9 GB.
+DEFAULT_MAX_CORES = 1_048_576
+
+#: Environment variable that raises (or lowers) the limit.
+MAX_CORES_ENV = "HDRM_MAX_CORES"
+
+#: Memory a replay takes per core: the platform, the decision core's per-core arrays and the
+#: engine. Measured with ``/usr/bin/time -v`` on replays of 50 jobs: 10^6 one-core nodes (the
+#: worst case, ``--homogeneous-procs``) 865 MB; 10^6 cores as 25,000 nodes of 40 cores 528 MB.
+REPLAY_BYTES_PER_CORE = 850
 
 
 @dataclass(frozen=True)
@@ -81,6 +104,52 @@ class Core:
     power_w: float
 
 
+def max_cores() -> int:
+    """The largest platform accepted, in cores: ``$HDRM_MAX_CORES``, else
+    :data:`DEFAULT_MAX_CORES`.
+
+    Raises:
+        PlatformError: ``$HDRM_MAX_CORES`` is not a positive integer.
+    """
+    text = os.environ.get(MAX_CORES_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_CORES
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise PlatformError(f"${MAX_CORES_ENV}: expected a positive number of cores, got {text!r}")
+    return value
+
+
+def check_size(nb_cores: int, what: str, fix: str) -> None:
+    """Refuse a platform of more than :func:`max_cores` cores, with the memory it would take.
+
+    Args:
+        nb_cores: the platform's cores, counted without building it.
+        what: the platform and how its count was reached (``"p.json: clusters[0]...: 10^12
+            nodes x 40 cores"``).
+        fix: how to shrink it.
+
+    Raises:
+        PlatformError: the platform is too large; one line with the estimate and both fixes.
+    """
+    limit = max_cores()
+    if nb_cores <= limit:
+        return
+    raise PlatformError(
+        f"{what} = {nb_cores:,} cores, beyond the limit of {limit:,} cores (a replay takes about "
+        f"{REPLAY_BYTES_PER_CORE:,} bytes per core: {_gb(nb_cores)} here, {_gb(limit)} at the "
+        f"limit); {fix}, or raise the limit with ${MAX_CORES_ENV} if you have the memory"
+    )
+
+
+def _gb(nb_cores: int) -> str:
+    gb = nb_cores * REPLAY_BYTES_PER_CORE / 1e9
+    return f"about {gb:,.0f} GB" if gb >= 10 else f"about {gb:.1f} GB"
+
+
 @dataclass(frozen=True)
 class Processor:
     """One processor of a node; its cores share its memory bandwidth."""
@@ -89,7 +158,7 @@ class Processor:
     node_id: int
     cluster_id: int
     type: ProcessorType
-    core_ids: tuple[int, ...]
+    core_ids: Sequence[int]
 
     @property
     def mem_bw_gbps(self) -> float:
@@ -106,8 +175,8 @@ class Node:
     name: str
     type: NodeType
     memory_mb: float
-    processor_ids: tuple[int, ...]
-    core_ids: tuple[int, ...]
+    processor_ids: Sequence[int]
+    core_ids: Sequence[int]
 
 
 @dataclass(frozen=True)
@@ -117,7 +186,109 @@ class Cluster:
     id: int
     name: str
     network: NetworkType
-    node_ids: tuple[int, ...]
+    node_ids: Sequence[int]
+
+
+class _MadeOnDemand(Sequence):
+    """A read-only sequence whose items are made when asked for, from compact data.
+
+    Indexing, slicing (a tuple), iteration, ``len``, and equality with any sequence of the same
+    items, as a tuple of them would give; subclasses define ``__len__`` and ``_item(i)``.
+    """
+
+    __slots__ = ()
+
+    def _item(self, i: int) -> Any:
+        raise NotImplementedError
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self._item(i) for i in range(len(self))[index])
+        return self._item(range(len(self))[index])  # negative indices, IndexError as a tuple
+
+    def __iter__(self) -> Iterator:
+        return (self._item(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} items)"
+
+
+class CoreTable(_MadeOnDemand):
+    """The cores of a platform as flat per-core tuples; ``table[i]`` makes core ``i`` on demand.
+
+    Attributes:
+        gflops, power_w, processor, node, cluster: per-core values, index = core id.
+    """
+
+    __slots__ = ("gflops", "power_w", "processor", "node", "cluster")
+
+    def __init__(self, gflops: tuple[float, ...], power_w: tuple[float, ...],
+                 processor: tuple[int, ...], node: tuple[int, ...],
+                 cluster: tuple[int, ...]) -> None:
+        self.gflops, self.power_w = gflops, power_w
+        self.processor, self.node, self.cluster = processor, node, cluster
+
+    @classmethod
+    def of(cls, cores: Sequence[Core]) -> CoreTable:
+        """The table of ``cores`` (core ``i`` at position ``i``)."""
+        if isinstance(cores, CoreTable):
+            return cores
+        return cls(tuple(c.gflops for c in cores), tuple(c.power_w for c in cores),
+                   tuple(c.processor_id for c in cores), tuple(c.node_id for c in cores),
+                   tuple(c.cluster_id for c in cores))
+
+    def __len__(self) -> int:
+        return len(self.gflops)
+
+    def _item(self, i: int) -> Core:
+        return Core(i, self.processor[i], self.node[i], self.cluster[i], self.gflops[i],
+                    self.power_w[i])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CoreTable):
+            return (self.gflops, self.power_w, self.processor, self.node, self.cluster) == (
+                other.gflops, other.power_w, other.processor, other.node, other.cluster)
+        return super().__eq__(other)
+
+    __hash__ = _MadeOnDemand.__hash__
+
+
+class _OneCoreNodes(_MadeOnDemand):
+    """The nodes of :meth:`Platform.homogeneous`: node ``i`` holds processor ``i`` and core ``i``."""
+
+    __slots__ = ("_n", "_type")
+
+    def __init__(self, nb: int, node_type: NodeType) -> None:
+        self._n, self._type = nb, node_type
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _item(self, i: int) -> Node:
+        return Node(i, 0, f"n{i}", self._type, math.inf, range(i, i + 1), range(i, i + 1))
+
+
+class _OneCoreProcessors(_MadeOnDemand):
+    """The processors of :meth:`Platform.homogeneous`: processor ``i`` is core ``i``."""
+
+    __slots__ = ("_n", "_type")
+
+    def __init__(self, nb: int, processor_type: ProcessorType) -> None:
+        self._n, self._type = nb, processor_type
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _item(self, i: int) -> Processor:
+        return Processor(i, i, 0, self._type, range(i, i + 1))
 
 
 @dataclass(frozen=True)
@@ -129,9 +300,9 @@ class Platform:
 
     name: str
     clusters: tuple[Cluster, ...]
-    nodes: tuple[Node, ...]
-    processors: tuple[Processor, ...]
-    cores: tuple[Core, ...]
+    nodes: Sequence[Node]
+    processors: Sequence[Processor]
+    cores: Sequence[Core]
     source: str = ""
     # Flat tables, filled in __post_init__ (index = core id / processor id).
     core_gflops: tuple[float, ...] = field(init=False, repr=False)
@@ -143,12 +314,21 @@ class Platform:
 
     def __post_init__(self) -> None:
         put = object.__setattr__
-        put(self, "core_gflops", tuple(c.gflops for c in self.cores))
-        put(self, "core_power_w", tuple(c.power_w for c in self.cores))
-        put(self, "core_processor", tuple(c.processor_id for c in self.cores))
-        put(self, "core_node", tuple(c.node_id for c in self.cores))
-        put(self, "processor_mem_bw_gbps", tuple(p.mem_bw_gbps for p in self.processors))
-        put(self, "node_memory_mb", tuple(n.memory_mb for n in self.nodes))
+        table = CoreTable.of(self.cores)
+        put(self, "cores", table)
+        put(self, "core_gflops", table.gflops)
+        put(self, "core_power_w", table.power_w)
+        put(self, "core_processor", table.processor)
+        put(self, "core_node", table.node)
+        uniform = (_OneCoreProcessors, _OneCoreNodes)
+        if isinstance(self.processors, uniform) and isinstance(self.nodes, uniform):
+            # every processor and node alike: one value, and no object per core even here
+            put(self, "processor_mem_bw_gbps",
+                (self.processors[0].mem_bw_gbps,) * len(self.processors))
+            put(self, "node_memory_mb", (self.nodes[0].memory_mb,) * len(self.nodes))
+        else:
+            put(self, "processor_mem_bw_gbps", tuple(p.mem_bw_gbps for p in self.processors))
+            put(self, "node_memory_mb", tuple(n.memory_mb for n in self.nodes))
 
     @property
     def nb_cores(self) -> int:
@@ -190,16 +370,14 @@ class Platform:
         is a node with one processor of one core, so memory and bandwidth never constrain.
         """
         if nb_cores <= 0:
-            from hdrm.errors import PlatformError
-
             raise PlatformError(f"homogeneous platform: need at least 1 core, got {nb_cores}")
+        check_size(nb_cores, f"homogeneous platform: {nb_cores:,} one-core nodes",
+                   "give fewer homogeneous processors")
         ptype = ProcessorType("generic", 1, gflops, 1.0, math.inf, power_w, "generic", "generic")
         ntype = NodeType("generic", (("generic", 1),), math.inf)
         net = NetworkType("generic", 10.0, 1.0)
-        cores = tuple(Core(i, i, i, 0, gflops, power_w) for i in range(nb_cores))
-        procs = tuple(Processor(i, i, 0, ptype, (i,)) for i in range(nb_cores))
-        nodes = tuple(
-            Node(i, 0, f"n{i}", ntype, math.inf, (i,), (i,)) for i in range(nb_cores)
-        )
-        clusters = (Cluster(0, "homogeneous", net, tuple(range(nb_cores))),)
-        return cls(name or f"homogeneous_{nb_cores}", clusters, nodes, procs, cores)
+        ids = tuple(range(nb_cores))
+        cores = CoreTable((gflops,) * nb_cores, (power_w,) * nb_cores, ids, ids, (0,) * nb_cores)
+        clusters = (Cluster(0, "homogeneous", net, range(nb_cores)),)
+        return cls(name or f"homogeneous_{nb_cores}", clusters, _OneCoreNodes(nb_cores, ntype),
+                   _OneCoreProcessors(nb_cores, ptype), cores)

@@ -53,8 +53,8 @@ def test_tiny_hetero_by_hand():
     assert p.total_memory_mb == 12288.0
     assert [n.name for n in p.nodes] == ["c0-n0", "c0-n1"]
     assert [n.type.name for n in p.nodes] == ["fast_node", "slow_node"]
-    assert p.nodes[1].processor_ids == (1, 2) and p.nodes[1].core_ids == (4, 5, 6, 7)
-    assert p.processors[2].core_ids == (6, 7)
+    assert p.nodes[1].processor_ids == range(1, 3) and p.nodes[1].core_ids == range(4, 8)
+    assert p.processors[2].core_ids == range(6, 8)
     assert not p.is_homogeneous
 
 
