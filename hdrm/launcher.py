@@ -41,6 +41,7 @@ from hdrm.launch.progress import BarProgress, progress_hook
 from hdrm.launch.saving import SavePolicy, Saver, resume
 from hdrm.launch.signals import StopSignals
 from hdrm.options import load_options
+from hdrm.workload.swf import SkippableLineError
 
 PROG = "hdeeprm-launch"
 #: Rows of the final table before it shows only the last ones.
@@ -90,6 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return launch(args)
+    except SkippableLineError as exc:  # in options.json's terms, not read_swf's argument
+        relaxed = exc.relaxed_by('set "strict": false under "workload" in the options file')
+        print(f"{PROG}: error: {_one_line(str(relaxed))}", file=sys.stderr)
+        return 2
     except HdrmError as exc:
         print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2

@@ -6,8 +6,10 @@ with it they are skipped, counted and shown in the summary; no job id appears tw
 from __future__ import annotations
 
 import csv
+import json
 import logging
 import re
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +91,20 @@ def test_no_strict_skips_counts_and_reports(tmp_path, capsys):
     out = capsys.readouterr().out
     assert status == 0 and "jobs skipped    3" in out
     assert "  fractional processors       1" in out and "  duplicate job number        1" in out
+
+
+def test_launcher_strict_errors_name_the_options_key(tmp_path, capsys):
+    from hdrm.launcher import main as launch_main
+
+    root = Path(__file__).resolve().parents[2]
+    path = _trace(tmp_path, [_line(1, 0, 4), _line(2, 10, 1.5)])
+    options = json.loads((root / "examples" / "classic" / "options.json").read_text())
+    options.update(workload_file_path=str(path), platform_file_path=None, nb_resources=8)
+    (tmp_path / "options.json").write_text(json.dumps(options))
+    status = launch_main([str(root / "agents" / "classic.py"), str(tmp_path / "options.json"),
+                          "--outdir", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1
+    assert err == (f"hdeeprm-launch: error: {path}:9: field 5 (allocated processors) is 1.5, not a "
+                   "whole number; write a whole number (hdrm never rounds it), or set \"strict\": "
+                   "false under \"workload\" in the options file to skip such lines (counted)\n")
