@@ -56,11 +56,13 @@ class ImpliedSimulation:
     kill_from: str
 
     def describe(self) -> str:
-        """One line for run summaries, e.g. ``decision commit (conventions 'rlscheduler'),
-        walltime kills off (conventions 'rlscheduler')``."""
-        kills = "on" if self.kill_on_walltime else "off"
-        return (f"decision {self.decision} ({self.decision_from}), "
-                f"walltime kills {kills} ({self.kill_from})")
+        """One line for run summaries: ``decision commit, walltime kills off (conventions
+        'rlscheduler')``, or with two sources ``decision event (given), walltime kills off
+        (conventions 'rlscheduler')``."""
+        kills = f"walltime kills {'on' if self.kill_on_walltime else 'off'}"
+        if self.decision_from == self.kill_from:
+            return f"decision {self.decision}, {kills} ({self.kill_from})"
+        return f"decision {self.decision} ({self.decision_from}), {kills} ({self.kill_from})"
 
 
 def implied_simulation(conventions: object, decision: str | None = None,

@@ -302,10 +302,11 @@ def test_the_pages_show_the_main_commands():
 
 def test_getting_started_installs_with_the_readme_command():
     readme = (ROOT / "README.rst").read_text(encoding="utf-8")
-    install = next(line.strip() for line in readme.splitlines()
-                   if line.strip().startswith("python -m pip install"))
+    installs = [line.strip() for line in readme.splitlines()
+                if line.strip().startswith("python -m pip install")]
     shown = [c for c in ALL if c.page == "getting_started.rst" and c.marker == "needs-network"]
-    assert [c.text for c in shown] == [install]
+    assert [c.text for c in shown] == installs  # the install line, then with the CPU wheel index
+    assert len(installs) == 2 and "download.pytorch.org/whl/cpu" in installs[1]
 
 
 SNIPPET = """\

@@ -52,7 +52,9 @@ def test_the_rule(conventions, decision, kill, engine, expected):
 
 def test_description_for_summaries():
     assert implied_simulation("rlscheduler").describe() == (
-        "decision commit (conventions 'rlscheduler'), walltime kills off (conventions 'rlscheduler')")
+        "decision commit, walltime kills off (conventions 'rlscheduler')")
+    assert implied_simulation("rlscheduler", "event").describe() == (
+        "decision event (given), walltime kills off (conventions 'rlscheduler')")
 
 
 @pytest.mark.parametrize(("given", "expected"), [
@@ -110,7 +112,7 @@ def test_env_explicit_settings_win(overrun):
     env = SchedulingEnv(workload_file=overrun, platform_file=None, homogeneous_procs=4,
                         conventions="rlscheduler", decision="event", kill_on_walltime=True)
     assert (env.config.decision, env.config.kill_on_walltime) == ("event", True)
-    assert env.config.implied.describe() == "decision event (given), walltime kills on (given)"
+    assert env.config.implied.describe() == "decision event, walltime kills on (given)"
 
 
 def _replay(argv: list[str], tmp_path: Path, capsys) -> tuple[str, str]:
@@ -125,14 +127,12 @@ def _replay(argv: list[str], tmp_path: Path, capsys) -> tuple[str, str]:
 def test_replay_applies_the_rule_and_says_so(overrun, tmp_path, capsys):
     head, counts = _replay(["--workload", overrun, "--conventions", "rlscheduler"], tmp_path,
                            capsys)
-    assert head.endswith("decision commit (conventions 'rlscheduler'), "
-                         "walltime kills off (conventions 'rlscheduler')")
+    assert head.endswith("decision commit, walltime kills off (conventions 'rlscheduler')")
     assert counts == ["2", "/", "0", "/", "0"]  # job 1 runs its 100 s
     head, counts = _replay(["--workload", overrun, "--conventions", "rlscheduler",
                             "--walltime-kill"], tmp_path, capsys)
-    assert head.endswith("walltime kills on (given)")
+    assert head.endswith("decision commit (conventions 'rlscheduler'), walltime kills on (given)")
     assert counts == ["1", "/", "1", "/", "0"]  # job 1 killed at 40 s
     head, counts = _replay(["--workload", overrun], tmp_path, capsys)
-    assert head.endswith("decision event (conventions 'default'), "
-                         "walltime kills on (conventions 'default')")
+    assert head.endswith("decision event, walltime kills on (conventions 'default')")
     assert counts == ["1", "/", "1", "/", "0"]
