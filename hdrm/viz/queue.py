@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from hdrm.results.run import Run
 from hdrm.viz.common import COLORS, as_run, new_figure, run_title
@@ -31,6 +32,7 @@ def plot_queue(run_dir: str | Path | Run) -> Figure:
     ax.set_ylim(bottom=0)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("jobs")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # whole jobs: no 2.5 on the axis
     ax.set_title(run_title(run, f"Queue size ({source_note(timeline.derived)})"))
     ax.legend(loc="upper right", fontsize="small")
     return fig

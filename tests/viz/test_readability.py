@@ -11,7 +11,7 @@ from hdrm.cli.main import main
 from hdrm.policies.pairs import ALL_PAIRS
 from hdrm.results.csvio import write_jobs_csv
 from hdrm.results.records import JobResult
-from hdrm.viz import plot_actions, plot_compare, plot_gantt, plot_learning
+from hdrm.viz import plot_actions, plot_compare, plot_gantt, plot_learning, plot_queue
 from hdrm.viz.common import overlapping_texts
 
 
@@ -35,6 +35,13 @@ def test_learning_panels_show_values_without_an_offset(example_run: Path):
     assert ticks and all(t.startswith("1.000") for t in ticks), ticks
     ticks = [t.get_text().replace("\u2212", "-") for t in makespan_ax.get_yticklabels()]
     assert ticks and all(abs(float(t) - 1.5e6) < 100 for t in ticks if t), ticks
+
+
+def test_queue_counts_whole_jobs(example_run: Path):
+    fig = plot_queue(example_run)  # at most 2 waiting and 2 running: matplotlib ticks 0.25 apart
+    overlapping_texts(fig, [])
+    values = fig.axes[0].get_yticks()
+    assert len(values) >= 2 and all(float(v).is_integer() for v in values)
 
 
 def _actions(path: Path, names: list[str], per_action: int = 3) -> None:
