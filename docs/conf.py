@@ -54,3 +54,18 @@ html_theme_options = {
     "description": "Learn and evaluate job-scheduling policies on heterogeneous clusters",
     "fixed_sidebar": True,
 }
+
+
+def _namedtuple_source(app, modname: str, fullname: str) -> str | None:
+    """viewcode: a NamedTuple's generated members claim a module ``namedtuple_<Name>`` that has
+    no source (the module index linked to pages that were never written); their source is the
+    module that defines the class."""
+    from sphinx.ext.viewcode import _get_full_modname
+
+    followed = _get_full_modname(modname, fullname)
+    return modname if followed and followed.startswith("namedtuple_") else followed
+
+
+def setup(app):
+    """Project hooks of the build."""
+    app.connect("viewcode-follow-imported", _namedtuple_source)

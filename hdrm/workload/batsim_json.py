@@ -89,7 +89,7 @@ def read_batsim_json(path: str | Path, reference_gflops: float | None = None) ->
         ``nb_res`` from the file; ``header`` holds the other top-level keys (a dict) or None.
 
     Raises:
-        WorkloadError: a missing or unreadable file, invalid JSON (file:line:column), a missing or
+        WorkloadError: a missing or unreadable file, invalid JSON (``file:line:column``), a missing or
             mistyped field (named by its JSON path), an unknown profile name (with suggestions).
     """
     path_s = str(path)
