@@ -17,10 +17,31 @@ Timing, as Batsim does it:
   each decision takes effect at its event timestamp (a time within a microsecond of the message's
   ``now`` is that ``now``: messages carry six decimals, the simulation keeps exact times); events that happen in between (a submission,
   a job end) are sent with the next message, stamped with their own time;
-* events at one instant go in one message (job ends first, then submissions, state changes and
-  requested calls); NOTIFY ``no_more_static_job_to_submit`` follows the message with the last
-  submission, and SIMULATION_ENDS comes once every job has ended or been rejected and no call or
-  state change is pending.
+* events at one instant go in one message, in the order in which what they wait for began
+  (see below); NOTIFY ``no_more_static_job_to_submit`` follows the events of the last submission's
+  instant, or opens the next message when the last submission was sent at once on its own; and
+  SIMULATION_ENDS comes once every job has ended or been rejected and no call or state change is
+  pending.
+
+Order of simultaneous events (Batsim 4.2.1 on SimGrid 3.32, read in their sources and checked
+against the real binary): each event is the wake-up of a SimGrid actor (the workload submitter
+sleeping until the next submission time, a job's executor, the waiter of a CALL_ME_LATER, a
+switcher), which then sends an inter-process message to Batsim's server; the ``ptask_L07`` model
+finishes the actions due at one date in the order they were created, the actors run in that order,
+and the server takes their messages first come, first served, sending to the decision process only
+once its mailbox is empty. So events at one instant are ordered by when their wait *began*: a job's
+end by its start, a submission by the delivery of the previous submission batch (the submitter
+sleeps again right after it), a requested call by its CALL_ME_LATER, a state change by its request.
+A job started before the previous submission therefore ends ahead of a simultaneous submission,
+one started after it behind.
+
+This rule is exact for what waits by sleeping (submissions, calls, ``delay`` jobs): SimGrid ends
+sleeps due within a nanosecond of each other in one step. What waits by computing (a
+``parallel_homogeneous`` job, a switch to or from a sleep state) ends only when its remaining work
+is below 1e-14 of a flop, and it started after a chain of inter-process messages that take a
+fraction of a nanosecond each, so it ends just after the sleeps of its nominal instant: such
+events come after the others of their instant, in the order they began (the recorded session of
+``sessions/protocol_demo`` shows a switch acknowledged after a simultaneous submission).
 
 Invalid decisions raise :class:`~hdrm.errors.ProtocolError` naming the event, its time and the job.
 """
@@ -46,8 +67,8 @@ logger = logging.getLogger(__name__)
 
 #: Slack on times read back from 6-decimal messages.
 TIME_SLACK_S = 1e-6
-#: Order of simultaneous events in a message.
-_END, _SUBMIT, _ACK, _CALL = range(4)
+#: Added to the wake number of what ends by computing (see the module's docstring).
+_COMPUTED = 1 << 40
 
 
 @dataclass(frozen=True)
@@ -96,12 +117,18 @@ class BatsimSimulation:
         self.outbox: list[p.Event] = []
         self.ended = False
         self.done = False
-        self._pending: list[tuple[float, int, int, p.Event]] = []
-        self._seq = 0
+        self._pending: list[tuple[float, int, p.Event]] = []
+        self._wakes = 0
+        self._sub_wake = self._new_wake()  # the submitter's sleep until the next submission time
+        self._job_wake = [0] * len(table.jobs)
+        self._switch_wakes: dict[tuple[tuple[int, ...], int], list[int]] = {}
+        # Batsim's submitter: by submission time, ties by job id as text (w0!10 before w0!9)
+        self._sub_order = sorted(table.jobs, key=lambda j: (j.job.submit_s, j.batsim_id))
         self._next_sub = 0
-        self._calls: list[float] = []
+        self._calls: list[tuple[float, int]] = []
         self._notify = "waiting"  # then "due", then "sent"
         self._last_submit_s = 0.0
+        self._last_id = ""
         self._handlers: dict[str, Callable[[p.Event, float, str], None]] = {
             "EXECUTE_JOB": self._execute, "REJECT_JOB": self._reject,
             "CALL_ME_LATER": self._call_me_later, "KILL_JOB": self._kill,
@@ -145,7 +172,7 @@ class BatsimSimulation:
                 now = max(self.ready_s, self.board.now)
                 self.ended = True
                 return self._send(p.Message(now, [ev.simulation_ends(now)]))
-            self._collect(max(t, self.ready_s))
+            self._collect(max(t, self.ready_s), self.ready_s)
         return self._send(p.Message(max(self.ready_s, self.board.now), self.outbox))
 
     def _send(self, message: p.Message) -> p.Message:
@@ -188,7 +215,7 @@ class BatsimSimulation:
             ts = min(max(self._snap(event.timestamp), self.board.now), ready)
             self._collect(ts)
             handler(event, ts, where)
-        self._collect(ready)
+        self._collect(ready, ready)
         self.ready_s = ready
 
     def _snap(self, t: float) -> float:
@@ -212,8 +239,11 @@ class BatsimSimulation:
             raise ProtocolError(f"{where}: alloc {data['alloc']!r} has {len(hosts)} resources, the job "
                                 f"requests {job.job.res}")
         self._check_hosts(hosts, where)
-        self.board.start(job.job.idx, hosts, **run_kwargs(job.job))
+        kwargs = run_kwargs(job.job)
+        self.board.start(job.job.idx, hosts, **kwargs)
         job.state, job.start_s, job.hosts = RUNNING, ts, tuple(hosts)
+        computed = kwargs.get("ops_gflop") is not None
+        self._job_wake[job.job.idx] = self._new_wake() + (_COMPUTED if computed else 0)
 
     def _check_hosts(self, hosts: list[int], where: str) -> None:
         board = self.board
@@ -238,7 +268,7 @@ class BatsimSimulation:
         at = float(event.data["timestamp"])
         if at < ts:
             logger.warning("%s: CALL_ME_LATER for %g s, already past: calling back now", where, at)
-        heapq.heappush(self._calls, max(at, ts))
+        heapq.heappush(self._calls, (max(at, ts), self._new_wake()))
 
     def _kill(self, event: p.Event, ts: float, where: str) -> None:
         progress: dict[str, tuple[str, float]] = {}
@@ -256,7 +286,9 @@ class BatsimSimulation:
 
     def _set_state(self, event: p.Event, ts: float, where: str) -> None:
         hosts = list(p.parse_resources(event.data["resources"], f"{where}: resources"))
-        self.board.request(hosts, int(event.data["state"]), where)
+        state = int(event.data["state"])
+        self.board.request(hosts, state, where)
+        self._switch_wakes.setdefault((tuple(hosts), state), []).append(self._new_wake() + _COMPUTED)
 
     def _metadata(self, event: p.Event, ts: float, where: str) -> None:
         self.table.get(event.data["job_id"], where).metadata = event.data["metadata"]
@@ -274,47 +306,73 @@ class BatsimSimulation:
 
     # ------------------------------------------------------------------ internal events
     def _next_time(self) -> float:
-        jobs = self.table.jobs
+        jobs = self._sub_order
         t_sub = jobs[self._next_sub].job.submit_s if self._next_sub < len(jobs) else math.inf
-        t_call = self._calls[0] if self._calls else math.inf
+        t_call = self._calls[0][0] if self._calls else math.inf
         return min(t_sub, t_call, self.board.next_time())
 
-    def _collect(self, t: float) -> None:
-        """Advance to ``t`` and queue every event that happened up to ``t``, in time order."""
-        pending = self._pending
+    def _new_wake(self) -> int:
+        """A number for a wait that begins now: simultaneous events come in this order."""
+        self._wakes += 1
+        return self._wakes
+
+    def _collect(self, t: float, ready_s: float = math.inf) -> None:
+        """Advance to ``t`` and queue every event that happened up to ``t``, in Batsim's order.
+
+        Args:
+            t: the time to advance to.
+            ready_s: from when the decision process waits for a message (sent as soon as the
+                events of an instant are in), which decides where NOTIFY goes.
+        """
         for when, item in self.board.advance(t):
             if isinstance(item, JobEnd):
                 job = self.table.jobs[item.key]
                 self._ended(job, item, queue=False)
-                self._push(when, _END, ev.job_completed(when, job.batsim_id, item.state,
-                                                       p.format_resources(item.cores)))
+                self._push(when, self._job_wake[item.key], ev.job_completed(
+                    when, job.batsim_id, item.state, p.format_resources(item.cores)))
             else:
                 hosts, state = item
-                self._push(when, _ACK, ev.resource_state_changed(
-                    when, p.format_resources(hosts), str(state)))
+                wake = self._switch_wakes[(tuple(hosts), state)].pop(0)
+                self._push(when, wake, ev.resource_state_changed(when, p.format_resources(hosts), str(state)))
         self._collect_submissions(t)
-        while self._calls and self._calls[0] <= t:
-            when = heapq.heappop(self._calls)
-            self._push(when, _CALL, ev.requested_call(when))
-        pending.sort(key=lambda e: e[:3])
-        self.outbox.extend(e[3] for e in pending)
+        while self._calls and self._calls[0][0] <= t:
+            when, wake = heapq.heappop(self._calls)
+            self._push(when, wake, ev.requested_call(when))
+        pending = self._pending
+        pending.sort(key=lambda e: e[:2])
+        events = [e[2] for e in pending]
+        if self._notify == "due":
+            self._place_notify(events, [e[0] for e in pending], ready_s)
+        self.outbox.extend(events)
         pending.clear()
 
-    def _collect_submissions(self, t: float) -> None:
-        jobs, forward = self.table.jobs, self.config.forward_profiles
-        while self._next_sub < len(jobs) and jobs[self._next_sub].job.submit_s <= t:
-            job = jobs[self._next_sub]
-            self._next_sub += 1
-            job.state = SUBMITTED
-            when = job.job.submit_s
-            profile = self.table.profiles[job.profile_name] if forward else None
-            self._push(when, _SUBMIT, ev.job_submitted(when, job.batsim_id, job.raw, profile))
-            if self._next_sub == len(jobs):
-                self._notify, self._last_submit_s = "due", when
+    def _place_notify(self, events: list[p.Event], times: list[float], ready_s: float) -> None:
+        """Put NOTIFY behind the events of the last submission's instant (Batsim's submitter says
+        goodbye right after its last batch), unless that batch, last of its instant, went out at
+        once to a waiting decision process: then NOTIFY opens the next message."""
+        last = self._last_submit_s
+        k = max(i for i, when in enumerate(times) if when <= last)
+        if ready_s <= last and events[k].type == "JOB_SUBMITTED" and events[k].data["job_id"] == self._last_id:
+            return  # _send puts it in the next message
+        events.insert(k + 1, ev.notify(last))
+        self._notify = "sent"
 
-    def _push(self, when: float, order: int, event: p.Event) -> None:
-        self._seq += 1
-        self._pending.append((when, order, self._seq, event))
+    def _collect_submissions(self, t: float) -> None:
+        jobs, forward = self._sub_order, self.config.forward_profiles
+        while self._next_sub < len(jobs) and jobs[self._next_sub].job.submit_s <= t:
+            batch_s, wake = jobs[self._next_sub].job.submit_s, self._sub_wake
+            while self._next_sub < len(jobs) and jobs[self._next_sub].job.submit_s == batch_s:
+                job = jobs[self._next_sub]
+                self._next_sub += 1
+                job.state = SUBMITTED
+                profile = self.table.profiles[job.profile_name] if forward else None
+                self._push(batch_s, wake, ev.job_submitted(batch_s, job.batsim_id, job.raw, profile))
+            self._sub_wake = self._new_wake()  # the submitter sleeps again once its batch is in
+            if self._next_sub == len(jobs):
+                self._notify, self._last_submit_s, self._last_id = "due", batch_s, job.batsim_id
+
+    def _push(self, when: float, wake: int, event: p.Event) -> None:
+        self._pending.append((when, wake, event))
 
     def _ended(self, job: ServerJob, end: JobEnd, queue: bool = True) -> None:
         job.energy_j = end.energy_j
