@@ -2,7 +2,7 @@
 
 Like Batsim, the server is the ZeroMQ REQ side: it *connects* to the decision process's endpoint
 (``tcp://localhost:28000`` by default; the decision process binds it, as ``pybatsim -s
-'tcp://*:PORT'`` does), sends one message, waits for one reply, and so on until SIMULATION_ENDS.
+tcp://127.0.0.1:PORT`` does), sends one message, waits for one reply, and so on until SIMULATION_ENDS.
 Any PyBatsim scheduler runs against it unchanged, without the Batsim binary.
 
 At the end it writes ``<prefix>_jobs.csv`` and ``<prefix>_schedule.csv`` exactly as Batsim 4.2.1
@@ -94,17 +94,30 @@ class _Channel:
             ) from None
         self.waited_s = 0.0
 
-    def exchange(self, text: str) -> str:
-        self.socket.send_string(text)
+    def exchange(self, text: str, what: str) -> str:
+        """Send ``text`` and return the reply; ``what`` names the message sent (for errors).
+
+        Raises:
+            ProtocolError: no reply in time, or a reply that is not UTF-8 text.
+        """
+        self.socket.send(text.encode("utf-8"))
         t0 = time.perf_counter()
         ready = self.socket.poll(int(self.timeout_s * 1000))
         self.waited_s += time.perf_counter() - t0
         if not ready:
             raise ProtocolError(
                 f"no reply from the decision process at {self.endpoint} within {self.timeout_s:g} s; "
-                "is a scheduler bound there (e.g. pybatsim SCHED -s 'tcp://*:PORT') and alive?"
+                "is a scheduler bound there (e.g. pybatsim SCHED -s 'tcp://127.0.0.1:PORT') and alive?"
             )
-        return self.socket.recv_string()
+        raw = self.socket.recv()
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ProtocolError(
+                f"the decision process at {self.endpoint} replied to {what} with bytes that are not "
+                f"UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start}: {raw[:80]!r}); the protocol "
+                "is UTF-8 JSON text"
+            ) from None
 
     def close(self) -> None:
         self.socket.close(linger=0)
@@ -147,7 +160,7 @@ class BatsimServer:
             while message is not None:
                 text = p.encode_message(message)
                 self._note(transcript, "batsim", text)
-                reply = channel.exchange(text)
+                reply = channel.exchange(text, _describe(message))
                 self._note(transcript, "scheduler", reply)
                 count += 1
                 sim.react(p.decode_message(reply, "scheduler"))
@@ -183,6 +196,12 @@ class BatsimServer:
             files.append(write_jobs_csv(results, f"{prefix}_jobs.csv"))
             files.append(write_schedule_csv(summary, f"{prefix}_schedule.csv"))
         return ServeResult(results, summary, energy, count, files=files)
+
+
+def _describe(message: p.Message) -> str:
+    """``the message at t=12.000000 (JOB_SUBMITTED, JOB_COMPLETED)``, for error messages."""
+    kinds = ", ".join(dict.fromkeys(message.types))
+    return f"the message at t={message.now:.6f} ({kinds})"
 
 
 def serve(platform: str | Path, workload: str | Path, options: ServeOptions | None = None) -> ServeResult:
