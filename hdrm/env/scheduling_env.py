@@ -206,6 +206,15 @@ class SchedulingEnv(gym.Env):
         ``batsim_log``); empty on the built-in engine."""
         return self._bridge.outputs() if self._bridge is not None else {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything, for pickling (copies, vectorised and remote workers); refused while a
+        Batsim run is attached, since a process and its socket cannot travel."""
+        if self._bridge is not None:
+            raise TypeError("SchedulingEnv with engine 'batsim' holds a running Batsim process "
+                            "and cannot be pickled; build it where it runs (make_vec_env and "
+                            "gymnasium.make build it in each worker)")
+        return self.__dict__.copy()
+
     def close(self) -> None:
         """End the current Batsim run, if any, and remove its temporary files."""
         if self._bridge is not None:

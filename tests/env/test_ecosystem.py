@@ -116,6 +116,15 @@ def test_pickled_env_continues_exactly_as_the_original(small_swf, settings):
     np.testing.assert_array_equal(env.reset()[0], copy.reset()[0])
 
 
+def test_an_env_attached_to_a_batsim_run_refuses_pickling_in_one_line(small_swf):
+    env = SchedulingEnv(workload_file=small_swf, nb_jobs=5)
+    env._bridge = object()  # what engine="batsim" holds: a Batsim process and its socket
+    with pytest.raises(TypeError, match=r"^SchedulingEnv with engine 'batsim' holds a running "
+                                        r"Batsim process and cannot be pickled; build it where"):
+        pickle.dumps(env)
+    env._bridge = None
+
+
 def test_sb3_make_vec_env_and_subprocess_workers_step(small_swf):
     env_util = pytest.importorskip("stable_baselines3.common.env_util")
     from stable_baselines3.common.vec_env import SubprocVecEnv
