@@ -180,25 +180,21 @@ def _run(exp: Experiment, args: argparse.Namespace, outdir: Path, planned: int, 
     board = TensorBoardHook(writer) if writer is not None else None
     progress = progress_hook(planned, PROG, args.quiet, initial=start)
     t0 = time.perf_counter()
-    status, stopped, records = 0, None, []
     with StopSignals() as signals:
         saver = _saver(exp, args, outdir, planned, start, signals)
-        hooks = HookList(log, board, saver, progress)
         try:
             try:
-                records = run_experiment(exp, args.nbruns, hooks, stop=signals.requested, start=start)
-            except (EpisodeStopped, InvalidAction) as exc:
-                stopped, records = exc, list(log.records)
-                log.keep_partial(exc.partial)
-                status = signals.exit_status if isinstance(exc, EpisodeStopped) else 2
+                records, stopped, status = _play(exp, args, HookList(log, board, saver, progress),
+                                                 signals, log, start)
+            except Exception:
+                if saver is not None:  # a failure keeps the last completed episode's model
+                    saver.write("error")
+                raise
             finally:
                 _close(progress, board)
             if saver is not None:
                 saver.write(_stop_reason(signals, stopped), finished=stopped is None)
-            paths = log.finish(exp.env)
-            paths.update(_batsim_outputs(exp, outdir))
-            if saver is not None and saver.path.parent.resolve() == outdir.resolve():
-                paths["model"] = saver.path
+            paths = _outputs(exp, log, outdir, stopped, saver)
         finally:
             exp.env.close()  # engine batsim: ends any Batsim run still going
     if isinstance(stopped, InvalidAction):
@@ -215,6 +211,28 @@ def _run(exp: Experiment, args: argparse.Namespace, outdir: Path, planned: int, 
         print(f"{PROG}: stopped by {signals.received.name if signals.received else 'a signal'} "
               f"after {len(records)} episodes of this launch", file=sys.stderr)
     return status
+
+
+def _play(exp: Experiment, args: argparse.Namespace, hooks: HookList, signals: StopSignals,
+          log: RunLog, start: int) -> tuple[list[EpisodeRecord], Exception | None, int]:
+    """Run the episodes: (records, the stop or invalid action that ended them early, status)."""
+    try:
+        return run_experiment(exp, args.nbruns, hooks, stop=signals.requested, start=start), None, 0
+    except (EpisodeStopped, InvalidAction) as exc:
+        log.keep_partial(exc.partial)
+        status = signals.exit_status if isinstance(exc, EpisodeStopped) else 2
+        return list(log.records), exc, status
+
+
+def _outputs(exp: Experiment, log: RunLog, outdir: Path, stopped: Exception | None,
+             saver: Saver | None) -> dict[str, Path]:
+    """Write the outputs; Batsim's own files only when the last episode finished."""
+    paths = log.finish(exp.env)
+    if stopped is None or (isinstance(stopped, EpisodeStopped) and not stopped.partial.actions):
+        paths.update(_batsim_outputs(exp, outdir))
+    if saver is not None and saver.path.parent.resolve() == outdir.resolve():
+        paths["model"] = saver.path
+    return paths
 
 
 def _saver(exp: Experiment, args: argparse.Namespace, outdir: Path, planned: int, start: int,

@@ -536,3 +536,41 @@ def test_tensorboard_asked_for_without_its_extra_is_one_line(tmp_path, capsys):
     assert not (tmp_path / "o").exists()  # refused before anything runs
     status, _, err = launch(capsys, agent_file("reinforce"), options, "--outdir", tmp_path / "o")
     assert status == 0 and err == ""  # without the flag: no TensorBoard logs, no message
+
+
+def test_a_crashing_agent_keeps_the_model_of_its_last_completed_episode(tmp_path, capsys):
+    agent = tmp_path / "crash.py"
+    agent.write_text(
+        "from hdrm.agents.reinforce import ReinforceAgent\n\n\n"
+        "class Crash(ReinforceAgent):\n"
+        "    def start_episode(self):\n"
+        "        super().start_episode()\n"
+        "        self.started = getattr(self, 'started', 0) + 1\n\n"
+        "    def decide(self, observation, mask):\n"
+        "        if self.started == 3 and len(self.rewards) == 4:\n"
+        "            raise RuntimeError('a bug in the agent')\n"
+        "        return super().decide(observation, mask)\n", encoding="utf-8")
+    options = options_copy(tmp_path, "reinforce", tiny("reinforce", episodes=5,
+                                                       save_every_episodes=0))
+    with pytest.raises(RuntimeError, match="a bug in the agent"):
+        main([str(agent), str(options), "--outdir", str(tmp_path / "o")])
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    progress = read_checkpoint(tmp_path / "o" / "model.pt")["progress"]
+    assert progress["episode"] == 2 and progress["reason"] == "error" and not progress["finished"]
+    assert not (tmp_path / "o" / ".hdrm.lock").exists()
+
+
+def test_an_evaluation_checkpoint_never_resumes_a_training(tmp_path, capsys):
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    train = options_copy(tmp_path / "t", "reinforce", tiny("reinforce", episodes=3))
+    assert launch(capsys, agent_file("reinforce"), train, "--outdir", tmp_path / "a")[0] == 0
+    test = options_copy(tmp_path / "e", "reinforce", tiny("reinforce", episodes=2, run="test"))
+    assert launch(capsys, agent_file("reinforce"), test, "--outdir", tmp_path / "b", "--inmodel",
+                  tmp_path / "a" / "model.pt", "--outmodel", tmp_path / "e.pt")[0] == 0
+    assert read_checkpoint(tmp_path / "e.pt")["progress"]["finished"] is True
+    status, _, err = launch(capsys, agent_file("reinforce"), train, "--outdir", tmp_path / "c",
+                            "--inmodel", tmp_path / "e.pt")
+    assert status == 0 and "resuming" not in err
+    assert list(read_episodes_csv(tmp_path / "c" / "episodes.csv").episode) == [0, 1, 2]

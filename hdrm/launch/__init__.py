@@ -2,7 +2,12 @@
 
 * :mod:`~hdrm.launch.experiment`: options + agent.py -> a checked, seeded environment and agent;
 * :mod:`~hdrm.launch.loop`: the episode loop and its per-episode records;
-* :mod:`~hdrm.launch.logs`: episodes.csv, actions.csv, the engine outputs and TensorBoard scalars.
+* :mod:`~hdrm.launch.logs`: episodes.csv, actions.csv, the engine outputs and TensorBoard scalars;
+* :mod:`~hdrm.launch.actions`: every action checked against the mask (type, range, mask);
+* :mod:`~hdrm.launch.saving`: periodic and on-stop checkpoints, and resuming a training;
+* :mod:`~hdrm.launch.outdir`: the output folder's lock, stale outputs and leftover temp files;
+* :mod:`~hdrm.launch.signals`: SIGINT and SIGTERM as a stop request, shielded saves;
+* :mod:`~hdrm.launch.progress`: progress bars on a terminal, lines otherwise.
 
 :mod:`hdrm.launcher` turns the command line into calls of these and does the printing.
 """

@@ -135,6 +135,8 @@ class Saver(Hooks):
     def write(self, reason: str, finished: bool = False) -> Path:
         """Write the last snapshot now (shielded from stop signals); returns the file."""
         state, progress = self._snap
+        # an evaluation has nothing to resume: its checkpoint never restarts a training midway
+        finished = finished or not self.exp.training
         progress = {**progress, "finished": finished, "reason": reason}
         if self.shield is not None:
             with self.shield():
