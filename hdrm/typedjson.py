@@ -5,11 +5,16 @@ A dataclass field's annotation says what JSON value it accepts (``int``, ``float
 fixed-length lists, ``Mapping[str, X]`` for objects, ``X | None``, nested dataclasses, ``Any``) and
 its metadata adds checks: number bounds ``ge``, ``gt``, ``le``; ``nonempty`` lists and objects;
 ``path`` (``"file"`` or ``"command"``) for paths resolved against a base folder; ``check``, a
-callable returning an error text (empty when fine); ``internal`` for fields that are not JSON keys.
+callable returning an error text (empty when fine); ``key_check``, the same for each key of a
+``Mapping``; ``internal`` for fields that are not JSON keys.
 
-Errors are :class:`~hdrm.errors.ConfigError` lines ``SOURCE: JSON.PATH: what is wrong``. Lists
-become tuples and objects read-only mappings, so the result is immutable. Layer L0: standard
-library only.
+Errors are one-line :class:`~hdrm.errors.ConfigError` (or the ``error`` class of the
+:class:`Context`: the platform loader raises :class:`~hdrm.errors.PlatformError`) reading
+``SOURCE: JSON.PATH: what is wrong``, with the bad value, the expected kind and, for unknown keys
+and choices, the closest valid names. Lists become tuples and objects read-only mappings, so the
+result is immutable. This is hdrm's one JSON validation mechanism: options.json
+(:mod:`hdrm.options`), platform files and the type library (:mod:`hdrm.platform.library`) are all
+described by dataclasses and converted here. Layer L0: standard library only.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -27,6 +33,7 @@ from hdrm.errors import ConfigError, HdrmError
 from hdrm.registry import suggest
 
 _NONE_TYPE = type(None)
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 
 
 def read_json(
@@ -67,6 +74,24 @@ def read_json(
         ) from None
 
 
+class JsonObject(dict):
+    """A JSON object that remembers the keys its text repeated (``json`` keeps only the last).
+
+    :func:`convert_block` refuses them, naming the object's JSON path.
+    """
+
+    duplicate_keys: tuple[str, ...] = ()
+
+
+def keep_duplicates(pairs: list[tuple[str, Any]]) -> JsonObject:
+    """``pairs_hook`` for :func:`read_json` that records repeated keys instead of failing."""
+    obj = JsonObject(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        obj.duplicate_keys = tuple(k for k, _ in pairs if k in seen or seen.add(k))
+    return obj
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]], source: str,
                    error: type[HdrmError] = ConfigError) -> dict[str, Any]:
     """JSON object hook that refuses a key given twice in one object."""
@@ -84,14 +109,16 @@ class Context(NamedTuple):
     Attributes:
         source: the file (or ``"<dict>"``) named at the start of every error message.
         base_dir: folder that relative paths resolve against; None leaves them as given.
+        error: the error class raised (:class:`~hdrm.errors.ConfigError` by default).
     """
 
     source: str
     base_dir: str | None = None
+    error: type[HdrmError] = ConfigError
 
-    def fail(self, path: str, message: str) -> ConfigError:
+    def fail(self, path: str, message: str) -> HdrmError:
         """Return (not raise) the error ``SOURCE: PATH: MESSAGE`` for a bad value at ``path``."""
-        return ConfigError(f"{self.source}: {path or '(top level)'}: {message}")
+        return self.error(f"{self.source}: {path or '(top level)'}: {message}")
 
 
 def show(value: Any) -> str:
@@ -101,8 +128,10 @@ def show(value: Any) -> str:
 
 
 def join_path(path: str, key: str) -> str:
-    """The JSON path of ``key`` inside the object at ``path`` (``""`` is the top level)."""
-    return f"{path}.{key}" if path else key
+    """The JSON path of ``key`` inside the object at ``path`` (``""`` is the top level); a key
+    that is not a plain name is quoted (``a."b c"``)."""
+    part = key if _PLAIN_KEY.match(key) else json.dumps(key)
+    return f"{path}.{part}" if path else part
 
 
 def convert_block(data: Any, cls: type, path: str, ctx: Context) -> Any:
@@ -119,6 +148,8 @@ def convert_block(data: Any, cls: type, path: str, ctx: Context) -> Any:
     """
     if not isinstance(data, dict):
         raise ctx.fail(path, f"expected an object, got {show(data)}")
+    for key in getattr(data, "duplicate_keys", ()):
+        raise ctx.fail(path, f"duplicate key {key!r}; each key may appear once in an object")
     fields = {f.name: f for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
     hints = get_type_hints(cls)
     for key in data:
@@ -136,7 +167,8 @@ def convert_block(data: Any, cls: type, path: str, ctx: Context) -> Any:
             if message:
                 raise ctx.fail(where, message)
         elif spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:
-            raise ctx.fail(where, "missing required key; add it")
+            kind = describe_type(hints[name], spec.metadata)
+            raise ctx.fail(where, f"missing required key ({kind}); add it")
     return cls(**kwargs)
 
 
@@ -236,6 +268,12 @@ def _convert_mapping(
         raise ctx.fail(path, f"expected an object, got {show(value)}")
     if meta.get("nonempty") and not value:
         raise ctx.fail(path, "expected a non-empty object, got {}")
+    for key in getattr(value, "duplicate_keys", ()):
+        raise ctx.fail(path, f"duplicate key {key!r}; each key may appear once in an object")
+    for key in value:
+        message = meta.get("key_check", lambda _: "")(key)
+        if message:
+            raise ctx.fail(join_path(path, key), message)
     item_hint = get_args(hint)[1]
     return types.MappingProxyType(
         {k: convert(v, item_hint, join_path(path, k), meta, ctx) for k, v in value.items()}
@@ -312,7 +350,8 @@ def describe_type(hint: Any, meta: Mapping[str, Any] | None = None) -> str:
         return quoted[0] if len(quoted) == 1 else "one of " + ", ".join(quoted)
     if origin is tuple:
         count = "" if args[-1] is Ellipsis else f"{len(args)} "
-        return f"a list of {count}{_plural(args[0], meta)}"
+        size = "non-empty " if meta.get("nonempty") else ""
+        return f"a {size}list of {count}{_plural(args[0], meta)}"
     simple = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
               _NONE_TYPE: "null", Any: "any JSON value"}
     if hint in simple:
@@ -325,7 +364,7 @@ def _plural(hint: Any, meta: Mapping[str, Any]) -> str:
     nouns = {int: "integers", float: "numbers", str: "strings"}
     if hint in nouns:
         return nouns[hint] + (_bounds(meta) if hint in (int, float) else "")
-    return "objects" if get_origin(hint) is Mapping else "values"
+    return "objects" if get_origin(hint) is Mapping or dataclasses.is_dataclass(hint) else "values"
 
 
 def _bounds(meta: Mapping[str, Any]) -> str:

@@ -360,7 +360,8 @@ def test_source_is_not_an_options_key():
 
 def test_missing_workload_path():
     with pytest.raises(
-        ConfigError, match=r"^o\.json: workload_file_path: missing required key; add it$"
+        ConfigError,
+        match=r"^o\.json: workload_file_path: missing required key \(a string\); add it$",
     ):
         options_from_dict({"seed": 1}, source="o.json")
 
@@ -381,7 +382,7 @@ def test_missing_workload_path():
         ),
         (
             nested("workload.start_index", 1.5),
-            "workload.start_index: expected an integer >= 0, a list of integers >= 0, "
+            "workload.start_index: expected an integer >= 0, a non-empty list of integers >= 0, "
             '"random" or null, got 1.5',
         ),
         (
@@ -404,7 +405,7 @@ def test_missing_workload_path():
         ),
         (
             nested("pybatsim.env.actions.selection", {"shortest": ["random"]}),
-            "pybatsim.env.actions.selection: expected a list of objects or null, "
+            "pybatsim.env.actions.selection: expected a non-empty list of objects or null, "
             'got {"shortest": ["random"]}',
         ),
         (
@@ -413,7 +414,8 @@ def test_missing_workload_path():
         ),
         (
             nested("pybatsim.env.actions.selection", [{"shortest": "random"}]),
-            'pybatsim.env.actions.selection[0].shortest: expected a list of strings, got "random"',
+            "pybatsim.env.actions.selection[0].shortest: expected a non-empty list of strings, "
+            'got "random"',
         ),
         (
             nested("pybatsim.env.actions.selection", []),

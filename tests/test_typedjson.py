@@ -105,7 +105,7 @@ def test_conversion_errors_name_the_path():
         "f.json: note: unknown key; did you mean 'name'? valid keys: anything, "
         "counts, inner, name, pair",
     )
-    fails({}, "f.json: name: missing required key; add it")
+    fails({}, "f.json: name: missing required key (a string); add it")
 
 
 def test_describe_type():

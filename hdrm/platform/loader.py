@@ -32,22 +32,22 @@ Every defect is a :class:`~hdrm.errors.PlatformError` naming the file and the JS
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
+from hdrm.errors import PlatformError
 from hdrm.platform.library import (
-    NAME,
-    NON_EMPTY_LIST,
-    OBJECT,
-    POSITIVE_INT,
-    SECTIONS,
-    STRING,
-    JsonPath,
+    TYPE_SECTION,
+    NetworkTypeJson,
+    NodeTypeJson,
+    ProcessorTypeJson,
     TypeLibrary,
-    check_object,
+    build_types,
+    check_name,
     default_library,
     read_json_file,
-    types_from_json,
 )
 from hdrm.platform.model import (
     Cluster,
@@ -61,20 +61,47 @@ from hdrm.platform.model import (
     check_size,
     max_cores,
 )
+from hdrm.typedjson import Context, convert_block, join_path
 
 logger = logging.getLogger(__name__)
 
-_TOP_REQUIRED = {"clusters": NON_EMPTY_LIST}
-_TOP_OPTIONAL = {
-    "name": STRING,
-    "description": STRING,
-    "processor_types": OBJECT,
-    "node_types": OBJECT,
-    "network_types": OBJECT,
-}
-_CLUSTER_REQUIRED = {"name": NAME, "network": STRING, "nodes": NON_EMPTY_LIST}
-_CLUSTER_OPTIONAL = {"description": STRING}
-_NODES_REQUIRED = {"type": STRING, "count": POSITIVE_INT}
+
+@dataclass(frozen=True)
+class NodeGroupJson:
+    """``{"type": <node type>, "count": n}`` in a cluster."""
+
+    type: str
+    count: int = field(metadata={"gt": 0})
+
+
+@dataclass(frozen=True)
+class ClusterJson:
+    """A cluster as written in JSON."""
+
+    name: str = field(metadata={"check": check_name})
+    network: str
+    nodes: tuple[NodeGroupJson, ...] = field(metadata={"nonempty": True})
+    description: str = ""
+
+
+def _no_types() -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class PlatformJson:
+    """A platform file (see the module docstring)."""
+
+    clusters: tuple[ClusterJson, ...] = field(metadata={"nonempty": True})
+    name: str = ""
+    description: str = ""
+    processor_types: Mapping[str, ProcessorTypeJson] = field(
+        default_factory=_no_types, metadata=TYPE_SECTION)
+    node_types: Mapping[str, NodeTypeJson] = field(
+        default_factory=_no_types, metadata=TYPE_SECTION)
+    network_types: Mapping[str, NetworkTypeJson] = field(
+        default_factory=_no_types, metadata=TYPE_SECTION)
+
 
 #: A parsed cluster: name, network type and (node type, count) groups.
 _ClusterSpec = tuple[str, NetworkType, list[tuple[NodeType, int]]]
@@ -110,12 +137,12 @@ def platform_from_dict(
     Raises:
         PlatformError: the description breaks a rule of the format (see the module docstring).
     """
-    at = JsonPath(source)
-    doc = check_object(data, at, _TOP_REQUIRED, _TOP_OPTIONAL)
-    types = _file_library(doc, at, library or default_library())
-    clusters = _parse_clusters(doc["clusters"], at.key("clusters"), types)
-    _check_size(clusters, types, at)
-    name = doc.get("name") or _default_name(source)  # an empty name falls back too
+    ctx = Context(source, error=PlatformError)
+    doc = convert_block(data, PlatformJson, "", ctx)
+    types = _file_library(doc, ctx, library or default_library())
+    clusters = _resolve_clusters(doc.clusters, ctx, types)
+    _check_size(clusters, types, ctx)
+    name = doc.name or _default_name(source)  # an empty name falls back too
     return _build(name, clusters, types, source)
 
 
@@ -123,61 +150,49 @@ def _default_name(source: str) -> str:
     return "platform" if source.startswith("<") else Path(source).stem
 
 
-def _file_library(doc: dict[str, Any], at: JsonPath, library: TypeLibrary) -> TypeLibrary:
+def _file_library(doc: PlatformJson, ctx: Context, library: TypeLibrary) -> TypeLibrary:
     """The library extended with the file's own types, with their references checked."""
-    inline = {
-        section: types_from_json(section, doc[section], at.key(section))
-        for section in SECTIONS
-        if section in doc
-    }
-    types = library.extended(**inline)
-    for name, node_type in inline.get("node_types", {}).items():
-        types.check_node_type(node_type, at.key("node_types").key(name))
+    node_types = build_types(doc.node_types)
+    types = library.extended(build_types(doc.processor_types), node_types,
+                             build_types(doc.network_types))
+    for name, node_type in node_types.items():
+        types.check_node_type(node_type, ctx, join_path("node_types", name))
     return types
 
 
-def _parse_clusters(items: list[Any], at: JsonPath, types: TypeLibrary) -> list[_ClusterSpec]:
+def _resolve_clusters(
+    clusters: tuple[ClusterJson, ...], ctx: Context, types: TypeLibrary
+) -> list[_ClusterSpec]:
+    """Each cluster with its network and node types looked up; cluster names must be unique."""
     specs: list[_ClusterSpec] = []
     first_seen: dict[str, int] = {}
-    for i, item in enumerate(items):
-        where = at.index(i)
-        cluster = check_object(item, where, _CLUSTER_REQUIRED, _CLUSTER_OPTIONAL)
-        name = cluster["name"]
-        if name in first_seen:
-            raise where.key("name").error(
-                f"duplicate cluster name {name!r} (also {at.index(first_seen[name])}.name); "
-                "give each cluster a unique name"
+    for i, cluster in enumerate(clusters):
+        where = f"clusters[{i}]"
+        if cluster.name in first_seen:
+            raise ctx.fail(
+                f"{where}.name", f"duplicate cluster name {cluster.name!r} (also "
+                f"clusters[{first_seen[cluster.name]}].name); give each cluster a unique name"
             )
-        first_seen[name] = i
-        network = types.network_type(cluster["network"], where.key("network"))
-        groups = _parse_node_groups(cluster["nodes"], where.key("nodes"), types)
-        specs.append((name, network, groups))
+        first_seen[cluster.name] = i
+        network = types.network_type(cluster.network, ctx, f"{where}.network")
+        groups = [(types.node_type(g.type, ctx, f"{where}.nodes[{j}].type"), g.count)
+                  for j, g in enumerate(cluster.nodes)]
+        specs.append((cluster.name, network, groups))
     return specs
 
 
-def _parse_node_groups(
-    items: list[Any], at: JsonPath, types: TypeLibrary
-) -> list[tuple[NodeType, int]]:
-    groups = []
-    for i, item in enumerate(items):
-        group = check_object(item, at.index(i), _NODES_REQUIRED)
-        node_type = types.node_type(group["type"], at.index(i).key("type"))
-        groups.append((node_type, group["count"]))
-    return groups
-
-
-def _check_size(clusters: list[_ClusterSpec], types: TypeLibrary, at: JsonPath) -> None:
+def _check_size(clusters: list[_ClusterSpec], types: TypeLibrary, ctx: Context) -> None:
     """Refuse a platform beyond :func:`~hdrm.platform.model.max_cores` from its node counts,
     before any node or core is made."""
-    groups = [(i, j, node_type, count)
-              for i, (_, _, spec) in enumerate(clusters) for j, (node_type, count) in enumerate(spec)]
+    groups = [(i, j, node_type, count) for i, (_, _, spec) in enumerate(clusters)
+              for j, (node_type, count) in enumerate(spec)]
     sizes = [_cores_per_node(node_type, types) * count for _, _, node_type, count in groups]
     total = sum(sizes)
     if total <= max_cores():
         return
     i, j, node_type, count = groups[sizes.index(max(sizes))]
-    where = at.key("clusters").index(i).key("nodes").index(j).key("count")
-    what = f"{at.source}: {where}: {count:,} nodes x {_cores_per_node(node_type, types):,} cores"
+    what = (f"{ctx.source}: clusters[{i}].nodes[{j}].count: {count:,} nodes x "
+            f"{_cores_per_node(node_type, types):,} cores")
     if len(groups) > 1:
         what += f" and {len(groups) - 1} other node groups"
     check_size(total, what, "give fewer nodes")

@@ -1,4 +1,4 @@
-"""The shipped type library and the JSON checking kit of hdrm.platform.library."""
+"""The shipped type library, read through hdrm.typedjson like every JSON file of hdrm."""
 
 from __future__ import annotations
 
@@ -11,15 +11,16 @@ import pytest
 from hdrm.errors import PlatformError
 from hdrm.platform.library import (
     DATA_DIR,
-    POSITIVE_INT,
-    POSITIVE_NUMBER,
-    JsonPath,
-    check_object,
+    ProcessorCountJson,
+    ProcessorTypeJson,
     default_library,
     load_library,
     read_json_file,
 )
 from hdrm.platform.model import ProcessorType
+from hdrm.typedjson import Context, convert_block
+
+CTX = Context("f", error=PlatformError)
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +108,7 @@ def test_extended_adds_and_overrides_without_touching_the_original(library):
 def test_lookup_suggests_close_names(library):
     with pytest.raises(PlatformError, match=r"^f\.json: n\.type: unknown processor type "
                        r"'xeon_gold_614'; did you mean 'xeon_gold_6148'.*choose one of: a64fx"):
-        library.processor_type("xeon_gold_614", JsonPath("f.json", "n.type"))
+        library.processor_type("xeon_gold_614", Context("f.json", error=PlatformError), "n.type")
 
 
 def _write_library(folder: Path, processors=None, nodes=None, networks=None) -> Path:
@@ -165,37 +166,42 @@ def test_read_json_file_suggests_a_close_file_name(tmp_path):
         read_json_file(tmp_path / "heter.json")
 
 
-def test_read_json_file_keeps_repeated_keys(tmp_path):
+def test_read_json_file_keeps_repeated_keys_for_the_conversion_to_name(tmp_path):
     path = tmp_path / "dup.json"
-    path.write_text('{"a": {"x": 1, "x": 2, "y": 3}}')
+    path.write_text('{"a": {"type": "x", "count": 1, "count": 2}}')
     doc = read_json_file(path)
-    assert doc["a"].duplicate_keys == ("x",)
+    assert doc["a"].duplicate_keys == ("count",)
     assert doc.duplicate_keys == ()
-    with pytest.raises(PlatformError, match=r"dup\.json: a: duplicate key 'x'"):
-        check_object(doc["a"], JsonPath("dup.json", "a"), {"x": POSITIVE_INT, "y": POSITIVE_INT})
+    with pytest.raises(PlatformError, match=r"^dup\.json: a: duplicate key 'count'; each key may "
+                                            r"appear once in an object$"):
+        convert_block(doc["a"], ProcessorCountJson, "a", Context("dup.json", error=PlatformError))
 
 
 @pytest.mark.parametrize(
     "value, message",
     [
-        (True, r"expected a positive integer, got true \(a boolean\)"),
-        (2.0, r"expected a positive integer, got 2\.0 \(a number\)"),
-        (-1, r"expected a positive integer, got -1 \(a number\)"),
-        (None, r"expected a positive integer, got null \(null\)"),
-        ([1], r"expected a positive integer, got \[1\] \(a list\)"),
+        (True, r"expected an integer > 0, got true"),
+        (2.0, r"expected an integer > 0, got 2\.0"),
+        (-1, r"expected an integer > 0, got -1"),
+        (None, r"expected an integer > 0, got null"),
+        ([1], r"expected an integer > 0, got \[1\]"),
+        ("2", r"expected an integer > 0, got \"2\""),
     ],
 )
-def test_positive_int_rejects(value, message):
-    with pytest.raises(PlatformError, match=r"^f: k: " + message + "$"):
-        POSITIVE_INT.check(value, JsonPath("f", "k"))
+def test_a_count_rejects(value, message):
+    with pytest.raises(PlatformError, match=r"^f: k\.count: " + message + "$"):
+        convert_block({"type": "x", "count": value}, ProcessorCountJson, "k", CTX)
 
 
-def test_positive_number_converts_and_rejects_non_finite():
-    assert POSITIVE_NUMBER.check(3, JsonPath("f")) == 3.0
-    assert isinstance(POSITIVE_NUMBER.check(3, JsonPath("f")), float)
-    with pytest.raises(PlatformError, match=r"got inf"):
-        POSITIVE_NUMBER.check(math.inf, JsonPath("f", "k"))
+def test_numbers_are_converted_to_float_and_must_be_finite():
+    fields = {"cores": 2, "clock_ghz": 3, "flops_per_cycle": 4, "mem_bw_gbps": 5, "tdp_w": 6}
+    spec = convert_block(fields, ProcessorTypeJson, "", CTX)
+    assert isinstance(spec.clock_ghz, float) and spec.build("p").core_gflops == 12.0
+    with pytest.raises(PlatformError, match=r"^f: clock_ghz: expected a number > 0, got Infinity$"):
+        convert_block(dict(fields, clock_ghz=math.inf), ProcessorTypeJson, "", CTX)
 
 
-def test_json_path_quotes_odd_keys():
-    assert JsonPath("f").key("a").index(2).key("b c").path == 'a[2]."b c"'
+def test_odd_keys_are_quoted_in_json_paths(tmp_path):
+    from hdrm.typedjson import join_path
+
+    assert join_path(join_path("a", "b c"), "d") == 'a."b c".d'
