@@ -262,7 +262,7 @@ class CoreTable(_MadeOnDemand):
 
 
 class _OneCoreNodes(_MadeOnDemand):
-    """The nodes of :meth:`Platform.homogeneous`: node ``i`` holds processor ``i`` and core ``i``."""
+    """The nodes of :meth:`Platform.homogeneous`: node ``i`` holds processor and core ``i``."""
 
     __slots__ = ("_n", "_type")
 

@@ -29,9 +29,10 @@ def test_markdown_table(run_dir: Path, capsys):
                  "--allow-mismatch"]) == 0
     out = capsys.readouterr()
     assert out.err == ("hdrm compare: warning: not comparable: pstateDemo differs from run in job "
-                       "count (4 vs 5), job ids, 1 only in pstateDemo (0) and 2 only in run (4, 5), "
-                       "the requests of 2 jobs with the same id (e.g. job 2: submitted at +3 s, 4 "
-                       "cores, 100 s requested vs submitted at +0 s, 2 cores, 100 s requested)\n")
+                       "count (4 vs 5), job ids, 1 only in pstateDemo (0) and 2 only in run (4, "
+                       "5), the requests of 2 jobs with the same id (e.g. job 2: submitted at +3 "
+                       "s, 4 cores, 100 s requested vs submitted at +0 s, 2 cores, 100 s "
+                       "requested)\n")
     assert out.out.splitlines() == [
         HEADER,
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",

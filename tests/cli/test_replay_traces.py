@@ -1,7 +1,8 @@
 """Real-trace shapes through ``hdrm replay`` and ``hdrm workload``: a right-aligned header with
 ``MaxRuntime: N/A`` replays by default on the MaxProcs it states; lines the SWF standard does not
-allow (fractional processors, a repeated job number) are one-line errors naming ``--no-strict``, and
-with it they are skipped, counted and shown in the summary; no job id appears twice in the outputs."""
+allow (fractional processors, a repeated job number) are one-line errors naming ``--no-strict``,
+and with it they are skipped, counted and shown in the summary; no job id appears twice in the
+outputs."""
 
 from __future__ import annotations
 

@@ -137,7 +137,8 @@ def test_the_homogeneous_platform_keeps_no_object_per_core():
     assert held / CEA_CURIE_CORES < 150
     node = platform.nodes[-1]
     assert (node.id, node.name, node.core_ids, node.processor_ids) == (
-        CEA_CURIE_CORES - 1, f"n{CEA_CURIE_CORES - 1}", range(93_311, 93_312), range(93_311, 93_312))
+        CEA_CURIE_CORES - 1, f"n{CEA_CURIE_CORES - 1}", range(93_311, 93_312),
+        range(93_311, 93_312))
     assert platform.processors[5].core_ids == range(5, 6)
     assert platform.node_memory_mb[:2] == (float("inf"),) * 2
 
