@@ -84,9 +84,13 @@ def _queue_lines(env: SchedulingEnv) -> list[str]:
     lines = [f"queue head ({min(len(queue), QUEUE_HEAD)} of {len(queue)}):"]
     for job in queue[:QUEUE_HEAD]:
         walltime = f"{job.walltime_s:.0f} s" if math.isfinite(job.walltime_s) else "none"
-        lines.append(f"  job {job.id}: {job.res} cores, requested {walltime}, "
+        lines.append(f"  job {job.id}: {_cores(job.res)}, requested {walltime}, "
                      f"waiting {sim.now - job.submit_s:.0f} s")
     return lines
+
+
+def _cores(n: int) -> str:
+    return f"{n} core" if n == 1 else f"{n} cores"
 
 
 def render_ansi(env: SchedulingEnv) -> str:
@@ -105,5 +109,5 @@ def render_rgb(env: SchedulingEnv) -> np.ndarray:
 
     busy, total = node_busy(env)
     head = env.sim.core.queue[:1]
-    queue_head = f"; queue head: job {head[0].id} ({head[0].res} cores)" if head else ""
+    queue_head = f"; queue head: job {head[0].id} ({_cores(head[0].res)})" if head else ""
     return cluster_image(busy / np.maximum(total, 1), _headline(env, busy, total) + queue_head)

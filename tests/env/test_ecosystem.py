@@ -58,7 +58,7 @@ def test_ansi_view_shows_time_cores_nodes_and_queue_head(tmp_path):
         "  #+",
         "queue head (2 of 2):",
         "  job 2: 4 cores, requested 300 s, waiting 2 s",
-        "  job 3: 1 cores, requested 20 s, waiting 0 s",
+        "  job 3: 1 core, requested 20 s, waiting 0 s",
     ]
 
 
