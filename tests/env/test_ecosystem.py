@@ -18,7 +18,7 @@ from hdrm.errors import ConfigError
 from hdrm.policies.core_selection import CORE_POLICIES
 from hdrm.policies.job_selection import JOB_POLICIES
 
-from .conftest import PLATFORMS, TINY_HETERO, write_jobs
+from .conftest import PLATFORMS, ROOT, TINY_HETERO, write_jobs
 
 
 def _first_valid(env) -> int:
@@ -51,7 +51,10 @@ def test_ansi_view_shows_time_cores_nodes_and_queue_head(tmp_path):
                         render_mode="ansi", bandwidth="none")
     env.reset()
     env.step(0)
-    assert env.render().splitlines() == [
+    text = env.render()
+    docs = (ROOT / "docs" / "environment.rst").read_text(encoding="utf-8")
+    assert "\n".join("   " + line for line in text.splitlines()) in docs  # the page shows it
+    assert text.splitlines() == [
         "t = 7.0 s | jobs: 2 queued, 1 running, 0/3 done | cores busy 6/8 (75%)",
         "cluster c0: 2 nodes, cores busy 6/8",
         "nodes (# all cores busy, + some, . none):",
