@@ -26,6 +26,7 @@ pytestmark = pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
 
 SPEED_GFLOPS = 10.0
 HOST = '  <host id="h{i}" speed="10Gf"/>\n'
+ROUTE = '  <route src="master_host" dst="h{i}"><link_ctn id="l"/></route>\n'
 PLATFORM = (
     "<?xml version='1.0'?>\n"
     '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
@@ -33,7 +34,7 @@ PLATFORM = (
     '  <host id="master_host" speed="1Gf"/>\n'
     + "".join(HOST.format(i=i) for i in range(4))
     + '  <link id="l" bandwidth="10GBps" latency="0us"/>\n'
-    + "".join(f'  <route src="master_host" dst="h{i}"><link_ctn id="l"/></route>\n' for i in range(4))
+    + "".join(ROUTE.format(i=i) for i in range(4))
     + "</zone>\n</platform>\n"
 )
 # id: (profile, walltime in s or None)
@@ -97,5 +98,6 @@ def test_walltime_outcomes_equal_the_real_batsim(tmp_path: Path):
     for name, (profile, walltime) in JOBS.items():
         state, run_s = machine_outcome(profile, walltime)
         row = rows[name]
-        assert (row.final_state, row.success) == (state, int(state == "COMPLETED_SUCCESSFULLY")), name
+        success = int(state == "COMPLETED_SUCCESSFULLY")
+        assert (row.final_state, row.success) == (state, success), name
         assert row.execution_time == pytest.approx(run_s, abs=1e-6), name
