@@ -341,7 +341,7 @@ def _print_summary(exp: Experiment, records: list[EpisodeRecord], wall_s: float,
     print(f"{PROG}: {type(exp.agent).__name__} from {exp.agent_path} ({mode}), "
           f"{len(records)} episodes on {exp.env.platform.name} ({exp.env.platform.nb_cores} cores), "
           f"{env_opts.actions.mode} with {exp.env.action_space.n} actions, "
-          f"objective {env_opts.objective}")
+          f"objective {env_opts.objective}, {exp.env.unwrapped.config.implied.describe()}")
     steps = sum(r.steps for r in records)
     if records:
         _print_table(records)

@@ -136,3 +136,23 @@ def test_replay_applies_the_rule_and_says_so(overrun, tmp_path, capsys):
     head, counts = _replay(["--workload", overrun], tmp_path, capsys)
     assert head.endswith("decision event, walltime kills on (conventions 'default')")
     assert counts == ["1", "/", "1", "/", "0"]
+
+
+def test_launcher_summary_says_what_the_conventions_imply(overrun, tmp_path, capsys):
+    import json
+
+    from hdrm.launcher import main as launch
+
+    root = Path(__file__).resolve().parents[1]
+    options = tmp_path / "options.json"
+    options.write_text(json.dumps({
+        "workload_file_path": overrun, "nb_resources": 4,
+        "workload": {"conventions": "rlscheduler"},
+        "simulation": {"contention": "none"},
+        "pybatsim": {"agent": {"type": "classic", "run": "test", "policy": "fcfs-high_gflops"}},
+    }), encoding="utf-8")
+    assert launch([str(root / "agents" / "classic.py"), str(options), "--outdir",
+                   str(tmp_path / "out")]) == 0
+    head = next(line for line in capsys.readouterr().out.splitlines()
+                if line.startswith("hdeeprm-launch: ") and " from " in line)
+    assert head.endswith(", decision commit, walltime kills off (conventions 'rlscheduler')"), head
