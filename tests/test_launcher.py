@@ -574,3 +574,39 @@ def test_an_evaluation_checkpoint_never_resumes_a_training(tmp_path, capsys):
                             "--inmodel", tmp_path / "e.pt")
     assert status == 0 and "resuming" not in err
     assert list(read_episodes_csv(tmp_path / "c" / "episodes.csv").episode) == [0, 1, 2]
+
+
+def test_a_resumed_ppo_learns_exactly_what_the_uninterrupted_one_does(tmp_path, capsys, monkeypatch):
+    """PPO's rollout spans episodes (16 steps here, episodes of about 20): the partly filled
+    rollout, the update counter and the generators come back with the weights and Adam's moments."""
+    import shutil
+
+    import torch
+
+    from hdrm.agents import checkpoint
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    real = checkpoint.save_snapshot
+    kept = tmp_path / "episode2.pt"
+
+    def keep_episode_2(state, path, options, progress=None):  # the unfinished save at episode 2
+        written = real(state, path, options, progress)
+        if progress and progress["episode"] == 2:
+            shutil.copyfile(written, kept)
+        return written
+
+    monkeypatch.setattr(checkpoint, "save_snapshot", keep_episode_2)
+    options = options_copy(tmp_path, "ppo", tiny("ppo", episodes=5, save_every_episodes=2))
+    assert launch(capsys, agent_file("ppo"), options, "--outdir", tmp_path / "straight")[0] == 0
+    saved = read_checkpoint(kept)
+    assert saved["progress"]["finished"] is False and saved["progress"]["agent"]["objects"]["buffer"]["pos"] > 0
+    status, _, err = launch(capsys, agent_file("ppo"), options, "--outdir", tmp_path / "resumed",
+                            "--inmodel", kept)
+    assert status == 0 and f"resuming the training of {kept} at episode 2 of 5" in err
+    straight = read_rows(tmp_path / "straight" / "episodes.csv")[2:]
+    resumed = read_rows(tmp_path / "resumed" / "episodes.csv")
+    assert [{k: v for k, v in r.items() if k != "wall_s"} for r in resumed] == \
+        [{k: v for k, v in r.items() if k != "wall_s"} for r in straight]
+    a = read_checkpoint(tmp_path / "straight" / "model.pt")
+    b = read_checkpoint(tmp_path / "resumed" / "model.pt")
+    assert all(torch.equal(t, b["model_state_dict"][k]) for k, t in a["model_state_dict"].items())

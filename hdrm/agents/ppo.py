@@ -52,6 +52,8 @@ class PPOAgent(ValueLearningAgent):
     Settings: ClassVar[type] = PPOSettings
     #: Counters a resumed training run restores (:mod:`hdrm.agents.resume`).
     resume_counters: ClassVar[tuple[str, ...]] = ("updates",)
+    #: Objects whose arrays a resumed training run restores: the rollout spans episodes.
+    resume_objects: ClassVar[tuple[str, ...]] = ("buffer",)
 
     def __init__(
         self,

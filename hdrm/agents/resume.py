@@ -3,7 +3,9 @@
 :func:`agent_resume_state` collects the state of every random generator the agent holds (numpy
 ``Generator`` objects and ``torch.Generator`` objects, found among its attributes and one level
 below, e.g. a replay buffer's) and the integer counters its class names in ``resume_counters``
-(PPO's number of updates, which anneals the learning rate of ``agents/ppo.py``).
+(PPO's number of updates, which anneals the learning rate of ``agents/ppo.py``) and the arrays
+and numbers of the objects it names in ``resume_objects`` (PPO's partly filled rollout buffer,
+which spans episodes).
 :func:`restore_agent_resume_state` puts them back, by attribute path, into a freshly built agent of
 the same class, so the resumed run draws the same random numbers the uninterrupted one would have.
 
@@ -41,7 +43,7 @@ def agent_resume_state(agent: Agent) -> dict[str, Any]:
 
     Returns:
         ``{"numpy": {path: bit-generator state}, "torch": {path: byte tensor},
-        "counters": {name: int}}``.
+        "counters": {name: int}, "objects": {name: {attribute: tensor or number}}}``.
     """
     state: dict[str, Any] = {"numpy": {}, "torch": {}, "counters": {}}
     for path, generator in _generators(agent):
@@ -51,7 +53,34 @@ def agent_resume_state(agent: Agent) -> dict[str, Any]:
             state["numpy"][path] = dict(generator.bit_generator.state)
     for name in getattr(type(agent), "resume_counters", ()):
         state["counters"][name] = int(getattr(agent, name))
+    state["objects"] = {name: _object_state(getattr(agent, name))
+                        for name in getattr(type(agent), "resume_objects", ())}
     return state
+
+
+def _object_state(obj: Any) -> dict[str, Any]:
+    """The numpy arrays (as tensors) and plain numbers of ``obj``'s attributes."""
+    out: dict[str, Any] = {}
+    for key, value in vars(obj).items():
+        if isinstance(value, np.ndarray):
+            out[key] = torch.from_numpy(value.copy())
+        elif isinstance(value, (bool, int, float)):
+            out[key] = value
+    return out
+
+
+def _restore_object(obj: Any, state: Mapping[str, Any]) -> None:
+    for key, value in state.items():
+        current = getattr(obj, key, None)
+        if isinstance(current, np.ndarray):
+            saved = value.numpy()
+            if saved.shape != current.shape:
+                logger.warning("resume: %s has shape %s, the saved one %s; not restored",
+                               key, current.shape, saved.shape)
+                continue
+            current[...] = saved
+        elif isinstance(value, (bool, int, float)):
+            setattr(obj, key, value)
 
 
 def restore_agent_resume_state(agent: Agent, state: Mapping[str, Any]) -> None:
@@ -69,6 +98,9 @@ def restore_agent_resume_state(agent: Agent, state: Mapping[str, Any]) -> None:
     for name, value in state.get("counters", {}).items():
         if hasattr(agent, name):
             setattr(agent, name, int(value))
+    for name, saved in state.get("objects", {}).items():
+        if hasattr(agent, name):
+            _restore_object(getattr(agent, name), saved)
 
 
 def global_rng_state() -> dict[str, Any]:
