@@ -287,28 +287,32 @@ class HdrmScheduler(BatsimScheduler):
 
     def _send_changes(self, now: float) -> None:
         """Send the power states the core set since the last call (only where they differ)."""
-        targets: dict[int, int] = {}
-        for state, factor, cores in self.core.take_changes():
+        for state, factor, cores in self.core.take_changes():  # one group per state, disjoint
             if factor != 1.0 or not 0 <= state < NB_STATES:
                 raise ConfigError(
                     f"the contention model set cores {cores[:4]}... to state {state} with speed factor "
                     f"{factor:g}; Batsim's four power states express only factor 1"
                 )
-            targets.update(dict.fromkeys(cores, state))
-        self._send_states(now, targets)
+            self._send_state(now, state, cores)
 
     def _send_states(self, now: float, targets: dict[int, int]) -> None:
-        """SET_RESOURCE_STATE for the cores whose target state is not the one Batsim has."""
-        pstates = self._pstates
+        """Send each core its target state where Batsim has another one."""
         groups: dict[int, list[int]] = {}
         for core, state in targets.items():
-            if pstates[core] != state:
-                pstates[core] = state
-                groups.setdefault(state, []).append(core)
+            groups.setdefault(state, []).append(core)
         for state, cores in sorted(groups.items()):
-            cores.sort()
-            self.bs.set_resource_state(resources_text(cores), PSTATE_OF_STATE[state])
-            self.state_requests.append((now, state, cores))
+            self._send_state(now, state, cores)
+
+    def _send_state(self, now: float, state: int, cores: list[int]) -> None:
+        """SET_RESOURCE_STATE ``state`` for those of ``cores`` whose P-state Batsim has is another."""
+        pstates = self._pstates
+        changed = sorted(c for c in cores if pstates[c] != state)
+        if not changed:
+            return
+        for c in changed:
+            pstates[c] = state
+        self.bs.set_resource_state(resources_text(changed), PSTATE_OF_STATE[state])
+        self.state_requests.append((now, state, changed))
 
 
 def resources_text(cores: list[int]) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
@@ -159,14 +160,15 @@ def _is_str_list(v: Any) -> bool:
     return isinstance(v, list) and bool(v) and all(isinstance(x, str) for x in v)
 
 
+_INTERVALS = re.compile(r"\d+(?:-\d+)?(?: \d+(?:-\d+)?)*")
+
+
 def _is_interval(v: Any) -> bool:
-    if not isinstance(v, str):
+    """An interval-set text (``"0-3 7"``) with every range in order (a regex: ProcSet.from_str
+    cost the Batsim adapter a fifth of its time)."""
+    if not isinstance(v, str) or not _INTERVALS.fullmatch(v):
         return False
-    try:
-        ProcSet.from_str(v)
-    except ValueError:
-        return False
-    return True
+    return all(int(lo) <= int(hi) for lo, _, hi in (p.partition("-") for p in v.split(" ")) if hi)
 
 
 def _is_pstate(v: Any) -> bool:
