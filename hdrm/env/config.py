@@ -112,7 +112,7 @@ class EnvConfig:
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> "EnvConfig":
         """Build from keyword arguments; unknown names are a ConfigError with suggestions."""
-        names = [f.name for f in dataclasses.fields(cls)]
+        names = [f.name for f in dataclasses.fields(cls) if f.init]
         for key in kwargs:
             if key not in names:
                 raise ConfigError(f"unknown environment argument {key!r}; {suggest(key, names)}"
