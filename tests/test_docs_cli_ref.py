@@ -41,7 +41,8 @@ def test_cli_reference_describes_every_subcommand_and_option():
     assert rows["--policy POLICY"].default == "fcfs"
     assert rows["--outdir D"].default == "required"
     assert rows["--backfill BACKFILL"].help == "Choices: none, easy, easy_first, conservative."
-    assert replay.exclusive == ("Exactly one of: --platform, --homogeneous-procs.",)
+    assert replay.exclusive == ("Exactly one of: --platform, --homogeneous-procs.",
+                                "At most one of: --walltime-kill, --no-walltime-kill.")
     assert replay.usage.startswith("hdrm replay [-h] (--platform P.json | --homogeneous-procs N)")
     assert "hdrm replay --platform platforms/hetero.json" in replay.epilog
 
