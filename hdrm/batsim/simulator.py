@@ -41,7 +41,9 @@ sleeps due within a nanosecond of each other in one step. What waits by computin
 is below 1e-14 of a flop, and it started after a chain of inter-process messages that take a
 fraction of a nanosecond each, so it ends just after the sleeps of its nominal instant: such
 events come after the others of their instant, in the order they began (the recorded session of
-``sessions/protocol_demo`` shows a switch acknowledged after a simultaneous submission).
+``sessions/protocol_demo`` shows a switch acknowledged after a simultaneous submission). This part
+is an approximation: Batsim sometimes sends such an event in a message of its own, at the same
+printed time, when the decision process was waiting and the other events had already gone.
 
 Invalid decisions raise :class:`~hdrm.errors.ProtocolError` naming the event, its time and the job.
 """
