@@ -34,7 +34,7 @@ JOB_STATES = (
     "COMPLETED_WALLTIME_REACHED",
     "COMPLETED_KILLED",
 )
-#: Batsim's default socket endpoint (``-s``); decision processes bind ``tcp://*:28000``.
+#: Batsim's default socket endpoint (``-s``); decision processes bind it (``tcp://127.0.0.1:28000``).
 DEFAULT_ENDPOINT = "tcp://localhost:28000"
 #: NOTIFY types Batsim sends.
 NO_MORE_STATIC_JOBS = "no_more_static_job_to_submit"

@@ -2,7 +2,7 @@
 
 Usage::
 
-    pybatsim fillerSched -s 'tcp://*:28000' &
+    pybatsim fillerSched -s tcp://127.0.0.1:28000 &
     hdrm serve --platform platform.xml --workload workload.json -e out/out
 
 The options mirror Batsim's own (``-p``, ``-w``, ``-s``, ``-e``, ``-E``,
