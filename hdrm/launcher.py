@@ -35,7 +35,14 @@ from hdrm import __version__
 from hdrm.errors import ConfigError, HdrmError
 from hdrm.launch.experiment import Experiment, build_experiment
 from hdrm.launch.logs import RunLog, TensorBoardHook, check_tensorboard, tensorboard_writer
-from hdrm.launch.loop import EpisodeRecord, EpisodeStopped, HookList, InvalidAction, run_experiment
+from hdrm.launch.loop import (
+    EpisodeActions,
+    EpisodeRecord,
+    EpisodeStopped,
+    HookList,
+    InvalidAction,
+    run_experiment,
+)
 from hdrm.launch.outdir import DEFAULT_MODEL, Claim, claim_outdir, remove_stale_temps
 from hdrm.launch.progress import BarProgress, progress_hook
 from hdrm.launch.saving import SavePolicy, Saver, resume
@@ -222,13 +229,20 @@ def _play(exp: Experiment, args: argparse.Namespace, hooks: HookList, signals: S
         log.keep_partial(exc.partial)
         status = signals.exit_status if isinstance(exc, EpisodeStopped) else 2
         return list(log.records), exc, status
+    except HdrmError as exc:
+        if not signals.requested():
+            raise
+        # a terminal's Ctrl-C reaches the whole process group: Batsim (engine batsim) dies of it
+        logging.getLogger(__name__).info("after %s: %s", signals.received, exc)
+        stopped = EpisodeStopped(EpisodeActions(start + len(log.records), [], []), mid_episode=True)
+        return list(log.records), stopped, signals.exit_status
 
 
 def _outputs(exp: Experiment, log: RunLog, outdir: Path, stopped: Exception | None,
              saver: Saver | None) -> dict[str, Path]:
     """Write the outputs; Batsim's own files only when the last episode finished."""
     paths = log.finish(exp.env)
-    if stopped is None or (isinstance(stopped, EpisodeStopped) and not stopped.partial.actions):
+    if stopped is None or (isinstance(stopped, EpisodeStopped) and not stopped.mid_episode):
         paths.update(_batsim_outputs(exp, outdir))
     if saver is not None and saver.path.parent.resolve() == outdir.resolve():
         paths["model"] = saver.path

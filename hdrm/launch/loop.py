@@ -102,12 +102,14 @@ class EpisodeStopped(Exception):
 
     Attributes:
         partial: the decisions of the unfinished episode.
+        mid_episode: whether an episode was under way (its outputs are partial).
     """
 
-    def __init__(self, partial: EpisodeActions) -> None:
+    def __init__(self, partial: EpisodeActions, mid_episode: bool | None = None) -> None:
         super().__init__(f"stopped in episode {partial.episode} after {len(partial.actions)} "
                          "decisions")
         self.partial = partial
+        self.mid_episode = bool(partial.actions) if mid_episode is None else mid_episode
 
 
 class InvalidAction(HdrmError):

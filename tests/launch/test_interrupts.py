@@ -210,3 +210,43 @@ def test_a_signal_during_the_save_is_held_back_and_the_file_stays_whole(tmp_path
     assert checkpoint["checked"] and checkpoint["progress"]["episode"] == 1
     assert "stopped by SIGINT" in out and "signal(s) during the save were held back" in out
     assert [p.name for p in outdir.glob(".*.tmp")] == []
+
+
+def _batsim() -> str | None:
+    """A Batsim 4 executable that runs here ($HDRM_BATSIM, ../shared, the PATH), or None."""
+    import shutil
+
+    for exe in (os.environ.get("HDRM_BATSIM"), str(ROOT.parent / "shared" / "batsim" / "bin" / "batsim"),
+                shutil.which("batsim")):
+        if exe and Path(exe).is_file():
+            try:
+                out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if out.returncode == 0 and out.stdout.strip().startswith("4."):
+                return exe
+    return None
+
+
+def test_a_terminal_ctrl_c_that_also_kills_batsim_is_a_clean_stop(tmp_path):
+    """Ctrl-C in a terminal signals the whole process group, Batsim included: the launch must
+    still end as stopped (status 130, model saved), not as a Batsim failure."""
+    exe = _batsim()
+    if exe is None:
+        pytest.skip("no runnable Batsim 4 executable")
+    opts = options(tmp_path, save_every_episodes=0, save_every_minutes=0)
+    data = json.loads(opts.read_text(encoding="utf-8"))
+    data.update(engine="batsim", batsim={"binary": exe})
+    opts.write_text(json.dumps(data), encoding="utf-8")
+    err = tmp_path / "err.txt"
+    outdir = tmp_path / "run"
+    process = subprocess.Popen([sys.executable, "-m", "hdrm.launcher", str(AGENT), str(opts),
+                                "--outdir", str(outdir)], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=open(err, "w", encoding="utf-8"), text=True,
+                               start_new_session=True)
+    wait_for(episodes_logged(err, 2), "progress line of episode 1", process)
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    code, out = finish(process)
+    assert code == 130, err.read_text(encoding="utf-8")[-1500:]
+    assert "stopped by SIGINT: resume with --inmodel" in out
+    assert read_checkpoint(outdir / "model.pt")["progress"]["episode"] >= 2
