@@ -252,6 +252,9 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
 
 def _verify(path: Path, checkpoint: dict[str, Any]) -> None:
     stored = checkpoint.get(CHECKSUM_KEY)
+    if stored is None and checkpoint.get("format", 1) != 1:
+        raise AgentLoadError(f"checkpoint {path}: format {checkpoint.get('format')} but no sha256 "
+                             "checksum: the file is corrupt; use another copy or retrain")
     if stored is None:
         checkpoint["checked"] = False
         logger.info("checkpoint %s has no checksum (written before format %d); not verified",

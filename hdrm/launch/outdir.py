@@ -51,6 +51,7 @@ class Claim:
 
     Attributes:
         path: the folder.
+        fd: the open lock file, locked (-1 once released).
         stale_pid: the pid of a dead run whose lock was taken over, or None.
         removed_outputs: a previous run's outputs deleted by ``overwrite``.
         removed_temps: leftover temporary files deleted, with their sizes in bytes.

@@ -295,3 +295,12 @@ def test_temporary_files_name_the_writing_process(tmp_path, bandit, driver, monk
         save_checkpoint(agent, target, {})
     assert seen and seen[0].startswith(f".m.pt.{os.getpid()}.") and seen[0].endswith(".tmp")
     assert sorted(os.listdir(tmp_path)) == ["m.pt"] and target.read_bytes() == b"previous model"
+
+
+def test_a_new_checkpoint_that_lost_its_checksum_is_refused(tmp_path, bandit, driver):
+    path = save_checkpoint(driver.make(ReinforceAgent, bandit), tmp_path / "m.pt", {})
+    checkpoint = torch.load(path, weights_only=True)
+    del checkpoint["sha256"]
+    torch.save(checkpoint, path)
+    with pytest.raises(AgentLoadError, match=rf"^checkpoint {path}: format 2 but no sha256 checksum"):
+        load_checkpoint(driver.make(ReinforceAgent, bandit), path)
