@@ -216,7 +216,7 @@ class Machine:
             self._push(job, self.now + job.delay_run_s(delay_s))
         else:
             speeds, factor = self._speeds, self._factor
-            job.make_parallel(ops_gflop, (speeds[c][states[c]] * factor[c] for c in cores))
+            job.make_parallel(ops_gflop, [speeds[c][states[c]] * factor[c] for c in cores])
             self._push(job, self.now + job.run_left_s())
 
     def kill(self, key: int) -> JobEnd:
@@ -276,10 +276,17 @@ class Machine:
                 job.energy_j += job.power_w * (now - job.energy_t)
                 job.energy_t = now
                 job.power_w += pw[state] - pw[old]
-                if job.parallel and key not in stale:
+                if job.parallel and key not in stale:  # the slowest speed, in O(1)
                     sp = speeds[c]
-                    if not job.move_host(sp[old] * old_factor, sp[state] * speed_factor):
-                        stale.add(key)
+                    was, new, low = sp[old] * old_factor, sp[state] * speed_factor, job.min_speed
+                    if new < low:
+                        job.min_speed, job.at_min = new, 1
+                    elif new == low:
+                        job.at_min += was != low
+                    elif was == low:
+                        job.at_min -= 1
+                        if not job.at_min:  # the last host at the minimum sped up
+                            stale.add(key)
             acc[c] += pw[old] * (now - last[c])
             last[c] = now
             delta += pw[state] - pw[old]

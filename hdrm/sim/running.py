@@ -4,8 +4,9 @@ A ``parallel_homogeneous`` job runs as one SimGrid parallel task (``ptask_L07``)
 bounded by every host's speed divided by that host's work, so with the same work on every host all
 of them advance in lock-step at the speed of the slowest one. The job therefore keeps one remaining
 amount of work (GFLOP per host) that drops by ``min(speed) * dt``, and the speed of its slowest host
-with the number of its hosts at that speed, so that a speed change costs O(1) unless the last host
-at the minimum speeds up.
+with the number of its hosts at that speed, which :meth:`~hdrm.sim.machine.Machine.apply_states`
+updates in O(1) per changed host, recomputing it over the job's hosts only when the last host at the
+minimum speeds up.
 
 Walltimes follow Batsim 4.2.1 (``src/jobs_execution.cpp``, ``src/task_execution.cpp``) on SimGrid
 3.32: a delay job succeeds only if ``delay < walltime`` (a plain comparison); a parallel job is an
@@ -82,20 +83,6 @@ class RunningJob:
             elif s == low:
                 count += 1
         self.min_speed, self.at_min = low, count
-
-    def move_host(self, was: float, new: float) -> bool:
-        """One host goes from speed ``was`` to ``new``; False when :meth:`set_min_speed` must run
-        (the last host at the minimum sped up)."""
-        low = self.min_speed
-        if new < low:
-            self.min_speed, self.at_min = new, 1
-        elif new == low:
-            if was != low:
-                self.at_min += 1
-        elif was == low:
-            self.at_min -= 1
-            return self.at_min > 0
-        return True
 
     def sync(self, now: float) -> None:
         """Bring a parallel job's remaining work and walltime up to ``now``."""
