@@ -15,6 +15,11 @@ Fields (units in the names):
   optional ``description``.
 * network type: ``bandwidth_gbps`` (Gbit/s per node link), ``latency_us``; optional
   ``description``.
+* accelerator type (``accelerators.json``, section ``"accelerator_types"``): ``memory_gb``,
+  ``idle_w``, ``busy_w``, ``price_usd_per_hour``; optional ``milli_capacity`` (1,000),
+  ``fp32_tflops``, ``vendor``, ``model``, ``year``, ``notes``, ``sources`` (see
+  :mod:`hdrm.platform.accelerators`). A node type lists its devices as ``"accelerators":
+  [{"type": <accelerator type>, "count": n}]`` (optional; none by default).
 
 The JSON shape of each type is a dataclass (:class:`ProcessorTypeJson`, :class:`NodeTypeJson`,
 :class:`NetworkTypeJson`) converted by :mod:`hdrm.typedjson`, the one JSON validation mechanism of
@@ -34,6 +39,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from hdrm.errors import PlatformError
+from hdrm.platform.accelerators import AcceleratorCountJson, AcceleratorType, AcceleratorTypeJson
 from hdrm.platform.model import NetworkType, NodeType, ProcessorType
 from hdrm.registry import suggest
 from hdrm.typedjson import Context, convert_block, join_path, keep_duplicates, read_json
@@ -99,11 +105,13 @@ class NodeTypeJson:
     processors: tuple[ProcessorCountJson, ...] = field(metadata={"nonempty": True})
     memory_gb: float = field(metadata=_POSITIVE)
     description: str = ""
+    accelerators: tuple[AcceleratorCountJson, ...] = ()
 
     def build(self, name: str) -> NodeType:
         """The model type of this name."""
         pairs = tuple((p.type, p.count) for p in self.processors)
-        return NodeType(name, pairs, self.memory_gb, self.description)
+        devices = tuple((a.type, a.count) for a in self.accelerators)
+        return NodeType(name, pairs, self.memory_gb, self.description, devices)
 
 
 @dataclass(frozen=True)
@@ -132,6 +140,14 @@ class NodesFile:
     """``nodes.json`` of a type library."""
 
     node_types: Mapping[str, NodeTypeJson] = field(metadata=TYPE_SECTION)
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class AcceleratorsFile:
+    """``accelerators.json`` of a type library."""
+
+    accelerator_types: Mapping[str, AcceleratorTypeJson] = field(metadata=TYPE_SECTION)
     description: str = ""
 
 
@@ -166,23 +182,27 @@ def read_json_file(path: str | Path, what: str = "platform") -> Any:
 
 @dataclass(frozen=True)
 class TypeLibrary:
-    """Processor, node and network types by name (read-only mappings)."""
+    """Processor, node, network and accelerator types by name (read-only mappings)."""
 
     processor_types: Mapping[str, ProcessorType]
     node_types: Mapping[str, NodeType]
     network_types: Mapping[str, NetworkType]
+    accelerator_types: Mapping[str, AcceleratorType] = field(
+        default_factory=lambda: MappingProxyType({}))
 
     def extended(
         self,
         processor_types: Mapping[str, ProcessorType] = {},
         node_types: Mapping[str, NodeType] = {},
         network_types: Mapping[str, NetworkType] = {},
+        accelerator_types: Mapping[str, AcceleratorType] = {},
     ) -> "TypeLibrary":
         """A new library with these types added; a type of an existing name replaces it."""
         for kind, new, old in (
             ("processor", processor_types, self.processor_types),
             ("node", node_types, self.node_types),
             ("network", network_types, self.network_types),
+            ("accelerator", accelerator_types, self.accelerator_types),
         ):
             for name in sorted(set(new) & set(old)):
                 logger.info("%s type %r overrides the library type", kind, name)
@@ -190,6 +210,7 @@ class TypeLibrary:
             MappingProxyType({**self.processor_types, **processor_types}),
             MappingProxyType({**self.node_types, **node_types}),
             MappingProxyType({**self.network_types, **network_types}),
+            MappingProxyType({**self.accelerator_types, **accelerator_types}),
         )
 
     def processor_type(self, name: str, ctx: Context, path: str) -> ProcessorType:
@@ -204,10 +225,17 @@ class TypeLibrary:
         """Look up a network type; an unknown name is a PlatformError at ``path``."""
         return _lookup(self.network_types, "network type", name, ctx, path)
 
+    def accelerator_type(self, name: str, ctx: Context, path: str) -> AcceleratorType:
+        """Look up an accelerator type; an unknown name is a PlatformError at ``path``."""
+        return _lookup(self.accelerator_types, "accelerator type", name, ctx, path)
+
     def check_node_type(self, node_type: NodeType, ctx: Context, path: str) -> None:
-        """Check that every processor type a node type names exists (``path``: the node type)."""
+        """Check that every processor and accelerator type a node type names exists (``path``:
+        the node type)."""
         for i, (ptype, _) in enumerate(node_type.processors):
             self.processor_type(ptype, ctx, f"{join_path(path, 'processors')}[{i}].type")
+        for i, (atype, _) in enumerate(node_type.accelerators):
+            self.accelerator_type(atype, ctx, f"{join_path(path, 'accelerators')}[{i}].type")
 
 
 def _lookup(types: Mapping[str, Any], kind: str, name: str, ctx: Context, path: str) -> Any:
@@ -228,15 +256,24 @@ _LIBRARY_FILES = (
 )
 
 
+#: The optional file of a type library: a library without it has no accelerator types.
+_ACCELERATORS_FILE = ("accelerator_types", "accelerators.json", AcceleratorsFile)
+
+
 def load_library(directory: str | Path = DATA_DIR) -> TypeLibrary:
-    """Read a type library from ``processors.json``, ``nodes.json`` and ``networks.json``.
+    """Read a type library from ``processors.json``, ``nodes.json``, ``networks.json`` and,
+    when present, ``accelerators.json``.
 
     Raises:
-        PlatformError: a file is missing or malformed, or a node type names an unknown processor.
+        PlatformError: a file is missing or malformed, or a node type names an unknown processor
+            or accelerator type.
     """
-    sections: dict[str, dict[str, Any]] = {}
+    sections: dict[str, dict[str, Any]] = {"accelerator_types": {}}
     contexts: dict[str, Context] = {}
-    for section, filename, cls in _LIBRARY_FILES:
+    files = _LIBRARY_FILES
+    if (Path(directory) / _ACCELERATORS_FILE[1]).exists():
+        files = files + (_ACCELERATORS_FILE,)
+    for section, filename, cls in files:
         path = Path(directory) / filename
         contexts[section] = Context(str(path), error=PlatformError)
         doc = convert_block(read_json_file(path, what="type library"), cls, "", contexts[section])
@@ -245,6 +282,7 @@ def load_library(directory: str | Path = DATA_DIR) -> TypeLibrary:
         MappingProxyType(sections["processor_types"]),
         MappingProxyType(sections["node_types"]),
         MappingProxyType(sections["network_types"]),
+        MappingProxyType(sections["accelerator_types"]),
     )
     for name, node_type in library.node_types.items():
         library.check_node_type(node_type, contexts["node_types"], join_path("node_types", name))

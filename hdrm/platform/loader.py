@@ -8,6 +8,7 @@ A platform file is one JSON object::
       "processor_types": {"my_cpu": {...}},      optional; extend or replace library types
       "node_types": {"my_node": {...}},          optional; same
       "network_types": {"my_net": {...}},        optional; same
+      "accelerator_types": {"my_gpu": {...}},    optional; same (GPU models)
       "clusters": [                              required, at least one
         {"name": "c0",                           unique; letters, digits and '_.+-'
          "network": "infiniband_edr",            a network type
@@ -20,6 +21,11 @@ The three type sections have the fields of the shipped type library (see
 Nodes are created in file order, ``count`` times per entry, and named ``<cluster>-n<i>`` with ``i``
 counting from 0 inside each cluster. Clusters, nodes, processors and cores get global integer ids in
 hierarchy order; core ids are the Batsim resource ids.
+
+A node type may list accelerators (``"accelerators": [{"type": "T4", "count": 2}]``): each
+device becomes an :class:`~hdrm.platform.accelerators.Accelerator` with a global id, node by
+node, in ``Platform.accelerators``; ``Node.accelerator_ids`` names a node's devices. A platform
+without them is built exactly as before.
 
 Derived figures: a core runs at ``clock_ghz * flops_per_cycle`` GFLOP/s and draws
 ``tdp_w / cores`` W at full speed; a node has ``memory_gb * 1024`` MB; a processor's cores share its
@@ -38,6 +44,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from hdrm.errors import PlatformError
+from hdrm.platform.accelerators import Accelerator, AcceleratorTypeJson, node_devices
 from hdrm.platform.library import (
     TYPE_SECTION,
     NetworkTypeJson,
@@ -101,6 +108,8 @@ class PlatformJson:
         default_factory=_no_types, metadata=TYPE_SECTION)
     network_types: Mapping[str, NetworkTypeJson] = field(
         default_factory=_no_types, metadata=TYPE_SECTION)
+    accelerator_types: Mapping[str, AcceleratorTypeJson] = field(
+        default_factory=_no_types, metadata=TYPE_SECTION)
 
 
 #: A parsed cluster: name, network type and (node type, count) groups.
@@ -154,7 +163,7 @@ def _file_library(doc: PlatformJson, ctx: Context, library: TypeLibrary) -> Type
     """The library extended with the file's own types, with their references checked."""
     node_types = build_types(doc.node_types)
     types = library.extended(build_types(doc.processor_types), node_types,
-                             build_types(doc.network_types))
+                             build_types(doc.network_types), build_types(doc.accelerator_types))
     for name, node_type in node_types.items():
         types.check_node_type(node_type, ctx, join_path("node_types", name))
     return types
@@ -219,6 +228,7 @@ class _Builder:
         self.core_processor: list[int] = []
         self.core_node: list[int] = []
         self.core_cluster: list[int] = []
+        self.accelerators: list[Accelerator] = []
 
     def add_cluster(
         self, name: str, network: NetworkType, groups: list[tuple[NodeType, int]]
@@ -240,6 +250,9 @@ class _Builder:
             ptype = self.types.processor_types[type_name]
             for _ in range(count):
                 self.add_processor(node_id, cluster_id, ptype)
+        first_device = len(self.accelerators)
+        for atype in node_devices(node_type.accelerators, self.types.accelerator_types):
+            self.accelerators.append(Accelerator(len(self.accelerators), node_id, cluster_id, atype))
         self.nodes.append(
             Node(
                 id=node_id,
@@ -249,6 +262,7 @@ class _Builder:
                 memory_mb=node_type.memory_gb * 1024.0,
                 processor_ids=range(first_proc, len(self.processors)),
                 core_ids=range(first_core, len(self.gflops)),
+                accelerator_ids=range(first_device, len(self.accelerators)) or (),
             )
         )
 
@@ -283,4 +297,5 @@ def _build(
         processors=tuple(builder.processors),
         cores=builder.core_table(),
         source=source,
+        accelerators=tuple(builder.accelerators),
     )

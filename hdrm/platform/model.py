@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from hdrm.errors import PlatformError
+from hdrm.platform.accelerators import Accelerator
 
 #: Default largest platform, in cores (2**20): over 11 times the largest machine of the archive
 #: traces hdrm is checked on (CEA Curie, 93,312 cores); a replay on it takes about 0.9 GB.
@@ -80,6 +81,8 @@ class NodeType:
     processors: tuple[tuple[str, int], ...]
     memory_gb: float
     description: str = ""
+    #: accelerator type names and counts (:mod:`hdrm.platform.accelerators`); none by default
+    accelerators: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,8 @@ class Node:
     memory_mb: float
     processor_ids: Sequence[int]
     core_ids: Sequence[int]
+    #: global ids of the node's accelerators (``Platform.accelerators``); none by default
+    accelerator_ids: Sequence[int] = ()
 
 
 @dataclass(frozen=True)
@@ -304,6 +309,8 @@ class Platform:
     processors: Sequence[Processor]
     cores: Sequence[Core]
     source: str = ""
+    #: every accelerator (GPU) of the platform, id = position; empty for CPU-only platforms
+    accelerators: tuple[Accelerator, ...] = ()
     # Flat tables, filled in __post_init__ (index = core id / processor id).
     core_gflops: tuple[float, ...] = field(init=False, repr=False)
     core_power_w: tuple[float, ...] = field(init=False, repr=False)
