@@ -6,8 +6,9 @@ ids Batsim uses. Flat tuples (``core_gflops``, ``core_processor`` ...) give the 
 decision core O(1) access without walking objects.
 
 Size: a core is not an object. ``Platform.cores`` is a :class:`CoreTable` that makes each
-:class:`Core` on demand from the flat tuples (a few pointers per core), and the core ids of a
-processor or node, like the node ids of a cluster, are ``range`` objects. A platform larger than
+:class:`Core` on demand from the flat tuples (a few pointers per core); the loader gives the core
+ids of a processor or node, like the node ids of a cluster, as ``range`` objects; nodes and
+processors are slotted objects. A platform larger than
 :func:`max_cores` cores is refused before anything proportional to it is allocated
 (:func:`check_size`): replaying on it would take more memory than a workstation has.
 """
@@ -24,16 +25,17 @@ from hdrm.errors import PlatformError
 from hdrm.platform.accelerators import Accelerator
 
 #: Default largest platform, in cores (2**20): over 11 times the largest machine of the archive
-#: traces hdrm is checked on (CEA Curie, 93,312 cores); a replay on it takes about 0.9 GB.
+#: traces hdrm is checked on (CEA Curie, 93,312 cores); a replay on it takes about 1 GB.
 DEFAULT_MAX_CORES = 1_048_576
 
 #: Environment variable that raises (or lowers) the limit.
 MAX_CORES_ENV = "HDRM_MAX_CORES"
 
 #: Memory a replay takes per core: the platform, the decision core's per-core arrays and the
-#: engine. Measured with ``/usr/bin/time -v`` on replays of 50 jobs: 10^6 one-core nodes (the
-#: worst case, ``--homogeneous-procs``) 865 MB; 10^6 cores as 25,000 nodes of 40 cores 528 MB.
-REPLAY_BYTES_PER_CORE = 850
+#: engine. Measured with ``/usr/bin/time -v`` (maximum resident set) on replays of 50 jobs:
+#: 10^6 one-core nodes (the worst case, ``--homogeneous-procs``) 1,022 MB; 10^6 cores as
+#: 25,000 nodes of 40 cores 525 MB.
+REPLAY_BYTES_PER_CORE = 1000
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ def _gb(nb_cores: int) -> str:
     return f"about {gb:,.0f} GB" if gb >= 10 else f"about {gb:.1f} GB"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Processor:
     """One processor of a node; its cores share its memory bandwidth."""
 
@@ -169,7 +171,7 @@ class Processor:
         return self.type.mem_bw_gbps
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Node:
     """One node; its processors share its memory capacity."""
 
@@ -207,6 +209,8 @@ class _MadeOnDemand(Sequence):
         raise NotImplementedError
 
     def __getitem__(self, index):
+        if type(index) is int and 0 <= index < len(self):  # the common case, first
+            return self._item(index)
         if isinstance(index, slice):
             return tuple(self._item(i) for i in range(len(self))[index])
         return self._item(range(len(self))[index])  # negative indices, IndexError as a tuple
@@ -266,36 +270,6 @@ class CoreTable(_MadeOnDemand):
     __hash__ = _MadeOnDemand.__hash__
 
 
-class _OneCoreNodes(_MadeOnDemand):
-    """The nodes of :meth:`Platform.homogeneous`: node ``i`` holds processor and core ``i``."""
-
-    __slots__ = ("_n", "_type")
-
-    def __init__(self, nb: int, node_type: NodeType) -> None:
-        self._n, self._type = nb, node_type
-
-    def __len__(self) -> int:
-        return self._n
-
-    def _item(self, i: int) -> Node:
-        return Node(i, 0, f"n{i}", self._type, math.inf, range(i, i + 1), range(i, i + 1))
-
-
-class _OneCoreProcessors(_MadeOnDemand):
-    """The processors of :meth:`Platform.homogeneous`: processor ``i`` is core ``i``."""
-
-    __slots__ = ("_n", "_type")
-
-    def __init__(self, nb: int, processor_type: ProcessorType) -> None:
-        self._n, self._type = nb, processor_type
-
-    def __len__(self) -> int:
-        return self._n
-
-    def _item(self, i: int) -> Processor:
-        return Processor(i, i, 0, self._type, range(i, i + 1))
-
-
 @dataclass(frozen=True)
 class Platform:
     """A whole platform with derived figures and flat per-core lookup tables.
@@ -305,8 +279,8 @@ class Platform:
 
     name: str
     clusters: tuple[Cluster, ...]
-    nodes: Sequence[Node]
-    processors: Sequence[Processor]
+    nodes: tuple[Node, ...]
+    processors: tuple[Processor, ...]
     cores: Sequence[Core]
     source: str = ""
     #: every accelerator (GPU) of the platform, id = position; empty for CPU-only platforms
@@ -327,15 +301,8 @@ class Platform:
         put(self, "core_power_w", table.power_w)
         put(self, "core_processor", table.processor)
         put(self, "core_node", table.node)
-        uniform = (_OneCoreProcessors, _OneCoreNodes)
-        if isinstance(self.processors, uniform) and isinstance(self.nodes, uniform):
-            # every processor and node alike: one value, and no object per core even here
-            put(self, "processor_mem_bw_gbps",
-                (self.processors[0].mem_bw_gbps,) * len(self.processors))
-            put(self, "node_memory_mb", (self.nodes[0].memory_mb,) * len(self.nodes))
-        else:
-            put(self, "processor_mem_bw_gbps", tuple(p.mem_bw_gbps for p in self.processors))
-            put(self, "node_memory_mb", tuple(n.memory_mb for n in self.nodes))
+        put(self, "processor_mem_bw_gbps", tuple(p.mem_bw_gbps for p in self.processors))
+        put(self, "node_memory_mb", tuple(n.memory_mb for n in self.nodes))
 
     @property
     def nb_cores(self) -> int:
@@ -385,6 +352,11 @@ class Platform:
         net = NetworkType("generic", 10.0, 1.0)
         ids = tuple(range(nb_cores))
         cores = CoreTable((gflops,) * nb_cores, (power_w,) * nb_cores, ids, ids, (0,) * nb_cores)
+        # one node and one processor object per core (the decision core walks them, so they
+        # are not made on demand), but no core object, and one shared 1-tuple (lighter than a
+        # range) as the core ids and processor ids of node i and the core ids of processor i
+        ones = [(i,) for i in ids]
+        procs = tuple(Processor(i, i, 0, ptype, one) for i, one in zip(ids, ones))
+        nodes = tuple(Node(i, 0, f"n{i}", ntype, math.inf, one, one) for i, one in zip(ids, ones))
         clusters = (Cluster(0, "homogeneous", net, range(nb_cores)),)
-        return cls(name or f"homogeneous_{nb_cores}", clusters, _OneCoreNodes(nb_cores, ntype),
-                   _OneCoreProcessors(nb_cores, ptype), cores)
+        return cls(name or f"homogeneous_{nb_cores}", clusters, nodes, procs, cores)
