@@ -7,6 +7,7 @@ Usage::
     hdrm platform platforms/hetero.json --json           the summary as JSON
     hdrm platform some_simgrid_platform.xml              summarise a SimGrid file, host by host
     hdrm platform --list-types                           the shipped type library
+    hdrm platform from-openb NODES.csv -o gpu.json       a GPU platform from an openb node list
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ from typing import Any, Sequence
 
 from hdrm.errors import ConfigError
 from hdrm.platform.library import TypeLibrary, default_library
+from hdrm.platform.loader import platform_from_dict
+from hdrm.platform.openb import platform_json_from_openb
 from hdrm.platform.simgrid import MASTER_HOST, write_simgrid_xml
 from hdrm.sim.inputs import load_platform_any
 from hdrm.platform.summary import PlatformSummary, summarize_platform
+from hdrm.workload.openb import read_openb_nodes
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -38,7 +42,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "as a SimGrid platform, one core per host."
         ),
     )
-    parser.add_argument("file", nargs="?", metavar="FILE", help="platform JSON (or SimGrid XML)")
+    parser.add_argument("file", nargs="?", metavar="FILE",
+                        help="platform JSON (or SimGrid XML), or 'from-openb'")
+    parser.add_argument("nodes", nargs="?", metavar="NODES.csv",
+                        help="with 'from-openb': the openb node list to convert")
+    parser.add_argument("-o", "--output", metavar="OUT.json",
+                        help="with 'from-openb': write the platform JSON here")
     parser.add_argument("--xml", metavar="OUT.xml", help="write the SimGrid platform XML here")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument(
@@ -57,6 +66,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.file:
         raise ConfigError("give a platform FILE (e.g. platforms/tiny4.json) or --list-types")
+    if args.file == FROM_OPENB:
+        return _from_openb(args)
+    if args.nodes or args.output:
+        raise ConfigError(f"NODES.csv and --output go with '{FROM_OPENB}' only; "
+                          f"e.g. hdrm platform {FROM_OPENB} nodes.csv -o gpu.json")
     platform = load_platform_any(Path(args.file))
     summary = summarize_platform(platform)
     if args.json:
@@ -70,6 +84,28 @@ def run(args: argparse.Namespace) -> int:
             f"wrote {path}: {platform.nb_cores + 1} hosts "
             f"({platform.nb_cores} cores + {MASTER_HOST}), {size_kb:,.0f} kB"
         )
+    return 0
+
+
+#: The FILE word that converts an openb node list.
+FROM_OPENB = "from-openb"
+
+
+def _from_openb(args: argparse.Namespace) -> int:
+    """``hdrm platform from-openb NODES.csv -o OUT.json``: convert, validate, summarise."""
+    if not args.nodes or not args.output:
+        raise ConfigError(f"usage: hdrm platform {FROM_OPENB} NODES.csv -o OUT.json (give both)")
+    nodes, _ = read_openb_nodes(args.nodes)
+    out = Path(args.output)
+    doc = platform_json_from_openb(nodes, out.stem, source=args.nodes)
+    platform = platform_from_dict(doc, source=str(out))
+    out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    models: dict[str, int] = {}
+    for device in platform.accelerators:
+        models[device.type.name] = models.get(device.type.name, 0) + 1
+    gpus = ", ".join(f"{n} {m}" for m, n in sorted(models.items(), key=lambda kv: -kv[1]))
+    print(f"wrote {out}: {len(platform.nodes)} nodes, {platform.nb_cores} cores, "
+          f"{len(platform.accelerators)} GPUs ({gpus or 'none'})")
     return 0
 
 

@@ -5,6 +5,10 @@ GB/s (``_gbps``). A job asks for ``res`` cores; its work is given per core, so o
 ``g`` GFLOP/s it needs ``ops_gflop / g`` seconds. Trace run times are taken at the platform's
 reference speed (mean core GFLOP/s): ``ops_gflop = run_time_s * reference_gflops``.
 
+A job on a GPU platform also asks for accelerators (:class:`AcceleratorDemand`: how many devices,
+the share of each in milli-GPU, the models allowed) and may give its CPU demand in milli-cores
+(``cpu_milli``); both default to "none", so CPU-only readers and jobs are unchanged.
+
 Runtime state (start, finish, allocation) never lives here: the decision core and engines keep it.
 """
 
@@ -17,6 +21,40 @@ from typing import Any
 #: Batsim profile types the built-in engine simulates.
 PROFILE_DELAY = "delay"
 PROFILE_PARALLEL_HOMOGENEOUS = "parallel_homogeneous"
+
+
+#: Milli-GPU in one whole accelerator.
+MILLI_PER_GPU = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class AcceleratorDemand:
+    """What a job asks of accelerators.
+
+    Attributes:
+        count: devices wanted (0: none).
+        milli: the share of each device in milli-GPU, 1..1000; below 1000 the device may be
+            shared with other jobs (only with ``count == 1``).
+        models: the accelerator models the job may run on; empty: any model.
+    """
+
+    count: int
+    milli: int = MILLI_PER_GPU
+    models: tuple[str, ...] = ()
+
+    @property
+    def total_milli(self) -> int:
+        """Milli-GPU asked in all: ``count * milli``."""
+        return self.count * self.milli
+
+    @property
+    def is_shared(self) -> bool:
+        """True for a fraction of one device."""
+        return self.count == 1 and self.milli < MILLI_PER_GPU
+
+    def allows(self, model: str) -> bool:
+        """True when the job may run on a device of this model."""
+        return not self.models or model in self.models
 
 
 @dataclass(slots=True, eq=False)
@@ -40,6 +78,8 @@ class Job:
             (``ops_gflop`` per core at the speed of each core).
         user_id: SWF user id (-1 unknown).
         extra: other fields from the source (the 18 SWF fields under ``"swf"``, extra Batsim fields).
+        cpu_milli: CPU demand in milli-cores when the source gives it so (openb); 0: ``res`` cores.
+        accel: the accelerator demand; None for a CPU-only job.
     """
 
     idx: int
@@ -57,6 +97,8 @@ class Job:
     profile_type: str = PROFILE_DELAY
     user_id: int = -1
     extra: dict[str, Any] = field(default_factory=dict)
+    cpu_milli: int = 0
+    accel: AcceleratorDemand | None = None
 
     @property
     def has_walltime(self) -> bool:

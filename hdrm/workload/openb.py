@@ -1,0 +1,209 @@
+"""Alibaba's openb GPU cluster trace (cluster-trace-gpu-v2023): node lists and pod (task) lists.
+
+Node list columns: ``sn, cpu_milli, memory_mib, gpu, model`` (``model`` empty on CPU-only
+nodes). Pod list columns: ``name, cpu_milli, memory_mib, num_gpu, gpu_milli`` (required) and
+``gpu_spec, qos, pod_phase, creation_time, deletion_time, scheduled_time`` (optional: the
+resampled ``multigpu*`` lists have only the first five). ``gpu_milli`` is the share of one GPU
+(1..1000) when ``num_gpu`` is 1 and 1000 otherwise; ``gpu_spec`` lists the allowed GPU models
+as ``A|B`` (empty: any); ``qos`` is one of LS, BE, Burstable, Guaranteed; times are seconds.
+
+Each task becomes one :class:`~hdrm.workload.job.Job` with ``cpu_milli``, an
+:class:`~hdrm.workload.job.AcceleratorDemand` (``None`` without GPUs), ``res`` = the cores
+rounded up, ``mem_mb`` = its memory (MiB, the platform's MB) per core, ``submit_s`` = creation
+time from the first creation, ``run_time_s`` = deletion - scheduled for a task that ran, and every
+column of its row under ``extra["openb"]``. A task that never ran (no scheduled time, or no
+times at all) is kept, for placement-only studies, with ``run_time_s`` 0 and
+``extra["ran"] = False``; ``Workload.header["never_ran"]`` counts them.
+
+A malformed row is a one-line :class:`~hdrm.errors.WorkloadError` naming the file, the line and
+the column (``strict``), or is skipped and counted in ``Workload.skipped`` by reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from hdrm.errors import WorkloadError
+from hdrm.workload.job import MILLI_PER_GPU, AcceleratorDemand, Job, Workload
+
+logger = logging.getLogger(__name__)
+
+NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
+POD_REQUIRED = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
+POD_OPTIONAL = ("gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time",
+                "scheduled_time")
+QOS_CLASSES = ("LS", "BE", "Burstable", "Guaranteed")
+POD_PHASES = ("Running", "Succeeded", "Failed", "Pending")
+
+
+class _RowError(Exception):
+    """A bad cell: its column and what is wrong (turned into a WorkloadError or a skip)."""
+
+    def __init__(self, column: str, reason: str) -> None:
+        super().__init__(reason)
+        self.column, self.reason = column, reason
+
+
+@dataclass(frozen=True)
+class OpenbNode:
+    """One node of an openb node list."""
+
+    name: str
+    cpu_milli: int
+    memory_mib: int
+    gpus: int
+    model: str
+
+
+def _int(row: dict[str, str], column: str, low: int = 0, high: float = math.inf,
+         empty: int | None = None) -> int:
+    text = (row.get(column) or "").strip()
+    if not text and empty is not None:
+        return empty
+    try:
+        value = int(text)
+    except ValueError:
+        raise _RowError(column, f"expected an integer, got {text!r}") from None
+    if not low <= value <= high:
+        bound = f"{low}..{high:g}" if math.isfinite(high) else f">= {low}"
+        raise _RowError(column, f"expected an integer {bound}, got {value}")
+    return value
+
+
+def _rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line number, row) of a CSV file whose header holds ``required``."""
+    try:
+        handle = path.open(newline="", encoding="utf-8")
+    except OSError as exc:
+        raise WorkloadError(f"{path}: cannot read the openb file: {exc.strerror}; check the path")
+    with handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in required if c not in (reader.fieldnames or [])]
+        if missing:
+            raise WorkloadError(
+                f"{path}:1: missing column(s) {', '.join(missing)} in the header "
+                f"{','.join(reader.fieldnames or [])!r}; an openb file starts with "
+                f"{','.join(required)}")
+        for row in reader:
+            yield reader.line_num, row
+
+
+def _read(path: str | Path, required: tuple[str, ...], parse: Callable, strict: bool,
+          skipped: dict[str, int]) -> list:
+    """Parse every row with ``parse(row)``; a _RowError fails (strict) or is counted."""
+    path = Path(path)
+    out = []
+    for line, row in _rows(path, required):
+        try:
+            out.append(parse(row))
+        except _RowError as exc:
+            if strict:
+                value = row.get(exc.column)
+                raise WorkloadError(
+                    f"{path}:{line}: column {exc.column!r}: {exc.reason} (value {value!r}); "
+                    "fix the row, or read with strict=False to skip bad rows") from None
+            reason = f"{exc.column}: {exc.reason.split(',')[0]}"
+            skipped[reason] = skipped.get(reason, 0) + 1
+    return out
+
+
+def _node(row: dict[str, str]) -> OpenbNode:
+    gpus = _int(row, "gpu", 0, 64)
+    model = (row.get("model") or "").strip()
+    if gpus and not model:
+        raise _RowError("model", f"a node with {gpus} GPUs needs a GPU model")
+    return OpenbNode((row.get("sn") or "").strip(), _int(row, "cpu_milli", 1),
+                     _int(row, "memory_mib", 1), gpus, model if gpus else "")
+
+
+def read_openb_nodes(path: str | Path, strict: bool = True) -> tuple[list[OpenbNode], dict]:
+    """Read an openb node list.
+
+    Returns:
+        The nodes in file order, and the rows skipped per reason (empty when ``strict``).
+
+    Raises:
+        WorkloadError: the file is unreadable or lacks a column, or (``strict``) a row is bad.
+    """
+    skipped: dict[str, int] = {}
+    nodes = _read(path, NODE_COLUMNS, _node, strict, skipped)
+    if not nodes:
+        raise WorkloadError(f"{path}: no node in the openb node list; give a non-empty list")
+    return nodes, skipped
+
+
+def gpu_models(spec: str) -> tuple[str, ...]:
+    """The models of a ``gpu_spec`` (``"V100M16|V100M32"``), without blanks or repeats."""
+    return tuple(dict.fromkeys(m.strip() for m in spec.split("|") if m.strip()))
+
+
+def _demand(row: dict[str, str]) -> AcceleratorDemand | None:
+    count = _int(row, "num_gpu", 0, 64)
+    milli = _int(row, "gpu_milli", 0, MILLI_PER_GPU)
+    if count == 0:
+        return None
+    if milli == 0:
+        raise _RowError("gpu_milli", f"a task asking {count} GPU(s) needs a share of 1..1000")
+    if count > 1 and milli != MILLI_PER_GPU:
+        raise _RowError("gpu_milli", f"a share below 1000 is for one GPU, not {count}")
+    return AcceleratorDemand(count, milli, gpu_models(row.get("gpu_spec") or ""))
+
+
+def _choice(row: dict[str, str], column: str, choices: tuple[str, ...]) -> str:
+    value = (row.get(column) or "").strip()
+    if value and value not in choices:
+        raise _RowError(column, f"expected one of {', '.join(choices)} or nothing")
+    return value
+
+
+def _pod(row: dict[str, str]) -> Job:
+    name = (row.get("name") or "").strip()
+    if not name:
+        raise _RowError("name", "a task needs a name")
+    cpu_milli = _int(row, "cpu_milli", 0)
+    memory_mib = _int(row, "memory_mib", 0)
+    accel = _demand(row)
+    _choice(row, "qos", QOS_CLASSES)
+    _choice(row, "pod_phase", POD_PHASES)
+    created = _int(row, "creation_time", 0, empty=0)
+    deleted = _int(row, "deletion_time", 0, empty=-1)
+    scheduled = _int(row, "scheduled_time", 0, empty=-1)
+    ran = scheduled >= 0 and deleted >= 0
+    if ran and deleted < scheduled:
+        raise _RowError("deletion_time", f"deleted ({deleted}) before scheduled ({scheduled})")
+    res = max(1, math.ceil(cpu_milli / 1000))
+    extra = {"openb": dict(row), "ran": ran, "qos": (row.get("qos") or "").strip()}
+    return Job(idx=0, id=name, submit_s=float(created), res=res, walltime_s=math.inf,
+               run_time_s=float(deleted - scheduled) if ran else 0.0,
+               mem_mb=memory_mib / res, trace_submit_s=float(created), profile="openb",
+               extra=extra, cpu_milli=cpu_milli, accel=accel)
+
+
+def read_openb_pods(path: str | Path, strict: bool = True) -> Workload:
+    """Read an openb pod (task) list into a Workload (see the module docstring).
+
+    Jobs keep the file order (``idx`` = position) and are not re-sorted: the placement-only
+    protocol draws its own arrival order. ``submit_s`` is shifted so that the first creation is 0.
+
+    Raises:
+        WorkloadError: the file is unreadable or lacks a column, or (``strict``) a row is bad.
+    """
+    skipped: dict[str, int] = {}
+    jobs: list[Job] = _read(path, POD_REQUIRED, _pod, strict, skipped)
+    if not jobs:
+        raise WorkloadError(f"{path}: no task in the openb pod list; give a non-empty list")
+    first = min(job.submit_s for job in jobs)
+    for i, job in enumerate(jobs):
+        job.idx, job.submit_s = i, job.submit_s - first
+    never_ran = sum(1 for job in jobs if not job.extra["ran"])
+    if skipped:
+        logger.warning("%s: skipped %d bad rows: %s", path, sum(skipped.values()), skipped)
+    header = {"format": "openb", "never_ran": never_ran,
+              "gpu_tasks": sum(1 for job in jobs if job.accel is not None)}
+    return Workload(jobs, name=Path(path).stem, source=str(path), header=header,
+                    skipped=skipped)
