@@ -190,3 +190,22 @@ def test_a_session_closed_early_kills_batsim_and_stops_the_decision_thread(fake_
     session.close()
     assert session.process.poll() is not None and not session.thread.is_alive()
     session.close()  # twice is fine
+
+
+def test_replay_with_relative_outdir_and_batsim_paths_in_a_subprocess(fake_batsim, tmp_path):
+    """Batsim runs in the run folder: the paths it is given (and its own) must not be relative to
+    the user's folder (was "Platform file 'runs/replay-batsim/platform.xml' cannot be read", and a
+    FileNotFoundError traceback for a relative --batsim)."""
+    import os
+    import subprocess
+    import sys
+
+    relative = os.path.relpath(fake_batsim, tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "hdrm.cli.main", "replay", "--platform", str(HETERO), "--workload",
+         str(SWF), "--nb-jobs", "10", "--engine", "batsim", "--batsim", relative, "--outdir",
+         "runs/replay-batsim"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
+    out = tmp_path / "runs" / "replay-batsim"
+    assert len(read_jobs_csv(out / "out_jobs.csv")) == 10
+    assert f"wrote {out / 'out' / 'out_jobs.csv'}\n" in (out / "batsim.log").read_text()  # absolute
