@@ -287,8 +287,10 @@ class HostBoard:
                 self.pstate[h] = state
 
     def _set_load(self, hosts: Sequence[int], loaded: bool) -> None:
+        flags = self._loaded
+        hosts = [h for h in hosts if flags[h] != loaded]  # a delay job's hosts never change
         for h in hosts:
-            self._loaded[h] = loaded
+            flags[h] = loaded
         by_state: dict[int, list[int]] = {}
         for h in hosts:
             by_state.setdefault(self.pstate[h], []).append(h)

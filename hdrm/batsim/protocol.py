@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+from json.encoder import encode_basestring_ascii as _quote
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
@@ -87,6 +88,22 @@ def batsim_dumps(value: Any) -> str:
     Raises:
         ProtocolError: a value JSON cannot hold (NaN, infinity, an unknown type).
     """
+    kind = type(value)  # the common exact types first: this runs for every value of every message
+    if kind is str:
+        return _quote(value)
+    if kind is float and math.isfinite(value):
+        return f"{value:.6f}"
+    if kind is int:
+        return str(value)
+    if kind is dict:
+        return "{" + ",".join([_quote(str(k)) + ":" + batsim_dumps(v) for k, v in value.items()]) + "}"
+    if kind is list:
+        return "[" + ",".join([batsim_dumps(v) for v in value]) + "]"
+    return _dumps_other(value)
+
+
+def _dumps_other(value: Any) -> str:
+    """:func:`batsim_dumps` of booleans, None, subclasses and other containers."""
     if value is True:
         return "true"
     if value is False:
@@ -100,9 +117,9 @@ def batsim_dumps(value: Any) -> str:
             raise ProtocolError(f"cannot send the number {value!r}: JSON has no NaN or infinity")
         return f"{value:.6f}"
     if isinstance(value, str):
-        return json.dumps(value)
+        return _quote(value)
     if isinstance(value, Mapping):
-        return "{" + ",".join(f"{json.dumps(str(k))}:{batsim_dumps(v)}" for k, v in value.items()) + "}"
+        return "{" + ",".join(f"{_quote(str(k))}:{batsim_dumps(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(batsim_dumps(v) for v in value) + "]"
     raise ProtocolError(f"cannot send a value of type {type(value).__name__}: {value!r}")
@@ -110,7 +127,11 @@ def batsim_dumps(value: Any) -> str:
 
 def encode_message(message: Message) -> str:
     """The text of ``message`` in Batsim's format (see :func:`batsim_dumps`)."""
-    return batsim_dumps(message.to_json())
+    events = ",".join([
+        f'{{"timestamp":{batsim_dumps(e.timestamp)},"type":{_quote(e.type)},"data":{batsim_dumps(e.data)}}}'
+        for e in message.events
+    ])
+    return f'{{"now":{batsim_dumps(message.now)},"events":[{events}]}}'
 
 
 # --------------------------------------------------------------------------- interval sets
@@ -132,6 +153,27 @@ def parse_resources(text: Any, where: str) -> ProcSet:
             f"{where}: bad interval set {text!r}; write resource ids as 'N' or 'LO-HI' parts "
             "separated by one space, e.g. '0-3 7'"
         ) from None
+
+
+def parse_resource_ids(text: Any, where: str) -> list[int]:
+    """The resource ids of an interval set (``"0-3 7"`` gives ``[0, 1, 2, 3, 7]``), sorted, each once:
+    what ``list(parse_resources(text, where))`` gives, without building a ProcSet.
+
+    Raises:
+        ProtocolError: as :func:`parse_resources`.
+    """
+    if not _is_interval(text):
+        parse_resources(text, where)  # raises the error that names the defect
+    ids: list[int] = []
+    ordered, last = True, -1
+    for part in text.split(" "):
+        lo, _, hi = part.partition("-")
+        first = int(lo)
+        end = int(hi) if hi else first
+        ordered = ordered and first > last
+        ids.extend(range(first, end + 1))
+        last = end
+    return ids if ordered else sorted(set(ids))
 
 
 def format_resources(resource_ids: Iterable[int]) -> str:

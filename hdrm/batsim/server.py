@@ -85,6 +85,7 @@ class _Channel:
         self.context = zmq.Context()
         self.socket = self.context.socket(zmq.REQ)
         self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.setsockopt(zmq.RCVTIMEO, max(1, int(self.timeout_s * 1000)))
         try:
             self.socket.connect(endpoint)
         except zmq.ZMQError as exc:
@@ -102,14 +103,15 @@ class _Channel:
         """
         self.socket.send(text.encode("utf-8"))
         t0 = time.perf_counter()
-        ready = self.socket.poll(int(self.timeout_s * 1000))
-        self.waited_s += time.perf_counter() - t0
-        if not ready:
+        try:
+            raw = self.socket.recv()  # waits at most timeout_s (RCVTIMEO)
+        except zmq.Again:
             raise ProtocolError(
                 f"no reply from the decision process at {self.endpoint} within {self.timeout_s:g} s; "
                 "is a scheduler bound there (e.g. pybatsim SCHED -s 'tcp://127.0.0.1:PORT') and alive?"
-            )
-        raw = self.socket.recv()
+            ) from None
+        finally:
+            self.waited_s += time.perf_counter() - t0
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:

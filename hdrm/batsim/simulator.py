@@ -236,7 +236,7 @@ class BatsimSimulation:
         if job.state != SUBMITTED:
             what = "rejected" if job.final_state == REJECTED else f"already started at {job.start_s:g} s"
             raise ProtocolError(f"{where}: the job was {what}; a job runs at most once")
-        hosts = list(p.parse_resources(data["alloc"], f"{where}: alloc"))
+        hosts = p.parse_resource_ids(data["alloc"], f"{where}: alloc")
         if len(hosts) != job.job.res:
             raise ProtocolError(f"{where}: alloc {data['alloc']!r} has {len(hosts)} resources, the job "
                                 f"requests {job.job.res}")
@@ -249,14 +249,16 @@ class BatsimSimulation:
 
     def _check_hosts(self, hosts: list[int], where: str) -> None:
         board = self.board
+        nb_hosts, job_on, switching, pstate, sleep = (
+            board.nb_hosts, board.machine.job_on, board.switching, board.pstate, board.sleep)
         for h in hosts:
-            if not 0 <= h < board.nb_hosts:
-                raise ProtocolError(f"{where}: unknown resource {h}; resources are 0..{board.nb_hosts - 1}")
-            other = board.machine.job_on[h]
+            if not 0 <= h < nb_hosts:
+                raise ProtocolError(f"{where}: unknown resource {h}; resources are 0..{nb_hosts - 1}")
+            other = job_on[h]
             if other != -1:
                 raise ProtocolError(f"{where}: resource {h} is busy with job "
                                     f"{self.table.jobs[other].batsim_id!r}")
-            if board.switching[h] or board.is_sleeping(h):
+            if switching[h] or pstate[h] in sleep[h]:
                 raise ProtocolError(f"{where}: resource {h} is asleep or switching (state "
                                     f"{board.pstate[h]}); wake it up first")
 
@@ -287,7 +289,7 @@ class BatsimSimulation:
         self.outbox.append(killed)
 
     def _set_state(self, event: p.Event, ts: float, where: str) -> None:
-        hosts = list(p.parse_resources(event.data["resources"], f"{where}: resources"))
+        hosts = p.parse_resource_ids(event.data["resources"], f"{where}: resources")
         state = int(event.data["state"])
         self.board.request(hosts, state, where)
         self._switch_wakes.setdefault((tuple(hosts), state), []).append(self._new_wake() + _COMPUTED)
@@ -326,6 +328,8 @@ class BatsimSimulation:
             ready_s: from when the decision process waits for a message (sent as soon as the
                 events of an instant are in), which decides where NOTIFY goes.
         """
+        if t == self.board.now and not self._pending and self._next_time() > t:
+            return  # nothing happens: the common case of a decision at the message's time
         for when, item in self.board.advance(t):
             if isinstance(item, JobEnd):
                 job = self.table.jobs[item.key]
