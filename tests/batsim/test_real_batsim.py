@@ -62,8 +62,14 @@ GRID = [
     ("large.json", "none", "shortest-high_gflops", "easy", "commit"),
     ("large.json", "hdeeprm", "first-low_power", "conservative", "event"),
 ]
+#: Cases of the slow grid where the simultaneous ends above show (checked job by job: jobs 469 and
+#: 470 of the slice swap their cores when two jobs end together).
+SLOW_SIMULTANEOUS = {("tiny_hetero.json", "none", "fcfs", "none"),
+                     ("tiny_hetero.json", "none", "shortest-high_gflops", "easy")}
 SLOW_GRID = [
-    (platform, contention, policy, backfill, "event")
+    pytest.param(platform, contention, policy, backfill, "event",
+                 marks=[SIMULTANEOUS_ENDS] if (platform, contention, policy, backfill) in SLOW_SIMULTANEOUS
+                 else [], id="-".join((platform, contention, policy, backfill)))
     for platform in ("tiny4.json", "tiny_hetero.json", "hetero.json", "large.json")
     for contention in ("none", "hdeeprm")
     for policy, backfill in (("fcfs", "none"), ("shortest-high_gflops", "easy"),
@@ -110,9 +116,10 @@ def test_replay_under_real_batsim_equals_the_builtin_engine(platform, contention
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", SLOW_GRID, ids=lambda c: "-".join(c[:4]))
-def test_replay_under_real_batsim_equals_the_builtin_engine_full_grid(case, tmp_path):
-    assert_same_as_builtin(*case, tmp_path)
+@pytest.mark.parametrize("platform, contention, policy, backfill, decision", SLOW_GRID)
+def test_replay_under_real_batsim_equals_the_builtin_engine_full_grid(platform, contention, policy,
+                                                                      backfill, decision, tmp_path):
+    assert_same_as_builtin(platform, contention, policy, backfill, decision, tmp_path)
 
 
 def hdrm(*args: str, cwd: Path) -> subprocess.CompletedProcess:
