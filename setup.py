@@ -43,6 +43,8 @@ setup(
             "sb3-contrib>=2.3",
         ],
         "docs": ["sphinx>=7"],
+        # Ray scale-out (hdrm sweep on Ray, hdrm/distributed/); pinned in constraints.txt.
+        "distributed": ["ray>=2.40"],
     },
     entry_points={
         "console_scripts": [

@@ -38,6 +38,7 @@ LAYER_OF = {
     "hdrm.launcher": "L5",
     "hdrm.launch": "L5",
     "hdrm.cli": "L5",
+    "hdrm.distributed": "L5",
 }
 _ORDER = ("L0", "L1", "L2", "L3", "L4", "L5")
 
@@ -87,6 +88,10 @@ RULES["hdrm.agents"] = Rule(
 RULES["hdrm.launcher"] = RULES["hdrm.launch"] = RULES["hdrm.cli"] = Rule(
     tuple(LAYER_OF), ("",), "anything"
 )
+#: Scale-out sits on top like the launcher, and is the only part that may import ray.
+RULES["hdrm.distributed"] = Rule(tuple(LAYER_OF), ("",), "anything")
+#: Third-party modules only one part of the package may import, whatever its layer allows.
+ONLY_IN = {"ray": "hdrm.distributed"}
 
 #: Deliberate exceptions, each with its reason: (importing module, imported module prefix).
 EXCEPTIONS: set[tuple[str, str]] = set()
@@ -173,6 +178,8 @@ def check_source(module: str, source: str, is_package: bool = False) -> list[str
                     f"{module}: imports {name} (layer {where}; {part} is {layer} and may "
                     f"import {rule.summary})"
                 )
+        elif top in ONLY_IN and part != ONLY_IN[top]:
+            problems.append(f"{module}: imports {name} (only {ONLY_IN[top]} may import {top})")
         elif top not in sys.stdlib_module_names and not _matches(name, rule.third_party):
             problems.append(
                 f"{module}: imports {name} (layer: third-party, allowed in {_allowed_in(name)}; "
@@ -277,6 +284,17 @@ def test_lower_layers_and_peers():
     assert not check_source(
         "hdrm.core.state", "from typing import TYPE_CHECKING\nfrom hdrm import __version__\n"
     )
+
+
+def test_only_the_distributed_package_imports_ray():
+    assert not check_source("hdrm.distributed.ray_backend", "import ray\nfrom hdrm.launcher import main\n")
+    assert check_source("hdrm.cli.sweep_cmd", "import ray\n") == [
+        "hdrm.cli.sweep_cmd: imports ray (only hdrm.distributed may import ray)"
+    ]
+    assert check_source("hdrm.launcher", "from ray.util import queue\n")
+    assert check_source("hdrm.sim.engine", "import ray\n")
+    assert check_source("hdrm.core.state", "from hdrm.distributed import sweep\n")
+    assert check_source("hdrm.env.core", "from hdrm.distributed.sweep import run_sweep\n")
 
 
 def test_relative_imports_resolve_from_packages_and_modules():
