@@ -6,7 +6,9 @@ which jobs cannot be simulated. Two sets are registered in :data:`CONVENTIONS`:
 
 ``default`` (hdrm's own rules)
     * processors = field 8 (requested processors), falling back to field 5 (allocated) when <= 0;
-    * requested time = field 9, falling back to the run time when <= 0 (-1 means unknown);
+    * requested time = field 9; when it is unknown (<= 0; -1 in the archive) the job has no walltime
+      (``math.inf``: never killed, no ``walltime`` in Batsim JSON) and schedulers estimate its length
+      by its run time (:func:`hdrm.policies.backfill.estimated_duration_s`);
     * run time = field 4;
     * memory per core = field 10 (requested memory, KB per processor), falling back to field 7
       (used memory, KB per processor); converted to MB (1 MB = 1024 KB), 0 when both are unknown;
@@ -16,7 +18,8 @@ which jobs cannot be simulated. Two sets are registered in :data:`CONVENTIONS`:
 
 ``rlscheduler`` (the loader of RLScheduler, Zhang et al., SC20)
     * processors = max(field 5, field 8);
-    * requested time := run time when field 9 is -1 (or any value <= 0);
+    * requested time := run time when field 9 is -1 (or any value <= 0): as in ``default``, such a
+      job has no walltime and its length is estimated by its run time;
     * run time < 0 is set to 10 s, then jobs with run time 0 are dropped;
     * jobs sorted by job id (field 1);
     * simulated as RLScheduler's protocol does, unless told otherwise: ``commit`` decisions (a
@@ -24,7 +27,8 @@ which jobs cannot be simulated. Two sets are registered in :data:`CONVENTIONS`:
     Deviation, on purpose: a job whose fields 5 and 8 are both <= 0 is skipped as
     ``"no processors"`` (RLScheduler keeps it with -1 processors, which no simulator can place; only
     one job of the KTH trace is affected). When both the run time and field 9 are unknown, the
-    requested time is the corrected run time (10 s) instead of RLScheduler's -1.
+    job has no walltime and its estimate is the corrected run time (10 s), instead of RLScheduler's
+    requested time of -1.
 
 The rules are applied to whole columns at once (numpy), never job by job. What a convention set
 implies for the simulation (decision semantics, walltime kills) is defined once, in
@@ -187,7 +191,9 @@ def apply_conventions(fields: np.ndarray, conventions: Conventions) -> Converted
     rows = rows[np.argsort(key, kind="stable")]
     run = run[rows]
     requested = fields[rows, F_REQ_TIME]
-    walltime = np.where(requested > 0, requested, run)
+    # No request: no walltime to kill at (Batsim kills a job whose run time equals its walltime);
+    # estimates fall back to the run time where the scheduler needs one.
+    walltime = np.where(requested > 0, requested, np.inf)
     return Converted(
         rows, res[rows].astype(np.int64), walltime, run, _memory_mb(fields[rows], conventions),
         skipped, adjusted,

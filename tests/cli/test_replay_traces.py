@@ -16,6 +16,8 @@ import pytest
 
 from hdrm.cli.main import main
 
+HETERO = Path(__file__).resolve().parents[2] / "platforms" / "hetero.json"
+
 HEADER = [
     ";          Version: 2.2",
     ";         Computer: Test cluster",
@@ -109,3 +111,22 @@ def test_launcher_strict_errors_name_the_options_key(tmp_path, capsys):
     assert err == (f"hdeeprm-launch: error: {path}:9: field 5 (allocated processors) is 1.5, not a "
                    "whole number; write a whole number (hdrm never rounds it), or set \"strict\": "
                    "false under \"workload\" in the options file to skip such lines (counted)\n")
+
+
+def test_jobs_without_a_requested_time_are_never_killed(tmp_path, capsys):
+    """Lublin, NASA-iPSC and SDSC-Par record no requested time (field 9 is -1): such a job has no
+    walltime, so Batsim's strict walltime test (killed when the run time reaches the walltime) never
+    applies to it, on a platform of any speed."""
+    lines = [f"{n} {10 * n} 0 {run} 2 -1 -1 2 -1 -1 1 3 1 -1 1 -1 -1 -1"
+             for n, run in enumerate([100, 50, 7, 300], start=1)]
+    path = _trace(tmp_path, lines)
+    for platform in (["--homogeneous-procs", "0"], ["--platform", str(HETERO)]):
+        out_dir = tmp_path / f"out{len(platform)}{platform[-1][-4:]}"
+        status = main(["replay", *platform, "--workload", str(path), "--outdir", str(out_dir),
+                       "--quiet"])
+        capsys.readouterr()
+        assert status == 0
+        with (out_dir / "out_jobs.csv").open(encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+        assert [row["final_state"] for row in rows] == ["COMPLETED_SUCCESSFULLY"] * 4
+        assert {float(row["requested_time"]) for row in rows} == {-1.0}

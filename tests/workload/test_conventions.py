@@ -14,6 +14,7 @@ from hdrm.workload.conventions import (
     apply_conventions,
     get_conventions,
 )
+from hdrm.policies.backfill import estimated_duration_s
 from hdrm.workload.swf import read_swf
 
 
@@ -39,10 +40,15 @@ def test_rlscheduler_processors_are_the_max(write_swf_text, swf_line, f5, f8, ex
     assert job.res == expected
 
 
-def test_default_requested_time_falls_back_to_run_time(write_swf_text, swf_line):
+def test_unknown_requested_time_is_no_walltime_and_the_estimate_is_the_run_time(
+    write_swf_text, swf_line
+):
     jobs = read(write_swf_text, [swf_line(f9=-1, f4=77), swf_line(f1=2, f9=300)]).jobs
-    assert [job.walltime_s for job in jobs] == [77.0, 300.0]
+    # No request: no walltime (a walltime equal to the run time would make Batsim kill the job).
+    assert [job.walltime_s for job in jobs] == [math.inf, 300.0]
+    assert [job.has_walltime for job in jobs] == [False, True]
     assert [job.run_time_s for job in jobs] == [77.0, 100.0]
+    assert [estimated_duration_s(job) for job in jobs] == [77.0, 300.0]
 
 
 def test_default_skips_with_a_count_per_first_reason(write_swf_text, swf_line):
@@ -72,7 +78,8 @@ def test_rlscheduler_run_time_rules(write_swf_text, swf_line):
     workload = read(write_swf_text, lines, "rlscheduler")
     assert [job.id for job in workload.jobs] == [1, 2, 4]
     assert [job.run_time_s for job in workload.jobs] == [10.0, 10.0, 20.0]
-    assert [job.walltime_s for job in workload.jobs] == [500.0, 10.0, 20.0]
+    assert [job.walltime_s for job in workload.jobs] == [500.0, math.inf, math.inf]
+    assert [estimated_duration_s(job) for job in workload.jobs] == [500.0, 10.0, 20.0]
     assert workload.skipped == {"run time 0": 1}
 
 
@@ -109,7 +116,7 @@ def test_apply_conventions_on_an_array():
     converted = apply_conventions(fields, get_conventions("default"))
     assert converted.rows.tolist() == [0, 2]
     assert converted.res.tolist() == [2, 8]
-    assert converted.walltime_s.tolist() == [60.0, 70.0]
+    assert converted.walltime_s.tolist() == [60.0, math.inf]
     assert converted.skipped == {"run time 0": 1}
     assert converted.adjusted == 0
 

@@ -247,7 +247,7 @@ def test_every_job_skipped_lists_the_reasons(write_swf_text, swf_line):
 def test_walltime_and_memory_units(write_swf_text, swf_line):
     path = write_swf_text([swf_line(f9=-1, f10=2048)])
     job = read_swf(path).jobs[0]
-    assert job.walltime_s == 100.0 and job.has_walltime
+    assert job.walltime_s == math.inf and not job.has_walltime  # field 9 unknown: no walltime
     assert math.isclose(job.mem_mb, 2.0)
 
 

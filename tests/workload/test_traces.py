@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from hdrm.policies.backfill import estimated_duration_s
 from hdrm.workload.swf import read_swf
 
 TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
@@ -71,4 +72,6 @@ def test_rlscheduler_loader_counts():
     lublin = read_swf(TRACES / "lublin_256.swf.gz", "rlscheduler")
     assert len(lublin) == 10_000
     assert [job.id for job in lublin.jobs[:3]] == [1, 2, 3]
-    assert lublin.jobs[0].walltime_s == lublin.jobs[0].run_time_s == 12072.0
+    assert lublin.jobs[0].run_time_s == 12072.0
+    assert estimated_duration_s(lublin.jobs[0]) == 12072.0
+    assert not any(job.has_walltime for job in lublin.jobs)  # the Lublin model has no requests
