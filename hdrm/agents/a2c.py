@@ -26,12 +26,12 @@ class A2CAgent(ValueLearningAgent):
         advantages, returns = self.advantages(episode.rewards, self.values_of(episode.obs))
         if self.settings.standardise:
             advantages = standardised(advantages)
-        adv = torch.from_numpy(advantages.astype(np.float32))
-        ret = torch.from_numpy(returns.astype(np.float32))
+        adv = self.to_update(torch.from_numpy(advantages.astype(np.float32)))
+        ret = self.to_update(torch.from_numpy(returns.astype(np.float32)))
         s = self.settings
 
         def chunk_loss(steps: slice) -> tuple[torch.Tensor, dict[str, float]]:
-            logits, values = self.network(episode.obs[steps])
+            logits, values = self.update_pass(episode.obs[steps])
             evals = evaluate(logits, episode.masks[steps], episode.actions[steps])
             policy_loss = -(evals.log_prob * adv[steps]).sum()
             value_loss = 0.5 * (values - ret[steps]).pow(2).sum()

@@ -132,9 +132,13 @@ class RolloutBuffer:
 
 
 def minibatches(batch: RolloutBatch, size: int, generator: torch.Generator) -> Iterator[RolloutBatch]:
-    """Yield shuffled minibatches of ``size`` steps of ``batch`` (the last may be smaller)."""
+    """Yield shuffled minibatches of ``size`` steps of ``batch`` (the last may be smaller).
+
+    The order is drawn on the CPU with ``generator`` whatever the batch's device, so a seed gives
+    the same minibatches on every device.
+    """
     n = batch.obs.shape[0]
     order = torch.randperm(n, generator=generator)
     for start in range(0, n, size):
-        idx = order[start : start + size]
+        idx = order[start : start + size].to(batch.obs.device)
         yield RolloutBatch(*(t[idx] for t in batch))

@@ -1,6 +1,7 @@
 """Model checkpoints: ``{model_state_dict, optimizer_state_dict, options, version, agent_class}``
 plus, since format 2, ``agent_lineage``, ``progress`` and a ``sha256`` content checksum.
 
+Tensors are always saved on the CPU (a model trained on a GPU loads on a machine without one).
 Saving is atomic: the checkpoint is written to a temporary file in the destination folder
 (``.NAME.PID.XXXX.tmp``), flushed to disk (``fsync``) and renamed over the destination
 (``os.replace``), so a crash or a kill never leaves a half-written model; a temporary file left by
@@ -35,6 +36,7 @@ import torch
 
 from hdrm import __version__
 from hdrm.agents.base import Agent
+from hdrm.agents.devices import to_cpu
 from hdrm.agents.loader import USER_MODULE_PREFIX
 from hdrm.errors import AgentLoadError
 
@@ -126,8 +128,8 @@ def snapshot(agent: Agent) -> dict[str, Any]:
     """A copy of what a checkpoint holds of ``agent`` now (weights, optimizer state, class), which
     later training does not change; :func:`save_snapshot` writes it."""
     return {
-        "model_state_dict": copy.deepcopy(agent.state_dict()),
-        "optimizer_state_dict": copy.deepcopy(agent.optimizer_state_dict()),
+        "model_state_dict": copy.deepcopy(to_cpu(agent.state_dict())),
+        "optimizer_state_dict": copy.deepcopy(to_cpu(agent.optimizer_state_dict())),
         "agent_class": agent_class_name(agent),
         "agent_lineage": agent_lineage(agent),
     }
@@ -164,8 +166,8 @@ def save_snapshot(state: Mapping[str, Any], path: str | Path, options: Mapping[s
     """Write a :func:`snapshot` as a checkpoint (see :func:`save_checkpoint`)."""
     path = Path(path)
     checkpoint = {
-        "model_state_dict": state["model_state_dict"],
-        "optimizer_state_dict": state["optimizer_state_dict"],
+        "model_state_dict": to_cpu(state["model_state_dict"]),
+        "optimizer_state_dict": to_cpu(state["optimizer_state_dict"]),
         "options": plain(options),
         "version": __version__,
         "agent_class": state["agent_class"],

@@ -30,6 +30,7 @@ import torch
 from gymnasium import spaces
 
 from hdrm.agents.catalog import AGENTS
+from hdrm.agents.devices import PRECISIONS, check_device_name, to_cpu, update_autocast
 from hdrm.agents.distributions import mask_tensor
 from hdrm.agents.learning import ValueLearningAgent, as_tensor
 from hdrm.agents.q_networks import DuelingQNetwork, double_q_targets
@@ -98,6 +99,15 @@ class DQNSettings:
     """Multiply every reward by this before learning."""
     torch_threads: int = field(default=0, metadata={"min": 0})
     """Set torch's intra-op threads (1 is fastest for small networks); 0 leaves torch's default."""
+    rollout_device: str = field(default="auto", metadata={"check": check_device_name})
+    """Where decisions are computed: "cpu", "cuda", "cuda:N" or "auto" (the CPU)."""
+    update_device: str = field(default="auto", metadata={"check": check_device_name})
+    """Where the Q networks are trained: "cpu", "cuda", "cuda:N" or "auto" (the first GPU when
+    torch sees one, else the CPU); the weights are copied to the rollout device after each round
+    of gradient steps."""
+    precision: str = field(default="fp32", metadata={"choices": PRECISIONS})
+    """Forward passes of the updates in "fp32", or "bf16" (bfloat16 autocast, for the attention
+    network on a GPU; the loss stays float32)."""
 
 
 def epsilon_at(step: int, settings: DQNSettings) -> float:
@@ -222,7 +232,8 @@ class DQNAgent(ValueLearningAgent):
         if epsilon > 0 and self.rng.random() < epsilon:
             return int(self.rng.choice(np.flatnonzero(mask.numpy())))
         with torch.inference_mode():
-            return int(self.network.greedy(as_tensor(obs), mask))
+            return int(self.rollout_network.greedy(self.to_rollout(as_tensor(obs)),
+                                                   self.to_rollout(mask)))
 
     def rewarded(self, reward: float, done: bool) -> None:
         """Attach the reward to the last decision; learn when it is time."""
@@ -268,22 +279,26 @@ class DQNAgent(ValueLearningAgent):
         if self.env_steps % s.train_freq == 0:
             for _ in range(s.gradient_steps):
                 self._stats.append(self.learn_batch())
+            self.sync_rollout()
 
     def learn_batch(self) -> dict[str, float]:
         """One gradient step on a prioritized minibatch; returns its loss, mean Q and mean |TD|."""
         s = self.settings
         batch = self.replay.sample(s.batch_size, self.beta, self.replay_rng)
-        t = to_tensors(batch)
-        q_all, next_online = self._online_q(t)
+        t = TensorBatch(*(self.to_update(x) for x in to_tensors(batch)))
+        with update_autocast(self.devices.update, s.precision):
+            q_all, next_online = self._online_q(t)
+            with torch.no_grad():
+                next_target = self.target.q_values(t.next_obs, t.next_masks).float()
+        q_all = q_all.float()
+        next_online = None if next_online is None else next_online.float()
         q = q_all.gather(-1, t.actions.unsqueeze(-1)).squeeze(-1)
-        with torch.no_grad():
-            next_target = self.target.q_values(t.next_obs, t.next_masks)
         targets = double_q_targets(next_target, next_online, t.next_masks, t.returns, t.discounts)
         huber = torch.nn.functional.huber_loss(q, targets, reduction="none", delta=s.huber_delta)
         loss = (t.weights * huber).mean()
         self.optimise(loss)
         td = (q - targets).detach()
-        self.replay.update_priorities(batch.indices, td.numpy())
+        self.replay.update_priorities(batch.indices, td.cpu().numpy())
         self.updates += 1
         if self.updates % s.target_update == 0:
             self.update_target()
@@ -321,8 +336,8 @@ class DQNAgent(ValueLearningAgent):
         raise NotImplementedError("DQNAgent learns per decision, in rewarded()")
 
     def state_dict(self) -> dict[str, Any]:
-        state = {f"q.{k}": v for k, v in self.network.state_dict().items()}
-        state.update({f"target.{k}": v for k, v in self.target.state_dict().items()})
+        state = {f"q.{k}": v for k, v in to_cpu(self.network.state_dict()).items()}
+        state.update({f"target.{k}": v for k, v in to_cpu(self.target.state_dict()).items()})
         state["counters"] = torch.tensor([self.env_steps, self.updates], dtype=torch.int64)
         return state
 
@@ -332,6 +347,7 @@ class DQNAgent(ValueLearningAgent):
         self.network.load_state_dict(_with_prefix(state, "q."))
         self.target.load_state_dict(_with_prefix(state, "target."))
         self.env_steps, self.updates = (int(v) for v in state["counters"])
+        self.sync_rollout()
 
 
 def _with_prefix(state: Mapping[str, Any], prefix: str) -> dict[str, Any]:

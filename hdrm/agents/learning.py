@@ -9,7 +9,9 @@ in one batched forward pass (the same values HDeepRM kept step by step, far chea
 head and generalised advantage estimation.
 
 Network initialisation runs under ``torch.random.fork_rng`` seeded with the agent's seed, so it is
-deterministic and leaves torch's global random state untouched.
+deterministic and leaves torch's global random state untouched. The network is built on the CPU,
+then moved to the update device; decisions use :attr:`PolicyLearningAgent.rollout_network`, the
+same network or a copy on the rollout device refreshed after each update (:mod:`hdrm.agents.devices`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,16 @@ from gymnasium import spaces
 
 from hdrm.agents.base import LearningAgent, discounted_returns, standardised
 from hdrm.agents.buffers import gae
+from hdrm.agents.devices import (
+    PRECISIONS,
+    check_device_name,
+    check_precision,
+    copy_weights,
+    make_rollout_network,
+    resolve_devices,
+    to_cpu,
+    update_autocast,
+)
 from hdrm.agents.distributions import PolicyEval, choose, evaluate, mask_tensor, masked_logits
 from hdrm.agents.networks import (
     DEFAULT_HIDDEN,
@@ -60,6 +72,14 @@ class PolicySettings:
     """Attention heads of the "attention" network."""
     layers: int = field(default=1, metadata={"min": 1})
     """Encoder layers of the "attention" network."""
+    rollout_device: str = field(default="auto", metadata={"check": check_device_name})
+    """Where decisions are computed: "cpu", "cuda", "cuda:N" or "auto" (the CPU)."""
+    update_device: str = field(default="auto", metadata={"check": check_device_name})
+    """Where the network is trained: "cpu", "cuda", "cuda:N" or "auto" (the first GPU when torch
+    sees one, else the CPU); the weights are copied to the rollout device after each update."""
+    precision: str = field(default="fp32", metadata={"choices": PRECISIONS})
+    """Forward passes of the updates in "fp32", or "bf16" (bfloat16 autocast, for the attention
+    network on a GPU; losses stay float32)."""
 
 
 class Episode(NamedTuple):
@@ -113,9 +133,14 @@ class PolicyLearningAgent(LearningAgent):
         if self.settings.torch_threads:
             torch.set_num_threads(self.settings.torch_threads)
         self.generator = torch.Generator().manual_seed(self.seed)
+        self.devices = resolve_devices(
+            self.settings.rollout_device, self.settings.update_device, PARAMS_PATH
+        )
+        check_precision(self.settings.precision, self.devices.update, f"{PARAMS_PATH}.precision")
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
-            self.network = self.build_network()
+            self.network = self.build_network().to(self.devices.update)
+        self.rollout_network = make_rollout_network(self.network, self.devices)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=self.lr, eps=1e-5)
         self._forget()
 
@@ -137,7 +162,8 @@ class PolicyLearningAgent(LearningAgent):
         obs = self.observe(observation)
         mask_t = mask_tensor(mask)
         with torch.no_grad():
-            logits = masked_logits(self.network.logits(as_tensor(obs)), mask_t)
+            logits = self.rollout_network.logits(self.to_rollout(as_tensor(obs))).cpu()
+        logits = masked_logits(logits, mask_t)
         action = choose(logits, self.greedy and not self.training, self.generator)
         if self.training:
             self._observations.append(np.array(obs, dtype=np.float32))
@@ -150,6 +176,7 @@ class PolicyLearningAgent(LearningAgent):
         stats = super().end_episode()
         if self.training:
             stats.update(self._learn_episode())
+            self.sync_rollout()
         self._forget()
         return stats
 
@@ -165,9 +192,9 @@ class PolicyLearningAgent(LearningAgent):
                 steps,
             )
         episode = Episode(
-            torch.from_numpy(np.stack(self._observations[:steps])),
-            torch.from_numpy(np.stack(self._masks[:steps])),
-            torch.as_tensor(self._actions[:steps], dtype=torch.int64),
+            self.to_update(torch.from_numpy(np.stack(self._observations[:steps]))),
+            self.to_update(torch.from_numpy(np.stack(self._masks[:steps]))),
+            self.to_update(torch.as_tensor(self._actions[:steps], dtype=torch.int64)),
             np.asarray(self.rewards[:steps], dtype=np.float64) * self.settings.reward_scale,
         )
         return self.learn(episode)
@@ -184,7 +211,28 @@ class PolicyLearningAgent(LearningAgent):
 
     def evaluate(self, obs: torch.Tensor, masks: torch.Tensor, actions: torch.Tensor) -> PolicyEval:
         """Log-probabilities of ``actions`` and entropies under the current policy (with gradients)."""
-        return evaluate(self.network.logits(obs), masks, actions)
+        with update_autocast(self.devices.update, self.settings.precision):
+            logits = self.network.logits(obs)
+        return evaluate(logits.float(), masks, actions)
+
+    def update_pass(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits and values of ``obs`` by the trained network (with gradients), in float32; under
+        bf16 autocast when ``precision`` is "bf16"."""
+        with update_autocast(self.devices.update, self.settings.precision):
+            logits, values = self.network(obs)
+        return logits.float(), values.float()
+
+    def to_rollout(self, tensor: torch.Tensor) -> torch.Tensor:
+        """``tensor`` on the rollout device (itself when it is there already)."""
+        return tensor.to(self.devices.rollout)
+
+    def to_update(self, tensor: torch.Tensor) -> torch.Tensor:
+        """``tensor`` on the update device (itself when it is there already)."""
+        return tensor.to(self.devices.update)
+
+    def sync_rollout(self) -> None:
+        """Copy the trained weights into the rollout network (no-op when they are one network)."""
+        copy_weights(self.network, self.rollout_network)
 
     def optimise(self, loss: torch.Tensor) -> None:
         """One gradient step on ``loss`` with the configured gradient-norm clipping."""
@@ -222,13 +270,16 @@ class PolicyLearningAgent(LearningAgent):
         return {key: value / n_steps for key, value in totals.items()}
 
     def state_dict(self) -> dict[str, Any]:
-        return self.network.state_dict()
+        """The network's parameters and buffers, on the CPU."""
+        return to_cpu(self.network.state_dict())
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.network.load_state_dict(state)
+        self.sync_rollout()
 
     def optimizer_state_dict(self) -> dict[str, Any]:
-        return self.optimizer.state_dict()
+        """The optimizer's state, on the CPU (loading moves it to the parameters' device)."""
+        return to_cpu(self.optimizer.state_dict())
 
     def load_optimizer_state_dict(self, state: Mapping[str, Any]) -> None:
         if state:
@@ -276,7 +327,7 @@ class ValueLearningAgent(PolicyLearningAgent):
                 self.network.value(obs[start : start + self.chunk_steps])
                 for start in range(0, obs.shape[0], self.chunk_steps)
             ]
-        return torch.cat(parts).numpy().astype(np.float64)
+        return torch.cat(parts).cpu().numpy().astype(np.float64)
 
 
 def standardise_tensor(values: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:

@@ -6,6 +6,11 @@ decisions, across episode boundaries. When it is full, the agent updates: GAE ad
 entropy bonus, with gradient-norm clipping and an early stop when the approximate KL divergence to
 the rollout policy exceeds 1.5 x ``target_kl``. A rollout that fills mid-episode is bootstrapped
 from the value of the next observation, so its update runs at the next :meth:`PPOAgent.decide`.
+
+:meth:`PPOAgent.decide_batch` and :meth:`PPOAgent.rewarded_batch` decide for ``num_envs``
+environments stepped together (a Gymnasium vector env, driven by :func:`hdrm.agents.vector.run_vector`)
+in one forward pass; each environment fills its own share of the rollout (``rollout_steps /
+num_envs`` steps, rounded up), and the update runs over all of them at once.
 """
 
 from __future__ import annotations
@@ -43,6 +48,9 @@ class PPOSettings(ValueSettings):
     """Steps per gradient step."""
     target_kl: float = field(default=0.02, metadata={"min": 0.0})
     """Stop the update when the approximate KL to the rollout policy exceeds 1.5 x this; 0 disables."""
+    num_envs: int = field(default=1, metadata={"min": 1})
+    """Environments decided for together by ``decide_batch`` (vectorised rollouts, one forward pass
+    per step for all of them); the single-environment loop (``decide``) ignores it."""
 
 
 @AGENTS.register("ppo")
@@ -66,6 +74,12 @@ class PPOAgent(ValueLearningAgent):
         super().__init__(config, observation_space, action_space, action_names, seed)
         shape = tuple(int(d) for d in observation_space.shape)
         self.buffer = RolloutBuffer(self.settings.rollout_steps, shape, self.n_actions)
+        self.env_buffers = [self.buffer]
+        if self.settings.num_envs > 1:
+            per_env = -(-self.settings.rollout_steps // self.settings.num_envs)
+            self.env_buffers = [
+                RolloutBuffer(per_env, shape, self.n_actions) for _ in range(self.settings.num_envs)
+            ]
         self.updates = 0
         self._bootstrap_pending = False
         self._update_stats: list[dict[str, float]] = []
@@ -74,20 +88,76 @@ class PPOAgent(ValueLearningAgent):
         """Sample a valid action; when training, store it (and update first if a rollout waits)."""
         obs = as_tensor(self.observe(observation))
         mask_t = mask_tensor(mask)
+        on_device = self.to_rollout(obs)
         if self.training and self._bootstrap_pending:
             with torch.no_grad():
-                last_value = float(self.network.value(obs))
+                last_value = float(self.rollout_network.value(on_device))
             self._update(last_value)
         with torch.no_grad():
             if not self.training:
-                logits = masked_logits(self.network.logits(obs), mask_t)
+                logits = masked_logits(self.rollout_network.logits(on_device).cpu(), mask_t)
                 return choose(logits, self.greedy, self.generator)
-            logits, value = self.network(obs)
-            logits = masked_logits(logits, mask_t)
+            logits, value = self.rollout_network(on_device)
+            logits = masked_logits(logits.cpu(), mask_t)
             action = choose(logits, False, self.generator)
             log_prob = torch.log_softmax(logits, dim=-1)[action]
         self.buffer.add(obs.numpy(), mask_t.numpy(), action, float(log_prob), float(value))
         return action
+
+    def decide_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One action per environment of a vector env, from one forward pass.
+
+        Args:
+            observations: ``(num_envs, *obs_shape)``, row i the observation of environment i.
+            masks: ``(num_envs, n_actions)``, row i the action mask of environment i.
+
+        Returns:
+            int64 actions ``(num_envs,)``; when training, each step is stored in its
+            environment's share of the rollout (and a full rollout is learned from first).
+
+        Raises:
+            ValueError: not ``num_envs`` rows, or a row without a valid action.
+        """
+        obs = as_tensor(np.stack([self.observe(o) for o in observations]))
+        mask_t = torch.stack([mask_tensor(m) for m in masks])
+        if obs.shape[0] != len(self.env_buffers) or mask_t.shape[0] != obs.shape[0]:
+            raise ValueError(
+                f"decide_batch: {obs.shape[0]} observations and {mask_t.shape[0]} masks for "
+                f"num_envs={len(self.env_buffers)} (pybatsim.agent.params.num_envs)"
+            )
+        on_device = self.to_rollout(obs)
+        if self.training and self._bootstrap_pending:
+            with torch.no_grad():
+                last_values = self.rollout_network.value(on_device).cpu()
+            self._update_all([float(v) for v in last_values])
+        with torch.no_grad():
+            logits, values = self.rollout_network(on_device)
+            logits = masked_logits(logits.cpu(), mask_t)
+        if not self.training and self.greedy:
+            return logits.argmax(-1).numpy()
+        actions = torch.multinomial(torch.softmax(logits, -1), 1, generator=self.generator)[:, 0]
+        if self.training:
+            log_probs = torch.log_softmax(logits, -1).gather(-1, actions[:, None])[:, 0]
+            values = values.cpu()
+            for i, buffer in enumerate(self.env_buffers):
+                buffer.add(obs[i].numpy(), mask_t[i].numpy(), int(actions[i]),
+                           float(log_probs[i]), float(values[i]))
+        return actions.numpy()
+
+    def rewarded_batch(self, rewards: np.ndarray, dones: np.ndarray) -> None:
+        """The rewards of the last :meth:`decide_batch` and whether each environment's episode ended
+        (its next observation is then the first of a new episode); updates when the rollout is full.
+        """
+        if not self.training:
+            return
+        scale = self.settings.reward_scale
+        for buffer, reward, done in zip(self.env_buffers, rewards, dones):
+            buffer.set_outcome(float(reward) * scale, bool(done))
+        if all(buffer.full for buffer in self.env_buffers):
+            if all(bool(done) for done in dones):
+                self._update_all([0.0] * len(self.env_buffers))
+            else:
+                self._bootstrap_pending = True
 
     def rewarded(self, reward: float, done: bool) -> None:
         """Attach the reward to the stored step; update when the rollout is full."""
@@ -116,8 +186,20 @@ class PPOAgent(ValueLearningAgent):
     def _update(self, last_value: float) -> None:
         batch = self.buffer.finish(last_value, self.gamma, self.settings.gae_lambda)
         self.buffer.reset()
+        self._learn_rollout(batch)
+
+    def _update_all(self, last_values: list[float]) -> None:
+        """Learn from every environment's share of the rollout (bootstrapped from ``last_values``)."""
+        lam = self.settings.gae_lambda
+        parts = [b.finish(v, self.gamma, lam) for b, v in zip(self.env_buffers, last_values)]
+        for buffer in self.env_buffers:
+            buffer.reset()
+        self._learn_rollout(RolloutBatch(*(torch.cat(column) for column in zip(*parts))))
+
+    def _learn_rollout(self, batch: RolloutBatch) -> None:
         self._bootstrap_pending = False
-        stats = self.update(batch)
+        stats = self.update(RolloutBatch(*(self.to_update(t) for t in batch)))
+        self.sync_rollout()
         self.updates += 1
         self._update_stats.append(stats)
         logger.debug("PPO update %d: %s", self.updates, stats)
@@ -146,7 +228,7 @@ class PPOAgent(ValueLearningAgent):
 
     def _minibatch_loss(self, mb: RolloutBatch) -> tuple[torch.Tensor, dict[str, float]]:
         s = self.settings
-        logits, values = self.network(mb.obs)
+        logits, values = self.update_pass(mb.obs)
         evals = evaluate(logits, mb.masks, mb.actions)
         log_ratio = evals.log_prob - mb.log_probs
         ratio = log_ratio.exp()

@@ -19,7 +19,7 @@ class ReinforceAgent(PolicyLearningAgent):
 
     def learn(self, episode: Episode) -> dict[str, float]:
         """One gradient step on the episode's policy-gradient loss."""
-        returns = returns_tensor(episode.rewards, self.gamma, self.settings.standardise)
+        returns = self.to_update(returns_tensor(episode.rewards, self.gamma, self.settings.standardise))
 
         def chunk_loss(steps: slice) -> tuple[torch.Tensor, dict[str, float]]:
             evals = self.evaluate(episode.obs[steps], episode.masks[steps], episode.actions[steps])

@@ -7,7 +7,8 @@ read with :func:`read_number`, :func:`read_bool` and :func:`read_hidden`; the le
 problem is a :class:`~hdrm.errors.ConfigError` naming the JSON path, the bad value and the fix.
 
 Settings dataclass fields may carry metadata: ``{"min": x}``, ``{"max": x}`` (inclusive bounds) and
-``{"choices": (...)}`` (the valid strings).
+``{"choices": (...)}`` (the valid strings) and ``{"check": function}`` (for strings: called as
+``function(value, json_path)``, returns the value or raises :class:`~hdrm.errors.ConfigError`).
 """
 
 from __future__ import annotations
@@ -177,6 +178,8 @@ def _check_field(field: dataclasses.Field, value: Any, path: str) -> Any:
             maximum=meta.get("max"),
             integer=isinstance(default, int),
         )
+    if isinstance(default, str) and "check" in meta:
+        return meta["check"](value, path)
     if isinstance(default, str):
         choices = meta.get("choices")
         if not isinstance(value, str) or (choices and value not in choices):
