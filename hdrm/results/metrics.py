@@ -119,27 +119,25 @@ def machine_times(results: Sequence[JobResult]) -> tuple[float, float]:
     """Batsim's ``(time_computing, time_idle)`` in machine-seconds, from the allocations.
 
     Each core computes during the jobs it runs and is idle from 0 to the end of its last job
-    otherwise; Batsim books nothing after a core's last job.
+    otherwise; Batsim books nothing after a core's last job. The cost grows with the number of
+    id ranges of the allocations (and once with the number of cores), not with the cores of each
+    job: every range updates a slice of the per-core totals, in job order.
     """
-    cores: list[np.ndarray] = []
-    runs: list[np.ndarray] = []
-    ends: list[np.ndarray] = []
+    spans: list[tuple[int, int, float, float, int]] = []
+    size = 0
     for r in _ran(results):
-        ids = np.asarray(r.core_ids(), dtype=np.int64)
-        cores.append(ids)
-        runs.append(np.full(ids.size, float(r.execution_time)))
-        ends.append(np.full(ids.size, float(r.finish_time)))
-    if not cores:
+        run_s, end_s = float(r.execution_time), float(r.finish_time)
+        for lo, hi in r.core_ranges():
+            spans.append((lo, hi + 1, run_s, end_s, hi + 1 - lo))
+            size = max(size, hi + 1)
+    if not spans:
         return 0.0, 0.0
-    core_ids, run_s, end_s = np.concatenate(cores), np.concatenate(runs), np.concatenate(ends)
-    if core_ids.size == 0:
-        return 0.0, 0.0
-    size = int(core_ids.max()) + 1
     busy_s = np.zeros(size)
     last_end_s = np.zeros(size)
-    np.add.at(busy_s, core_ids, run_s)
-    np.maximum.at(last_end_s, core_ids, end_s)
-    time_computing = float(np.sum(run_s))
+    for lo, hi, run_s, end_s, _ in spans:
+        busy_s[lo:hi] += run_s
+        np.maximum(last_end_s[lo:hi], end_s, out=last_end_s[lo:hi])
+    time_computing = math.fsum(run_s * count for _, _, run_s, _, count in spans)
     return time_computing, float(np.sum(last_end_s - busy_s))
 
 

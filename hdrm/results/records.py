@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+import numpy as np
+
 from hdrm.errors import ConfigError
 
 logger = logging.getLogger(__name__)
@@ -55,6 +57,12 @@ def interval_ranges(core_ids: Iterable[int]) -> list[tuple[int, int]]:
     ranges: list[tuple[int, int]] = []
     if not ordered:
         return ranges
+    if len(ordered) > 64:  # wide jobs: find the breaks in C
+        ids = np.fromiter(ordered, dtype=np.int64, count=len(ordered))
+        breaks = np.flatnonzero(np.diff(ids) != 1)
+        los = np.concatenate(([ids[0]], ids[breaks + 1])).tolist()
+        his = np.concatenate((ids[breaks], [ids[-1]])).tolist()
+        return list(zip(los, his))
     lo = prev = ordered[0]
     for core in ordered[1:]:  # one pass, no tuple rebuilt per core: wide jobs hold 1000s of cores
         if core != prev + 1:
@@ -221,6 +229,10 @@ class JobResult:
     def core_ids(self) -> list[int]:
         """The cores the job ran on, sorted."""
         return parse_interval_set(self.allocated_resources)
+
+    def core_ranges(self) -> list[tuple[int, int]]:
+        """The cores the job ran on as sorted, merged, inclusive ``(lo, hi)`` ranges."""
+        return parse_interval_ranges(self.allocated_resources)
 
     def bounded_slowdown(self, threshold_s: float = BSLD_THRESHOLD_S) -> float | None:
         """``max(1, (wait + run) / max(run, threshold_s))``; None when the job was rejected."""

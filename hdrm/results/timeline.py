@@ -135,7 +135,14 @@ def write_timeline_csv(rows: Iterable[TimelineRow | Mapping[str, Any]], path: st
         The path written.
     """
     path = Path(path)
-    lines = [",".join(TIMELINE_COLUMNS)] + [_row_text(row) for row in rows]
+    lines = [",".join(TIMELINE_COLUMNS)]
+    line = "%.6f,%d,%d,%d,%d,%.6f,%.6f"  # as _row_text: Batsim's %f, integer counts
+    for row in rows:
+        if isinstance(row, TimelineRow):
+            lines.append(line % (row.time_s, row.queue_size, row.running_jobs, row.busy_cores,
+                                 row.contended_cores, row.power_w, row.energy_j))
+        else:
+            lines.append(_row_text(row))
     write_text(path, "\n".join(lines) + "\n")
     return path
 

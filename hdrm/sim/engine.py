@@ -81,6 +81,9 @@ class SimulationResult:
     wall_s: float = 0.0
     decisions: int = 0
     decision_s: float = 0.0
+    #: The out_jobs.csv rows and the out_schedule.csv row, made once on first use by
+    #: :mod:`hdrm.sim.outputs` (writing the files and printing a summary share them).
+    reports: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 def check_profiles(workload: Workload) -> None:

@@ -59,20 +59,38 @@ def job_metadata(job: Job) -> str:
 
 
 def job_results(result: SimulationResult) -> list[JobResult]:
-    """Every job's row, in workload order."""
-    return [job_result(o) for o in result.outcomes]
+    """Every job's row, in workload order.
+
+    Made once per result (``result.reports``): writing the files and printing the summary
+    share the same rows, so do not modify them.
+    """
+    rows = result.reports.get("jobs")
+    if rows is None or len(rows) != len(result.outcomes):
+        rows = result.reports["jobs"] = [job_result(o) for o in result.outcomes]
+        result.reports.pop("schedule", None)
+    return rows
 
 
 def schedule_summary(result: SimulationResult, results: list[JobResult] | None = None) -> dict[str, Any]:
-    """The out_schedule.csv row of a run."""
-    rows = results if results is not None else job_results(result)
-    return summarize(
+    """The out_schedule.csv row of a run.
+
+    Computed once per result when ``results`` is None or the rows of :func:`job_results`
+    (a copy is returned); other ``results`` are summarised as given.
+    """
+    shared = results is None or results is result.reports.get("jobs")
+    if shared and "schedule" in result.reports:
+        return dict(result.reports["schedule"])
+    rows = job_results(result) if results is None else results
+    summary = summarize(
         rows,
         result.platform.nb_cores,
         result.energy_j,
         simulation_time_s=result.wall_s,
         scheduling_time_s=result.decision_s,
     )
+    if shared:
+        result.reports["schedule"] = dict(summary)
+    return summary
 
 
 def make_outdir(outdir: str | Path, label: str = "--outdir") -> Path:

@@ -125,3 +125,27 @@ def test_machine_state_times_override():
     with pytest.raises(ConfigError, match=r"unknown column 'time_sleep'; did you mean "
                                           r"'time_sleeping'"):
         summarize(example_jobs(), NB_CORES, machine_state_times_s={"time_sleep": 1.0})
+
+
+def test_machine_times_of_wide_jobs_by_hand():
+    # cores 0-3 run 10 s (ends 10) then 2-5 run 5 s (ends 20); 6 unused
+    # computing 4 x 10 + 4 x 5 = 60; idle per core: 0, 0 (end 10, busy 10), 2 and 3: 20 - 15,
+    # 4 and 5: 20 - 5, so 0 + 0 + 5 + 5 + 15 + 15 = 40
+    jobs = [
+        JobResult("1", starting_time=0.0, execution_time=10.0, allocated_resources="0-3"),
+        JobResult("2", starting_time=15.0, execution_time=5.0, allocated_resources="2-5"),
+    ]
+    assert machine_times(jobs) == (60.0, 40.0)
+
+
+def test_machine_times_cost_follows_ranges_not_cores(monkeypatch):
+    """A job on a million cores is two numbers per range, not a million core ids."""
+    def no_expansion(self):
+        raise AssertionError("machine_times expanded an interval set core by core")
+
+    monkeypatch.setattr(JobResult, "core_ids", no_expansion)
+    jobs = [JobResult(str(i), starting_time=10.0 * i, execution_time=10.0,
+                      allocated_resources="0-999999") for i in range(3)]
+    computing, idle = machine_times(jobs)
+    assert computing == 3 * 10.0 * 1_000_000
+    assert idle == 0.0  # back to back from 0: no gap on any core

@@ -131,3 +131,15 @@ def test_core_ids_reads_the_allocation():
 def test_metadata_user(metadata, user):
     assert metadata_user(metadata) == user
     assert JobResult("1", starting_time=0.0, execution_time=1.0, metadata=metadata).user() == user
+
+
+def test_interval_ranges_of_wide_sets_match_the_definition():
+    ids = list(range(0, 100)) + [150] + list(range(200, 300)) + [301, 303, 304]
+    expected = [(0, 99), (150, 150), (200, 299), (301, 301), (303, 304)]
+    assert interval_ranges(reversed(ids)) == expected
+    assert format_interval_set(ids + [5, 6]) == "0-99 150 200-299 301 303-304"
+
+
+@given(st.lists(st.integers(min_value=0, max_value=2000), min_size=65, max_size=400))
+def test_wide_interval_sets_are_written_as_procset_writes_them(cores):
+    assert format_interval_set(cores) == str(ProcSet(*cores))
