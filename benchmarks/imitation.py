@@ -141,17 +141,18 @@ def fit(agent: Any, demos: Demonstrations, epochs: int, batch: int = 256, lr: fl
 
     net = agent.network
     optimizer = torch.optim.Adam(net.parameters(), lr=lr, eps=1e-5)
-    obs = torch.as_tensor(demos.obs)
-    masks = torch.as_tensor(demos.masks)
-    targets = torch.as_tensor(demos.targets)
-    returns = torch.as_tensor(demos.returns)
+    device = next(net.parameters()).device  # the learner's update device
+    obs = torch.as_tensor(demos.obs, device=device)
+    masks = torch.as_tensor(demos.masks, device=device)
+    targets = torch.as_tensor(demos.targets, device=device)
+    returns = torch.as_tensor(demos.returns, device=device)
     rng = np.random.default_rng(seed)
     stats: dict[str, float] = {}
     for epoch in range(epochs):
         order = rng.permutation(len(demos))
         total = correct = ce_sum = v_sum = 0.0
         for lo in range(0, len(order), batch):
-            idx = torch.as_tensor(order[lo:lo + batch])
+            idx = torch.as_tensor(order[lo:lo + batch], device=device)
             logits = masked_logits(net.logits(obs[idx]), masks[idx])
             good = masked_logits(logits, targets[idx] & masks[idx])
             ce = (torch.logsumexp(logits, -1) - torch.logsumexp(good, -1)).mean()
@@ -168,4 +169,6 @@ def fit(agent: Any, demos: Demonstrations, epochs: int, batch: int = 256, lr: fl
         stats = {"ce": ce_sum / total, "value_loss": v_sum / total, "accuracy": correct / total}
         echo(f"imitation epoch {epoch + 1}/{epochs}: cross-entropy {stats['ce']:.4f}, "
              f"teacher actions matched {stats['accuracy']:.1%}, value loss {stats['value_loss']:.4f}")
+    if hasattr(agent, "sync_rollout"):
+        agent.sync_rollout()  # decisions use a copy of the network when the devices differ
     return stats

@@ -5,7 +5,7 @@ Usage::
     python benchmarks/train.py --trace lublin|sdsc --backfill none|easy --learner ppo
         [--network kernel|attention] [--decision event|commit] [--pick any|fitting|env]
         [--observation job_window|job_window_reservation|job_window_predicted [--reservation wfp3]]
-        [--window 128]
+        [--window 128] [--rollout-device cpu|cuda|cuda:N|auto] [--update-device cpu|cuda|cuda:N|auto]
         [--imitate HEURISTIC [--imitate-backfill easy] [--imitate-episodes N] [--imitate-epochs E]]
         --seed 0 --minutes M [--max-steps N] --out models/NAME.pt
     python benchmarks/train.py --mode policy_pair --platform platforms/hetero.json --trace sdsc
@@ -32,8 +32,10 @@ core selections (e.g. the six of HDeepRM plus ``sjf_pred,wfp3_pred,unicep_pred``
 ``--imitate`` warm-starts a policy learner by imitating a heuristic first
 (:mod:`benchmarks.imitation`): a queue heuristic with backfilling in ``job_pick`` mode, a fixed
 pair in ``policy_pair`` mode. A learner is any name of the agent registry; ``--agent-json``
-overrides its options block. Runs
-are deterministic for a seed when bounded by ``--max-steps`` (``--minutes`` is a wall-clock guard
+overrides its options block. ``--rollout-device`` and ``--update-device`` set the learner's
+``rollout_device`` and ``update_device`` (:mod:`hdrm.agents.devices`; default ``auto``: updates
+on the GPU when torch sees one, decisions on the CPU). Runs
+are deterministic for a seed when bounded by ``--max-steps`` on the CPU (``--minutes`` is a wall-clock guard
 checked between episodes; the steps made are recorded, so ``--max-steps`` reproduces a run).
 """
 
@@ -98,6 +100,8 @@ class TrainSettings:
     backfill: str = "none"
     learner: str = "ppo"
     network: str | None = None
+    rollout_device: str | None = None
+    update_device: str | None = None
     decision: str = "event"
     mode: str = "job_pick"
     platform: str | None = None
@@ -225,6 +229,9 @@ def agent_config(s: TrainSettings) -> dict[str, Any]:
     _merge(config, copy.deepcopy(MODE_DEFAULTS.get((s.learner, s.mode), {})))
     if s.network:
         config.setdefault("params", {})["network"] = s.network
+    for key in ("rollout_device", "update_device"):
+        if getattr(s, key) is not None:
+            config.setdefault("params", {})[key] = getattr(s, key)
     _merge(config, copy.deepcopy(s.agent_json))
     config["run"] = "train"
     return config
@@ -488,6 +495,10 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--backfill", default="none", help="none or easy")
     p.add_argument("--learner", default="ppo", help="a name of the agent registry")
     p.add_argument("--network", help="policy network (kernel, attention, mlp)")
+    p.add_argument("--rollout-device", help="where decisions run: cpu, cuda, cuda:N or auto "
+                   "(default auto: the CPU)")
+    p.add_argument("--update-device", help="where the learner trains: cpu, cuda, cuda:N or auto "
+                   "(default auto: the first GPU when there is one, else the CPU)")
     p.add_argument("--decision", default="event", help="event or commit")
     p.add_argument("--mode", default="job_pick", help="job_pick or policy_pair")
     p.add_argument("--platform", help="policy_pair mode: platforms/hetero.json")
@@ -568,6 +579,7 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     argv_used = sys.argv[1:] if argv is None else argv
     return TrainSettings(
         out=a.out, trace=a.trace, backfill=a.backfill, learner=a.learner, network=a.network,
+        rollout_device=a.rollout_device, update_device=a.update_device,
         decision=a.decision, mode=a.mode, platform=a.platform, objective=a.objective,
         reward_timing=a.reward_timing,
         pick=a.pick, seed=a.seed, reservation=a.reservation, window=a.window,

@@ -179,3 +179,23 @@ def test_a_gpu_checkpoint_loads_on_a_cpu_learner(driver, window, cls, tmp_path):
     cpu = build(driver, cls, window, seed=8, update_device="cpu", rollout_device="cpu")
     load_checkpoint(cpu, path)
     assert same_weights(cpu, gpu)
+
+
+def test_train_py_device_flags_reach_the_learner_and_bad_ones_are_one_line(tmp_path):
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from benchmarks import train
+
+    s = train.parse_args(["--out", str(tmp_path / "m.pt"), "--update-device", "cpu",
+                          "--rollout-device", "auto", "--agent-json", '{"params": {"epochs": 2}}'])
+    params = train.agent_config(s)["params"]
+    assert (params["update_device"], params["rollout_device"], params["epochs"]) == ("cpu", "auto", 2)
+    assert "update_device" not in train.agent_config(train.parse_args(["--out", "x.pt"]))["params"]
+    bad = train.parse_args(["--out", str(tmp_path / "m.pt"), "--update-device", "gpu:0"])
+    with pytest.raises(ConfigError, match=r"^pybatsim\.agent\.params\.update_device: invalid "
+                                          r"device 'gpu:0'; choose one of: auto, cpu, cuda, cuda:N"):
+        train.build_agent("ppo", train.agent_config(bad), train.make_env(bad, 16), 0)
