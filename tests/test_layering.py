@@ -33,6 +33,7 @@ LAYER_OF = {
     "hdrm.sim": "L3",
     "hdrm.batsim": "L3",
     "hdrm.viz": "L3",
+    "hdrm.fragmentation": "L3",
     "hdrm.env": "L4",
     "hdrm.agents": "L4",
     "hdrm.launcher": "L5",

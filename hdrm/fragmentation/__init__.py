@@ -1,0 +1,1 @@
+"""The placement-only protocol of the FGD paper: arrivals, allocation curves, unallocated GPUs."""

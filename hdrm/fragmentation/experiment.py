@@ -1,0 +1,139 @@
+"""A placement-only experiment: one policy, several seeds, curves and a summary on disk.
+
+``run_experiment`` reads an openb node list and pod list, runs :func:`run_seed` for each seed
+(in up to ``processes`` worker processes; results do not depend on it) and writes, in ``outdir``:
+
+* ``curve_<seed>.csv``: per arrival the task, the node (-1: failed), arrived and allocated GPU
+  milli and % of the cluster's, fragmentation amount (milli-GPU) and ratio (% of free GPU share);
+* ``summary.json``: ``{"policy": P, "unallocated_gpus_pct": {"median": x, "per_seed":
+  {"42": x42, ...}}, ...}`` at 100% arrived workload, with the inputs, task types and failures.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from hdrm.errors import ConfigError
+from hdrm.fragmentation.protocol import CURVE_COLUMNS, DEFAULT_TUNING_RATIO, SeedRun, run_seed
+from hdrm.policies.gpu_frag import typical_task_types
+from hdrm.policies.gpu_state import GpuCluster, TaskShape
+from hdrm.policies.placement import PLACEMENTS
+from hdrm.workload.openb import read_openb_nodes, read_openb_pods
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Inputs:
+    """What every seed shares: the cluster, the task shapes and names, the task types."""
+
+    cluster: GpuCluster
+    shapes: list[TaskShape]
+    names: list[str]
+    nodes_path: str
+    pods_path: str
+
+    @property
+    def types(self):
+        return typical_task_types(self.shapes)
+
+
+def load_inputs(nodes_csv: str | Path, pods_csv: str | Path) -> Inputs:
+    """Read the node and pod lists (strict: a bad row is a one-line error)."""
+    nodes, _ = read_openb_nodes(nodes_csv)
+    work = read_openb_pods(pods_csv)
+    cluster = GpuCluster.from_openb(nodes)
+    if cluster.total_gpu_milli == 0:
+        raise ConfigError(f"{nodes_csv}: no GPU in the node list; the protocol measures GPUs")
+    return Inputs(cluster, [TaskShape.of_job(j) for j in work.jobs], [str(j.id) for j in work.jobs],
+                  str(nodes_csv), str(pods_csv))
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"42-51"``, ``"42,45,50"`` or ``"42"`` as a list of seeds.
+
+    Raises:
+        ConfigError: not that form.
+    """
+    seeds: list[int] = []
+    try:
+        for part in text.split(","):
+            low, _, high = part.strip().partition("-")
+            seeds.extend(range(int(low), int(high or low) + 1))
+    except ValueError:
+        raise ConfigError(f"--seeds: expected '42-51' or '42,43', got {text!r}") from None
+    if not seeds:
+        raise ConfigError(f"--seeds: no seed in {text!r}; e.g. --seeds 42-51")
+    return seeds
+
+
+_WORKER: dict = {}
+
+
+def _init_worker(nodes_csv: str, pods_csv: str) -> None:
+    inputs = load_inputs(nodes_csv, pods_csv)
+    _WORKER.update(inputs=inputs, types=inputs.types)
+
+
+def _one(args: tuple[str, int, float]) -> SeedRun:
+    policy, seed, ratio = args
+    inputs = _WORKER["inputs"]
+    return run_seed(inputs.cluster, inputs.shapes, inputs.names, _WORKER["types"], policy, seed,
+                    ratio)
+
+
+def run_seeds(nodes_csv: str | Path, pods_csv: str | Path, policy: str, seeds: Sequence[int],
+              ratio: float = DEFAULT_TUNING_RATIO, processes: int = 1) -> list[SeedRun]:
+    """Run one policy on each seed; ``processes`` > 1 spreads the seeds over worker processes."""
+    PLACEMENTS.get(policy, "--policy")  # a typo fails before any work
+    jobs = [(policy, seed, ratio) for seed in seeds]
+    if processes <= 1 or len(jobs) == 1:
+        _init_worker(str(nodes_csv), str(pods_csv))
+        return [_one(job) for job in jobs]
+    with ProcessPoolExecutor(processes, initializer=_init_worker,
+                             initargs=(str(nodes_csv), str(pods_csv))) as pool:
+        return list(pool.map(_one, jobs))
+
+
+def summarize(policy: str, runs: Sequence[SeedRun], **extra) -> dict:
+    """The summary document of one policy's runs."""
+    per_seed = {str(r.seed): round(r.unallocated_pct(), 2) for r in runs}
+    return {"policy": policy,
+            "unallocated_gpus_pct": {"median": round(float(np.median(list(per_seed.values()))), 2),
+                                     "per_seed": per_seed},
+            "failed_tasks": {str(r.seed): r.failed for r in runs},
+            "arrivals": {str(r.seed): len(r.tasks) for r in runs}, **extra}
+
+
+def write_curve(run: SeedRun, path: Path) -> None:
+    """The allocation curve of one seed as CSV."""
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(CURVE_COLUMNS)
+        writer.writerows(run.curve_rows())
+
+
+def run_experiment(nodes_csv: str | Path, pods_csv: str | Path, policy: str,
+                   seeds: Sequence[int], outdir: str | Path,
+                   ratio: float = DEFAULT_TUNING_RATIO, processes: int = 1) -> dict:
+    """Run, write the curves and ``summary.json`` into ``outdir``; returns the summary."""
+    started = time.perf_counter()
+    runs = run_seeds(nodes_csv, pods_csv, policy, seeds, ratio, processes)
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    for run in runs:
+        write_curve(run, out / f"curve_{run.seed}.csv")
+    summary = summarize(policy.lower(), runs, nodes=str(nodes_csv), pods=str(pods_csv),
+                        workload_tuning_ratio=ratio,
+                        wall_s=round(time.perf_counter() - started, 2))
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    return summary
