@@ -26,6 +26,7 @@ SUBCOMMANDS = (
     "serve_cmd",
     "plot_cmd",
     "compare_cmd",
+    "sweep_cmd",
     "fragmentation_cmd",
 )
 

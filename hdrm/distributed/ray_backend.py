@@ -1,0 +1,144 @@
+"""Run a sweep's runs as Ray tasks, on a Ray started in this process or on a cluster.
+
+Without ``address`` a local, single-node Ray starts inside this process and stops at the end:
+every server it opens (GCS, raylet, object manager, workers, runtime-env agent) listens on the
+loopback interface only and the dashboard is off. On Linux Ray would pick the machine's network
+address and listen on every interface; the start therefore asks for the single-machine mode Ray
+uses on laptops (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, unless the user set that variable). With ``address`` (``auto``, or ``HOST:PORT`` of a head started by
+``ray start --head``) the driver joins that cluster and leaves it running. A Ray this process
+already started (``ray.init`` in a test or a notebook) is used as it is.
+
+This module imports ``ray`` only inside its functions.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from hdrm.distributed import RAY_MISSING
+from hdrm.distributed.local import OnDone
+from hdrm.distributed.runner import execute_reporting, raise_failure
+from hdrm.distributed.spec import RunSpec
+from hdrm.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+#: Ray's switch for a single-machine node on the loopback interface (read when ray is imported).
+LOCAL_NODE_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+#: Times a task is retried when its worker process dies (not when the run itself fails).
+MAX_RETRIES = 2
+
+
+def import_ray() -> Any:
+    """Import Ray.
+
+    Raises:
+        ConfigError: Ray is not installed (the message names the extra to install).
+    """
+    try:
+        import ray
+    except ModuleNotFoundError as exc:
+        if exc.name == "ray":
+            raise ConfigError(RAY_MISSING) from None
+        raise
+    return ray
+
+
+@contextmanager
+def _single_machine(ray: Any) -> Iterator[None]:
+    """While a local Ray starts: make it a single-machine node on the loopback interface.
+
+    Ray reads :data:`LOCAL_NODE_ENV` once, when it is imported (its driver here may have been
+    imported long before), and again in every process it starts (they inherit this process's
+    environment). Both are set for the start and restored afterwards; a value the user gave to
+    the variable is kept.
+    """
+    saved = os.environ.get(LOCAL_NODE_ENV)
+    os.environ.setdefault(LOCAL_NODE_ENV, "0")
+    single = os.environ[LOCAL_NODE_ENV].strip().lower() in ("0", "false", "no", "off")
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    before = getattr(constants, "ENABLE_RAY_CLUSTER", None)
+    if before is not None:
+        constants.ENABLE_RAY_CLUSTER = not single
+    try:
+        yield
+    finally:
+        if before is not None:
+            constants.ENABLE_RAY_CLUSTER = before
+        if saved is None:
+            os.environ.pop(LOCAL_NODE_ENV, None)
+
+
+@contextmanager
+def connect(address: str | None = None, num_cpus: int | None = None) -> Iterator[Any]:
+    """Ray, ready for tasks: the one already running, a cluster's, or a local one.
+
+    Args:
+        address: a cluster to join (``"auto"`` or ``"HOST:PORT"``); None starts a local Ray.
+        num_cpus: CPUs of a local Ray (None: this machine's count); ignored for a cluster.
+
+    Yields:
+        the ``ray`` module. A Ray started here is shut down on exit.
+    """
+    ray = import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    settings: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                "logging_level": logging.WARNING}
+    if address is None:
+        settings["num_cpus"] = num_cpus or os.cpu_count() or 1
+    else:
+        settings["address"] = address
+    try:
+        if address is None:
+            with _single_machine(ray):
+                ray.init(**settings)
+        else:
+            ray.init(**settings)
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        raise ConfigError(f"--address: cannot start or join {where}: {exc}".split("\n")[0]
+                          + "; check the address (ray status) or leave --address out") from None
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def cluster_cpus(ray: Any) -> int:
+    """The CPUs of the Ray cluster this process is connected to (at least 1)."""
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def run_ray(ray: Any, runs: Sequence[RunSpec], runs_dir: Path, on_done: OnDone,
+            max_parallel: int) -> None:
+    """Run the runs as Ray tasks (one CPU each), at most ``max_parallel`` at a time.
+
+    The run folder must be on storage every node sees (it is, on one machine). A task whose
+    worker dies is retried (:data:`MAX_RETRIES`); a run that fails stops the sweep with its
+    error; an interruption cancels the tasks in flight.
+    """
+    task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(execute_reporting)
+    queue = list(reversed(runs))
+    pending: dict[Any, RunSpec] = {}
+    folder = str(Path(runs_dir).resolve())
+    try:
+        while queue or pending:
+            while queue and len(pending) < max_parallel:
+                run = queue.pop()
+                pending[task.remote(run, folder)] = run
+            finished, _ = ray.wait(list(pending), num_returns=1)
+            for ref in finished:
+                pending.pop(ref)
+                on_done(raise_failure(ray.get(ref)))
+    except BaseException:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        raise

@@ -1,0 +1,160 @@
+"""One run of a sweep: replay, write the usual outputs atomically, mark it done last.
+
+A run writes ``out_jobs.csv``, ``out_schedule.csv``, ``out_timeline.csv`` and
+``overutilizations.json`` (as ``hdrm replay`` does) into a hidden scratch folder next to its final
+folder, then ``done.json`` (its settings and their digest), then renames the scratch folder to
+the final name in one step. A folder under ``runs/`` therefore always holds a finished run; a
+sweep stopped midway leaves at most scratch folders, which the next start removes.
+
+The same function runs in-process, in a worker process and in a Ray task, so every backend
+writes the same bytes (bar the two wall-clock columns of out_schedule.csv, ``scheduling_time``
+and ``simulation_time``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+
+import hdrm.errors
+from hdrm.distributed.spec import RunSpec
+from hdrm.errors import ConfigError, HdrmError
+from hdrm.implied import implied_simulation
+from hdrm.policies.pairs import resolve_policy
+from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.sim.inputs import InputSpec, load_inputs
+from hdrm.sim.outputs import write_outputs
+from hdrm.workload.load import scale_arrivals
+from hdrm.workload.swf import SkippableLineError
+
+logger = logging.getLogger(__name__)
+
+#: The marker a finished run's folder holds; written last.
+DONE_FILE = "done.json"
+#: Prefix of the scratch folders of runs in progress.
+SCRATCH_PREFIX = ".partial-"
+
+
+def is_done(run: RunSpec, runs_dir: str | Path) -> bool:
+    """Whether ``run`` has finished in ``runs_dir`` (its folder holds a done marker).
+
+    Raises:
+        ConfigError: the folder's marker records other settings (the same name, another run).
+    """
+    marker = Path(runs_dir) / run.name / DONE_FILE
+    if not marker.is_file():
+        return False
+    try:
+        recorded = json.loads(marker.read_text(encoding="utf-8")).get("digest")
+    except (OSError, ValueError, AttributeError):
+        recorded = None
+    if recorded != run.digest():
+        raise ConfigError(f"{marker}: records other settings than run {run.name}; remove that "
+                          "folder (or give another --outdir) to run it again")
+    return True
+
+
+def execute(run: RunSpec, runs_dir: str | Path) -> dict:
+    """Replay ``run`` and publish its outputs as ``runs_dir/run.name``.
+
+    Returns:
+        ``{"name", "wall_s", "cpu_s"}`` of this run.
+
+    Raises:
+        HdrmError: bad inputs (policy, files, conventions ...).
+    """
+    final = Path(runs_dir) / run.name
+    scratch = Path(runs_dir) / f"{SCRATCH_PREFIX}{run.name}-{os.getpid()}"
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    result = simulate(run)
+    write_outputs(result, scratch)
+    wall_s, cpu_s = time.perf_counter() - wall0, time.process_time() - cpu0
+    marker = {"digest": run.digest(), "run": run.to_json(), "wall_s": wall_s, "cpu_s": cpu_s}
+    _write_text(scratch / DONE_FILE, json.dumps(marker, indent=1, sort_keys=True) + "\n")
+    _fsync_dir(scratch)
+    if final.exists():  # a run finished meanwhile by another worker: keep the first one
+        shutil.rmtree(scratch)
+    else:
+        os.replace(scratch, final)
+        _fsync_dir(final.parent)
+    logger.debug("run %s done in %.2f s", run.name, wall_s)
+    return {"name": run.name, "wall_s": wall_s, "cpu_s": cpu_s}
+
+
+def execute_reporting(run: RunSpec, runs_dir: str | Path) -> dict:
+    """:func:`execute` for another process: a run's own error comes back as data.
+
+    Some of hdrm's errors carry extra arguments and cannot cross a process boundary as
+    exceptions; :func:`raise_failure` raises them again on the caller's side.
+
+    Returns:
+        what :func:`execute` returns, or ``{"name", "error_class", "error"}`` when the run
+        failed with an :class:`~hdrm.errors.HdrmError` (the class is the nearest one of
+        :mod:`hdrm.errors`).
+    """
+    try:
+        return execute(run, runs_dir)
+    except HdrmError as exc:
+        base = next(c for c in type(exc).__mro__ if getattr(hdrm.errors, c.__name__, None) is c)
+        return {"name": run.name, "error_class": base.__name__, "error": str(exc)}
+
+
+def raise_failure(info: dict) -> dict:
+    """Raise the error a :func:`execute_reporting` result carries; else return the result."""
+    if "error" in info:
+        raise getattr(hdrm.errors, info["error_class"], HdrmError)(info["error"])
+    return info
+
+
+def simulate(run: RunSpec):
+    """Replay ``run`` on the built-in engine; returns the :class:`SimulationResult`."""
+    pair = resolve_policy(run.policy, "policy")
+    spec = InputSpec(workload_path=run.trace, platform_path=run.platform,
+                     conventions=run.conventions, strict=run.strict,
+                     start_index=run.start_index, nb_jobs=run.nb_jobs, seed=run.seed)
+    try:
+        platform, workload = load_inputs(spec)
+    except SkippableLineError as exc:  # name the sweep file's setting, not read_swf's argument
+        raise exc.relaxed_by('set "strict": false in the sweep file') from None
+    if run.load_factor != 1:
+        workload = scale_arrivals(workload, run.load_factor)
+    implied = implied_simulation(run.conventions, run.decision, run.walltime_kill, "builtin")
+    config = SimulationConfig(contention=run.contention, backfilling=run.backfill,
+                              decision=implied.decision, kill_on_walltime=implied.kill_on_walltime,
+                              seed=run.seed)
+    return Simulation(platform, workload, config).run(pair)
+
+
+def remove_scratch(runs_dir: str | Path) -> int:
+    """Remove the scratch folders an interrupted sweep left; returns how many."""
+    found = [p for p in Path(runs_dir).glob(f"{SCRATCH_PREFIX}*") if p.is_dir()]
+    for path in found:
+        shutil.rmtree(path, ignore_errors=True)
+    return len(found)
+
+
+def _write_text(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    """Flush a folder's entries to disk (no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,255 @@
+"""Sweep files: a grid (or a seeded random sample of it) of classic-policy replays.
+
+A sweep file is a JSON object validated by :mod:`hdrm.typedjson` (errors name the file, the JSON
+path, the bad value and the closest valid names)::
+
+    {
+      "policies": ["all-pairs", "fcfs"],
+      "backfill": ["none", "easy"],
+      "decision": ["event"],
+      "platforms": ["../platforms/hetero.json"],
+      "traces": ["../workloads/SDSC-SP2-1998-4.2-cln_first500.swf"],
+      "load_factors": [1.0, 1.5],
+      "seeds": [0, 1, 2],
+      "nb_jobs": 200,
+      "sample": {"size": 10, "seed": 0}
+    }
+
+Every list is one axis of the grid; the runs are its cross product, in the order of the axes
+above (policies vary slowest, seeds fastest). ``"all-pairs"`` stands for HDeepRM's 36 job-core
+pairs. Paths are relative to the sweep file. With ``sample``, ``size`` runs are drawn from the
+grid without replacement by a generator seeded with ``sample.seed`` (then kept in grid order), so
+the same file always names the same runs. :func:`expand` turns the file into :class:`RunSpec`
+values; nothing here runs anything.
+
+Layer: hdrm.distributed (top, like the launcher); no Ray here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import random
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from hdrm.core.contention import CONTENTION_MODELS
+from hdrm.policies.pairs import ALL_PAIRS, resolve_policy
+from hdrm.typedjson import Context, convert_block, read_json
+
+#: The name that stands for HDeepRM's 36 job-core pairs in ``policies``.
+ALL_PAIRS_NAME = "all-pairs"
+
+Backfill = Literal["none", "easy", "easy_first", "conservative"]
+Decision = Literal["event", "commit"]
+
+
+def _check_policy(name: str) -> str:
+    """An error text for an unknown policy name (empty when fine)."""
+    if name == ALL_PAIRS_NAME:
+        return ""
+    try:
+        resolve_policy(name, "policy")
+    except Exception as exc:  # noqa: BLE001 - the message is what we want
+        return str(exc).split(": ", 1)[-1] + f", or {ALL_PAIRS_NAME!r} for the 36 pairs"
+    return ""
+
+
+def _check_policies(names: tuple[str, ...]) -> str:
+    for index, name in enumerate(names):
+        message = _check_policy(name)
+        if message:
+            return f"[{index}] {json.dumps(name)}: {message}"
+    return ""
+
+
+def _check_contention(name: str) -> str:
+    if name in CONTENTION_MODELS:
+        return ""
+    return f"unknown contention model {name!r}; choose one of {', '.join(CONTENTION_MODELS.names())}"
+
+
+def _check_files(paths: tuple[str, ...]) -> str:
+    for index, path in enumerate(paths):
+        if not Path(path).is_file():
+            return f"[{index}] {json.dumps(path)}: no such file; paths are relative to the sweep file"
+    return ""
+
+
+def _distinct(values: tuple) -> str:
+    repeated = [v for i, v in enumerate(values) if v in values[:i]]
+    return f"{json.dumps(repeated[0])} is listed twice; list each value once" if repeated else ""
+
+
+def _files_check(paths: tuple[str, ...]) -> str:
+    return _distinct(paths) or _check_files(paths)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A random sample of the grid.
+
+    Attributes:
+        size: number of runs drawn (at most the grid's size).
+        seed: seed of the draw.
+    """
+
+    size: int = field(metadata={"gt": 0})
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A sweep file, validated.
+
+    Attributes:
+        policies: heuristics (``fcfs``, ``sjf`` ...), job-core pairs, or ``all-pairs``.
+        backfill: backfilling modes.
+        decision: decision semantics (``event``, ``commit``).
+        platforms: platform JSON (or SimGrid XML) files.
+        traces: SWF or Batsim JSON workloads.
+        load_factors: arrival-rate multipliers (:func:`hdrm.workload.load.scale_arrivals`).
+        seeds: run seeds (memory-bandwidth draw and the run's generator).
+        nb_jobs: jobs taken from each trace (0: all).
+        start_index: first job taken (0-based).
+        conventions: SWF conventions.
+        strict: fail on SWF lines the standard does not allow (else skip and count them).
+        contention: contention model.
+        walltime_kill: kill jobs at their requested time; None: as the conventions imply.
+        sample: draw this many runs from the grid instead of running all of it.
+    """
+
+    policies: tuple[str, ...] = field(metadata={"nonempty": True, "check": _check_policies})
+    platforms: tuple[str, ...] = field(
+        metadata={"nonempty": True, "path": "file", "check": _files_check})
+    traces: tuple[str, ...] = field(
+        metadata={"nonempty": True, "path": "file", "check": _files_check})
+    backfill: tuple[Backfill, ...] = field(default=("none",), metadata={"nonempty": True,
+                                                                        "check": _distinct})
+    decision: tuple[Decision, ...] = field(default=("event",), metadata={"nonempty": True,
+                                                                         "check": _distinct})
+    load_factors: tuple[float, ...] = field(default=(1.0,), metadata={"nonempty": True, "gt": 0,
+                                                                      "check": _distinct})
+    seeds: tuple[int, ...] = field(default=(0,), metadata={"nonempty": True, "ge": 0,
+                                                           "check": _distinct})
+    nb_jobs: int = field(default=0, metadata={"ge": 0})
+    start_index: int = field(default=0, metadata={"ge": 0})
+    conventions: Literal["default", "rlscheduler"] = "default"
+    strict: bool = True
+    contention: str = field(default="hdeeprm", metadata={"check": _check_contention})
+    walltime_kill: bool | None = None
+    sample: Sample | None = None
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep: everything :func:`hdrm.distributed.runner.execute` needs.
+
+    Attributes:
+        policy: heuristic or job-core pair.
+        backfill: backfilling mode.
+        decision: decision semantics.
+        platform: platform file (absolute).
+        trace: workload file (absolute).
+        load_factor: arrival-rate multiplier.
+        seed: the run's seed.
+        nb_jobs: jobs taken (0: all).
+        start_index: first job taken.
+        conventions: SWF conventions.
+        contention: contention model.
+        walltime_kill: kill at the requested time; None: as the conventions imply.
+        strict: fail on SWF lines the standard does not allow (else skip them).
+    """
+
+    policy: str
+    backfill: str
+    decision: str
+    platform: str
+    trace: str
+    load_factor: float
+    seed: int
+    nb_jobs: int = 0
+    start_index: int = 0
+    conventions: str = "default"
+    contention: str = "hdeeprm"
+    walltime_kill: bool | None = None
+    strict: bool = True
+
+    @property
+    def name(self) -> str:
+        """The run's folder name: its grid values, readable, plus a digest of all settings."""
+        readable = (f"{self.policy}_{self.backfill}_{self.decision}_{_stem(self.platform)}_"
+                    f"{_stem(self.trace)}_x{self.load_factor:g}_s{self.seed}")
+        return f"{readable}_{self.digest()[:8]}"
+
+    def digest(self) -> str:
+        """SHA-256 of every setting: two runs with the same digest produce the same outputs."""
+        text = json.dumps(asdict(self), sort_keys=True)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def to_json(self) -> dict:
+        """The settings as a JSON object (for the run's done marker and the sweep's index)."""
+        return asdict(self)
+
+
+def _stem(path: str) -> str:
+    """A file's name without its data suffixes (``.swf.gz``, ``.json``, ``.xml``)."""
+    name = Path(path).name
+    for suffix in (".gz", ".swf", ".json", ".xml"):
+        name = name[: -len(suffix)] if name.lower().endswith(suffix) else name
+    return name
+
+
+def load_sweep(path: str | os.PathLike[str]) -> SweepSpec:
+    """Read and validate a sweep file; relative paths resolve against its folder.
+
+    Raises:
+        ConfigError: ``FILE: JSON.PATH: what is wrong`` (the value, and the fix or the choices).
+    """
+    source = os.fspath(path)
+    data = read_json(source, "sweep file")
+    ctx = Context(source, str(Path(source).resolve().parent))
+    spec = convert_block(data, SweepSpec, "", ctx)
+    if spec.sample is not None and spec.sample.size > grid_size(spec):
+        raise ctx.fail("sample.size", f"{spec.sample.size} runs asked, but the grid has only "
+                       f"{grid_size(spec)}; ask for at most {grid_size(spec)}, or drop 'sample'")
+    return spec
+
+
+def _policies(spec: SweepSpec) -> list[str]:
+    """The policy axis, with ``all-pairs`` expanded and repeats dropped (first one kept)."""
+    names: list[str] = []
+    for name in spec.policies:
+        for expanded in (ALL_PAIRS if name == ALL_PAIRS_NAME else (name,)):
+            if expanded not in names:
+                names.append(expanded)
+    return names
+
+
+def _axes(spec: SweepSpec) -> list[list]:
+    return [_policies(spec), list(spec.backfill), list(spec.decision),
+            [os.path.abspath(p) for p in spec.platforms], [os.path.abspath(t) for t in spec.traces],
+            list(spec.load_factors), list(spec.seeds)]
+
+
+def grid_size(spec: SweepSpec) -> int:
+    """The number of runs in the full grid."""
+    size = 1
+    for axis in _axes(spec):
+        size *= len(axis)
+    return size
+
+
+def expand(spec: SweepSpec) -> list[RunSpec]:
+    """The sweep's runs, in grid order (a sample keeps grid order too)."""
+    fixed = dict(nb_jobs=spec.nb_jobs, start_index=spec.start_index, conventions=spec.conventions,
+                 contention=spec.contention, walltime_kill=spec.walltime_kill, strict=spec.strict)
+    runs = [RunSpec(p, b, d, pl, t, float(lf), s, **fixed)
+            for p, b, d, pl, t, lf, s in itertools.product(*_axes(spec))]
+    if spec.sample is not None:
+        chosen = sorted(random.Random(spec.sample.seed).sample(range(len(runs)), spec.sample.size))
+        runs = [runs[i] for i in chosen]
+    return runs

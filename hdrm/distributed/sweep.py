@@ -1,0 +1,206 @@
+"""``hdrm sweep``: run a sweep file's grid and gather its results into one table.
+
+The output folder holds::
+
+    D/sweep.json     the sweep file as read (a copy)
+    D/index.csv      one line per run: its folder name and settings
+    D/runs/NAME/     each run's usual outputs (out_jobs.csv ...) and done.json
+    D/results.csv    the ``hdrm compare`` table of every run (CSV)
+    D/results.md     the same table in Markdown
+
+Runs whose folder is already there (finished by an earlier, interrupted start) are skipped, so
+running the same command again resumes a sweep. Backends: ``ray`` (Ray tasks, the default when
+Ray is installed), ``processes`` (local worker processes), ``serial`` (this process). Without Ray
+the default is ``serial``, or ``processes`` with ``max_parallel`` above 1; the outputs are the same
+whichever backend ran them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TextIO
+
+from hdrm.distributed import RAY_MISSING, ray_installed
+from hdrm.distributed.local import run_processes, run_serial
+from hdrm.distributed.runner import is_done, remove_scratch
+from hdrm.distributed.spec import RunSpec, expand, load_sweep
+from hdrm.errors import ConfigError
+from hdrm.results.compare import compare_rows, format_csv, format_markdown
+from hdrm.sim.outputs import check_outdir
+
+logger = logging.getLogger(__name__)
+
+Backend = Literal["auto", "ray", "processes", "serial"]
+BACKENDS = ("auto", "ray", "processes", "serial")
+#: Settings columns of index.csv, after ``run``.
+INDEX_COLUMNS = ("policy", "backfill", "decision", "platform", "trace", "load_factor", "seed",
+                 "nb_jobs", "start_index", "conventions", "strict", "contention", "walltime_kill")
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """What a sweep start did.
+
+    Attributes:
+        nb_runs: runs in the sweep.
+        nb_skipped: runs found finished and skipped.
+        nb_run: runs run by this start.
+        backend: the backend that ran them (``"none"`` when nothing was left to run).
+        parallel: runs at a time.
+        wall_s: wall time of the start, table included.
+        outdir: the output folder.
+    """
+
+    nb_runs: int
+    nb_skipped: int
+    nb_run: int
+    backend: str
+    parallel: int
+    wall_s: float
+    outdir: Path
+
+
+def choose_backend(backend: str, address: str | None, max_parallel: int | None) -> str:
+    """The backend that will run a sweep.
+
+    Raises:
+        ConfigError: an unknown backend, or Ray asked for (``ray``, ``--address``) without Ray.
+    """
+    if backend not in BACKENDS:
+        raise ConfigError(f"--backend: unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if address and backend not in ("auto", "ray"):
+        raise ConfigError(f"--address: joins a Ray cluster, but --backend is {backend}; "
+                          "drop one of them")
+    wants_ray = backend == "ray" or bool(address)
+    if wants_ray and not ray_installed():
+        raise ConfigError(RAY_MISSING)
+    if backend != "auto":
+        return backend
+    if ray_installed():
+        return "ray"
+    return "processes" if (max_parallel or 1) > 1 else "serial"
+
+
+def run_sweep(sweep_file: str | os.PathLike[str], outdir: str | os.PathLike[str],
+              backend: str = "auto", address: str | None = None, max_parallel: int | None = None,
+              progress: bool = True, stream: TextIO | None = None) -> SweepReport:
+    """Run (or resume) a sweep and write its table.
+
+    Args:
+        sweep_file: the sweep JSON file (:mod:`hdrm.distributed.spec`).
+        outdir: the output folder (created; reused to resume).
+        backend: ``auto``, ``ray``, ``processes`` or ``serial``.
+        address: a Ray cluster to join (``auto`` or ``HOST:PORT``); None starts a local Ray.
+        max_parallel: runs at a time (None: every CPU of the machine, or of the Ray cluster).
+        progress: show a progress bar (a TTY) or one line per finished run.
+        stream: where progress goes (stderr by default).
+
+    Raises:
+        ConfigError: a bad sweep file, folder, backend or address; HdrmError: a run failed.
+    """
+    start = time.perf_counter()
+    if max_parallel is not None and max_parallel < 1:
+        raise ConfigError(f"--max-parallel: expected a number >= 1, got {max_parallel}")
+    chosen = choose_backend(backend, address, max_parallel)
+    if chosen == "serial" and backend == "auto" and not ray_installed():
+        logger.warning("Ray is not installed: running the sweep in this process, one run at a "
+                       "time (--max-parallel K runs K local processes; %s)", RAY_MISSING)
+    runs = expand(load_sweep(sweep_file))
+    out = Path(outdir)
+    check_outdir(out)
+    runs_dir = out / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    _write_atomic(out / "sweep.json", Path(sweep_file).read_text(encoding="utf-8"))
+    _write_atomic(out / "index.csv", index_csv(runs))
+    if remove_scratch(runs_dir):
+        logger.info("removed the scratch folders of runs an interrupted start left")
+    todo = [run for run in runs if not is_done(run, runs_dir)]
+    parallel = 1
+    if todo:
+        bar = Progress(len(runs), len(runs) - len(todo), progress, stream or sys.stderr)
+        try:
+            parallel = _dispatch(chosen, todo, runs_dir, bar.done, address, max_parallel)
+        finally:
+            bar.close()
+    write_table(runs, out)
+    return SweepReport(len(runs), len(runs) - len(todo), len(todo), chosen if todo else "none",
+                       parallel, time.perf_counter() - start, out)
+
+
+def _dispatch(backend: str, todo: Sequence[RunSpec], runs_dir: Path,
+              on_done: Callable[[dict], None], address: str | None,
+              max_parallel: int | None) -> int:
+    """Run ``todo`` on ``backend``; returns the number of runs at a time."""
+    if backend == "serial":
+        run_serial(todo, runs_dir, on_done)
+        return 1
+    if backend == "processes":
+        parallel = min(max_parallel or os.cpu_count() or 1, len(todo))
+        run_processes(todo, runs_dir, on_done, parallel)
+        return parallel
+    from hdrm.distributed.ray_backend import cluster_cpus, connect, run_ray
+
+    with connect(address, max_parallel) as ray:
+        parallel = max_parallel or cluster_cpus(ray)
+        run_ray(ray, todo, runs_dir, on_done, parallel)
+    return parallel
+
+
+def index_csv(runs: Sequence[RunSpec]) -> str:
+    """index.csv's text: a header, then one line per run (its folder name and settings)."""
+    import csv
+    import io
+
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(("run",) + INDEX_COLUMNS)
+    for run in runs:
+        values = run.to_json()
+        writer.writerow([run.name] + ["" if values[c] is None else values[c] for c in INDEX_COLUMNS])
+    return text.getvalue()
+
+
+def write_table(runs: Sequence[RunSpec], outdir: Path) -> None:
+    """Write results.csv and results.md: the ``hdrm compare`` table of every run, in grid order."""
+    rows = compare_rows([outdir / "runs" / run.name for run in runs], allow_mismatch=True)
+    _write_atomic(outdir / "results.csv", format_csv(rows))
+    _write_atomic(outdir / "results.md", format_markdown(rows))
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to a scratch file beside ``path``, then rename it over ``path``."""
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    scratch.write_text(text, encoding="utf-8")
+    os.replace(scratch, path)
+
+
+class Progress:
+    """A progress bar on a terminal; one line per finished run otherwise."""
+
+    def __init__(self, total: int, already: int, enabled: bool, stream: TextIO) -> None:
+        self.total, self.count, self.enabled, self.stream = total, already, enabled, stream
+        self.bar = None
+        if enabled and stream.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, initial=already, unit="run", file=stream)
+
+    def done(self, info: dict) -> None:
+        """Count one finished run (``{"name", "wall_s", ...}``)."""
+        self.count += 1
+        if self.bar is not None:
+            self.bar.update(1)
+        elif self.enabled:
+            print(f"hdrm sweep: [{self.count}/{self.total}] {info['name']} "
+                  f"({info['wall_s']:.2f} s)", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        """Close the bar (if any)."""
+        if self.bar is not None:
+            self.bar.close()

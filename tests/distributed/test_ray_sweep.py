@@ -1,0 +1,105 @@
+"""``hdrm sweep`` on a local Ray (2 CPUs, started once for the module and shut down at the end):
+the same outputs as in-process, resume after an interruption, run errors as themselves, and a
+local Ray that listens on the loopback interface only. Skipped when Ray is not installed."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray")
+
+from hdrm.distributed import ray_backend  # noqa: E402
+from hdrm.distributed.runner import DONE_FILE  # noqa: E402
+from hdrm.distributed.sweep import run_sweep  # noqa: E402
+from hdrm.errors import WorkloadError  # noqa: E402
+
+from .helpers import outputs, write_sweep  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ray():
+    """A local Ray with 2 CPUs for the whole module."""
+    with ray_backend.connect(None, num_cpus=2) as module:
+        yield module
+    assert not module.is_initialized()
+
+
+def test_ray_gives_the_same_results_as_in_process(ray, tmp_path):
+    path = write_sweep(tmp_path)
+    on_ray = run_sweep(path, tmp_path / "ray", progress=False)
+    serial = run_sweep(path, tmp_path / "serial", backend="serial", progress=False)
+    assert (on_ray.backend, on_ray.parallel, on_ray.nb_run) == ("ray", 2, 8)
+    assert outputs(tmp_path / "ray") == outputs(tmp_path / "serial")
+    assert ray.is_initialized()  # a Ray the caller started is left running
+
+
+def test_an_interrupted_ray_sweep_resumes(ray, tmp_path, monkeypatch):
+    path = write_sweep(tmp_path)
+    out = tmp_path / "out"
+    seen = []
+
+    def stop_after_two(ray_module, runs, runs_dir, on_done, max_parallel):
+        def counting(info):
+            seen.append(info["name"])
+            on_done(info)
+            if len(seen) == 2:
+                raise KeyboardInterrupt
+        real_run_ray(ray_module, runs, runs_dir, counting, max_parallel)
+
+    real_run_ray = ray_backend.run_ray
+    monkeypatch.setattr(ray_backend, "run_ray", stop_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(path, out, max_parallel=1, progress=False)
+    monkeypatch.undo()
+    assert {p.name for p in (out / "runs").iterdir() if (p / DONE_FILE).is_file()} >= set(seen)
+    report = run_sweep(path, out, progress=False)
+    assert report.nb_skipped >= 2 and report.nb_skipped + report.nb_run == 8
+    run_sweep(path, tmp_path / "clean", backend="serial", progress=False)
+    assert outputs(out) == outputs(tmp_path / "clean")
+
+
+def test_a_failing_run_raises_its_own_error(ray, tmp_path):
+    bad = tmp_path / "bad.swf"
+    bad.write_text("1 0 0 10 4 -1 -1 4 10 -1 1 1 1 1 1 1 -1\n", encoding="utf-8")  # 17 fields
+    path = write_sweep(tmp_path, traces=[str(bad)], policies=["fcfs"], backfill=["none"])
+    with pytest.raises(WorkloadError, match=r"bad.swf:1: found 17 fields, SWF needs 18: .*; fix "
+                       r"the line, or set \"strict\": false in the sweep file") as info:
+        run_sweep(path, tmp_path / "out", progress=False)
+    assert "Traceback" not in str(info.value) and "\n" not in str(info.value)
+    assert not [p for p in (tmp_path / "out" / "runs").iterdir()]  # nothing half-written left
+
+
+def _listening_ports() -> dict[int, str]:
+    """Port -> local address of every listening TCP socket of this machine (/proc/net)."""
+    found = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            if state != "0A":  # LISTEN
+                continue
+            address, port = local.split(":")
+            raw = bytes.fromhex(address)
+            if len(raw) == 16:  # four little-endian 32-bit words
+                raw = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+                ip = ipaddress.IPv6Address(raw)
+                ip = ip.ipv4_mapped or ip
+            else:
+                ip = ipaddress.IPv4Address(raw[::-1])
+            found[int(port, 16)] = str(ip)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").is_file(), reason="needs Linux's /proc/net")
+def test_a_local_ray_listens_on_the_loopback_interface_only(ray):
+    context = ray.get_runtime_context()
+    gcs_host, gcs_port = context.gcs_address.rsplit(":", 1)
+    node = next(n for n in ray.nodes() if n["Alive"])
+    ports = {int(gcs_port), node["NodeManagerPort"], node["ObjectManagerPort"]}
+    listening = _listening_ports()
+    assert gcs_host == "127.0.0.1" and node["NodeManagerAddress"] == "127.0.0.1"
+    assert {port: listening.get(port) for port in ports} == {port: "127.0.0.1" for port in ports}
+    assert ray_backend.LOCAL_NODE_ENV not in os.environ  # the start's setting is not left behind
