@@ -142,16 +142,22 @@ class GpuCluster:
         self.version[node] += 1
 
     def release(self, node: int, shape: TaskShape, gpus: Sequence[int]) -> None:
-        """Give back what :meth:`allocate` took."""
+        """Give back what :meth:`allocate` took.
+
+        Raises:
+            ValueError: more would be free than the node has (nothing changes then).
+        """
+        back = np.zeros_like(self.gpu_left[node])
+        back[list(gpus)] = shape.milli
+        if (self.cpu_left[node] + shape.cpu_milli > self.cpu_cap[node]
+                or self.mem_left[node] + shape.memory_mib > self.mem_cap[node]
+                or (self.gpu_left[node] + back > self.gpu_cap[node]).any()):
+            raise ValueError(f"node {node}: released more than was allocated")
         self.cpu_left[node] += shape.cpu_milli
         self.mem_left[node] += shape.memory_mib
-        for g in gpus:
-            self.gpu_left[node, g] += shape.milli
+        self.gpu_left[node] += back
         if shape.gpus:
             self.affinity[node, shape.affinity] -= 1
-        if (self.cpu_left[node] > self.cpu_cap[node] or self.mem_left[node] > self.mem_cap[node]
-                or (self.gpu_left[node] > self.gpu_cap[node]).any()):
-            raise ValueError(f"node {node}: released more than was allocated")
         self.version[node] += 1
 
     def _check(self, node: int, shape: TaskShape, gpus: Sequence[int]) -> None:

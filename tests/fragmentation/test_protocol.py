@@ -1,0 +1,70 @@
+"""The placement-only protocol: arrival order and tuning, the value at 100%, the command."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from hdrm.cli.main import main
+from hdrm.fragmentation.protocol import allocation_at, arrival_order
+from hdrm.policies.gpu_state import TaskShape
+
+
+def test_tuning_down_and_up_stays_at_or_below_the_target():
+    big = [TaskShape(1000, 0, 1, 500), TaskShape(1000, 0, 2, 1000), TaskShape(1000)]
+    order = arrival_order(big, ["a", "b", "c"], 1000, 1.3, np.random.default_rng(1))
+    assert sum(big[i].total_milli for i in order) <= 1300  # 2500 requested: tasks removed
+    small = [TaskShape(1000, 0, 1, 100), TaskShape(1000, 0, 1, 200)]
+    order = arrival_order(small, ["a", "b"], 1000, 1.3, np.random.default_rng(1))
+    total = sum(small[i].total_milli for i in order)
+    assert 1300 - 200 < total <= 1300 and sorted(order[:2]) == [0, 1]  # originals first
+    assert len(arrival_order(small, ["a", "b"], 1000, 0, np.random.default_rng(1))) == 2
+
+
+def test_allocation_at_100_is_the_mean_of_the_rows_rounding_to_100():
+    arrived = np.array([98.0, 99.6, 100.2, 100.49, 101.0])
+    alloc = np.array([90.0, 91.0, 92.0, 93.004, 94.0])
+    assert allocation_at(arrived, alloc, 100) == pytest.approx((91 + 92 + 93) / 3, abs=0.01)
+    assert allocation_at(np.array([98.0, 101.0]), np.array([1.0, 3.0]), 100) == 3.0  # within 1
+    with pytest.raises(ValueError, match="never reaches 100%"):
+        allocation_at(np.array([10.0]), np.array([1.0]), 100)
+
+
+def test_command_writes_curves_and_the_summary(tmp_path, capsys):
+    """Two 4-core nodes with one GPU each; a 4-core CPU task and two 1-GPU tasks. With
+    first_fit the CPU task strands node a's GPU unless it arrives last: 50% or 0% unallocated."""
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\na,4000,1024,1,T4\nb,4000,1024,1,T4\n")
+    pods = tmp_path / "pods.csv"
+    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\nc,4000,10,0,0\n"
+                    "g1,1000,10,1,1000\ng2,1000,10,1,1000\n")
+    out = tmp_path / "out"
+    assert main(["fragmentation", "--nodes", str(nodes), "--pods", str(pods), "--policy",
+                 "first_fit", "--seeds", "1-6", "--outdir", str(out),
+                 "--workload-tuning-ratio", "0"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    shapes = [TaskShape(4000, 10), TaskShape(1000, 10, 1, 1000), TaskShape(1000, 10, 1, 1000)]
+    for seed in range(1, 7):
+        order = arrival_order(shapes, ["c", "g1", "g2"], 2000, 0, np.random.default_rng(seed))
+        expected = 0.0 if order[-1] == 0 else 50.0
+        assert summary["unallocated_gpus_pct"]["per_seed"][str(seed)] == expected
+        rows = list(csv.DictReader((out / f"curve_{seed}.csv").open()))
+        assert [r["arrived_pct"] for r in rows][-1] == "100.0" and len(rows) == 3
+    values = sorted(summary["unallocated_gpus_pct"]["per_seed"].values())
+    assert summary["unallocated_gpus_pct"]["median"] == float(np.median(values))
+    assert summary["policy"] == "first_fit"
+    assert "first_fit: unallocated GPUs at 100% arrived workload" in capsys.readouterr().out
+
+
+def test_command_errors_are_one_line(tmp_path, capsys):
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\na,4000,1024,1,T4\n")
+    assert main(["fragmentation", "--nodes", str(nodes), "--pods", str(nodes), "--policy", "fgd",
+                 "--outdir", str(tmp_path)]) == 2
+    assert "missing column(s) name, num_gpu, gpu_milli" in capsys.readouterr().err
+    assert main(["fragmentation", "--nodes", str(nodes), "--pods", str(nodes), "--policy",
+                 "best_fitt", "--seeds", "x", "--outdir", str(tmp_path)]) == 2
+    assert "--seeds: expected '42-51'" in capsys.readouterr().err
