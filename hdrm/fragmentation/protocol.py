@@ -124,6 +124,16 @@ def arrival_order(shapes: Sequence[TaskShape], names: Sequence[str], total_milli
     return np.array(order, dtype=np.int64)
 
 
+def _node_frag(meter: FragMeter, cluster: GpuCluster, node: int, memo: dict) -> float:
+    """The node's fragmentation now, memoised by its state (states repeat across nodes)."""
+    key = (int(cluster.cpu_left[node]), int(cluster.model[node]),
+           cluster.gpu_left[node].tobytes())
+    value = memo.get(key)
+    if value is None:
+        value = memo[key] = float(meter.of_cluster(cluster, slice(node, node + 1))[0])
+    return value
+
+
 def run_seed(cluster: GpuCluster, shapes: Sequence[TaskShape], names: Sequence[str],
              types: TaskTypes, policy: str, seed: int,
              ratio: float = DEFAULT_TUNING_RATIO, ties: str = "name") -> SeedRun:
@@ -140,6 +150,7 @@ def run_seed(cluster: GpuCluster, shapes: Sequence[TaskShape], names: Sequence[s
     arrived, allocated, frag = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
                                 np.zeros(n))
     arrived_sum = allocated_sum = 0
+    memo: dict = {}
     for i, task in enumerate(order):
         shape = shapes[task]
         arrived_sum += shape.total_milli
@@ -147,7 +158,7 @@ def run_seed(cluster: GpuCluster, shapes: Sequence[TaskShape], names: Sequence[s
         if choice is not None:
             node = nodes[i] = choice[0]
             allocated_sum += shape.total_milli
-            new = float(meter.of_cluster(cluster, slice(node, node + 1))[0])
+            new = _node_frag(meter, cluster, node, memo)
             frag_total += new - node_frag[node]
             node_frag[node] = new
         arrived[i], allocated[i], frag[i] = arrived_sum, allocated_sum, frag_total

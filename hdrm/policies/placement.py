@@ -223,13 +223,12 @@ class Fgd(Placement):
         cpu, left, model = c.cpu_left[nodes], c.gpu_left[nodes], c.model[nodes]
         before = self.meter.frag(cpu, left, model)
         out = np.full(left.shape, -np.inf)
-        for g in range(left.shape[1]):
-            rows = np.flatnonzero(left[:, g] >= shape.milli)
-            if len(rows):
-                moved = left[rows].copy()
-                moved[:, g] -= shape.milli
-                out[rows, g] = self._scores(before[rows], cpu[rows] - shape.cpu_milli, moved,
-                                            model[rows])
+        rows, gpus = np.nonzero(left >= shape.milli)  # every (node, GPU) that fits, one batch
+        if len(rows):
+            moved = left[rows]
+            moved[np.arange(len(rows)), gpus] -= shape.milli
+            out[rows, gpus] = self._scores(before[rows], cpu[rows] - shape.cpu_milli, moved,
+                                           model[rows])
         return out
 
     def node_scores(self, shape, nodes):
