@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path

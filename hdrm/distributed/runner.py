@@ -2,7 +2,8 @@
 
 A run writes ``out_jobs.csv``, ``out_schedule.csv``, ``out_timeline.csv`` and
 ``overutilizations.json`` (as ``hdrm replay`` does) into a hidden scratch folder next to its final
-folder, then ``done.json`` (its settings and their digest), then renames the scratch folder to
+folder, then ``done.json`` (its settings, their digest and its row of the ``hdrm compare`` table),
+then renames the scratch folder to
 the final name in one step. A folder under ``runs/`` therefore always holds a finished run; a
 sweep stopped midway leaves at most scratch folders, which the next start removes.
 
@@ -25,6 +26,8 @@ from hdrm.distributed.spec import RunSpec
 from hdrm.errors import ConfigError, HdrmError
 from hdrm.implied import implied_simulation
 from hdrm.policies.pairs import resolve_policy
+from hdrm.results.compare import compare_rows
+from hdrm.results.run import Run
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.sim.inputs import InputSpec, load_inputs
 from hdrm.sim.outputs import write_outputs
@@ -61,6 +64,9 @@ def is_done(run: RunSpec, runs_dir: str | Path) -> bool:
 def execute(run: RunSpec, runs_dir: str | Path) -> dict:
     """Replay ``run`` and publish its outputs as ``runs_dir/run.name``.
 
+    The run's row of the ``hdrm compare`` table is computed here too (in the worker) and kept in
+    done.json, so gathering the table reads one small file per run.
+
     Returns:
         ``{"name", "wall_s", "cpu_s"}`` of this run.
 
@@ -74,8 +80,10 @@ def execute(run: RunSpec, runs_dir: str | Path) -> dict:
     wall0, cpu0 = time.perf_counter(), time.process_time()
     result = simulate(run)
     write_outputs(result, scratch)
+    (row,) = compare_rows([Run(scratch, label=run.name)])  # the table's row, measured here
     wall_s, cpu_s = time.perf_counter() - wall0, time.process_time() - cpu0
-    marker = {"digest": run.digest(), "run": run.to_json(), "wall_s": wall_s, "cpu_s": cpu_s}
+    marker = {"digest": run.digest(), "run": run.to_json(), "row": row, "wall_s": wall_s,
+              "cpu_s": cpu_s}
     _write_text(scratch / DONE_FILE, json.dumps(marker, indent=1, sort_keys=True) + "\n")
     _fsync_dir(scratch)
     if final.exists():  # a run finished meanwhile by another worker: keep the first one
@@ -129,6 +137,13 @@ def simulate(run: RunSpec):
                               decision=implied.decision, kill_on_walltime=implied.kill_on_walltime,
                               seed=run.seed)
     return Simulation(platform, workload, config).run(pair)
+
+
+def table_row(run: RunSpec, runs_dir: str | Path) -> dict:
+    """``run``'s row of the ``hdrm compare`` table, from its done.json (or its outputs)."""
+    folder = Path(runs_dir) / run.name
+    row = json.loads((folder / DONE_FILE).read_text(encoding="utf-8")).get("row")
+    return row if row is not None else compare_rows([Run(folder, label=run.name)])[0]
 
 
 def remove_scratch(runs_dir: str | Path) -> int:

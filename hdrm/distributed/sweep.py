@@ -28,10 +28,10 @@ from typing import Literal, TextIO
 
 from hdrm.distributed import RAY_MISSING, ray_installed
 from hdrm.distributed.local import run_processes, run_serial
-from hdrm.distributed.runner import is_done, remove_scratch
+from hdrm.distributed.runner import is_done, remove_scratch, table_row
 from hdrm.distributed.spec import RunSpec, expand, load_sweep
 from hdrm.errors import ConfigError
-from hdrm.results.compare import compare_rows, format_csv, format_markdown
+from hdrm.results.compare import format_csv, format_markdown
 from hdrm.sim.outputs import check_outdir
 
 logger = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ def index_csv(runs: Sequence[RunSpec]) -> str:
 
 def write_table(runs: Sequence[RunSpec], outdir: Path) -> None:
     """Write results.csv and results.md: the ``hdrm compare`` table of every run, in grid order."""
-    rows = compare_rows([outdir / "runs" / run.name for run in runs], allow_mismatch=True)
+    rows = [table_row(run, outdir / "runs") for run in runs]
     _write_atomic(outdir / "results.csv", format_csv(rows))
     _write_atomic(outdir / "results.md", format_markdown(rows))
 

@@ -168,3 +168,19 @@ def test_nothing_imports_ray_until_a_ray_backend_runs(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_table_row_is_measured_by_the_run_and_recomputed_when_missing(tmp_path):
+    from hdrm.distributed.runner import table_row
+
+    path = write_sweep(tmp_path, policies=["sjf"], backfill=["easy"], seeds=[2])
+    run_sweep(path, tmp_path / "out", backend="serial", progress=False)
+    (run,) = expand(load_sweep(path))
+    runs_dir = tmp_path / "out" / "runs"
+    marker = runs_dir / run.name / DONE_FILE
+    stored = json.loads(marker.read_text(encoding="utf-8"))
+    recomputed = compare_rows([runs_dir / run.name])[0]
+    assert stored["row"] == recomputed == table_row(run, runs_dir)
+    del stored["row"]  # a done.json written without the row (an older hdrm)
+    marker.write_text(json.dumps(stored), encoding="utf-8")
+    assert table_row(run, runs_dir) == recomputed
