@@ -1,0 +1,68 @@
+"""The Gavel reader: run time = total steps / throughput(model, scale factor), errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hdrm.errors import WorkloadError
+from hdrm.workload.gavel import read_gavel
+from hdrm.workload.job import AcceleratorDemand
+
+THROUGHPUTS = {
+    "k80": {"('LM (batch size 5)', 1)": {"null": 2.0}, "('LM (batch size 5)', 2)": {"null": 3.0}},
+    "v100": {"('LM (batch size 5)', 1)": {"null": 10.0},
+             "('LM (batch size 5)', 2)": {"null": 16.0}},
+    "v100_unconsolidated": {"('LM (batch size 5)', 1)": {"null": 99.0}},
+}
+
+
+def _files(tmp_path, lines):
+    trace, tput = tmp_path / "t.trace", tmp_path / "tput.json"
+    trace.write_text("\n".join(lines) + "\n")
+    tput.write_text(json.dumps(THROUGHPUTS))
+    return trace, tput
+
+
+def test_run_time_per_model_is_steps_over_throughput(tmp_path):
+    trace, tput = _files(tmp_path, [
+        "LM (batch size 5)\tcd x && python main.py\t--steps\t1\t1000\t60.0\t2",
+        "LM (batch size 5)\tcd y && python main.py\t/work\t--steps\t0\t500\t0.0\t1",  # 8 fields
+    ])
+    work = read_gavel(trace, tput)
+    first, second = work.jobs  # sorted by arrival
+    assert (first.submit_s, second.submit_s) == (0.0, 60.0)
+    assert first.extra["gavel"]["run_time_s"] == {"K80": 250.0, "V100M16": 50.0}
+    assert second.extra["gavel"]["run_time_s"] == {"K80": 1000 / 3, "V100M16": 62.5}
+    assert second.run_time_s == 62.5  # the fastest model
+    assert second.accel == AcceleratorDemand(2, 1000, ("K80", "V100M16"))
+
+
+def test_an_unmeasured_scale_factor_assumes_ideal_scaling(tmp_path):
+    trace, tput = _files(tmp_path, ["LM (batch size 5)\tc\t--steps\t1\t800\t0\t4"])
+    work = read_gavel(trace, tput)
+    assert work.jobs[0].extra["gavel"]["run_time_s"] == {"K80": 100.0, "V100M16": 20.0}
+    assert work.header["scaling_assumed"] == 1
+
+
+@pytest.mark.parametrize("line, message", [
+    ("LM (batch size 5)\tc\t--steps\t1\tmany\t0\t1", r"t\.trace:2: field 5 \(total steps\): "
+                                                    r"expected a number, got 'many'"),
+    ("LM (batch size 5)\tc\t1\t800\t0\t1", "found 6 tab-separated fields"),
+    ("GAN\tc\t--steps\t1\t800\t0\t1", "no throughput measured for job type 'GAN'"),
+])
+def test_a_malformed_line_is_one_line_error_or_counted_skip(tmp_path, line, message):
+    trace, tput = _files(tmp_path, ["LM (batch size 5)\tc\t--steps\t1\t800\t0\t1", line])
+    with pytest.raises(WorkloadError, match=message):
+        read_gavel(trace, tput)
+    work = read_gavel(trace, tput, strict=False)
+    assert len(work) == 1 and sum(work.skipped.values()) == 1
+
+
+def test_the_shared_trace():
+    work = read_gavel("/work/shared/traces/gpu/gavel/msr_seed0.trace",
+                      "/work/shared/traces/gpu/gavel/simulation_throughputs.json")
+    assert len(work) == 1181 and not work.skipped
+    job = work.jobs[0]  # Transformer (batch size 128), 95,121 steps, one worker
+    assert job.extra["gavel"]["run_time_s"]["V100M16"] == pytest.approx(17465.876, rel=1e-6)
