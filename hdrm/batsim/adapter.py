@@ -13,9 +13,10 @@ the ``decide`` hook returns) and answers with:
   resource ``i``);
 * ``REJECT_JOB`` for jobs the platform can never run.
 
-Decisions happen at the same points as on the built-in engine (after all the submissions and
-completions of one instant, which ``hdrm serve`` sends in one message), with the same random
-generator, so both engines make the same decisions. Job requirements (memory, bandwidth, work) come
+Decisions happen at the same points as on the built-in engine, once all the submissions and
+completions of one of its instants have come, however many messages Batsim used
+(:mod:`hdrm.batsim.instants`), with the same random generator, so both engines make the same
+decisions. Job requirements (memory, bandwidth, work) come
 from the workload file named in SIMULATION_BEGINS, the platform from the file given to the
 adapter.
 
@@ -37,6 +38,7 @@ import zmq
 from batsim.batsim import BatsimScheduler
 
 from hdrm.batsim import protocol
+from hdrm.batsim.instants import Diverged, Instant, InstantGrouper
 from hdrm.core.scheduler import DecisionCore, Start
 from hdrm.errors import ConfigError, HdrmError, ProtocolError
 from hdrm.platform.loader import load_platform
@@ -101,6 +103,9 @@ class HdrmScheduler(BatsimScheduler):
         ConfigError: an unknown option, policy or model, a missing platform, or ``smooth``.
     """
 
+    #: Decide once per instant of the built-in engine (:mod:`hdrm.batsim.instants`).
+    group_instants = True
+
     def __init__(self, options: dict[str, Any] | None = None, *, decide: DecideHook | None = None,
                  **settings: Any) -> None:
         super().__init__(dict(options or {}))
@@ -132,6 +137,9 @@ class HdrmScheduler(BatsimScheduler):
         self.jobs: dict[str, Job] = {}
         self._bs_jobs: dict[str, Any] = {}
         self._dirty = False
+        #: The built-in engine's instants (None: decide at every message that brought events).
+        self._instants: InstantGrouper | None = None
+        self._unsent: dict[int, tuple[int, float]] = {}
         self._wid = "w0"
         self._bs = None
         #: Set by :mod:`hdrm.batsim.process`: seconds to wait for Batsim, and a stop request.
@@ -194,6 +202,8 @@ class HdrmScheduler(BatsimScheduler):
         (self._wid, path), = workloads.items()
         workload = read_batsim_json(path, self.platform.reference_gflops)
         self.jobs = {f"{self._wid}!{job.id}": job for job in workload.jobs}
+        if self.group_instants:
+            self._instants = InstantGrouper(self.platform, workload.jobs)
         state = self.core.state.core_state  # hosts start in their platform P-state (hdrm: 0)
         self._send_states(self.bs.time(), dict(enumerate(state)))
 
@@ -212,16 +222,25 @@ class HdrmScheduler(BatsimScheduler):
     def onJobSubmission(self, job: Any) -> None:  # noqa: N802
         mine = self._job(job.id)
         self._bs_jobs[job.id] = job
-        now = self.bs.time()
-        reason = self.core.submit(mine, now)
-        if reason is not None:
-            self.rejections.append((now, mine, reason))
-            self.bs.reject_jobs([job])
+        if self._instants is not None:
+            self._instants.submitted(mine)
+        else:
+            self._submit(mine, self.bs.time())
         self._dirty = True
 
     def onJobCompletion(self, job: Any) -> None:  # noqa: N802
-        self.core.complete(self._job(job.id), self.bs.time())
+        mine = self._job(job.id)
+        if self._instants is not None:
+            self._instants.ended(mine, self.bs.time())
+        else:
+            self.core.complete(mine, self.bs.time())
         self._dirty = True
+
+    def _submit(self, job: Job, now: float) -> None:
+        reason = self.core.submit(job, now)
+        if reason is not None:
+            self.rejections.append((now, job, reason))
+            self.bs.reject_jobs([self._bs_jobs[f"{self._wid}!{job.id}"]])
 
     def onJobsKilled(self, jobs: list[Any]) -> None:  # noqa: N802
         logger.debug("killed: %s", [j.id for j in jobs])
@@ -236,9 +255,36 @@ class HdrmScheduler(BatsimScheduler):
         self.energy_j = consumed_energy
 
     def onNoMoreEvents(self) -> None:  # noqa: N802
-        if self._dirty and self.bs.running_simulation:
-            self._dirty = False
-            self._decision_point(self.bs.time())
+        if not (self._dirty and self.bs.running_simulation):
+            return
+        self._dirty = False
+        now = self.bs.time()
+        grouper = self._instants
+        if grouper is None:
+            self._decision_point(now)
+            return
+        try:
+            for instant in grouper.complete_instants(now):
+                self._instant(instant)
+        except Diverged as exc:
+            logger.warning("Batsim and hdrm's machine model disagree (%s): deciding at every "
+                           "message from now on", exc)
+            self._instants = None
+            for kind, job in grouper.unprocessed:
+                if kind == "end":
+                    self.core.complete(job, now)
+                else:
+                    self._submit(job, now)
+            self._decision_point(now)
+
+    def _instant(self, instant: Instant) -> None:
+        """One instant of the built-in engine: its ends, its submissions, then one decision."""
+        for end in instant.ends:
+            self.core.complete(self._instants.job(end.key), instant.time_s)
+        for job in instant.arrivals:
+            self._submit(job, instant.time_s)
+        self._take_pending()
+        self._decision_point(instant.time_s)
 
     def _job(self, batsim_id: str) -> Job:
         job = self.jobs.get(batsim_id)
@@ -254,6 +300,9 @@ class HdrmScheduler(BatsimScheduler):
         self._send_changes(now)  # the net changes of the whole decision, before the jobs start
         if not starts:
             return
+        if self._instants is not None:
+            for job, cores in starts:
+                self._instants.start(job, cores)
         chosen = []
         for job, cores in starts:
             bs_job = self._bs_jobs[f"{self._wid}!{job.id}"]
@@ -285,9 +334,22 @@ class HdrmScheduler(BatsimScheduler):
             self.core.committed = pick.job
         return self.core.backfill(now, pick.job, core)
 
+    def _take_pending(self) -> None:
+        """Take the core's power-state changes: to the machine model now, to Batsim later."""
+        pending = self.core.state.take_pending()
+        if pending:
+            if self._instants is not None:
+                self._instants.apply_states(pending)
+            self._unsent.update(pending)
+
     def _send_changes(self, now: float) -> None:
         """Send the power states the core set since the last call (only where they differ)."""
-        for state, factor, cores in self.core.take_changes():  # one group per state, disjoint
+        self._take_pending()
+        groups: dict[tuple[int, float], list[int]] = {}
+        for core, key in self._unsent.items():
+            groups.setdefault(key, []).append(core)
+        self._unsent = {}
+        for (state, factor), cores in groups.items():  # one group per state, disjoint
             if factor != 1.0 or not 0 <= state < NB_STATES:
                 raise ConfigError(
                     f"the contention model set cores {cores[:4]}... to state {state} with speed factor "

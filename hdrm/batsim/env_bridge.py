@@ -109,6 +109,9 @@ class BridgeScheduler(HdrmScheduler):
         idle_timeout_s: how long to wait for each action.
     """
 
+    #: The environment steps at every message (its own machine mirror follows Batsim's times).
+    group_instants = False
+
     def __init__(self, platform: Platform, config: SimulationConfig, jobs: list[Job],
                  idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
         super().__init__(platform=platform, contention=config.contention,
