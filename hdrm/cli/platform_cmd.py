@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(_jsonable(dataclasses.asdict(summary)), indent=2))
     else:
         print(format_summary(summary))
+        if platform.accelerators:
+            print(f"accelerators:\n  {_gpu_counts(platform)}")
     if args.xml:
         path = write_simgrid_xml(platform, args.xml)
         size_kb = path.stat().st_size / 1024.0
@@ -100,13 +102,18 @@ def _from_openb(args: argparse.Namespace) -> int:
     doc = platform_json_from_openb(nodes, out.stem, source=args.nodes)
     platform = platform_from_dict(doc, source=str(out))
     out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {out}: {len(platform.nodes)} nodes, {platform.nb_cores} cores, "
+          f"{_gpu_counts(platform)}")
+    return 0
+
+
+def _gpu_counts(platform: Any) -> str:
+    """``"6 GPUs (4 T4, 2 P100)"``: the platform's accelerators by model, most first."""
     models: dict[str, int] = {}
     for device in platform.accelerators:
         models[device.type.name] = models.get(device.type.name, 0) + 1
     gpus = ", ".join(f"{n} {m}" for m, n in sorted(models.items(), key=lambda kv: -kv[1]))
-    print(f"wrote {out}: {len(platform.nodes)} nodes, {platform.nb_cores} cores, "
-          f"{len(platform.accelerators)} GPUs ({gpus or 'none'})")
-    return 0
+    return f"{len(platform.accelerators)} GPUs ({gpus or 'none'})"
 
 
 def _jsonable(value: Any) -> Any:

@@ -102,7 +102,9 @@ class GpuCluster:
         self.gpu_left = self.gpu_cap.astype(np.int64).copy()
         # tasks per node by GPU class: column 0 shared, column k k whole GPUs
         self.affinity = np.zeros((self.nb_nodes, self.gpu_left.shape[1] + 1), dtype=np.int64)
-        self.version = np.zeros(self.nb_nodes, dtype=np.int64)
+        # versions only grow, so that scores cached before a reset are never taken as fresh
+        old = getattr(self, "version", None)
+        self.version = np.zeros(self.nb_nodes, dtype=np.int64) if old is None else old + 1
 
     @property
     def total_gpu_milli(self) -> int:

@@ -212,6 +212,19 @@ class Fgd(Placement):
         if types is None:
             raise ValueError("fgd needs the workload's task types")
         self.meter = FragMeter(cluster, types)
+        # every node's fragmentation now, kept with the node version it was computed at
+        self._frag = np.zeros(cluster.nb_nodes)
+        self._frag_version = np.full(cluster.nb_nodes, -1, dtype=np.int64)
+
+    def _before(self, nodes: NodeIds) -> np.ndarray:
+        """The nodes' fragmentation as they are (cached until a node changes)."""
+        c = self.cluster
+        stale = nodes[self._frag_version[nodes] != c.version[nodes]]
+        if len(stale):
+            self._frag[stale] = self.meter.frag(c.cpu_left[stale], c.gpu_left[stale],
+                                                c.model[stale])
+            self._frag_version[stale] = c.version[stale]
+        return self._frag[nodes]
 
     def _scores(self, before, cpu, left, model):
         after = self.meter.frag(cpu, left, model)
@@ -221,7 +234,7 @@ class Fgd(Placement):
         """``[node, gpu]`` scores of a shared task on each GPU (``-inf`` where it cannot go)."""
         c = self.cluster
         cpu, left, model = c.cpu_left[nodes], c.gpu_left[nodes], c.model[nodes]
-        before = self.meter.frag(cpu, left, model)
+        before = self._before(nodes)
         out = np.full(left.shape, -np.inf)
         rows, gpus = np.nonzero(left >= shape.milli)  # every (node, GPU) that fits, one batch
         if len(rows):
@@ -236,7 +249,7 @@ class Fgd(Placement):
             return self.per_gpu(shape, nodes).max(axis=1)
         c = self.cluster
         cpu, left, model = c.cpu_left[nodes], c.gpu_left[nodes], c.model[nodes]
-        before = self.meter.frag(cpu, left, model)
+        before = self._before(nodes)
         if shape.gpus:
             whole = left == MILLI
             left = np.where(whole & (np.cumsum(whole, axis=1) <= shape.gpus), 0, left)

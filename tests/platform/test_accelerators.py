@@ -75,6 +75,8 @@ def test_from_openb_builds_the_published_gpu_counts(tmp_path, capsys):
     assert [len(n.accelerator_ids) for n in platform.nodes] == [2, 2, 0, 8]
     assert platform.nodes[3].memory_mb == 393216
     assert len(json.loads(out.read_text())["clusters"][0]["nodes"]) == 3  # a and b grouped
+    assert main(["platform", str(out)]) == 0
+    assert capsys.readouterr().out.endswith("accelerators:\n  12 GPUs (8 G2, 4 P100)\n")
 
 
 def test_from_openb_unknown_model_is_one_line(tmp_path, capsys):
