@@ -95,28 +95,28 @@ class FragMeter:
 
     def __init__(self, cluster: GpuCluster, types: TaskTypes) -> None:
         self.types = types
-        self.access = types.access(cluster.model_names)
-        self.gpu_types = types.milli > 0
-        self.levels, self.level_of = np.unique(types.milli[self.gpu_types], return_inverse=True)
+        gpu = types.milli > 0
+        self.levels, self.level_of = np.unique(types.milli[gpu], return_inverse=True)
+        self.cpu_k, self.gpus_k, self.freq_k = types.cpu_milli[gpu], types.gpus[gpu], types.freq[gpu]
+        self.access_k = types.access(cluster.model_names)[:, gpu]  # [model, GPU type]
+        self.cpu_freq = types.freq[~gpu].sum()  # CPU-only types: every free GPU is fragment
 
     def frag(self, cpu_left: np.ndarray, gpu_left: np.ndarray, model: np.ndarray) -> np.ndarray:
         """Fragmentation (milli-GPU) of B node states: ``cpu_left[B]``, ``gpu_left[B, G]``,
-        ``model[B]`` (-1: no GPU)."""
-        t = self.types
-        free = gpu_left.sum(axis=1).astype(float)
-        out = free * t.freq[~self.gpu_types].sum()  # CPU-only types: every free GPU
-        if not self.gpu_types.any():
-            return out
-        # per distinct share level: GPUs able to serve it, and the free share of the others
+        ``model[B]`` (-1: no GPU).
+
+        Per GPU type: the free share of the GPUs too small for it where the node can host it,
+        else the whole free share (integers, summed with the frequencies at the end).
+        """
+        free = gpu_left.sum(axis=1)
+        if not len(self.levels):
+            return free * self.cpu_freq
         fits = gpu_left[:, None, :] >= self.levels[None, :, None]          # B x L x G
-        able = fits.sum(axis=2)                                            # B x L
-        small = np.where(fits, 0, gpu_left[:, None, :]).sum(axis=2)        # B x L
-        k = self.gpu_types
-        lv = self.level_of
-        ok = (able[:, lv] >= t.gpus[k][None, :]) & (cpu_left[:, None] >= t.cpu_milli[k][None, :])
-        ok &= self.access[model][:, k]
-        part = np.where(ok, small[:, lv], free[:, None])                   # B x K'
-        return out + part @ t.freq[k]
+        able = fits.sum(axis=2)[:, self.level_of]                          # B x K'
+        usable = (gpu_left[:, None, :] * fits).sum(axis=2)[:, self.level_of]
+        ok = (able >= self.gpus_k) & (cpu_left[:, None] >= self.cpu_k) & self.access_k[model]
+        part = np.where(ok, free[:, None] - usable, free[:, None])
+        return free * self.cpu_freq + part @ self.freq_k
 
     def of_cluster(self, cluster: GpuCluster,
                    nodes: np.ndarray | slice = slice(None)) -> np.ndarray:
