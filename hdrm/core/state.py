@@ -18,7 +18,10 @@ which applies them to the simulated machine (built-in engine) or sends them as S
 from __future__ import annotations
 
 import math
+import operator
 from typing import Sequence
+
+import numpy as np
 
 from hdrm.core.contention import ContentionModel
 from hdrm.core.records import OverutilizationRecorder
@@ -28,6 +31,34 @@ from hdrm.platform.power import CONTENDED, CONTENDED_SPEED_FRACTION, IDLE, RUNNI
 from hdrm.workload.job import Job
 
 FREE = -1
+#: Allocations of more cores than this are kept run by run on one-core nodes (below it, the
+#: core-by-core loops cost less than the C-level passes' setup).
+WIDE = 64
+
+
+def core_runs(cores: Sequence[int]) -> list[tuple[int, int]]:
+    """``cores`` as runs of consecutive ids ``(first, last + 1)``, in their order.
+
+    ``[4, 5, 6, 0, 1, 9] -> [(4, 7), (0, 2), (9, 10)]``; wide allocations are split in numpy.
+    """
+    n = len(cores)
+    if n == 0:
+        return []
+    if n > 256:  # numpy pays off on long lists only
+        ids = np.fromiter(cores, dtype=np.int64, count=n)
+        cut = np.flatnonzero(np.diff(ids) != 1) + 1
+        starts = np.concatenate(([0], cut))
+        ends = np.concatenate((cut, [n]))
+        return list(zip(ids[starts].tolist(), (ids[ends - 1] + 1).tolist()))
+    runs = []
+    lo = prev = cores[0]
+    for c in cores[1:]:
+        if c != prev + 1:
+            runs.append((lo, prev + 1))
+            lo = c
+        prev = c
+    runs.append((lo, prev + 1))
+    return runs
 
 
 class ClusterState:
@@ -62,13 +93,29 @@ class ClusterState:
         self.alloc: dict[int, tuple[int, ...]] = {}
         self.records = OverutilizationRecorder()
         self._pending: dict[int, tuple[int, float]] = {}
-        #: Cache for placement policies whose processor ranking never changes (by policy name).
-        self.rankings: dict[str, list[int]] = {}
+        #: Changes of whole runs of cores ``(first, last + 1, (state, speed_factor))``, queued
+        #: after those of ``_pending`` (one-core nodes; see :meth:`take_pending_runs`).
+        self._pending_runs: list[tuple[int, int, tuple[int, float]]] = []
+        #: Cache for placement policies whose processor ranking never changes (by policy name,
+        #: and facts about those rankings).
+        self.rankings: dict[object, object] = {}
         #: True when speeds never change (no contention model, or no finite bandwidth).
         self._nominal = contention.name == "none" or not any(
             math.isfinite(b) for b in platform.processor_mem_bw_gbps
         )
         self.bounded_memory = any(math.isfinite(m) for m in platform.node_memory_mb)
+        #: Core i is processor i and node i (one-core nodes, as ``--homogeneous-procs``): the
+        #: counters of a job's cores are updated in C-level passes (:meth:`_account_singletons`).
+        self._singletons = (
+            len(self.proc_cores) == n_cores == len(self.node_free_cores)
+            and max(map(len, self.proc_cores), default=0) == 1
+            and all(map(operator.eq, self.core_proc, range(n_cores)))
+            and all(map(operator.eq, self.core_node, range(n_cores)))
+        )
+        #: On one-core nodes: True where a core is free (placements find free cores in numpy);
+        #: None otherwise.
+        self.free_mask: np.ndarray | None = np.ones(n_cores, dtype=bool) if self._singletons else None
+        self._runs: dict[int, list[tuple[int, int]]] = {}
 
     # ------------------------------------------------------------------ queries
     def allocatable(self, mem_mb: float) -> int:
@@ -105,11 +152,21 @@ class ClusterState:
             raise SimulationError(f"job {job.id} already holds cores")
         core_job, core_node, free_mem = self.core_job, self.core_node, self.node_free_mem
         mem = job.mem_mb
+        if mem == 0 and len(cores) > WIDE and self._singletons and self._nominal:
+            runs = self._take_runs(job.idx, cores)
+            if runs is not None:
+                cores = tuple(cores)
+                self.alloc[job.idx] = cores
+                self._runs[job.idx] = runs
+                self.free_cores -= len(cores)
+                self._account_singletons(runs, job.mem_bw_gbps, +1)
+                return
         charged: list[int] = []
         for c in cores:
             if core_job[c] != FREE:
+                owner = core_job[c]  # before the rollback (a core given twice is this job's)
                 self._rollback(charged, mem)
-                raise SimulationError(f"job {job.id}: core {c} is busy with job {core_job[c]}")
+                raise SimulationError(f"job {job.id}: core {c} is busy with job {owner}")
             node = core_node[c]
             if mem > 0 and free_mem[node] < mem:
                 available = free_mem[node]  # before the rollback gives the partial charge back
@@ -124,6 +181,8 @@ class ClusterState:
         cores = tuple(cores)
         self.alloc[job.idx] = cores
         self.free_cores -= len(cores)
+        if self.free_mask is not None:
+            self.free_mask[list(cores)] = False
         self._account(cores, job.mem_bw_gbps, +1, now)
 
     def release(self, job: Job, now: float) -> tuple[int, ...]:
@@ -133,21 +192,45 @@ class ClusterState:
             raise SimulationError(f"job {job.id} holds no cores")
         core_job, core_node, free_mem = self.core_job, self.core_node, self.node_free_mem
         mem = job.mem_mb
+        runs = self._runs.pop(job.idx, None)
+        if runs is not None:  # one-core nodes, no memory, nominal speeds
+            for lo, hi in runs:
+                core_job[lo:hi] = [FREE] * (hi - lo)
+            self.free_cores += len(cores)
+            self._account_singletons(runs, job.mem_bw_gbps, -1)
+            return cores
         for c in cores:
             core_job[c] = FREE
             free_mem[core_node[c]] += mem
         self.free_cores += len(cores)
+        if self.free_mask is not None:
+            self.free_mask[list(cores)] = True
         self._account(cores, job.mem_bw_gbps, -1, now)
         return cores
 
     def take_pending(self) -> dict[int, tuple[int, float]]:
         """Pending power-state changes as ``{core: (state, speed_factor)}``; clears them."""
+        self._spill()
         pending = self._pending
         self._pending = {}
         return pending
 
+    def take_pending_runs(self) -> list[tuple[int, int, tuple[int, float]]] | None:
+        """Pending power-state changes as disjoint runs ``(first, last + 1, (state,
+        speed_factor))`` and clears them, when they are all runs (wide jobs on one-core nodes);
+        else None, and :meth:`take_pending` gives them core by core."""
+        runs = self._pending_runs
+        if self._pending or not runs:
+            return None
+        ordered = sorted(runs)
+        if any(a[1] > b[0] for a, b in zip(ordered, ordered[1:])):
+            return None  # a core changed twice: the mapping keeps its last change
+        self._pending_runs = []
+        return runs
+
     def take_changes(self) -> list[tuple[int, float, list[int]]]:
         """Pending power-state changes as ``(state, speed_factor, cores)`` groups; clears them."""
+        self._spill()
         if not self._pending:
             return []
         groups: dict[tuple[int, float], list[int]] = {}
@@ -167,6 +250,30 @@ class ClusterState:
                 self.records.bandwidth_end(p, now)
 
     # ------------------------------------------------------------------ internals
+    def _spill(self) -> None:
+        """Move the queued runs of changes into ``_pending``, in order."""
+        if self._pending_runs:
+            pending = self._pending
+            for lo, hi, change in self._pending_runs:
+                pending.update(dict.fromkeys(range(lo, hi), change))
+            self._pending_runs = []
+
+    def _take_runs(self, key: int, cores: Sequence[int]) -> list[tuple[int, int]] | None:
+        """Give ``cores`` to job ``key`` run by run when all are free and distinct; returns
+        the runs, or None (nothing changed) for the core-by-core path to report the conflict."""
+        core_job = self.core_job
+        runs = core_runs(cores)
+        for lo, hi in runs:
+            if lo < 0 or core_job[lo:hi].count(FREE) != hi - lo:
+                return None
+        if len(runs) > 1:
+            ordered = sorted(runs)
+            if any(a[1] > b[0] for a, b in zip(ordered, ordered[1:])):
+                return None  # a core given twice
+        for lo, hi in runs:
+            core_job[lo:hi] = [key] * (hi - lo)
+        return runs
+
     def _rollback(self, charged: list[int], mem: float) -> None:
         for c in charged:
             self.core_job[c] = FREE
@@ -202,6 +309,7 @@ class ClusterState:
 
         The bandwidth demand is still kept: the ``high_mem_bw`` placement reads it.
         """
+        self._spill()  # keep the order of the queued changes
         core_proc, proc_cores, proc_node = self.core_proc, self.proc_cores, self.proc_node
         proc_free, proc_running, node_free = self.proc_free, self.proc_running, self.node_free_cores
         core_state, core_job, pending = self.core_state, self.core_job, self._pending
@@ -228,6 +336,27 @@ class ClusterState:
             else:
                 core_state[c] = IDLE
                 pending[c] = (IDLE, 1.0)
+
+    def _account_singletons(self, runs: list[tuple[int, int]], bw: float, sign: int) -> None:
+        """:meth:`_account_nominal` on one-core nodes (core = processor = node index), run by
+        run: a taken core wakes its processor straight to running, a freed one puts it to
+        sleep; there are no siblings to wake or idle."""
+        queue, mask = self._pending_runs, self.free_mask
+        taken = sign > 0
+        state = RUNNING if taken else SLEEPING
+        change = (state, 1.0)
+        demand = 0.0 + bw if taken else 0.0  # an idle processor's demand is 0.0
+        running, free = (1, 0) if taken else (0, 1)
+        proc_running, proc_free, node_free = self.proc_running, self.proc_free, self.node_free_cores
+        proc_demand, core_state = self.proc_demand, self.core_state
+        for lo, hi in runs:
+            n = hi - lo
+            proc_running[lo:hi] = [running] * n
+            proc_free[lo:hi] = node_free[lo:hi] = [free] * n
+            proc_demand[lo:hi] = [demand] * n
+            core_state[lo:hi] = [state] * n
+            mask[lo:hi] = not taken
+            queue.append((lo, hi, change))
 
     def _refresh(self, p: int, mine: list[int], sign: int, was_running: int, now: float) -> None:
         """Recompute processor ``p``'s speed fraction and the states of its cores.

@@ -14,6 +14,7 @@ lowest power first.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -55,7 +56,25 @@ class CorePolicy:
             return None
         if self.key is None:
             return _take_random(state, job, rng)
-        return _take(state, job, self._ranking(state))
+        ranking = self._ranking(state)
+        if job.mem_mb <= 0 and state.free_mask is not None and self._in_id_order(state, ranking):
+            # one-core nodes ranked by id: the first free cores, found in numpy
+            chosen = np.flatnonzero(state.free_mask)[:job.res].tolist()
+            if len(chosen) != job.res:
+                return None
+            # the platform's own id objects, not new ints: outcomes keep these lists
+            return list(operator.itemgetter(*chosen)(state.core_proc)) if job.res > 1 else chosen
+        return _take(state, job, ranking)
+
+    def _in_id_order(self, state: ClusterState, ranking: list[int]) -> bool:
+        """True when a static ``ranking`` is processor ids in increasing order (cached)."""
+        if not self.static:
+            return False
+        key = ("in_id_order", self.name)
+        known = state.rankings.get(key)
+        if known is None:
+            known = state.rankings[key] = ranking == list(range(len(ranking)))
+        return known
 
     def _ranking(self, state: ClusterState) -> list[int]:
         key = self.key
@@ -95,7 +114,10 @@ def _take(state: ClusterState, job: Job, ranking: list[int]) -> list[int] | None
 
 
 def _take_random(state: ClusterState, job: Job, rng: np.random.Generator) -> list[int] | None:
-    candidates = [c for c, j in enumerate(state.core_job) if j == FREE]
+    if state.free_mask is not None:
+        candidates = np.flatnonzero(state.free_mask).tolist()
+    else:
+        candidates = [c for c, j in enumerate(state.core_job) if j == FREE]
     order = rng.permutation(len(candidates))
     need, mem = job.res, job.mem_mb
     node_of, free_mem = state.core_node, state.node_free_mem

@@ -243,6 +243,10 @@ class Simulation:
             )
 
     def _flush_changes(self) -> None:
+        runs = self.core.state.take_pending_runs()
+        if runs:
+            self.machine.apply_runs(runs)
+            return
         pending = self.core.state.take_pending()
         if pending:
             self.machine.apply_states(pending)

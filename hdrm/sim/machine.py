@@ -33,6 +33,9 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+import numpy as np
+
+from hdrm.core.state import WIDE, core_runs
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.power import SLEEPING, state_power_w, state_speeds_gflops
@@ -94,8 +97,9 @@ class Machine:
         n = len(speeds_gflops)
         if len(power_w) != n:
             raise ValueError("speeds_gflops and power_w must describe the same hosts")
-        self._speeds = [tuple(s) for s in speeds_gflops]
-        self._power = [tuple(p) for p in power_w]
+        shared: dict[tuple, tuple] = {}  # hosts of one type share one row (runs compare by id)
+        self._speeds = [shared.setdefault(t, t) for t in map(tuple, speeds_gflops)]
+        self._power = [shared.setdefault(t, t) for t in map(tuple, power_w)]
         self._factor = [1.0] * n
         states = [initial_state] * n if isinstance(initial_state, int) else list(initial_state)
         self.state: list[int] = states
@@ -199,17 +203,26 @@ class Machine:
         if not cores:
             raise SimulationError(f"job {key}: empty allocation")
         job_on = self.job_on
-        for c in cores:
-            if not 0 <= c < len(job_on):
-                raise SimulationError(f"job {key}: unknown resource {c} (0..{len(job_on) - 1})")
-            if job_on[c] != _FREE:
-                raise SimulationError(f"job {key}: resource {c} is busy with job {job_on[c]}")
+        runs = core_runs(cores) if len(cores) > WIDE else None
+        if runs is not None and not self._free_runs(runs):
+            runs = None  # the host-by-host checks name the culprit
+        if runs is None:
+            for c in cores:
+                if not 0 <= c < len(job_on):
+                    raise SimulationError(f"job {key}: unknown resource {c} (0..{len(job_on) - 1})")
+                if job_on[c] != _FREE:
+                    raise SimulationError(f"job {key}: resource {c} is busy with job {job_on[c]}")
         job = RunningJob(key, cores, self.now, walltime_s if self.kill_on_walltime else math.inf)
         power, states = self._power, self.state
         power_w = 0.0
-        for c in cores:
-            job_on[c] = key
-            power_w += power[c][states[c]]
+        if runs is not None:
+            for lo, hi in runs:
+                job_on[lo:hi] = [key] * (hi - lo)
+                power_w = self._sum_power(lo, hi, power_w)
+        else:
+            for c in cores:
+                job_on[c] = key
+                power_w += power[c][states[c]]
         job.power_w = power_w
         self._jobs[key] = job
         if delay_s is not None:
@@ -255,6 +268,8 @@ class Machine:
         is kept up to date in O(1) per changed host, and recomputed over its hosts only when the
         last of its hosts at the minimum speeds up.
         """
+        if len(changes) > 2 * WIDE and self._apply_uniform(changes):
+            return
         now = self.now
         touched: dict[int, float] = {}  # job -> its min speed before the changes
         stale: set[int] = set()  # jobs whose min speed must be recomputed
@@ -303,6 +318,17 @@ class Machine:
             if job.parallel and job.min_speed != min_before:
                 self._push(job, now + job.run_left_s())
 
+    def apply_runs(self, runs: Sequence[tuple[int, int, tuple[int, float]]]) -> None:
+        """:meth:`apply_states` for runs of hosts ``(first, last + 1, (state, speed_factor))``
+        that do not overlap: the same result as the mapping of every host of every run, in
+        order, at a cost that follows the runs (C-level passes) when their hosts are free."""
+        runs = list(runs)
+        if sum(hi - lo for lo, hi, _ in runs) <= 2 * WIDE or not self._apply_free_runs(runs):
+            changes: dict[int, tuple[int, float]] = {}
+            for lo, hi, change in runs:
+                changes.update(dict.fromkeys(range(lo, hi), change))
+            self.apply_states(changes)
+
     def advance(self, t: float) -> list[JobEnd]:
         """Move time to ``t`` and return the jobs that end at or before ``t``, in end order.
 
@@ -339,7 +365,89 @@ class Machine:
         job.version += 1
         energy = job.energy_j + job.power_w * (self.now - job.energy_t)
         job_on = self.job_on
-        for c in job.cores:
-            job_on[c] = _FREE
+        if len(job.cores) > WIDE:
+            for lo, hi in core_runs(job.cores):
+                job_on[lo:hi] = [_FREE] * (hi - lo)
+        else:
+            for c in job.cores:
+                job_on[c] = _FREE
         return JobEnd(job.key, state, job.start_s, self.now, job.cores, energy, progress)
+
+    # ------------------------------------------------------------------ runs of hosts
+    # Wide jobs take and free runs of consecutive hosts, usually of one type and in one state:
+    # these helpers do such runs in C (list slices, numpy) with the very same float operations,
+    # in the same order, as the host-by-host loops (sums stay sequential: numpy's accumulate).
+
+    def _free_runs(self, runs: list[tuple[int, int]]) -> bool:
+        """True when every host of ``runs`` exists and runs no job."""
+        job_on, n = self.job_on, len(self.job_on)
+        return all(0 <= lo and hi <= n and job_on[lo:hi].count(_FREE) == hi - lo for lo, hi in runs)
+
+    def _uniform(self, lo: int, hi: int) -> tuple[tuple[float, ...], int] | None:
+        """``(power row, state)`` shared by every host of ``lo..hi - 1``, or None."""
+        row, state = self._power[lo], self.state[lo]
+        if self._power[lo:hi].count(row) != hi - lo or self.state[lo:hi].count(state) != hi - lo:
+            return None
+        return row, state
+
+    def _sum_power(self, lo: int, hi: int, total: float) -> float:
+        """``total`` plus the power of hosts ``lo..hi - 1``, added one by one in order."""
+        same = self._uniform(lo, hi)
+        if same is None:
+            power, states = self._power, self.state
+            for c in range(lo, hi):
+                total += power[c][states[c]]
+            return total
+        return _repeated_sum(total, same[0][same[1]], hi - lo)
+
+    def _apply_uniform(self, changes: dict[int, tuple[int, float]]) -> bool:
+        """:meth:`apply_states` for a batch that sets runs of free hosts, each of one type and
+        one state, to one new state (wide jobs' hosts waking or going to sleep); False, with
+        nothing done, for any other batch."""
+        values = list(changes.values())
+        if values.count(values[0]) != len(values):
+            return False
+        return self._apply_free_runs([(lo, hi, values[0]) for lo, hi in core_runs(list(changes))])
+
+    def _apply_free_runs(self, runs: list[tuple[int, int, tuple[int, float]]]) -> bool:
+        """Apply disjoint ``runs`` of changes whose hosts run no job and share, run by run, one
+        type and one state other than the new one; False, with nothing done, otherwise."""
+        rows = []
+        job_on = self.job_on
+        for lo, hi, (state, _) in runs:
+            same = self._uniform(lo, hi)
+            if same is None or same[1] == state or job_on[lo:hi].count(_FREE) != hi - lo:
+                return False
+            rows.append(same)
+        now, acc, last = self.now, self._energy_acc, self._energy_t
+        delta = 0.0
+        for (lo, hi, (state, speed_factor)), (row, old) in zip(runs, rows):
+            n = hi - lo
+            power = row[old]
+            if n > WIDE:
+                spent = power * (now - np.asarray(last[lo:hi]))
+                acc[lo:hi] = (np.asarray(acc[lo:hi]) + spent).tolist()
+            else:
+                for c in range(lo, hi):
+                    acc[c] += power * (now - last[c])
+            last[lo:hi] = [now] * n
+            delta = _repeated_sum(delta, row[state] - row[old], n)
+            self.state[lo:hi] = [state] * n
+            self._factor[lo:hi] = [speed_factor] * n
+        if delta:
+            self._total_energy += self._total_power * (now - self._total_t)
+            self._total_t = now
+            self._total_power += delta
+        return True
+
+
+def _repeated_sum(total: float, value: float, count: int) -> float:
+    """``total + value + value + ...`` (``count`` times), each addition rounded in turn."""
+    if count <= WIDE:
+        for _ in range(count):
+            total += value
+        return total
+    steps = np.full(count + 1, value, dtype=float)
+    steps[0] = total
+    return float(np.add.accumulate(steps)[-1])
 

@@ -1,0 +1,107 @@
+"""One-core nodes: wide allocations are kept run by run, with the very same result as the
+core-by-core rules (the general path is the reference)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from builders import job
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hdrm.core.contention import make_contention
+from hdrm.core.state import FREE, ClusterState, core_runs
+from hdrm.errors import SimulationError
+from hdrm.platform.model import Platform
+from hdrm.platform.power import RUNNING, SLEEPING
+
+N = 240
+
+
+def pair() -> tuple[ClusterState, ClusterState]:
+    """A state with the run-by-run path, and the same state forced onto the general path."""
+    platform = Platform.homogeneous(N)
+    fast = ClusterState(platform, make_contention("none"))
+    slow = ClusterState(platform, make_contention("none"))
+    slow._singletons, slow.free_mask = False, None
+    return fast, slow
+
+
+def snapshot(s: ClusterState) -> tuple:
+    return (list(s.core_job), list(s.core_state), list(s.core_factor), list(s.node_free_mem),
+            list(s.node_free_cores), list(s.proc_free), list(s.proc_running), list(s.proc_demand),
+            s.free_cores, dict(s.alloc))
+
+
+def test_core_runs():
+    assert core_runs([4, 5, 6, 0, 1, 9]) == [(4, 7), (0, 2), (9, 10)]
+    assert core_runs([]) == []
+    wide = list(range(40, 80)) + [3] + list(range(100, 110))
+    assert core_runs(wide) == [(40, 80), (3, 4), (100, 110)]
+
+
+def test_layout_is_detected_only_on_one_core_nodes():
+    fast, _ = pair()
+    assert fast._singletons and fast.free_mask is not None and fast.free_mask.all()
+    two = ClusterState(Platform.homogeneous(4), make_contention("none"))
+    assert two._singletons
+    from builders import one_node
+    assert not ClusterState(one_node(8), make_contention("none"))._singletons
+
+
+def test_wide_allocation_queues_runs_and_frees_them():
+    fast, _ = pair()
+    fast.allocate(job(0, res=80, mem_bw_gbps=2.0), list(range(10, 90)), 0.0)
+    assert fast.take_pending_runs() == [(10, 90, (RUNNING, 1.0))]
+    assert fast.core_job[10:90] == [0] * 80 and fast.core_job[9] == FREE
+    assert not fast.free_mask[10:90].any() and fast.free_mask[:10].all()
+    assert fast.proc_demand[10:90] == [2.0] * 80 and fast.free_cores == N - 80
+    fast.release(job(0, res=80), 5.0)
+    assert fast.take_pending() == {c: (SLEEPING, 1.0) for c in range(10, 90)}
+    assert fast.free_mask.all() and fast.core_state == [SLEEPING] * N
+
+
+def test_a_busy_core_is_refused_with_nothing_changed():
+    fast, _ = pair()
+    fast.allocate(job(0, res=1), [30], 0.0)
+    before = snapshot(fast)
+    with pytest.raises(SimulationError, match="core 30 is busy with job 0"):
+        fast.allocate(job(1, res=70), list(range(0, 70)), 0.0)
+    assert snapshot(fast) == before
+    with pytest.raises(SimulationError, match="core 45 is busy with job 2"):
+        fast.allocate(job(2, res=70), list(range(40, 109)) + [45], 0.0)  # a core given twice
+
+
+allocations = st.lists(st.tuples(st.integers(1, 100), st.booleans(), st.booleans(), st.booleans()),
+                       min_size=1, max_size=25)
+
+
+@settings(max_examples=60, deadline=None)
+@given(allocations, st.integers(0, 2**16))
+def test_same_state_and_changes_as_core_by_core(steps, seed):
+    """Random wide and narrow jobs, scattered or contiguous cores, with or without memory,
+    started and ended in random batches: both paths give the same state and the same changes,
+    in the same order."""
+    rng = np.random.default_rng(seed)
+    fast, slow = pair()
+    running = []
+    for i, (res, scattered, memory, end_some) in enumerate(steps):
+        if end_some and running:
+            for k in sorted(rng.choice(len(running), rng.integers(1, len(running) + 1), False))[::-1]:
+                j = running.pop(k)
+                assert fast.release(j, float(i)) == slow.release(j, float(i))
+        free = [c for c in range(N) if fast.core_job[c] == FREE]
+        if res <= len(free):
+            cores = sorted(rng.choice(free, res, False).tolist()) if scattered else free[:res]
+            j = job(i, res=res, mem_mb=1.0 if memory else 0.0, mem_bw_gbps=float(i % 3))
+            fast.allocate(j, cores, float(i))
+            slow.allocate(j, cores, float(i))
+            running.append(j)
+        assert snapshot(fast) == snapshot(slow)
+        assert list(fast.free_mask) == [c == FREE for c in fast.core_job]
+        if rng.integers(2):
+            runs = fast.take_pending_runs()
+            expected = list(slow.take_pending().items())
+            got = [(c, ch) for lo, hi, ch in runs for c in range(lo, hi)] if runs is not None \
+                else list(fast.take_pending().items())
+            assert got == expected

@@ -1,0 +1,76 @@
+"""Runs of hosts on the machine: wide jobs and whole runs of state changes give the very same
+states, powers and energies (to the last bit) as the host-by-host rules."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hdrm.sim.machine import Machine
+
+N = 300
+SPEEDS = [(10.0, 5.0, 0.0, 0.0), (7.0, 3.5, 0.0, 0.0)]
+POWERS = [(190.0, 120.3, 95.1, 9.75), (150.5, 99.9, 80.25, 7.1)]
+
+
+def machines(kinds: list[int]) -> tuple[Machine, Machine]:
+    """The same machine twice; the second never takes the run-by-run paths."""
+    speeds = [SPEEDS[k] for k in kinds]
+    powers = [POWERS[k] for k in kinds]
+    fast = Machine(speeds, powers, 3)
+    slow = Machine(speeds, powers, 3)
+    slow._free_runs = lambda runs: False
+    slow._apply_free_runs = lambda runs: False
+    return fast, slow
+
+
+def observe(m: Machine) -> tuple:
+    return (list(m.state), list(m._factor), list(m.job_on), m.power_w, m.energy_j(),
+            [m.host_energy_j(h) for h in range(m.nb_hosts)],
+            sorted((k, j.power_w, j.energy_j) for k, j in m._jobs.items()))
+
+
+def test_wide_delay_job_by_hand(monkeypatch):
+    fast, _ = machines([0] * 200)
+    monkeypatch.setattr(fast, "apply_states", None)  # runs of free hosts: no host-by-host pass
+    fast.apply_runs([(0, 200, (0, 1.0))])  # 200 hosts wake: 200 x (190 - 9.75) W more
+    assert fast.power_w == sum([9.75] * 200) + sum([190.0 - 9.75] * 200)
+    fast.start(7, range(200), delay_s=10.0)
+    assert fast._jobs[7].power_w == sum([190.0] * 200)
+    ends = fast.advance(10.0)
+    assert [e.key for e in ends] == [7] and ends[0].energy_j == 10.0 * sum([190.0] * 200)
+    assert fast.job_on == [-1] * 200
+
+
+steps = st.lists(st.tuples(st.integers(0, N - 1), st.integers(1, 200), st.integers(0, 3),
+                           st.booleans(), st.booleans()), min_size=1, max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, N), steps, st.integers(0, 2**16))
+def test_runs_equal_host_by_host(split, script, seed):
+    """Runs of changes (free and busy hosts, mixed types, some unchanged) and wide delay and
+    parallel jobs started on them, in random order."""
+    rng = np.random.default_rng(seed)
+    fast, slow = machines([0] * split + [1] * (N - split))  # two types, in two blocks
+    now = 0.0
+    for i, (lo, n, state, start_job, parallel) in enumerate(script):
+        now += float(rng.integers(0, 5)) + 0.25
+        for m in (fast, slow):
+            m.advance(now)
+        hi = min(N, lo + n)
+        cut = int(rng.integers(lo, hi + 1))
+        runs = [(lo, cut, (state, 1.0)), (cut, hi, (int(rng.integers(0, 4)), 0.5))]
+        runs = [r for r in runs if r[0] < r[1]]
+        for m in (fast, slow):
+            m.apply_runs(runs)
+        free = [h for h in range(lo, hi) if fast.job_on[h] == -1]
+        if start_job and free:
+            kwargs = ({"ops_gflop": 40.0 + i} if parallel else {"delay_s": 3.0 + i})
+            for m in (fast, slow):
+                m.start(i, free, walltime_s=50.0, **kwargs)
+        assert observe(fast) == observe(slow)
+    for m in (fast, slow):
+        m.advance(now + 1000.0)
+    assert observe(fast) == observe(slow)
