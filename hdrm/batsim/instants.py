@@ -31,7 +31,7 @@ from typing import Iterator
 
 from hdrm.platform.model import Platform
 from hdrm.sim.machine import JobEnd, machine_for, start_kwargs
-from hdrm.workload.job import Job
+from hdrm.workload.job import PROFILE_DELAY, Job
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +68,8 @@ class InstantGrouper:
 
     def __init__(self, platform: Platform, jobs: list[Job]) -> None:
         self.machine = machine_for(platform, kill_on_walltime=True)
+        #: Power states only re-time jobs that compute; a delay job's end ignores them.
+        self._timed_by_states = any(job.profile_type != PROFILE_DELAY for job in jobs)
         self._by_idx = {job.idx: job for job in jobs}
         self._arrivals = jobs
         self._next = 0
@@ -100,7 +102,8 @@ class InstantGrouper:
     # ------------------------------------------------------------------ the model
     def apply_states(self, changes: dict[int, tuple[int, float]]) -> None:
         """The decision core's power-state changes, applied to the model now."""
-        self.machine.apply_states(changes)
+        if self._timed_by_states:
+            self.machine.apply_states(changes)
 
     def start(self, job: Job, cores: list[int]) -> None:
         """The decision core started ``job`` on ``cores`` at the current instant."""
