@@ -25,42 +25,13 @@ import numpy as np
 
 from hdrm.core.contention import ContentionModel
 from hdrm.core.records import OverutilizationRecorder
+from hdrm.core.runs import WIDE, core_runs
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.power import CONTENDED, CONTENDED_SPEED_FRACTION, IDLE, RUNNING, SLEEPING
 from hdrm.workload.job import Job
 
 FREE = -1
-#: Allocations of more cores than this are kept run by run on one-core nodes (below it, the
-#: core-by-core loops cost less than the C-level passes' setup).
-WIDE = 64
-
-
-def core_runs(cores: Sequence[int]) -> list[tuple[int, int]]:
-    """``cores`` as runs of consecutive ids ``(first, last + 1)``, in their order.
-
-    ``[4, 5, 6, 0, 1, 9] -> [(4, 7), (0, 2), (9, 10)]``; wide allocations are split in numpy.
-    """
-    n = len(cores)
-    if n == 0:
-        return []
-    if n > 256:  # numpy pays off on long lists only
-        ids = np.fromiter(cores, dtype=np.int64, count=n)
-        cut = np.flatnonzero(np.diff(ids) != 1) + 1
-        starts = np.concatenate(([0], cut))
-        ends = np.concatenate((cut, [n]))
-        return list(zip(ids[starts].tolist(), (ids[ends - 1] + 1).tolist()))
-    runs = []
-    lo = prev = cores[0]
-    for c in cores[1:]:
-        if c != prev + 1:
-            runs.append((lo, prev + 1))
-            lo = c
-        prev = c
-    runs.append((lo, prev + 1))
-    return runs
-
-
 class ClusterState:
     """Mutable state of the platform's cores, processors and nodes.
 

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hdrm.core.contention import make_contention
-from hdrm.core.state import FREE, ClusterState, core_runs
+from hdrm.core.runs import core_runs
+from hdrm.core.state import FREE, ClusterState
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.power import RUNNING, SLEEPING

@@ -1,0 +1,104 @@
+"""Runs of consecutive hosts on the simulated machine (:class:`~hdrm.sim.machine.Machine`).
+
+Wide jobs take and free runs of consecutive hosts, usually of one type and in one power state.
+These methods do such runs in C (list slices, numpy) with the very same float operations, in the
+same order, as the machine's host-by-host loops: sums stay sequential (numpy's ``accumulate``), so
+states, powers and energies are identical to the last bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hdrm.core.runs import WIDE, core_runs
+
+_FREE = -1
+
+
+class HostRuns:
+    """Run-by-run helpers mixed into :class:`~hdrm.sim.machine.Machine` (its attributes)."""
+
+    job_on: list[int]
+    state: list[int]
+    now: float
+    _power: list[tuple[float, ...]]
+    _factor: list[float]
+    _energy_acc: list[float]
+    _energy_t: list[float]
+    _total_power: float
+    _total_energy: float
+    _total_t: float
+
+    def _free_runs(self, runs: list[tuple[int, int]]) -> bool:
+        """True when every host of ``runs`` exists and runs no job."""
+        job_on, n = self.job_on, len(self.job_on)
+        return all(0 <= lo and hi <= n and job_on[lo:hi].count(_FREE) == hi - lo for lo, hi in runs)
+
+    def _uniform(self, lo: int, hi: int) -> tuple[tuple[float, ...], int] | None:
+        """``(power row, state)`` shared by every host of ``lo..hi - 1``, or None."""
+        row, state = self._power[lo], self.state[lo]
+        if self._power[lo:hi].count(row) != hi - lo or self.state[lo:hi].count(state) != hi - lo:
+            return None
+        return row, state
+
+    def _sum_power(self, lo: int, hi: int, total: float) -> float:
+        """``total`` plus the power of hosts ``lo..hi - 1``, added one by one in order."""
+        same = self._uniform(lo, hi)
+        if same is None:
+            power, states = self._power, self.state
+            for c in range(lo, hi):
+                total += power[c][states[c]]
+            return total
+        return _repeated_sum(total, same[0][same[1]], hi - lo)
+
+    def _apply_uniform(self, changes: dict[int, tuple[int, float]]) -> bool:
+        """:meth:`apply_states` for a batch that sets runs of free hosts, each of one type and
+        one state, to one new state (wide jobs' hosts waking or going to sleep); False, with
+        nothing done, for any other batch."""
+        values = list(changes.values())
+        if values.count(values[0]) != len(values):
+            return False
+        return self._apply_free_runs([(lo, hi, values[0]) for lo, hi in core_runs(list(changes))])
+
+    def _apply_free_runs(self, runs: list[tuple[int, int, tuple[int, float]]]) -> bool:
+        """Apply disjoint ``runs`` of changes whose hosts run no job and share, run by run, one
+        type and one state other than the new one; False, with nothing done, otherwise."""
+        rows = []
+        job_on = self.job_on
+        for lo, hi, (state, _) in runs:
+            same = self._uniform(lo, hi)
+            if same is None or same[1] == state or job_on[lo:hi].count(_FREE) != hi - lo:
+                return False
+            rows.append(same)
+        now, acc, last = self.now, self._energy_acc, self._energy_t
+        delta = 0.0
+        for (lo, hi, (state, speed_factor)), (row, old) in zip(runs, rows):
+            n = hi - lo
+            power = row[old]
+            if n > WIDE:
+                spent = power * (now - np.asarray(last[lo:hi]))
+                acc[lo:hi] = (np.asarray(acc[lo:hi]) + spent).tolist()
+            else:
+                for c in range(lo, hi):
+                    acc[c] += power * (now - last[c])
+            last[lo:hi] = [now] * n
+            delta = _repeated_sum(delta, row[state] - row[old], n)
+            self.state[lo:hi] = [state] * n
+            self._factor[lo:hi] = [speed_factor] * n
+        if delta:
+            self._total_energy += self._total_power * (now - self._total_t)
+            self._total_t = now
+            self._total_power += delta
+        return True
+
+
+def _repeated_sum(total: float, value: float, count: int) -> float:
+    """``total + value + value + ...`` (``count`` times), each addition rounded in turn."""
+    if count <= WIDE:
+        for _ in range(count):
+            total += value
+        return total
+    steps = np.full(count + 1, value, dtype=float)
+    steps[0] = total
+    return float(np.add.accumulate(steps)[-1])
+
