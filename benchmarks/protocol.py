@@ -347,12 +347,14 @@ def hetero_workload_file(traces_dir: str | Path, cache_dir: str | Path = CACHE_D
     submission times are divided by :data:`HETERO_LOAD_FACTOR`. Indices are those of the trace,
     so the test, validation and training start indices of SDSC-SP2 apply unchanged.
     """
-    name = f"sdsc_sp2_hetero_load{HETERO_LOAD_FACTOR:g}_seed{HETERO_SEED}.json"
+    source = trace_path("sdsc", traces_dir)
+    name = (f"sdsc_sp2_hetero_load{HETERO_LOAD_FACTOR:g}_seed{HETERO_SEED}"
+            f"_{_source_tag(source)}.json")
     path = Path(cache_dir) / name
     if path.is_file():
         return path
     platform = hetero_platform()
-    trace = read_swf(trace_path("sdsc", traces_dir), conventions="rlscheduler")
+    trace = read_swf(source, conventions="rlscheduler")
     derived = attach_requirements(trace, platform.reference_gflops,
                                   np.random.default_rng(HETERO_SEED))
     derived = scale_arrivals(derived, HETERO_LOAD_FACTOR)
@@ -362,6 +364,15 @@ def hetero_workload_file(traces_dir: str | Path, cache_dir: str | Path = CACHE_D
     write_batsim_json(derived, tmp, swf_fields=False)
     tmp.replace(path)
     return path
+
+
+def _source_tag(source: Path) -> str:
+    """A short tag of the source trace (its size in bytes and name), so that a derived workload
+    cached from another copy or slice of the trace (a test's 500-job slice) is never taken for
+    the whole trace's."""
+    stat = source.stat()
+    stem = source.name.split(".")[0].replace(" ", "_")
+    return f"{stem}_{stat.st_size}"
 
 
 @lru_cache(maxsize=2)

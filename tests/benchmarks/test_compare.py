@@ -595,3 +595,22 @@ def test_hetero_rows_report_the_predicted_pairs_outside_the_targets(run_compare)
         assert cells["best predicted-time heuristic"] == min(predicted.values())
         assert cells["best heuristic name"] not in predicted
     assert compare.reference_columns(compare.rows(("hetero",))[0]) == protocol.PREDICTED_PAIRS
+
+
+def test_the_derived_hetero_workload_is_cached_per_source_trace(traces, tmp_path):
+    """A slice of SDSC-SP2 (a test's traces folder) and the whole trace never share a cache file:
+    a 500-job derived workload cached once by a test made every later compare.py run fail."""
+    import shutil
+
+    other = tmp_path / "other"
+    other.mkdir()
+    name = protocol.trace_spec("sdsc").file
+    with gzip.open(traces / name, "rb") as src:
+        lines = src.read().decode().splitlines(keepends=True)
+    (other / name).write_bytes(gzip.compress("".join(lines[:-50]).encode()))
+    cache = tmp_path / "cache"
+    first = protocol.hetero_workload_file(traces, cache)
+    second = protocol.hetero_workload_file(other, cache)
+    assert first != second and first.is_file() and second.is_file()
+    assert protocol.hetero_workload_file(traces, cache) == first
+    shutil.rmtree(cache)
