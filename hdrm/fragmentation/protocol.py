@@ -136,7 +136,7 @@ def _node_frag(meter: FragMeter, cluster: GpuCluster, node: int, memo: dict) -> 
 
 def run_seed(cluster: GpuCluster, shapes: Sequence[TaskShape], names: Sequence[str],
              types: TaskTypes, policy: str, seed: int,
-             ratio: float = DEFAULT_TUNING_RATIO, ties: str = "name") -> SeedRun:
+             ratio: float = DEFAULT_TUNING_RATIO, ties: str = "shuffled") -> SeedRun:
     """One seed of the protocol on a fresh copy of the cluster's state."""
     cluster.reset()
     rng = np.random.default_rng(seed)

@@ -3,10 +3,18 @@
 A placement's score of a node depends only on that node's state and the task's shape, so the
 :class:`Placer` keeps, per distinct shape, the score of every node and the node version it was
 computed at; each placement changes one node, so a new task recomputes only the nodes that
-changed since its shape was last scored (vectorised). Choice: the highest score; ties go to the
-node first in name order (``ties="name"``: the rule of the FGD paper's simulator, whose
-Kubernetes scheduler is patched so for reproducibility) or to a node drawn uniformly with the
-run's generator (``ties="random"``: stock Kubernetes).
+changed since its shape was last scored (vectorised). Choice: the highest score; ties go to
+
+* ``ties="shuffled"``: the node first in an order of the nodes drawn once per run with the run's
+  generator (the rule of the FGD paper's simulator: its Kubernetes scheduler is patched to take
+  the first name among equal scores, and it renames every node at start-up with a prefix from a
+  random permutation, so the first name is the first node of a random order fixed for the run);
+* ``ties="name"``: the node first in name order (deterministic: hand-checked examples);
+* ``ties="random"``: a node drawn uniformly at each choice (stock Kubernetes).
+
+The difference matters for policies with many equal scores: ``gpu_clustering`` and
+``gpu_packing`` score every node 0 for a task without GPUs, so all such tasks go to the first
+node in the tie order that fits; in name order they pile onto the same few nodes run after run.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from hdrm.policies.placement import Placement
 
 
 #: How ties between equal best scores are broken.
-TIE_RULES = ("name", "random")
+TIE_RULES = ("shuffled", "name", "random")
 
 
 class Placer:
@@ -27,8 +35,9 @@ class Placer:
 
     Args:
         placement: the policy (bound to the cluster).
-        rng: the run's generator (random ties, random choices).
-        ties: ``"name"`` or ``"random"`` (see the module docstring).
+        rng: the run's generator (the shuffled order, random ties, random choices).
+        ties: ``"shuffled"``, ``"name"`` or ``"random"`` (see the module docstring); the
+            shuffled order is drawn here, so creating the placer advances ``rng``.
     """
 
     def __init__(self, placement: Placement, rng: np.random.Generator,
@@ -41,6 +50,10 @@ class Placer:
         self.rng = rng
         self._cache: dict[TaskShape, tuple[np.ndarray, np.ndarray]] = {}
         self._all = np.arange(self.cluster.nb_nodes)
+        #: each node's rank in the tie order ("shuffled": a random permutation of the name order)
+        self.tie_rank = self.cluster.name_rank
+        if ties == "shuffled":
+            self.tie_rank = rng.permutation(self.cluster.nb_nodes)[self.cluster.name_rank]
 
     def scores(self, shape: TaskShape) -> np.ndarray:
         """Current scores of every node for the shape (``-inf`` where it does not fit)."""
@@ -66,8 +79,8 @@ class Placer:
         ties = np.flatnonzero(scores == best)
         if len(ties) == 1:
             node = int(ties[0])
-        elif (self.placement.ties or self.ties) == "name":
-            node = int(ties[np.argmin(self.cluster.name_rank[ties])])
+        elif (self.placement.ties or self.ties) != "random":
+            node = int(ties[np.argmin(self.tie_rank[ties])])
         else:
             node = int(ties[self.rng.integers(len(ties))])
         return node, self.placement.choose_gpus(node, shape, self.rng)

@@ -2,8 +2,9 @@
 
 A placement scores every node for a task (:meth:`Placement.score`, vectorised over nodes with
 numpy; ``-inf`` where the task does not fit) and, on the chosen node, picks the GPUs
-(:meth:`Placement.choose_gpus`). The node with the highest score wins; ties are broken uniformly
-at random with the run's generator (the Kubernetes scheduler's rule). A score depends only on the
+(:meth:`Placement.choose_gpus`). The node with the highest score wins; ties follow the
+:class:`~hdrm.policies.gpu_placer.Placer`'s rule (by default in the protocol, the FGD simulator's:
+the first node of a random order drawn once per run). A score depends only on the
 node's own state and the task, so :class:`~hdrm.policies.gpu_placer.Placer` caches it per
 (node, task shape) and recomputes only nodes that changed.
 

@@ -99,6 +99,42 @@ def test_shared_gpu_holds_tasks_while_their_shares_fit_and_frees_on_release():
     assert cluster.gpu_left[0, 0] == 1000  # unchanged by the refused release
 
 
+@pytest.mark.parametrize("policy", ["gpu_packing", "gpu_clustering"])
+def test_shuffled_ties_follow_one_random_node_order_per_run(policy):
+    """The FGD simulator's tie rule: first name, after renaming nodes by a random permutation.
+
+    Both policies score every node 0 for a task without GPUs, so the tie rule alone places it.
+    Nodes (ids 0-3) are named n2, n0, n3, n1; default_rng(5).permutation(4) = [3, 1, 2, 0] gives
+    the k-th name (n0, n1, n2, n3) the rank 3, 1, 2, 0: the order is n3, n1, n2, n0, i.e. ids
+    2, 3, 0, 1, each holding two 1-core tasks. Name order would give ids 1, 3, 0, 2.
+    """
+    def fill(ties):
+        cluster = GpuCluster([2000] * 4, [1024] * 4, [1] * 4, ["T4"] * 4, ["n2", "n0", "n3", "n1"])
+        placer = Placer(make_placement(policy, cluster), np.random.default_rng(5), ties)
+        return [placer.place(TaskShape(1000)) for _ in range(9)]
+
+    assert fill("shuffled") == [(2, ()), (2, ()), (3, ()), (3, ()), (0, ()), (0, ()),
+                                (1, ()), (1, ()), None]
+    assert fill("name") == [(1, ()), (1, ()), (3, ()), (3, ()), (0, ()), (0, ()),
+                            (2, ()), (2, ()), None]
+
+
+def test_the_protocol_breaks_ties_in_a_shuffled_order_each_seed():
+    """run_seed defaults to the simulator's rule: where CPU-only tasks pile depends on the seed."""
+    from hdrm.fragmentation.protocol import run_seed
+    cluster = GpuCluster([4000] * 6, [1024] * 6, [1] * 6, ["T4"] * 6)
+    shapes, names = [TaskShape(1000), TaskShape(1000, 0, 1, 1000)], ["a", "b"]
+    first = {int(run_seed(cluster, shapes, names, TYPES, "gpu_packing", seed).nodes[0])
+             for seed in range(12)}
+    assert len(first) > 2  # name order would always start on n0
+
+
+def test_unknown_tie_rule_is_one_line():
+    with pytest.raises(ConfigError, match="ties: unknown rule 'first'; choose one of: "
+                                          "shuffled, name, random"):
+        Placer(make_placement("best_fit", tiny()), np.random.default_rng(0), "first")
+
+
 def test_unknown_policy_suggests():
     with pytest.raises(ConfigError, match=r"--policy: unknown placement policy 'fgdd'; "
                                           r"did you mean 'fgd'"):
