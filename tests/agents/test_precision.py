@@ -43,6 +43,11 @@ def fixed_batch(n: int = 256) -> RolloutBatch:
                         torch.randn(n, generator=g))
 
 
+def on(agent: PPOAgent, batch: RolloutBatch) -> RolloutBatch:
+    """``batch`` on the learner's update device."""
+    return RolloutBatch(*(agent.to_update(t) for t in batch))
+
+
 def test_bf16_loss_is_finite_and_close_to_fp32_on_a_fixed_batch():
     batch = fixed_batch()
     fp32, bf16 = attention_ppo("fp32"), attention_ppo("bf16")
@@ -50,8 +55,8 @@ def test_bf16_loss_is_finite_and_close_to_fp32_on_a_fixed_batch():
                                                  bf16.network.parameters()))
     seen = []
     bf16.network.embed.register_forward_hook(lambda m, i, out: seen.append(out.dtype))
-    loss32, parts32 = fp32._minibatch_loss(batch)
-    loss16, parts16 = bf16._minibatch_loss(batch)
+    loss32, parts32 = fp32._minibatch_loss(on(fp32, batch))  # on a GPU, where there is one
+    loss16, parts16 = bf16._minibatch_loss(on(bf16, batch))
     assert seen == [torch.bfloat16]  # autocast did run the encoder in bf16
     assert loss16.dtype == torch.float32 and math.isfinite(loss16.item())
     assert loss16.item() != loss32.item()  # not silently fp32
@@ -68,7 +73,7 @@ def test_fp32_is_the_default_and_runs_no_autocast():
     assert type(agent.settings)().precision == "fp32"
     seen = []
     agent.network.embed.register_forward_hook(lambda m, i, out: seen.append(out.dtype))
-    agent._minibatch_loss(fixed_batch(8))
+    agent._minibatch_loss(on(agent, fixed_batch(8)))
     assert seen == [torch.float32]
 
 

@@ -18,7 +18,9 @@ PARAMS = {"rollout_steps": 24, "minibatch": 8, "epochs": 2}
 
 
 def ppo(env, num_envs=1, seed=4, **params):
-    config = {"run": "train", "lr": 0.01, "params": {**PARAMS, "num_envs": num_envs, **params}}
+    params = {**PARAMS, "num_envs": num_envs, "rollout_device": "cpu", "update_device": "cpu",
+              **params}  # bit for bit on any machine
+    config = {"run": "train", "lr": 0.01, "params": params}
     return PPOAgent(config, env.observation_space, env.action_space, env.action_names, seed=seed)
 
 
