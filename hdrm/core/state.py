@@ -32,6 +32,9 @@ from hdrm.platform.power import CONTENDED, CONTENDED_SPEED_FRACTION, IDLE, RUNNI
 from hdrm.workload.job import Job
 
 FREE = -1
+#: Platforms of one-core nodes larger than this keep a numpy mask of their free cores (smaller
+#: ones find free cores faster in Python).
+MASK_MIN_CORES = 1024
 class ClusterState:
     """Mutable state of the platform's cores, processors and nodes.
 
@@ -83,9 +86,11 @@ class ClusterState:
             and all(map(operator.eq, self.core_proc, range(n_cores)))
             and all(map(operator.eq, self.core_node, range(n_cores)))
         )
-        #: On one-core nodes: True where a core is free (placements find free cores in numpy);
-        #: None otherwise.
-        self.free_mask: np.ndarray | None = np.ones(n_cores, dtype=bool) if self._singletons else None
+        #: On more than :data:`MASK_MIN_CORES` one-core nodes: True where a core is free
+        #: (placements find free cores in numpy); None otherwise.
+        self.free_mask: np.ndarray | None = (
+            np.ones(n_cores, dtype=bool) if self._singletons and n_cores > MASK_MIN_CORES else None
+        )
         self._runs: dict[int, list[tuple[int, int]]] = {}
 
     # ------------------------------------------------------------------ queries
@@ -326,7 +331,8 @@ class ClusterState:
             proc_free[lo:hi] = node_free[lo:hi] = [free] * n
             proc_demand[lo:hi] = [demand] * n
             core_state[lo:hi] = [state] * n
-            mask[lo:hi] = not taken
+            if mask is not None:
+                mask[lo:hi] = not taken
             queue.append((lo, hi, change))
 
     def _refresh(self, p: int, mine: list[int], sign: int, was_running: int, now: float) -> None:

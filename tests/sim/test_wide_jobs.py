@@ -18,9 +18,9 @@ def signature(result) -> tuple:
     return rows, [tuple(getattr(r, f) for f in r.__slots__) for r in result.timeline], result.energy_j
 
 
-def run(policy: str, backfilling: str, general: bool, monkeypatch) -> tuple:
-    workload = generate_workload(300, 256, np.random.default_rng(5), load=1.2)
-    sim = Simulation(Platform.homogeneous(256), workload,
+def run(policy: str, backfilling: str, general: bool, monkeypatch, cores: int) -> tuple:
+    workload = generate_workload(300, cores, np.random.default_rng(5), load=1.2)
+    sim = Simulation(Platform.homogeneous(cores), workload,
                      SimulationConfig(contention="none", backfilling=backfilling))
     with monkeypatch.context() as patch:
         if general:
@@ -34,7 +34,8 @@ def run(policy: str, backfilling: str, general: bool, monkeypatch) -> tuple:
     ("fcfs", "easy"), ("sjf", "conservative"), ("random-random", "easy_first"),
     ("fcfs-high_cores", "none"),
 ])
-def test_same_schedule_and_energy_as_core_by_core(policy, backfilling, monkeypatch):
-    fast = run(policy, backfilling, False, monkeypatch)
+@pytest.mark.parametrize("cores", [256, 2048])  # without and with the free-core mask
+def test_same_schedule_and_energy_as_core_by_core(policy, backfilling, cores, monkeypatch):
+    fast = run(policy, backfilling, False, monkeypatch, cores)
     assert max(len(row[4]) for row in fast[0]) > 100  # wide jobs did run
-    assert fast == run(policy, backfilling, True, monkeypatch)
+    assert fast == run(policy, backfilling, True, monkeypatch, cores)
