@@ -38,6 +38,7 @@ from hdrm.batsim.engine import (
     check_walltime_kill,
     result_from_run,
 )
+from hdrm.batsim.instants import InstantGrouper
 from hdrm.batsim.process import BatsimRun, find_batsim
 from hdrm.core.scheduler import Start
 from hdrm.errors import ProtocolError
@@ -109,9 +110,6 @@ class BridgeScheduler(HdrmScheduler):
         idle_timeout_s: how long to wait for each action.
     """
 
-    #: The environment steps at every message (its own machine mirror follows Batsim's times).
-    group_instants = False
-
     def __init__(self, platform: Platform, config: SimulationConfig, jobs: list[Job],
                  idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
         super().__init__(platform=platform, contention=config.contention,
@@ -131,10 +129,12 @@ class BridgeScheduler(HdrmScheduler):
         super().onSimulationBegins()
         (wid,) = self.bs.workloads
         self.jobs = {f"{wid}!{job.id}": job for job in self._episode_jobs}
+        if self.group_instants:  # the env's own job objects
+            self._instants = InstantGrouper(self.platform, self._episode_jobs)
 
-    def onJobSubmission(self, job: Any) -> None:  # noqa: N802
+    def _submit(self, job: Job, now: float) -> None:
         before = len(self.rejections)
-        super().onJobSubmission(job)
+        super()._submit(job, now)
         if len(self.rejections) > before:
             _, mine, reason = self.rejections[-1]
             self._record(mine, Outcome(mine, REJECTED, reason=reason))

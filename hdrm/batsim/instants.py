@@ -63,7 +63,7 @@ class InstantGrouper:
 
     Args:
         platform: the platform Batsim runs.
-        jobs: the workload's jobs (Batsim's submissions), sorted by submission time.
+        jobs: the workload's jobs (Batsim's submissions), the decision core's own objects.
     """
 
     def __init__(self, platform: Platform, jobs: list[Job]) -> None:
@@ -71,7 +71,7 @@ class InstantGrouper:
         #: Power states only re-time jobs that compute; a delay job's end ignores them.
         self._timed_by_states = any(job.profile_type != PROFILE_DELAY for job in jobs)
         self._by_idx = {job.idx: job for job in jobs}
-        self._arrivals = jobs
+        self._arrivals = sorted(jobs, key=lambda j: j.submit_s)  # stable, as the built-in engine
         self._next = 0
         self._open: Instant | None = None
         self._ended: set[int] = set()
