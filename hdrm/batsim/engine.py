@@ -32,6 +32,7 @@ from hdrm.batsim.process import (
     batsim_command,
     find_batsim,
     log_tail,
+    refuse_accelerators,
     run_batsim,
 )
 from hdrm.core.state import ClusterState
@@ -97,11 +98,13 @@ def replay_with_batsim(
         (``jobs``, ``schedule``, ``overutilizations``, ``platform``, ``workload``, ``log``).
 
     Raises:
-        ConfigError: Batsim not found (saying how to get Batsim 4.x), or a setting it cannot run.
+        ConfigError: Batsim not found (saying how to get Batsim 4.x), a setting it cannot run, or
+            a platform with GPUs (Batsim cannot express them).
         SimulationError: Batsim exited early (with the tail of its log) or with an error.
         ProtocolError: Batsim stopped answering or sent a message the adapter does not know.
     """
     check_walltime_kill(config, "--no-walltime-kill")
+    refuse_accelerators(platform)
     scheduler = HdrmScheduler(platform=platform, policy=pair.name, contention=config.contention,
                               backfilling=config.backfilling, decision=config.decision,
                               seed=config.seed)
@@ -259,12 +262,13 @@ class BatsimSession:
         extra_args: more Batsim arguments.
 
     Raises:
-        ConfigError: Batsim not found (with how to get Batsim 4.x).
+        ConfigError: a platform with GPUs, or Batsim not found (with how to get Batsim 4.x).
     """
 
     def __init__(self, platform: Platform, workload: Workload, run_dir: str | Path,
                  scheduler: HdrmScheduler, *, binary: str = "batsim",
                  timeout_s: float = DEFAULT_TIMEOUT_S, extra_args: Sequence[str] = ()) -> None:
+        refuse_accelerators(platform)
         self.exe = find_batsim(binary)
         self.platform = platform
         self.workload = workload

@@ -163,6 +163,24 @@ class DecisionThread(threading.Thread):
         self.join(wait_s)
 
 
+def refuse_accelerators(platform: Platform) -> None:
+    """Refuse a platform with GPUs: a Batsim platform (SimGrid hosts) has no way to express them.
+
+    Raises:
+        ConfigError: one line naming the platform file and its GPUs by model.
+    """
+    if not platform.accelerators:
+        return
+    models: dict[str, int] = {}
+    for accel in platform.accelerators:
+        models[accel.type.name] = models.get(accel.type.name, 0) + 1
+    listed = ", ".join(f"{n} {m}" for m, n in sorted(models.items(), key=lambda kv: -kv[1]))
+    raise ConfigError(f"{platform.source or platform.name}: {len(platform.accelerators)} GPUs "
+                      f"({listed}); Batsim cannot express GPUs (its platforms have compute hosts "
+                      "only), so engine 'batsim' cannot run this platform: use engine 'builtin', "
+                      "or 'hdrm fragmentation' to place GPU tasks")
+
+
 def run_batsim(
     platform: Platform,
     workload: Workload,
@@ -187,9 +205,11 @@ def run_batsim(
         energy: energy accounting (``-E``).
 
     Raises:
-        ConfigError: Batsim not found. SimulationError: Batsim exited early or with an error.
+        ConfigError: a platform with GPUs (:func:`refuse_accelerators`), or Batsim not found.
+        SimulationError: Batsim exited early or with an error.
         ProtocolError: Batsim stopped answering, or sent a message the adapter does not understand.
     """
+    refuse_accelerators(platform)
     exe = find_batsim(binary)
     run_dir = Path(os.path.abspath(run_dir))  # Batsim runs in run_dir: every path it gets is absolute
     (run_dir / "out").mkdir(parents=True, exist_ok=True)
