@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from hdrm.distributed import RAY_MISSING
 from hdrm.distributed.local import OnDone
 from hdrm.distributed.runner import execute_reporting, raise_failure
 from hdrm.distributed.spec import RunSpec
-from hdrm.errors import ConfigError
+from hdrm.errors import ConfigError, HdrmError
 
 logger = logging.getLogger(__name__)
 
@@ -117,14 +117,18 @@ def cluster_cpus(ray: Any) -> int:
 
 
 def run_ray(ray: Any, runs: Sequence[RunSpec], runs_dir: Path, on_done: OnDone,
-            max_parallel: int) -> None:
+            max_parallel: int, function: Callable[[RunSpec, str], dict] = execute_reporting
+            ) -> None:
     """Run the runs as Ray tasks (one CPU each), at most ``max_parallel`` at a time.
 
     The run folder must be on storage every node sees (it is, on one machine). A task whose
     worker dies is retried (:data:`MAX_RETRIES`); a run that fails stops the sweep with its
     error; an interruption cancels the tasks in flight.
+
+    Args:
+        function: what each task calls with a run and the run folder (tests replace it).
     """
-    task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(execute_reporting)
+    task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(function)
     queue = list(reversed(runs))
     pending: dict[Any, RunSpec] = {}
     folder = str(Path(runs_dir).resolve())
@@ -135,9 +139,22 @@ def run_ray(ray: Any, runs: Sequence[RunSpec], runs_dir: Path, on_done: OnDone,
                 pending[task.remote(run, folder)] = run
             finished, _ = ray.wait(list(pending), num_returns=1)
             for ref in finished:
-                pending.pop(ref)
-                on_done(raise_failure(ray.get(ref)))
+                run = pending.pop(ref)
+                on_done(raise_failure(_value(ray, ref, run)))
     except BaseException:
         for ref in pending:
             ray.cancel(ref, force=True)
         raise
+
+
+def _value(ray: Any, ref: Any, run: RunSpec) -> dict:
+    """A task's result; Ray's own failures (a worker lost more often than retried, a node
+    gone) become one line naming the run."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayError as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise HdrmError(f"run {run.name}: Ray could not run it ({type(exc).__name__}: {reason}); "
+                        "its worker was retried "
+                        f"{MAX_RETRIES} times; run the same command again to resume") from None
+

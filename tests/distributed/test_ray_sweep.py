@@ -15,7 +15,7 @@ pytest.importorskip("ray")
 from hdrm.distributed import ray_backend  # noqa: E402
 from hdrm.distributed.runner import DONE_FILE  # noqa: E402
 from hdrm.distributed.sweep import run_sweep  # noqa: E402
-from hdrm.errors import WorkloadError  # noqa: E402
+from hdrm.errors import HdrmError, WorkloadError  # noqa: E402
 
 from .helpers import outputs, write_sweep  # noqa: E402
 
@@ -60,6 +60,56 @@ def test_an_interrupted_ray_sweep_resumes(ray, tmp_path, monkeypatch):
     assert report.nb_skipped >= 2 and report.nb_skipped + report.nb_run == 8
     run_sweep(path, tmp_path / "clean", backend="serial", progress=False)
     assert outputs(out) == outputs(tmp_path / "clean")
+
+
+def test_a_worker_killed_mid_run_is_replaced_and_the_run_retried(ray, tmp_path):
+    from hdrm.distributed.runner import execute_reporting
+    from hdrm.distributed.spec import expand, load_sweep
+
+    path = write_sweep(tmp_path, policies=["fcfs"], seeds=[0])
+    runs = expand(load_sweep(path))
+    killed = tmp_path / "killed"
+    killed.mkdir()
+
+    def dies_once(run, runs_dir):  # pickled by value into the workers
+        import os
+        import signal
+        from pathlib import Path
+
+        marker = Path(killed) / run.name
+        if not marker.exists():
+            marker.write_text(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGKILL)  # kill -9 of the worker, mid-run
+        return execute_reporting(run, runs_dir)
+
+    runs_dir = tmp_path / "out" / "runs"
+    runs_dir.mkdir(parents=True)
+    done = []
+    ray_backend.run_ray(ray, runs, runs_dir, done.append, 2, function=dies_once)
+    assert sorted(info["name"] for info in done) == sorted(run.name for run in runs)
+    assert len({p.read_text() for p in killed.iterdir()}) == len(runs)  # each worker died once
+    run_sweep(path, tmp_path / "clean", backend="serial", progress=False)
+    for run in runs:
+        assert ((runs_dir / run.name / "out_jobs.csv").read_bytes()
+                == (tmp_path / "clean" / "runs" / run.name / "out_jobs.csv").read_bytes())
+
+
+def test_a_worker_that_always_dies_is_one_line_naming_the_run(ray, tmp_path):
+    from hdrm.distributed.spec import expand, load_sweep
+
+    path = write_sweep(tmp_path, policies=["fcfs"], backfill=["none"], seeds=[0])
+    (run,) = expand(load_sweep(path))
+
+    def always_dies(run, runs_dir):
+        import os
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    with pytest.raises(HdrmError, match=rf"^run {run.name}: Ray could not run it "
+                                        r"\(\w+: .*\); its worker was retried 2 times; run the "
+                                        r"same command again to resume$"):
+        ray_backend.run_ray(ray, [run], tmp_path, lambda info: None, 1, function=always_dies)
 
 
 def test_a_failing_run_raises_its_own_error(ray, tmp_path):
