@@ -84,7 +84,7 @@ def device_names() -> dict[str, str]:
                 break
     except OSError:
         pass
-    names = {"cpu": f"{cpu}, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads"}
+    names = {"cpu": f"{cpu}, {os.cpu_count()} cores, torch threads: {torch.get_num_threads()}"}
     if gpu():
         names["cuda:0"] = torch.cuda.get_device_name(0)
     return names

@@ -163,11 +163,18 @@ def check_precision(precision: str, device: torch.device, path: str) -> None:
 
 
 def to_cpu(value: Any) -> Any:
-    """``value`` with every tensor (in nested dicts, lists and tuples) moved to the CPU."""
+    """``value`` with every tensor (in nested dicts, lists and tuples) moved to the CPU.
+
+    Tensors already on the CPU are kept (not copied); a dict keeps its type and the
+    ``_metadata`` torch attaches to state dicts (module versions, read when loading).
+    """
     if isinstance(value, torch.Tensor):
         return value.detach().cpu() if value.device.type != "cpu" else value
     if isinstance(value, dict):
-        return {k: to_cpu(v) for k, v in value.items()}
+        out = type(value)((k, to_cpu(v)) for k, v in value.items())
+        if hasattr(value, "_metadata"):
+            out._metadata = value._metadata  # type: ignore[attr-defined]
+        return out
     if isinstance(value, list):
         return [to_cpu(v) for v in value]
     if isinstance(value, tuple):

@@ -150,11 +150,14 @@ def test_checkpoints_hold_cpu_tensors_and_load_on_the_cpu(driver, window, cls, t
     assert same_weights(fresh, agent)
 
 
-def test_to_cpu_keeps_structure():
+def test_to_cpu_keeps_structure_and_state_dict_metadata():
     value = {"a": [torch.ones(2), (torch.zeros(1), 3)], "b": "x"}
     out = devices.to_cpu(value)
     assert isinstance(out["a"], list) and isinstance(out["a"][1], tuple) and out["b"] == "x"
-    assert torch.equal(out["a"][0], torch.ones(2))
+    assert out["a"][0] is value["a"][0]  # already on the CPU: not copied
+    state = torch.nn.LayerNorm(3).state_dict()
+    kept = devices.to_cpu(state)
+    assert type(kept) is type(state) and kept._metadata == state._metadata
 
 
 # ----------------------------------------------------------------------------- GPU only
