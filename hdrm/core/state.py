@@ -32,9 +32,9 @@ from hdrm.platform.power import CONTENDED, CONTENDED_SPEED_FRACTION, IDLE, RUNNI
 from hdrm.workload.job import Job
 
 FREE = -1
-#: Platforms of one-core nodes larger than this keep a numpy mask of their free cores (smaller
+#: Platforms of more one-core nodes than this keep a numpy mask of their free cores (smaller
 #: ones find free cores faster in Python).
-MASK_MIN_CORES = 1024
+MASK_MIN_CORES = 256
 class ClusterState:
     """Mutable state of the platform's cores, processors and nodes.
 
