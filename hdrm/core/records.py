@@ -22,6 +22,7 @@ class OverutilizationRecorder:
     def __init__(self) -> None:
         self.data = Overutilizations()
         self._open: dict[int, BandwidthSpan] = {}
+        self._cores_text: dict[tuple[int, ...], str] = {}  # a processor's cores, written once
 
     def core(self, now: float, job_id: object, requested: int, available: int) -> None:
         """A job could not get ``requested`` cores (``available`` could be given)."""
@@ -41,8 +42,10 @@ class OverutilizationRecorder:
     ) -> None:
         """Processor ``proc`` (with ``cores``) became oversubscribed; the span stays open until
         it ends."""
-        span = BandwidthSpan(proc, node, now, math.inf, demand_gbps, capacity_gbps,
-                             format_interval_set(cores))
+        text = self._cores_text.get(cores)
+        if text is None:
+            text = self._cores_text[cores] = format_interval_set(cores)
+        span = BandwidthSpan(proc, node, now, math.inf, demand_gbps, capacity_gbps, text)
         self._open[proc] = span
         self.data.bandwidth.append(span)
 
