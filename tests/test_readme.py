@@ -35,7 +35,8 @@ def test_ci_runs_exactly_the_readme_install_and_test_commands():
 def _commands() -> list[str]:
     return (literal_block("and write Batsim-style outputs to ``runs/quickstart``")
             + literal_block("both on the shipped examples")
-            + literal_block("Look at the results"))
+            + literal_block("Look at the results")
+            + literal_block("allocation curves to ``runs/fgd``"))
 
 
 @pytest.fixture(scope="module")

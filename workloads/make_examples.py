@@ -3,7 +3,8 @@
 Usage: ``python workloads/make_examples.py TRACES_DIR`` (the folder holding the ``*.swf.gz`` logs of
 the Parallel Workloads Archive). SWF slices keep the trace's header and its job lines verbatim;
 ``MaxJobs``/``MaxRecords`` give the slice's counts and ``; Note:`` lines say where the slice comes
-from. The Batsim JSON example is written by hdrm's own writer.
+from. The Batsim JSON example is written by hdrm's own writer. The openb GPU slice (``gpu/`` of
+TRACES_DIR) keeps CSV rows verbatim: every 30th GPU node and the first 400 tasks.
 """
 
 from __future__ import annotations
@@ -39,6 +40,22 @@ JSON_REFERENCE_GFLOPS = 56.2
 JSON_NB_RES = 384
 JSON_SEED = 0
 
+#: The openb slice: every OPENB_NODE_STRIDE-th node of the GPU node list, the first OPENB_PODS tasks.
+OPENB_NODE_STRIDE = 30
+OPENB_PODS = 400
+
+
+def slice_openb(gpu_traces: Path) -> None:
+    """Write ``openb_nodes_41.csv`` and ``openb_pods_400.csv`` (rows verbatim, header kept)."""
+    nodes = (gpu_traces / "openb_node_list_gpu_node.csv").read_text(encoding="utf-8").splitlines()
+    pods = (gpu_traces / "openb_pod_list_default.csv").read_text(encoding="utf-8").splitlines()
+    kept = nodes[1::OPENB_NODE_STRIDE]
+    (HERE / f"openb_nodes_{len(kept)}.csv").write_text("\n".join([nodes[0], *kept]) + "\n",
+                                                       encoding="utf-8")
+    (HERE / f"openb_pods_{OPENB_PODS}.csv").write_text("\n".join(pods[:OPENB_PODS + 1]) + "\n",
+                                                      encoding="utf-8")
+    print(f"wrote openb_nodes_{len(kept)}.csv, openb_pods_{OPENB_PODS}.csv")
+
 
 def slice_swf(source: Path, target: Path, start: int, count: int, origin: str) -> None:
     """Write job lines ``start .. start + count - 1`` of ``source``, with its header, to ``target``.
@@ -71,6 +88,7 @@ def main(traces: Path) -> None:
     example.nb_res = JSON_NB_RES
     write_batsim_json(example, HERE / "sdsc_sp2_100_hetero.json")
     print("wrote sdsc_sp2_100_hetero.json")
+    slice_openb(traces / "gpu")
 
 
 if __name__ == "__main__":
