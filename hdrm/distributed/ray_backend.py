@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -86,6 +87,8 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> Iterator
         the ``ray`` module. A Ray started here is shut down on exit.
     """
     ray = import_ray()
+    if address is not None:
+        check_reachable(address)
     if ray.is_initialized():
         yield ray
         return
@@ -109,6 +112,29 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> Iterator
         yield ray
     finally:
         ray.shutdown()
+
+
+def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """Fail fast on a ``HOST:PORT`` where no Ray head answers (Ray itself retries for minutes).
+
+    ``auto`` and ``ray://`` client addresses are left to Ray.
+
+    Raises:
+        ConfigError: the address is malformed, or nothing accepts a connection there.
+    """
+    if address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"--address: expected 'auto' or HOST:PORT of a Ray head (ray start "
+                          f"--head prints it), got {address!r}")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"--address: no Ray head answers at {address} ({reason}); start one "
+                          "with 'ray start --head' there, check the address with 'ray status', "
+                          "or leave --address out to start Ray in this process") from None
 
 
 def cluster_cpus(ray: Any) -> int:

@@ -15,7 +15,7 @@ pytest.importorskip("ray")
 from hdrm.distributed import ray_backend  # noqa: E402
 from hdrm.distributed.runner import DONE_FILE  # noqa: E402
 from hdrm.distributed.sweep import run_sweep  # noqa: E402
-from hdrm.errors import HdrmError, WorkloadError  # noqa: E402
+from hdrm.errors import ConfigError, HdrmError, WorkloadError  # noqa: E402
 
 from .helpers import outputs, write_sweep  # noqa: E402
 
@@ -153,3 +153,23 @@ def test_a_local_ray_listens_on_the_loopback_interface_only(ray):
     assert gcs_host == "127.0.0.1" and node["NodeManagerAddress"] == "127.0.0.1"
     assert {port: listening.get(port) for port in ports} == {port: "127.0.0.1" for port in ports}
     assert ray_backend.LOCAL_NODE_ENV not in os.environ  # the start's setting is not left behind
+
+
+def test_an_address_where_no_head_answers_fails_fast_in_one_line(tmp_path):
+    import socket
+    import time
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    path = write_sweep(tmp_path)
+    start = time.perf_counter()
+    with pytest.raises(ConfigError, match=rf"^--address: no Ray head answers at 127.0.0.1:{port} "
+                                          r"\(Connection refused\); start one with 'ray start "
+                                          r"--head' there"):
+        run_sweep(path, tmp_path / "out", address=f"127.0.0.1:{port}", progress=False)
+    assert time.perf_counter() - start < 5
+    with pytest.raises(ConfigError, match=r"--address: expected 'auto' or HOST:PORT of a Ray "
+                                          r"head \(ray start --head prints it\), got 'head:x'"):
+        ray_backend.check_reachable("head:x")
+
