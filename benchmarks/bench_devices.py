@@ -105,12 +105,9 @@ def rate(work: Callable[[], Any], device: str, seconds: float, warmup: int = 2) 
     while True:
         work()
         calls += 1
-        if calls % 4 == 0 or seconds <= 0:
-            sync(device)
-            if time.perf_counter() - t0 >= seconds:
-                break
-    sync(device)
-    return calls / (time.perf_counter() - t0)
+        sync(device)
+        if time.perf_counter() - t0 >= seconds:
+            return calls / (time.perf_counter() - t0)
 
 
 def learner(net: Net, window: int, features: int, device: str, num_envs: int = 1,
