@@ -13,6 +13,7 @@ This module imports ``ray`` only inside its functions.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import socket
@@ -95,12 +96,13 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> Iterator
     settings: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                 "logging_level": logging.WARNING}
     if address is None:
-        settings["num_cpus"] = num_cpus or os.cpu_count() or 1
+        # "local": always a new Ray of our own, never a cluster ray start left on this machine
+        settings.update(address="local", num_cpus=num_cpus or os.cpu_count() or 1)
     else:
         settings["address"] = address
     try:
-        if address is None:
-            with _single_machine(ray):
+        if address is None or _is_loopback(address):
+            with _single_machine(ray):  # a head on 127.0.0.1 is only reached from 127.0.0.1
                 ray.init(**settings)
         else:
             ray.init(**settings)
@@ -112,6 +114,17 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> Iterator
         yield ray
     finally:
         ray.shutdown()
+
+
+def _is_loopback(address: str) -> bool:
+    """Whether ``HOST:PORT`` names this machine's loopback interface."""
+    host = address.rpartition(":")[0].strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def check_reachable(address: str, timeout_s: float = 5.0) -> None:
