@@ -22,7 +22,9 @@ import zmq
 from hdrm.batsim import protocol as p
 from hdrm.batsim.protocol import DEFAULT_ENDPOINT
 from hdrm.batsim.hosts import load_hosts
+from hdrm.batsim.delayed import DelayedSimulation
 from hdrm.batsim.jobs import read_job_table
+from hdrm.batsim.latency import route_latencies
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
 from hdrm.errors import ConfigError, ProtocolError
 from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
@@ -31,7 +33,6 @@ from hdrm.results.records import JobResult
 from hdrm.sim.outputs import make_outdir
 
 logger = logging.getLogger(__name__)
-
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,10 @@ class BatsimServer:
         self.options = options or ServeOptions()
         self.hosts = load_hosts(platform)
         self.table = read_job_table(workload, self.options.config.workload_id)
-        self.simulation = BatsimSimulation(self.hosts, self.table, self.options.config)
+        latencies = route_latencies(platform, self.hosts)
+        self.simulation: BatsimSimulation = (
+            BatsimSimulation(self.hosts, self.table, self.options.config) if latencies.zero
+            else DelayedSimulation(self.hosts, self.table, self.options.config, latencies))
         #: Called with ("batsim" | "scheduler", text) for every message (tests, tracing).
         self.on_message: Callable[[str, str], None] | None = None
 

@@ -335,6 +335,15 @@ def _parse_xml(path: Path) -> ET.Element:
     return root
 
 
+def read_platform_root(path: str | Path) -> ET.Element:
+    """The ``<platform>`` element of a SimGrid file (for reading its links and routes).
+
+    Raises:
+        PlatformError: the file is missing, not valid XML, or not a platform.
+    """
+    return _parse_xml(Path(path))
+
+
 def read_simgrid_hosts(path: str | Path) -> list[HostSpec]:
     """The compute hosts of a SimGrid platform file, in Batsim's resource order (by name).
 

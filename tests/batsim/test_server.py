@@ -50,10 +50,12 @@ def test_outputs_are_batsim_files(tmp_path):
     assert scheduler.error is None
     assert [f.name for f in result.files] == ["out_jobs.csv", "out_schedule.csv"]
     lines = (tmp_path / "deep" / "run" / "out_jobs.csv").read_text().splitlines()
-    assert lines[1] == ("0,w0,delay10,0.000000,1,100.000000,1,COMPLETED_SUCCESSFULLY,0.000000,10.000000,"
-                        "10.000000,0.000000,10.000000,1.000000,0,-1.000000,\"\"")
+    # the platform's 15 us loopback: greeting, SCHED_READY, batch, EXECUTE_JOB (as Batsim: 0.000060)
+    assert lines[1] == ("0,w0,delay10,0.000000,1,100.000000,1,COMPLETED_SUCCESSFULLY,0.000060,10.000000,"
+                        "10.000060,0.000060,10.000060,1.000006,0,-1.000000,\"\"")
     schedule = read_schedule_csv(tmp_path / "deep" / "run" / "out_schedule.csv")
-    assert schedule["nb_jobs"] == 10 and schedule["makespan"] == 37.0 and schedule["consumed_joules"] == 0
+    # the last job (27 s): its batch arrives 2 latencies late, its EXECUTE_JOB behind the goodbye
+    assert schedule["nb_jobs"] == 10 and schedule["makespan"] == 37.00006 and schedule["consumed_joules"] == 0
     assert schedule["batsim_version"].startswith("hdrm-")
 
 
@@ -67,7 +69,8 @@ def test_no_scheduler_times_out(tmp_path):
 
 
 def test_invalid_reply_stops_the_session(tmp_path):
-    bad = '{"now": 0, "events": [{"timestamp": 0, "type": "EXECUTE_JOB", "data": {"job_id": "w0!0", "alloc": "0-1"}}]}'
+    # answered at t=1 (the first submission reaches the server at 0.000045 s on this platform)
+    bad = '{"now": 1, "events": [{"timestamp": 1, "type": "EXECUTE_JOB", "data": {"job_id": "w0!0", "alloc": "0-1"}}]}'
     scheduler = RawScheduler(replay(['{"now": 0, "events": []}', bad]))
     scheduler.start()
     try:
@@ -98,7 +101,7 @@ def test_non_utf8_reply_is_a_one_line_error(tmp_path):
     socket = context.socket(zmq.REP)
     socket.setsockopt(zmq.LINGER, 0)
     port = socket.bind_to_random_port("tcp://127.0.0.1")
-    replies = [b'{"now": 0, "events": []}', '{"now": 0, "events": [], "note": "d\u00e9j\u00e0"}'.encode("latin-1")]
+    replies = [b'{"now": 0, "events": []}', '{"now": 1, "events": [], "note": "d\u00e9j\u00e0"}'.encode("latin-1")]
     thread = threading.Thread(target=_reply_bytes, args=(socket, replies), daemon=True)
     thread.start()
     small = GOLDEN / "small_delays"
@@ -118,6 +121,6 @@ def test_non_utf8_reply_is_a_one_line_error(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("hdrm serve: error: ")
-    assert (f"the decision process at tcp://127.0.0.1:{port} replied to the message at t=0.000000 "
+    assert (f"the decision process at tcp://127.0.0.1:{port} replied to the message at t=0.000045 "
             "(JOB_SUBMITTED) with bytes that are not UTF-8 (byte 0xe9 at offset 35") in lines[0]
     assert not (tmp_path / "out_jobs.csv").exists()

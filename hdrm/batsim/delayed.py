@@ -1,0 +1,222 @@
+"""Batsim's side of the protocol with the platform's message latencies (:class:`DelayedSimulation`).
+
+On a platform whose links have latency, each of Batsim's internal messages takes time, and
+Batsim's server takes them one at a time. The model, measured with the Batsim 4.2.1 binary:
+
+* a sender posts a message to the server's mailbox on the master host; the transfer starts when
+  the server is ready to take it (first posted, first taken) and lasts the route's latency
+  (:mod:`hdrm.batsim.latency`): it arrives at ``max(posted, previous arrival) + latency``;
+* senders: a job's end (posted when it ends, from its first host), the workload submitter (one
+  batch per submission time, then its goodbye), the actor forwarding a reply's decisions (one at
+  a time, each posted when the previous one has arrived and not before its timestamp, then
+  SCHED_READY not before the reply's ``now``), a requested call (posted at its date);
+* what a message carries takes effect when it arrives: a job starts when its EXECUTE_JOB arrives,
+  a job's end is reported when its message arrives (``out_jobs.csv`` keeps the end itself);
+* the submitter wakes for its first batch at its submission time; it then sleeps for the gap
+  between the next submission time and its last wake-up, starting once its (blocking) send is
+  over, so later batches arrive two latencies after their time; the goodbye (NOTIFY
+  ``no_more_static_job_to_submit``) is posted when the last batch has arrived;
+* the server sends the events it holds to the decision process once the previous reply's
+  SCHED_READY has arrived and no message is waiting to be taken; the message's ``now`` is the
+  arrival of the last one.
+
+Events are stamped with their arrival time. Everything else (decisions, physics, outputs) is
+:class:`~hdrm.batsim.simulator.BatsimSimulation`'s.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+from typing import Any, Sequence
+
+from hdrm.batsim import events as ev
+from hdrm.batsim import protocol as p
+from hdrm.batsim.jobs import SUBMITTED, JobTable
+from hdrm.batsim.latency import RouteLatencies
+from hdrm.batsim.simulator import TIME_SLACK_S, BatsimSimulation, ServerConfig
+from hdrm.errors import ProtocolError
+from hdrm.platform.simgrid import HostSpec
+from hdrm.sim.machine import JobEnd
+
+logger = logging.getLogger(__name__)
+
+# kinds of message posted to the server
+_END, _SWITCHED, _HELLO, _BATCH, _BYE, _DECISION, _READY, _CALL = range(8)
+
+
+class DelayedSimulation(BatsimSimulation):
+    """:class:`BatsimSimulation` whose internal messages take the platform's route latencies.
+
+    Args:
+        hosts: compute hosts in resource order.
+        table: the workload.
+        config: Batsim options.
+        latencies: route latencies to the master host (:func:`hdrm.batsim.latency.route_latencies`).
+    """
+
+    def __init__(self, hosts: Sequence[HostSpec], table: JobTable, config: ServerConfig | None,
+                 latencies: RouteLatencies):
+        super().__init__(hosts, table, config)
+        self.latencies = latencies
+        self._posted: list[tuple[float, int, float, int, Any]] = []  # (time, order, latency, kind, what)
+        self._order = 0
+        self._free = 0.0  # when the server takes its next message
+        self._sched_ready = False
+        self._decisions: list[tuple[float, p.Event, str]] = []
+        self._next_decision = 0
+        self._reply_now = 0.0
+        self._batches = self._batch_list()
+        self._wake_s = 0.0  # the submitter's last wake-up (the end of its greeting at first)
+        self._post(0.0, latencies.master_s, _HELLO, None)
+
+    def _batch_list(self) -> list[tuple[float, list[Any]]]:
+        batches: list[tuple[float, list[Any]]] = []
+        for job in self._sub_order:
+            if batches and batches[-1][0] == job.job.submit_s:
+                batches[-1][1].append(job)
+            else:
+                batches.append((job.job.submit_s, [job]))
+        return batches
+
+    def _post(self, t: float, latency: float, kind: int, what: Any) -> None:
+        self._order += 1
+        heapq.heappush(self._posted, (t, self._order, latency, kind, what))
+
+    # ------------------------------------------------------------------ the server's loop
+    def next_message(self) -> p.Message | None:
+        """The next message to send, or None once the reply to SIMULATION_ENDS was handled."""
+        if self.done:
+            return None
+        while True:
+            if self._sched_ready and self.outbox and self._first_posted() >= self._free:
+                self._sched_ready = False
+                return self._send(p.Message(self._free, self.outbox))
+            t = self._first_posted()
+            if t == math.inf:
+                if self.outbox:  # only while SCHED_READY is on its way: cannot happen
+                    raise ProtocolError("internal: events held with no reply pending")
+                self._check_finished()
+                self.ended = True
+                now = max(self._free, self.board.now)
+                return self._send(p.Message(now, [ev.simulation_ends(now)]))
+            self._take(max(self._free, t))
+
+    def _first_posted(self) -> float:
+        head = self._posted[0][0] if self._posted else math.inf
+        return min(head, self.board.next_time())
+
+    def _advance(self, t: float) -> None:
+        """Move the physics to ``t``; each end or finished switch posts its message."""
+        if t <= self.board.now and self.board.next_time() > t:
+            return
+        for when, item in self.board.advance(t):
+            if isinstance(item, JobEnd):
+                job = self.table.jobs[item.key]
+                self._ended(job, item, queue=False)
+                self._post(when, self.latencies.host_s[item.cores[0]], _END, item)
+            else:
+                self._post(when, self.latencies.host_s[item[0][0]], _SWITCHED, item)
+
+    def _take(self, t: float) -> None:
+        """The server takes the first message posted by ``t`` and handles it on arrival."""
+        self._advance(t)
+        posted_s, _, latency, kind, what = heapq.heappop(self._posted)
+        arrival = max(posted_s, self._free) + latency
+        self._advance(arrival)
+        self._free = arrival
+        self._handle(kind, what, arrival)
+
+    def _handle(self, kind: int, what: Any, now: float) -> None:
+        if kind == _END:
+            job = self.table.jobs[what.key]
+            self.outbox.append(ev.job_completed(now, job.batsim_id, what.state, p.format_resources(what.cores)))
+        elif kind == _SWITCHED:
+            hosts, state = what
+            self.outbox.append(ev.resource_state_changed(now, p.format_resources(hosts), str(state)))
+        elif kind == _HELLO:
+            self._wake_s = now
+            self._sleep_until_batch(0, now)
+        elif kind == _BATCH:
+            self._submit(what, now)
+        elif kind == _BYE:
+            self.outbox.append(ev.notify(now))
+        elif kind == _DECISION:
+            self._decide(now)
+        elif kind == _READY:
+            self._sched_ready = True
+        else:
+            self.outbox.append(ev.requested_call(now))
+
+    def _submit(self, index: int, now: float) -> None:
+        """A batch arrived: submit its jobs; the submitter sleeps for the next one, or says goodbye."""
+        batch_s, jobs = self._batches[index]
+        forward = self.config.forward_profiles
+        for job in jobs:
+            job.state = SUBMITTED
+            profile = self.table.profiles[job.profile_name] if forward else None
+            self.outbox.append(ev.job_submitted(now, job.batsim_id, job.raw, profile))
+        self._last_submit_s = batch_s
+        self._sleep_until_batch(index + 1, now)
+
+    def _sleep_until_batch(self, index: int, now: float) -> None:
+        """The submitter's send ended at ``now``: it sleeps for the gap between batch ``index``'s
+        time and its last wake-up (its start for the first batch), then posts it; or says goodbye."""
+        if index < len(self._batches):
+            self._wake_s = now + max(0.0, self._batches[index][0] - self._wake_s)
+            self._post(self._wake_s, self.latencies.master_s, _BATCH, index)
+        else:
+            self._post(now, self.latencies.master_s, _BYE, None)
+
+    # ------------------------------------------------------------------ replies
+    def react(self, reply: p.Message) -> None:
+        """Queue a reply's decisions; each takes effect when its message reaches the server.
+
+        Raises:
+            ProtocolError: the reply goes back in time, or names an unsupported event.
+        """
+        if self.ended:
+            super().react(reply)
+            return
+        if reply.now < self.sent_now - TIME_SLACK_S:
+            raise ProtocolError(
+                f"the reply's now {reply.now!r} is before the message's now {self.sent_now!r}; a "
+                "decision process answers at or after the time it was called"
+            )
+        self._reply_now = self._snap(reply.now)
+        self._decisions = []
+        for i, event in enumerate(reply.events):
+            where = f"{event.type} (event {i} of the reply at t={reply.now:.6f})"
+            if event.type not in self._handlers:
+                raise ProtocolError(
+                    f"{where}: hdrm serve does not support {event.type}; it accepts "
+                    f"{', '.join(self._handlers)} (dynamic jobs and job messages need the real batsim)"
+                )
+            if event.timestamp < self.sent_now - TIME_SLACK_S:
+                raise ProtocolError(f"{where}: timestamp {event.timestamp!r} is before the message's "
+                                    f"now {self.sent_now!r}")
+            self._decisions.append((self._snap(event.timestamp), event, where))
+        self._next_decision = 0
+        self._post_decision(self.sent_now)
+
+    def _post_decision(self, now: float) -> None:
+        """The forwarding actor sends the next decision (or SCHED_READY) once ``now`` is reached."""
+        master = self.latencies.master_s
+        if self._next_decision < len(self._decisions):
+            ts = self._decisions[self._next_decision][0]
+            self._post(max(ts, now), master, _DECISION, None)
+        else:
+            self._post(max(self._reply_now, now), master, _READY, None)
+
+    def _decide(self, now: float) -> None:
+        _, event, where = self._decisions[self._next_decision]
+        self._next_decision += 1
+        if event.type == "CALL_ME_LATER":
+            at = float(event.data["timestamp"])
+            if at < now:
+                logger.warning("%s: CALL_ME_LATER for %g s, already past: calling back now", where, at)
+            self._post(max(at, now), self.latencies.master_s, _CALL, None)
+        else:
+            self._handlers[event.type](event, now, where)
+        self._post_decision(now)

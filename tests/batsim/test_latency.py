@@ -1,0 +1,134 @@
+"""Batsim's message latencies in ``hdrm serve``: route latencies read from platforms, and the
+delayed server (:class:`hdrm.batsim.delayed.DelayedSimulation`) checked by hand and against a
+session recorded with the real Batsim 4.2.1."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+from batsim_helpers import GOLDEN, PLATFORMS, SESSIONS, read_session, recorded_replies
+
+from hdrm.batsim import protocol as p
+from hdrm.batsim.delayed import DelayedSimulation
+from hdrm.batsim.hosts import load_hosts
+from hdrm.batsim.jobs import read_job_table
+from hdrm.batsim.latency import RouteLatencies, route_latencies
+
+SMALL = GOLDEN / "small_delays"
+
+#: cluster256_1k's network on 4 nodes: 50 us node links, 500 us backbones, a 500 us link between.
+TWO_CLUSTERS = """<?xml version='1.0'?>
+<platform version="4.1"><zone id="AS0" routing="Full">
+  <cluster id="c1" prefix="a" suffix="" radical="0-3" speed="1Gf" bw="125MBps" lat="50us"
+           bb_bw="2.25GBps" bb_lat="500us"/>
+  <cluster id="c2" prefix="master_host" suffix="" radical="0-0" speed="1Gf" bw="125MBps" lat="50us"
+           bb_bw="2.25GBps" bb_lat="500us"><prop id="role" value="master"/></cluster>
+  <link id="backbone" bandwidth="1.25GBps" latency="0.5ms"/>
+  <zoneRoute src="c1" dst="c2" gw_src="ac1_router" gw_dst="master_hostc2_router">
+    <link_ctn id="backbone"/></zoneRoute>
+</zone></platform>
+"""
+
+
+def _latencies(path: Path) -> RouteLatencies:
+    return route_latencies(path, load_hosts(path))
+
+
+def test_cluster_routes_sum_node_links_and_backbones(tmp_path):
+    platform = tmp_path / "two.xml"
+    platform.write_text(TWO_CLUSTERS)
+    # master to itself: up 50, backbone 500, down 50; a node: 50 + 500 + 500 + 500 + 50
+    assert _latencies(platform) == RouteLatencies(0.0006, (0.0016,) * 4)
+    assert _latencies(GOLDEN / "cluster256_1k" / "platform.xml") == RouteLatencies(0.0006, (0.0016,) * 256)
+    platform.write_text(TWO_CLUSTERS.replace('bb_lat="500us"><prop', 'bb_lat="500us" loopback_lat="7us"><prop'))
+    assert _latencies(platform).master_s == 7e-6
+
+
+def test_host_routes_sum_their_links():
+    small = _latencies(SMALL / "platform.xml")
+    assert small.master_s == 15e-6  # the explicit loopback route
+    # resources by name: Bourassa, Fafard, Ginette, Jupiter (routes 4 3 2 0 1 6 7 / 4 3 2 0 1 8 / 4 3 5 / 9)
+    assert small.host_s == pytest.approx((1955.365e-6, 1976.025e-6, 1272.279e-6, 1461.517e-6), abs=1e-12)
+    sdsc = _latencies(GOLDEN / "sdsc1024_1k" / "platform.xml")
+    assert sdsc.master_s == 0.0 and set(sdsc.host_s) == {10e-6}  # no master route: SimGrid's loopback
+
+
+def test_exported_platforms_have_no_latency():
+    assert _latencies(PLATFORMS / "tiny4.json").zero
+    assert _latencies(GOLDEN / "pstate_lockstep" / "platform.xml").zero
+
+
+def test_unreadable_routes_keep_latency_zero_with_a_warning(tmp_path, caplog):
+    platform = tmp_path / "noroute.xml"
+    platform.write_text('<platform version="4.1"><zone id="z" routing="Full">'
+                        '<host id="master_host" speed="1Gf"/><host id="h" speed="1Gf"/>'
+                        '<link id="l" latency="1ms" bandwidth="1GBps"/></zone></platform>')
+    with caplog.at_level(logging.WARNING, logger="hdrm.batsim.latency"):
+        assert _latencies(platform).zero
+    assert "no <route> from 'h' to 'master_host'" in caplog.text
+    assert "latency 0" in caplog.text
+
+
+def _run(sim: DelayedSimulation, decide) -> list[p.Message]:
+    """Run a session; ``decide(message)`` returns the reply's events (all at the message's now)."""
+    sent, message = [], sim.begin()
+    while message is not None:
+        sent.append(message)
+        sim.react(p.Message(message.now, [p.Event(message.now, k, d) for k, d in decide(message)]))
+        message = sim.next_message()
+    return sent
+
+
+def test_hand_checked_delays(tmp_path):
+    """0.6 ms per message on the master host, 1.6 ms from a node; the server takes one at a time."""
+    platform = tmp_path / "two.xml"
+    platform.write_text(TWO_CLUSTERS)
+    workload = tmp_path / "wl.json"
+    jobs = [{"id": i, "subtime": 10, "res": 1, "profile": "five"} for i in range(3)]
+    jobs.append({"id": 3, "subtime": 20, "res": 1, "profile": "one"})
+    workload.write_text(json.dumps({"nb_res": 4, "jobs": jobs, "profiles": {
+        "five": {"type": "delay", "delay": 5}, "one": {"type": "delay", "delay": 1}}}))
+    hosts = load_hosts(platform)
+    sim = DelayedSimulation(hosts, read_job_table(workload), None, route_latencies(platform, hosts))
+
+    def execute_all(message: p.Message):
+        submitted = [e.data["job_id"] for e in message.events if e.type == "JOB_SUBMITTED"]
+        return [("EXECUTE_JOB", {"job_id": j, "alloc": j[-1]}) for j in submitted]
+
+    sent = _run(sim, execute_all)
+    summary = [(round(m.now, 7), [(e.type, round(e.timestamp, 7)) for e in m.events]) for m in sent]
+    assert summary[1:] == [
+        (10.0006, [("JOB_SUBMITTED", 10.0006)] * 3),  # first batch: one latency
+        # decisions at +0.6, +1.2, +1.8 ms, SCHED_READY at 10.0030; the ends 0.6 ms apart arrive
+        # 1.6 ms apart, in one message
+        (15.006, [("JOB_COMPLETED", 15.0028), ("JOB_COMPLETED", 15.0044), ("JOB_COMPLETED", 15.006)]),
+        (20.0012, [("JOB_SUBMITTED", 20.0012)]),  # a later batch: two latencies
+        (20.003, [("NOTIFY", 20.0018)]),  # the goodbye one latency later; sent after SCHED_READY
+        (21.004, [("JOB_COMPLETED", 21.004)]),  # started 20.0024, behind the goodbye
+        (21.0046, [("SIMULATION_ENDS", 21.0046)]),
+    ]
+    rows = {r.job_id: r for r in sim.results()}
+    assert [round(rows[j].starting_time, 7) for j in "0123"] == [10.0012, 10.0018, 10.0024, 20.0024]
+    assert [round(rows[j].finish_time, 7) for j in "0123"] == [15.0012, 15.0018, 15.0024, 21.0024]
+
+
+def test_recorded_session_is_reproduced_byte_for_byte():
+    """Capture B of the recorded sessions (real Batsim, small_delays' 15 us loopback and routes of
+    1.3 to 2 ms): every message after SIMULATION_BEGINS, times included (without the delays they
+    differed by up to 2 ms)."""
+    recorded = read_session(SESSIONS / "protocol_sample.txt", "B")
+    hosts = load_hosts(SMALL / "platform.xml")
+    sim = DelayedSimulation(hosts, read_job_table(SMALL / "workload.json"), None,
+                            route_latencies(SMALL / "platform.xml", hosts))
+    replies, sent = recorded_replies(recorded), []
+    message = sim.begin()
+    while message is not None:
+        sent.append(p.encode_message(message))
+        sim.react(p.decode_message(replies.pop(0), "scheduler"))
+        message = sim.next_message()
+    theirs = [m.text for m in recorded if m.sender == "batsim"]
+    assert len(sent) == len(theirs) == 23
+    assert sent[1:] == theirs[1:]
