@@ -7,6 +7,8 @@ shipped 500-job SDSC-SP2 slice). The same sweep file runs, one after the other, 
 * ``serial``: every run in this process, one at a time (what a plain loop does);
 * ``ray``: ``hdrm sweep``'s default, Ray tasks on a local Ray started in this process (loopback
   only, ``--cpus`` CPUs), Ray's start and stop included;
+* ``ray-warm`` (with ``--warm``): the same on a Ray started before the clock runs (the runs
+  alone, without Ray's start and stop);
 * ``processes`` (with ``--processes``): local worker processes, no Ray.
 
 For each: wall seconds, CPU seconds (this process, plus the runs' own CPU as they measured it in
@@ -18,7 +20,7 @@ out_timeline.csv and overutilizations.json, and the results table).
 Usage::
 
     python benchmarks/bench_sweep.py [--seeds 10] [--jobs 0] [--trace SWF] [--cpus 2]
-                                     [--processes] [--json OUT]
+                                     [--warm] [--processes] [--json OUT]
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace", type=Path, default=DEFAULT_TRACE, help="SWF trace")
     parser.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray (default 2)")
     parser.add_argument("--processes", action="store_true", help="also time local processes")
+    parser.add_argument("--warm", action="store_true",
+                        help="also time the sweep on a Ray started before the clock runs")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench_sweep_") as tmp:
@@ -97,6 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         sweep = write_sweep(folder, args.trace.resolve(), args.seeds, args.jobs)
         rows = [measure("serial", sweep, folder / "serial", backend="serial"),
                 measure("ray", sweep, folder / "ray", backend="ray", max_parallel=args.cpus)]
+        if args.warm:
+            from hdrm.distributed.ray_backend import connect
+
+            with connect(None, num_cpus=args.cpus):  # started before the clock runs
+                rows.append(measure("ray-warm", sweep, folder / "ray-warm", backend="ray",
+                                    max_parallel=args.cpus))
         if args.processes:
             rows.append(measure("processes", sweep, folder / "processes", backend="processes",
                                 max_parallel=args.cpus))
