@@ -84,8 +84,10 @@ MODEL_COMMANDS: dict[str, list[str]] = {
                                 "small_waits_predicted", "--job-selections", _PRED_SELECTIONS,
                                 "--network", "mlp", "--minutes", "0", "--max-steps", "2000000",
                                 "--validation-starts", _NINE_STARTS],
+    # retrained under lock-step progress of parallel jobs (Batsim's ptask model), with the step
+    # count of the earlier 12-minute run as a fixed budget, so a rerun gives the same model
     "ppo_hetero_energy.pt": [*_HETERO, "--objective", "energy_consumption", "--observation",
-                             "small", "--minutes", "12"],
+                             "small", "--minutes", "0", "--max-steps", "1807901"],
 }
 
 
