@@ -60,10 +60,12 @@ class DelayedSimulation(BatsimSimulation):
                  latencies: RouteLatencies):
         super().__init__(hosts, table, config)
         self.latencies = latencies
-        self._posted: list[tuple[float, int, float, int, Any]] = []  # (time, order, latency, kind, what)
-        self._order = 0
+        # (time, wake number, latency, kind, what): posted at one time, first come first served
+        # in the order their senders began to wait (the wake numbers of BatsimSimulation)
+        self._posted: list[tuple[float, int, float, int, Any]] = []
         self._free = 0.0  # when the server takes its next message
         self._sched_ready = False
+        self._woken_after = 0  # messages posted after this one answer the last arrival
         self._decisions: list[tuple[float, p.Event, str]] = []
         self._next_decision = 0
         self._reply_now = 0.0
@@ -80,9 +82,9 @@ class DelayedSimulation(BatsimSimulation):
                 batches.append((job.job.submit_s, [job]))
         return batches
 
-    def _post(self, t: float, latency: float, kind: int, what: Any) -> None:
-        self._order += 1
-        heapq.heappush(self._posted, (t, self._order, latency, kind, what))
+    def _post(self, t: float, latency: float, kind: int, what: Any, wake: int | None = None) -> None:
+        """A sender posts a message at ``t``; ``wake`` numbers when its wait began (default: now)."""
+        heapq.heappush(self._posted, (t, self._new_wake() if wake is None else wake, latency, kind, what))
 
     # ------------------------------------------------------------------ the server's loop
     def next_message(self) -> p.Message | None:
@@ -90,7 +92,7 @@ class DelayedSimulation(BatsimSimulation):
         if self.done:
             return None
         while True:
-            if self._sched_ready and self.outbox and self._first_posted() >= self._free:
+            if self._sched_ready and self.outbox and not self._waiting():
                 self._sched_ready = False
                 return self._send(p.Message(self._free, self.outbox))
             t = self._first_posted()
@@ -102,6 +104,15 @@ class DelayedSimulation(BatsimSimulation):
                 now = max(self._free, self.board.now)
                 return self._send(p.Message(now, [ev.simulation_ends(now)]))
             self._take(max(self._free, t))
+
+    def _waiting(self) -> bool:
+        """Whether a message is waiting to be taken: posted before the last arrival, or at that
+        time by a sender other than the one the arrival woke (its next message comes after the
+        server has looked at its mailbox)."""
+        if not self._posted:
+            return self.board.next_time() < self._free
+        posted_s, wake = self._posted[0][:2]
+        return posted_s < self._free or (posted_s == self._free and wake <= self._woken_after)
 
     def _first_posted(self) -> float:
         head = self._posted[0][0] if self._posted else math.inf
@@ -115,9 +126,10 @@ class DelayedSimulation(BatsimSimulation):
             if isinstance(item, JobEnd):
                 job = self.table.jobs[item.key]
                 self._ended(job, item, queue=False)
-                self._post(when, self.latencies.host_s[item.cores[0]], _END, item)
+                self._post(when, self.latencies.host_s[item.cores[0]], _END, item, self._job_wake[item.key])
             else:
-                self._post(when, self.latencies.host_s[item[0][0]], _SWITCHED, item)
+                wake = self._switch_wakes[(tuple(item[0]), item[1])].pop(0)
+                self._post(when, self.latencies.host_s[item[0][0]], _SWITCHED, item, wake)
 
     def _take(self, t: float) -> None:
         """The server takes the first message posted by ``t`` and handles it on arrival."""
@@ -126,6 +138,7 @@ class DelayedSimulation(BatsimSimulation):
         arrival = max(posted_s, self._free) + latency
         self._advance(arrival)
         self._free = arrival
+        self._woken_after = self._wakes
         self._handle(kind, what, arrival)
 
     def _handle(self, kind: int, what: Any, now: float) -> None:

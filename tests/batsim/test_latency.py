@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 from batsim_helpers import GOLDEN, PLATFORMS, SESSIONS, read_session, recorded_replies
+from test_serve_vs_real import BATSIM, NB_HOSTS, WHY_NOT, _events, raw_session, write_platform, write_workload
 
 from hdrm.batsim import protocol as p
 from hdrm.batsim.delayed import DelayedSimulation
 from hdrm.batsim.hosts import load_hosts
 from hdrm.batsim.jobs import read_job_table
 from hdrm.batsim.latency import RouteLatencies, route_latencies
+from hdrm.results.csvio import read_jobs_csv
 
 SMALL = GOLDEN / "small_delays"
 
@@ -132,3 +134,41 @@ def test_recorded_session_is_reproduced_byte_for_byte():
     theirs = [m.text for m in recorded if m.sender == "batsim"]
     assert len(sent) == len(theirs) == 23
     assert sent[1:] == theirs[1:]
+
+
+def _latency_platform(path: Path, master: str | None, host: str) -> Path:
+    """test_serve_vs_real's platform with ``host`` on every host link and, unless None, a loopback
+    route of latency ``master`` on the master host."""
+    text = write_platform(path, NB_HOSTS).read_text().replace('latency="0us"', f'latency="{host}"')
+    if master is not None:
+        first_route = text.index("  <route")
+        text = (text[:first_route] + f'  <link id="lo" bandwidth="10GBps" latency="{master}"/>\n'
+                + text[first_route:].replace(
+                    "</zone>", '  <route src="master_host" dst="master_host"><link_ctn id="lo"/></route>\n</zone>'))
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize(("seed", "master", "host"), [(1, "30us", "100us"), (3, None, "10us"), (8, "600us", "1.6ms")])
+def test_same_messages_as_the_real_batsim_with_latencies(seed, master, host, tmp_path):
+    """The real binary and hdrm serve on test_serve_vs_real's tie-heavy workloads (calls, walltime
+    kills, simultaneous submissions and ends) with link latencies: every message the same, events,
+    order and times (1 us), and the same out_jobs.csv. Seed 8 differs without latencies (Batsim's
+    sub-nanosecond drift); its latencies separate the events."""
+    platform = _latency_platform(tmp_path / "platform.xml", master, host)
+    assert not route_latencies(platform, load_hosts(platform)).zero
+    workload = write_workload(tmp_path / "workload.json", seed)
+    theirs = raw_session(platform, workload, tmp_path / "real", real=True)
+    ours = raw_session(platform, workload, tmp_path / "ours", real=False)
+    assert len(ours) == len(theirs)
+    for i, (mine, ref) in enumerate(zip(ours, theirs)):
+        assert _events(mine) == _events(ref), f"message {i} at t={ref['now']}"
+        assert mine["now"] == pytest.approx(ref["now"], abs=1e-6), f"message {i}"
+        for a, b in zip(mine["events"], ref["events"]):
+            assert a["timestamp"] == pytest.approx(b["timestamp"], abs=1e-6), f"message {i}"
+    mine, ref = read_jobs_csv(tmp_path / "ours_jobs.csv"), read_jobs_csv(tmp_path / "real_jobs.csv")
+    assert [r.job_id for r in mine] == [r.job_id for r in ref]  # rows in the same order
+    for a, b in zip(mine, ref):  # Batsim's stretch differs in the 6th decimal (its rounding)
+        assert (a.allocated_resources, a.final_state) == (b.allocated_resources, b.final_state), a.job_id
+        assert (a.starting_time, a.finish_time) == pytest.approx((b.starting_time, b.finish_time), abs=1e-6)
