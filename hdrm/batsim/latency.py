@@ -18,7 +18,8 @@ Routes are read as SimGrid builds them, for the platforms Batsim is given in pra
   has one) and down the other's link; nodes of two clusters add both clusters' backbones and the
   links of the ``<zoneRoute>`` between them.
 
-A platform whose routes cannot be read this way (nested zones, a missing route) keeps latency 0,
+A zone with Vivaldi routing whose hosts all have coordinates ``0 0 0`` has no latency. A platform
+whose routes cannot be read this way (nested zones, a missing route, other coordinates) keeps latency 0,
 with a warning: times then lack the message delays, as before the model. hdrm's exported
 platforms route every master-to-core message over a ``control`` link of latency 0, so they have
 none.
@@ -181,6 +182,8 @@ def route_latencies(path: str | Path, hosts: Sequence[HostSpec]) -> RouteLatenci
     try:
         if _nested(root):
             raise _Unsupported("nested <zone> elements")
+        if _vivaldi(root):
+            return zero
         routes = _Routes(root, str(path))
         master = _round(routes.latency(routes.master, routes.master))
         return RouteLatencies(master, tuple(_round(routes.latency(h.name, routes.master)) for h in hosts))
@@ -188,6 +191,22 @@ def route_latencies(path: str | Path, hosts: Sequence[HostSpec]) -> RouteLatenci
         logger.warning("%s: %s; hdrm serve models Batsim's messages as instantaneous (latency 0)",
                        path, exc)
         return zero
+
+
+def _vivaldi(root: ET.Element) -> bool:
+    """True for a Vivaldi zone whose hosts all sit at the origin (latency 0 between them).
+
+    Raises:
+        _Unsupported: a Vivaldi zone with other coordinates (not modelled).
+    """
+    zone = next(root.iter("zone"), None)
+    if zone is None or zone.get("routing", "").lower() != "vivaldi":
+        return False
+    for host in zone.iter("host"):
+        if any(float(x) != 0.0 for x in host.get("coordinates", "0 0 0").split()):
+            raise _Unsupported(f"zone {zone.get('id', '?')!r} uses Vivaldi coordinates (host "
+                               f"{host.get('id', '?')!r}: {host.get('coordinates')!r}), not modelled")
+    return True
 
 
 def _round(seconds: float) -> float:

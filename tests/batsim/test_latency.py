@@ -58,9 +58,12 @@ def test_host_routes_sum_their_links():
     assert sdsc.master_s == 0.0 and set(sdsc.host_s) == {10e-6}  # no master route: SimGrid's loopback
 
 
-def test_exported_platforms_have_no_latency():
+def test_exported_platforms_have_no_latency(caplog):
     assert _latencies(PLATFORMS / "tiny4.json").zero
     assert _latencies(GOLDEN / "pstate_lockstep" / "platform.xml").zero
+    with caplog.at_level(logging.WARNING, logger="hdrm.batsim.latency"):
+        assert _latencies(SESSIONS / "protocol_demo" / "energy_platform_8.xml").zero  # Vivaldi at 0 0 0
+    assert caplog.text == ""
 
 
 def test_unreadable_routes_keep_latency_zero_with_a_warning(tmp_path, caplog):
