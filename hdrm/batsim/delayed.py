@@ -109,8 +109,9 @@ class DelayedSimulation(BatsimSimulation):
         """Whether a message is waiting to be taken: posted before the last arrival, or at that
         time by a sender other than the one the arrival woke (its next message comes after the
         server has looked at its mailbox)."""
+        self._advance(self._free)
         if not self._posted:
-            return self.board.next_time() < self._free
+            return False
         posted_s, wake = self._posted[0][:2]
         return posted_s < self._free or (posted_s == self._free and wake <= self._woken_after)
 
@@ -118,25 +119,29 @@ class DelayedSimulation(BatsimSimulation):
         head = self._posted[0][0] if self._posted else math.inf
         return min(head, self.board.next_time())
 
-    def _advance(self, t: float) -> None:
-        """Move the physics to ``t``; each end or finished switch posts its message."""
-        if t <= self.board.now and self.board.next_time() > t:
-            return
-        for when, item in self.board.advance(t):
-            if isinstance(item, JobEnd):
-                job = self.table.jobs[item.key]
-                self._ended(job, item, queue=False)
-                self._post(when, self.latencies.host_s[item.cores[0]], _END, item, self._job_wake[item.key])
-            else:
-                wake = self._switch_wakes[(tuple(item[0]), item[1])].pop(0)
-                self._post(when, self.latencies.host_s[item[0][0]], _SWITCHED, item, wake)
+    def _advance(self, t: float, clock: bool = False) -> None:
+        """Post the message of each end or finished switch due by ``t``; the physics' clock moves
+        only to such events, or to ``t`` with ``clock`` (a decision taking effect): hosts are not
+        charged for the time the last messages take, as in Batsim."""
+        board = self.board
+        while (t_next := board.next_time()) <= t:
+            for when, item in board.advance(t_next):
+                if isinstance(item, JobEnd):
+                    job = self.table.jobs[item.key]
+                    self._ended(job, item, queue=False)
+                    self._post(when, self.latencies.host_s[item.cores[0]], _END, item, self._job_wake[item.key])
+                else:
+                    wake = self._switch_wakes[(tuple(item[0]), item[1])].pop(0)
+                    self._post(when, self.latencies.host_s[item[0][0]], _SWITCHED, item, wake)
+        if clock and t > board.now:
+            board.advance(t)
 
     def _take(self, t: float) -> None:
         """The server takes the first message posted by ``t`` and handles it on arrival."""
         self._advance(t)
         posted_s, _, latency, kind, what = heapq.heappop(self._posted)
         arrival = max(posted_s, self._free) + latency
-        self._advance(arrival)
+        self._advance(arrival)  # ends due by then are posted (after this message)
         self._free = arrival
         self._woken_after = self._wakes
         self._handle(kind, what, arrival)
@@ -225,6 +230,7 @@ class DelayedSimulation(BatsimSimulation):
     def _decide(self, now: float) -> None:
         _, event, where = self._decisions[self._next_decision]
         self._next_decision += 1
+        self._advance(now, clock=True)
         if event.type == "CALL_ME_LATER":
             at = float(event.data["timestamp"])
             if at < now:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
 from pathlib import Path
 
 import pytest
-from batsim_helpers import GOLDEN, PLATFORMS, SESSIONS, read_session, recorded_replies
+from batsim_helpers import GOLDEN, PLATFORMS, SESSIONS, PybatsimProcess, read_session, recorded_replies
 from test_serve_vs_real import BATSIM, NB_HOSTS, WHY_NOT, _events, raw_session, write_platform, write_workload
 
 from hdrm.batsim import protocol as p
@@ -17,7 +18,9 @@ from hdrm.batsim.delayed import DelayedSimulation
 from hdrm.batsim.hosts import load_hosts
 from hdrm.batsim.jobs import read_job_table
 from hdrm.batsim.latency import RouteLatencies, route_latencies
-from hdrm.results.csvio import read_jobs_csv
+from hdrm.batsim.server import ServeOptions, serve
+from hdrm.batsim.simulator import ServerConfig
+from hdrm.results.csvio import read_jobs_csv, read_schedule_csv
 
 SMALL = GOLDEN / "small_delays"
 
@@ -175,3 +178,40 @@ def test_same_messages_as_the_real_batsim_with_latencies(seed, master, host, tmp
     for a, b in zip(mine, ref):  # Batsim's stretch differs in the 6th decimal (its rounding)
         assert (a.allocated_resources, a.final_state) == (b.allocated_resources, b.final_state), a.job_id
         assert (a.starting_time, a.finish_time) == pytest.approx((b.starting_time, b.finish_time), abs=1e-6)
+
+
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize(("case", "folder"), [("pstate_slowdown", "pstateOne"), ("pstate_lockstep", "alternate")])
+def test_power_states_with_latencies_as_the_real_batsim(case, folder, tmp_path):
+    """The power-state goldens' schedulers on their platform with 100 us host links: the same jobs,
+    times and energies as the real binary; hosts are charged until the last event, not for the
+    last messages' transfer (12.0 s and 2,400 J for pstate_lockstep's job, 4,800 J in all)."""
+    root = GOLDEN / case
+    platform = tmp_path / "platform.xml"
+    platform.write_text((root / "platform.xml").read_text().replace('latency="0us"', 'latency="100us"'))
+    assert route_latencies(platform, load_hosts(platform)) == RouteLatencies(0.0, (1e-4,) * 4)
+    summaries = {}
+    for name in ("real", "ours"):
+        sched = PybatsimProcess(str(root / f"{folder}.py"), tmp_path / f"{name}.log")
+        try:
+            if name == "real":
+                done = subprocess.run(
+                    [BATSIM, "-p", str(platform), "-w", str(root / "workload.json"), "-e", str(tmp_path / name),
+                     "-s", f"tcp://127.0.0.1:{sched.port}", "-E", "-q", "--disable-schedule-tracing",
+                     "--disable-machine-state-tracing"], capture_output=True, text=True, timeout=120)
+                assert done.returncode == 0, done.stderr[-3000:]
+            else:
+                serve(platform, root / "workload.json",
+                      ServeOptions(sched.endpoint, str(tmp_path / name), 30.0, ServerConfig(energy=True)))
+            assert sched.finish() == 0, (tmp_path / f"{name}.log").read_text()[-2000:]
+        finally:
+            sched.close()
+        summaries[name] = read_schedule_csv(tmp_path / f"{name}_schedule.csv")
+    mine, ref = read_jobs_csv(tmp_path / "ours_jobs.csv"), read_jobs_csv(tmp_path / "real_jobs.csv")
+    assert [r.job_id for r in mine] == [r.job_id for r in ref]
+    for a, b in zip(mine, ref):
+        assert (a.allocated_resources, a.final_state) == (b.allocated_resources, b.final_state), a.job_id
+        assert (a.starting_time, a.finish_time, a.consumed_energy) == pytest.approx(
+            (b.starting_time, b.finish_time, b.consumed_energy), abs=1e-6)
+    for column in ("consumed_joules", "makespan", "nb_machine_switches"):
+        assert summaries["ours"][column] == pytest.approx(summaries["real"][column], abs=1e-3), column
