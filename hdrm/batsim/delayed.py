@@ -20,7 +20,9 @@ Batsim's server takes them one at a time. The model, measured with the Batsim 4.
   SCHED_READY has arrived and no message is waiting to be taken; the message's ``now`` is the
   arrival of the last one.
 
-Events are stamped with their arrival time. Everything else (decisions, physics, outputs) is
+Events are stamped with their arrival time. The physics' clock moves to ends, finished switches
+and decisions taking effect only, so hosts are not charged energy for the transfer of the last
+messages (Batsim's totals). Everything else (decisions, physics, outputs) is
 :class:`~hdrm.batsim.simulator.BatsimSimulation`'s.
 """
 
