@@ -2,19 +2,24 @@
 
 A dataclass field's annotation says what JSON value it accepts (``int``, ``float``, ``bool``,
 ``str``, ``Literal[...]`` for closed choices, ``tuple[X, ...]`` for lists, ``tuple[X, Y]`` for
-fixed-length lists, ``Mapping[str, X]`` for objects, ``X | None``, nested dataclasses, ``Any``) and
-its metadata adds checks: number bounds ``ge``, ``gt``, ``le``; ``nonempty`` lists and objects;
+fixed-length lists, ``Mapping[str, X]`` for objects, ``X | None``, nested dataclasses, ``Any``;
+``dict`` and ``list`` for an object or list of any content, kept as it is, not copied) and its
+metadata adds checks: number bounds ``ge``, ``gt``, ``le``; ``nonempty`` lists and objects;
 ``path`` (``"file"`` or ``"command"``) for paths resolved against a base folder; ``check``, a
 callable returning an error text (empty when fine); ``key_check``, the same for each key of a
-``Mapping``; ``internal`` for fields that are not JSON keys.
+``Mapping``; ``describe``, the expected value in words for messages; ``internal`` for fields that
+are not JSON keys; ``tag``, on a union of dataclasses, the key whose ``Literal`` value picks the
+member (a tagged union; :func:`convert_tagged` does the same for a tag kept outside the object).
+Unknown keys are errors unless the :class:`Context` allows ``extra_keys``.
 
 Errors are one-line :class:`~hdrm.errors.ConfigError` (or the ``error`` class of the
 :class:`Context`: the platform loader raises :class:`~hdrm.errors.PlatformError`) reading
 ``SOURCE: JSON.PATH: what is wrong``, with the bad value, the expected kind and, for unknown keys
 and choices, the closest valid names. Lists become tuples and objects read-only mappings, so the
 result is immutable. This is hdrm's one JSON validation mechanism: options.json
-(:mod:`hdrm.options`), platform files and the type library (:mod:`hdrm.platform.library`) are all
-described by dataclasses and converted here. Layer L0: standard library only.
+(:mod:`hdrm.options`), platform files and the type library (:mod:`hdrm.platform.library`) and the
+Batsim protocol's events (:mod:`hdrm.batsim.protocol`) are all described by dataclasses and
+converted here. Layer L0: standard library only.
 """
 
 from __future__ import annotations
@@ -107,14 +112,19 @@ class Context(NamedTuple):
     """Where the data came from.
 
     Attributes:
-        source: the file (or ``"<dict>"``) named at the start of every error message.
+        source: the file (or ``"<dict>"``) named at the start of every error message; any object
+            whose ``str()`` gives it will do, and is only turned into text when an error is raised
+            (for hot paths such as the Batsim protocol's events).
         base_dir: folder that relative paths resolve against; None leaves them as given.
         error: the error class raised (:class:`~hdrm.errors.ConfigError` by default).
+        extra_keys: whether objects may hold keys their dataclass does not name (they are
+            ignored); off by default, so that a misspelt key is an error.
     """
 
-    source: str
+    source: str | object
     base_dir: str | None = None
     error: type[HdrmError] = ConfigError
+    extra_keys: bool = False
 
     def fail(self, path: str, message: str) -> HdrmError:
         """Return (not raise) the error ``SOURCE: PATH: MESSAGE`` for a bad value at ``path``."""
@@ -150,26 +160,84 @@ def convert_block(data: Any, cls: type, path: str, ctx: Context) -> Any:
         raise ctx.fail(path, f"expected an object, got {show(data)}")
     for key in getattr(data, "duplicate_keys", ()):
         raise ctx.fail(path, f"duplicate key {key!r}; each key may appear once in an object")
-    fields = {f.name: f for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
-    hints = get_type_hints(cls)
-    for key in data:
-        if key not in fields:
-            names = sorted(fields)
-            hint = suggest(key, names)
-            message = f"unknown key; {hint}valid keys: {', '.join(names)}"
-            raise ctx.fail(join_path(path, key), message)
+    fields = _fields(cls)
+    if not ctx.extra_keys:
+        for key in data:
+            if key not in fields:
+                names = sorted(fields)
+                hint = suggest(key, names)
+                message = f"unknown key; {hint}valid keys: {', '.join(names)}"
+                raise ctx.fail(join_path(path, key), message)
     kwargs = {}
-    for name, spec in fields.items():
-        where = join_path(path, name)
+    for name, (hint, meta, required, plain) in fields.items():
         if name in data:
-            kwargs[name] = convert(data[name], hints[name], where, spec.metadata, ctx)
-            message = spec.metadata.get("check", lambda _: "")(kwargs[name])
+            value = data[name]
+            if type(value) is not plain:  # anything but a plain value of the right type
+                value = convert(value, hint, join_path(path, name), meta, ctx)
+            message = meta["check"](value) if "check" in meta else ""
             if message:
-                raise ctx.fail(where, message)
-        elif spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:
-            kind = describe_type(hints[name], spec.metadata)
-            raise ctx.fail(where, f"missing required key ({kind}); add it")
+                raise ctx.fail(join_path(path, name), message)
+            kwargs[name] = value
+        elif required:
+            kind = describe_type(hint, meta)
+            raise ctx.fail(join_path(path, name), f"missing required key ({kind}); add it")
     return cls(**kwargs)
+
+
+class _Field(NamedTuple):
+    """What :func:`convert_block` needs of a dataclass field."""
+
+    hint: Any
+    meta: Mapping[str, Any]
+    required: bool
+    plain: type | None  # a value of exactly this type is taken as it is (no conversion to do)
+
+
+_FIELDS: dict[type, dict[str, _Field]] = {}
+_PLAIN = (str, bool, int, dict, list)
+_CONVERTING_META = ("path", "ge", "gt", "le", "nonempty", "key_check")
+
+
+def _fields(cls: type) -> dict[str, _Field]:
+    """The JSON fields of a dataclass by name, computed once per class (this runs per message
+    in the Batsim protocol)."""
+    if cls not in _FIELDS:
+        hints = get_type_hints(cls)
+        _FIELDS[cls] = {
+            f.name: _Field(
+                hints[f.name], f.metadata,
+                f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+                hints[f.name] if hints[f.name] in _PLAIN
+                and not any(k in f.metadata for k in _CONVERTING_META) else None)
+            for f in dataclasses.fields(cls) if not f.metadata.get("internal")
+        }
+    return _FIELDS[cls]
+
+
+def convert_tagged(data: Any, tag: Any, variants: Mapping[str, type], path: str, ctx: Context,
+                   tag_path: str) -> Any:
+    """Convert ``data`` with the dataclass that its tag names (a tagged union).
+
+    Args:
+        data: the JSON object.
+        tag: the tag's value (read from ``data`` itself or from beside it).
+        variants: dataclass of each tag value.
+        path: JSON path of ``data``.
+        ctx: source and base folder.
+        tag_path: JSON path of the tag, for the message on an unknown tag.
+
+    Raises:
+        ConfigError: an unknown tag (with the closest valid ones), or what :func:`convert_block`
+            raises.
+    """
+    cls = variants.get(tag) if isinstance(tag, str) else None
+    if cls is None:
+        names = ", ".join(variants)
+        if tag is None:
+            raise ctx.fail(tag_path, f"missing required key; add it, one of: {names}")
+        hint = suggest(str(tag), list(variants))
+        raise ctx.fail(tag_path, f"unknown value {show(tag)}; {hint}valid values: {names}")
+    return convert_block(data, cls, path, ctx)
 
 
 def convert(value: Any, hint: Any, path: str, meta: Mapping[str, Any], ctx: Context) -> Any:
@@ -214,6 +282,8 @@ def _fits(value: Any, hint: Any) -> bool:
         return True
     if hint is str or origin is Literal:
         return isinstance(value, str)
+    if hint is dict or hint is list:
+        return isinstance(value, hint)
     if hint is bool:
         return isinstance(value, bool)
     if hint is int:
@@ -230,6 +300,13 @@ def _convert_union(value: Any, hint: Any, path: str, meta: Mapping[str, Any], ct
     args = get_args(hint)
     if value is None and _NONE_TYPE in args:
         return None
+    if "tag" in meta:
+        key = meta["tag"]
+        variants = {get_args(_fields(a)[key].hint)[0]: a for a in args if a is not _NONE_TYPE}
+        if not isinstance(value, dict):
+            raise ctx.fail(path, f"expected an object, got {show(value)}")
+        tag = value.get(key)
+        return convert_tagged(value, tag, variants, path, ctx, join_path(path, key))
     candidates = [a for a in args if a is not _NONE_TYPE and _fits(value, a)]
     if not candidates:
         raise ctx.fail(path, f"expected {describe_type(hint, meta)}, got {show(value)}")
@@ -341,6 +418,8 @@ def describe_type(hint: Any, meta: Mapping[str, Any] | None = None) -> str:
         meta: the field's metadata (bounds ``ge``, ``gt``, ``le``), if any.
     """
     meta = meta or {}
+    if "describe" in meta:
+        return meta["describe"]
     origin, args = get_origin(hint), get_args(hint)
     if origin in (Union, types.UnionType):
         parts = [describe_type(a, meta) for a in args]
@@ -353,7 +432,7 @@ def describe_type(hint: Any, meta: Mapping[str, Any] | None = None) -> str:
         size = "non-empty " if meta.get("nonempty") else ""
         return f"a {size}list of {count}{_plural(args[0], meta)}"
     simple = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
-              _NONE_TYPE: "null", Any: "any JSON value"}
+              _NONE_TYPE: "null", Any: "any JSON value", list: "a list"}
     if hint in simple:
         return simple[hint] + (_bounds(meta) if hint in (int, float) else "")
     return "an object"

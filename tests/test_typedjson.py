@@ -17,6 +17,7 @@ from hdrm.errors import ConfigError
 from hdrm.typedjson import (
     Context,
     convert_block,
+    convert_tagged,
     describe_type,
     freeze,
     read_json,
@@ -169,3 +170,96 @@ def test_freeze_then_thaw_is_identity_and_frozen_is_immutable(value):
 
 def test_internal_fields_are_not_thawed():
     assert "note" not in thaw(dataclasses.replace(Outer("a"), note="x"))
+
+
+@dataclass(frozen=True)
+class Circle:
+    """A tagged-union member: ``kind`` picks it."""
+
+    kind: Literal["circle"]
+    radius: float = field(metadata={"gt": 0})
+
+
+@dataclass(frozen=True)
+class Square:
+    """Another member, with a raw object and list taken as they are."""
+
+    kind: Literal["square"]
+    side: float
+    style: dict = field(default_factory=dict)
+    points: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """A list of tagged shapes."""
+
+    shapes: tuple[Circle | Square, ...] = field(default=(), metadata={"tag": "kind"})
+    layer: str = field(default="0", metadata={"describe": "a layer name like \"top\"",
+                                              "check": lambda v: "" if v else "empty layer name"})
+
+
+def test_tagged_union_picks_the_member_its_tag_names():
+    style = {"colour": [1, 2]}
+    out = convert_block({"shapes": [{"kind": "square", "side": 2, "style": style},
+                                    {"kind": "circle", "radius": 1}]}, Drawing, "", CTX)
+    assert out.shapes == (Square("square", 2.0, style), Circle("circle", 1.0))
+    assert out.shapes[0].style is style  # dict and list hints keep the value as it is
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"shapes": [{"kind": "circle", "radius": 0}]},
+     "f.json: shapes[0].radius: expected a number > 0, got 0"),
+    ({"shapes": [{"kind": "squar", "side": 1}]},
+     "f.json: shapes[0].kind: unknown value \"squar\"; did you mean 'square'? "
+     "valid values: circle, square"),
+    ({"shapes": [{"side": 1}]},
+     "f.json: shapes[0].kind: missing required key; add it, one of: circle, square"),
+    ({"shapes": [3]}, "f.json: shapes[0]: expected an object, got 3"),
+    ({"shapes": [{"kind": "square", "side": 1, "style": []}]},
+     "f.json: shapes[0].style: expected an object, got []"),
+    ({"layer": 3}, 'f.json: layer: expected a layer name like "top", got 3'),
+    ({"layer": ""}, "f.json: layer: empty layer name"),
+    ({"shapes": [{"kind": "circle", "radius": 1, "radus": 2}]},
+     "f.json: shapes[0].radus: unknown key; did you mean 'radius'? valid keys: kind, radius"),
+])
+def test_tagged_union_errors_name_the_path(data, message):
+    with pytest.raises(ConfigError, match="^" + re.escape(message) + "$"):
+        convert_block(data, Drawing, "", CTX)
+
+
+def test_convert_tagged_with_the_tag_beside_the_object():
+    """A tag kept outside the object (Batsim's events: ``type`` beside ``data``)."""
+    variants = {"circle": Inner, "outer": Outer}
+    assert convert_tagged({"colour": "red"}, "circle", variants, "data", CTX, "type") == Inner()
+    message = 'f.json: type: unknown value "outr"; did you mean \'outer\'? valid values: circle, outer'
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        convert_tagged({}, "outr", variants, "data", CTX, "type")
+    with pytest.raises(ConfigError, match=re.escape("f.json: data.name: missing required key")):
+        convert_tagged({}, "outer", variants, "data", CTX, "type")
+
+
+def test_extra_keys_are_ignored_only_when_the_context_allows_them():
+    data = {"name": "a", "later_key": 1, "inner": {"colour": "red", "new": True}}
+    fails(data, "f.json: later_key: unknown key; valid keys: anything, counts, inner, name, pair")
+    out = convert_block(data, Outer, "", Context("f.json", extra_keys=True))
+    assert out == Outer("a")
+    with pytest.raises(ConfigError, match=re.escape("f: counts[0]: expected an integer >= 0")):
+        convert_block({"name": "a", "counts": [-1], "x": 0}, Outer, "", Context("f", extra_keys=True))
+
+
+def test_lazy_source_is_only_made_text_on_errors():
+    """A Context's source may be any object whose str() is the text: built only on an error."""
+    made = []
+
+    class Source:
+        def __str__(self) -> str:
+            made.append(1)
+            return "event 3"
+
+    ctx = Context(Source())
+    assert convert_block({"name": "a"}, Outer, "", ctx) == Outer("a")
+    assert not made
+    with pytest.raises(ConfigError, match=re.escape("event 3: name: expected a string, got 1")):
+        convert_block({"name": 1}, Outer, "", ctx)
+    assert made == [1]
