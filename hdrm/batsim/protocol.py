@@ -2,9 +2,11 @@
 
 Every message, both ways, is ``{"now": t, "events": [{"timestamp": t, "type": T, "data": {...}},
 ...]}``. This module turns the text into :class:`Message` / :class:`Event` objects and back, and
-checks each event's fields against the schema of its type (:data:`BATSIM_EVENTS` for what Batsim
-sends, :data:`SCHEDULER_EVENTS` for what a decision process sends). Every defect raises
-:class:`~hdrm.errors.ProtocolError` naming the event type, its position and the bad field.
+checks each event's ``data`` with :mod:`hdrm.typedjson` against the dataclass of its type, a tagged
+union on ``type`` (:data:`BATSIM_EVENTS` for what Batsim sends, :data:`SCHEDULER_EVENTS` for what a
+decision process sends); keys a type does not name are allowed, and the data stays the dict as
+sent. Every defect raises :class:`~hdrm.errors.ProtocolError` naming the sender, the event's
+position, type and time, its job, the bad key and value, and what is expected.
 
 Numbers are written as Batsim 4.2.1 writes them: integers as integers, every other number with six
 decimals (``"now":0.000045``, ``"cpu":100000000000.000000``), no spaces. Resource sets are interval
@@ -15,18 +17,19 @@ The builders of each event type are in :mod:`hdrm.batsim.events`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-from json.encoder import encode_basestring_ascii as _quote
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from json.encoder import encode_basestring_ascii as _quote
+from typing import Any, Iterable, Literal, Mapping, NamedTuple
 
 from procset import ProcSet
 
 from hdrm.errors import ProtocolError
 from hdrm.results.records import format_interval_set
-from hdrm.registry import suggest
+from hdrm.typedjson import Context, convert_tagged, show
 
 #: Final job states of JOB_COMPLETED.
 JOB_STATES = (
@@ -185,21 +188,7 @@ def format_resources(resource_ids: Iterable[int]) -> str:
     return format_interval_set(resource_ids)
 
 
-# --------------------------------------------------------------------------- schemas
-
-Check = Callable[[Any], bool]
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_str_list(v: Any) -> bool:
-    return isinstance(v, list) and bool(v) and all(isinstance(x, str) for x in v)
+# --------------------------------------------------------------------------- event schemas
 
 
 _INTERVALS = re.compile(r"\d+(?:-\d+)?(?: \d+(?:-\d+)?)*")
@@ -213,76 +202,82 @@ def _is_interval(v: Any) -> bool:
     return all(int(lo) <= int(hi) for lo, _, hi in (p.partition("-") for p in v.split(" ")) if hi)
 
 
-def _is_pstate(v: Any) -> bool:
-    return isinstance(v, str) and v.isdigit()
+def _is_number(v: Any) -> bool:
+    """A finite JSON number (not a boolean)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-#: Field kinds: (check, what the field must be).
-KINDS: dict[str, tuple[Check, str]] = {
-    "str": (lambda v: isinstance(v, str), "a string"),
-    "int": (_is_int, "an integer"),
-    "number": (_is_number, "a finite number"),
-    "bool": (lambda v: isinstance(v, bool), "true or false"),
-    "object": (lambda v: isinstance(v, dict), "an object"),
-    "list": (lambda v: isinstance(v, list), "a list"),
-    "str_list": (_is_str_list, "a non-empty list of job id strings"),
-    "interval": (_is_interval, "an interval set string like '0-3 7'"),
-    "pstate": (_is_pstate, "a power-state id as a string, like '1'"),
-    "job_state": (lambda v: v in JOB_STATES, "one of " + ", ".join(JOB_STATES)),
+def _f(kind: Any, default: Any = dataclasses.MISSING, **meta: Any) -> tuple[Any, Any, dict]:
+    """A field spec for :func:`_data`: type, default (none: required) and typedjson metadata."""
+    return kind, default, meta
+
+
+_INTERVAL_TEXT = ('an interval set string like "0-3 7": ids as N or LO-HI parts, LO <= HI, '
+                  "one space apart")
+_PSTATE_TEXT = 'a power-state id as a string of digits, like "1"'
+_INTERVAL = _f(str, describe=_INTERVAL_TEXT, check=lambda v: (
+    "" if _is_interval(v) else f"expected {_INTERVAL_TEXT}, got {show(v)}"))
+_PSTATE = _f(str, describe=_PSTATE_TEXT, check=lambda v: (
+    "" if v.isdigit() else f"expected {_PSTATE_TEXT}, got {show(v)}"))
+_JOB_IDS = _f(tuple[str, ...], nonempty=True)
+_OBJECT = _f(dict, None)  # an optional object
+
+
+def _data(name: str, **fields: Any) -> type:
+    """A dataclass for the ``data`` of one event type; each keyword is a field: a type (required)
+    or a spec of :func:`_f`. Not frozen: its instances only validate, and a frozen ``__init__`` is
+    slower (this runs for every event)."""
+    specs = []
+    for key, spec in fields.items():
+        kind, default, meta = spec if isinstance(spec, tuple) else _f(spec)
+        specs.append((key, kind, dataclasses.field(default=default, metadata=meta)))
+    return dataclasses.make_dataclass(name, specs, slots=True)
+
+
+_QUERY = _data("Query", requests=dict)
+_NO_DATA = _data("NoData")
+
+#: The ``data`` of each event type Batsim sends to a decision process (extra keys are ignored).
+BATSIM_EVENTS: dict[str, type] = {
+    "SIMULATION_BEGINS": _data(
+        "SimulationBegins", nb_resources=int, nb_compute_resources=int, nb_storage_resources=int,
+        allow_compute_sharing=bool, allow_storage_sharing=bool, config=dict,
+        compute_resources=list, storage_resources=list, workloads=dict, profiles=dict),
+    "JOB_SUBMITTED": _data("JobSubmitted", job_id=str, job=dict, profile=_OBJECT),
+    "JOB_COMPLETED": _data("JobCompleted", job_id=str, job_state=Literal[JOB_STATES],
+                           return_code=int, alloc=_INTERVAL),
+    "JOB_KILLED": _data("JobKilled", job_ids=_JOB_IDS, job_progress=dict),
+    "REQUESTED_CALL": _NO_DATA,
+    "RESOURCE_STATE_CHANGED": _data("ResourceStateChanged", resources=_INTERVAL, state=_PSTATE),
+    "NOTIFY": _data("Notify", type=str, resources=_f(str, None, **_INTERVAL[2])),
+    "ANSWER": _data("Answer", consumed_energy=_f(float, None)),
+    "QUERY": _QUERY,
+    "SIMULATION_ENDS": _NO_DATA,
 }
 
-
-@dataclass(frozen=True)
-class Schema:
-    """Fields of one event type: required and optional, each with its kind (a key of KINDS)."""
-
-    required: Mapping[str, str] = field(default_factory=dict)
-    optional: Mapping[str, str] = field(default_factory=dict)
-
-
-#: What Batsim sends to a decision process.
-BATSIM_EVENTS: dict[str, Schema] = {
-    "SIMULATION_BEGINS": Schema({
-        "nb_resources": "int", "nb_compute_resources": "int", "nb_storage_resources": "int",
-        "allow_compute_sharing": "bool", "allow_storage_sharing": "bool", "config": "object",
-        "compute_resources": "list", "storage_resources": "list", "workloads": "object",
-        "profiles": "object",
-    }),
-    "JOB_SUBMITTED": Schema({"job_id": "str", "job": "object"}, {"profile": "object"}),
-    "JOB_COMPLETED": Schema(
-        {"job_id": "str", "job_state": "job_state", "return_code": "int", "alloc": "interval"}),
-    "JOB_KILLED": Schema({"job_ids": "str_list", "job_progress": "object"}),
-    "REQUESTED_CALL": Schema(),
-    "RESOURCE_STATE_CHANGED": Schema({"resources": "interval", "state": "pstate"}),
-    "NOTIFY": Schema({"type": "str"}, {"resources": "interval"}),
-    "ANSWER": Schema(optional={"consumed_energy": "number"}),
-    "QUERY": Schema({"requests": "object"}),
-    "SIMULATION_ENDS": Schema(),
-}
-
-#: What a decision process sends to Batsim.
-SCHEDULER_EVENTS: dict[str, Schema] = {
-    "EXECUTE_JOB": Schema({"job_id": "str", "alloc": "interval"},
-                          {"mapping": "object", "storage_mapping": "object",
-                           "additional_io_job": "object"}),
-    "REJECT_JOB": Schema({"job_id": "str"}),
-    "CALL_ME_LATER": Schema({"timestamp": "number"}),
-    "KILL_JOB": Schema({"job_ids": "str_list"}),
-    "SET_RESOURCE_STATE": Schema({"resources": "interval", "state": "pstate"}),
-    "SET_JOB_METADATA": Schema({"job_id": "str", "metadata": "str"}),
-    "CHANGE_JOB_STATE": Schema({"job_id": "str", "job_state": "str"}, {"kill_reason": "str"}),
-    "REGISTER_JOB": Schema({"job_id": "str", "job": "object"}),
-    "REGISTER_PROFILE": Schema({"workload_name": "str", "profile_name": "str", "profile": "object"}),
-    "QUERY": Schema({"requests": "object"}),
-    "NOTIFY": Schema({"type": "str"}),
-    "TO_JOB_MSG": Schema({"job_id": "str", "msg": "str"}),
+#: The ``data`` of each event type a decision process sends to Batsim (extra keys are ignored).
+SCHEDULER_EVENTS: dict[str, type] = {
+    "EXECUTE_JOB": _data("ExecuteJob", job_id=str, alloc=_INTERVAL, mapping=_OBJECT,
+                         storage_mapping=_OBJECT, additional_io_job=_OBJECT),
+    "REJECT_JOB": _data("RejectJob", job_id=str),
+    "CALL_ME_LATER": _data("CallMeLater", timestamp=float),
+    "KILL_JOB": _data("KillJob", job_ids=_JOB_IDS),
+    "SET_RESOURCE_STATE": _data("SetResourceState", resources=_INTERVAL, state=_PSTATE),
+    "SET_JOB_METADATA": _data("SetJobMetadata", job_id=str, metadata=str),
+    "CHANGE_JOB_STATE": _data("ChangeJobState", job_id=str, job_state=str,
+                              kill_reason=_f(str, None)),
+    "REGISTER_JOB": _data("RegisterJob", job_id=str, job=dict),
+    "REGISTER_PROFILE": _data("RegisterProfile", workload_name=str, profile_name=str, profile=dict),
+    "QUERY": _QUERY,
+    "NOTIFY": _data("SchedulerNotify", type=str),
+    "TO_JOB_MSG": _data("ToJobMsg", job_id=str, msg=str),
 }
 
 SENDERS = {"batsim": ("Batsim", BATSIM_EVENTS), "scheduler": ("the scheduler", SCHEDULER_EVENTS)}
 
 
 def check_event(event: Event, sender: str, index: int = 0) -> None:
-    """Check the fields of one event against its type's schema.
+    """Check the ``data`` of one event against the dataclass of its type (extra keys are allowed).
 
     Args:
         event: the event.
@@ -290,30 +285,24 @@ def check_event(event: Event, sender: str, index: int = 0) -> None:
         index: the event's position in its message, for the error message.
 
     Raises:
-        ProtocolError: unknown type (with suggestions), or a missing or mistyped field.
+        ProtocolError: ``SENDER's event I (TYPE) at t=T[, job J]: data.KEY: what is wrong``,
+            for an unknown type (with the closest known ones) or a missing or mistyped field.
     """
-    who, schemas = SENDERS[sender]
-    where = f"event {index} ({event.type})"
-    schema = schemas.get(event.type)
-    if schema is None:
-        raise ProtocolError(
-            f"{who} sent event {index} of unknown type {event.type!r}; "
-            f"{suggest(event.type, list(schemas))}known types: {', '.join(schemas)}"
-        )
-    data = event.data
-    for name, kind in schema.required.items():
-        if name not in data:
-            raise ProtocolError(f"{where}: missing field {name!r} ({KINDS[kind][1]})")
-        _check_field(where, name, data[name], kind)
-    for name, kind in schema.optional.items():
-        if name in data:
-            _check_field(where, name, data[name], kind)
+    ctx = Context(_Where(sender, index, event), error=ProtocolError, extra_keys=True)
+    convert_tagged(event.data, event.type, SENDERS[sender][1], "data", ctx, "type")
 
 
-def _check_field(where: str, name: str, value: Any, kind: str) -> None:
-    check, text = KINDS[kind]
-    if not check(value):
-        raise ProtocolError(f"{where}: field {name!r} must be {text}, got {value!r}")
+class _Where(NamedTuple):
+    """Names an event in error messages; made into text only when there is an error."""
+
+    sender: str
+    index: int
+    event: Event
+
+    def __str__(self) -> str:
+        event, job = self.event, self.event.data.get("job_id")
+        where = f"{SENDERS[self.sender][0]}'s event {self.index} ({event.type}) at t={event.timestamp!r}"
+        return where + (f", job {job!r}" if isinstance(job, str) else "")
 
 
 def decode_message(text: str | bytes, sender: str) -> Message:

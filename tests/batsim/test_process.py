@@ -107,7 +107,8 @@ def test_unknown_message_type_is_named(tmp_path):
         sys.exit(1)
     """)
     platform = load_platform(TINY4)
-    with pytest.raises(ProtocolError, match="Batsim sent event 0 of unknown type 'JOB_TELEPORTED'"):
+    error = r"Batsim's event 0 \(JOB_TELEPORTED\) at t=0.0: type: unknown value \"JOB_TELEPORTED\""
+    with pytest.raises(ProtocolError, match=error + "; did you mean 'JOB_COMPLETED'"):
         run_batsim(platform, workload(), tmp_path / "run", HdrmScheduler(platform=platform),
                    binary=str(exe), timeout_s=5)
 

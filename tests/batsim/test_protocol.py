@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from batsim_helpers import GOLDEN, SESSIONS, read_session
@@ -102,22 +103,15 @@ def _event(kind, data, ts=1.0):
     return {"timestamp": ts, "type": kind, "data": data}
 
 
+INTERVAL = 'an interval set string like "0-3 7": ids as N or LO-HI parts, LO <= HI, one space apart'
+SCHEDULER_TYPES = ("EXECUTE_JOB, REJECT_JOB, CALL_ME_LATER, KILL_JOB, SET_RESOURCE_STATE, SET_JOB_METADATA, "
+                   "CHANGE_JOB_STATE, REGISTER_JOB, REGISTER_PROFILE, QUERY, NOTIFY, TO_JOB_MSG")
+
+
 @pytest.mark.parametrize("text, sender, error", [
     ("not json", "scheduler", "not JSON"),
     ('{"events": []}', "scheduler", "without 'now' and 'events'"),
     ('{"now": "x", "events": []}', "batsim", "'now' = 'x'"),
-    (_msg(_event("EXECUTE_JOB", {"job_id": "w0!1"})), "scheduler",
-     r"event 0 \(EXECUTE_JOB\): missing field 'alloc'"),
-    (_msg(_event("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0-x"})), "scheduler",
-     r"event 0 \(EXECUTE_JOB\): field 'alloc' must be an interval set string"),
-    (_msg(_event("SET_RESOURCE_STATE", {"resources": "0", "state": 1})), "scheduler",
-     "field 'state' must be a power-state id as a string"),
-    (_msg(_event("KILL_JOB", {"job_ids": []})), "scheduler", "non-empty list of job id strings"),
-    (_msg(_event("EXECUTE_JOBS", {})), "scheduler",
-     "unknown type 'EXECUTE_JOBS'; did you mean 'EXECUTE_JOB'"),
-    (_msg(_event("JOB_FINISHED", {})), "batsim", "Batsim sent event 0 of unknown type 'JOB_FINISHED'"),
-    (_msg(_event("JOB_COMPLETED", {"job_id": "w0!1", "job_state": "DONE", "return_code": 0,
-                                   "alloc": "0"})), "batsim", "must be one of COMPLETED_SUCCESSFULLY"),
     (_msg(_event("REJECT_JOB", {"job_id": "a"}, ts=2.0)), "scheduler", "is after the message's now"),
     (_msg(_event("REJECT_JOB", {"job_id": "a"}, ts=0.9), _event("REJECT_JOB", {"job_id": "b"}, ts=0.5)),
      "scheduler", r"event 1 \(REJECT_JOB\): timestamp 0.5 is before the previous"),
@@ -126,6 +120,60 @@ def _event(kind, data, ts=1.0):
 def test_malformed_messages_are_named(text, sender, error):
     with pytest.raises(ProtocolError, match=error):
         p.decode_message(text, sender)
+
+
+@pytest.mark.parametrize("event, sender, error", [
+    (_event("EXECUTE_JOB", {"job_id": "w0!1"}), "scheduler",
+     f"the scheduler's event 0 (EXECUTE_JOB) at t=1.0, job 'w0!1': data.alloc: missing required key "
+     f"({INTERVAL}); add it"),
+    (_event("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0-x"}, ts=0.5), "scheduler",
+     f"the scheduler's event 0 (EXECUTE_JOB) at t=0.5, job 'w0!1': data.alloc: expected {INTERVAL}, "
+     'got "0-x"'),
+    (_event("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "3-1"}), "scheduler",
+     f"the scheduler's event 0 (EXECUTE_JOB) at t=1.0, job 'w0!1': data.alloc: expected {INTERVAL}, "
+     'got "3-1"'),
+    (_event("SET_RESOURCE_STATE", {"resources": "0", "state": 1}), "scheduler",
+     "the scheduler's event 0 (SET_RESOURCE_STATE) at t=1.0: data.state: expected a power-state id "
+     'as a string of digits, like "1", got 1'),
+    (_event("SET_RESOURCE_STATE", {"resources": "0", "state": "on"}), "scheduler",
+     "the scheduler's event 0 (SET_RESOURCE_STATE) at t=1.0: data.state: expected a power-state id "
+     'as a string of digits, like "1", got "on"'),
+    (_event("KILL_JOB", {"job_ids": []}), "scheduler",
+     "the scheduler's event 0 (KILL_JOB) at t=1.0: data.job_ids: expected a non-empty list, got []"),
+    (_event("KILL_JOB", {"job_ids": ["w0!1", 2]}), "scheduler",
+     "the scheduler's event 0 (KILL_JOB) at t=1.0: data.job_ids[1]: expected a string, got 2"),
+    (_event("CALL_ME_LATER", {"timestamp": "5"}), "scheduler",
+     'the scheduler\'s event 0 (CALL_ME_LATER) at t=1.0: data.timestamp: expected a number, got "5"'),
+    (_event("EXECUTE_JOBS", {}), "scheduler",
+     'the scheduler\'s event 0 (EXECUTE_JOBS) at t=1.0: type: unknown value "EXECUTE_JOBS"; did you '
+     f"mean 'EXECUTE_JOB' or 'REJECT_JOB' or 'REGISTER_JOB'? valid values: {SCHEDULER_TYPES}"),
+    (_event("JOB_FINISHED", {}), "batsim",
+     'Batsim\'s event 0 (JOB_FINISHED) at t=1.0: type: unknown value "JOB_FINISHED"; did you mean '
+     "'JOB_KILLED' or 'JOB_SUBMITTED'? valid values: SIMULATION_BEGINS, JOB_SUBMITTED, JOB_COMPLETED, "
+     "JOB_KILLED, REQUESTED_CALL, RESOURCE_STATE_CHANGED, NOTIFY, ANSWER, QUERY, SIMULATION_ENDS"),
+    (_event("JOB_COMPLETED", {"job_id": "w0!1", "job_state": "DONE", "return_code": 0, "alloc": "0"}),
+     "batsim", 'Batsim\'s event 0 (JOB_COMPLETED) at t=1.0, job \'w0!1\': data.job_state: unknown '
+     'value "DONE"; valid choices: COMPLETED_SUCCESSFULLY, COMPLETED_FAILED, '
+     "COMPLETED_WALLTIME_REACHED, COMPLETED_KILLED"),
+    (_event("ANSWER", {"consumed_energy": True}), "batsim",
+     "Batsim's event 0 (ANSWER) at t=1.0: data.consumed_energy: expected a number, got true"),
+])
+def test_bad_event_data_is_named_with_event_time_job_key_and_value(event, sender, error):
+    """Each message names the sender, the event's index, type and time, the job, the key and the
+    bad value, and says what is expected."""
+    with pytest.raises(ProtocolError, match="^" + re.escape(error) + "$"):
+        p.decode_message(_msg(event), sender)
+
+
+def test_unknown_data_keys_are_tolerated_and_data_is_kept_as_sent():
+    """Newer Batsims and schedulers add fields: they pass, and the data stays the sent dict (ints
+    stay ints), so the message re-encodes byte for byte."""
+    text = ('{"now":2.000000,"events":[{"timestamp":2.000000,"type":"CALL_ME_LATER","data":'
+            '{"timestamp":5,"new_field":[1,2.500000]}}]}')
+    message = p.decode_message(text, "scheduler")
+    assert message.events[0].data == {"timestamp": 5, "new_field": [1, 2.5]}
+    assert type(message.events[0].data["timestamp"]) is int
+    assert p.encode_message(message) == text
 
 
 def test_data_defaults_to_empty_and_events_keep_order():
