@@ -38,6 +38,7 @@ from hdrm import __version__
 from hdrm.agents.base import Agent
 from hdrm.agents.devices import to_cpu
 from hdrm.agents.loader import USER_MODULE_PREFIX
+from hdrm.durable import fsync_folder
 from hdrm.errors import AgentLoadError
 
 logger = logging.getLogger(__name__)
@@ -200,26 +201,12 @@ def write_atomically(path: Path, write: Any) -> None:
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's file is private; a checkpoint is not
         os.replace(tmp, path)
-        _fsync_folder(path.parent)
+        fsync_folder(path.parent)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError):
             raise AgentLoadError(f"checkpoint {path}: cannot write: {exc.strerror or exc}") from None
         raise
-
-
-def _fsync_folder(folder: Path) -> None:
-    """Make a rename in ``folder`` durable (where the system allows opening folders)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def read_checkpoint(path: str | Path) -> dict[str, Any]:

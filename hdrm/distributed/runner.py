@@ -23,6 +23,7 @@ from pathlib import Path
 
 import hdrm.errors
 from hdrm.distributed.spec import RunSpec
+from hdrm.durable import fsync_folder
 from hdrm.errors import ConfigError, HdrmError
 from hdrm.implied import implied_simulation
 from hdrm.policies.pairs import resolve_policy
@@ -85,12 +86,12 @@ def execute(run: RunSpec, runs_dir: str | Path) -> dict:
     marker = {"digest": run.digest(), "run": run.to_json(), "row": row, "wall_s": wall_s,
               "cpu_s": cpu_s}
     _write_text(scratch / DONE_FILE, json.dumps(marker, indent=1, sort_keys=True) + "\n")
-    _fsync_dir(scratch)
+    fsync_folder(scratch)
     if final.exists():  # a run finished meanwhile by another worker: keep the first one
         shutil.rmtree(scratch)
     else:
         os.replace(scratch, final)
-        _fsync_dir(final.parent)
+        fsync_folder(final.parent)
     logger.debug("run %s done in %.2f s", run.name, wall_s)
     return {"name": run.name, "wall_s": wall_s, "cpu_s": cpu_s}
 
@@ -159,17 +160,3 @@ def _write_text(path: Path, text: str) -> None:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    """Flush a folder's entries to disk (no-op where folders cannot be opened)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
