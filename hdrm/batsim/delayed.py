@@ -37,7 +37,7 @@ from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
 from hdrm.batsim.jobs import SUBMITTED, JobTable
 from hdrm.batsim.latency import RouteLatencies
-from hdrm.batsim.simulator import TIME_SLACK_S, BatsimSimulation, ServerConfig
+from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
 from hdrm.errors import ProtocolError
 from hdrm.platform.simgrid import HostSpec
 from hdrm.sim.machine import JobEnd
@@ -199,24 +199,9 @@ class DelayedSimulation(BatsimSimulation):
         if self.ended:
             super().react(reply)
             return
-        if reply.now < self.sent_now - TIME_SLACK_S:
-            raise ProtocolError(
-                f"the reply's now {reply.now!r} is before the message's now {self.sent_now!r}; a "
-                "decision process answers at or after the time it was called"
-            )
+        checked = self._checked_events(reply)
         self._reply_now = self._snap(reply.now)
-        self._decisions = []
-        for i, event in enumerate(reply.events):
-            where = f"{event.type} (event {i} of the reply at t={reply.now:.6f})"
-            if event.type not in self._handlers:
-                raise ProtocolError(
-                    f"{where}: hdrm serve does not support {event.type}; it accepts "
-                    f"{', '.join(self._handlers)} (dynamic jobs and job messages need the real batsim)"
-                )
-            if event.timestamp < self.sent_now - TIME_SLACK_S:
-                raise ProtocolError(f"{where}: timestamp {event.timestamp!r} is before the message's "
-                                    f"now {self.sent_now!r}")
-            self._decisions.append((self._snap(event.timestamp), event, where))
+        self._decisions = [(self._snap(event.timestamp), event, where) for event, where in checked]
         self._next_decision = 0
         self._post_decision(self.sent_now)
 

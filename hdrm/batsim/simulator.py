@@ -197,16 +197,30 @@ class BatsimSimulation:
                 logger.warning("ignoring %d event(s) sent in reply to SIMULATION_ENDS", len(reply.events))
             self.done = True
             return
+        ready = max(self._snap(reply.now), self.board.now)
+        for event, where in self._checked_events(reply):
+            ts = min(max(self._snap(event.timestamp), self.board.now), ready)
+            self._collect(ts)
+            self._handlers[event.type](event, ts, where)
+        self._collect(ready, ready)
+        self.ready_s = ready
+
+    def _checked_events(self, reply: p.Message) -> list[tuple[p.Event, str]]:
+        """The reply's events with the text that names each in errors, once the reply's time and
+        every event's type and timestamp are known to be acceptable.
+
+        Raises:
+            ProtocolError: the reply or an event goes back in time, or an event type is unsupported.
+        """
         if reply.now < self.sent_now - TIME_SLACK_S:
             raise ProtocolError(
                 f"the reply's now {reply.now!r} is before the message's now {self.sent_now!r}; a "
                 "decision process answers at or after the time it was called"
             )
-        ready = max(self._snap(reply.now), self.board.now)
+        checked = []
         for i, event in enumerate(reply.events):
-            handler = self._handlers.get(event.type)
             where = f"{event.type} (event {i} of the reply at t={reply.now:.6f})"
-            if handler is None:
+            if event.type not in self._handlers:
                 raise ProtocolError(
                     f"{where}: hdrm serve does not support {event.type}; it accepts "
                     f"{', '.join(self._handlers)} (dynamic jobs and job messages need the real batsim)"
@@ -214,11 +228,8 @@ class BatsimSimulation:
             if event.timestamp < self.sent_now - TIME_SLACK_S:
                 raise ProtocolError(f"{where}: timestamp {event.timestamp!r} is before the message's "
                                     f"now {self.sent_now!r}")
-            ts = min(max(self._snap(event.timestamp), self.board.now), ready)
-            self._collect(ts)
-            handler(event, ts, where)
-        self._collect(ready, ready)
-        self.ready_s = ready
+            checked.append((event, where))
+        return checked
 
     def _snap(self, t: float) -> float:
         """A time read back from a 6-decimal message: within a microsecond of ``now``, it is ``now``."""
