@@ -10,7 +10,7 @@ import pytest
 import hdrm.agents
 
 PACKAGE = Path(hdrm.agents.__file__).parent
-ALLOWED_HDRM = ("hdrm", "hdrm.errors", "hdrm.registry", "hdrm.options", "hdrm.agents")
+ALLOWED_HDRM = ("hdrm", "hdrm.errors", "hdrm.registry", "hdrm.options", "hdrm.durable", "hdrm.agents")
 TORCH_FREE = ("__init__.py", "base.py", "catalog.py", "loader.py", "settings.py", "testing.py")
 
 
