@@ -35,7 +35,8 @@ from typing import Any, Literal, NamedTuple, get_type_hints
 from hdrm.errors import ConfigError
 from hdrm.implied import implied_simulation
 from hdrm.registry import suggest
-from hdrm.typedjson import Context, convert_block, describe_type, join_path, read_json, show, thaw
+from hdrm.jsonfile import read_json
+from hdrm.typedjson import Context, convert_block, describe_type, join_path, show, thaw
 
 logger = logging.getLogger(__name__)
 

@@ -30,8 +30,7 @@ import math
 import os
 import re
 import types
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple, Union, get_args, get_origin, get_type_hints
 
 from hdrm.errors import ConfigError, HdrmError
@@ -39,73 +38,6 @@ from hdrm.registry import suggest
 
 _NONE_TYPE = type(None)
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
-
-
-def read_json(
-    path: str | os.PathLike[str],
-    what: str = "JSON file",
-    error: type[HdrmError] = ConfigError,
-    pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
-    missing_hint: str = "check the path",
-) -> Any:
-    """Read a JSON file, turning every failure into a one-line error.
-
-    Args:
-        path: the file.
-        what: what the file is, for messages (``"options file"``).
-        error: the error class raised (``ConfigError``, ``PlatformError`` ...).
-        pairs_hook: ``object_pairs_hook`` for :func:`json.loads`; by default a key given twice
-            in one object is an error.
-        missing_hint: the advice given when the file does not exist.
-
-    Raises:
-        error: the file is missing or unreadable, is not valid JSON (the message gives the line
-            and column) or, with the default ``pairs_hook``, repeats a key within one object.
-    """
-    source = os.fspath(path)
-    try:
-        text = Path(source).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise error(f"{source}: no such {what}; {missing_hint}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"{source}: cannot read the {what}: {exc}") from None
-    if pairs_hook is None:
-        pairs_hook = lambda pairs: _no_duplicates(pairs, source, error)  # noqa: E731
-    try:
-        return json.loads(text, object_pairs_hook=pairs_hook)
-    except json.JSONDecodeError as exc:
-        raise error(
-            f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}; fix the syntax there"
-        ) from None
-
-
-class JsonObject(dict):
-    """A JSON object that remembers the keys its text repeated (``json`` keeps only the last).
-
-    :func:`convert_block` refuses them, naming the object's JSON path.
-    """
-
-    duplicate_keys: tuple[str, ...] = ()
-
-
-def keep_duplicates(pairs: list[tuple[str, Any]]) -> JsonObject:
-    """``pairs_hook`` for :func:`read_json` that records repeated keys instead of failing."""
-    obj = JsonObject(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        obj.duplicate_keys = tuple(k for k, _ in pairs if k in seen or seen.add(k))
-    return obj
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]], source: str,
-                   error: type[HdrmError] = ConfigError) -> dict[str, Any]:
-    """JSON object hook that refuses a key given twice in one object."""
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise error(f"{source}: key {key!r} is given twice in one object; keep one")
-        result[key] = value
-    return result
 
 
 class Context(NamedTuple):

@@ -26,6 +26,7 @@ LAYER_OF = {
     "hdrm.typedjson": "L0",
     "hdrm.implied": "L0",
     "hdrm.durable": "L0",
+    "hdrm.jsonfile": "L0",
     "hdrm.platform": "L1",
     "hdrm.workload": "L1",
     "hdrm.results": "L1",

@@ -14,13 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hdrm.errors import ConfigError
+from hdrm.jsonfile import read_json
 from hdrm.typedjson import (
     Context,
     convert_block,
     convert_tagged,
     describe_type,
     freeze,
-    read_json,
     resolve_path,
     thaw,
 )

@@ -38,7 +38,8 @@ from typing import Literal
 
 from hdrm.core.contention import CONTENTION_MODELS
 from hdrm.policies.pairs import ALL_PAIRS, resolve_policy
-from hdrm.typedjson import Context, convert_block, read_json
+from hdrm.jsonfile import read_json
+from hdrm.typedjson import Context, convert_block
 
 #: The name that stands for HDeepRM's 36 job-core pairs in ``policies``.
 ALL_PAIRS_NAME = "all-pairs"

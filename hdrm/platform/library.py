@@ -42,7 +42,8 @@ from hdrm.errors import PlatformError
 from hdrm.platform.accelerators import AcceleratorCountJson, AcceleratorType, AcceleratorTypeJson
 from hdrm.platform.model import NetworkType, NodeType, ProcessorType
 from hdrm.registry import suggest
-from hdrm.typedjson import Context, convert_block, join_path, keep_duplicates, read_json
+from hdrm.jsonfile import keep_duplicates, read_json
+from hdrm.typedjson import Context, convert_block, join_path
 
 logger = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from typing import Any, Callable
 from hdrm.errors import ConfigError
 from hdrm.registry import suggest
 from hdrm.results._files import write_text
-from hdrm.typedjson import read_json
+from hdrm.jsonfile import read_json
 
 logger = logging.getLogger(__name__)
 

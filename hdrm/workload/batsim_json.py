@@ -30,7 +30,7 @@ from typing import Any
 
 from hdrm.errors import WorkloadError
 from hdrm.registry import suggest
-from hdrm.typedjson import read_json
+from hdrm.jsonfile import read_json
 from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, Job, Workload
 
 logger = logging.getLogger(__name__)
