@@ -6,6 +6,7 @@ Reference data (``data/``) is a copy of the real Batsim 4.2.1 / pybatsim 3.2.1 r
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import shutil
@@ -192,3 +193,29 @@ def _ids(text: str) -> list[int]:
         lo, _, hi = part.partition("-")
         ids.extend(range(int(lo), int(hi or lo) + 1))
     return ids
+
+
+def ppo_jobpick_options(folder: Path, engine: str, platform: Path, workload: str,
+                        **top: object) -> Path:
+    """A tiny PPO training (2 episodes, window 8, EASY, hdeeprm contention) from the shipped
+    ``examples/ppo_jobpick`` options, on ``platform`` and ``workload`` under ``engine``, written to
+    ``folder/options.json``; ``top`` sets or adds top-level keys (``nb_jobs``, ``batsim``)."""
+    data = json.loads((REPO / "examples" / "ppo_jobpick" / "options.json").read_text())
+    data.update(workload_file_path=workload, platform_file_path=str(platform), engine=engine)
+    for key in ("nb_resources", "nb_jobs", "workload"):
+        data.pop(key, None)
+    data.update(top)
+    data["simulation"] = {"contention": "hdeeprm", "backfilling": "easy"}
+    data["pybatsim"]["env"]["actions"]["window"] = 8
+    data["pybatsim"]["agent"].update(episodes=2)
+    data["pybatsim"]["agent"]["params"].update(rollout_steps=8, minibatch=4, epochs=1)
+    folder.mkdir()
+    path = folder / "options.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    """The rows of a CSV file with a header."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))

@@ -8,7 +8,6 @@ checks that no decision thread outlives it.
 
 from __future__ import annotations
 
-import csv
 import json
 import threading
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from batsim_helpers import PLATFORMS, REPO
+from batsim_helpers import PLATFORMS, REPO, ppo_jobpick_options, read_csv
 from gymnasium.utils.env_checker import check_env
 
 from hdrm.batsim.env_bridge import BatsimEpisode
@@ -189,29 +188,11 @@ def test_the_decision_thread_does_not_wait_forever_for_the_environment(fake_bats
         episode.decide(resolve_policy("fcfs"))
 
 
-def options_file(folder: Path, engine: str, base: dict) -> Path:
-    data = json.loads((REPO / "examples" / "ppo_jobpick" / "options.json").read_text())
-    data.update(workload_file_path=base["workload_file"], platform_file_path=str(HETERO), engine=engine)
-    del data["nb_resources"], data["nb_jobs"], data["workload"]
-    data["simulation"] = {"contention": "hdeeprm", "backfilling": "easy"}
-    data["pybatsim"]["env"]["actions"]["window"] = 8
-    data["pybatsim"]["agent"].update(episodes=2)
-    data["pybatsim"]["agent"]["params"].update(rollout_steps=8, minibatch=4, epochs=1)
-    folder.mkdir()
-    path = folder / "options.json"
-    path.write_text(json.dumps(data))
-    return path
-
-
-def read_csv(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
 def test_the_launcher_trains_under_batsim_like_under_the_builtin_engine(fake_batsim, base, tmp_path,
                                                                         capsys):
     for engine in ("builtin", "batsim"):
-        argv = ["agents/ppo.py", options_file(tmp_path / engine, engine, base), "--outdir",
+        argv = ["agents/ppo.py", ppo_jobpick_options(tmp_path / engine, engine, HETERO,
+                                        base["workload_file"]), "--outdir",
                 tmp_path / engine / "out", "--outmodel", tmp_path / engine / "model.pt", "--quiet"]
         assert launch([str(REPO / a) if a == "agents/ppo.py" else str(a) for a in argv]) == 0
     assert capsys.readouterr().err == ""

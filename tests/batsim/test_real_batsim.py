@@ -25,7 +25,6 @@ from batsim_helpers import PLATFORMS, REPO, PybatsimProcess
 from real_batsim import real_batsim
 
 from hdrm.batsim.engine import replay_with_batsim
-from hdrm.platform.loader import load_platform
 from hdrm.platform.simgrid import write_simgrid_xml
 from hdrm.policies.pairs import resolve_policy
 from hdrm.results.csvio import read_jobs_csv, read_schedule_csv

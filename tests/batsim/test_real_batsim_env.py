@@ -9,13 +9,10 @@ run (see ``real_batsim.py``).
 
 from __future__ import annotations
 
-import csv
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-from batsim_helpers import PLATFORMS, REPO
+from batsim_helpers import PLATFORMS, REPO, ppo_jobpick_options, read_csv
 from real_batsim import real_batsim
 
 from hdrm.env.scheduling_env import SchedulingEnv
@@ -70,30 +67,11 @@ def test_an_episode_under_real_batsim_equals_the_builtin_one(settings):
     assert result.energy_j == pytest.approx(expected.energy_j, rel=1e-3)  # Batsim's consumed_joules
 
 
-def options_file(folder: Path, engine: str) -> Path:
-    data = json.loads((REPO / "examples" / "ppo_jobpick" / "options.json").read_text())
-    data.update(workload_file_path=str(SWF), platform_file_path=str(HETERO), engine=engine, nb_jobs=40)
-    del data["nb_resources"], data["workload"]
-    if engine == "batsim":
-        data["batsim"] = {"binary": BATSIM}
-    data["simulation"] = {"contention": "hdeeprm", "backfilling": "easy"}
-    data["pybatsim"]["env"]["actions"]["window"] = 8
-    data["pybatsim"]["agent"].update(episodes=2)
-    data["pybatsim"]["agent"]["params"].update(rollout_steps=8, minibatch=4, epochs=1)
-    folder.mkdir()
-    path = folder / "options.json"
-    path.write_text(json.dumps(data))
-    return path
-
-
-def read_csv(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
 def test_the_launcher_trains_under_real_batsim_like_under_the_builtin_engine(tmp_path, capsys):
     for engine in ("builtin", "batsim"):
-        argv = [str(REPO / "agents" / "ppo.py"), str(options_file(tmp_path / engine, engine)),
+        argv = [str(REPO / "agents" / "ppo.py"), str(ppo_jobpick_options(
+            tmp_path / engine, engine, HETERO, str(SWF), nb_jobs=40,
+            **({"batsim": {"binary": BATSIM}} if engine == "batsim" else {}))),
                 "--outdir", str(tmp_path / engine / "out"), "--outmodel", str(tmp_path / engine / "m.pt"),
                 "--quiet"]
         assert launch(argv) == 0

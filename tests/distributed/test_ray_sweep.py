@@ -33,6 +33,7 @@ def test_ray_gives_the_same_results_as_in_process(ray, tmp_path):
     on_ray = run_sweep(path, tmp_path / "ray", progress=False)
     serial = run_sweep(path, tmp_path / "serial", backend="serial", progress=False)
     assert (on_ray.backend, on_ray.parallel, on_ray.nb_run) == ("ray", 2, 8)
+    assert (serial.backend, serial.nb_run) == ("serial", 8)
     assert outputs(tmp_path / "ray") == outputs(tmp_path / "serial")
     assert ray.is_initialized()  # a Ray the caller started is left running
 

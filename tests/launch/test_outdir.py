@@ -75,7 +75,6 @@ def test_only_dead_processes_temp_files_are_removed(tmp_path):
 
 def test_every_launch_output_is_a_known_name(tmp_path):
     from hdrm.launch.logs import RunLog
-    from hdrm.sim.outputs import write_outputs  # noqa: F401  (the names come from these writers)
 
     names = {"episodes.csv", "actions.csv", "out_jobs.csv", "out_schedule.csv", "out_timeline.csv",
              "overutilizations.json", "model.pt", "tensorboard", "batsim.log", "learning.png"}
