@@ -25,7 +25,9 @@ MILLI = 1000
 class TaskShape:
     """A task's demand vector: CPU milli-cores, memory MiB, GPU count, share of each, models.
 
-    ``milli`` is 0 when ``gpus`` is 0; ``models`` empty means any model.
+    ``milli`` is 0 when ``gpus`` is 0; ``models`` empty means any model. ``speeds``: the task's
+    relative speed per GPU model, ``((model, speed), ...)`` sorted by model, 1.0 on its fastest
+    (a Gavel job's measured throughputs); empty when unknown (openb).
     """
 
     cpu_milli: int
@@ -33,6 +35,7 @@ class TaskShape:
     gpus: int = 0
     milli: int = 0
     models: tuple[str, ...] = ()
+    speeds: tuple[tuple[str, float], ...] = ()
 
     @property
     def total_milli(self) -> int:
@@ -59,7 +62,18 @@ class TaskShape:
         accel = job.accel
         if accel is None or accel.count == 0:
             return cls(cpu, memory)
-        return cls(cpu, memory, accel.count, accel.milli, accel.models)
+        return cls(cpu, memory, accel.count, accel.milli, accel.models, relative_speeds(job))
+
+
+def relative_speeds(job) -> tuple[tuple[str, float], ...]:
+    """A job's speed per GPU model relative to its fastest model, from its run time per model
+    (``extra["gavel"]["run_time_s"]``); rounded to 6 digits so that jobs of one type and scale
+    share a shape. Empty when the job gives no run time per model."""
+    times = job.extra.get("gavel", {}).get("run_time_s") if job.extra else None
+    if not times:
+        return ()
+    fastest = min(times.values())
+    return tuple((model, round(fastest / t, 6)) for model, t in sorted(times.items()))
 
 
 class GpuCluster:

@@ -25,14 +25,18 @@ capacity (128 cores and 8 GPUs on openb):
 * ``fgd``: ``100 * sigmoid((frag before - frag after) / 1000)``: the node and GPU whose
   assignment increases fragmentation (:mod:`hdrm.policies.gpu_frag`) the least.
 
-and two classic ones: ``first_fit`` (the lowest node id that fits) and ``load_balance`` (the most
-free CPU and GPU share, as fractions of the node, left after placing). Within a node a shared task
+two classic ones, ``first_fit`` (the lowest node id that fits) and ``load_balance`` (the most
+free CPU and GPU share, as fractions of the node, left after placing), and the
+heterogeneity-aware ``price_aware`` (:mod:`hdrm.policies.gpu_price`: the GPU model where the task
+gets the most work done per dollar, then best fit). Within a node a shared task
 takes the GPU with the least free share that fits (best fit; ``random`` and ``fgd`` choose their
 own), and whole GPUs are the free ones of lowest index. A GPU-model constraint is a feasibility
 rule, so no policy can break it.
 """
 
 from __future__ import annotations
+
+from typing import Mapping
 
 import numpy as np
 
@@ -62,9 +66,11 @@ class Placement:
     #: the tie rule this policy imposes (None: the placer's); ``random`` draws among equals
     ties: str | None = None
 
-    def __init__(self, cluster: GpuCluster, types: TaskTypes | None = None) -> None:
+    def __init__(self, cluster: GpuCluster, types: TaskTypes | None = None,
+                 prices: Mapping[str, float] | None = None) -> None:
         self.cluster = cluster
         self.types = types
+        self.prices = prices
 
     def score(self, shape: TaskShape, nodes: NodeIds) -> np.ndarray:
         """Scores of ``nodes`` for the task, ``-inf`` where it does not fit (higher is better)."""
@@ -97,14 +103,17 @@ PLACEMENTS: Registry[type[Placement]] = Registry("placement policy")
 
 
 def make_placement(name: str, cluster: GpuCluster, types: TaskTypes | None = None,
-                   where: str = "--policy") -> Placement:
-    """The placement registered as ``name`` for this cluster (``types`` for FGD).
+                   where: str = "--policy",
+                   prices: Mapping[str, float] | None = None) -> Placement:
+    """The placement registered as ``name`` for this cluster (``types`` for FGD; ``prices`` per
+    GPU-hour by model for ``price_aware``, else the type library's).
 
     Raises:
-        ConfigError: unknown name (close names suggested), or FGD without task types.
+        ConfigError: unknown name (close names suggested), or a model without a price.
+        ValueError: FGD without task types.
     """
     cls = PLACEMENTS.get(name, where)
-    return cls(cluster, types)
+    return cls(cluster, types, prices)
 
 
 def _register(cls: type[Placement]) -> type[Placement]:
@@ -208,8 +217,9 @@ class GpuPacking(Placement):
 class Fgd(Placement):
     name = "fgd"
 
-    def __init__(self, cluster: GpuCluster, types: TaskTypes | None = None) -> None:
-        super().__init__(cluster, types)
+    def __init__(self, cluster: GpuCluster, types: TaskTypes | None = None,
+                 prices: Mapping[str, float] | None = None) -> None:
+        super().__init__(cluster, types, prices)
         if types is None:
             raise ValueError("fgd needs the workload's task types")
         self.meter = FragMeter(cluster, types)
@@ -258,3 +268,7 @@ class Fgd(Placement):
 
     def gpu_for_share(self, node, shape, rng):
         return int(np.argmax(self.per_gpu(shape, np.array([node]))[0]))
+
+
+# registers ``price_aware`` (its own module; imported last: it builds on the classes above)
+from hdrm.policies import gpu_price  # noqa: E402,F401
