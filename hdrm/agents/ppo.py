@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -53,6 +53,13 @@ class PPOSettings(ValueSettings):
     per step for all of them); the single-environment loop (``decide``) ignores it."""
 
 
+def mean_update_stats(stats: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """The mean of each statistic over several updates; ``{"loss": nan}`` when there were none."""
+    if not stats:
+        return {"loss": math.nan}
+    return {key: float(np.mean([s[key] for s in stats])) for key in stats[0]}
+
+
 @AGENTS.register("ppo")
 class PPOAgent(ValueLearningAgent):
     """PPO with masked categorical policies; settings: :class:`PPOSettings`."""
@@ -81,6 +88,9 @@ class PPOAgent(ValueLearningAgent):
                 RolloutBuffer(per_env, shape, self.n_actions) for _ in range(self.settings.num_envs)
             ]
         self.updates = 0
+        #: When set, a full rollout is handed to this callable instead of being learned from here
+        #: (a rollout worker of :mod:`hdrm.distributed.ppo` sends it to its learner).
+        self.rollout_sink: Callable[[RolloutBatch], None] | None = None
         self._bootstrap_pending = False
         self._update_stats: list[dict[str, float]] = []
 
@@ -126,10 +136,7 @@ class PPOAgent(ValueLearningAgent):
                 f"num_envs={len(self.env_buffers)} (pybatsim.agent.params.num_envs)"
             )
         on_device = self.to_rollout(obs)
-        if self.training and self._bootstrap_pending:
-            with torch.no_grad():
-                last_values = self.rollout_network.value(on_device).cpu()
-            self._update_all([float(v) for v in last_values])
+        self._learn_pending(on_device)
         with torch.no_grad():
             logits, values = self.rollout_network(on_device)
             logits = masked_logits(logits.cpu(), mask_t)
@@ -143,6 +150,24 @@ class PPOAgent(ValueLearningAgent):
                 buffer.add(obs[i].numpy(), mask_t[i].numpy(), int(actions[i]),
                            float(log_probs[i]), float(values[i]))
         return actions.numpy()
+
+    @property
+    def rollout_waiting(self) -> bool:
+        """A full rollout waits for the values of the next observations before it is learned."""
+        return self.training and self._bootstrap_pending
+
+    def learn_pending_batch(self, observations: np.ndarray) -> None:
+        """Learn from the full rollout that waits for the next observations' values, now, without
+        deciding (``decide_batch`` does it itself first); no-op when none waits."""
+        if self.rollout_waiting:
+            obs = as_tensor(np.stack([self.observe(o) for o in observations]))
+            self._learn_pending(self.to_rollout(obs))
+
+    def _learn_pending(self, on_device: torch.Tensor) -> None:
+        if self.rollout_waiting:
+            with torch.no_grad():
+                last_values = self.rollout_network.value(on_device).cpu()
+            self._update_all([float(v) for v in last_values])
 
     def rewarded_batch(self, rewards: np.ndarray, dones: np.ndarray) -> None:
         """The rewards of the last :meth:`decide_batch` and whether each environment's episode ended
@@ -174,11 +199,12 @@ class PPOAgent(ValueLearningAgent):
 
     def _learn_episode(self) -> dict[str, float]:
         """PPO learns per rollout: report the updates made during the episode (loss nan if none)."""
+        return mean_update_stats(self.take_update_stats())
+
+    def take_update_stats(self) -> list[dict[str, float]]:
+        """The statistics of the updates made since the last call (each one's :meth:`update`)."""
         done, self._update_stats = self._update_stats, []
-        if not done:
-            return {"loss": math.nan}
-        keys = done[0].keys()
-        return {key: float(np.mean([s[key] for s in done])) for key in keys}
+        return done
 
     def learn(self, episode: Any) -> dict[str, float]:  # pragma: no cover - PPO learns per rollout
         raise NotImplementedError("PPOAgent learns per rollout, in rewarded()/decide()")
@@ -198,11 +224,19 @@ class PPOAgent(ValueLearningAgent):
 
     def _learn_rollout(self, batch: RolloutBatch) -> None:
         self._bootstrap_pending = False
+        if self.rollout_sink is not None:
+            self.rollout_sink(batch)
+            return
+        self._update_stats.append(self.learn_rollout(batch))
+
+    def learn_rollout(self, batch: RolloutBatch) -> dict[str, float]:
+        """One update from a finished rollout (advantages and returns computed), the weights then
+        copied to the rollout network; returns the update's statistics."""
         stats = self.update(RolloutBatch(*(self.to_update(t) for t in batch)))
         self.sync_rollout()
         self.updates += 1
-        self._update_stats.append(stats)
         logger.debug("PPO update %d: %s", self.updates, stats)
+        return stats
 
     def update(self, batch: RolloutBatch) -> dict[str, float]:
         """Run the PPO epochs over one rollout; returns mean loss parts, approx. KL and clip fraction."""
