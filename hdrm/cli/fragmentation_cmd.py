@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hdrm.fragmentation.experiment import parse_seeds, run_experiment
+from hdrm.fragmentation.experiment import TIES, parse_seeds, run_experiment
 from hdrm.fragmentation.protocol import DEFAULT_TUNING_RATIO
 from hdrm.policies.placement import PLACEMENTS
 
@@ -39,6 +39,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--workload-tuning-ratio", type=float, default=DEFAULT_TUNING_RATIO,
                         metavar="R", help="resample GPU requests to R x the cluster's GPUs "
                         "(default %(default)s; <= 0: the list as it is)")
+    parser.add_argument("--ties", choices=tuple(TIES), default="shuffled",
+                        help="equal best scores go to the first node of a random order drawn "
+                        "per seed (shuffled, the paper's simulator) or to the first node name "
+                        "(first) (default %(default)s)")
     parser.add_argument("--processes", type=int, default=1, metavar="N",
                         help="worker processes for the seeds (default %(default)s)")
     parser.set_defaults(func=run)
@@ -49,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     """Carry out ``hdrm fragmentation``; returns the exit status."""
     seeds = parse_seeds(args.seeds)
     summary = run_experiment(args.nodes, args.pods, args.policy, seeds, args.outdir,
-                             args.workload_tuning_ratio, args.processes)
+                             args.workload_tuning_ratio, args.processes, args.ties)
     unalloc = summary["unallocated_gpus_pct"]
     per_seed = " ".join(f"{s}:{v:.2f}" for s, v in unalloc["per_seed"].items())
     print(f"{summary['policy']}: unallocated GPUs at 100% arrived workload, median "

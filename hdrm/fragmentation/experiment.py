@@ -6,7 +6,8 @@
 * ``curve_<seed>.csv``: per arrival the task, the node (-1: failed), arrived and allocated GPU
   milli and % of the cluster's, fragmentation amount (milli-GPU) and ratio (% of free GPU share);
 * ``summary.json``: ``{"policy": P, "unallocated_gpus_pct": {"median": x, "per_seed":
-  {"42": x42, ...}}, ...}`` at 100% arrived workload, with the inputs, task types and failures.
+  {"42": x42, ...}}, ...}`` at 100% arrived workload, with the inputs, the tie rule, the failed
+  tasks and the arrivals per seed.
 """
 
 from __future__ import annotations
@@ -84,18 +85,39 @@ def _init_worker(nodes_csv: str, pods_csv: str) -> None:
     _WORKER.update(inputs=inputs, types=inputs.types)
 
 
-def _one(args: tuple[str, int, float]) -> SeedRun:
-    policy, seed, ratio = args
+#: ``--ties`` choices and the :class:`~hdrm.policies.gpu_placer.Placer` rule each one is.
+TIES = {"shuffled": "shuffled", "first": "name"}
+
+
+def placer_ties(ties: str) -> str:
+    """The placer's tie rule for a ``--ties`` choice (``first``: the first node name).
+
+    Raises:
+        ConfigError: not one of :data:`TIES`.
+    """
+    try:
+        return TIES[ties]
+    except KeyError:
+        raise ConfigError(f"--ties: unknown rule {ties!r}; choose one of: "
+                          f"{', '.join(TIES)}") from None
+
+
+def _one(args: tuple[str, int, float, str]) -> SeedRun:
+    policy, seed, ratio, ties = args
     inputs = _WORKER["inputs"]
     return run_seed(inputs.cluster, inputs.shapes, inputs.names, _WORKER["types"], policy, seed,
-                    ratio)
+                    ratio, placer_ties(ties))
 
 
 def run_seeds(nodes_csv: str | Path, pods_csv: str | Path, policy: str, seeds: Sequence[int],
-              ratio: float = DEFAULT_TUNING_RATIO, processes: int = 1) -> list[SeedRun]:
-    """Run one policy on each seed; ``processes`` > 1 spreads the seeds over worker processes."""
+              ratio: float = DEFAULT_TUNING_RATIO, processes: int = 1,
+              ties: str = "shuffled") -> list[SeedRun]:
+    """Run one policy on each seed; ``processes`` > 1 spreads the seeds over worker processes;
+    ``ties``: ``"shuffled"`` (a random node order per seed, the paper's) or ``"first"`` (the
+    first node name)."""
     PLACEMENTS.get(policy, "--policy")  # a typo fails before any work
-    jobs = [(policy, seed, ratio) for seed in seeds]
+    placer_ties(ties)
+    jobs = [(policy, seed, ratio, ties) for seed in seeds]
     if processes <= 1 or len(jobs) == 1:
         _init_worker(str(nodes_csv), str(pods_csv))
         return [_one(job) for job in jobs]
@@ -124,16 +146,22 @@ def write_curve(run: SeedRun, path: Path) -> None:
 
 def run_experiment(nodes_csv: str | Path, pods_csv: str | Path, policy: str,
                    seeds: Sequence[int], outdir: str | Path,
-                   ratio: float = DEFAULT_TUNING_RATIO, processes: int = 1) -> dict:
+                   ratio: float = DEFAULT_TUNING_RATIO, processes: int = 1,
+                   ties: str = "shuffled") -> dict:
     """Run, write the curves and ``summary.json`` into ``outdir``; returns the summary."""
     started = time.perf_counter()
-    runs = run_seeds(nodes_csv, pods_csv, policy, seeds, ratio, processes)
+    runs = run_seeds(nodes_csv, pods_csv, policy, seeds, ratio, processes, ties)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     for run in runs:
         write_curve(run, out / f"curve_{run.seed}.csv")
-    summary = summarize(policy.lower(), runs, nodes=str(nodes_csv), pods=str(pods_csv),
-                        workload_tuning_ratio=ratio,
-                        wall_s=round(time.perf_counter() - started, 2))
+    try:
+        summary = summarize(policy.lower(), runs, nodes=str(nodes_csv), pods=str(pods_csv),
+                            workload_tuning_ratio=ratio, ties=ties,
+                            wall_s=round(time.perf_counter() - started, 2))
+    except ValueError as exc:  # the curves are written: they show how far the workload went
+        raise ConfigError(f"{pods_csv}: {exc} of the cluster's GPUs, so there is no value at "
+                          f"100%; give --workload-tuning-ratio >= 1 (got {ratio:g}) or more "
+                          "tasks") from None
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     return summary

@@ -68,3 +68,47 @@ def test_command_errors_are_one_line(tmp_path, capsys):
     assert main(["fragmentation", "--nodes", str(nodes), "--pods", str(nodes), "--policy",
                  "best_fitt", "--seeds", "x", "--outdir", str(tmp_path)]) == 2
     assert "--seeds: expected '42-51'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("ties, nodes_used", [("first", {1}), ("shuffled", {0, 1})])
+def test_ties_go_to_the_first_name_or_a_random_node_order_per_seed(tmp_path, ties, nodes_used):
+    """Two equal one-GPU nodes listed as b-node, a-node and two 1-GPU tasks: the first task's
+    scores tie. ``first`` always takes a-node (index 1: first by name, not by list order);
+    ``shuffled`` draws a node order per seed, so over six seeds the first task uses both."""
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nb-node,4000,1024,1,T4\n"
+                     "a-node,4000,1024,1,T4\n")
+    pods = tmp_path / "pods.csv"
+    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\ng,1000,10,1,1000\n"
+                    "h,1000,10,1,1000\n")
+    out = tmp_path / ties
+    assert main(["fragmentation", "--nodes", str(nodes), "--pods", str(pods), "--policy",
+                 "best_fit", "--seeds", "1-6", "--workload-tuning-ratio", "0", "--ties", ties,
+                 "--outdir", str(out)]) == 0
+    used = {int(next(csv.DictReader((out / f"curve_{s}.csv").open()))["node"])
+            for s in range(1, 7)}
+    assert used == nodes_used
+    assert json.loads((out / "summary.json").read_text())["ties"] == ties
+
+
+def test_a_workload_short_of_100_percent_is_one_line(tmp_path, capsys):
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\na,4000,1024,2,T4\n")
+    pods = tmp_path / "pods.csv"
+    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\ng,1000,10,1,1000\n")
+    assert main(["fragmentation", "--nodes", str(nodes), "--pods", str(pods), "--policy", "fgd",
+                 "--seeds", "1", "--workload-tuning-ratio", "0", "--outdir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"{pods}: the arrived workload never reaches 100% (last 50.0%) of the "
+                        "cluster's GPUs, so there is no value at 100%; give "
+                        "--workload-tuning-ratio >= 1 (got 0) or more tasks")
+    assert len(err.splitlines()) == 1
+
+
+def test_an_unknown_tie_rule_is_refused():
+    from hdrm.errors import ConfigError
+    from hdrm.fragmentation.experiment import run_seeds
+
+    with pytest.raises(ConfigError, match=r"^--ties: unknown rule 'name'; choose one of: "
+                                          r"shuffled, first$"):
+        run_seeds("n.csv", "p.csv", "fgd", [1], ties="name")
