@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time as _time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from hdrm.policies.core_selection import CorePolicy
 from hdrm.policies.pairs import PolicyPair, resolve_policy
 from hdrm.results.overutil import Overutilizations
 from hdrm.results.timeline import TimelineRow
-from hdrm.sim.machine import machine_for, start_kwargs
+from hdrm.sim.machine import Machine, machine_for, start_kwargs
 from hdrm.workload.batsim_json import check_supported
 from hdrm.workload.job import Job, Workload
 
@@ -81,6 +81,8 @@ class SimulationResult:
     wall_s: float = 0.0
     decisions: int = 0
     decision_s: float = 0.0
+    #: On a GPU platform, the :class:`~hdrm.sim.gpu_engine.GpuReport` (placements, GPU timeline).
+    gpu: Any = None
     #: The out_jobs.csv rows and the out_schedule.csv row, made once on first use by
     #: :mod:`hdrm.sim.outputs` (writing the files and printing a summary share them).
     reports: dict = field(default_factory=dict, repr=False, compare=False)
@@ -111,16 +113,21 @@ class Simulation:
         config: engine settings.
     """
 
+    def __new__(cls, platform: Platform, *args, **kwargs) -> "Simulation":
+        """On a platform with accelerators, a :class:`~hdrm.sim.gpu_engine.GpuSimulation`."""
+        if cls is Simulation and platform.accelerators:
+            from hdrm.sim.gpu_engine import GpuSimulation  # it subclasses this one
+
+            cls = GpuSimulation
+        return super().__new__(cls)
+
     def __init__(self, platform: Platform, workload: Workload, config: SimulationConfig | None = None):
         self.config = config or SimulationConfig()
         check_profiles(workload)
         self.platform = platform
         self.workload = workload
         self.rng = np.random.default_rng(self.config.seed)
-        self.core = DecisionCore(
-            platform, self.config.contention, self.config.backfilling, self.config.decision, self.rng
-        )
-        self.machine = machine_for(platform, self.config.kill_on_walltime)
+        self.core, self.machine = self._make_parts()
         self.now = 0.0
         self.outcomes: dict[int, Outcome] = {}
         self.timeline: list[TimelineRow] = []
@@ -139,13 +146,17 @@ class Simulation:
     def run(self, policy: str | PolicyPair, progress: Callable[[int, int], None] | None = None
             ) -> SimulationResult:
         """Run to the end with a fixed policy (a heuristic name or a "job-core" pair)."""
-        pair = resolve_policy(policy) if isinstance(policy, str) else policy
+        pair = self.resolve(policy) if isinstance(policy, str) else policy
         total = len(self._jobs)
         while self.next_decision():
             self.decide(pair)
             if progress is not None and self.decisions % 4096 == 0:
                 progress(len(self.outcomes), total)
         return self.result()
+
+    def resolve(self, name: str) -> PolicyPair:
+        """The policy of a name on this platform (a heuristic or a "job-core" pair)."""
+        return resolve_policy(name)
 
     @property
     def done(self) -> bool:
@@ -227,6 +238,13 @@ class Simulation:
         )
 
     # ------------------------------------------------------------------ internals
+    def _make_parts(self) -> tuple[DecisionCore, Machine]:
+        """The decision core and the machine of this platform."""
+        config = self.config
+        core = DecisionCore(self.platform, config.contention, config.backfilling, config.decision,
+                            self.rng)
+        return core, machine_for(self.platform, config.kill_on_walltime)
+
     def _apply(self, starts: list[Start]) -> None:
         machine = self.machine
         self.decisions += 1

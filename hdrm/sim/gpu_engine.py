@@ -1,0 +1,169 @@
+"""The built-in engine on a GPU platform: the same event loop over the GPU decision core.
+
+``Simulation(platform, workload, config)`` on a platform with accelerators makes a
+:class:`GpuSimulation`: the engine's loop (submissions and ends, one decision per instant,
+:meth:`~hdrm.sim.engine.Simulation.next_decision` / ``decide`` / ``pick`` for environments) is
+:class:`~hdrm.sim.engine.Simulation`'s own; only its parts differ: the decision core is a
+:class:`~hdrm.core.gpu_scheduler.GpuDecisionCore`, the machine a
+:class:`~hdrm.sim.gpu_machine.GpuMachine`, and policies are GPU policies (``"ORDER-PLACEMENT"``,
+:func:`~hdrm.core.gpu_scheduler.resolve_gpu_policy`).
+
+After each decision the engine records (``record_timeline``) the usual timeline row (``busy_cores``
+is the CPU held, in whole cores) and a :class:`GpuTimelineRow`: the allocated milli-GPU of each
+model and the cluster's FGD fragmentation (:mod:`hdrm.policies.gpu_frag`, against the workload's
+typical task types) at that instant. Fragmentation is event-driven and exact: each node's value is
+kept with the node's version and recomputed only for nodes that changed since the last instant.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hdrm.core.gpu_scheduler import GpuDecisionCore, GpuPlacement, GpuPolicy, resolve_gpu_policy
+from hdrm.policies.gpu_frag import FragMeter
+from hdrm.policies.gpu_state import GpuCluster
+from hdrm.results.overutil import Overutilizations
+from hdrm.results.timeline import TimelineRow
+from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
+from hdrm.sim.gpu_machine import GpuMachine
+
+
+@dataclass(slots=True)
+class GpuTimelineRow:
+    """The GPUs after one decision instant.
+
+    Attributes:
+        time: the instant (s).
+        queue_size: waiting tasks.
+        running_jobs: running tasks.
+        allocated_milli: allocated milli-GPU per model (the report's model order).
+        frag_milli: the cluster's fragmentation (milli-GPU).
+        power_w: the platform's power after the decision.
+    """
+
+    time: float
+    queue_size: int
+    running_jobs: int
+    allocated_milli: tuple[int, ...]
+    frag_milli: float
+    power_w: float
+
+
+@dataclass
+class GpuReport:
+    """What a GPU run adds to a :class:`~hdrm.sim.engine.SimulationResult` (``result.gpu``).
+
+    Attributes:
+        model_names: GPU models, in the order of the per-model columns.
+        model_milli: milli-GPU of each model in the platform.
+        price_usd_per_hour: per model, one GPU's price for one hour.
+        placements: per task index, where and how long it ran.
+        timeline: one row per decision instant.
+        policy: the GPU policy's name.
+    """
+
+    model_names: list[str]
+    model_milli: list[int]
+    price_usd_per_hour: dict[str, float]
+    placements: dict[int, GpuPlacement]
+    timeline: list[GpuTimelineRow] = field(default_factory=list)
+    policy: str = ""
+
+
+class FragTracker:
+    """The cluster's fragmentation, updated for the nodes that changed since the last reading."""
+
+    def __init__(self, cluster: GpuCluster, meter: FragMeter) -> None:
+        self.cluster, self.meter = cluster, meter
+        self._frag = meter.of_cluster(cluster)
+        self._version = cluster.version.copy()
+        self.total = float(self._frag.sum())
+
+    def read(self) -> float:
+        """The fragmentation now (milli-GPU)."""
+        c = self.cluster
+        stale = np.flatnonzero(c.version != self._version)
+        if len(stale):
+            new = self.meter.of_cluster(c, stale)
+            self.total += float(new.sum() - self._frag[stale].sum())
+            self._frag[stale] = new
+            self._version[stale] = c.version[stale]
+        return self.total
+
+
+class GpuSimulation(Simulation):
+    """:class:`~hdrm.sim.engine.Simulation` on a GPU platform (see the module docstring).
+
+    Args:
+        platform: a platform with accelerators.
+        workload: the tasks.
+        config: engine settings (``backfilling`` ``"none"`` or ``"greedy"``; contention and
+            walltime kills do not apply: tasks last their run time).
+        ties: the placer's tie rule (``"shuffled"``: the FGD simulator's, seeded by ``config``).
+    """
+
+    def __init__(self, platform, workload, config: SimulationConfig | None = None,
+                 ties: str = "shuffled") -> None:
+        self.ties = ties
+        super().__init__(platform, workload, config)
+        cluster = self.core.cluster
+        types = self.core.types
+        self.frag = FragTracker(cluster, FragMeter(cluster, types)) if types is not None else None
+        self.gpu_timeline: list[GpuTimelineRow] = []
+        self._policy_name = ""
+
+    def _make_parts(self) -> tuple[GpuDecisionCore, GpuMachine]:
+        core = GpuDecisionCore(self.platform, self.workload.jobs, self.config.backfilling,
+                               self.rng, self.ties)
+        return core, GpuMachine(self.platform, core.cluster.model_names)
+
+    def resolve(self, name: str) -> GpuPolicy:
+        """The GPU policy of a name (``"ORDER-PLACEMENT"``)."""
+        policy = resolve_gpu_policy(name)
+        self._policy_name = policy.name
+        return policy
+
+    def _apply(self, starts: list) -> None:
+        self.decisions += 1
+        machine, running = self.machine, self.core.running
+        for job, devices in starts:
+            placed = running[job.idx]
+            machine.start(job.idx, placed.node, placed.devices, placed.shape.cpu_milli,
+                          placed.shape.milli, placed.run_s)
+        if self.config.record_timeline:
+            self._record_instant()
+
+    def _flush_changes(self) -> None:
+        """Nothing to hand over: GPU tasks are not re-timed by power states."""
+
+    def _record_instant(self) -> None:
+        machine, cluster = self.machine, self.core.cluster
+        queue, running, power = len(self.core.queue), machine.running, machine.power_w
+        busy = int((cluster.cpu_cap.sum() - cluster.cpu_left.sum()) // 1000)
+        self.timeline.append(TimelineRow(self.now, queue, running, busy, 0, power,
+                                         machine.energy_j()))
+        frag = self.frag.read() if self.frag is not None else 0.0
+        self.gpu_timeline.append(GpuTimelineRow(self.now, queue, running,
+                                                tuple(int(a) for a in machine.allocated),
+                                                frag, power))
+
+    def result(self) -> SimulationResult:
+        """The finished (or stopped) run, with its :class:`GpuReport` as ``result.gpu``."""
+        outcomes = [self.outcomes[j.idx] for j in self._jobs if j.idx in self.outcomes]
+        makespan = max((o.finish_s for o in outcomes), default=0.0)
+        machine = self.machine
+        prices = {}
+        for acc in self.platform.accelerators:
+            prices.setdefault(acc.type.name, acc.type.price_usd_per_hour)
+        result = SimulationResult(
+            platform=self.platform, workload=self.workload, outcomes=outcomes,
+            timeline=self.timeline, overutilizations=Overutilizations(),
+            energy_j=machine.energy_j(), makespan_s=max(makespan, 0.0),
+            wall_s=time.perf_counter() - self._wall0, decisions=self.decisions, decision_s=self.decision_s)
+        result.gpu = GpuReport(machine.model_names, [int(m) for m in machine.model_milli],
+                               prices, self.core.placements, self.gpu_timeline,
+                               self._policy_name)
+        return result
