@@ -32,6 +32,7 @@ LAYER_OF = {
     "hdrm.results": "L1",
     "hdrm.core": "L2",
     "hdrm.policies": "L2",
+    "hdrm.dag": "L2",
     "hdrm.sim": "L3",
     "hdrm.batsim": "L3",
     "hdrm.viz": "L3",
