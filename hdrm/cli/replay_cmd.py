@@ -6,11 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from hdrm.cli.gpu_replay import run_gpu
 from hdrm.core.contention import CONTENTION_MODELS
 from hdrm.errors import ConfigError
 from hdrm.implied import ImpliedSimulation, implied_simulation
 from hdrm.policies.pairs import resolve_policy
 from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.sim.gpu_inputs import is_gpu_input
 from hdrm.sim.inputs import InputSpec, load_inputs
 from hdrm.sim.outputs import check_outdir, job_results, schedule_summary, write_outputs
 from hdrm.workload.swf import SkippableLineError
@@ -20,6 +22,8 @@ EPILOG = """examples:
       --policy shortest-high_gflops --backfill easy --outdir runs/replay
   hdrm replay --homogeneous-procs 256 --workload lublin_256.swf.gz --conventions rlscheduler \\
       --start-index 1981 --nb-jobs 1024 --policy sjf --contention none --outdir runs/lublin
+  hdrm replay --platform openb_node_list_gpu_node.csv --workload openb_pod_list_default.csv \\
+      --policy drf-fgd --outdir runs/openb        (GPU platform: policy ORDER-PLACEMENT)
 """
 
 
@@ -37,10 +41,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     where.add_argument("--platform", metavar="P.json", help="platform JSON (or SimGrid XML) file")
     where.add_argument("--homogeneous-procs", type=int, metavar="N",
                        help="N identical one-core resources instead of a platform (0: the trace's MaxProcs)")
-    parser.add_argument("--workload", required=True, metavar="W", help="SWF(.gz) or Batsim JSON workload")
+    parser.add_argument("--workload", required=True, metavar="W",
+                        help="SWF(.gz) or Batsim JSON workload; on a GPU platform an openb pod "
+                        "list (.csv) or a Gavel trace (with --throughputs)")
+    parser.add_argument("--throughputs", metavar="T.json",
+                        help="Gavel's simulation_throughputs.json (for a Gavel trace)")
     parser.add_argument("--policy", default="fcfs",
-                        help="heuristic (fcfs, sjf, ljf, wfp3, unicep, f1, ...) or pair 'job-core'")
-    parser.add_argument("--backfill", default="none", choices=("none", "easy", "easy_first", "conservative"))
+                        help="heuristic (fcfs, sjf, ljf, wfp3, unicep, f1, ...) or pair 'job-core'; "
+                        "on a GPU platform a queue order (fifo, sjf, drf, tetris, las) or a pair "
+                        "'order-placement' (default placement fgd)")
+    parser.add_argument("--backfill", default="none",
+                        choices=("none", "easy", "easy_first", "conservative", "greedy"),
+                        help="CPU platforms: none, easy, easy_first, conservative; GPU platforms: "
+                        "none or greedy")
     parser.add_argument("--contention", default="hdeeprm", help=f"one of {', '.join(CONTENTION_MODELS.names())}")
     parser.add_argument("--decision", default=None, choices=("event", "commit"),
                         help="re-decide at every event, or hold a pick until it fits (RLScheduler); "
@@ -68,8 +81,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``hdrm replay``."""
-    pair = resolve_policy(args.policy, "--policy")
+    """Run ``hdrm replay`` (on a GPU platform: :func:`hdrm.cli.gpu_replay.run_gpu`)."""
+    builtin = args.engine == "builtin"
+    if builtin and args.platform and is_gpu_input(args.platform, args.workload, args.throughputs):
+        return run_gpu(args)
+    try:
+        pair = resolve_policy(args.policy, "--policy")
+    except ConfigError:
+        if not args.platform:
+            raise
+        pair = None  # a GPU policy name is valid if the platform turns out to have GPUs
     CONTENTION_MODELS.get(args.contention, "--contention")
     spec = InputSpec(
         workload_path=args.workload,
@@ -88,6 +109,10 @@ def run(args: argparse.Namespace) -> int:
         platform, workload = load_inputs(spec)
     except SkippableLineError as exc:  # name the flag, not read_swf's argument
         raise exc.relaxed_by("rerun with --no-strict") from None
+    if builtin and platform.accelerators:  # a CPU workload (SWF, Batsim JSON) on GPU nodes
+        return run_gpu(args, platform, workload)
+    if pair is None:
+        pair = resolve_policy(args.policy, "--policy")
     check_outdir(args.outdir)  # before the run: a bad folder should not cost a whole simulation
     implied = implied_settings(args)
     config = SimulationConfig(

@@ -122,9 +122,12 @@ class GpuSimulation(Simulation):
 
     def resolve(self, name: str) -> GpuPolicy:
         """The GPU policy of a name (``"ORDER-PLACEMENT"``)."""
-        policy = resolve_gpu_policy(name)
-        self._policy_name = policy.name
-        return policy
+        return resolve_gpu_policy(name)
+
+    def decide(self, pair: GpuPolicy) -> list:
+        """One decision with a GPU policy at the current instant (its name goes in the report)."""
+        self._policy_name = pair.name
+        return super().decide(pair)
 
     def _apply(self, starts: list) -> None:
         self.decisions += 1

@@ -13,6 +13,7 @@ keeps it (read it with ``conventions="rlscheduler"``), each run on an empty clus
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from numbers import Integral
 from typing import Iterable, Sequence
 
@@ -42,12 +43,9 @@ def rebase(workload: Workload, jobs: Sequence[Job], name: str) -> Workload:
     if not jobs:
         raise WorkloadError(f"{_label(workload)}: the selection {name!r} has no jobs")
     origin_s = jobs[0].submit_s
-    copies = [
-        Job(i, j.id, j.submit_s - origin_s, j.res, j.walltime_s, j.run_time_s, j.mem_mb,
-            j.mem_bw_gbps, j.ops_gflop, j.req_ops_gflop, j.trace_submit_s, j.profile,
-            j.profile_type, j.user_id, dict(j.extra))
-        for i, j in enumerate(jobs)
-    ]
+    # every field carries over (the GPU demand and CPU milli-cores too), with a fresh extra dict
+    copies = [replace(j, idx=i, submit_s=j.submit_s - origin_s, extra=dict(j.extra))
+              for i, j in enumerate(jobs)]
     return Workload(
         copies, name, workload.source, workload.header, dict(workload.skipped), workload.nb_res
     )

@@ -1,0 +1,65 @@
+"""``hdrm replay`` on a GPU platform: the time-based replay of an openb or Gavel workload."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from hdrm.core.gpu_scheduler import GPU_BACKFILLING, resolve_gpu_policy
+from hdrm.errors import ConfigError
+from hdrm.platform.model import Platform
+from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
+from hdrm.sim.gpu_inputs import load_gpu_inputs
+from hdrm.sim.gpu_outputs import gpu_summary, write_gpu_outputs
+from hdrm.sim.outputs import check_outdir
+from hdrm.workload.job import Workload
+
+
+def run_gpu(args: argparse.Namespace, platform: Platform | None = None,
+            workload: Workload | None = None) -> int:
+    """Replay on a GPU platform (inputs read here unless given) and print the summary."""
+    policy = resolve_gpu_policy(args.policy, "--policy")
+    if args.backfill not in GPU_BACKFILLING:
+        raise ConfigError(f"--backfill: {args.backfill!r} is not supported on GPU platforms (it "
+                          f"needs reservations over GPU shares); use one of "
+                          f"{', '.join(GPU_BACKFILLING)}")
+    if platform is None or workload is None:
+        platform, workload = load_gpu_inputs(args.platform, args.workload, args.throughputs,
+                                             not args.no_strict, args.start_index, args.nb_jobs)
+    check_outdir(args.outdir)
+    config = SimulationConfig(backfilling=args.backfill, seed=args.seed)
+    result = Simulation(platform, workload, config).run(policy)
+    paths = write_gpu_outputs(result, args.outdir)
+    print_gpu_summary(result, Path(args.outdir), args.backfill)
+    return 0 if paths else 1
+
+
+def _models(values: dict[str, float], fmt: str) -> str:
+    return ", ".join(f"{m} {format(v, fmt)}" for m, v in values.items()) or "none"
+
+
+def print_gpu_summary(result: SimulationResult, outdir: Path, backfill: str) -> None:
+    """The replay's figures, one per line."""
+    s = gpu_summary(result)
+    platform = result.platform
+    print(f"hdrm replay: {s['nb_jobs']} tasks of {result.workload.name} on {platform.name} "
+          f"({len(platform.nodes)} nodes, {len(platform.accelerators)} GPUs), policy "
+          f"{s['policy']}, backfilling {backfill}")
+    rejected = "; ".join(f"{reason}: {n}" for reason, n in s["rejected"].items())
+    rows = [
+        ("tasks finished / rejected", f"{s['nb_finished']} / {s['nb_rejected']}"
+         + (f" ({rejected})" if rejected else "")),
+        ("makespan", f"{s['makespan_s']:.1f} s"),
+        ("mean waiting time", f"{s['mean_waiting_time_s']:.1f} s"),
+        ("mean JCT", f"{s['mean_jct_s']:.1f} s"),
+        ("GPU allocation rate", f"{100 * s['gpu_allocation_rate_all']:.2f}% ("
+         + _models({m: 100 * v for m, v in s["gpu_allocation_rate"].items()}, ".2f") + " %)"),
+        ("mean fragmentation", f"{s['mean_frag_milli'] / 1000:.2f} GPUs"),
+        ("energy", f"{s['energy_j'] / 3.6e6:.3f} kWh"),
+        ("GPU cost", f"{s['cost_usd']:.2f} USD (" + _models(s["cost_usd_by_model"], ".2f") + ")"),
+        ("wall time", f"{result.wall_s:.2f} s"),
+        ("outputs", str(outdir)),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"  {key:<{width}}  {value}")

@@ -1,0 +1,82 @@
+"""Inputs of a replay on a GPU platform: the platform and an openb or Gavel workload.
+
+* The platform is a platform JSON file with accelerators, or an openb node list (``.csv``) turned
+  into one on the fly (:func:`hdrm.platform.openb.platform_json_from_openb`, as
+  ``hdrm platform from-openb`` does).
+* The workload is an openb pod list (``.csv``, put in submission order: the resampled lists are
+  shuffled) or a Gavel trace (any other name) read with its throughput file (``throughputs``,
+  Gavel's ``simulation_throughputs.json``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hdrm.errors import ConfigError
+from hdrm.platform.loader import platform_from_dict
+from hdrm.platform.model import Platform
+from hdrm.platform.openb import platform_json_from_openb
+from hdrm.sim.inputs import load_platform_any
+from hdrm.workload.gavel import read_gavel
+from hdrm.workload.job import Workload
+from hdrm.workload.openb import read_openb_nodes, read_openb_pods
+from hdrm.workload.select import select
+
+
+def is_gpu_input(platform_path: str | None, workload_path: str,
+                 throughputs: str | None = None) -> bool:
+    """True when the inputs name a GPU workload or an openb node list (by file name)."""
+    csv = str(workload_path).lower().endswith(".csv")
+    nodes = str(platform_path or "").lower().endswith(".csv")
+    return csv or nodes or throughputs is not None
+
+
+def load_gpu_platform(path: str | Path) -> Platform:
+    """A platform JSON file, or an openb node list (``.csv``) made into a platform.
+
+    Raises:
+        ConfigError: the platform has no accelerators.
+    """
+    if str(path).lower().endswith(".csv"):
+        nodes, _ = read_openb_nodes(path)
+        doc = platform_json_from_openb(nodes, Path(path).stem, str(path))
+        platform = platform_from_dict(doc, source=str(path))
+    else:
+        platform = load_platform_any(path)
+    if not platform.accelerators:
+        raise ConfigError(f"{path}: the platform has no GPU; an openb or Gavel workload needs "
+                          "a GPU platform (hdrm platform from-openb NODES.csv -o P.json)")
+    return platform
+
+
+def load_gpu_workload(path: str | Path, throughputs: str | None = None,
+                      strict: bool = True) -> Workload:
+    """An openb pod list (``.csv``) or a Gavel trace (with ``throughputs``).
+
+    Raises:
+        ConfigError: a Gavel trace without its throughput file.
+    """
+    if str(path).lower().endswith(".csv"):
+        return _by_submission(read_openb_pods(path, strict))
+    if throughputs is None:
+        raise ConfigError(f"{path}: a Gavel trace needs its throughput file; add --throughputs "
+                          "simulation_throughputs.json (or give an openb pod list, .csv)")
+    return read_gavel(path, throughputs, strict)
+
+
+def _by_submission(workload: Workload) -> Workload:
+    """The tasks in submission order (stable; the resampled openb lists are shuffled)."""
+    jobs = sorted(workload.jobs, key=lambda job: job.submit_s)
+    for i, job in enumerate(jobs):
+        job.idx = i
+    workload.jobs = jobs
+    return workload
+
+
+def load_gpu_inputs(platform_path: str, workload_path: str, throughputs: str | None = None,
+                    strict: bool = True, start_index: int = 0,
+                    nb_jobs: int = 0) -> tuple[Platform, Workload]:
+    """The GPU platform and the selected workload, shifted to start at time 0."""
+    platform = load_gpu_platform(platform_path)
+    workload = load_gpu_workload(workload_path, throughputs, strict)
+    return platform, select(workload, start_index, nb_jobs)

@@ -1,0 +1,73 @@
+"""``hdrm replay`` on a GPU platform: openb node and pod lists in, summary and GPU outputs out."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hdrm.cli.main import main
+
+NODES = "sn,cpu_milli,memory_mib,gpu,model\ngpu-node,4000,16384,2,T4\ncpu-node,8000,16384,0,\n"
+# creation, scheduled and deletion times: share-a runs 0..100, share-b 10..40, whole 20..80;
+# never-ran has no scheduled time
+PODS = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+        "deletion_time,scheduled_time\n"
+        "share-a,1000,1024,1,500,T4,LS,Running,0,100,0\n"
+        "share-b,1000,1024,1,500,,BE,Running,10,40,10\n"
+        "whole,1000,2048,1,1000,,LS,Running,20,80,20\n"
+        "never-ran,1000,1024,1,1000,,BE,Pending,30,,\n")
+
+
+@pytest.fixture
+def lists(tmp_path):
+    nodes, pods = tmp_path / "nodes.csv", tmp_path / "pods.csv"
+    nodes.write_text(NODES)
+    pods.write_text(PODS)
+    return nodes, pods
+
+
+def test_replay_of_an_openb_list_prints_the_gpu_figures_and_writes_the_outputs(lists, tmp_path,
+                                                                            capsys):
+    nodes, pods = lists
+    out = tmp_path / "run"
+    status = main(["replay", "--platform", str(nodes), "--workload", str(pods), "--policy",
+                   "fifo-first_fit", "--outdir", str(out)])
+    text = capsys.readouterr().out
+    assert status == 0
+    # share-a and share-b share T4 0 (first_fit, best-fit GPU), whole takes T4 1: nobody waits;
+    # JCT = run times 100, 30, 60; cost = (0.5 x 100 + 0.5 x 30 + 60) GPU-s x 0.35 USD / 3600
+    cost = (50 + 15 + 60) / 3600 * 0.35
+    assert "policy fifo-first_fit, backfilling none" in text
+    assert "tasks finished / rejected  3 / 1 (never ran in the trace: no run time to replay: 1)" \
+        in text
+    assert "mean JCT                   63.3 s" in text
+    assert f"GPU cost                   {cost:.2f} USD (T4 {cost:.2f})" in text
+    summary = json.loads((out / "out_gpu_summary.json").read_text())
+    assert summary["cost_usd"] == pytest.approx(cost)
+    assert summary["mean_jct_s"] == pytest.approx(190 / 3)
+    rows = (out / "out_jobs.csv").read_text().splitlines()
+    assert [r.split(",")[-7:-3] for r in rows[1:4]] == [
+        ["openb-n0", "0", "500", "T4"], ["openb-n0", "0", "500", "T4"],
+        ["openb-n0", "1", "1000", "T4"]]
+
+
+def test_a_selection_keeps_the_gpu_demands(lists, tmp_path, capsys):
+    nodes, pods = lists
+    status = main(["replay", "--platform", str(nodes), "--workload", str(pods), "--nb-jobs", "2",
+                   "--policy", "sjf", "--outdir", str(tmp_path / "r")])
+    assert status == 0
+    rows = (tmp_path / "r" / "out_jobs.csv").read_text().splitlines()
+    assert [r.split(",")[-4] for r in rows[1:]] == ["T4", "T4"]  # GPU tasks, not CPU-only ones
+
+
+def test_unknown_gpu_policy_and_reserving_backfilling_are_one_line_errors(lists, tmp_path, capsys):
+    nodes, pods = lists
+    args = ["replay", "--platform", str(nodes), "--workload", str(pods), "--outdir",
+            str(tmp_path / "r")]
+    assert main(args + ["--policy", "drf-fgdd"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hdrm replay: error: --policy: unknown GPU policy 'drf-fgdd'")
+    assert err.count("\n") == 1
+    assert main(args + ["--backfill", "easy"]) == 2
+    assert "--backfill: 'easy' is not supported on GPU platforms" in capsys.readouterr().err

@@ -1,0 +1,200 @@
+"""Time-based replay on GPU platforms: hand-checked JCT, cost, energy, sharing, and invariants."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from gpu_builders import gpu_platform, replay, task  # noqa: E402
+
+from hdrm.errors import ConfigError  # noqa: E402
+from hdrm.policies.gpu_orders import QUEUE_ORDERS  # noqa: E402
+from hdrm.sim.engine import REJECTED  # noqa: E402
+from hdrm.sim.gpu_engine import GpuSimulation  # noqa: E402
+from hdrm.workload.job import Workload  # noqa: E402
+from hdrm.sim.gpu_outputs import gpu_summary, job_cost_usd, write_gpu_outputs  # noqa: E402
+
+V100_PRICE, T4_PRICE = 2.48, 0.35
+
+
+def _three_jobs():
+    platform = gpu_platform([(8, 65536, 2, "V100M16"), (4, 16384, 1, "T4")])
+    jobs = [task(0, 0, 100, gpus=1, models=("V100M16",), cpu_milli=2000),
+            task(1, 10, 50, gpus=2, models=("V100M16",), cpu_milli=2000),
+            task(2, 20, 30, gpus=1, milli=500, models=("T4",), cpu_milli=1000)]
+    return platform, jobs
+
+
+def test_jct_cost_and_energy_of_three_jobs_computed_by_hand():
+    # t=0 j0 takes V100 0 of n0; t=10 j1 needs both V100s: waits, and with no backfilling so does
+    # j2 (t=20); t=100 j0 ends: j1 takes V100s 0,1 (ends 150), j2 half the T4 (ends 130).
+    platform, jobs = _three_jobs()
+    result = replay(platform, jobs)
+    assert isinstance(result.gpu.placements, dict)
+    starts = [o.start_s for o in result.outcomes]
+    ends = [o.finish_s for o in result.outcomes]
+    assert (starts, ends) == ([0, 100, 100], [100, 150, 130])
+    summary = gpu_summary(result)
+    assert summary["mean_jct_s"] == pytest.approx((100 + 140 + 110) / 3)
+    assert summary["mean_waiting_time_s"] == pytest.approx((0 + 90 + 80) / 3)
+    assert summary["makespan_s"] == 150
+    # cost: GPU-hours x price, a shared GPU charged for its share
+    costs = [job_cost_usd(result.gpu, i) for i in range(3)]
+    assert costs == pytest.approx([100 / 3600 * V100_PRICE, 2 * 50 / 3600 * V100_PRICE,
+                                   0.5 * 30 / 3600 * T4_PRICE])
+    assert summary["cost_usd"] == pytest.approx(sum(costs))
+    assert summary["cost_usd_by_model"]["T4"] == pytest.approx(costs[2])
+    # energy: idle 2 x 40 + 10 W (GPUs) + 12 cores x 1.2 W over 150 s; each task adds its
+    # GPUs' (busy - idle) x share and 2.8 W per core it holds, while it runs
+    own = [(260 + 2 * 2.8) * 100, (2 * 260 + 2 * 2.8) * 50, (60 * 0.5 + 2.8) * 30]
+    assert [o.energy_j for o in result.outcomes] == pytest.approx(own)
+    assert result.energy_j == pytest.approx((90 + 14.4) * 150 + sum(own))
+    placed = result.gpu.placements
+    assert (placed[1].node, placed[1].gpus, placed[2].node, placed[2].gpus) == (0, (0, 1), 1, (0,))
+
+
+def test_greedy_backfilling_lets_a_later_task_that_fits_go_first():
+    platform, jobs = _three_jobs()
+    result = replay(platform, jobs, backfilling="greedy")
+    assert [o.start_s for o in result.outcomes] == [0, 100, 20]
+    assert gpu_summary(result)["mean_jct_s"] == pytest.approx((100 + 140 + 30) / 3)
+
+
+def test_backfilling_with_reservations_is_refused_on_gpu_platforms():
+    platform, jobs = _three_jobs()
+    with pytest.raises(ConfigError, match="'easy' is not supported on GPU platforms"):
+        replay(platform, jobs, backfilling="easy")
+
+
+def test_fractional_tasks_share_a_gpu_and_release_their_share_over_time():
+    # three half-GPU tasks on one T4: two share it at t=0, the third waits for the first (t=10)
+    platform = gpu_platform([(4, 16384, 1, "T4")])
+    jobs = [task(0, 0, 10, gpus=1, milli=500), task(1, 0, 20, gpus=1, milli=500),
+            task(2, 0, 5, gpus=1, milli=500)]
+    result = replay(platform, jobs)
+    assert [(o.start_s, o.finish_s) for o in result.outcomes] == [(0, 10), (0, 20), (10, 15)]
+    assert {p.gpus for p in result.gpu.placements.values()} == {(0,)}
+    timeline = [(r.time, r.allocated_milli, r.running_jobs) for r in result.gpu.timeline]
+    assert timeline == [(0, (1000,), 2), (10, (1000,), 2), (15, (500,), 1), (20, (0,), 0)]
+    # allocation rate: 1000 milli over [0, 15), 500 over [15, 20): (15 + 2.5) / 20
+    assert gpu_summary(result)["gpu_allocation_rate"]["T4"] == pytest.approx(17.5 / 20)
+
+
+def test_tasks_that_can_never_fit_are_rejected_with_a_counted_reason():
+    platform = gpu_platform([(8, 65536, 2, "V100M16"), (4, 16384, 1, "T4")])
+    jobs = [task(0, 0, 10, gpus=3), task(1, 0, 10, gpus=1, models=("A10",)),
+            task(2, 0, 10, cpu_milli=16000), task(3, 0, 10, gpus=2, models=("T4",)),
+            task(4, 0, 10, gpus=1)]
+    jobs[4].extra["ran"] = False
+    result = replay(platform, jobs)
+    reasons = [o.reason for o in result.outcomes]
+    assert [o.state for o in result.outcomes] == [REJECTED] * 5
+    assert reasons == [
+        "asks 3 GPUs on one node, a node of an allowed model has at most 2",
+        "asks GPU model(s) A10, the platform has T4, V100M16",
+        "asks 16000 milli-CPU, the largest node has 8000",
+        "asks 2 GPUs on one node, a node of an allowed model has at most 1",
+        "never ran in the trace: no run time to replay"]
+    assert gpu_summary(result)["nb_rejected"] == 5
+
+
+def test_gavel_run_time_follows_the_model_the_task_got(tmp_path):
+    from hdrm.workload.gavel import read_gavel
+
+    shared = Path(__file__).resolve().parents[3] / "shared" / "traces" / "gpu" / "gavel"
+    trace = tmp_path / "t.trace"
+    trace.write_text("ResNet-18 (batch size 64)\tcmd\t\t-s\t1\t1000\t0\t1\n"
+                     "ResNet-18 (batch size 64)\tcmd\t\t-s\t1\t1000\t0\t1\n")
+    workload = read_gavel(trace, shared / "simulation_throughputs.json")
+    times = workload.jobs[0].extra["gavel"]["run_time_s"]
+    platform = gpu_platform([(4, 16384, 1, "K80"), (4, 16384, 1, "V100M16")])
+    sim = GpuSimulation(platform, workload, ties="name")
+    result = sim.run("fifo-first_fit")  # first task on the K80 node, second on the V100 node
+    got = [(p.model, p.run_s) for p in result.gpu.placements.values()]
+    assert got == [("K80", times["K80"]), ("V100M16", times["V100M16"])]
+    assert [o.finish_s for o in result.outcomes] == [times["K80"], times["V100M16"]]
+
+
+def test_outputs_add_the_gpu_columns(tmp_path):
+    platform, jobs = _three_jobs()
+    result = replay(platform, jobs)
+    paths = write_gpu_outputs(result, tmp_path)
+    lines = paths["jobs"].read_text().splitlines()
+    assert lines[0].endswith(",metadata,node,gpu_indices,gpu_milli,gpu_model,cpu_milli,jct,"
+                             "cost_usd")
+    assert lines[2].split(",")[14] == "0-1"  # allocated_resources: the GPUs' global ids
+    assert lines[2].split(",")[-7:] == ["openb-n0", "0 1", "1000", "V100M16", "2000",
+                                        "140.000000", f"{100 / 3600 * V100_PRICE:.6f}"]
+    assert lines[3].split(",")[-7:-2] == ["openb-n1", "0", "500", "T4", "1000"]
+    header = paths["gpu_timeline"].read_text().splitlines()[0]
+    assert header == "time,queue_size,running_jobs,alloc_T4,alloc_V100M16,frag_milli,power_w"
+
+
+# ---------------------------------------------------------------------- property
+MODELS = ("T4", "V100M16")
+
+
+@st.composite
+def _case(draw):
+    nodes = [(draw(st.integers(1, 8)), draw(st.integers(1024, 16384)), draw(st.integers(0, 4)),
+              draw(st.sampled_from(MODELS))) for _ in range(draw(st.integers(1, 3)))]
+    nodes[0] = nodes[0][:2] + (max(1, nodes[0][2]),) + nodes[0][3:]  # a GPU platform
+    jobs = []
+    for i in range(draw(st.integers(1, 14))):
+        gpus = draw(st.integers(0, 3))
+        milli = draw(st.sampled_from((250, 500, 1000))) if gpus == 1 else 1000
+        models = tuple(draw(st.lists(st.sampled_from(MODELS), max_size=2, unique=True)))
+        jobs.append(task(i, draw(st.integers(0, 50)), draw(st.integers(1, 40)), gpus, milli,
+                         models, draw(st.integers(0, 6000)), draw(st.integers(0, 8192))))
+    jobs.sort(key=lambda j: j.submit_s)
+    for i, job in enumerate(jobs):
+        job.idx = job.id = i
+    policy = f"{draw(st.sampled_from(QUEUE_ORDERS.names()))}-" + draw(st.sampled_from(
+        ("first_fit", "best_fit", "fgd", "random", "gpu_packing", "dot_product")))
+    return nodes, jobs, policy, draw(st.sampled_from(("none", "greedy")))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_case())
+def test_no_capacity_or_model_constraint_is_ever_broken_and_every_task_ends_once(case):
+    nodes, jobs, policy, backfilling = case
+    platform = gpu_platform(nodes)
+    result = replay(platform, jobs, policy, backfilling, ties="shuffled")
+    assert sorted(o.job.idx for o in result.outcomes) == list(range(len(jobs)))  # once each
+    times = [r.time for r in result.gpu.timeline]
+    assert times == sorted(times)  # time never goes back
+    placed = result.gpu.placements
+    for o in result.outcomes:
+        if o.state == REJECTED:
+            assert o.job.idx not in placed
+            continue
+        p = placed[o.job.idx]
+        assert o.job.submit_s <= o.start_s and o.finish_s == o.start_s + p.run_s
+        if p.shape.models and p.gpus:
+            assert p.model in p.shape.models
+    # at every start, the tasks running on each node fit its CPU, memory and each GPU's 1000
+    for t in sorted({p.start_s for p in placed.values()}):
+        live = [p for p in placed.values() if p.start_s <= t < p.start_s + p.run_s]
+        for n, (cores, mem, gpus, _) in enumerate(nodes):
+            here = [p for p in live if p.node == n]
+            assert sum(p.shape.cpu_milli for p in here) <= cores * 1000
+            assert sum(p.shape.memory_mib for p in here) <= mem
+            for g in range(gpus):
+                assert sum(p.shape.milli for p in here if g in p.gpus) <= 1000
+            assert all(g < gpus for p in here for g in p.gpus)
+    assert math.isfinite(result.energy_j) and result.energy_j >= 0
+
+
+def test_everything_is_free_again_at_the_end():
+    platform, jobs = _three_jobs()
+    sim = GpuSimulation(platform, Workload(jobs), ties="name")
+    sim.run("las-fgd")
+    cluster = sim.core.cluster
+    assert (cluster.gpu_left == cluster.gpu_cap).all() and (cluster.cpu_left == cluster.cpu_cap).all()
+    assert not sim.core.running and not sim.core.queue and sim.machine.running == 0
