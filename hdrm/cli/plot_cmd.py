@@ -2,27 +2,34 @@
 
 KIND is one of gantt, utilisation, queue, energy, contention, learning, actions (see
 docs/plots.rst). The figure goes to FILE (png, svg or pdf by its suffix), by default
-``RUN_DIR/KIND.png``.
+``RUN_DIR/KIND.png``. ``hdrm plot fragmentation D1 D2 ...`` draws the FGD paper's figure from
+several ``hdrm fragmentation`` output folders, one line per policy (docs/gpu.rst), by default
+into ``fragmentation.png`` beside D1.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+from pathlib import Path
 from typing import Any
 
 from hdrm.errors import ConfigError
+from hdrm.registry import suggest
 
 logger = logging.getLogger(__name__)
 
 #: The plot kinds, in the order the help lists them (kept here so ``hdrm --help`` stays light).
 KINDS = ("gantt", "utilisation", "queue", "energy", "contention", "learning", "actions")
+#: The kind drawn from several ``hdrm fragmentation`` folders rather than from one run folder.
+FRAGMENTATION = "fragmentation"
 #: Options that apply to one kind only: option -> (kind, keyword of the plot function).
 KIND_OPTIONS = {
     "color": ("gantt", "color_by"),
     "max_jobs": ("gantt", "max_jobs"),
     "window": ("learning", "window"),
     "top": ("actions", "top"),
+    "metric": (FRAGMENTATION, "metric"),
 }
 _ALIASES = {"utilization": "utilisation"}
 
@@ -34,8 +41,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="draw a plot of a run folder (gantt, utilisation, queue, energy, ...)",
         description=__doc__.split("\n\n", 1)[1],
     )
-    parser.add_argument("kind", metavar="KIND", help="one of: " + ", ".join(KINDS))
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="folder with the run's result files")
+    parser.add_argument("kind", metavar="KIND",
+                        help="one of: " + ", ".join(KINDS + (FRAGMENTATION,)))
+    parser.add_argument("run_dir", metavar="RUN_DIR", nargs="+",
+                        help="folder with the run's result files (fragmentation: one or more "
+                        "hdrm fragmentation output folders)")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="save the plot here: .png, .svg or .pdf (default RUN_DIR/KIND.png)")
     parser.add_argument("--color", metavar="BY",
@@ -46,6 +56,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="learning: moving-average window in episodes (default 10)")
     parser.add_argument("--top", type=int, metavar="N",
                         help="actions: actions shown separately per episode (default 8)")
+    parser.add_argument("--metric", metavar="M",
+                        help="fragmentation: unallocated (default), frag_ratio or frag_amount")
     parser.set_defaults(func=run)
     return parser
 
@@ -68,14 +80,37 @@ def plot_options(kind: str, args: argparse.Namespace) -> dict[str, Any]:
     return kwargs
 
 
+def _fragmentation(args: argparse.Namespace) -> int:
+    """``hdrm plot fragmentation D1 D2 ...``: the FGD paper's figure."""
+    from hdrm.viz import check_output_path, save
+    from hdrm.viz.fragmentation import plot_fragmentation
+
+    options = plot_options(FRAGMENTATION, args)
+    metric = options.get("metric", "unallocated")
+    name = "fragmentation.png" if metric == "unallocated" else f"fragmentation_{metric}.png"
+    output = check_output_path(args.output or Path(args.run_dir[0]).parent / name)
+    print(f"wrote {save(plot_fragmentation(args.run_dir, **options), output)}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Draw and save the plot; prints the path written."""
     from hdrm.results.run import Run
     from hdrm.viz import PLOTS, check_output_path, save
 
+    if args.kind.lower() == FRAGMENTATION:
+        return _fragmentation(args)
+    if args.kind.lower() not in PLOTS.names():
+        choices = sorted(PLOTS.names() + [FRAGMENTATION])
+        raise ConfigError(f"hdrm plot KIND: unknown plot kind {args.kind!r}; "
+                          f"{suggest(args.kind.lower(), choices)}choose one of: {', '.join(choices)}")
     plot = PLOTS.get(args.kind, where="hdrm plot KIND")
     kind = _ALIASES.get(args.kind.lower(), args.kind.lower())
-    run_folder = Run(args.run_dir)
+    if len(args.run_dir) > 1:
+        raise ConfigError(f"hdrm plot {kind} draws one RUN_DIR, got {len(args.run_dir)}; "
+                          "compare runs with 'hdrm compare', or plot fragmentation folders with "
+                          "'hdrm plot fragmentation D1 D2 ...'")
+    run_folder = Run(args.run_dir[0])
     output = check_output_path(args.output or run_folder.path / f"{kind}.png")
     figure = plot(run_folder, **plot_options(kind, args))
     print(f"wrote {save(figure, output)}")

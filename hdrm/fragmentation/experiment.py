@@ -7,7 +7,7 @@
   milli and % of the cluster's, fragmentation amount (milli-GPU) and ratio (% of free GPU share);
 * ``summary.json``: ``{"policy": P, "unallocated_gpus_pct": {"median": x, "per_seed":
   {"42": x42, ...}}, ...}`` at 100% arrived workload, with the inputs, the tie rule, the failed
-  tasks and the arrivals per seed.
+  tasks and the arrivals per seed, and the cluster's milli-GPU (``total_gpu_milli``).
 """
 
 from __future__ import annotations
@@ -133,7 +133,8 @@ def summarize(policy: str, runs: Sequence[SeedRun], **extra) -> dict:
             "unallocated_gpus_pct": {"median": round(float(np.median(list(per_seed.values()))), 2),
                                      "per_seed": per_seed},
             "failed_tasks": {str(r.seed): r.failed for r in runs},
-            "arrivals": {str(r.seed): len(r.tasks) for r in runs}, **extra}
+            "arrivals": {str(r.seed): len(r.tasks) for r in runs},
+            "total_gpu_milli": runs[0].total_milli if runs else 0, **extra}
 
 
 def write_curve(run: SeedRun, path: Path) -> None:
