@@ -7,16 +7,20 @@ so that writing the results back reproduces the file byte for byte.
 
 Interval sets are the text form Batsim and procset use for resource sets: sorted, merged ranges
 separated by one space, a range written ``lo-hi`` and a single id written alone (``"0-3 8"``).
+In memory, a job's cores are a :class:`CoreRuns`: runs of consecutive ids in their order, so a
+record costs what its runs cost, not one integer per core.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -44,15 +48,122 @@ _RANGE_RE = re.compile(r"^(\d+)(?:-(\d+))?$")
 _USER_RE = re.compile(r"\buser(?:_id)?\s*[=:]\s*['\"]?([^'\",;\s}]+)")
 
 
+def consecutive_runs(cores: Sequence[int]) -> list[tuple[int, int]]:
+    """``cores`` as runs of consecutive ids ``(first, last + 1)``, in their order.
+
+    ``[4, 5, 6, 0, 1, 9] -> [(4, 7), (0, 2), (9, 10)]``; long lists are split in numpy.
+    """
+    n = len(cores)
+    if n == 0:
+        return []
+    if n > 256:  # numpy pays off on long lists only
+        ids = np.fromiter(cores, dtype=np.int64, count=n)
+        cut = np.flatnonzero(np.diff(ids) != 1) + 1
+        starts = np.concatenate(([0], cut))
+        ends = np.concatenate((cut, [n]))
+        return list(zip(ids[starts].tolist(), (ids[ends - 1] + 1).tolist()))
+    runs = []
+    lo = prev = cores[0]
+    for c in cores[1:]:
+        if c != prev + 1:
+            runs.append((lo, prev + 1))
+            lo = c
+        prev = c
+    runs.append((lo, prev + 1))
+    return runs
+
+
+class CoreRuns(Sequence):
+    """A job's core ids kept as runs of consecutive ids, in the order they were given.
+
+    A read-only stand-in for the tuple of the ids that costs two integers per run: a job on
+    100,000 consecutive cores keeps ``(lo, hi)``. Iteration, ``len``, indexing and ``in`` behave
+    as on the tuple; it equals (and hashes as) the tuple of its ids, and any sequence of the
+    same ids in the same order.
+
+    Args:
+        runs: ``(first, last + 1)`` pairs in order; empty runs are dropped and a run that
+            continues the previous one is merged into it.
+    """
+
+    __slots__ = ("_bounds", "_len")
+
+    def __init__(self, runs: Iterable[tuple[int, int]] = ()) -> None:
+        bounds: list[int] = []
+        size = 0
+        for lo, hi in runs:
+            if hi <= lo:
+                continue
+            if bounds and bounds[-1] == lo:
+                bounds[-1] = hi
+            else:
+                bounds += (lo, hi)
+            size += hi - lo
+        self._bounds = tuple(bounds)
+        self._len = size
+
+    @classmethod
+    def of(cls, cores: Sequence[int]) -> CoreRuns:
+        """``cores`` as runs (itself when it already is a :class:`CoreRuns`)."""
+        if isinstance(cores, CoreRuns):
+            return cores
+        return cls(consecutive_runs(cores))
+
+    @property
+    def runs(self) -> list[tuple[int, int]]:
+        """The runs ``(first, last + 1)``, in order."""
+        bounds = self._bounds
+        return list(zip(bounds[0::2], bounds[1::2]))
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[int]:
+        bounds = self._bounds
+        return itertools.chain.from_iterable(map(range, bounds[0::2], bounds[1::2]))
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        i = range(self._len)[index]  # negative indices; IndexError as a tuple gives it
+        bounds = self._bounds
+        for k in range(0, len(bounds), 2):
+            size = bounds[k + 1] - bounds[k]
+            if i < size:
+                return bounds[k] + i
+            i -= size
+        raise IndexError(index)  # unreachable: i < len(self)
+
+    def __contains__(self, core: object) -> bool:
+        bounds = self._bounds
+        return any(bounds[k] <= core < bounds[k + 1] for k in range(0, len(bounds), 2))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CoreRuns):
+            return self._bounds == other._bounds
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return self._len == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"CoreRuns({self.runs})"
+
+
 def interval_ranges(core_ids: Iterable[int]) -> list[tuple[int, int]]:
     """Merge core ids into sorted, disjoint, inclusive ``(lo, hi)`` ranges.
 
     Args:
-        core_ids: non-negative core ids, in any order, duplicates allowed.
+        core_ids: non-negative core ids, in any order, duplicates allowed (a
+            :class:`CoreRuns` is merged run by run).
 
     Returns:
         The maximal runs of consecutive ids, e.g. ``[0, 1, 2, 3, 8] -> [(0, 3), (8, 8)]``.
     """
+    if isinstance(core_ids, CoreRuns):
+        return _merged(sorted(core_ids.runs))
     ordered = sorted(set(map(int, core_ids)))
     ranges: list[tuple[int, int]] = []
     if not ordered:
@@ -70,6 +181,18 @@ def interval_ranges(core_ids: Iterable[int]) -> list[tuple[int, int]]:
             lo = core
         prev = core
     ranges.append((lo, prev))
+    return ranges
+
+
+def _merged(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted ``(first, last + 1)`` runs merged where they touch or overlap, as inclusive ranges."""
+    ranges: list[tuple[int, int]] = []
+    for lo, hi in runs:
+        if ranges and lo <= ranges[-1][1] + 1:
+            if hi - 1 > ranges[-1][1]:
+                ranges[-1] = (ranges[-1][0], hi - 1)
+        else:
+            ranges.append((lo, hi - 1))
     return ranges
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time as _time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -34,13 +34,14 @@ REJECTED = "REJECTED"
 
 @dataclass(slots=True)
 class Outcome:
-    """What happened to one job."""
+    """What happened to one job (``cores`` as the machine gave them: a tuple, or for a wide job a
+    :class:`~hdrm.core.runs.CoreRuns`, which costs its runs of consecutive cores)."""
 
     job: Job
     state: str
     start_s: float = -1.0
     finish_s: float = -1.0
-    cores: tuple[int, ...] = ()
+    cores: Sequence[int] = ()
     energy_j: float = 0.0
     reason: str = ""
 

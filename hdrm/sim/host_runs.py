@@ -8,6 +8,8 @@ states, powers and energies are identical to the last bit.
 
 from __future__ import annotations
 
+import array
+
 import numpy as np
 
 from hdrm.core.runs import WIDE, core_runs
@@ -23,8 +25,8 @@ class HostRuns:
     now: float
     _power: list[tuple[float, ...]]
     _factor: list[float]
-    _energy_acc: list[float]
-    _energy_t: list[float]
+    _energy_acc: list[float] | array.array  # an array of doubles on large machines
+    _energy_t: list[float] | array.array
     _total_power: float
     _total_energy: float
     _total_t: float
@@ -70,18 +72,11 @@ class HostRuns:
             if same is None or same[1] == state or job_on[lo:hi].count(_FREE) != hi - lo:
                 return False
             rows.append(same)
-        now, acc, last = self.now, self._energy_acc, self._energy_t
+        now = self.now
         delta = 0.0
         for (lo, hi, (state, speed_factor)), (row, old) in zip(runs, rows):
             n = hi - lo
-            power = row[old]
-            if n > WIDE:
-                spent = power * (now - np.asarray(last[lo:hi]))
-                acc[lo:hi] = (np.asarray(acc[lo:hi]) + spent).tolist()
-            else:
-                for c in range(lo, hi):
-                    acc[c] += power * (now - last[c])
-            last[lo:hi] = [now] * n
+            self._charge(lo, hi, row[old])
             delta = _repeated_sum(delta, row[state] - row[old], n)
             self.state[lo:hi] = [state] * n
             self._factor[lo:hi] = [speed_factor] * n
@@ -90,6 +85,24 @@ class HostRuns:
             self._total_t = now
             self._total_power += delta
         return True
+
+    def _charge(self, lo: int, hi: int, power: float) -> None:
+        """Close the energy accounts of hosts ``lo..hi - 1``, which drew ``power`` since their
+        last change: ``acc += power * (now - last)``, ``last = now``, host by host."""
+        now, acc, last = self.now, self._energy_acc, self._energy_t
+        if isinstance(acc, array.array):  # numpy views of the same memory, no conversion
+            acc_np = np.frombuffer(acc, dtype=np.float64)
+            last_np = np.frombuffer(last, dtype=np.float64)
+            acc_np[lo:hi] += power * (now - last_np[lo:hi])
+            last_np[lo:hi] = now
+            return
+        if hi - lo > WIDE:
+            spent = power * (now - np.asarray(last[lo:hi]))
+            acc[lo:hi] = (np.asarray(acc[lo:hi]) + spent).tolist()
+        else:
+            for c in range(lo, hi):
+                acc[c] += power * (now - last[c])
+        last[lo:hi] = [now] * (hi - lo)
 
 
 def _repeated_sum(total: float, value: float, count: int) -> float:

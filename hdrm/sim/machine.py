@@ -24,7 +24,14 @@ over time; a job's energy is what its hosts consumed while it ran (Batsim's ``co
 
 Wide jobs cost runs of hosts, not hosts: starting, ending and power-state changes of runs of
 consecutive free hosts of one type go through :mod:`hdrm.sim.host_runs` (C-level passes, the same
-float operations in the same order).
+float operations in the same order). A wide job keeps its hosts as a
+:class:`~hdrm.core.runs.CoreRuns` (two integers per run of consecutive hosts), and so does its
+:class:`JobEnd`: records of finished jobs cost their runs, not their hosts (narrow jobs keep a
+tuple of at most :data:`~hdrm.core.runs.WIDE` shared ids). Each host's energy
+account (energy so far and the time of its last state change) lives in two Python lists on
+small machines (host-by-host updates are fastest there) and, from :data:`ARRAY_MIN_HOSTS` hosts,
+in two flat arrays of doubles that runs of hosts update through numpy views of the same memory,
+with no conversion: the same float operations either way.
 
 The machine keeps no scheduling logic: engines (the built-in simulator, the Batsim-protocol server)
 decide what runs where and when states change.
@@ -32,12 +39,13 @@ decide what runs where and when states change.
 
 from __future__ import annotations
 
+import array
 import heapq
 import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from hdrm.core.runs import WIDE, core_runs
+from hdrm.core.runs import WIDE, CoreRuns
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.power import SLEEPING, state_power_w, state_speeds_gflops
@@ -50,17 +58,23 @@ COMPLETED_WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
 COMPLETED_KILLED = "COMPLETED_KILLED"
 
 _FREE = -1
+#: Machines of at least this many hosts keep the hosts' energy accounts in arrays of doubles.
+ARRAY_MIN_HOSTS = 1024
 
 
 @dataclass(slots=True)
 class JobEnd:
-    """How and when a job left the machine."""
+    """How and when a job left the machine.
+
+    ``cores`` are in the order the job was given them: a tuple, or for more than
+    :data:`~hdrm.core.runs.WIDE` cores a :class:`~hdrm.core.runs.CoreRuns` (equal to that tuple).
+    """
 
     key: int
     state: str
     start_s: float
     finish_s: float
-    cores: tuple[int, ...]
+    cores: Sequence[int]
     energy_j: float
     progress: float
 
@@ -107,8 +121,11 @@ class Machine(HostRuns):
         states = [initial_state] * n if isinstance(initial_state, int) else list(initial_state)
         self.state: list[int] = states
         self.job_on: list[int] = [_FREE] * n
-        self._energy_acc = [0.0] * n
-        self._energy_t = [0.0] * n
+        if n >= ARRAY_MIN_HOSTS:
+            self._energy_acc: list[float] | array.array = array.array("d", bytes(8 * n))
+            self._energy_t: list[float] | array.array = array.array("d", bytes(8 * n))
+        else:
+            self._energy_acc, self._energy_t = [0.0] * n, [0.0] * n
         self._total_power = math.fsum(self._power[c][states[c]] for c in range(n))
         self._total_energy = 0.0
         self._total_t = 0.0
@@ -202,11 +219,16 @@ class Machine(HostRuns):
             raise SimulationError(f"job {key} is already running")
         if (delay_s is None) == (ops_gflop is None):
             raise SimulationError(f"job {key}: give exactly one of delay_s and ops_gflop")
-        cores = tuple(cores)
+        if not isinstance(cores, (list, tuple, CoreRuns)):
+            cores = tuple(cores)
         if not cores:
             raise SimulationError(f"job {key}: empty allocation")
+        if len(cores) > WIDE:
+            held: Sequence[int] = CoreRuns.of(cores)
+            runs = held.runs
+        else:
+            held, runs = tuple(cores), None
         job_on = self.job_on
-        runs = core_runs(cores) if len(cores) > WIDE else None
         if runs is not None and not self._free_runs(runs):
             runs = None  # the host-by-host checks name the culprit
         if runs is None:
@@ -215,7 +237,7 @@ class Machine(HostRuns):
                     raise SimulationError(f"job {key}: unknown resource {c} (0..{len(job_on) - 1})")
                 if job_on[c] != _FREE:
                     raise SimulationError(f"job {key}: resource {c} is busy with job {job_on[c]}")
-        job = RunningJob(key, cores, self.now, walltime_s if self.kill_on_walltime else math.inf)
+        job = RunningJob(key, held, self.now, walltime_s if self.kill_on_walltime else math.inf)
         power, states = self._power, self.state
         power_w = 0.0
         if runs is not None:
@@ -368,8 +390,8 @@ class Machine(HostRuns):
         job.version += 1
         energy = job.energy_j + job.power_w * (self.now - job.energy_t)
         job_on = self.job_on
-        if len(job.cores) > WIDE:
-            for lo, hi in core_runs(job.cores):
+        if isinstance(job.cores, CoreRuns):
+            for lo, hi in job.cores.runs:
                 job_on[lo:hi] = [_FREE] * (hi - lo)
         else:
             for c in job.cores:

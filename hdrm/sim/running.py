@@ -19,7 +19,7 @@ times, as SimGrid does, so that decision does not depend on how large the clock 
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Iterable, Sequence
 
 #: Fraction of a parallel job's work below which what is left counts as done: SimGrid 3.32 sets an
 #: action's remaining amount (a fraction of its work) to 0 below maxmin precision x surf precision
@@ -43,7 +43,7 @@ class RunningJob:
         "walltime_hit",
     )
 
-    def __init__(self, key: int, cores: tuple[int, ...], start_s: float, walltime_s: float) -> None:
+    def __init__(self, key: int, cores: Sequence[int], start_s: float, walltime_s: float) -> None:
         self.key = key
         self.cores = cores
         self.start_s = start_s

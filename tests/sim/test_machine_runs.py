@@ -7,6 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hdrm.core.runs import CoreRuns
+from hdrm.sim import machine as machine_module
 from hdrm.sim.machine import Machine
 
 N = 300
@@ -14,12 +16,19 @@ SPEEDS = [(10.0, 5.0, 0.0, 0.0), (7.0, 3.5, 0.0, 0.0)]
 POWERS = [(190.0, 120.3, 95.1, 9.75), (150.5, 99.9, 80.25, 7.1)]
 
 
-def machines(kinds: list[int]) -> tuple[Machine, Machine]:
-    """The same machine twice; the second never takes the run-by-run paths."""
+def machines(kinds: list[int], arrays: bool = False) -> tuple[Machine, Machine]:
+    """The same machine twice; the second never takes the run-by-run paths and keeps its
+    energy accounts in lists; the first keeps them in arrays of doubles when ``arrays``."""
     speeds = [SPEEDS[k] for k in kinds]
     powers = [POWERS[k] for k in kinds]
-    fast = Machine(speeds, powers, 3)
+    limit = machine_module.ARRAY_MIN_HOSTS
+    machine_module.ARRAY_MIN_HOSTS = 0 if arrays else len(kinds) + 1
+    try:
+        fast = Machine(speeds, powers, 3)
+    finally:
+        machine_module.ARRAY_MIN_HOSTS = limit
     slow = Machine(speeds, powers, 3)
+    slow._energy_acc, slow._energy_t = [0.0] * len(kinds), [0.0] * len(kinds)
     slow._free_runs = lambda runs: False
     slow._apply_free_runs = lambda runs: False
     return fast, slow
@@ -47,13 +56,40 @@ steps = st.lists(st.tuples(st.integers(0, N - 1), st.integers(1, 200), st.intege
                            st.booleans(), st.booleans()), min_size=1, max_size=30)
 
 
+def test_wide_jobs_are_recorded_as_runs():
+    m, _ = machines([0] * N)
+    m.start(1, list(range(10, 210)), delay_s=5.0)
+    m.start(2, [250, 251, 240], delay_s=6.0)
+    m.start(3, list(range(211, 240)) + list(range(252, 300)) + list(range(0, 10)) + [210],
+            delay_s=7.0)
+    ends = {e.key: e for e in m.advance(10.0)}
+    assert isinstance(ends[1].cores, CoreRuns) and ends[1].cores.runs == [(10, 210)]
+    assert ends[1].cores == tuple(range(10, 210))
+    assert ends[2].cores == (250, 251, 240) and type(ends[2].cores) is tuple  # narrow: a tuple
+    assert ends[3].cores.runs == [(211, 240), (252, 300), (0, 10), (210, 211)]
+    assert list(ends[3].cores) == [*range(211, 240), *range(252, 300), *range(10), 210]
+    assert m.job_on == [-1] * N
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, N), steps, st.integers(0, 2**16))
 def test_runs_equal_host_by_host(split, script, seed):
     """Runs of changes (free and busy hosts, mixed types, some unchanged) and wide delay and
     parallel jobs started on them, in random order."""
+    _replay_both(machines([0] * split + [1] * (N - split)), script, seed)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, N), steps, st.integers(0, 2**16))
+def test_energy_arrays_equal_lists(split, script, seed):
+    """Energy accounts in arrays of doubles (large machines), updated run by run through numpy
+    views, give the very bits of lists updated host by host."""
+    _replay_both(machines([0] * split + [1] * (N - split), arrays=True), script, seed)
+
+
+def _replay_both(pair: tuple[Machine, Machine], script: list, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    fast, slow = machines([0] * split + [1] * (N - split))  # two types, in two blocks
+    fast, slow = pair
     now = 0.0
     for i, (lo, n, state, start_job, parallel) in enumerate(script):
         now += float(rng.integers(0, 5)) + 0.25
