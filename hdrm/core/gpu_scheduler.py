@@ -13,7 +13,8 @@ A policy is a :class:`GpuPolicy`, named ``"ORDER-PLACEMENT"`` (``"drf-best_fit"`
 GPUs in the FGD paper's protocol). FGD measures fragmentation against the typical task types of
 the whole workload (the paper's assumption: the task-type distribution is known).
 
-Decisions: the queue is ordered, then tasks start in that order while they fit somewhere. With
+Decisions: the queue is ordered, then tasks start in that order while they fit somewhere
+(decision semantics ``event`` or ``commit`` as on CPU platforms). With
 backfilling ``none`` (the default) the first task that fits nowhere stops the decision, so no
 later task overtakes it; with ``greedy`` every later task that fits starts too (Kubernetes'
 behaviour: no reservation, so wide tasks may starve). EASY and conservative backfilling need
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hdrm.errors import ConfigError
+from hdrm.core.scheduler import DECISIONS
 from hdrm.platform.model import Platform
 from hdrm.policies.gpu_frag import TaskTypes, typical_task_types
 from hdrm.policies.gpu_orders import QUEUE_ORDERS, OrderContext, QueueOrder, TenantLedger, tenant_of
@@ -124,10 +126,16 @@ class GpuDecisionCore:
         backfilling: ``"none"`` or ``"greedy"`` (see the module docstring).
         rng: the run's generator (random placements, the shuffled tie order).
         ties: the placer's tie rule (:data:`~hdrm.policies.gpu_placer.TIE_RULES`).
+        decision: ``"event"`` or ``"commit"``, as in :mod:`hdrm.core.scheduler`: with
+            ``commit`` the first task that fits nowhere is held at the head of later decisions.
     """
 
     def __init__(self, platform: Platform, jobs: list[Job], backfilling: str = "none",
-                 rng: np.random.Generator | None = None, ties: str = "shuffled") -> None:
+                 rng: np.random.Generator | None = None, ties: str = "shuffled",
+                 decision: str = "event") -> None:
+        if decision not in DECISIONS:
+            raise ConfigError(f"decision: unknown value {decision!r}; choose one of: "
+                              f"{', '.join(DECISIONS)}")
         if backfilling not in GPU_BACKFILLING:
             raise ConfigError(
                 f"backfilling: {backfilling!r} is not supported on GPU platforms (it needs "
@@ -135,6 +143,7 @@ class GpuDecisionCore:
         self.platform = platform
         self.cluster = GpuCluster.from_platform(platform)
         self.backfilling = backfilling
+        self.decision = decision
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.ties = ties
         self.queue: list[Job] = []
@@ -147,8 +156,10 @@ class GpuDecisionCore:
         self.types: TaskTypes | None = (
             typical_task_types(self._shapes.values()) if self._shapes else None)
         c = self.cluster
-        self.capacity = np.array((c.cpu_cap.sum(), c.mem_cap.sum(), max(c.total_gpu_milli, 1)),
-                                 dtype=float)
+        self.capacity = (float(max(c.cpu_cap.sum(), 1)), float(max(c.mem_cap.sum(), 1)),
+                         float(max(c.total_gpu_milli, 1)))
+        self._demands: dict[int, tuple[float, float, float]] = {}
+        self._tenants: dict[int, str] = {}
         self._placers: dict[str, Placer] = {}
 
     # ------------------------------------------------------------------ events
@@ -185,13 +196,23 @@ class GpuDecisionCore:
         if not self.queue:
             return []
         order = policy.order.order(self.queue, self.context(now))
+        committed = self.committed
+        if committed is not None:
+            order = [committed] + [j for j in order if j is not committed]
         started: list[Start] = []
+        head = None
         for job in order:
             devices = self._try(job, policy.placement, now)
             if devices is not None:
                 started.append((job, devices))
-            elif self.backfilling == "none":
+                continue
+            head = head or job
+            if self.backfilling == "none":
                 break
+        if self.decision == "commit":
+            self.committed = head
+        elif committed is not None and any(job is committed for job, _ in started):
+            self.committed = None  # a pick held by an environment has started
         self._dequeue(started)
         return started
 
@@ -200,6 +221,8 @@ class GpuDecisionCore:
         devices = self._try(job, placement, now)
         if devices is not None:
             self.queue.remove(job)
+            if self.committed is job:
+                self.committed = None
         return devices
 
     def backfill(self, now: float, head: Job, placement: str) -> list[Start]:
@@ -218,7 +241,8 @@ class GpuDecisionCore:
 
     def context(self, now: float) -> OrderContext:
         """What the queue orders see at ``now``."""
-        return OrderContext(now, self.cluster, self.ledger, self.capacity, self.shape)
+        return OrderContext(now, self.cluster, self.ledger, self.capacity, self.shape,
+                            self._demands, self._tenants)
 
     def placer(self, placement: str) -> Placer:
         """The placer of a placement name (made once per run)."""

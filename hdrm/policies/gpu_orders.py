@@ -29,8 +29,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-import numpy as np
-
 from hdrm.policies.gpu_state import MILLI, GpuCluster, TaskShape
 from hdrm.registry import Registry
 from hdrm.workload.job import Job
@@ -58,22 +56,27 @@ class TenantLedger:
     """
 
     def __init__(self) -> None:
-        self.held: dict[str, np.ndarray] = {}
+        self.held: dict[str, list[float]] = {}
         self._done: dict[str, float] = {}
         self._rate: dict[str, float] = {}
         self._offset: dict[str, float] = {}
 
     def start(self, tenant: str, shape: TaskShape, now: float) -> None:
         """A task of ``tenant`` started now."""
-        held = self.held.setdefault(tenant, np.zeros(3))
-        held += (shape.cpu_milli, shape.memory_mib, shape.total_milli)
+        held = self.held.setdefault(tenant, [0, 0, 0])
+        held[0] += shape.cpu_milli
+        held[1] += shape.memory_mib
+        held[2] += shape.total_milli
         rate = shape.total_milli / MILLI
         self._rate[tenant] = self._rate.get(tenant, 0.0) + rate
         self._offset[tenant] = self._offset.get(tenant, 0.0) + rate * now
 
     def end(self, tenant: str, shape: TaskShape, start_s: float, now: float) -> None:
         """A task of ``tenant`` that started at ``start_s`` ended now."""
-        self.held[tenant] -= (shape.cpu_milli, shape.memory_mib, shape.total_milli)
+        held = self.held[tenant]
+        held[0] -= shape.cpu_milli
+        held[1] -= shape.memory_mib
+        held[2] -= shape.total_milli
         rate = shape.total_milli / MILLI
         self._done[tenant] = self._done.get(tenant, 0.0) + rate * (now - start_s)
         self._rate[tenant] -= rate
@@ -94,26 +97,42 @@ class OrderContext:
         cluster: the cluster's state (free resources).
         ledger: the tenants' holdings and attained service.
         capacity: the cluster's (CPU milli, memory MiB, GPU milli) in all.
+        shape_of: a task's demand vector (the decision core caches them).
+        demands: tasks' normalised demands by index, kept across decisions by the core.
+        tenants: tasks' tenants by index, kept across decisions by the core.
     """
 
     now: float
     cluster: GpuCluster
     ledger: TenantLedger
-    capacity: np.ndarray
+    capacity: tuple[float, float, float]
     shape_of: Callable[[Job], TaskShape] = TaskShape.of_job
+    demands: dict[int, tuple[float, float, float]] = field(default_factory=dict)
+    tenants: dict[int, str] = field(default_factory=dict)
     _cache: dict = field(default_factory=dict)
 
-    def demand(self, job: Job) -> np.ndarray:
-        """The task's (CPU, memory, GPU) demand as fractions of the cluster's capacity."""
-        shape = self.shape_of(job)
-        return np.array((shape.cpu_milli, shape.memory_mib, shape.total_milli)) / self.capacity
+    def tenant(self, job: Job) -> str:
+        """The task's tenant (:func:`tenant_of`, cached)."""
+        tenant = self.tenants.get(job.idx)
+        if tenant is None:
+            tenant = self.tenants[job.idx] = tenant_of(job)
+        return tenant
 
-    def free(self) -> np.ndarray:
+    def demand(self, job: Job) -> tuple[float, float, float]:
+        """The task's (CPU, memory, GPU) demand as fractions of the cluster's capacity."""
+        value = self.demands.get(job.idx)
+        if value is None:
+            shape, (cpu, mem, gpu) = self.shape_of(job), self.capacity
+            value = self.demands[job.idx] = (shape.cpu_milli / cpu, shape.memory_mib / mem,
+                                        shape.total_milli / gpu)
+        return value
+
+    def free(self) -> tuple[float, float, float]:
         """The cluster's free (CPU, memory, GPU) as fractions of its capacity."""
         if "free" not in self._cache:
-            c = self.cluster
-            self._cache["free"] = np.array((c.cpu_left.sum(), c.mem_left.sum(),
-                                            c.gpu_left.sum())) / self.capacity
+            c, (cpu, mem, gpu) = self.cluster, self.capacity
+            self._cache["free"] = (int(c.cpu_left.sum()) / cpu, int(c.mem_left.sum()) / mem,
+                                   int(c.gpu_left.sum()) / gpu)
         return self._cache["free"]
 
     def dominant_share(self, tenant: str) -> float:
@@ -121,44 +140,73 @@ class OrderContext:
         shares = self._cache.setdefault("dominant", {})
         if tenant not in shares:
             held = self.ledger.held.get(tenant)
-            shares[tenant] = 0.0 if held is None else float((held / self.capacity).max())
+            shares[tenant] = 0.0 if held is None else max(
+                h / c for h, c in zip(held, self.capacity))
         return shares[tenant]
 
 
 @dataclass(frozen=True)
 class QueueOrder:
-    """A named queue order; ``key`` None keeps submission order."""
+    """A named queue order: ``keys`` gives every queued task's sort key at once (smallest
+    first); None keeps submission order."""
 
     name: str
-    key: Callable[[Job, OrderContext], float | tuple] | None
+    keys: Callable[[list[Job], OrderContext], list] | None
     doc: str
 
     def order(self, queue: list[Job], ctx: OrderContext) -> list[Job]:
         """The queue in this order (``queue`` itself for submission order)."""
-        if self.key is None or len(queue) <= 1:
+        if self.keys is None or len(queue) <= 1:
             return queue
-        key = self.key
-        return sorted(queue, key=lambda job: key(job, ctx))
+        keys = self.keys(queue, ctx)
+        return [queue[i] for i in sorted(range(len(queue)), key=keys.__getitem__)]
 
 
 QUEUE_ORDERS: Registry[QueueOrder] = Registry("queue order")
 
 
-def _add(name: str, key, doc: str, *aliases: str) -> None:
-    QUEUE_ORDERS.add(name, QueueOrder(name, key, doc), *aliases)
+def _add(name: str, keys, doc: str, *aliases: str) -> None:
+    QUEUE_ORDERS.add(name, QueueOrder(name, keys, doc), *aliases)
 
 
-def _drf(job: Job, ctx: OrderContext) -> tuple[float, float]:
-    return ctx.dominant_share(tenant_of(job)), float(ctx.demand(job).max())
+def _sjf(queue: list[Job], ctx: OrderContext) -> list[float]:
+    return [job.run_time_s for job in queue]
 
 
-def _tetris(job: Job, ctx: OrderContext) -> float:
-    return -float(ctx.demand(job) @ ctx.free())
+def _drf(queue: list[Job], ctx: OrderContext) -> list[tuple[float, float]]:
+    held, tenants, demands = ctx.ledger.held, ctx.tenants, ctx.demands
+    keys = []
+    for job in queue:
+        tenant = tenants.get(job.idx) or ctx.tenant(job)
+        share = ctx.dominant_share(tenant) if tenant in held else 0.0
+        demand = demands.get(job.idx) or ctx.demand(job)
+        keys.append((share, max(demand)))
+    return keys
+
+
+def _tetris(queue: list[Job], ctx: OrderContext) -> list[float]:
+    fc, fm, fg = ctx.free()
+    keys = []
+    for job in queue:
+        c, m, g = ctx.demand(job)
+        keys.append(-(c * fc + m * fm + g * fg))
+    return keys
+
+
+def _las(queue: list[Job], ctx: OrderContext) -> list[float]:
+    attained: dict[str, float] = {}
+    keys = []
+    for job in queue:
+        tenant = ctx.tenant(job)
+        value = attained.get(tenant)
+        if value is None:
+            value = attained[tenant] = ctx.ledger.attained_gpu_s(tenant, ctx.now)
+        keys.append(value)
+    return keys
 
 
 _add("fifo", None, "Submission order.", "fcfs", "first")
-_add("sjf", lambda job, ctx: job.run_time_s, "Shortest run time first (the trace's run time).")
+_add("sjf", _sjf, "Shortest run time first (the trace's run time).")
 _add("drf", _drf, "Dominant resource fairness across tenants: lowest dominant share first.")
 _add("tetris", _tetris, "Largest alignment (dot product) of the demand and free vectors first.")
-_add("las", lambda job, ctx: ctx.ledger.attained_gpu_s(tenant_of(job), ctx.now),
-     "Least attained service: the tenant with the fewest GPU-seconds received first.")
+_add("las", _las, "Least attained service: the tenant with the fewest GPU-seconds received first.")

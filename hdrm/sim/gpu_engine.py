@@ -116,8 +116,9 @@ class GpuSimulation(Simulation):
         self._policy_name = ""
 
     def _make_parts(self) -> tuple[GpuDecisionCore, GpuMachine]:
-        core = GpuDecisionCore(self.platform, self.workload.jobs, self.config.backfilling,
-                               self.rng, self.ties)
+        config = self.config
+        core = GpuDecisionCore(self.platform, self.workload.jobs, config.backfilling, self.rng,
+                               self.ties, config.decision)
         return core, GpuMachine(self.platform, core.cluster.model_names)
 
     def resolve(self, name: str) -> GpuPolicy:

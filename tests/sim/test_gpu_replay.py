@@ -15,7 +15,7 @@ from gpu_builders import gpu_platform, replay, task  # noqa: E402
 
 from hdrm.errors import ConfigError  # noqa: E402
 from hdrm.policies.gpu_orders import QUEUE_ORDERS  # noqa: E402
-from hdrm.sim.engine import REJECTED  # noqa: E402
+from hdrm.sim.engine import REJECTED, SimulationConfig  # noqa: E402
 from hdrm.sim.gpu_engine import GpuSimulation  # noqa: E402
 from hdrm.workload.job import Workload  # noqa: E402
 from hdrm.sim.gpu_outputs import gpu_summary, job_cost_usd, write_gpu_outputs  # noqa: E402
@@ -198,3 +198,33 @@ def test_everything_is_free_again_at_the_end():
     cluster = sim.core.cluster
     assert (cluster.gpu_left == cluster.gpu_cap).all() and (cluster.cpu_left == cluster.cpu_cap).all()
     assert not sim.core.running and not sim.core.queue and sim.machine.running == 0
+
+
+def test_commit_semantics_hold_the_first_blocked_pick_as_on_cpu_platforms():
+    # one T4; x holds it 0..100; y (50 s, t=1) is blocked, then z (5 s, t=2) arrives. SJF with
+    # event semantics lets z overtake at t=100; with commit y keeps its place.
+    platform = gpu_platform([(4, 16384, 1, "T4")])
+
+    def starts(decision):
+        jobs = [task(0, 0, 100, gpus=1), task(1, 1, 50, gpus=1), task(2, 2, 5, gpus=1)]
+        sim = GpuSimulation(platform, Workload(jobs), SimulationConfig(decision=decision),
+                            ties="name")
+        return [o.start_s for o in sim.run("sjf-first_fit").outcomes]
+
+    assert starts("event") == [0, 105, 100]
+    assert starts("commit") == [0, 100, 150]
+
+
+def test_an_environment_can_step_the_gpu_engine_and_pick_tasks():
+    platform = gpu_platform([(4, 16384, 1, "T4")])
+    jobs = [task(0, 0, 10, gpus=1, milli=500), task(1, 0, 20, gpus=1, milli=500),
+            task(2, 0, 5, gpus=1)]
+    sim = GpuSimulation(platform, Workload(jobs), ties="name")
+    assert sim.next_decision() and [j.idx for j in sim.core.queue] == [0, 1, 2]
+    assert sim.pick(jobs[2], "first_fit", hold=False) == [(jobs[2], [0])]  # the whole GPU
+    assert sim.pick(jobs[0], "first_fit", hold=True) == []  # does not fit: held
+    assert sim.core.committed is jobs[0]
+    assert sim.next_decision() and sim.now == 5
+    assert sim.decide(sim.resolve("fifo-first_fit")) == [(jobs[0], [0]), (jobs[1], [0])]
+    assert sim.core.committed is None
+    assert [o.start_s for o in sim.run("fifo-first_fit").outcomes] == [5, 5, 0]
