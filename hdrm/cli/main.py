@@ -28,6 +28,7 @@ SUBCOMMANDS = (
     "compare_cmd",
     "sweep_cmd",
     "fragmentation_cmd",
+    "dag_cmd",
 )
 
 

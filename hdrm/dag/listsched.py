@@ -28,6 +28,8 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from hdrm.dag.model import Dag
 from hdrm.dag.ranks import downward_ranks, optimistic_cost_table, oct_ranks, upward_ranks
 from hdrm.dag.schedule import Schedule
@@ -41,71 +43,148 @@ CP_REL_TOL = 1e-9
 
 
 class _Timeline:
-    """The busy intervals of one processor, sorted (start and finish lists in step)."""
+    """The busy intervals of one processor, sorted (start and finish lists in step).
 
-    __slots__ = ("starts", "finishes")
+    Two bounds spare most searches through a long timeline; both only ever overestimate, as
+    placing a task into a gap only shrinks gaps: ``max_gap`` bounds the longest idle gap (the
+    gap from time 0 to the first interval included), and ``tail_gap`` the longest idle time
+    after ``tail_from`` (learnt from the last search that found no gap). A task longer than
+    the bound that applies can only go after the last interval. Appending an interval after a
+    gap raises both bounds; a search over every gap makes ``max_gap`` exact.
+    """
+
+    __slots__ = ("starts", "finishes", "max_gap", "tail_from", "tail_gap")
 
     def __init__(self) -> None:
         self.starts: list[float] = []
         self.finishes: list[float] = []
+        self.max_gap = 0.0
+        self.tail_from, self.tail_gap = math.inf, 0.0
+
+    def fits_nowhere(self, ready: float, duration: float) -> bool:
+        """True when no idle gap can take the task: it goes after the last interval."""
+        return duration > self.max_gap or (ready >= self.tail_from and duration > self.tail_gap)
 
     def earliest(self, ready: float, duration: float) -> float:
         """The earliest start >= ``ready`` of an idle gap at least ``duration`` long."""
         starts, finishes = self.starts, self.finishes
+        if not starts or ready >= finishes[-1]:
+            return ready
+        if self.fits_nowhere(ready, duration):
+            return finishes[-1]
         k = bisect_right(finishes, ready)  # intervals before k end by `ready`
-        at = ready
-        while k < len(starts):
+        whole, widest, usable = k == 0, 0.0, 0.0
+        at, end = ready, finishes[k - 1] if k else 0.0
+        for k in range(k, len(starts)):
             if at + duration <= starts[k]:
                 return at
-            if finishes[k] > at:
-                at = finishes[k]
-            k += 1
+            if starts[k] - end > widest:
+                widest = starts[k] - end
+            if starts[k] - at > usable:
+                usable = starts[k] - at
+            end = finishes[k]
+            if end > at:
+                at = end
+        if whole:
+            self.max_gap = widest
+        self.tail_from, self.tail_gap = ready, usable
         return at
 
     def add(self, start: float, finish: float) -> None:
         """Book ``[start, finish)``, which must lie in an idle gap."""
         k = bisect_right(self.finishes, start)
+        if k == len(self.finishes):
+            gap = start - (self.finishes[-1] if k else 0.0)
+            if gap > self.max_gap:
+                self.max_gap = gap
+            if gap > self.tail_gap:
+                self.tail_gap = gap
         self.starts.insert(k, start)
         self.finishes.insert(k, finish)
 
 
 class _Placer:
-    """Places tasks one by one and remembers where; turns into a :class:`Schedule`."""
+    """Places tasks one by one and remembers where; turns into a :class:`Schedule`.
+
+    The ready times and lower bounds of a task are computed for every processor at once (numpy);
+    the exact insertion-based start is then searched processor by processor in increasing order
+    of the lower bound ``ready + cost (+ bonus)``, stopping once that bound exceeds the best
+    finish found: the same choice as trying every processor, at a fraction of the work.
+    """
 
     def __init__(self, dag: Dag) -> None:
         self.dag = dag
         width = dag.network.size
         self.lines = [_Timeline() for _ in range(width)]
-        self.rows = [dag.network.comm_row(p) for p in range(width)]
+        self.costs = np.asarray(dag.costs_s, dtype=float).reshape(dag.size, width)
+        latency = np.array(dag.network.latency_s, dtype=float)
+        np.fill_diagonal(latency, 0.0)
+        self.latency = latency
+        self.inverse = np.array(dag.network.inverse_bandwidth, dtype=float)
+        # per processor, mirrored from its timeline for numpy: last finish and the gap bounds
+        self.last, self.gap = np.zeros(width), np.zeros(width)
+        self.tail_from, self.tail_gap = np.full(width, math.inf), np.zeros(width)
         self.proc = [-1] * dag.size
         self.start = [0.0] * dag.size
         self.finish = [0.0] * dag.size
 
-    def ready_times(self, task: int) -> list[float]:
+    def ready_times(self, task: int) -> np.ndarray:
         """Per processor, when the last input of ``task`` would arrive there."""
-        ready = [0.0] * self.dag.network.size
+        ready = np.zeros(self.dag.network.size)
         for prev, data in self.dag.pred[task]:
-            done = self.finish[prev]
-            latency, inverse = self.rows[self.proc[prev]]
-            for p, (lat, inv) in enumerate(zip(latency, inverse)):
-                arrival = done + lat + data * inv
-                if arrival > ready[p]:
-                    ready[p] = arrival
+            proc = self.proc[prev]
+            arrival = self.finish[prev] + self.latency[proc] + data * self.inverse[proc]
+            np.maximum(ready, arrival, out=ready)
         return ready
 
-    def place(self, task: int, processors: Sequence[int],
-              bonus: Sequence[float] | None = None) -> None:
-        """Put ``task`` on the processor of least EFT (+ ``bonus[p]``); ties to the lowest index."""
-        ready, costs = self.ready_times(task), self.dag.costs_s[task]
-        best_key, best = math.inf, (-1, 0.0)
-        for p in processors:
-            start = self.lines[p].earliest(ready[p], costs[p])
-            key = start + costs[p] + (bonus[p] if bonus is not None else 0.0)
-            if key < best_key:
-                best_key, best = key, (p, start)
-        proc, start = best
-        self.lines[proc].add(start, start + costs[proc])
-        self.proc[task], self.start[task], self.finish[task] = proc, start, start + costs[proc]
+    def place(self, task: int, only: int | None = None, bonus: np.ndarray | None = None) -> None:
+        """Put ``task`` on the processor of least EFT (+ ``bonus[p]``), or on ``only``; ties go
+        to the lowest processor index."""
+        ready, cost = self.ready_times(task), self.costs[task]
+        if only is not None:
+            proc, start = only, self._earliest(only, float(ready[only]), float(cost[only]))
+        else:
+            proc, start = self._best(ready, cost, bonus)
+        finish = start + float(cost[proc])
+        line = self.lines[proc]
+        line.add(start, finish)
+        self.last[proc] = line.finishes[-1]
+        self._mirror(proc)
+        self.proc[task], self.start[task], self.finish[task] = proc, start, finish
+
+    def _earliest(self, proc: int, ready: float, duration: float) -> float:
+        start = self.lines[proc].earliest(ready, duration)
+        self._mirror(proc)
+        return start
+
+    def _mirror(self, proc: int) -> None:
+        line = self.lines[proc]
+        self.gap[proc], self.tail_from[proc], self.tail_gap[proc] = \
+            line.max_gap, line.tail_from, line.tail_gap
+
+    def _best(self, ready: np.ndarray, cost: np.ndarray,
+              bonus: np.ndarray | None) -> tuple[int, float]:
+        # where the task cannot fit into a gap its start is known: max(ready, last finish)
+        known = (ready >= self.last) | (cost > self.gap) | \
+            ((ready >= self.tail_from) & (cost > self.tail_gap))
+        bound = np.where(known, np.maximum(ready, self.last), ready) + cost
+        if bonus is not None:
+            bound += bonus
+        ready_l, cost_l, bound_l, known_l = ready.tolist(), cost.tolist(), bound.tolist(), \
+            known.tolist()
+        extra = bonus.tolist() if bonus is not None else [0.0] * len(cost_l)
+        best_key, best_p, best_start = math.inf, -1, 0.0
+        for p in np.argsort(bound, kind="stable").tolist():
+            if bound_l[p] > best_key:
+                break
+            if known_l[p]:
+                start = max(ready_l[p], float(self.last[p]))
+            else:
+                start = self._earliest(p, ready_l[p], cost_l[p])
+            key = start + cost_l[p] + extra[p]
+            if key < best_key or (key == best_key and p < best_p):
+                best_key, best_p, best_start = key, p, start
+        return best_p, best_start
 
     def schedule(self, policy: str) -> Schedule:
         """The schedule made so far (every task must have been placed)."""
@@ -136,13 +215,13 @@ def heft(dag: Dag, ranks: Sequence[float] | None = None) -> Schedule:
             decrease along every edge, as upward ranks do with positive costs).
     """
     rank = upward_ranks(dag) if ranks is None else ranks
-    placer, everywhere = _Placer(dag), range(dag.network.size)
+    placer = _Placer(dag)
     position = {task: i for i, task in enumerate(dag.order)}
     for task in sorted(range(dag.size), key=lambda t: (-rank[t], position[t])):
         if any(placer.proc[p] < 0 for p, _ in dag.pred[task]):
             raise ConfigError(f"heft on {dag.name}: task {dag.tasks[task]!r} comes before one of "
                               f"its predecessors in the rank order; ranks must decrease along edges")
-        placer.place(task, everywhere)
+        placer.place(task)
     return placer.schedule("heft")
 
 
@@ -178,17 +257,15 @@ def cpop(dag: Dag, priority: Sequence[float] | None = None) -> Schedule:
     width = dag.network.size
     cp_proc = min(range(width), key=lambda p: (math.fsum(dag.costs_s[t][p] for t in path), p))
     on_path, placer = set(path), _Placer(dag)
-    everywhere, only_cp = range(width), (cp_proc,)
-    _ready_order(dag, priority,
-                 lambda t: placer.place(t, only_cp if t in on_path else everywhere))
+    _ready_order(dag, priority, lambda t: placer.place(t, cp_proc if t in on_path else None))
     return placer.schedule("cpop")
 
 
 def peft(dag: Dag) -> Schedule:
     """PEFT: the ready task of highest ``rank_oct``, on the processor of least EFT + OCT."""
     table = optimistic_cost_table(dag)
-    placer, everywhere = _Placer(dag), range(dag.network.size)
-    _ready_order(dag, oct_ranks(table), lambda t: placer.place(t, everywhere, table[t]))
+    placer, bonus = _Placer(dag), np.asarray(table, dtype=float)
+    _ready_order(dag, oct_ranks(table), lambda t: placer.place(t, bonus=bonus[t]))
     return placer.schedule("peft")
 
 

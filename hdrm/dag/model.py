@@ -114,10 +114,10 @@ class Network:
         """Mean latency over the ordered pairs of distinct processors (0 with one processor)."""
         return self._means[1]
 
-    def comm_row(self, src: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
-        """(latency, 1 / bandwidth) from ``src`` to every processor, zeros for ``src`` itself."""
-        latency = tuple(0.0 if q == src else self.latency_s[src][q] for q in range(self.size))
-        return latency, self._inverse[src]
+    @property
+    def inverse_bandwidth(self) -> tuple[tuple[float, ...], ...]:
+        """``1 / bandwidth_mb_s`` (s per MB), 0 on the diagonal: a transfer to oneself is free."""
+        return self._inverse
 
 
 def _off_diagonal_mean(matrix: tuple[tuple[float, ...], ...], alone: float) -> float:
