@@ -40,7 +40,8 @@ def test_cli_reference_describes_every_subcommand_and_option():
     rows = {a.synopsis: a for g in replay.groups for a in g.arguments}
     assert rows["--policy POLICY"].default == "fcfs"
     assert rows["--outdir D"].default == "required"
-    assert rows["--backfill BACKFILL"].help == "Choices: none, easy, easy_first, conservative."
+    assert rows["--backfill BACKFILL"].help == ("Choices: none, easy, easy_first, conservative, "
+                                                "greedy.")
     assert replay.exclusive == ("Exactly one of: --platform, --homogeneous-procs.",
                                 "At most one of: --walltime-kill, --no-walltime-kill.")
     assert replay.usage.startswith("hdrm replay [-h] (--platform P.json | --homogeneous-procs N)")

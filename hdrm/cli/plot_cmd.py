@@ -1,7 +1,8 @@
 """``hdrm plot KIND RUN_DIR [-o FILE]``: draw one plot of a run folder.
 
-KIND is one of gantt, utilisation, queue, energy, contention, learning, actions (see
-docs/plots.rst). The figure goes to FILE (png, svg or pdf by its suffix), by default
+KIND is one of gantt, gpus, utilisation, queue, energy, contention, learning, actions (see
+docs/plots.rst; ``gpus``, the gantt chart by GPU of a replay on a GPU platform, in docs/gpu.rst).
+The figure goes to FILE (png, svg or pdf by its suffix), by default
 ``RUN_DIR/KIND.png``. ``hdrm plot fragmentation D1 D2 ...`` draws the FGD paper's figure from
 several ``hdrm fragmentation`` output folders, one line per policy (docs/gpu.rst), by default
 into ``fragmentation.png`` beside D1.
@@ -20,13 +21,14 @@ from hdrm.registry import suggest
 logger = logging.getLogger(__name__)
 
 #: The plot kinds, in the order the help lists them (kept here so ``hdrm --help`` stays light).
-KINDS = ("gantt", "utilisation", "queue", "energy", "contention", "learning", "actions")
+KINDS = ("gantt", "gpus", "utilisation", "queue", "energy", "contention", "learning", "actions")
 #: The kind drawn from several ``hdrm fragmentation`` folders rather than from one run folder.
 FRAGMENTATION = "fragmentation"
 #: Options that apply to one kind only: option -> (kind, keyword of the plot function).
 KIND_OPTIONS = {
     "color": ("gantt", "color_by"),
     "max_jobs": ("gantt", "max_jobs"),
+    "max_gpus": ("gpus", "max_gpus"),
     "window": ("learning", "window"),
     "top": ("actions", "top"),
     "metric": (FRAGMENTATION, "metric"),
@@ -52,6 +54,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="gantt: colour jobs by 'job' (default) or 'user'")
     parser.add_argument("--max-jobs", type=int, metavar="N",
                         help="gantt: draw only the N largest jobs (default 2000)")
+    parser.add_argument("--max-gpus", type=int, metavar="N",
+                        help="gpus: draw only the N busiest GPUs (default 64)")
     parser.add_argument("--window", type=int, metavar="N",
                         help="learning: moving-average window in episodes (default 10)")
     parser.add_argument("--top", type=int, metavar="N",

@@ -51,9 +51,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "on a GPU platform a queue order (fifo, sjf, drf, tetris, las) or a pair "
                         "'order-placement' (default placement fgd)")
     parser.add_argument("--backfill", default="none",
-                        choices=("none", "easy", "easy_first", "conservative", "greedy"),
-                        help="CPU platforms: none, easy, easy_first, conservative; GPU platforms: "
-                        "none or greedy")
+                        choices=("none", "easy", "easy_first", "conservative", "greedy"))
     parser.add_argument("--contention", default="hdeeprm", help=f"one of {', '.join(CONTENTION_MODELS.names())}")
     parser.add_argument("--decision", default=None, choices=("event", "commit"),
                         help="re-decide at every event, or hold a pick until it fits (RLScheduler); "
@@ -113,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
         return run_gpu(args, platform, workload)
     if pair is None:
         pair = resolve_policy(args.policy, "--policy")
+    if args.backfill == "greedy":
+        raise ConfigError("--backfill: greedy is for GPU platforms (no reservation); on a CPU "
+                          "platform choose none, easy, easy_first or conservative")
     check_outdir(args.outdir)  # before the run: a bad folder should not cost a whole simulation
     implied = implied_settings(args)
     config = SimulationConfig(
