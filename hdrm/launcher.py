@@ -5,6 +5,7 @@ Usage::
     hdeeprm-launch AGENT_PY OPTIONS_JSON [--inmodel PATH] [--outmodel PATH] [--nbruns N]
                    [--outdir DIR] [--overwrite] [--episodes N] [--save-every-episodes N]
                    [--save-every-minutes M] [--allow-other-class] [--tensorboard] [--quiet]
+                   [--workers N [--address ADDR]] [--num-envs K]
 
 The agent plays ``pybatsim.agent.episodes`` episodes (or ``--episodes``), ``--nbruns`` times, with
 the same model throughout; ``pybatsim.agent.run`` says whether it learns (``train``) or is only
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from hdrm import __version__
+from hdrm.distributed.learners import WorkerPlan
 from hdrm.errors import ConfigError, HdrmError
 from hdrm.launch.experiment import Experiment, build_experiment
 from hdrm.launch.logs import RunLog, TensorBoardHook, check_tensorboard, tensorboard_writer
@@ -47,6 +49,13 @@ from hdrm.launch.outdir import DEFAULT_MODEL, Claim, claim_outdir, remove_stale_
 from hdrm.launch.progress import BarProgress, progress_hook
 from hdrm.launch.saving import SavePolicy, Saver, resume
 from hdrm.launch.signals import StopSignals
+from hdrm.launch.workers import (
+    apply_num_envs,
+    check_workers,
+    num_envs,
+    play_with_workers,
+    uses_workers,
+)
 from hdrm.options import load_options
 from hdrm.workload.swf import SkippableLineError
 
@@ -88,6 +97,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tensorboard", action="store_true",
                         help="write TensorBoard logs to OUTDIR/tensorboard (needs the tensorboard "
                         "extra); without it, they are written when the extra is installed")
+    parser.add_argument("--workers", type=int, default=0, metavar="N",
+                        help="train with N rollout worker processes on Ray (PPO: distributed "
+                        "PPO); 0 (default): in this process")
+    parser.add_argument("--address", metavar="ADDR",
+                        help="with --workers: join the Ray cluster at ADDR (auto or HOST:PORT "
+                        "from ray start --head) instead of starting Ray in this process")
+    parser.add_argument("--num-envs", type=int, metavar="K",
+                        help="environments per worker (or in this process) stepped together, one "
+                        "forward pass for all (default: pybatsim.agent.params.num_envs, 1)")
     parser.add_argument("--quiet", action="store_true", help="no progress and no summary table")
     parser.add_argument("--version", action="version", version=f"{PROG} (hdrm {__version__})")
     return parser
@@ -119,6 +137,9 @@ def launch(args: argparse.Namespace) -> int:
         check_tensorboard("--tensorboard")
     exp = build_experiment(options, args.agent, args.episodes)
     _check_models(exp, args)
+    apply_num_envs(exp, args.num_envs)
+    if uses_workers(exp, args.workers, args.num_envs):
+        check_workers(exp, args.workers, num_envs(exp, args.num_envs))
     planned = exp.episodes * args.nbruns
     start = _load_model(exp, args, planned)
     claim = claim_outdir(_outdir(args), overwrite=args.overwrite,
@@ -138,6 +159,7 @@ def _check_counts(args: argparse.Namespace) -> None:
         if value is not None and not value >= 0:
             raise ConfigError(f"--{flag.replace('_', '-')}: expected 0 (off) or a positive number, "
                               f"got {value:g}")
+    WorkerPlan(args.workers, 1 if args.num_envs is None else args.num_envs, args.address)
 
 
 def _load_model(exp: Experiment, args: argparse.Namespace, planned: int) -> int:
@@ -224,6 +246,13 @@ def _play(exp: Experiment, args: argparse.Namespace, hooks: HookList, signals: S
           log: RunLog, start: int) -> tuple[list[EpisodeRecord], Exception | None, int]:
     """Run the episodes: (records, the stop or invalid action that ended them early, status)."""
     try:
+        if uses_workers(exp, args.workers, args.num_envs):
+            played = play_with_workers(exp, args.workers, num_envs(exp, args.num_envs),
+                                       args.address, args.nbruns, hooks, signals.requested, start)
+            exp.final_env = played.final
+            if played.stopped is not None:
+                raise played.stopped
+            return played.records, None, 0
         return run_experiment(exp, args.nbruns, hooks, stop=signals.requested, start=start), None, 0
     except (EpisodeStopped, InvalidAction) as exc:
         log.keep_partial(exc.partial)
@@ -241,7 +270,7 @@ def _play(exp: Experiment, args: argparse.Namespace, hooks: HookList, signals: S
 def _outputs(exp: Experiment, log: RunLog, outdir: Path, stopped: Exception | None,
              saver: Saver | None) -> dict[str, Path]:
     """Write the outputs; Batsim's own files only when the last episode finished."""
-    paths = log.finish(exp.env)
+    paths = log.finish(exp.final_env or exp.env)
     if stopped is None or (isinstance(stopped, EpisodeStopped) and not stopped.mid_episode):
         paths.update(_batsim_outputs(exp, outdir))
     if saver is not None and saver.path.parent.resolve() == outdir.resolve():

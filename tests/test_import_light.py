@@ -14,8 +14,10 @@ import textwrap
 
 HEAVY = ("torch", "zmq")
 
-#: Parts of the package this test does not import (their own layer may use torch or zmq).
-SKIPPED = ("hdrm.batsim", "hdrm.agents", "hdrm.launcher", "hdrm.cli")
+#: Parts of the package this test does not import (their own layer may use torch or zmq): the
+#: distributed learners train torch networks.
+SKIPPED = ("hdrm.batsim", "hdrm.agents", "hdrm.launcher", "hdrm.cli", "hdrm.distributed.ppo",
+           "hdrm.distributed.apex")
 
 _PROBE = textwrap.dedent("""
     import importlib, json, pkgutil, sys

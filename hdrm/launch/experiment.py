@@ -27,7 +27,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -60,6 +60,8 @@ class Experiment:
         episodes: episodes per run (``pybatsim.agent.episodes`` or the override).
         training: whether the agent learns (``pybatsim.agent.run`` is ``"train"``).
         torch_seeded: whether torch was loaded by the agent module and seeded.
+        final_env: where the last episode's outputs come from when it was not played in
+            ``env`` (rollout workers); None: ``env``.
     """
 
     options: Options
@@ -69,6 +71,7 @@ class Experiment:
     episodes: int
     training: bool
     torch_seeded: bool = False
+    final_env: Any = None
 
     @property
     def classic(self) -> bool:
@@ -164,17 +167,23 @@ def env_overrides(options: Options, classic: bool) -> dict[str, Any]:
     return {}
 
 
-def make_agent(cls: type[Agent], options: Options, env: SchedulingEnv, agent_path: Path) -> Agent:
+def make_agent(cls: type[Agent], options: Options, env: SchedulingEnv, agent_path: Path,
+               params: Mapping[str, Any] | None = None, seed: int | None = None) -> Agent:
     """Create the agent from the agent block of ``options`` and the spaces of ``env``.
+
+    ``params`` are merged into the block's ``params``; ``seed`` replaces ``options.seed``.
 
     Raises:
         ConfigError: the agent rejected a setting (the message is prefixed with the options file).
         AgentLoadError: the constructor failed otherwise (naming the agent file and its line).
     """
     config = options.pybatsim.agent.to_dict()
+    if params:
+        config["params"] = {**(config.get("params") or {}), **params}
     try:
         return cls(config, env.observation_space, env.action_space,
-                   action_names=list(env.action_names), seed=options.seed)
+                   action_names=list(env.action_names),
+                   seed=options.seed if seed is None else seed)
     except HdrmError as exc:
         raise type(exc)(with_source(options.source, str(exc))) from None
     except Exception as exc:  # a user's constructor may fail in any way: name the file

@@ -231,14 +231,16 @@ def run_episode(env: SchedulingEnv, agent: Agent, episode: int = 0, *, run: int 
         if stop is not None and not done and stop():
             raise EpisodeStopped(EpisodeActions(episode, times, actions))
     stats = dict(agent.end_episode())
-    record = _record(base, episode, run, len(actions), total, info, stats, time.perf_counter() - t0)
+    record = episode_record(base, episode, run, len(actions), total, info, stats,
+                            time.perf_counter() - t0)
     played = EpisodeActions(episode, times, actions)
     hooks.episode_ended(record, played)
     return record, played
 
 
-def _record(base: SchedulingEnv, episode: int, run: int, steps: int, total: float,
-            info: dict[str, Any], stats: dict[str, float], wall_s: float) -> EpisodeRecord:
+def episode_record(base: SchedulingEnv, episode: int, run: int, steps: int, total: float,
+                   info: dict[str, Any], stats: dict[str, float], wall_s: float) -> EpisodeRecord:
+    """The record of the episode ``base`` has just finished (``info``: its last step's)."""
     result = base.result()
     rows = job_results(result)
     return EpisodeRecord(

@@ -1,0 +1,225 @@
+"""Distributed PPO: rollout workers (Ray actors, each with its own environments) feed one learner.
+
+The learner is the agent of this process (the one the launcher or ``train.py`` built, loaded and
+saves); each of the N workers owns K environments and a copy of the agent
+(:class:`~hdrm.distributed.ppo_rollout.RolloutCollector`). One iteration:
+
+1. the learner's weights are put once in Ray's object store and sent to every worker, with the
+   statistics of the last update and, to worker 0, the state of the learner's sampling generator;
+2. every worker plays its share of the rollout (``rollout_steps / (N x K)`` steps per
+   environment, rounded up) and returns it with advantages and returns computed against its own
+   bootstrap values, and the episodes that ended;
+3. the learner concatenates the shares in worker order and runs one PPO update on them, shuffling
+   its minibatches with worker 0's generator; its state goes back to worker 0 with the weights.
+
+For one worker this is, step for step, the single-process learner: the same seeds, the same
+order of random draws (one stream shared by sampling and shuffling), the same updates; the test
+``tests/distributed/test_ppo.py`` checks the weights bit for bit. With N workers it is
+synchronous PPO over N x K environments: workers wait for the update, so a rollout is never
+collected with stale weights.
+
+A worker process that dies (killed, out of memory, its node lost) is restarted by Ray and its
+rollout call retried, up to :data:`MAX_RESTARTS` times per worker; the restarted worker starts
+new episodes from its environments' first seeds. The learner stays in this process, so its
+checkpoints are written as before (atomically, by the caller).
+
+With ``workers=0`` the K environments are stepped in this process by the learner itself
+(vectorised rollouts, :func:`hdrm.agents.vector.run_vector` with episode records).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from typing import Any, Callable
+
+import torch
+
+from hdrm.agents.buffers import RolloutBatch
+from hdrm.distributed import ray_backend
+from hdrm.distributed.learners import EndedEpisode, RolloutTask, TrainingRun, WorkerPlan
+from hdrm.distributed.ppo_rollout import Collected, RolloutCollector
+from hdrm.errors import ConfigError, HdrmError
+
+logger = logging.getLogger(__name__)
+
+#: Times Ray restarts a dead rollout worker (and retries its call) before training stops.
+MAX_RESTARTS = 3
+
+OnEpisode = Callable[[EndedEpisode], None]
+
+
+def share_steps(rollout_steps: int, workers: int, num_envs: int) -> int:
+    """Steps of one worker's share of a rollout: ``num_envs`` x ``ceil(rollout_steps / (workers x
+    num_envs))`` (each environment fills the same number of steps)."""
+    per_env = -(-int(rollout_steps) // (max(workers, 1) * num_envs))
+    return num_envs * per_env
+
+
+class RolloutWorker:
+    """The body of a rollout worker actor: a :class:`RolloutCollector` and its process id."""
+
+    def __init__(self, task: RolloutTask, worker: int, num_envs: int, rollout_steps: int,
+                 seed: int) -> None:
+        self.collector = RolloutCollector(task, worker, num_envs, rollout_steps, seed)
+
+    def collect(self, *args: Any) -> tuple[Collected, int]:
+        """:meth:`RolloutCollector.collect`, and this process's id (a changed one: restarted)."""
+        return self.collector.collect(*args), os.getpid()
+
+    def result(self, position: int) -> Any:
+        """The simulation result of the ``position``-th episode that ended in the last call."""
+        return self.collector.results.get(position)
+
+    def pid(self) -> int:
+        """This worker's process id."""
+        return os.getpid()
+
+
+def train_ppo(agent: Any, task: RolloutTask, plan: WorkerPlan, on_episode: OnEpisode,
+              should_stop: Callable[[], bool] = lambda: False) -> TrainingRun:
+    """Train the PPO ``agent`` with ``plan.workers`` rollout workers (0: in this process).
+
+    Raises:
+        ConfigError: Ray is missing or cannot start, or the learner is not set for
+            ``plan.num_envs`` environments in this process.
+        HdrmError: a worker died more often than Ray restarts it.
+    """
+    if plan.workers == 0:
+        return _train_local(agent, task, plan, on_episode, should_stop)
+    with ray_backend.connect(plan.address) as ray:
+        trainer = PPOWorkers(ray, agent, task, plan)
+        try:
+            return trainer.run(on_episode, should_stop)
+        finally:
+            trainer.close()
+
+
+def _train_local(agent: Any, task: RolloutTask, plan: WorkerPlan, on_episode: OnEpisode,
+                 should_stop: Callable[[], bool]) -> TrainingRun:
+    wanted = int(agent.settings.num_envs)
+    if wanted != plan.num_envs:
+        raise ConfigError(f"--num-envs {plan.num_envs}: the learner is set for {wanted} "
+                          f"environment(s) (pybatsim.agent.params.num_envs); give the same number")
+    t0 = time.perf_counter()
+    collector = RolloutCollector(task, 0, plan.num_envs, agent=agent)
+    run, updates = TrainingRun(), agent.updates
+    while run.episodes < plan.episodes and run.env_steps < plan.env_steps:
+        collected = collector.collect(max_episodes=plan.episodes - run.episodes)
+        run.env_steps += collected.env_steps
+        kept = collected.episodes[: _left(plan, run)]
+        for episode in kept:
+            on_episode(episode)
+        run.episodes += len(kept)
+        if kept:
+            run.final = collector.results.get(len(kept) - 1)
+        if should_stop():
+            break
+    run.updates, run.wall_s = agent.updates - updates, time.perf_counter() - t0
+    return run
+
+
+def _left(plan: WorkerPlan, run: TrainingRun) -> int | None:
+    """Episodes still to report (None: no limit)."""
+    return None if math.isinf(plan.episodes) else int(plan.episodes) - run.episodes
+
+
+class PPOWorkers:
+    """The learner's side: N rollout worker actors and the iteration of the module docstring."""
+
+    def __init__(self, ray: Any, agent: Any, task: RolloutTask, plan: WorkerPlan) -> None:
+        self.ray, self.agent, self.plan = ray, agent, plan
+        self.t0 = time.perf_counter()
+        cpus = min(1.0, ray_backend.cluster_cpus(ray) / plan.workers)
+        actor = ray.remote(num_cpus=cpus, max_restarts=MAX_RESTARTS,
+                           max_task_retries=MAX_RESTARTS)(RolloutWorker)
+        share = share_steps(agent.settings.rollout_steps, plan.workers, plan.num_envs)
+        self.workers = [actor.remote(task, w, plan.num_envs, share, agent.seed + w)
+                        for w in range(plan.workers)]
+        self.pids = self._get([w.pid.remote() for w in self.workers])
+        self.restarts = 0
+        logger.info("%d rollout workers of %d environments, %d steps each per rollout (pids %s)",
+                    plan.workers, plan.num_envs, share, self.pids)
+
+    def run(self, on_episode: OnEpisode, should_stop: Callable[[], bool]) -> TrainingRun:
+        """Iterate until the plan's budget is spent or ``should_stop()``; see the module doc."""
+        run = TrainingRun(workers=self.plan.workers)
+        stats: dict[str, float] | None = None
+        last: tuple[int, int] | None = None
+        while run.episodes < self.plan.episodes and run.env_steps < self.plan.env_steps:
+            results = self.collect(stats, self.plan.episodes - run.episodes)
+            run.env_steps += sum(c.env_steps for c in results)
+            stats = self.learn(results)
+            run.updates += stats is not None
+            kept, last = self._episodes(results, _left(self.plan, run), last)
+            for episode in kept:
+                on_episode(episode)
+            run.episodes += len(kept)
+            if stats is None or should_stop():
+                break
+        run.restarts, run.wall_s = self.restarts, time.perf_counter() - self.t0
+        if last is not None:
+            run.final = self._get([self.workers[last[0]].result.remote(last[1])])[0]
+        return run
+
+    def collect(self, stats: dict[str, float] | None, max_episodes: float) -> list[Collected]:
+        """One rollout from every worker, with the learner's weights (sent once)."""
+        weights = self.ray.put(self.agent.state_dict())
+        generator = self.agent.generator.get_state()
+        refs = [w.collect.remote(weights, generator if i == 0 else None, stats, max_episodes)
+                for i, w in enumerate(self.workers)]
+        replies = self._get(refs)
+        for i, (_, pid) in enumerate(replies):
+            if pid != self.pids[i]:
+                self.restarts += 1
+                logger.warning("rollout worker %d (pid %d) died; Ray restarted it as pid %d",
+                               i, self.pids[i], pid)
+                self.pids[i] = pid
+        return [collected for collected, _ in replies]
+
+    def learn(self, results: list[Collected]) -> dict[str, float] | None:
+        """One update from the workers' shares; None when a share was cut by the budget."""
+        if any(c.batch is None for c in results):
+            return None
+        self.agent.generator.set_state(results[0].generator_state)
+        batch = RolloutBatch(*(torch.cat(column) for column in zip(*(c.batch for c in results))))
+        stats = self.agent.learn_rollout(batch)
+        for collected in results:
+            for episode in collected.episodes:
+                if episode.awaiting_update:
+                    episode.update_stats.append(stats)
+        return stats
+
+    @staticmethod
+    def _episodes(results: list[Collected], left: int | None, last: tuple[int, int] | None
+                  ) -> tuple[list[EndedEpisode], tuple[int, int] | None]:
+        """The episodes to report, in worker order, and (worker, position) of the last one."""
+        kept = []
+        for w, collected in enumerate(results):
+            for position, episode in enumerate(collected.episodes):
+                if left is not None and len(kept) >= left:
+                    return kept, last
+                kept.append(episode)
+                last = (w, position)
+        return kept, last
+
+    def _get(self, refs: list[Any]) -> list[Any]:
+        try:
+            return self.ray.get(refs)
+        except self.ray.exceptions.RayError as exc:
+            if isinstance(getattr(exc, "cause", None), HdrmError):
+                raise exc.cause from None  # the worker's own error (a bad action, a bad input)
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise HdrmError(f"distributed PPO: a rollout worker failed ({type(exc).__name__}: "
+                            f"{reason}); Ray restarts a dead worker {MAX_RESTARTS} times; resume "
+                            "from the last checkpoint with --inmodel") from None
+
+    def close(self) -> None:
+        """Stop the worker actors."""
+        for worker in self.workers:
+            self.ray.kill(worker)
+
+
+__all__ = ["MAX_RESTARTS", "PPOWorkers", "RolloutWorker", "share_steps", "train_ppo"]

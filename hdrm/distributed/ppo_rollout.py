@@ -1,0 +1,212 @@
+"""One process's share of a PPO rollout: K environments stepped together by one PPO agent.
+
+:class:`RolloutCollector` is what a rollout worker runs (a Ray actor of :mod:`hdrm.distributed.ppo`,
+or this process when there are no workers). Every step, one forward pass decides for its K
+environments (``decide_batch``); an environment whose episode ends is reset at once (Gymnasium's
+``SAME_STEP`` autoreset), after its :class:`~hdrm.distributed.learners.EndedEpisode` is recorded.
+:meth:`RolloutCollector.collect` plays until the agent's share of the rollout is full, or until
+the episode budget is spent, in the order the single-process learner takes its steps:
+
+1. decide for every environment, step them, hand the rewards to the agent;
+2. a rollout full with every episode ended is finished with no bootstrap;
+3. episodes that ended are recorded (and the environments reset);
+4. when the budget of episodes is spent, stop (the single-process launcher stops there too);
+5. a rollout full with episodes under way is finished with the values of the next observations.
+
+*Local* collectors drive the learner itself, which learns when its rollout fills (this is
+:func:`hdrm.agents.vector.run_vector`, with episode records). *Remote* collectors own a copy of the
+learner's agent whose full rollouts go to a sink (``PPOAgent.rollout_sink``) and are returned by
+:meth:`~RolloutCollector.collect`; the learner's weights come with the next call.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+
+from hdrm.agents.buffers import RolloutBatch
+from hdrm.distributed.learners import EndedEpisode, RolloutTask
+from hdrm.errors import HdrmError
+from hdrm.launch.actions import ActionProblem, valid_action
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Collected:
+    """What one :meth:`RolloutCollector.collect` gave.
+
+    Attributes:
+        batch: the rollout with advantages and returns (remote collectors); None when the
+            budget of episodes ran out first, or for a local collector (it learned already).
+        episodes: the episodes that ended, in the order they ended (environment order within a step).
+        env_steps: environment steps made.
+        generator_state: the agent's sampling generator afterwards (the learner shuffles its
+            minibatches with it, then hands it back: one random stream, as in one process).
+        wall_s: seconds the call took.
+    """
+
+    batch: RolloutBatch | None
+    episodes: list[EndedEpisode]
+    env_steps: int
+    generator_state: torch.Tensor | None = None
+    wall_s: float = 0.0
+
+
+@dataclass
+class _Slot:
+    """One environment and its episode under way."""
+
+    env: Any
+    index: int
+    obs: Any = None
+    mask: Any = None
+    info: dict[str, Any] = field(default_factory=dict)
+    steps: int = 0
+    total: float = 0.0
+    times: list[float] = field(default_factory=list)
+    actions: list[int] = field(default_factory=list)
+    stats: list[dict[str, float]] = field(default_factory=list)
+    t0: float = 0.0
+
+    def reset(self, seed: int | None) -> None:
+        self.obs, self.info = self.env.reset(seed=seed)
+        self.mask = self.info["action_mask"]
+        self.steps, self.total, self.times, self.actions, self.stats = 0, 0.0, [], [], []
+        self.t0 = time.perf_counter()
+
+
+class RolloutCollector:
+    """K environments and the agent that decides for them (see the module docstring).
+
+    Args:
+        task: builds the environments and (remote) the agent, and summarises episodes.
+        worker: this collector's number; its environments are ``worker * num_envs + i``.
+        num_envs: environments stepped together.
+        rollout_steps: steps of the agent's share of a rollout (all its environments together);
+            remote collectors only.
+        seed: the agent's seed (remote collectors only).
+        agent: the learner itself (a local collector); None builds a remote collector's agent.
+    """
+
+    def __init__(self, task: RolloutTask, worker: int, num_envs: int, rollout_steps: int = 0,
+                 seed: int = 0, agent: Any = None) -> None:
+        self.task = task
+        self.slots = [_Slot(task.make_env(worker * num_envs + i), worker * num_envs + i)
+                      for i in range(num_envs)]
+        self.local = agent is not None
+        if agent is None:
+            params = {"num_envs": num_envs, "rollout_steps": rollout_steps}
+            agent = task.make_agent(self.slots[0].env, params, seed)
+            agent.train_mode(True)
+            agent.rollout_sink = self._sink
+        self.agent = agent
+        self._batch: RolloutBatch | None = None
+        self._credit_running = False
+        self.results: dict[int, Any] = {}
+        for slot in self.slots:
+            slot.reset(task.first_seed(slot.index))
+
+    def _sink(self, batch: RolloutBatch) -> None:
+        self._batch = batch
+
+    def collect(self, weights: Mapping[str, Any] | None = None,
+                generator_state: torch.Tensor | None = None,
+                update_stats: Mapping[str, float] | None = None,
+                max_episodes: float = math.inf) -> Collected:
+        """Play until one rollout is finished or ``max_episodes`` episodes have ended.
+
+        Args:
+            weights: the learner's weights to decide with (remote collectors).
+            generator_state: the learner's sampling generator state, to continue from.
+            update_stats: the statistics of the update made from this collector's last rollout;
+                they belong to the episodes under way when that rollout was bootstrapped.
+            max_episodes: the episodes left to play in the whole training.
+        """
+        t0 = time.perf_counter()
+        if weights is not None:
+            self.agent.load_state_dict(weights)
+        if generator_state is not None:
+            self.agent.generator.set_state(generator_state)
+        if update_stats is not None and self._credit_running:
+            self._credit([dict(update_stats)])
+        self._batch, self.results = None, {}
+        updates, ended, env_steps = self.agent.updates, [], 0
+        while True:
+            dones = self._step()
+            env_steps += len(self.slots)
+            finished = self._batch is not None or self.agent.updates > updates
+            self._credit(self.agent.take_update_stats())
+            ended.extend(self._close(dones, awaiting=finished and not self.local))
+            if len(ended) >= max_episodes:
+                break
+            if self.agent.rollout_waiting:
+                self.agent.learn_pending_batch(np.stack([s.obs for s in self.slots]))
+                self._credit(self.agent.take_update_stats())
+                self._credit_running = True
+                break
+            if finished:
+                self._credit_running = False
+                break
+        state = self.agent.generator.get_state()
+        return Collected(self._batch, ended, env_steps, state, time.perf_counter() - t0)
+
+    def _step(self) -> np.ndarray:
+        """One decision per environment, then one step of each; returns which episodes ended."""
+        obs = np.stack([slot.obs for slot in self.slots])
+        masks = np.stack([slot.mask for slot in self.slots])
+        actions = self.agent.decide_batch(obs, masks)
+        rewards = np.zeros(len(self.slots))
+        dones = np.zeros(len(self.slots), dtype=bool)
+        for i, slot in enumerate(self.slots):
+            action = self._checked(slot, actions[i])
+            slot.times.append(float(slot.info.get("time", math.nan)))
+            slot.actions.append(action)
+            slot.obs, reward, terminated, truncated, slot.info = slot.env.step(action)
+            slot.mask = slot.info["action_mask"]
+            slot.total += float(reward)
+            slot.steps += 1
+            rewards[i], dones[i] = reward, terminated or truncated
+        self.agent.rewarded_batch(rewards, dones)
+        return dones
+
+    def _checked(self, slot: _Slot, action: Any) -> int:
+        try:
+            return valid_action(action, slot.mask)
+        except ActionProblem as exc:
+            raise HdrmError(f"environment {slot.index}: invalid action {action!r} at decision "
+                            f"{slot.steps}: {exc}") from None
+
+    def _credit(self, stats: list[dict[str, float]]) -> None:
+        """Updates made now belong to every episode under way."""
+        for slot in self.slots:
+            slot.stats.extend(stats)
+
+    def _close(self, dones: np.ndarray, awaiting: bool) -> list[EndedEpisode]:
+        """Record the episodes that ended and reset their environments."""
+        ended = []
+        for slot, done in zip(self.slots, dones):
+            if not done:
+                continue
+            episode = EndedEpisode(
+                slot.index, slot.steps, slot.total, self.task.summary(slot.env, slot.info),
+                slot.times, slot.actions, slot.stats, time.perf_counter() - slot.t0, awaiting)
+            self.results[len(ended)] = _result(slot.env)
+            ended.append(episode)
+            slot.reset(None)
+        return ended
+
+
+def _result(env: Any) -> Any:
+    """The simulation result of the episode ``env`` just finished (None when it has none)."""
+    result = getattr(env.unwrapped, "result", None)
+    return result() if callable(result) else None
+
+
+__all__ = ["Collected", "RolloutCollector"]

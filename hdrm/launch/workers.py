@@ -1,0 +1,196 @@
+"""``hdeeprm-launch --workers N`` and ``--num-envs K``: the episodes played by rollout workers.
+
+The experiment's agent stays the learner (it is loaded from ``--inmodel`` and saved as usual);
+:func:`hdrm.distributed.learners.train_with_workers` picks the distributed learner of its class
+and plays the launch's episodes in N worker processes of K environments each (N = 0: the K
+environments in this process). Every episode that ends becomes an
+:class:`~hdrm.launch.loop.EpisodeRecord` numbered in the order the learner reports them, and goes
+to the same hooks as in the single-process loop (episodes.csv, actions.csv, checkpoints,
+progress, TensorBoard). The workers build their environments and agents from the options file
+and the agent file, which must therefore be readable by every worker at the same path (they are,
+on one machine).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Any, Callable, Mapping, NamedTuple
+
+from hdrm.errors import ConfigError
+from hdrm.launch.experiment import Experiment, make_agent, seed_globals
+from hdrm.launch.loop import EpisodeActions, EpisodeRecord, EpisodeStopped, Hooks, episode_record
+
+logger = logging.getLogger(__name__)
+
+
+class LaunchTask:
+    """How a worker builds the launch's environments and agent (pickled: paths and numbers only).
+
+    Args:
+        options_path: the options file.
+        agent_path: the agent file.
+        seed: the launch's seed; environment i is first reset with ``seed + i``.
+    """
+
+    def __init__(self, options_path: str | Path, agent_path: str | Path, seed: int) -> None:
+        self.options_path = str(Path(options_path).resolve())
+        self.agent_path = str(Path(agent_path).resolve())
+        self.seed = int(seed)
+        self._options: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_options": None}  # parsed options hold read-only mappings
+
+    @property
+    def options(self) -> Any:
+        """The parsed options (read once per process)."""
+        if self._options is None:
+            from hdrm.options import load_options
+
+            self._options = load_options(self.options_path)
+        return self._options
+
+    def make_env(self, index: int) -> Any:
+        """A fresh environment of the options."""
+        from hdrm.env.scheduling_env import SchedulingEnv
+
+        return SchedulingEnv(options=self.options)
+
+    def first_seed(self, index: int) -> int | None:
+        """``seed + index``: environment 0 starts as the single-process launch does."""
+        return self.seed + index
+
+    def make_agent(self, env: Any, params: Mapping[str, Any], seed: int) -> Any:
+        """The agent of the agent file, with ``params`` merged into its settings."""
+        from hdrm.agents.loader import load_agent_class
+
+        cls = load_agent_class(Path(self.agent_path))
+        seed_globals(seed)
+        return make_agent(cls, self.options, env, Path(self.agent_path), params, seed)
+
+    def summary(self, env: Any, info: Mapping[str, Any]) -> EpisodeRecord:
+        """The episode's figures (numbered, counted and timed by :func:`play_with_workers`)."""
+        return episode_record(env.unwrapped, 0, 0, 0, 0.0, dict(info), {}, 0.0)
+
+
+class _Finished:
+    """Stands for an environment whose last episode is ``result`` (for the output writers)."""
+
+    def __init__(self, result: Any) -> None:
+        self._result = result
+
+    @property
+    def unwrapped(self) -> "_Finished":
+        return self
+
+    def result(self) -> Any:
+        return self._result
+
+
+def num_envs(exp: Experiment, requested: int | None) -> int:
+    """Environments per worker: ``--num-envs``, else the learner's ``num_envs`` setting, else 1."""
+    settings = getattr(exp.agent, "settings", None)
+    return requested or int(getattr(settings, "num_envs", 1))
+
+
+def apply_num_envs(exp: Experiment, requested: int | None) -> None:
+    """Rebuild the experiment's agent for ``--num-envs`` environments (when it is not set so).
+
+    Raises:
+        ConfigError: the agent cannot decide for several environments at once.
+    """
+    if requested is None or requested == num_envs(exp, None):
+        return
+    if not hasattr(exp.agent, "decide_batch"):
+        raise ConfigError(f"--num-envs {requested}: {type(exp.agent).__name__} has no "
+                          "decide_batch: vectorised rollouts need a learner that decides for "
+                          "several environments at once (ppo)")
+    seed_globals(exp.options.seed)
+    exp.agent = make_agent(type(exp.agent), exp.options, exp.env, exp.agent_path,
+                           {"num_envs": requested})
+    exp.agent.train_mode(exp.training)
+
+
+def uses_workers(exp: Experiment, workers: int, requested: int | None) -> bool:
+    """Whether the episodes are played by rollout workers or by several environments at once."""
+    return workers > 0 or num_envs(exp, requested) > 1
+
+
+def check_workers(exp: Experiment, workers: int, num_envs: int) -> None:
+    """Refuse what rollout workers cannot do, in one line.
+
+    Raises:
+        ConfigError: Ray is missing, the agent does not learn, or the engine is batsim.
+    """
+    flag = f"--workers {workers}" if workers else f"--num-envs {num_envs}"
+    if workers:
+        from hdrm.distributed import RAY_MISSING, ray_installed
+
+        if not ray_installed():
+            raise ConfigError(f"--workers {workers}: {RAY_MISSING}; or leave --workers out to "
+                              "train in this process")
+    if exp.classic or not exp.training:
+        raise ConfigError(f"{flag}: rollout workers train a learning agent; "
+                          f"{exp.agent_path} {'is classic' if exp.classic else 'is evaluated'} "
+                          "(pybatsim.agent.run is 'test'): drop the option")
+    if exp.options.engine != "builtin":
+        raise ConfigError(f"{flag}: rollout workers step the builtin engine; "
+                          f"{exp.options.source} sets engine {exp.options.engine!r}")
+    if workers == 0 and not hasattr(exp.agent, "decide_batch"):
+        raise ConfigError(f"--num-envs {num_envs}: {type(exp.agent).__name__} has no "
+                          "decide_batch: vectorised rollouts need a learner that decides for "
+                          "several environments at once (ppo)")
+
+
+def play_with_workers(exp: Experiment, workers: int, num_envs: int, address: str | None,
+                      nbruns: int, hooks: Hooks, stop: Callable[[], bool], start: int = 0
+                      ) -> "Played":
+    """Play the launch's remaining episodes (from ``start``) with rollout workers."""
+    from hdrm.distributed.learners import EndedEpisode, WorkerPlan, train_with_workers
+
+    planned = exp.episodes * nbruns
+    records: list[EpisodeRecord] = []
+
+    def on_episode(ended: EndedEpisode) -> None:
+        number = start + len(records)
+        stats = ended.stats()
+        record = dataclasses.replace(
+            ended.summary, episode=number, run=number // exp.episodes, steps=ended.steps,
+            return_=ended.return_, loss=stats["loss"], wall_s=ended.wall_s, stats=stats)
+        records.append(record)
+        hooks.episode_started(number, record.nb_jobs)
+        hooks.episode_ended(record, EpisodeActions(number, ended.times_s, ended.actions))
+        if (number + 1) % exp.episodes == 0:
+            hooks.run_ended(number // exp.episodes, records)
+
+    plan = WorkerPlan(workers, num_envs, address, episodes=planned - start)
+    task = LaunchTask(exp.options.source, exp.agent_path, exp.options.seed)
+    run = train_with_workers(exp.agent, task, plan, on_episode, stop)
+    logger.info("rollout workers: %d episodes, %d env steps, %d updates, %d restarts, %.1f s",
+                run.episodes, run.env_steps, run.updates, run.restarts, run.wall_s)
+    final = _Finished(run.final) if run.final is not None else exp.env
+    stopped = None
+    if start + len(records) < planned:
+        stopped = EpisodeStopped(EpisodeActions(start + len(records), [], []), mid_episode=False)
+    return Played(records, final, stopped)
+
+
+class Played(NamedTuple):
+    """What :func:`play_with_workers` played.
+
+    Attributes:
+        records: the records of the episodes played.
+        final: an environment-like object whose ``unwrapped.result()`` is the last episode's
+            result (for :meth:`~hdrm.launch.logs.RunLog.finish`).
+        stopped: the stop that ended the launch before its last episode (``stop()`` became
+            true between two rollouts), or None.
+    """
+
+    records: list[EpisodeRecord]
+    final: Any
+    stopped: EpisodeStopped | None
+
+
+__all__ = ["LaunchTask", "Played", "apply_num_envs", "check_workers", "num_envs", "play_with_workers", "uses_workers"]

@@ -1,0 +1,164 @@
+"""Distributed PPO (hdrm.distributed.ppo): one rollout worker is the single-process learner bit
+for bit, a killed worker is restarted and training goes on, and K environments in this process
+are :func:`hdrm.agents.vector.run_vector`. Ray tests share one local Ray (2 CPUs) and are skipped
+when Ray is not installed."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+from hdrm.agents.vector import run_vector
+from hdrm.distributed.learners import WorkerPlan
+from hdrm.distributed.ppo import PPOWorkers, share_steps, train_ppo
+from hdrm.launch.workers import LaunchTask
+from hdrm.launcher import main
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = ROOT / "agents" / "ppo.py"
+
+
+def write_options(folder: Path, episodes: int = 5, **params) -> Path:
+    """examples/ppo with 20-job episodes (20 decisions each) and 16-step rollouts: rollouts end
+    mid-episode (bootstrapped) and, at step 80, with the episode (not bootstrapped)."""
+    source = ROOT / "examples" / "ppo" / "options.json"
+    data = json.loads(source.read_text(encoding="utf-8"))
+    for key in ("workload_file_path", "platform_file_path"):
+        data[key] = str((source.parent / data[key]).resolve())
+    data["nb_jobs"] = 20
+    agent = data["pybatsim"]["agent"]
+    agent["episodes"] = episodes
+    agent["params"].update({"rollout_steps": 16, "minibatch": 8, "epochs": 2,
+                            "rollout_device": "cpu", "update_device": "cpu", **params})
+    path = folder / "options.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def launch(capsys, *argv) -> tuple[int, str]:
+    status = main([str(a) for a in argv])
+    return status, capsys.readouterr().err
+
+
+def rows(path: Path, drop: tuple[str, ...] = ("wall_s",)) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [{k: v for k, v in row.items() if k not in drop} for row in csv.DictReader(handle)]
+
+
+def weights(path: Path) -> dict[str, torch.Tensor]:
+    return torch.load(path, weights_only=True)["model_state_dict"]
+
+
+def learner(options: Path, num_envs: int = 1):
+    """The launch's agent for ``options`` and the task its workers use."""
+    from hdrm.launch.experiment import build_experiment
+    from hdrm.launch.workers import apply_num_envs
+    from hdrm.options import load_options
+
+    opts = load_options(options)
+    exp = build_experiment(opts, AGENT)
+    apply_num_envs(exp, num_envs)
+    return exp.agent, LaunchTask(options, AGENT, opts.seed)
+
+
+@pytest.fixture(scope="module")
+def ray():
+    pytest.importorskip("ray")
+    from hdrm.distributed import ray_backend
+
+    with ray_backend.connect(None, num_cpus=2) as module:
+        yield module
+
+
+def test_shares_of_a_rollout():
+    assert share_steps(16, 1, 1) == 16
+    assert share_steps(16, 2, 2) == 8  # 4 environments of 4 steps
+    assert share_steps(17, 2, 2) == 10  # each environment rounds up: 5 steps
+
+
+# ------------------------------------------------------------------------- equivalence
+
+
+def test_one_worker_is_the_single_process_learner_bit_for_bit(ray, tmp_path, capsys):
+    """Same seed, one worker of one environment: the same decisions, episodes, losses and final
+    weights as hdeeprm-launch without workers. The worker samples with the learner's generator
+    state and hands its state back with the rollout, so sampling and minibatch shuffling draw
+    from one stream in the same order as in one process: equality is exact, not approximate."""
+    options = write_options(tmp_path)
+    assert launch(capsys, AGENT, options, "--outdir", tmp_path / "one", "--quiet")[0] == 0
+    status, err = launch(capsys, AGENT, options, "--outdir", tmp_path / "ray", "--quiet",
+                         "--workers", 1)
+    assert status == 0, err
+    single, distributed = tmp_path / "one", tmp_path / "ray"
+    episodes = rows(single / "episodes.csv")
+    assert len(episodes) == 5 and sum(r["loss"] != "nan" for r in episodes) >= 4
+    assert rows(distributed / "episodes.csv") == episodes
+    assert rows(distributed / "actions.csv") == rows(single / "actions.csv")
+    assert (distributed / "out_jobs.csv").read_bytes() == (single / "out_jobs.csv").read_bytes()
+    a, b = weights(single / "model.pt"), weights(distributed / "model.pt")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_environments_in_this_process_are_run_vector(tmp_path):
+    """--workers 0 --num-envs 2 is the vectorised learner of hdrm.agents.vector, with records."""
+    options = write_options(tmp_path)
+    agent, task = learner(options, num_envs=2)
+    ended = []
+    run = train_ppo(agent, task, WorkerPlan(0, 2, env_steps=64), ended.append)
+    reference, _ = learner(options, num_envs=2)
+    envs = SyncVectorEnv([lambda: task.make_env(0)] * 2, autoreset_mode=AutoresetMode.SAME_STEP)
+    # the 4th rollout fills mid-episode at step 64: the collector bootstraps and learns at once,
+    # run_vector at its next decision (step 65, one step of each environment more)
+    vector = run_vector(reference, envs, 66, seed=task.seed)
+    assert run.env_steps == 64 and run.updates == vector.updates == 4
+    assert [(e.env, e.return_, e.steps) for e in ended] == [
+        (e["env"], e["return"], e["steps"]) for e in vector.episodes]
+    a, b = agent.state_dict(), reference.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+# ------------------------------------------------------------------------- faults
+
+
+def test_a_killed_worker_is_restarted_and_training_goes_on(ray, tmp_path):
+    options = write_options(tmp_path, episodes=12)
+    agent, task = learner(options)
+    trainer = PPOWorkers(ray, agent, task, WorkerPlan(2, 1, episodes=12))
+    victim = trainer.pids[1]
+    seen = []
+
+    def kill_once(episode):
+        seen.append(episode)
+        if len(seen) == 1:
+            os.kill(victim, signal.SIGKILL)
+
+    try:
+        run = trainer.run(kill_once, lambda: False)
+    finally:
+        trainer.close()
+    assert run.restarts == 1 and trainer.pids[1] != victim
+    assert run.episodes == len(seen) == 12 and agent.updates == run.updates >= 6
+    assert all(np.isfinite(e.return_) for e in seen)
+
+
+def test_the_learners_checkpoint_resumes_with_workers(ray, tmp_path, capsys):
+    """A training launched with workers saves the learner's checkpoint (atomically, as always);
+    --inmodel continues it with workers."""
+    options = write_options(tmp_path, episodes=2)
+    out = tmp_path / "out"
+    assert launch(capsys, AGENT, options, "--outdir", out, "--workers", 1, "--quiet")[0] == 0
+    first = weights(out / "model.pt")
+    status, err = launch(capsys, AGENT, options, "--outdir", tmp_path / "more", "--workers", 1,
+                         "--quiet", "--inmodel", out / "model.pt")
+    assert status == 0, err
+    assert [f.name for f in out.iterdir() if f.name.endswith(".tmp")] == []
+    second = weights(tmp_path / "more" / "model.pt")
+    assert any(not torch.equal(first[k], second[k]) for k in first)
