@@ -25,7 +25,7 @@ import numpy as np
 
 from hdrm.core.contention import ContentionModel
 from hdrm.core.records import OverutilizationRecorder
-from hdrm.core.runs import WIDE, core_runs
+from hdrm.core.runs import WIDE, CoreRuns, core_runs
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.power import CONTENDED, CONTENDED_SPEED_FRACTION, IDLE, RUNNING, SLEEPING
@@ -131,7 +131,7 @@ class ClusterState:
         if mem == 0 and len(cores) > WIDE and self._singletons and self._nominal:
             runs = self._take_runs(job.idx, cores)
             if runs is not None:
-                cores = tuple(cores)
+                cores = CoreRuns(runs)
                 self.alloc[job.idx] = cores
                 self._runs[job.idx] = runs
                 self.free_cores -= len(cores)

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from hdrm.core.runs import WIDE, CoreRuns
 from hdrm.core.state import FREE, ClusterState
 from hdrm.registry import Registry
 from hdrm.workload.job import Job
@@ -50,8 +51,10 @@ class CorePolicy:
             return (_registered, (self.name,))
         return super().__reduce_ex__(protocol)
 
-    def select(self, state: ClusterState, job: Job, rng: np.random.Generator) -> list[int] | None:
-        """Choose ``job.res`` free cores for ``job``, or None when they cannot be found."""
+    def select(self, state: ClusterState, job: Job, rng: np.random.Generator
+               ) -> list[int] | CoreRuns | None:
+        """Choose ``job.res`` free cores for ``job``, or None when they cannot be found (wide
+        jobs on one-core nodes in id order get a :class:`~hdrm.core.runs.CoreRuns`)."""
         if job.res > state.free_cores:
             return None
         if self.key is None:
@@ -59,9 +62,12 @@ class CorePolicy:
         ranking = self._ranking(state)
         if job.mem_mb <= 0 and state.free_mask is not None and self._in_id_order(state, ranking):
             # one-core nodes ranked by id: the first free cores, found in numpy
-            chosen = np.flatnonzero(state.free_mask)[:job.res].tolist()
-            if len(chosen) != job.res:
+            found = np.flatnonzero(state.free_mask)[:job.res]
+            if len(found) != job.res:
                 return None
+            if job.res > WIDE:  # runs of ids, never one int per core
+                return CoreRuns.of(found)
+            chosen = found.tolist()
             # the platform's own id objects, not new ints: outcomes keep these lists
             return list(operator.itemgetter(*chosen)(state.core_proc)) if job.res > 1 else chosen
         return _take(state, job, ranking)

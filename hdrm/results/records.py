@@ -48,16 +48,19 @@ _RANGE_RE = re.compile(r"^(\d+)(?:-(\d+))?$")
 _USER_RE = re.compile(r"\buser(?:_id)?\s*[=:]\s*['\"]?([^'\",;\s}]+)")
 
 
-def consecutive_runs(cores: Sequence[int]) -> list[tuple[int, int]]:
+def consecutive_runs(cores: Sequence[int] | np.ndarray) -> list[tuple[int, int]]:
     """``cores`` as runs of consecutive ids ``(first, last + 1)``, in their order.
 
-    ``[4, 5, 6, 0, 1, 9] -> [(4, 7), (0, 2), (9, 10)]``; long lists are split in numpy.
+    ``[4, 5, 6, 0, 1, 9] -> [(4, 7), (0, 2), (9, 10)]``; long lists and numpy arrays are split
+    in numpy; a :class:`CoreRuns` gives its runs.
     """
+    if isinstance(cores, CoreRuns):
+        return cores.runs
     n = len(cores)
     if n == 0:
         return []
-    if n > 256:  # numpy pays off on long lists only
-        ids = np.fromiter(cores, dtype=np.int64, count=n)
+    if n > 256 or isinstance(cores, np.ndarray):  # numpy pays off on long lists only
+        ids = cores if isinstance(cores, np.ndarray) else np.fromiter(cores, dtype=np.int64, count=n)
         cut = np.flatnonzero(np.diff(ids) != 1) + 1
         starts = np.concatenate(([0], cut))
         ends = np.concatenate((cut, [n]))
@@ -103,8 +106,9 @@ class CoreRuns(Sequence):
         self._len = size
 
     @classmethod
-    def of(cls, cores: Sequence[int]) -> CoreRuns:
-        """``cores`` as runs (itself when it already is a :class:`CoreRuns`)."""
+    def of(cls, cores: Sequence[int] | np.ndarray) -> CoreRuns:
+        """``cores`` (ids, or a numpy array of ids) as runs; itself when it already is a
+        :class:`CoreRuns`."""
         if isinstance(cores, CoreRuns):
             return cores
         return cls(consecutive_runs(cores))

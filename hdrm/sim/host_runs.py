@@ -9,6 +9,7 @@ states, powers and energies are identical to the last bit.
 from __future__ import annotations
 
 import array
+import math
 
 import numpy as np
 
@@ -106,12 +107,41 @@ class HostRuns:
 
 
 def _repeated_sum(total: float, value: float, count: int) -> float:
-    """``total + value + value + ...`` (``count`` times), each addition rounded in turn."""
+    """``total + value + value + ...`` (``count`` times), each addition rounded in turn.
+
+    When no partial sum needs rounding (powers such as 100 W or 9.75 W: every partial sum is a
+    multiple of a common power of two below 2**53 of it), the result is exactly
+    ``total + count * value``, computed in integers; otherwise the additions are made in turn.
+    """
     if count <= WIDE:
         for _ in range(count):
             total += value
         return total
+    if value == 0.0:
+        return total + value  # the first addition may turn -0.0 into 0.0; the others change nothing
+    exact = _exact_repeated_sum(total, value, count)
+    if exact is not None:
+        return exact
     steps = np.full(count + 1, value, dtype=float)
     steps[0] = total
     return float(np.add.accumulate(steps)[-1])
 
+
+
+def _exact_repeated_sum(total: float, value: float, count: int) -> float | None:
+    """``total + count * value`` when every partial sum ``total + k * value`` (``k <= count``) is
+    a float exactly, so that adding in turn rounds nothing; else None."""
+    if not (math.isfinite(total) and math.isfinite(value)):
+        return None
+    t_num, t_den = total.as_integer_ratio()
+    v_num, v_den = value.as_integer_ratio()
+    den = max(t_den, v_den)  # both powers of two: the common denominator
+    first = t_num * (den // t_den)
+    last = first + count * v_num * (den // v_den)
+    if abs(first) >= _EXACT or abs(last) >= _EXACT:  # the partial sums run from first to last
+        return None
+    return last / den
+
+
+#: Integers of magnitude below this (2**53) are floats exactly, and so are they over a power of two.
+_EXACT = 2**53

@@ -3,6 +3,8 @@ states, powers and energies (to the last bit) as the host-by-host rules."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -110,3 +112,25 @@ def _replay_both(pair: tuple[Machine, Machine], script: list, seed: int) -> None
     for m in (fast, slow):
         m.advance(now + 1000.0)
     assert observe(fast) == observe(slow)
+
+
+def _added_in_turn(total: float, value: float, count: int) -> float:
+    for _ in range(count):
+        total += value
+    return total
+
+
+powers = st.one_of(st.sampled_from([100.0, -95.0, 9.75, 180.25, 0.1, 1 / 3, 0.0, -0.0, 2.0**52]),
+                   st.floats(min_value=-1e12, max_value=1e12))
+
+
+@settings(max_examples=300, deadline=None)
+@given(powers, powers, st.integers(0, 3000))
+def test_repeated_sums_equal_additions_in_turn(total, value, count):
+    """Powers of runs of hosts are summed in integers when nothing would be rounded: the very
+    bits (sign of zero included) of adding host by host."""
+    from hdrm.sim.host_runs import _repeated_sum
+
+    got, expected = _repeated_sum(total, value, count), _added_in_turn(total, value, count)
+    assert got == expected or (math.isnan(got) and math.isnan(expected))
+    assert math.copysign(1.0, got) == math.copysign(1.0, expected)
