@@ -220,7 +220,8 @@ def heft(dag: Dag, ranks: Sequence[float] | None = None) -> Schedule:
     for task in sorted(range(dag.size), key=lambda t: (-rank[t], position[t])):
         if any(placer.proc[p] < 0 for p, _ in dag.pred[task]):
             raise ConfigError(f"heft on {dag.name}: task {dag.tasks[task]!r} comes before one of "
-                              f"its predecessors in the rank order; ranks must decrease along edges")
+                              f"its predecessors in the rank order; ranks must decrease along "
+                              f"edges")
         placer.place(task)
     return placer.schedule("heft")
 

@@ -50,11 +50,13 @@ class Network:
             raise WorkloadError("network: no processors; give at least one")
         if len(set(self.processors)) != n:
             twice = sorted({p for p in self.processors if self.processors.count(p) > 1})
-            raise WorkloadError(f"network: processor name {twice[0]!r} given twice; names must differ")
-        for what, matrix in (("bandwidth_mb_s", self.bandwidth_mb_s), ("latency_s", self.latency_s)):
+            raise WorkloadError(f"network: processor name {twice[0]!r} given twice; names must "
+                                f"differ")
+        matrices = (("bandwidth_mb_s", self.bandwidth_mb_s), ("latency_s", self.latency_s))
+        for what, matrix in matrices:
             if len(matrix) != n or any(len(row) != n for row in matrix):
-                raise WorkloadError(f"network: {what} must be a {n} x {n} matrix (one row and column "
-                                    f"per processor)")
+                raise WorkloadError(f"network: {what} must be a {n} x {n} matrix (one row and "
+                                    f"column per processor)")
         for p, q in ((p, q) for p in range(n) for q in range(n) if p != q):
             bandwidth, latency = self.bandwidth_mb_s[p][q], self.latency_s[p][q]
             if not bandwidth > 0:
@@ -62,7 +64,8 @@ class Network:
                                     f"{self.processors[q]!r} is {bandwidth!r}; it must be > 0")
             if not 0 <= latency < math.inf:
                 raise WorkloadError(f"network: latency_s from {self.processors[p]!r} to "
-                                    f"{self.processors[q]!r} is {latency!r}; it must be finite, >= 0")
+                                    f"{self.processors[q]!r} is {latency!r}; it must be finite "
+                                    f"and >= 0")
         inverse = tuple(tuple(0.0 if p == q else 1.0 / self.bandwidth_mb_s[p][q] for q in range(n))
                         for p in range(n))
         object.__setattr__(self, "_inverse", inverse)
@@ -177,8 +180,8 @@ class Dag:
         for src, dst, data in edges:
             for end in (src, dst):
                 if end not in index:
-                    raise WorkloadError(f"{name}: edge {src!r} -> {dst!r} names task {end!r}, which "
-                                        f"has no costs; give its costs or remove the edge")
+                    raise WorkloadError(f"{name}: edge {src!r} -> {dst!r} names task {end!r}, "
+                                        f"which has no costs; give its costs or remove the edge")
             numbered.append((index[src], index[dst], float(data)))
         return cls(tasks, rows, tuple(numbered), network, name)
 

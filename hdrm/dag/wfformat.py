@@ -10,9 +10,10 @@ Both layouts of the format are read, without the ``wfcommons`` package:
 * schema 1.5 and later: ``workflow.specification.tasks`` (``id``, ``parents``, ``children``,
   ``inputFiles``, ``outputFiles``), ``workflow.specification.files`` (``id``, ``sizeInBytes``) and
   ``workflow.execution.tasks`` (``id``, ``runtimeInSeconds``);
-* schema 1.4 and earlier: ``workflow.tasks`` (or ``workflow.jobs``), each with ``name``/``id``,
-  ``parents``, ``runtimeInSeconds`` (or ``runtime``) and ``files`` (``link`` input/output,
-  ``name``/``id``, ``sizeInBytes`` or ``size`` in bytes).
+* schema 1.4 and earlier: ``workflow.tasks`` (``workflow.jobs`` before 1.3), each with a
+  ``name`` (how tasks refer to each other), ``parents`` and/or ``children``,
+  ``runtimeInSeconds`` (``runtime`` before 1.4) and ``files`` (``link`` input or output,
+  ``name``, ``sizeInBytes``, or ``size`` before 1.4, in bytes).
 
 :func:`to_dag` turns a workflow into a :class:`~hdrm.dag.model.Dag` on machines: a task's cost
 on a processor is its run time over the processor's relative speed.
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,27 +87,40 @@ def _runtime(value: Any, where: str) -> float:
     return float(value)
 
 
+def _size(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 0 <= value < math.inf:
+        raise WorkloadError(f"{where}: size {value!r} bytes; give a finite number >= 0")
+    return float(value)
+
+
 def _read_new(doc: dict, workflow: dict, source: str) -> Workflow:
     spec = _get(workflow, "specification", source + ": workflow", dict)
     where = source + ": workflow.specification"
     tasks = _get(spec, "tasks", where, list)
-    sizes = {f.get("id"): f.get("sizeInBytes", 0) for f in _get(spec, "files", where, list, [])
-             if isinstance(f, dict)}
+    sizes = {}
+    for i, entry in enumerate(_get(spec, "files", where, list, [])):
+        file_id = _get(entry, "id", f"{where}.files[{i}]", str)
+        sizes[file_id] = _size(entry.get("sizeInBytes", 0), f"{where}.files[{i}] ({file_id!r})")
     ids = [_get(t, "id", f"{where}.tasks[{i}]", str) for i, t in enumerate(tasks)]
+    execution = _get(workflow, "execution", source + ": workflow", dict)
     runs = {}
-    for i, run in enumerate(_get(_get(workflow, "execution", source + ": workflow", dict),
-                                 "tasks", source + ": workflow.execution", list)):
+    for i, run in enumerate(_get(execution, "tasks", source + ": workflow.execution", list)):
         run_where = f"{source}: workflow.execution.tasks[{i}]"
-        runs[_get(run, "id", run_where, str)] = _runtime(run.get("runtimeInSeconds"),
-                                                         f"{run_where} ({run.get('id')!r})")
+        task_id = _get(run, "id", run_where, str)
+        runs[task_id] = _runtime(run.get("runtimeInSeconds"), f"{run_where} ({task_id!r})")
     missing = [t for t in ids if t not in runs]
     if missing:
         raise WorkloadError(f"{source}: task {missing[0]!r} has no run time in "
                             f"workflow.execution.tasks; add its runtimeInSeconds")
     outputs = {t: set(task.get("outputFiles", [])) for t, task in zip(ids, tasks)}
     inputs = {t: set(task.get("inputFiles", [])) for t, task in zip(ids, tasks)}
-    links = _links(ids, [(t.get("parents", []), t.get("children", [])) for t in tasks], source)
-    edges = _edges(ids, links, lambda a, b: sum(sizes.get(f, 0) or 0 for f in outputs[a] & inputs[b]))
+
+    def data(a: str, b: str) -> float:
+        return math.fsum(sizes.get(f, 0.0) for f in outputs[a] & inputs[b])
+
+    relations = [(t.get("parents", []), t.get("children", [])) for t in tasks]
+    edges = _edges(ids, _links(ids, relations, source), data)
     return Workflow(str(doc.get("name", source)), tuple(ids), tuple(runs[t] for t in ids), edges)
 
 
@@ -114,46 +128,63 @@ def _read_old(doc: dict, workflow: dict, source: str) -> Workflow:
     key = "tasks" if "tasks" in workflow else "jobs"
     tasks = _get(workflow, key, source + ": workflow", list)
     where = f"{source}: workflow.{key}"
-    ids = [str(t.get("id", t.get("name"))) if isinstance(t, dict) else "" for t in tasks]
-    names = {str(t.get("name")): i for i, t in enumerate(tasks) if isinstance(t, dict)}
-    runtimes, files = [], []
+    ids, runtimes, files = [], [], []
     for i, task in enumerate(tasks):
-        here = f"{where}[{i}] ({ids[i]!r})"
-        if not isinstance(task, dict) or ids[i] == "None":
-            raise WorkloadError(f"{where}[{i}]: a task needs an 'id' or a 'name'")
+        if not isinstance(task, dict) or not isinstance(task.get("name", task.get("id")), str):
+            raise WorkloadError(f"{where}[{i}]: a task needs a 'name' (or an 'id')")
+        ids.append(task.get("name", task.get("id")))
+        here = f"{where}[{i}] ({ids[-1]!r})"
         runtimes.append(_runtime(task.get("runtimeInSeconds", task.get("runtime")), here))
-        files.append({(f.get("link"), f.get("id", f.get("name"))): f.get("sizeInBytes", f.get("size", 0))
-                      for f in task.get("files", []) if isinstance(f, dict)})
-    by_id = {t: i for i, t in enumerate(ids)}
-    parents = [[ids[names[p]] if p not in by_id and p in names else p for p in t.get("parents", [])]
-               for t in tasks]
-    links = _links(ids, [(p, []) for p in parents], source)
+        files.append(_old_files(task, here))
+    # up to schema 1.4 tasks name each other by name; an old 'id' is accepted too
+    alias = {t["id"]: name for t, name in zip(tasks, ids) if isinstance(t.get("id"), str)}
+    alias.update({name: name for name in ids})
+    relations = [([alias.get(p, p) for p in t.get("parents", [])],
+                  [alias.get(c, c) for c in t.get("children", [])]) for t in tasks]
+    position = {name: i for i, name in enumerate(ids)}
 
     def data(a: str, b: str) -> float:
-        out = {name: size for (link, name), size in files[by_id[a]].items() if link == "output"}
-        return sum(out[name] or 0 for (link, name) in files[by_id[b]] if link == "input" and name in out)
+        written, read = files[position[a]]["output"], files[position[b]]["input"]
+        return math.fsum(size for name, size in read.items() if name in written)
 
-    edges = _edges(ids, links, data)
+    edges = _edges(ids, _links(ids, relations, source), data)
     return Workflow(str(doc.get("name", source)), tuple(ids), tuple(runtimes), edges)
 
 
-def _links(ids: list[str], relations: list[tuple[list, list]], source: str) -> list[tuple[str, str]]:
+def _old_files(task: dict, where: str) -> dict[str, dict[str, float]]:
+    """A schema 1.4 task's files by link: {"input": {name: bytes}, "output": {...}}."""
+    found: dict[str, dict[str, float]] = {"input": {}, "output": {}}
+    for entry in task.get("files", []):
+        if not isinstance(entry, dict):
+            continue
+        name = str(entry.get("path", "")) + str(entry.get("name", entry.get("id")))
+        link = "input" if str(entry.get("link", "")).lower() == "input" else "output"
+        found[link][name] = _size(entry.get("sizeInBytes", entry.get("size", 0)),
+                                  f"{where} file {name!r}")
+    return found
+
+
+def _links(ids: list[str], relations: list[tuple[list, list]],
+           source: str) -> list[tuple[str, str]]:
     """Every (parent, child) pair named by a parents or children list, once, in file order."""
-    known = set(ids)
-    if len(known) != len(ids):
-        twice = next(t for i, t in enumerate(ids) if t in ids[:i])
-        raise WorkloadError(f"{source}: task id {twice!r} given twice; ids must differ")
-    seen: dict[tuple[str, str], None] = {}
+    known: set[str] = set()
+    for task in ids:
+        if task in known:
+            raise WorkloadError(f"{source}: task {task!r} given twice; task ids must differ")
+        known.add(task)
+    pairs: dict[tuple[str, str], None] = {}
     for task, (parents, children) in zip(ids, relations):
         for other, pair in [(p, (p, task)) for p in parents] + [(c, (task, c)) for c in children]:
             if other not in known:
                 raise WorkloadError(f"{source}: task {task!r} names {other!r} as a parent or "
                                     f"child, but no task has that id; fix the reference")
-            seen.setdefault(pair, None)
-    return list(seen)
+            pairs.setdefault(pair, None)
+    return list(pairs)
 
 
-def _edges(ids: list[str], links: list[tuple[str, str]], data) -> tuple[tuple[int, int, float], ...]:
+def _edges(ids: list[str], links: list[tuple[str, str]],
+           data: Callable[[str, str], float]) -> tuple[tuple[int, int, float], ...]:
+    """The links by task index, with their data in MB (``data`` gives bytes)."""
     index = {t: i for i, t in enumerate(ids)}
     return tuple((index[a], index[b], data(a, b) / BYTES_PER_MB) for a, b in links)
 

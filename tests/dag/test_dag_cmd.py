@@ -1,4 +1,5 @@
-"""``hdrm dag schedule``: a workflow file and a platform in, makespan/SLR out, schedule CSV written."""
+"""``hdrm dag schedule``: a workflow and a platform in, makespan and SLR out, a schedule CSV
+written."""
 
 from __future__ import annotations
 

@@ -123,3 +123,74 @@ def test_every_schedule_of_a_random_dag_is_valid(seed, depth, width, density, cc
         assert schedule.violations() == []
         assert schedule.slr >= 1 - 1e-12  # no schedule beats the least-cost critical path
         assert len(schedule.processor) == dag.size and min(schedule.processor) >= 0
+
+
+# --------------------------------------------------------------------------- a plain reference
+
+
+def _plain_earliest(busy: list[tuple[float, float]], ready: float, duration: float) -> float:
+    """Earliest start >= ready of an idle gap of ``duration``, by trying every gap in turn."""
+    for at in sorted([ready] + [f for _, f in busy if f >= ready]):
+        if not any(s < at + duration and at < f for s, f in busy):
+            return at
+    raise AssertionError("the end of the last interval always fits")
+
+
+def _plain_schedule(dag: Dag, policy: str) -> list[tuple[int, float]]:
+    """(processor, start) per task by the policies' definitions, every processor tried."""
+    from hdrm.dag.ranks import optimistic_cost_table, oct_ranks
+
+    width = dag.network.size
+    bonus = [[0.0] * width for _ in range(dag.size)]
+    only: dict[int, int] = {}
+    if policy == "heft":
+        priority = upward_ranks(dag)
+    elif policy == "peft":
+        bonus = optimistic_cost_table(dag)
+        priority = oct_ranks(bonus)
+    else:
+        priority = [u + d for u, d in zip(upward_ranks(dag), downward_ranks(dag))]
+        path = critical_path(dag, priority)
+        cp = min(range(width), key=lambda p: (sum(dag.costs_s[t][p] for t in path), p))
+        only = {t: cp for t in path}
+    position = {t: i for i, t in enumerate(dag.order)}
+    busy: list[list[tuple[float, float]]] = [[] for _ in range(width)]
+    placed: dict[int, tuple[int, float]] = {}
+    while len(placed) < dag.size:
+        ready_tasks = [t for t in range(dag.size) if t not in placed
+                       and all(p in placed for p, _ in dag.pred[t])]
+        task = min(ready_tasks, key=lambda t: (-priority[t], position[t]))
+        best = None
+        for p in [only[task]] if task in only else range(width):
+            ready = max((placed[q][1] + dag.costs_s[q][placed[q][0]]
+                         + dag.network.comm_s(x, placed[q][0], p) for q, x in dag.pred[task]),
+                        default=0.0)
+            start = _plain_earliest(busy[p], ready, dag.costs_s[task][p])
+            key = (start + dag.costs_s[task][p] + bonus[task][p], p)
+            if best is None or key < best[0]:
+                best = (key, p, start)
+        _, proc, start = best
+        busy[proc].append((start, start + dag.costs_s[task][proc]))
+        placed[task] = (proc, start)
+    return [placed[t] for t in range(dag.size)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), depth=st.integers(1, 7), width=st.integers(1, 6),
+       ccr=st.sampled_from([0.1, 1, 5]), processors=st.integers(1, 6),
+       policy=st.sampled_from(["heft", "cpop", "peft"]))
+def test_placements_equal_a_plain_search_of_every_processor(seed, depth, width, ccr, processors,
+                                                            policy):
+    # the pruned search (lower bounds, gap bounds) must choose exactly what trying every
+    # processor and every gap chooses; links of different bandwidths and latencies
+    dag = random_dag(DagSpec(depth=depth, width=width, density=0.4, ccr=ccr,
+                             heterogeneity=1.5, processors=processors), seed)
+    n = dag.network.size
+    bandwidth = tuple(tuple(1.0 + ((p * 7 + q * 3) % 5) for q in range(n)) for p in range(n))
+    latency = tuple(tuple(0.1 * ((p + q) % 3) for q in range(n)) for p in range(n))
+    dag = Dag(dag.tasks, dag.costs_s, dag.edges, Network(dag.network.processors, bandwidth,
+                                                         latency), dag.name)
+    schedule = schedule_dag(dag, policy)
+    expected = _plain_schedule(dag, policy)
+    assert [p for p, _ in expected] == list(schedule.processor)
+    assert [s for _, s in expected] == pytest.approx(list(schedule.start_s), rel=1e-12, abs=1e-9)

@@ -1,4 +1,4 @@
-"""WfCommons instances (wfformat JSON) read into the DAG model; cores of a platform as processors."""
+"""WfCommons instances (wfformat JSON) read into the DAG model; a platform's cores as processors."""
 
 from __future__ import annotations
 
@@ -33,10 +33,11 @@ DIAMOND = {
                  "inputFiles": ["f3", "f4", "f2"], "outputFiles": []},
             ],
             "files": [{"id": "f1", "sizeInBytes": 2_000_000}, {"id": "f2", "sizeInBytes": 500_000},
-                      {"id": "f3", "sizeInBytes": 1_000_000}, {"id": "f4", "sizeInBytes": 1_000_000}],
+                      {"id": "f3", "sizeInBytes": 1_000_000},
+                      {"id": "f4", "sizeInBytes": 1_000_000}],
         },
-        "execution": {"tasks": [{"id": "a", "runtimeInSeconds": 10}, {"id": "b", "runtimeInSeconds": 20},
-                                {"id": "c", "runtimeInSeconds": 30}, {"id": "d", "runtimeInSeconds": 5}]},
+        "execution": {"tasks": [{"id": t, "runtimeInSeconds": r}
+                                for t, r in (("a", 10), ("b", 20), ("c", 30), ("d", 5))]},
     },
 }
 
@@ -65,6 +66,23 @@ def test_schema_1_4_layout(tmp_path):
     ]}}
     wf = read_workflow(_write(tmp_path, old))
     assert (wf.tasks, wf.runtime_s, wf.edges) == (("x", "y"), (4, 6), ((0, 1, 3.0),))
+
+
+def test_schema_1_4_references_by_id_and_children(tmp_path):
+    old = {"name": "old", "workflow": {"tasks": [
+        {"name": "first", "id": "ID1", "runtime": 1, "children": ["second"],
+         "files": [{"link": "output", "name": "o", "path": "/d/", "sizeInBytes": 1_500_000}]},
+        {"name": "second", "id": "ID2", "runtime": 2,
+         "files": [{"link": "input", "name": "o", "path": "/d/", "sizeInBytes": 1_500_000}]},
+        {"name": "third", "id": "ID3", "runtime": 3, "parents": ["ID1", "second"]},
+    ]}}
+    wf = read_workflow(_write(tmp_path, old))
+    assert wf.edges == ((0, 1, 1.5), (0, 2, 0.0), (1, 2, 0.0))
+    old["workflow"]["tasks"][1]["files"][0]["sizeInBytes"] = "big"
+    message = (r"^wf.json: workflow.tasks\[1\] \('second'\) file '/d/o': size 'big' bytes; "
+               r"give a finite number >= 0$")
+    with pytest.raises(WorkloadError, match=message):
+        read_workflow(_write(tmp_path, old))
 
 
 def test_to_dag_costs_are_runtime_over_speed(tmp_path):
