@@ -283,10 +283,44 @@ class DQNAgent(ValueLearningAgent):
 
     def learn_batch(self) -> dict[str, float]:
         """One gradient step on a prioritized minibatch; returns its loss, mean Q and mean |TD|."""
-        s = self.settings
-        batch = self.replay.sample(s.batch_size, self.beta, self.replay_rng)
+        batch = self.replay.sample(self.settings.batch_size, self.beta, self.replay_rng)
+        stats, td = self.learn_on(batch)
+        self.replay.update_priorities(batch.indices, td)
+        return stats
+
+    def learn_on(self, batch: ReplayBatch) -> tuple[dict[str, float], np.ndarray]:
+        """One gradient step on ``batch``, drawn from this agent's replay or another one.
+
+        Ape-X's learner (:mod:`hdrm.distributed.apex`) draws its batches from a replay actor and
+        sends the TD errors back as priorities.
+
+        Returns:
+            the step's loss, mean Q and mean |TD error|, and the TD errors of the batch.
+        """
         t = TensorBatch(*(self.to_update(x) for x in to_tensors(batch)))
-        with update_autocast(self.devices.update, s.precision):
+        q, targets = self._q_and_targets(t)
+        huber = torch.nn.functional.huber_loss(q, targets, reduction="none",
+                                               delta=self.settings.huber_delta)
+        loss = (t.weights * huber).mean()
+        self.optimise(loss)
+        td = (q - targets).detach()
+        self.updates += 1
+        if self.updates % self.settings.target_update == 0:
+            self.update_target()
+        stats = {"loss": loss.item(), "q_mean": q.mean().item(), "td_abs": td.abs().mean().item()}
+        return stats, td.cpu().numpy()
+
+    def td_errors(self, batch: ReplayBatch) -> np.ndarray:
+        """TD errors of ``batch`` under the current networks, without learning (Ape-X's actors
+        send them as the initial priorities of their transitions)."""
+        t = TensorBatch(*(self.to_update(x) for x in to_tensors(batch)))
+        with torch.no_grad():
+            q, targets = self._q_and_targets(t)
+        return (q - targets).cpu().numpy()
+
+    def _q_and_targets(self, t: TensorBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Q values of the batch's actions (with gradient) and their double Q-learning targets."""
+        with update_autocast(self.devices.update, self.settings.precision):
             q_all, next_online = self._online_q(t)
             with torch.no_grad():
                 next_target = self.target.q_values(t.next_obs, t.next_masks).float()
@@ -294,15 +328,7 @@ class DQNAgent(ValueLearningAgent):
         next_online = None if next_online is None else next_online.float()
         q = q_all.gather(-1, t.actions.unsqueeze(-1)).squeeze(-1)
         targets = double_q_targets(next_target, next_online, t.next_masks, t.returns, t.discounts)
-        huber = torch.nn.functional.huber_loss(q, targets, reduction="none", delta=s.huber_delta)
-        loss = (t.weights * huber).mean()
-        self.optimise(loss)
-        td = (q - targets).detach()
-        self.replay.update_priorities(batch.indices, td.cpu().numpy())
-        self.updates += 1
-        if self.updates % s.target_update == 0:
-            self.update_target()
-        return {"loss": loss.item(), "q_mean": q.mean().item(), "td_abs": td.abs().mean().item()}
+        return q, targets
 
     def _online_q(self, t: TensorBatch) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Online Q values of the states and, for double Q-learning, of the next states (one pass)."""

@@ -17,6 +17,7 @@ Memory: ``capacity x 2 x`` one observation (e.g. 20,000 windows of 128 x 8 float
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from typing import NamedTuple
 
@@ -227,13 +228,21 @@ class PrioritizedReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def add(self, t: Transition) -> int:
-        """Store a transition with the largest priority seen so far; returns its index."""
+    def add(self, t: Transition, td_error: float | None = None) -> int:
+        """Store a transition; returns its index.
+
+        Its priority is ``(|td_error| + eps)^alpha`` when ``td_error`` is given (Ape-X's actors
+        compute it), else the largest priority seen so far.
+        """
         i = self.pos
+        raw = self.max_priority if td_error is None else abs(float(td_error)) + self.eps
+        if not math.isfinite(raw):
+            raise ValueError(f"replay: a new transition's TD error must be finite, got {td_error}")
         self.obs[i], self.masks[i], self.actions[i] = t.obs, t.mask, t.action
         self.returns[i], self.discounts[i] = t.ret, t.discount
         self.next_obs[i], self.next_masks[i] = t.next_obs, t.next_mask
-        self.tree.update(i, self.max_priority**self.alpha)
+        self.tree.update(i, raw**self.alpha)
+        self.max_priority = max(self.max_priority, raw)
         self.pos = (i + 1) % self.capacity
         self.size = min(self.size + 1, self.capacity)
         return i

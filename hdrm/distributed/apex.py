@@ -1,0 +1,311 @@
+"""Ape-X DQN on Ray (Horgan et al., 2018): N actors, one prioritized replay actor, one learner.
+
+- N actors (:class:`~hdrm.distributed.apex_actor.ApexActor`, one Ray actor each, one CPU) play
+  their own environments with the exploration rates of
+  :func:`~hdrm.distributed.apex_actor.actor_epsilons` and send their n-step transitions, with
+  the TD errors they computed as initial priorities, to the replay actor.
+- The replay actor (:class:`~hdrm.distributed.apex_replay.ApexReplay`) holds the prioritized
+  buffer: capacity, batch size and the priority exponents are the DQN options ``buffer_size``,
+  ``batch_size``, ``alpha``, ``beta`` (annealed over ``beta_steps``) and ``priority_eps``.
+- The learner is a :class:`~hdrm.agents.dqn.DQNAgent` in this (the driver's) process: dueling
+  double DQN on n-step returns, as configured. It draws batches from the replay actor (the next
+  one is requested before the current step runs), sends the new TD errors back as priorities and
+  publishes its weights every ``weight_sync`` gradient steps; each actor picks the newest weights
+  up at the start of its next :meth:`~hdrm.distributed.apex_actor.ApexActor.collect` call
+  (every ``actor_steps`` decisions).
+
+The learner keeps at most ``max_replay_ratio`` gradient steps per collected decision (default:
+the single-process DQN's ``1 / train_freq``); it waits for the actors when it is ahead.
+Its checkpoints are the single-process DQN's (the learner is a ``DQNAgent``), so
+``hdeeprm-launch --inmodel`` and ``benchmarks/compare.py`` read them.
+
+Faults: the actors and the replay actor are restarted by Ray when their process dies
+(``kill -9``), up to :data:`MAX_RESTARTS` times each, and the call they were running runs again
+on the new process: a restarted actor starts a new episode with the newest weights, a restarted
+replay starts empty and the learner waits until it holds a batch again. Actor restarts are
+counted in :attr:`ApexProgress.restarts`; an actor or replay lost for good stops the run with
+one line.
+
+This module imports ``ray`` only inside its functions.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, NamedTuple
+
+import numpy as np
+
+from hdrm.agents.devices import to_cpu
+from hdrm.agents.dqn import DQNAgent, beta_at
+from hdrm.agents.replay import ReplayBatch
+from hdrm.agents.settings import parse_settings
+from hdrm.distributed.apex_actor import ActorSpec, ApexActor, EpisodeSpec, actor_epsilons
+from hdrm.distributed.apex_replay import ApexReplay
+from hdrm.errors import HdrmError
+
+logger = logging.getLogger(__name__)
+
+#: JSON path of the Ape-X settings in messages.
+APEX_PATH = "apex"
+#: Times Ray restarts a dead actor (or the replay) before giving up on it.
+MAX_RESTARTS = 5
+
+
+@dataclass(frozen=True)
+class ApexSettings:
+    """Settings of Ape-X's distribution (the DQN options block sets the learning itself)."""
+
+    actors: int = field(default=2, metadata={"min": 1})
+    """Actor processes."""
+    epsilon: float = field(default=0.4, metadata={"min": 0.0, "max": 1.0})
+    """Base of the actors' exploration rates: actor i explores with epsilon^(1 + alpha i/(N-1))."""
+    epsilon_alpha: float = field(default=7.0, metadata={"min": 0.0})
+    """Exponent spread of the actors' exploration rates (7 in the paper)."""
+    actor_steps: int = field(default=64, metadata={"min": 1})
+    """Decisions per actor call: the transitions are sent and newer weights picked up after each."""
+    weight_sync: int = field(default=50, metadata={"min": 1})
+    """Gradient steps between two publications of the learner's weights (K)."""
+    max_replay_ratio: float = field(default=0.0, metadata={"min": 0.0})
+    """Most gradient steps per collected decision (0: the DQN's 1 / train_freq)."""
+    actor_cpus: float = field(default=1.0, metadata={"min": 0.0})
+    """CPUs Ray reserves for each actor."""
+
+
+def parse_apex(params: Mapping[str, Any] | None, where: str = APEX_PATH) -> ApexSettings:
+    """The Ape-X settings from a mapping (unknown keys and bad values: one-line ConfigError)."""
+    return parse_settings(ApexSettings, params, where=where)
+
+
+@dataclass
+class ApexProgress:
+    """Where an Ape-X run stands (read by the stop callback)."""
+
+    env_steps: int = 0
+    transitions: int = 0
+    updates: int = 0
+    episodes: int = 0
+    returns: list[float] = field(default_factory=list)
+    weights_version: int = 0
+    restarts: int = 0
+    wall_s: float = 0.0
+    stats: dict[str, float] = field(default_factory=dict)
+
+
+class Step(NamedTuple):
+    """One gradient step of the learner: the replay slots it used and their new TD errors."""
+
+    indices: np.ndarray
+    td_errors: np.ndarray
+    stats: dict[str, float]
+
+
+class _ActorHost:
+    """The Ray actor around an :class:`ApexActor` (its sink is the replay actor)."""
+
+    def __init__(self, index: int, spec: ActorSpec, replay: Any) -> None:
+        import torch
+
+        torch.set_num_threads(1)
+        self.actor = ApexActor(index, spec, lambda block: replay.add.remote(block))
+
+    def collect(self, weights: Any, version: int, steps: int) -> dict[str, Any]:
+        import os
+
+        return {**self.actor.collect(weights, version, steps), "pid": os.getpid()}
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()
+
+
+class _ReplayHost(ApexReplay):
+    """The Ray actor around the replay (with its process id, for fault tests)."""
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()
+
+
+class ApexTrainer:
+    """Runs Ape-X on a connected Ray: starts the replay and actors, then learns in this process.
+
+    Args:
+        ray: the ``ray`` module, initialised.
+        learner: the DQN agent that learns (its replay buffer is unused).
+        episodes: how actors build their environments and start episodes.
+        settings: the distribution's settings.
+        seed: the run's seed (actors' agents, episodes and the replay's draws derive from it).
+    """
+
+    def __init__(self, ray: Any, learner: DQNAgent, episodes: EpisodeSpec,
+                 settings: ApexSettings, seed: int = 0) -> None:
+        self.ray, self.learner, self.settings = ray, learner, settings
+        s = learner.settings
+        self.epsilons = actor_epsilons(settings.actors, settings.epsilon, settings.epsilon_alpha)
+        spec = ActorSpec(dict(learner.config), episodes, seed, tuple(self.epsilons))
+        alpha = s.alpha if s.prioritized else 0.0
+        shape = tuple(int(d) for d in learner.observation_space.shape)
+        # a call in flight when its actor dies runs again on the restarted actor
+        options = {"max_restarts": MAX_RESTARTS, "max_task_retries": MAX_RESTARTS}
+        self.replay = ray.remote(num_cpus=0, **options)(_ReplayHost).remote(
+            s.buffer_size, shape, learner.n_actions, alpha, s.priority_eps, seed)
+        host = ray.remote(num_cpus=settings.actor_cpus, **options)(_ActorHost)
+        self.actors = [host.remote(i, spec, self.replay) for i in range(settings.actors)]
+        ratio = settings.max_replay_ratio or 1.0 / s.train_freq
+        self.max_ratio = float(ratio)
+        self.progress = ApexProgress(env_steps=learner.env_steps, updates=learner.updates)
+        self._weights = ray.put(to_cpu(learner.state_dict()))
+        self._inflight: dict[Any, int] = {}
+        self._sample: Any = None
+        self._pids: dict[int, int] = {}
+
+    def run(self, stop: Callable[[DQNAgent, ApexProgress], bool]) -> ApexProgress:
+        """Learn until ``stop(learner, progress)`` is true (asked after every gradient step and
+        every round of actor results); may be called again to go on. Returns the progress."""
+        t0 = time.perf_counter() - self.progress.wall_s
+        busy = set(self._inflight.values())
+        for index in range(len(self.actors)):
+            if index not in busy:
+                self._submit(index)
+        while True:
+            self.progress.wall_s = time.perf_counter() - t0
+            learn = self._may_learn()
+            self._harvest(timeout=0.0 if learn else 0.5)
+            if stop(self.learner, self.progress):
+                return self.progress
+            if learn and self.learn_step() is None:
+                self._harvest(timeout=0.5)  # the replay holds less than a batch: wait for data
+
+    def _may_learn(self) -> bool:
+        s, p = self.learner.settings, self.progress
+        if p.transitions < max(s.learning_starts, s.batch_size):
+            return False
+        return p.updates < self.max_ratio * p.env_steps
+
+    def _submit(self, index: int) -> None:
+        ref = self.actors[index].collect.remote(self._weights, self.progress.weights_version,
+                                                self.settings.actor_steps)
+        self._inflight[ref] = index
+
+    def _harvest(self, timeout: float) -> None:
+        """Take the actors' finished calls and give each actor its next one."""
+        refs = list(self._inflight)
+        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=timeout)
+        if not ready and timeout > 0:  # nothing within the timeout: take the first to finish
+            ready, _ = self.ray.wait(refs, num_returns=1)
+        for ref in ready:
+            index = self._inflight.pop(ref)
+            try:
+                result = self.ray.get(ref)
+            except self.ray.exceptions.RayActorError as exc:
+                raise HdrmError(f"Ape-X actor {index} is lost ({type(exc).__name__}): Ray "
+                                f"restarted it {MAX_RESTARTS} times; see the Ray logs "
+                                "(/tmp/ray/session_latest/logs)") from None
+            if self._pids.get(index, result["pid"]) != result["pid"]:
+                self.progress.restarts += 1
+                logger.warning("Ape-X actor %d was restarted by Ray (process %d, now %d)",
+                               index, self._pids[index], result["pid"])
+            self._pids[index] = result["pid"]
+            self._record(result)
+            self._submit(index)
+
+    def _record(self, result: Mapping[str, Any]) -> None:
+        p = self.progress
+        p.env_steps += int(result["steps"])
+        p.transitions += int(result["transitions"])
+        p.episodes += len(result["returns"])
+        p.returns.extend(float(r) for r in result["returns"])
+        self.learner.env_steps = p.env_steps  # drives beta, and is saved in the checkpoint
+
+    def _next_sample(self) -> Any:
+        beta = beta_at(self.progress.env_steps, self.learner.settings)
+        return self.replay.sample.remote(self.learner.settings.batch_size, beta)
+
+    def learn_step(self) -> Step | None:
+        """One gradient step on the next batch of the replay, whose priorities then get the new
+        TD errors; None when the replay had no batch to give."""
+        ref = self._sample if self._sample is not None else self._next_sample()
+        self._sample = self._next_sample()
+        try:
+            sample = self.ray.get(ref)
+        except self.ray.exceptions.RayActorError as exc:
+            raise HdrmError(f"the Ape-X replay is lost ({type(exc).__name__}): Ray restarted "
+                            f"it {MAX_RESTARTS} times; see the Ray logs "
+                            "(/tmp/ray/session_latest/logs)") from None
+        if sample is None:
+            return None
+        batch = ReplayBatch(*(np.require(a, requirements="W") for a in sample.batch))
+        stats, td = self.learner.learn_on(batch)  # arrays from Ray are read-only: copied
+        self.replay.update_priorities.remote(batch.indices, sample.writes, td)
+        p = self.progress
+        p.updates, p.stats = self.learner.updates, stats
+        if p.updates % self.settings.weight_sync == 0:
+            self.publish()
+        return Step(batch.indices, td, stats)
+
+    def publish(self) -> None:
+        """Make the learner's current weights the ones actors pick up next."""
+        self._weights = self.ray.put(to_cpu(self.learner.state_dict()))
+        self.progress.weights_version += 1
+
+    def replay_stats(self) -> dict[str, int]:
+        """The replay actor's counters (size, added, drawn, updated, stale)."""
+        return self.ray.get(self.replay.stats.remote())
+
+    def close(self) -> None:
+        """Stop the actors and the replay."""
+        self._inflight.clear()  # killing the actors ends their calls
+        for handle in [*self.actors, self.replay]:
+            self.ray.kill(handle, no_restart=True)
+
+
+def train_apex(config: Mapping[str, Any], episodes: EpisodeSpec, settings: ApexSettings,
+               stop: Callable[[DQNAgent, ApexProgress], bool], seed: int = 0,
+               address: str | None = None, num_cpus: int | None = None,
+               learner: DQNAgent | None = None) -> tuple[DQNAgent, ApexProgress]:
+    """Train a DQN agent with Ape-X until ``stop`` says so.
+
+    Ray is started in this process (or ``address``'s cluster joined) unless it already runs.
+
+    Args:
+        config: the DQN options block (``lr``, ``gamma``, ``params``).
+        episodes: the actors' environments and episode starts.
+        settings: Ape-X's settings (:func:`parse_apex`).
+        stop: called as ``stop(learner, progress)``; true ends the run.
+        seed: the run's seed.
+        address: a Ray cluster to join; None starts a local Ray.
+        num_cpus: CPUs of a local Ray (None: this machine's).
+        learner: the agent to go on training (e.g. loaded from a checkpoint); None: a new one.
+
+    Returns:
+        the learner (the trained DQN agent) and the run's progress.
+    """
+    from hdrm.distributed.ray_backend import connect
+
+    if learner is None:
+        env = episodes.make_env()
+        learner = DQNAgent(config, env.observation_space, env.action_space,
+                           action_names=env.action_names, seed=seed)
+        env.close()
+    learner.train_mode(True)
+    with connect(address, num_cpus) as ray:
+        trainer = ApexTrainer(ray, learner, episodes, settings, seed)
+        try:
+            progress = trainer.run(stop)
+            progress.stats = {**progress.stats, **trainer.replay_stats()}
+        finally:
+            trainer.close()
+    return learner, progress
+
+
+def mean_return(progress: ApexProgress, last: int = 10) -> float:
+    """Mean return of the last ``last`` finished episodes (nan before the first)."""
+    if not progress.returns:
+        return math.nan
+    return float(np.mean(progress.returns[-last:]))
