@@ -1,4 +1,4 @@
-"""Processors for DAG scheduling taken from an hdrm platform (platforms/*.json).
+"""Processors for DAG scheduling taken from an hdrm platform (``platforms/*.json``).
 
 Every core of the platform is one processor (it runs one task at a time), named
 ``NODE/cCORE`` (``c0-n1/c2``: the node's name and the core's index in the node). Its speed is its
