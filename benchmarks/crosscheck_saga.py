@@ -12,7 +12,7 @@ Two comparisons per DAG and policy:
     not the papers': its mean transfer time averages over every link *including* the zero-cost
     link of a processor to itself (``(p - 1) / (p + 1)`` of the papers' mean between distinct
     processors, uniform links), and its CPOP downward rank adds the task's own work over the mean
-    speed instead of each predecessor's mean cost (so its critical path is the source alone).
+    speed instead of each predecessor's mean cost (so its critical path is the entry alone).
 ``saga-ranks``
     hdrm's list schedulers (the same insertion, EFT choice and critical-path placement) fed with
     SAGA's priorities, computed here from those definitions. This must agree within
