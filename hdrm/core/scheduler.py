@@ -30,6 +30,7 @@ from hdrm.errors import ConfigError
 from hdrm.platform.model import Platform
 from hdrm.policies.backfill import (
     BACKFILLING,
+    ExpectedEnds,
     NodeProfile,
     Profile,
     estimated_duration_s,
@@ -37,6 +38,7 @@ from hdrm.policies.backfill import (
     reservation,
 )
 from hdrm.policies.core_selection import CorePolicy
+from hdrm.policies.job_selection import JobPolicy, StaticOrder
 from hdrm.policies.pairs import PolicyPair
 from hdrm.workload.job import Job
 
@@ -82,10 +84,16 @@ class DecisionCore:
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.queue: list[Job] = []
         self.running: dict[int, RunInfo] = {}
+        self._ends = ExpectedEnds(by_size=self.backfilling == "easy_first")
         self.committed: Job | None = None
         self._max_node_mem = max(platform.node_memory_mb)
         self._capacities: dict[float, int] = {}
         self._blocked: set[int] = set()
+        #: Arrival number of each queued job, and the queue kept in the order of each static
+        #: policy used so far (by name; None: its keys do not order totally, so it sorts).
+        self._arrival: dict[Job, int] = {}
+        self._arrivals = 0
+        self._orders: dict[str, StaticOrder | None] = {}
         #: run-time predictions from ended jobs (the ``*_pred`` job policies order by them)
         self.predictor = RuntimePredictor()
 
@@ -103,6 +111,11 @@ class DecisionCore:
             return (f"requests {job.res} cores of {job.mem_mb:g} MB, the nodes' memory holds at "
                     f"most {capacity} such cores")
         self.queue.append(job)
+        self._arrivals += 1
+        self._arrival[job] = self._arrivals
+        for name, kept in self._orders.items():
+            if kept is not None and not kept.add(job, self._arrivals):
+                self._orders[name] = None
         return None
 
     def _memory_capacity(self, mem_mb: float) -> int:
@@ -122,6 +135,7 @@ class DecisionCore:
         """``job`` left the machine (finished or killed): free its cores."""
         info = self.running.pop(job.idx, None)
         if info is not None:
+            self._ends.remove(job)
             self.predictor.observe(job, now - info.start_s)
         return self.state.release(job, now)
 
@@ -132,11 +146,13 @@ class DecisionCore:
     # ------------------------------------------------------------------ decisions
     def schedule(self, now: float, pair: PolicyPair) -> list[Start]:
         """One decision with ``pair``: start what the policy, backfilling and semantics allow."""
-        queue = self.queue
-        if not queue:
+        if not self.queue:
             return []
-        order = pair.job.order(queue, now, self.rng, self.predictor.predict)
         committed = self.committed
+        if (committed is not None and self.backfilling == "none" and pair.job.name != "random"
+                and not self._fits(committed, now)):
+            return []  # the held pick waits and nothing may overtake it: no need to order
+        order = self._order(pair.job, now)
         if committed is not None:
             order = [committed] + [j for j in order if j is not committed]
         started: list[Start] = []
@@ -166,6 +182,7 @@ class DecisionCore:
             return None
         self._start(job, cores, now)
         self.queue.remove(job)
+        self._forget(job)
         if self.committed is job:
             self.committed = None
         return cores
@@ -182,16 +199,43 @@ class DecisionCore:
     def expected_ends(self, now: float) -> list[tuple[float, Job]]:
         """Running jobs with their expected ends (start + requested time, never before ``now``),
         in end order: what reservations are computed from."""
-        ends = [(max(r.expected_end_s, now), r.job) for r in self.running.values()]
-        if self.backfilling == "easy_first":  # its count of extra cores depends on tie order
-            ends.sort(key=lambda e: (e[0], e[1].res))
-        else:
-            ends.sort(key=lambda e: e[0])
-        return ends
+        return self._ends.at(now)  # easy_first: equal ends smaller jobs first
 
     # ------------------------------------------------------------------ internals
+    def _order(self, policy: JobPolicy, now: float) -> list[Job]:
+        """The queue in ``policy``'s order: kept up to date for static policies (a list the
+        caller must not change), sorted for the others."""
+        if policy.static:
+            kept = self._orders.get(policy.name, False)
+            if kept is False or (kept is not None and (kept.policy is not policy
+                                                       or len(kept.jobs) != len(self.queue))):
+                kept = self._orders[policy.name] = self._keep(policy)
+            if kept is not None:
+                return kept.jobs
+        return policy.order(self.queue, now, self.rng, self.predictor.predict)
+
+    def _keep(self, policy: JobPolicy) -> StaticOrder | None:
+        """A :class:`StaticOrder` of the queue for ``policy``; None when its keys cannot be kept."""
+        kept = StaticOrder(policy)
+        arrival = self._arrival
+        for job in self.queue:  # numbered anew in queue order (a job queued by hand included)
+            self._arrivals += 1
+            arrival[job] = self._arrivals
+            if not kept.add(job, self._arrivals):
+                return None
+        return kept
+
+    def _forget(self, job: Job) -> None:
+        """``job`` left the queue: drop it from the kept orders."""
+        self._arrival.pop(job, None)
+        for kept in self._orders.values():
+            if kept is not None:
+                kept.remove(job)
+
     def _dequeue(self, started: list[Start]) -> None:
         queue = self.queue
+        for job, _ in started:
+            self._forget(job)
         if len(started) > 64:
             taken = {id(job) for job, _ in started}
             self.queue = [j for j in queue if id(j) not in taken]
@@ -199,18 +243,25 @@ class DecisionCore:
         for job, _ in started:
             queue.remove(job)  # jobs compare by identity: a C-level scan
 
-    def _place(self, job: Job, core: CorePolicy, now: float) -> list[int] | None:
+    def _fits(self, job: Job, now: float) -> bool:
+        """Whether ``job`` fits now; the first time it does not, that is recorded."""
         state = self.state
         if job.res > state.free_cores or not state.fits(job):
             if job.idx not in self._blocked:
                 self._blocked.add(job.idx)
                 state.records.core(now, job.id, job.res, state.allocatable(job.mem_mb))
+            return False
+        return True
+
+    def _place(self, job: Job, core: CorePolicy, now: float) -> list[int] | None:
+        if not self._fits(job, now):
             return None
-        return core.select(state, job, self.rng)
+        return core.select(self.state, job, self.rng)
 
     def _start(self, job: Job, cores: list[int], now: float) -> None:
         self.state.allocate(job, cores, now)
-        self.running[job.idx] = RunInfo(job, now, now + estimated_duration_s(job))
+        info = self.running[job.idx] = RunInfo(job, now, now + estimated_duration_s(job))
+        self._ends.add(job, info.expected_end_s)
 
     def _backfill(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
         if self.backfilling != "conservative":

@@ -51,6 +51,56 @@ def estimated_duration_s(job: Job) -> float:
     return job.walltime_s if job.has_walltime else job.run_time_s
 
 
+class ExpectedEnds:
+    """Running jobs by expected end, kept sorted as jobs start and end (what reservations read).
+
+    :meth:`at` gives what sorting the running jobs (in start order) by ``max(end, now)`` would
+    give, stably: jobs whose expected end has passed all end "now", in start order, then the
+    others by end, equal ends in start order. With ``by_size`` (``easy_first``, whose count of
+    extra cores depends on the order of equal ends) equal ends go smaller jobs first, then in
+    start order. Entries are ``(end, start number)`` (``(end, cores, start number)`` by size).
+
+    Args:
+        by_size: order equal ends by the jobs' cores.
+    """
+
+    def __init__(self, by_size: bool = False) -> None:
+        self.by_size = by_size
+        self._entries: list[tuple] = []
+        self._jobs: list[Job] = []
+        self._entry: dict[Job, tuple] = {}
+        self._started = 0
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    def add(self, job: Job, end_s: float) -> None:
+        """``job`` started and is expected to end at ``end_s``."""
+        self._started += 1
+        entry = (end_s, job.res, self._started) if self.by_size else (end_s, self._started)
+        i = bisect.bisect_right(self._entries, entry)
+        self._entries.insert(i, entry)
+        self._jobs.insert(i, job)
+        self._entry[job] = entry
+
+    def remove(self, job: Job) -> None:
+        """``job`` ended."""
+        i = bisect.bisect_left(self._entries, self._entry.pop(job))
+        del self._entries[i]
+        del self._jobs[i]
+
+    def at(self, now: float) -> list[tuple[float, Job]]:
+        """``(expected end, job)`` in end order, ends before ``now`` counted at ``now``."""
+        entries, jobs = self._entries, self._jobs
+        past = bisect.bisect_right(entries, (now, math.inf, math.inf) if self.by_size else (now, math.inf))
+        if not past:
+            return list(zip([e[0] for e in entries], jobs))
+        overdue = sorted(range(past), key=lambda i: entries[i][1:])  # by (cores,) start number
+        ends = [(now, jobs[i]) for i in overdue]
+        ends += zip([entries[i][0] for i in range(past, len(entries))], jobs[past:])
+        return ends
+
+
 def reservation(
     state: ClusterState, ends: list[tuple[float, Job]], head: Job, now: float,
     first_release: bool = False,
@@ -69,6 +119,8 @@ def reservation(
     Returns:
         ``(shadow_s, extra)``; ``(inf, 0)`` when the head cannot fit even on an empty cluster.
     """
+    if head.mem_mb <= 0 or not state.bounded_memory:
+        return _core_reservation(state.free_cores, ends, head.res, now, first_release)
     shadow = math.inf
     avail = 0
     for end, avail_after in _availability(state, ends, head):
@@ -80,6 +132,23 @@ def reservation(
     if shadow == math.inf:
         return math.inf, 0
     return shadow, avail - head.res
+
+
+def _core_reservation(
+    free: int, ends: list[tuple[float, Job]], res: int, now: float, first_release: bool
+) -> tuple[float, int]:
+    """:func:`reservation` when only cores count: ``free`` now, each end gives its cores back."""
+    shadow = now if free >= res else math.inf
+    avail = free
+    for end, job in ends:
+        if shadow < math.inf and (first_release or end > shadow):
+            break
+        avail += job.res
+        if shadow == math.inf and avail >= res:
+            shadow = max(end, now)
+    if shadow == math.inf:
+        return math.inf, 0
+    return shadow, avail - res
 
 
 def _availability(

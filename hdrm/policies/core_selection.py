@@ -70,6 +70,8 @@ class CorePolicy:
             chosen = found.tolist()
             # the platform's own id objects, not new ints: outcomes keep these lists
             return list(operator.itemgetter(*chosen)(state.core_proc)) if job.res > 1 else chosen
+        if job.mem_mb <= 0 and self._in_id_order(state, ranking) and _core_per_processor(state):
+            return _first_free(state, job.res)
         return _take(state, job, ranking)
 
     def _in_id_order(self, state: ClusterState, ranking: list[int]) -> bool:
@@ -93,6 +95,30 @@ class CorePolicy:
             return ranking
         free = state.proc_free
         return sorted((p for p in range(len(free)) if free[p]), key=lambda p: (key(state, p), p))
+
+
+def _core_per_processor(state: ClusterState) -> bool:
+    """True when processor ``p`` has one core, core ``p`` (cached): ranked by id, taking free
+    cores processor by processor is taking the lowest free core ids."""
+    known = state.rankings.get("core_per_processor")
+    if known is None:
+        known = state.rankings["core_per_processor"] = all(
+            cores == (p,) for p, cores in enumerate(state.proc_cores))
+    return known
+
+
+def _first_free(state: ClusterState, need: int) -> list[int] | None:
+    """The ``need`` lowest free core ids (the platform's id objects), found by C-level scans."""
+    core_job, cores_of = state.core_job, state.proc_cores
+    chosen: list[int] = []
+    c = -1
+    for _ in range(need):
+        try:
+            c = core_job.index(FREE, c + 1)
+        except ValueError:
+            return None
+        chosen.append(cores_of[c][0])
+    return chosen
 
 
 def _take(state: ClusterState, job: Job, ranking: list[int]) -> list[int] | None:

@@ -15,6 +15,7 @@ with predicted run times: ``sjf_pred``, ``wfp3_pred``, ``unicep_pred``.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -54,6 +55,12 @@ class JobPolicy:
             return (_registered, (self.name,))
         return super().__reduce_ex__(protocol)
 
+    @property
+    def static(self) -> bool:
+        """True when the order depends only on the jobs (a key that ignores ``now``, draws no
+        random number and needs no prediction): :class:`StaticOrder` can keep it."""
+        return self.key is not None and not self.dynamic and not self.predicted
+
     def order(self, queue: list[Job], now: float, rng: np.random.Generator,
               predict: Callable[[Job], float] | None = None) -> list[Job]:
         """Return the queue in this policy's order (``queue`` itself when already ordered).
@@ -73,6 +80,47 @@ class JobPolicy:
                                  "pass a predictor")
             return sorted(queue, key=lambda job: key(job, now, max(predict(job), 1.0)))
         return sorted(queue, key=lambda job: key(job, now))
+
+
+class StaticOrder:
+    """The queue in a :attr:`JobPolicy.static` policy's order, kept sorted as jobs come and go.
+
+    :meth:`JobPolicy.order` sorts stably, so jobs with equal keys keep their queue order, which is
+    their order of arrival. Here every job is filed under ``(key, arrival number)`` when it
+    arrives, which gives the same order without sorting the queue at every decision.
+
+    Args:
+        policy: a static policy.
+    """
+
+    def __init__(self, policy: JobPolicy) -> None:
+        self.policy = policy
+        #: The queued jobs in the policy's order.
+        self.jobs: list[Job] = []
+        self._entries: list[tuple[float, int]] = []
+        self._entry: dict[Job, tuple[float, int]] = {}
+
+    def add(self, job: Job, arrival: int) -> bool:
+        """File ``job`` (its ``arrival`` number orders equal keys); False, and nothing filed,
+        when its key is not a number that orders totally (NaN, or not a number at all)."""
+        key = self.policy.key(job, 0.0)
+        if not isinstance(key, (int, float)) or key != key:
+            return False
+        entry = (key, arrival)
+        i = bisect.bisect_right(self._entries, entry)
+        self._entries.insert(i, entry)
+        self.jobs.insert(i, job)
+        self._entry[job] = entry
+        return True
+
+    def remove(self, job: Job) -> None:
+        """Take ``job`` out (it started); a job never filed is ignored."""
+        entry = self._entry.pop(job, None)
+        if entry is None:
+            return
+        i = bisect.bisect_left(self._entries, entry)
+        del self._entries[i]
+        del self.jobs[i]
 
 
 def _registered(name: str) -> Any:
