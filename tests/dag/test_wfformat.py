@@ -159,3 +159,12 @@ def test_wfcommons_recipes_read_and_schedule(tmp_path, recipe_name, size):
         schedule = schedule_dag(dag, policy)
         assert schedule.violations() == []
         assert schedule.slr >= 1
+
+
+def test_a_platform_too_large_is_refused():
+    from hdrm.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^platform 'large': 2512 cores; DAG scheduling takes at "
+                                          r"most 1024 \(one processor per core\): use a smaller "
+                                          r"platform$"):
+        load_machines(ROOT / "platforms" / "large.json")
