@@ -13,6 +13,7 @@ from hdrm.sim.gpu_inputs import load_gpu_inputs
 from hdrm.sim.gpu_outputs import gpu_summary, write_gpu_outputs
 from hdrm.sim.outputs import check_outdir
 from hdrm.workload.job import Workload
+from hdrm.workload.swf import SkippableLineError
 
 
 def run_gpu(args: argparse.Namespace, platform: Platform | None = None,
@@ -24,14 +25,25 @@ def run_gpu(args: argparse.Namespace, platform: Platform | None = None,
                           f"needs reservations over GPU shares); use one of "
                           f"{', '.join(GPU_BACKFILLING)}")
     if platform is None or workload is None:
-        platform, workload = load_gpu_inputs(args.platform, args.workload, args.throughputs,
-                                             not args.no_strict, args.start_index, args.nb_jobs)
+        try:
+            platform, workload = load_gpu_inputs(args.platform, args.workload, args.throughputs,
+                                                 not args.no_strict, args.start_index,
+                                                 args.nb_jobs)
+        except SkippableLineError as exc:  # name the flag, not the reader's argument
+            raise exc.relaxed_by("rerun with --no-strict") from None
     check_outdir(args.outdir)
     config = SimulationConfig(backfilling=args.backfill, seed=args.seed)
     result = Simulation(platform, workload, config).run(policy)
     paths = write_gpu_outputs(result, args.outdir)
     print_gpu_summary(result, Path(args.outdir), args.backfill)
     return 0 if paths else 1
+
+
+def _skipped(skipped: dict[str, int]) -> str:
+    """``"3 (num_gpu: expected an integer: 3)"``, or ``"none"``."""
+    if not skipped:
+        return "none"
+    return f"{sum(skipped.values())} (" + ", ".join(f"{r}: {n}" for r, n in skipped.items()) + ")"
 
 
 def _models(values: dict[str, float], fmt: str) -> str:
@@ -57,6 +69,7 @@ def print_gpu_summary(result: SimulationResult, outdir: Path, backfill: str) -> 
         ("mean fragmentation", f"{s['mean_frag_milli'] / 1000:.2f} GPUs"),
         ("energy", f"{s['energy_j'] / 3.6e6:.3f} kWh"),
         ("GPU cost", f"{s['cost_usd']:.2f} USD (" + _models(s["cost_usd_by_model"], ".2f") + ")"),
+        ("skipped from the source", _skipped(result.workload.skipped)),
         ("wall time", f"{result.wall_s:.2f} s"),
         ("outputs", str(outdir)),
     ]

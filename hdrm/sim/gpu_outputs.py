@@ -14,7 +14,8 @@ Files (beside the usual ``out_schedule.csv`` and ``out_timeline.csv``):
 Cost: GPU-hours times the model's price per GPU-hour, a shared GPU charged for its share:
 ``count * milli / 1000 * run time / 3600 * price``. The GPU allocation rate of a model is the
 time average over ``[0, makespan]`` of its allocated milli-GPU over its capacity (the timeline is
-piecewise constant between instants); the mean fragmentation is the same time average.
+piecewise constant between instants); the mean fragmentation is the same time average. Both
+definitions live in :mod:`hdrm.results.gpu_metrics`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hdrm.results.csvio import format_float, write_jobs_csv, write_schedule_csv
+from hdrm.results.gpu_metrics import gpu_cost_usd, time_average
 from hdrm.results.metrics import makespan
 from hdrm.results.timeline import write_timeline_csv
 from hdrm.sim.engine import REJECTED, SimulationResult
@@ -41,21 +43,14 @@ def job_cost_usd(report: GpuReport, idx: int) -> float:
     placed = report.placements.get(idx)
     if placed is None or not placed.gpus:
         return 0.0
-    gpu_hours = placed.shape.gpus * placed.shape.milli / 1000 * placed.run_s / 3600
-    return gpu_hours * report.price_usd_per_hour[placed.model]
+    return gpu_cost_usd(placed.shape.gpus, placed.shape.milli, placed.run_s,
+                        report.price_usd_per_hour[placed.model])
 
 
 def _time_average(report: GpuReport, span_s: float, value) -> float:
-    """Time average over [0, span] of ``value(row)``, each row holding until the next."""
+    """Time average over [0, span] of ``value(row)`` of the GPU timeline."""
     rows = report.timeline
-    if span_s <= 0 or not rows:
-        return 0.0
-    total = 0.0
-    for row, nxt in zip(rows, rows[1:] + [None]):
-        end = min(nxt.time if nxt is not None else span_s, span_s)
-        if end > row.time:
-            total += value(row) * (end - row.time)
-    return total / span_s
+    return time_average([r.time for r in rows], [value(r) for r in rows], span_s)
 
 
 def _mean(values: list[float]) -> float:

@@ -28,6 +28,7 @@ from typing import Any
 
 from hdrm.errors import WorkloadError
 from hdrm.workload.job import AcceleratorDemand, Job, Workload
+from hdrm.workload.swf import SkippableLineError
 
 #: Gavel's GPU types and the library's accelerator models they are.
 GAVEL_MODELS = {"k80": "K80", "p100": "P100", "v100": "V100M16"}
@@ -110,8 +111,8 @@ def read_gavel(trace: str | Path, throughputs: str | Path, strict: bool = True) 
             times, assumed = _run_times(table, job_type, scale, steps)
         except ValueError as exc:
             if strict:
-                raise WorkloadError(f"{trace}:{number}: {exc}; fix the line, or read with "
-                                    "strict=False to skip it") from None
+                raise SkippableLineError(f"{trace}:{number}: {exc}", "fix the line",
+                                         "bad lines") from None
             reason = str(exc).split(":")[0]
             skipped[reason] = skipped.get(reason, 0) + 1
             continue

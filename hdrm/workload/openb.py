@@ -30,6 +30,7 @@ from typing import Callable, Iterator
 
 from hdrm.errors import WorkloadError
 from hdrm.workload.job import MILLI_PER_GPU, AcceleratorDemand, Job, Workload
+from hdrm.workload.swf import SkippableLineError
 
 logger = logging.getLogger(__name__)
 
@@ -104,9 +105,9 @@ def _read(path: str | Path, required: tuple[str, ...], parse: Callable, strict: 
         except _RowError as exc:
             if strict:
                 value = row.get(exc.column)
-                raise WorkloadError(
-                    f"{path}:{line}: column {exc.column!r}: {exc.reason} (value {value!r}); "
-                    "fix the row, or read with strict=False to skip bad rows") from None
+                raise SkippableLineError(
+                    f"{path}:{line}: column {exc.column!r}: {exc.reason} (value {value!r})",
+                    "fix the row", "bad rows") from None
             reason = f"{exc.column}: {exc.reason.split(',')[0]}"
             skipped[reason] = skipped.get(reason, 0) + 1
     return out

@@ -71,3 +71,17 @@ def test_unknown_gpu_policy_and_reserving_backfilling_are_one_line_errors(lists,
     assert err.count("\n") == 1
     assert main(args + ["--backfill", "easy"]) == 2
     assert "--backfill: 'easy' is not supported on GPU platforms" in capsys.readouterr().err
+
+
+def test_a_bad_row_is_a_one_line_error_or_a_counted_skip(lists, tmp_path, capsys):
+    nodes, pods = lists
+    pods.write_text(PODS + "bad,1000,1024,two,1000,,LS,Running,40,50,40\n")
+    args = ["replay", "--platform", str(nodes), "--workload", str(pods), "--outdir",
+            str(tmp_path / "r")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err == (f"hdrm replay: error: {pods}:6: column 'num_gpu': expected an integer, got "
+                   "'two' (value 'two'); fix the row, or rerun with --no-strict to skip bad rows "
+                   "(counted)\n")
+    assert main(args + ["--no-strict"]) == 0
+    assert "skipped from the source    1 (num_gpu: expected an integer" in capsys.readouterr().out
