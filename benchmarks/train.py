@@ -7,6 +7,7 @@ Usage::
         [--observation job_window|job_window_reservation|job_window_predicted [--reservation wfp3]]
         [--window 128] [--rollout-device cpu|cuda|cuda:N|auto] [--update-device cpu|cuda|cuda:N|auto]
         [--imitate HEURISTIC [--imitate-backfill easy] [--imitate-episodes N] [--imitate-epochs E]]
+        [--workers N [--address ADDR]] [--num-envs K]
         --seed 0 --minutes M [--max-steps N] --out models/NAME.pt
     python benchmarks/train.py --mode policy_pair --platform platforms/hetero.json --trace sdsc
         --objective avg_bounded_slowdown|energy_consumption
@@ -37,6 +38,10 @@ overrides its options block. ``--rollout-device`` and ``--update-device`` set th
 on the GPU when torch sees one, decisions on the CPU). Runs
 are deterministic for a seed when bounded by ``--max-steps`` on the CPU (``--minutes`` is a wall-clock guard
 checked between episodes; the steps made are recorded, so ``--max-steps`` reproduces a run).
+``--workers N`` plays the training episodes in N rollout worker processes on Ray (distributed
+PPO, :mod:`hdrm.distributed.ppo`) and ``--num-envs K`` steps K environments per worker (or in this
+process) with one forward pass for all (:mod:`benchmarks.train_workers`); validation, logs and
+the best model stay in this process.
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import imitation, protocol  # noqa: E402
+from benchmarks import imitation, protocol, train_workers  # noqa: E402
 from hdrm.agents import get_agent_class  # noqa: E402
 from hdrm.agents.checkpoint import load_checkpoint  # noqa: E402
 from hdrm.env import SchedulingEnv  # noqa: E402
@@ -128,6 +133,9 @@ class TrainSettings:
     imitate_epochs: int = 5
     traces: str = str(protocol.DEFAULT_TRACES)
     log_dir: str | None = None
+    workers: int = 0
+    num_envs: int = 1
+    address: str | None = None
     command: str = ""
 
     def __post_init__(self) -> None:
@@ -202,6 +210,7 @@ def check_settings(s: TrainSettings) -> None:
                           f"{','.join(f'{f:g}' for f in s.validation_load_factors) or 'none'}")
     if s.window < 1:
         raise ConfigError(f"--window: expected a positive number of jobs, got {s.window}")
+    check_workers(s)
     if s.init_model is not None and s.imitate is not None:
         raise ConfigError("--init-model and --imitate are two ways to start: give one of them")
     if s.init_model is not None and not Path(s.init_model).is_file():
@@ -223,6 +232,20 @@ def check_settings(s: TrainSettings) -> None:
                               f"--decision event, got {s.decision!r}")
 
 
+def check_workers(s: TrainSettings) -> None:
+    """``--workers``, ``--num-envs`` and ``--address``: counts, Ray, a learner that can use them."""
+    from hdrm.distributed import RAY_MISSING, ray_installed
+    from hdrm.distributed.learners import WorkerPlan
+
+    WorkerPlan(s.workers, s.num_envs, s.address)
+    if s.workers and not ray_installed():
+        raise ConfigError(f"--workers {s.workers}: {RAY_MISSING}; or leave --workers out")
+    if s.num_envs > 1 and s.workers == 0 and s.learner != "ppo":
+        raise ConfigError(f"--num-envs {s.num_envs}: vectorised rollouts in this process need a "
+                          f"learner that decides for several environments at once (ppo), got "
+                          f"{s.learner!r}")
+
+
 def agent_config(s: TrainSettings) -> dict[str, Any]:
     """The learner's options block: benchmark defaults, then ``--network``, then ``--agent-json``."""
     config = copy.deepcopy(LEARNER_DEFAULTS.get(s.learner, {}))
@@ -232,6 +255,8 @@ def agent_config(s: TrainSettings) -> dict[str, Any]:
     for key in ("rollout_device", "update_device"):
         if getattr(s, key) is not None:
             config.setdefault("params", {})[key] = getattr(s, key)
+    if s.num_envs > 1:
+        config.setdefault("params", {})["num_envs"] = s.num_envs
     _merge(config, copy.deepcopy(s.agent_json))
     config["run"] = "train"
     return config
@@ -385,6 +410,7 @@ class _Run:
         self.env_steps = self.episode = 0
         self.imitation: dict[str, Any] = {}
         self.init: dict[str, Any] = {}
+        self.distributed: dict[str, Any] = {}
         if s.imitate:
             self.warm_start()
         elif s.init_model:
@@ -432,6 +458,8 @@ class _Run:
     def loop(self) -> str:
         """Train episode after episode until a budget is spent; returns which one."""
         s = self.s
+        if s.workers or s.num_envs > 1:
+            return train_workers.loop_with_workers(self)
         while True:
             start = int(self.rng.choice(self.pool))
             seed = int(self.rng.integers(2**31))
@@ -479,6 +507,8 @@ class _Run:
             figures["imitation"] = self.imitation
         if self.init:
             figures["init_model"] = self.init
+        if self.distributed:
+            figures["distributed"] = self.distributed
         if v.best_state is not None:
             self.agent.load_state_dict(v.best_state[0])
             self.agent.load_optimizer_state_dict(v.best_state[1])
@@ -551,6 +581,12 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--imitate-epochs", type=int, default=5, help="passes over the demonstrations")
     p.add_argument("--traces", default=str(protocol.DEFAULT_TRACES), help="folder of the traces")
     p.add_argument("--log-dir", help="where episodes.csv and validation.csv go")
+    p.add_argument("--workers", type=int, default=0, metavar="N",
+                   help="play the training episodes in N rollout worker processes on Ray "
+                        "(distributed PPO; 0: in this process)")
+    p.add_argument("--num-envs", type=int, default=1, metavar="K",
+                   help="environments per worker (or in this process) decided for together")
+    p.add_argument("--address", help="with --workers: the Ray cluster to join (auto or HOST:PORT)")
     a = p.parse_args(argv)
     try:
         agent_json = json.loads(a.agent_json)
@@ -589,8 +625,8 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
         validation_load_factors=val_factors, agent_json=agent_json,
         imitate=a.imitate, init_model=a.init_model, imitate_backfill=a.imitate_backfill,
         imitate_episodes=max(1, a.imitate_episodes), imitate_epochs=max(0, a.imitate_epochs),
-        traces=a.traces, log_dir=a.log_dir,
-        command="python benchmarks/train.py " + shlex.join(argv_used),
+        traces=a.traces, log_dir=a.log_dir, workers=a.workers, num_envs=a.num_envs,
+        address=a.address, command="python benchmarks/train.py " + shlex.join(argv_used),
     )
 
 
