@@ -114,9 +114,10 @@ class Simulation:
         config: engine settings.
     """
 
-    def __new__(cls, platform: Platform, *args, **kwargs) -> "Simulation":
-        """On a platform with accelerators, a :class:`~hdrm.sim.gpu_engine.GpuSimulation`."""
-        if cls is Simulation and platform.accelerators:
+    def __new__(cls, platform: Platform | None = None, *args, **kwargs) -> "Simulation":
+        """On a platform with accelerators, a :class:`~hdrm.sim.gpu_engine.GpuSimulation`
+        (``platform`` may be absent: copy and pickle make instances without arguments)."""
+        if cls is Simulation and platform is not None and platform.accelerators:
             from hdrm.sim.gpu_engine import GpuSimulation  # it subclasses this one
 
             cls = GpuSimulation

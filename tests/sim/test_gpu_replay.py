@@ -228,3 +228,16 @@ def test_an_environment_can_step_the_gpu_engine_and_pick_tasks():
     assert sim.decide(sim.resolve("fifo-first_fit")) == [(jobs[0], [0]), (jobs[1], [0])]
     assert sim.core.committed is None
     assert [o.start_s for o in sim.run("fifo-first_fit").outcomes] == [5, 5, 0]
+
+
+def test_simulation_on_a_gpu_platform_is_a_gpu_simulation_and_copies():
+    import copy
+
+    from hdrm.sim.engine import Simulation
+
+    platform, jobs = _three_jobs()
+    sim = Simulation(platform, Workload(jobs))
+    assert type(sim) is GpuSimulation
+    twin = copy.deepcopy(sim)  # copy and pickle build instances without arguments
+    assert type(twin) is GpuSimulation
+    assert [o.finish_s for o in twin.run("fifo").outcomes] == [100, 150, 130]
