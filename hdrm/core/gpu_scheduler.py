@@ -160,6 +160,7 @@ class GpuDecisionCore:
                          float(max(c.total_gpu_milli, 1)))
         self._demands: dict[int, tuple[float, float, float]] = {}
         self._tenants: dict[int, str] = {}
+        self._fits: dict[TaskShape, str | None] = {}
         self._placers: dict[str, Placer] = {}
 
     # ------------------------------------------------------------------ events
@@ -174,7 +175,10 @@ class GpuDecisionCore:
         """Queue the task; returns why it must be rejected (it can never run here), or None."""
         if job.extra.get("ran") is False:
             return "never ran in the trace: no run time to replay"
-        reason = self._never_fits(self.shape(job))
+        shape = self.shape(job)
+        if shape not in self._fits:  # traces repeat a few shapes: check each once per run
+            self._fits[shape] = self._never_fits(shape)
+        reason = self._fits[shape]
         if reason is None:
             self.queue.append(job)
         return reason

@@ -144,14 +144,14 @@ class GpuSimulation(Simulation):
         """Nothing to hand over: GPU tasks are not re-timed by power states."""
 
     def _record_instant(self) -> None:
-        machine, cluster = self.machine, self.core.cluster
+        machine = self.machine
         queue, running, power = len(self.core.queue), machine.running, machine.power_w
-        busy = int((cluster.cpu_cap.sum() - cluster.cpu_left.sum()) // 1000)
+        busy = machine.cpu_milli // 1000
         self.timeline.append(TimelineRow(self.now, queue, running, busy, 0, power,
                                          machine.energy_j()))
         frag = self.frag.read() if self.frag is not None else 0.0
         self.gpu_timeline.append(GpuTimelineRow(self.now, queue, running,
-                                                tuple(int(a) for a in machine.allocated),
+                                                tuple(machine.allocated.tolist()),
                                                 frag, power))
 
     def result(self) -> SimulationResult:

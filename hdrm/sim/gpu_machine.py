@@ -38,6 +38,7 @@ class _Run:
     devices: tuple[int, ...]
     model: int
     gpu_milli: int
+    cpu_milli: int
     power_w: float
 
 
@@ -61,6 +62,8 @@ class GpuMachine:
             self.model_milli[m] += 1000
         #: milli-GPU of each model allocated now
         self.allocated = np.zeros(len(self.model_names), dtype=np.int64)
+        #: milli-CPU held by running tasks now
+        self.cpu_milli = 0
         core_w = platform.core_power_w
         self._core_dyn_w = [0.0] * len(platform.nodes)
         for node in platform.nodes:
@@ -113,7 +116,9 @@ class GpuMachine:
         if model >= 0:
             self.allocated[model] += gpu_milli * len(devices)
         self._set_power(self._power + power)
-        run = _Run(self.now, self.now + run_s, devices, model, gpu_milli * len(devices), power)
+        run = _Run(self.now, self.now + run_s, devices, model, gpu_milli * len(devices),
+                   cpu_milli, power)
+        self.cpu_milli += cpu_milli
         self._runs[key] = run
         heapq.heappush(self._heap, (run.end_s, self._seq, key))
         self._seq += 1
@@ -134,6 +139,7 @@ class GpuMachine:
             run = self._runs.pop(key)
             if run.model >= 0:
                 self.allocated[run.model] -= run.gpu_milli
+            self.cpu_milli -= run.cpu_milli
             self._set_power(self._power - run.power_w)
             ended.append(JobEnd(key, COMPLETED_SUCCESSFULLY, run.start_s, end, run.devices,
                                 run.power_w * (end - run.start_s), 1.0))

@@ -57,6 +57,11 @@ def test_jct_cost_and_energy_of_three_jobs_computed_by_hand():
     assert result.energy_j == pytest.approx((90 + 14.4) * 150 + sum(own))
     placed = result.gpu.placements
     assert (placed[1].node, placed[1].gpus, placed[2].node, placed[2].gpus) == (0, (0, 1), 1, (0,))
+    # the usual timeline: CPU held in whole cores, and the power after each instant
+    rows = [(r.time_s, r.queue_size, r.running_jobs, r.busy_cores) for r in result.timeline]
+    assert rows == [(0, 0, 1, 2), (10, 1, 1, 2), (20, 2, 1, 2), (100, 0, 2, 3), (130, 0, 1, 2),
+                    (150, 0, 0, 0)]
+    assert result.timeline[3].power_w == pytest.approx(104.4 + 525.6 + 32.8)
 
 
 def test_greedy_backfilling_lets_a_later_task_that_fits_go_first():
