@@ -136,6 +136,16 @@ def _plain_earliest(busy: list[tuple[float, float]], ready: float, duration: flo
     raise AssertionError("the end of the last interval always fits")
 
 
+def _arrival(dag: Dag, placed: dict, prev: int, data: float, proc: int) -> float:
+    """When ``prev``'s data reaches ``proc`` (the sums in the schedulers' order, to the bit)."""
+    where, start = placed[prev]
+    finish = start + dag.costs_s[prev][where]
+    if where == proc:
+        return finish
+    net = dag.network
+    return finish + net.latency_s[where][proc] + data * net.inverse_bandwidth[where][proc]
+
+
 def _plain_schedule(dag: Dag, policy: str) -> list[tuple[int, float]]:
     """(processor, start) per task by the policies' definitions, every processor tried."""
     from hdrm.dag.ranks import optimistic_cost_table, oct_ranks
@@ -162,9 +172,7 @@ def _plain_schedule(dag: Dag, policy: str) -> list[tuple[int, float]]:
         task = min(ready_tasks, key=lambda t: (-priority[t], position[t]))
         best = None
         for p in [only[task]] if task in only else range(width):
-            ready = max((placed[q][1] + dag.costs_s[q][placed[q][0]]
-                         + dag.network.comm_s(x, placed[q][0], p) for q, x in dag.pred[task]),
-                        default=0.0)
+            ready = max((_arrival(dag, placed, q, x, p) for q, x in dag.pred[task]), default=0.0)
             start = _plain_earliest(busy[p], ready, dag.costs_s[task][p])
             key = (start + dag.costs_s[task][p] + bonus[task][p], p)
             if best is None or key < best[0]:
