@@ -1,7 +1,8 @@
 """benchmarks/crosscheck_saga.py on 10 DAGs, where SAGA (``anrg-saga``) is installed.
 
-SAGA is not in the ``test`` extra (it requires z3-solver, pysmt, pygraphviz, mypy, gitpython and
-wfcommons), so the SAGA runs are skipped without it; the parts that do not need it always run.
+SAGA is not in the ``test`` extra (it requires z3-solver, pysmt, pygraphviz, mypy, GitPython and
+wfcommons, and Python 3.11), so the SAGA runs are skipped without it; the parts that do not need it
+always run.
 """
 
 from __future__ import annotations
