@@ -52,6 +52,13 @@ class EnvConfig:
             ``job_window_reservation`` and ``job_window_predicted`` observations reserve for
             (``fcfs``: EASY's).
         core_selection: placement of picked jobs in ``job_pick`` mode.
+        placement: on a GPU platform, the placement of picked tasks in ``job_pick`` mode
+            (:mod:`hdrm.policies.placement`).
+        throughputs: Gavel's throughput file, for a Gavel trace as workload (GPU platforms).
+        timeline: keep the simulation's per-instant timeline (utilisation; on GPU platforms also
+            GPU allocation and fragmentation over time, which the run's outputs report); None
+            (the default): kept on CPU platforms, not on GPU platforms, where recording it costs
+            as much as the simulation (``hdeeprm-launch`` asks for it: it writes the outputs).
         backfilling: ``none``, ``easy``, ``easy_first`` or ``conservative``.
         contention: contention model.
         decision: ``event`` or ``commit``; None (the default): what the conventions imply
@@ -84,6 +91,9 @@ class EnvConfig:
     queue_sensitivity: float = 0.05
     reservation: str = "fcfs"
     core_selection: str = "high_gflops"
+    placement: str = "fgd"
+    throughputs: str | None = None
+    timeline: bool | None = None
     backfilling: str = "none"
     contention: str = "hdeeprm"
     decision: str | None = None

@@ -21,7 +21,15 @@ avg_utilization        1 - utilisation, utilisation = core-seconds / (cores x   
 makespan               latest finish time                                           hours
 energy_consumption     energy consumed by the platform                              MJ
 edp                    energy x makespan                                            MJ x hours
+gpu_cost               GPU cost: sum of count x milli / 1000 x run time x price     USD
+gpu_allocation         1 - GPU allocation rate, rate = milli-GPU-seconds /          1
+                       (milli-GPU x makespan)
 =====================  ===========================================================  ==========
+
+``avg_jct`` is another name of ``avg_job_completion`` (the job completion time, JCT, of the GPU
+scheduling literature). ``gpu_cost`` and ``gpu_allocation`` count the GPUs of a GPU platform
+(:mod:`hdrm.env.gpu_env`; a task's cost is charged when it ends, at its model's
+``price_usd_per_hour``) and are refused elsewhere.
 
 For the per-job means the running value adds ``value / N`` as each job ends (N = jobs in the
 episode), so by default rewards arrive when jobs end (reward timing ``end``). Time-based
@@ -71,6 +79,9 @@ class Tracker:
     last_finish_s: float = 0.0
     accrual_w: float = 0.0
     accrual_ws: float = 0.0
+    nb_gpu_milli: int = 0
+    gpu_milli_seconds: float = 0.0
+    gpu_cost_usd: float = 0.0
 
     def job_ended(self, submit_s: float, start_s: float, finish_s: float, res: int) -> None:
         """Account for one job that ran from ``start_s`` to ``finish_s``."""
@@ -85,6 +96,11 @@ class Tracker:
         if finish_s > self.last_finish_s:
             self.last_finish_s = finish_s
 
+    def gpu_job_ended(self, milli_seconds: float, cost_usd: float) -> None:
+        """Account for the GPUs of one task that ran: milli-GPU x seconds, and their cost."""
+        self.gpu_milli_seconds += milli_seconds
+        self.gpu_cost_usd += cost_usd
+
     def in_system(self) -> float:
         """What the jobs in the system have accrued by ``now_s``, ``sum_j w_j (now - s_j)``
         (0 without accrual: see :meth:`accrue`)."""
@@ -95,6 +111,37 @@ class Tracker:
         with both negated, leave it when they end (their outcome counts instead)."""
         self.accrual_w += weight
         self.accrual_ws += weighted_submit_s
+
+
+@dataclass
+class Accrual:
+    """Reward timing ``accrued``: the episode's accrual weights and, in submission order, the
+    submission times and cumulative sums of ``w`` and ``w * submit``; ``entered`` jobs so far."""
+
+    weight: np.ndarray
+    sorted_submit: np.ndarray
+    cum_w: np.ndarray
+    cum_ws: np.ndarray
+    entered: int = 0
+
+    @classmethod
+    def of(cls, weight: np.ndarray, submit: np.ndarray) -> "Accrual":
+        order = np.argsort(submit, kind="stable")
+        zero = np.zeros(1)
+        return cls(weight, submit[order], np.concatenate([zero, np.cumsum(weight[order])]),
+                   np.concatenate([zero, np.cumsum((weight * submit)[order])]))
+
+    def enter_until(self, tracker: Tracker, now: float) -> None:
+        """The jobs submitted by ``now`` that have not entered yet start accruing."""
+        k = int(np.searchsorted(self.sorted_submit, now, side="right"))
+        if k > self.entered:
+            i = self.entered
+            tracker.accrue(self.cum_w[k] - self.cum_w[i], self.cum_ws[k] - self.cum_ws[i])
+            self.entered = k
+
+    def leave(self, tracker: Tracker, idx: int, submit_s: float) -> None:
+        """Job ``idx`` ended (or was rejected): its outcome counts instead."""
+        tracker.accrue(-self.weight[idx], -self.weight[idx] * submit_s)
 
 
 class Objective:
@@ -115,11 +162,11 @@ class Objective:
 OBJECTIVES: Registry[type[Objective]] = Registry("objective")
 
 
-def _register(name: str, doc: str):
+def _register(name: str, doc: str, *aliases: str):
     def decorator(cls):
         cls.name = name
         cls.doc = doc
-        OBJECTIVES.add(name, cls)
+        OBJECTIVES.add(name, cls, *aliases)
         return cls
     return decorator
 
@@ -152,7 +199,8 @@ class AvgWaitingTime(Objective):
         return _mean(t.sum_wait_s, t) / HOUR_S
 
 
-@_register("avg_job_completion", "mean turnaround time in hours")
+@_register("avg_job_completion", "mean turnaround time (job completion time) in hours",
+           "avg_jct")
 class AvgJobCompletion(Objective):
     def value(self, t: Tracker, final: bool) -> float:
         return _mean(t.sum_turnaround_s + (0.0 if final else t.in_system()), t) / HOUR_S
@@ -187,6 +235,27 @@ class EnergyDelayProduct(Objective):
     def value(self, t: Tracker, final: bool) -> float:
         span = t.last_finish_s if final else t.now_s
         return t.energy_j / MJ * span / HOUR_S
+
+
+class GpuObjective(Objective):
+    """An objective over the GPUs: only on a GPU platform."""
+
+    needs_gpus = True
+
+
+@_register("gpu_cost", "GPU cost in USD (GPU-hours x price, a shared GPU for its share)")
+class GpuCost(GpuObjective):
+    def value(self, t: Tracker, final: bool) -> float:
+        return t.gpu_cost_usd
+
+
+@_register("gpu_allocation", "1 - GPU allocation rate over the makespan")
+class GpuAllocation(GpuObjective):
+    def value(self, t: Tracker, final: bool) -> float:
+        span = t.last_finish_s if final else t.now_s
+        if span <= 0 or not t.nb_gpu_milli:
+            return 0.0
+        return 1.0 - t.gpu_milli_seconds / (t.nb_gpu_milli * span)
 
 
 #: How rewards are timed (see the module's docstring).

@@ -412,3 +412,7 @@ def job_window_kinds() -> tuple[str, ...]:
 def make_observation(name: str, env: "SchedulingEnv", where: str = "observation") -> Observation:
     """Instantiate the observation registered as ``name`` for ``env``."""
     return OBSERVATIONS.get(name, where)(env)
+
+
+# registers ``gpu`` and ``gpu_job_window`` (their own module; imported last: they build on the above)
+from hdrm.env import gpu_observations  # noqa: E402,F401

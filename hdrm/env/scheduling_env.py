@@ -18,6 +18,10 @@ themselves. Rewards are defined in :mod:`hdrm.env.objectives` so that the episod
 minus the objective. ``info["action_mask"]`` and :meth:`SchedulingEnv.action_masks` give the valid
 actions (sb3-contrib's MaskablePPO reads the latter).
 
+On GPU inputs (an openb or Gavel workload) ``SchedulingEnv(...)`` makes a
+:class:`~hdrm.env.gpu_env.GpuSchedulingEnv`: the same loop over the GPU decision core, with
+(queue order x placement) pairs as actions.
+
 With ``engine="batsim"`` each episode is one run of the real Batsim
 (:class:`hdrm.batsim.env_bridge.BatsimEpisode`, which steps like the built-in simulation: the same
 decisions, observations, masks and rewards); ``close()`` (or the next ``reset()``) ends the run.
@@ -25,7 +29,6 @@ decisions, observations, masks and rewards); ``close()`` (or the next ``reset()`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +37,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hdrm.env.config import EnvConfig
-from hdrm.env.objectives import OBJECTIVES, Tracker, accrues, make_objective
+from hdrm.env.objectives import OBJECTIVES, Accrual, Tracker, accrues, make_objective
 from hdrm.env.observations import job_static_features, job_window_kinds, make_observation
 from hdrm.env.render import RENDER_MODES, render_ansi, render_rgb
 from hdrm.errors import ConfigError
@@ -51,37 +54,6 @@ from hdrm.workload.select import select
 
 VOID = "void"
 ENGINES = ("builtin", "batsim")
-
-
-@dataclass
-class _Accrual:
-    """Reward timing ``accrued``: the episode's accrual weights and, in submission order, the
-    submission times and cumulative sums of ``w`` and ``w * submit``; ``entered`` jobs so far."""
-
-    weight: np.ndarray
-    sorted_submit: np.ndarray
-    cum_w: np.ndarray
-    cum_ws: np.ndarray
-    entered: int = 0
-
-    @classmethod
-    def of(cls, weight: np.ndarray, submit: np.ndarray) -> "_Accrual":
-        order = np.argsort(submit, kind="stable")
-        zero = np.zeros(1)
-        return cls(weight, submit[order], np.concatenate([zero, np.cumsum(weight[order])]),
-                   np.concatenate([zero, np.cumsum((weight * submit)[order])]))
-
-    def enter_until(self, tracker: Tracker, now: float) -> None:
-        """The jobs submitted by ``now`` that have not entered yet start accruing."""
-        k = int(np.searchsorted(self.sorted_submit, now, side="right"))
-        if k > self.entered:
-            i = self.entered
-            tracker.accrue(self.cum_w[k] - self.cum_w[i], self.cum_ws[k] - self.cum_ws[i])
-            self.entered = k
-
-    def leave(self, tracker: Tracker, idx: int, submit_s: float) -> None:
-        """Job ``idx`` ended (or was rejected): its outcome counts instead."""
-        tracker.accrue(-self.weight[idx], -self.weight[idx] * submit_s)
 
 
 class SchedulingEnv(gym.Env):
@@ -121,8 +93,12 @@ class SchedulingEnv(gym.Env):
             self._bridge = self._batsim_bridge(batsim if batsim is not None or options is None
                                                else options.batsim)
         self.objective = make_objective(config.objective, "objective")
+        if getattr(self.objective, "needs_gpus", False) and not getattr(self, "is_gpu", False):
+            raise ConfigError(f"objective: {config.objective!r} counts GPUs; it needs a GPU "
+                              "platform and an openb or Gavel workload")
         if config.reward_timing == "accrued" and not accrues(self.objective):
-            names = [n for n in OBJECTIVES.names() if accrues(OBJECTIVES.get(n)())]
+            names = sorted({OBJECTIVES.get(n).name for n in OBJECTIVES.names()
+                            if accrues(OBJECTIVES.get(n)())})  # aliases (avg_jct) once
             raise ConfigError(f"reward_timing: 'accrued' counts what the jobs in the system have "
                               f"accrued, defined for {', '.join(names)}; objective "
                               f"{config.objective!r} takes 'end'")
@@ -130,9 +106,7 @@ class SchedulingEnv(gym.Env):
         self._setup_actions()
         self._episode = 0
         self.sim = self._new_simulation(self._episode_workload(0, np.random.default_rng(config.seed)))
-        obs_name = config.observation
-        if config.mode == "job_pick" and obs_name not in job_window_kinds():
-            obs_name = "job_window"
+        obs_name = self._observation_name()
         if config.mode == "policy_pair" and obs_name in job_window_kinds():
             raise ConfigError(f"observation: {obs_name!r} goes with actions mode 'job_pick'")
         self._bind_episode()
@@ -140,7 +114,23 @@ class SchedulingEnv(gym.Env):
         self.observation_space = self.observer.space()
         self.full_power_w = self.platform.total_power_w or 1.0
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> "SchedulingEnv":
+        """On GPU inputs (an openb or Gavel workload, an openb node list), a
+        :class:`~hdrm.env.gpu_env.GpuSchedulingEnv`."""
+        if cls is SchedulingEnv and (args or kwargs):
+            from hdrm.env.gpu_env import env_class  # it subclasses this one
+
+            cls = env_class(*args, **kwargs)
+        return super().__new__(cls)
+
     # ------------------------------------------------------------------ set-up
+    def _observation_name(self) -> str:
+        """The observation kind of this environment (``job_pick`` mode: a job-window kind)."""
+        name = self.config.observation
+        if self.config.mode == "job_pick" and name not in job_window_kinds():
+            name = "job_window"
+        return name
+
     def _load_inputs(self) -> None:
         c = self.config
         self.platform_base = None if not c.platform_file else load_platform_any(c.platform_file)
@@ -190,7 +180,7 @@ class SchedulingEnv(gym.Env):
     def _new_simulation(self, workload: Workload) -> Simulation:
         c = self.config
         sim_config = SimulationConfig(c.contention, c.backfilling, c.decision, c.kill_on_walltime,
-                                      record_timeline=True, seed=c.seed)
+                                      record_timeline=c.timeline is not False, seed=c.seed)
         if self._bridge is not None:
             return self._bridge.episode(workload, sim_config)  # closes the previous episode's run
         return Simulation(self.platform, workload, sim_config)
@@ -229,7 +219,7 @@ class SchedulingEnv(gym.Env):
         self._accrual = None
         if self.config.reward_timing == "accrued":
             run = np.array([j.run_time_s for j in sim.workload.jobs], dtype=float)
-            self._accrual = _Accrual.of(self.objective.accrual_weights(run), self.submit)
+            self._accrual = Accrual.of(self.objective.accrual_weights(run), self.submit)
         sim.on_outcome = self._on_outcome
         self._last_value = 0.0
         self._held: Job | None = None

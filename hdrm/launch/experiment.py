@@ -33,6 +33,7 @@ import numpy as np
 
 from hdrm.agents.base import Agent, ClassicAgent
 from hdrm.agents.loader import load_agent_class
+from hdrm.core.gpu_scheduler import gpu_policy_names
 from hdrm.core.contention import CONTENTION_MODELS
 from hdrm.env.objectives import OBJECTIVES
 from hdrm.env.observations import OBSERVATIONS
@@ -41,6 +42,7 @@ from hdrm.errors import AgentLoadError, ConfigError, HdrmError
 from hdrm.options import SELECTION_PATH, Options, check_names
 from hdrm.policies.job_selection import JOB_POLICIES
 from hdrm.policies.pairs import ALL_PAIRS, policy_names
+from hdrm.sim.gpu_inputs import is_gpu_input
 
 logger = logging.getLogger(__name__)
 
@@ -85,15 +87,18 @@ def check_open_names(options: Options, classic: bool = False) -> None:
     Raises:
         ConfigError: an unknown name, naming the file, the JSON path and the close valid names.
     """
+    # on GPU inputs (an openb or Gavel workload) the actions are (queue order x placement) pairs
+    gpu = is_gpu_input(options.platform_file_path, options.workload_file_path)
+    pairs = gpu_policy_names() if gpu else policy_names()
     choices: dict[str, list[str]] = {
         "pybatsim.env.objective": OBJECTIVES.names(),
         "pybatsim.env.observation": OBSERVATIONS.names(),
         "pybatsim.env.reservation": JOB_POLICIES.names(),
         "simulation.contention": CONTENTION_MODELS.names(),
-        SELECTION_PATH: policy_names(),
+        SELECTION_PATH: pairs,
     }
     if classic:
-        choices[POLICY_PATH] = policy_names()
+        choices[POLICY_PATH] = pairs
     check_names(options, choices)
 
 
@@ -148,13 +153,16 @@ def build_experiment(options: Options, agent_path: str | Path, episodes: int | N
 
 
 def env_overrides(options: Options, classic: bool) -> dict[str, Any]:
-    """Environment settings a classic agent needs beyond the options (its heuristic as the action).
+    """Environment settings beyond the options: a classic agent's heuristic as the action, and
+    on GPU inputs the timeline (the outputs report GPU allocation and fragmentation over time).
 
     Raises:
         ConfigError: a classic agent with ``job_pick`` actions (it applies policy pairs).
     """
+    gpu = is_gpu_input(options.platform_file_path, options.workload_file_path)
+    extra = {"timeline": True} if gpu else {}  # the outputs report GPU use over time
     if not classic:
-        return {}
+        return extra
     actions = options.pybatsim.env.actions
     if actions.mode != "policy_pair":
         raise ConfigError(
@@ -163,8 +171,8 @@ def env_overrides(options: Options, classic: bool) -> dict[str, Any]:
         )
     policy = options.pybatsim.agent.policy.lower()
     if actions.selection is None and policy not in ALL_PAIRS:
-        return {"selection": (policy,)}
-    return {}
+        return {"selection": (policy,), **extra}
+    return extra
 
 
 def make_agent(cls: type[Agent], options: Options, env: SchedulingEnv, agent_path: Path,

@@ -26,6 +26,7 @@ from hdrm.errors import ConfigError
 from hdrm.launch.loop import EpisodeActions, EpisodeRecord, Hooks
 from hdrm.results.learning import write_actions_csv, write_episodes_csv
 from hdrm.results.run import ACTIONS_FILE, EPISODES_FILE
+from hdrm.sim.gpu_outputs import write_gpu_outputs
 from hdrm.sim.outputs import write_outputs
 
 logger = logging.getLogger(__name__)
@@ -103,7 +104,9 @@ class RunLog(Hooks):
                 write_episodes_csv([], self.episodes_path)
             paths["episodes"] = self.episodes_path
             paths["actions"] = write_actions_csv(self.action_rows(), self.actions_path)
-            paths.update(write_outputs(env.unwrapped.result(), self.outdir))
+            result = env.unwrapped.result()
+            gpu = getattr(result, "gpu", None) is not None  # a GPU platform: its own outputs
+            paths.update((write_gpu_outputs if gpu else write_outputs)(result, self.outdir))
         return paths
 
 

@@ -38,7 +38,8 @@ PLOT_KINDS = ("gantt", "utilisation", "queue", "energy", "contention", "learning
 #: Every file or folder name hdrm writes into a run folder (what ``--overwrite`` may delete).
 OUTPUT_NAMES = frozenset(
     (EPISODES_FILE, ACTIONS_FILE, "out_jobs.csv", "out_schedule.csv", "out_timeline.csv",
-     "overutilizations.json", "batsim.log", DEFAULT_MODEL, "tensorboard")
+     "overutilizations.json", "batsim.log", DEFAULT_MODEL, "tensorboard",
+     "out_gpu_timeline.csv", "out_gpu_summary.json")
     + tuple(f"{kind}.{ext}" for kind in PLOT_KINDS for ext in ("png", "svg", "pdf"))
 )
 #: A checkpoint's temporary file: ``.NAME.PID.RANDOM.tmp``.

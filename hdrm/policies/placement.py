@@ -100,6 +100,10 @@ class Placement:
 
 
 PLACEMENTS: Registry[type[Placement]] = Registry("placement policy")
+#: FGD memoises the fragmentation of node states when scoring at most this many at once.
+_MEMO_ROWS = 64
+#: ... and forgets them all past this many states (a bound on memory).
+_MEMO_SIZE = 200_000
 
 
 def make_placement(name: str, cluster: GpuCluster, types: TaskTypes | None = None,
@@ -226,20 +230,38 @@ class Fgd(Placement):
         # every node's fragmentation now, kept with the node version it was computed at
         self._frag = np.zeros(cluster.nb_nodes)
         self._frag_version = np.full(cluster.nb_nodes, -1, dtype=np.int64)
+        self._memo: dict[tuple, float] = {}  # node state -> fragmentation (see frag_of)
 
     def _before(self, nodes: NodeIds) -> np.ndarray:
         """The nodes' fragmentation as they are (cached until a node changes)."""
         c = self.cluster
         stale = nodes[self._frag_version[nodes] != c.version[nodes]]
         if len(stale):
-            self._frag[stale] = self.meter.frag(c.cpu_left[stale], c.gpu_left[stale],
-                                                c.model[stale])
+            self._frag[stale] = self.frag_of(c.cpu_left[stale], c.gpu_left[stale],
+                                             c.model[stale])
             self._frag_version[stale] = c.version[stale]
         return self._frag[nodes]
 
     def _scores(self, before, cpu, left, model):
-        after = self.meter.frag(cpu, left, model)
+        after = self.frag_of(cpu, left, model)
         return np.floor(100 / (1 + np.exp(-(before - after) / 1000)))
+
+    def frag_of(self, cpu: np.ndarray, left: np.ndarray, model: np.ndarray) -> np.ndarray:
+        """:meth:`FragMeter.frag` of B node states; a few states (a step of a replay: the nodes
+        that changed) are memoised by state, since node states repeat across nodes and time."""
+        if len(cpu) > _MEMO_ROWS:
+            return self.meter.frag(cpu, left, model)
+        memo = self._memo
+        keys = list(zip(cpu.tolist(), model.tolist(), map(tuple, left.tolist())))
+        out = [memo.get(key) for key in keys]
+        missing = [i for i, value in enumerate(out) if value is None]
+        if missing:
+            if len(memo) > _MEMO_SIZE:
+                memo.clear()
+            values = self.meter.frag(cpu[missing], left[missing], model[missing]).tolist()
+            for i, value in zip(missing, values):
+                memo[keys[i]] = out[i] = value
+        return np.array(out)
 
     def per_gpu(self, shape: TaskShape, nodes: NodeIds) -> np.ndarray:
         """``[node, gpu]`` scores of a shared task on each GPU (``-inf`` where it cannot go)."""
