@@ -83,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
     builtin = args.engine == "builtin"
     if builtin and args.platform and is_gpu_input(args.platform, args.workload, args.throughputs):
         return run_gpu(args)
+    if not args.platform and is_gpu_input(None, args.workload, args.throughputs):
+        raise ConfigError(f"{args.workload}: an openb or Gavel workload runs on a GPU platform; "
+                          "give --platform NODES.csv (an openb node list) or a platform JSON "
+                          "with accelerators")
     try:
         pair = resolve_policy(args.policy, "--policy")
     except ConfigError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +86,18 @@ def test_a_bad_row_is_a_one_line_error_or_a_counted_skip(lists, tmp_path, capsys
                    "(counted)\n")
     assert main(args + ["--no-strict"]) == 0
     assert "skipped from the source    1 (num_gpu: expected an integer" in capsys.readouterr().out
+
+
+def test_a_gpu_workload_without_a_gpu_platform_is_a_one_line_error(lists, tmp_path, capsys):
+    _, pods = lists
+    assert main(["replay", "--homogeneous-procs", "8", "--workload", str(pods), "--outdir",
+                 str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err == (
+        f"hdrm replay: error: {pods}: an openb or Gavel workload runs on a GPU platform; give "
+        "--platform NODES.csv (an openb node list) or a platform JSON with accelerators\n")
+    cpu = Path(__file__).resolve().parents[2] / "platforms" / "tiny4.json"
+    assert main(["replay", "--platform", str(cpu), "--workload", str(pods), "--outdir",
+                 str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err == (
+        f"hdrm replay: error: {cpu}: the platform has no GPU; an openb or Gavel workload needs a "
+        "GPU platform (hdrm platform from-openb NODES.csv -o P.json)\n")
