@@ -22,13 +22,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hdrm.core.gpu_scheduler import GpuDecisionCore, GpuPlacement, GpuPolicy, resolve_gpu_policy
+from hdrm.core.gpu_scheduler import (
+    GpuDecisionCore,
+    GpuPlacement,
+    GpuPolicy,
+    Start,
+    resolve_gpu_policy,
+)
+from hdrm.platform.model import Platform
 from hdrm.policies.gpu_frag import FragMeter
 from hdrm.policies.gpu_state import GpuCluster
 from hdrm.results.overutil import Overutilizations
 from hdrm.results.timeline import TimelineRow
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
 from hdrm.sim.gpu_machine import GpuMachine
+from hdrm.workload.job import Workload
 
 
 @dataclass(slots=True)
@@ -105,8 +113,8 @@ class GpuSimulation(Simulation):
         ties: the placer's tie rule (``"shuffled"``: the FGD simulator's, seeded by ``config``).
     """
 
-    def __init__(self, platform, workload, config: SimulationConfig | None = None,
-                 ties: str = "shuffled") -> None:
+    def __init__(self, platform: Platform, workload: Workload,
+                 config: SimulationConfig | None = None, ties: str = "shuffled") -> None:
         self.ties = ties
         super().__init__(platform, workload, config)
         cluster = self.core.cluster
@@ -125,12 +133,12 @@ class GpuSimulation(Simulation):
         """The GPU policy of a name (``"ORDER-PLACEMENT"``)."""
         return resolve_gpu_policy(name)
 
-    def decide(self, pair: GpuPolicy) -> list:
+    def decide(self, pair: GpuPolicy) -> list[Start]:
         """One decision with a GPU policy at the current instant (its name goes in the report)."""
         self._policy_name = pair.name
         return super().decide(pair)
 
-    def _apply(self, starts: list) -> None:
+    def _apply(self, starts: list[Start]) -> None:
         self.decisions += 1
         machine, running = self.machine, self.core.running
         for job, devices in starts:
