@@ -84,14 +84,15 @@ class DecisionCore:
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.queue: list[Job] = []
         self.running: dict[int, RunInfo] = {}
-        self._ends = ExpectedEnds(by_size=self.backfilling == "easy_first")
+        #: Running jobs by expected end, kept where backfilling reads them at every decision.
+        self._ends = (ExpectedEnds(by_size=self.backfilling == "easy_first")
+                      if self.backfilling != "none" else None)
         self.committed: Job | None = None
         self._max_node_mem = max(platform.node_memory_mb)
         self._capacities: dict[float, int] = {}
         self._blocked: set[int] = set()
-        #: Arrival number of each queued job, and the queue kept in the order of each static
+        #: Jobs queued so far (arrival numbers), and the queue kept in the order of each static
         #: policy used so far (by name; None: its keys do not order totally, so it sorts).
-        self._arrival: dict[Job, int] = {}
         self._arrivals = 0
         self._orders: dict[str, StaticOrder | None] = {}
         #: run-time predictions from ended jobs (the ``*_pred`` job policies order by them)
@@ -112,7 +113,6 @@ class DecisionCore:
                     f"most {capacity} such cores")
         self.queue.append(job)
         self._arrivals += 1
-        self._arrival[job] = self._arrivals
         for name, kept in self._orders.items():
             if kept is not None and not kept.add(job, self._arrivals):
                 self._orders[name] = None
@@ -135,7 +135,8 @@ class DecisionCore:
         """``job`` left the machine (finished or killed): free its cores."""
         info = self.running.pop(job.idx, None)
         if info is not None:
-            self._ends.remove(job)
+            if self._ends is not None:
+                self._ends.remove(job)
             self.predictor.observe(job, now - info.start_s)
         return self.state.release(job, now)
 
@@ -182,7 +183,8 @@ class DecisionCore:
             return None
         self._start(job, cores, now)
         self.queue.remove(job)
-        self._forget(job)
+        if self._orders:
+            self._forget(job)
         if self.committed is job:
             self.committed = None
         return cores
@@ -199,7 +201,11 @@ class DecisionCore:
     def expected_ends(self, now: float) -> list[tuple[float, Job]]:
         """Running jobs with their expected ends (start + requested time, never before ``now``),
         in end order: what reservations are computed from."""
-        return self._ends.at(now)  # easy_first: equal ends smaller jobs first
+        if self._ends is not None:
+            return self._ends.at(now)
+        ends = [(max(r.expected_end_s, now), r.job) for r in self.running.values()]
+        ends.sort(key=lambda e: e[0])  # stable: equal ends in start order
+        return ends
 
     # ------------------------------------------------------------------ internals
     def _order(self, policy: JobPolicy, now: float) -> list[Job]:
@@ -217,25 +223,23 @@ class DecisionCore:
     def _keep(self, policy: JobPolicy) -> StaticOrder | None:
         """A :class:`StaticOrder` of the queue for ``policy``; None when its keys cannot be kept."""
         kept = StaticOrder(policy)
-        arrival = self._arrival
-        for job in self.queue:  # numbered anew in queue order (a job queued by hand included)
-            self._arrivals += 1
-            arrival[job] = self._arrivals
+        for job in self.queue:  # numbered anew in queue order (a job queued by hand included),
+            self._arrivals += 1  # after every number given so far
             if not kept.add(job, self._arrivals):
                 return None
         return kept
 
     def _forget(self, job: Job) -> None:
         """``job`` left the queue: drop it from the kept orders."""
-        self._arrival.pop(job, None)
         for kept in self._orders.values():
             if kept is not None:
                 kept.remove(job)
 
     def _dequeue(self, started: list[Start]) -> None:
         queue = self.queue
-        for job, _ in started:
-            self._forget(job)
+        if self._orders:
+            for job, _ in started:
+                self._forget(job)
         if len(started) > 64:
             taken = {id(job) for job, _ in started}
             self.queue = [j for j in queue if id(j) not in taken]
@@ -261,7 +265,8 @@ class DecisionCore:
     def _start(self, job: Job, cores: list[int], now: float) -> None:
         self.state.allocate(job, cores, now)
         info = self.running[job.idx] = RunInfo(job, now, now + estimated_duration_s(job))
-        self._ends.add(job, info.expected_end_s)
+        if self._ends is not None:
+            self._ends.add(job, info.expected_end_s)
 
     def _backfill(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
         if self.backfilling != "conservative":
