@@ -13,7 +13,8 @@ keeps it (read it with ``conventions="rlscheduler"``), each run on an empty clus
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+import operator
+from dataclasses import fields
 from numbers import Integral
 from typing import Iterable, Sequence
 
@@ -21,6 +22,9 @@ from hdrm.errors import WorkloadError
 from hdrm.workload.job import Job, Workload
 
 logger = logging.getLogger(__name__)
+
+#: A job's fields in the order :class:`Job` takes them (one C-level read of them all).
+_JOB_FIELDS = operator.attrgetter(*(f.name for f in fields(Job) if f.init))
 
 #: Start indices of RLScheduler's test sequences (0-based, after the rlscheduler loader's filter).
 RLSCHEDULER_START_INDICES = (1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762, 4022, 7085)
@@ -43,9 +47,14 @@ def rebase(workload: Workload, jobs: Sequence[Job], name: str) -> Workload:
     if not jobs:
         raise WorkloadError(f"{_label(workload)}: the selection {name!r} has no jobs")
     origin_s = jobs[0].submit_s
-    # every field carries over (the GPU demand and CPU milli-cores too), with a fresh extra dict
-    copies = [replace(j, idx=i, submit_s=j.submit_s - origin_s, extra=dict(j.extra))
-              for i, j in enumerate(jobs)]
+    # every field carries over (the GPU demand and CPU milli-cores too), with a fresh extra dict;
+    # all fields are read by one C-level getter and passed in order (dataclasses.replace, field
+    # by field in Python, cost RLScheduler's protocol a third of a second per 100 sequences)
+    copies = [Job(*_JOB_FIELDS(j)) for j in jobs]
+    for i, (copy, j) in enumerate(zip(copies, jobs)):
+        copy.idx = i
+        copy.submit_s = j.submit_s - origin_s
+        copy.extra = dict(j.extra)
     return Workload(
         copies, name, workload.source, workload.header, dict(workload.skipped), workload.nb_res
     )

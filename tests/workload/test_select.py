@@ -157,3 +157,21 @@ def test_sequence_invariants(submits, start, count):
     for original, copy in zip(workload.jobs[start:], selected.jobs):
         assert copy.trace_submit_s == original.trace_submit_s
         assert copy.submit_s == original.submit_s - workload.jobs[start].submit_s
+
+
+def test_a_selection_copies_every_field_and_a_fresh_extra():
+    from dataclasses import fields
+
+    from hdrm.workload.job import AcceleratorDemand
+
+    jobs = [Job(i, f"j{i}", 10.0 * i + 5, 2, 60.0, 30.0, 512.0, 1.5, 90.0, 180.0, 7.0 + i,
+                "prof", "parallel_homogeneous", 42, {"swf": [i]}, 500, AcceleratorDemand(1, 250, ("V100",)))
+            for i in range(4)]
+    source = Workload(jobs, "w", "w.swf", None, {}, 8)
+    copies = sequence(source, 1, 3).jobs
+    for i, (copy, job) in enumerate(zip(copies, jobs[1:])):
+        assert (copy.idx, copy.submit_s) == (i, 10.0 * i)
+        for f in fields(Job):
+            if f.name not in ("idx", "submit_s"):
+                assert getattr(copy, f.name) == getattr(job, f.name), f.name
+        assert copy.extra is not job.extra
