@@ -246,3 +246,15 @@ def test_simulation_on_a_gpu_platform_is_a_gpu_simulation_and_copies():
     twin = copy.deepcopy(sim)  # copy and pickle build instances without arguments
     assert type(twin) is GpuSimulation
     assert [o.finish_s for o in twin.run("fifo").outcomes] == [100, 150, 130]
+
+
+def test_same_seed_same_schedule():
+    platform = gpu_platform([(8, 65536, 4, "T4"), (8, 65536, 4, "T4"), (8, 65536, 2, "V100M16")])
+    jobs = [task(i, i % 7, 10 + i % 5, gpus=1 + i % 2, milli=1000) for i in range(30)]
+
+    def placements(seed):
+        result = replay(platform, jobs, "fifo-random", seed=seed, ties="shuffled")
+        return [(p.node, p.gpus, p.start_s) for p in result.gpu.placements.values()]
+
+    assert placements(3) == placements(3)
+    assert placements(3) != placements(4)
