@@ -32,10 +32,11 @@ def run_gpu(args: argparse.Namespace, platform: Platform | None = None,
         except SkippableLineError as exc:  # name the flag, not the reader's argument
             raise exc.relaxed_by("rerun with --no-strict") from None
     check_outdir(args.outdir)
-    config = SimulationConfig(backfilling=args.backfill, seed=args.seed)
+    config = SimulationConfig(backfilling=args.backfill, decision=args.decision or "event",
+                              seed=args.seed)
     result = Simulation(platform, workload, config).run(policy)
     paths = write_gpu_outputs(result, args.outdir)
-    print_gpu_summary(result, Path(args.outdir), args.backfill)
+    print_gpu_summary(result, Path(args.outdir), args.backfill, config.decision)
     return 0 if paths else 1
 
 
@@ -50,13 +51,15 @@ def _models(values: dict[str, float], fmt: str) -> str:
     return ", ".join(f"{m} {format(v, fmt)}" for m, v in values.items()) or "none"
 
 
-def print_gpu_summary(result: SimulationResult, outdir: Path, backfill: str) -> None:
+def print_gpu_summary(result: SimulationResult, outdir: Path, backfill: str,
+                      decision: str = "event") -> None:
     """The replay's figures, one per line."""
     s = gpu_summary(result)
     platform = result.platform
     print(f"hdrm replay: {s['nb_jobs']} tasks of {result.workload.name} on {platform.name} "
           f"({len(platform.nodes)} nodes, {len(platform.accelerators)} GPUs), policy "
-          f"{s['policy']}, backfilling {backfill}")
+          f"{s['policy']}, backfilling {backfill}"
+          + (", commit decisions" if decision == "commit" else ""))
     rejected = "; ".join(f"{reason}: {n}" for reason, n in s["rejected"].items())
     rows = [
         ("tasks finished / rejected", f"{s['nb_finished']} / {s['nb_rejected']}"

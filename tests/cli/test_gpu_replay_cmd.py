@@ -101,3 +101,23 @@ def test_a_gpu_workload_without_a_gpu_platform_is_a_one_line_error(lists, tmp_pa
     assert capsys.readouterr().err == (
         f"hdrm replay: error: {cpu}: the platform has no GPU; an openb or Gavel workload needs a "
         "GPU platform (hdrm platform from-openb NODES.csv -o P.json)\n")
+
+
+def test_commit_decisions_reach_the_gpu_core(lists, tmp_path, capsys):
+    # x holds both T4s 0..100; y (both, 50 s) arrives at 1, z (one, 5 s) at 2. SJF with event
+    # decisions lets z overtake y at 100 (y starts at 105); with commit y keeps its place
+    # (starts at 100, z at 150)
+    nodes, pods = lists
+    pods.write_text(PODS.splitlines()[0] + "\n" + "x,1000,1024,2,1000,,LS,Running,0,100,0\n"
+                    "y,1000,1024,2,1000,,LS,Running,1,51,1\nz,1000,1024,1,1000,,LS,Running,2,7,2\n")
+
+    def starts(*extra):
+        out = tmp_path / "-".join(extra or ("event",))
+        assert main(["replay", "--platform", str(nodes), "--workload", str(pods), "--policy",
+                     "sjf-first_fit", "--outdir", str(out), *extra]) == 0
+        rows = (out / "out_jobs.csv").read_text().splitlines()[1:]
+        return [float(r.split(",")[8]) for r in rows]
+
+    assert starts() == [0, 105, 100]
+    assert starts("--decision", "commit") == [0, 100, 150]
+    assert "policy sjf-first_fit, backfilling none, commit decisions" in capsys.readouterr().out
