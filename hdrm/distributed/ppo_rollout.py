@@ -50,6 +50,7 @@ class Collected:
         generator_state: the agent's sampling generator afterwards (the learner shuffles its
             minibatches with it, then hands it back: one random stream, as in one process).
         wall_s: seconds the call took.
+        cpu_s: CPU seconds the collecting process spent in the call.
     """
 
     batch: RolloutBatch | None
@@ -57,6 +58,7 @@ class Collected:
     env_steps: int
     generator_state: torch.Tensor | None = None
     wall_s: float = 0.0
+    cpu_s: float = 0.0
 
 
 @dataclass
@@ -129,7 +131,7 @@ class RolloutCollector:
                 they belong to the episodes under way when that rollout was bootstrapped.
             max_episodes: the episodes left to play in the whole training.
         """
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         if weights is not None:
             self.agent.load_state_dict(weights)
         if generator_state is not None:
@@ -155,7 +157,8 @@ class RolloutCollector:
                 self._credit_running = False
                 break
         state = self.agent.generator.get_state()
-        return Collected(self._batch, ended, env_steps, state, time.perf_counter() - t0)
+        return Collected(self._batch, ended, env_steps, state, time.perf_counter() - t0,
+                         time.process_time() - cpu0)
 
     def _step(self) -> np.ndarray:
         """One decision per environment, then one step of each; returns which episodes ended."""

@@ -162,3 +162,30 @@ def test_the_learners_checkpoint_resumes_with_workers(ray, tmp_path, capsys):
     assert [f.name for f in out.iterdir() if f.name.endswith(".tmp")] == []
     second = weights(tmp_path / "more" / "model.pt")
     assert any(not torch.equal(first[k], second[k]) for k in first)
+
+
+# ------------------------------------------------------------------------- routing
+
+
+def test_ppo_agents_and_their_subclasses_route_to_distributed_ppo(tmp_path):
+    from hdrm.agents.reinforce import ReinforceAgent
+    from hdrm.distributed.learners import route
+    from hdrm.errors import ConfigError
+
+    agent, _ = learner(write_options(tmp_path))  # agents/ppo.py's AnnealedPPO
+    assert type(agent).__name__ == "AnnealedPPO"
+    assert route(agent) == "hdrm.distributed.ppo:train_ppo"
+    other = ReinforceAgent({"run": "train"}, agent.observation_space, agent.action_space)
+    with pytest.raises(ConfigError, match=r"^--workers: ReinforceAgent has no distributed "
+                                          r"learner; rollout workers train agents derived from "
+                                          r"PPOAgent"):
+        route(other)
+
+
+def test_an_episodes_statistics_are_the_mean_of_its_updates():
+    from hdrm.distributed.learners import EndedEpisode
+
+    episode = EndedEpisode(0, 4, -2.5, None, update_stats=[{"loss": 1.0, "approx_kl": 0.5},
+                                                           {"loss": 2.0, "approx_kl": 0.0}])
+    assert episode.stats() == {"loss": 1.5, "approx_kl": 0.25, "return": -2.5, "steps": 4.0}
+    assert np.isnan(EndedEpisode(1, 3, 0.0, None).stats()["loss"])
