@@ -258,3 +258,27 @@ def test_same_seed_same_schedule():
 
     assert placements(3) == placements(3)
     assert placements(3) != placements(4)
+
+
+def test_fragmentation_over_time_by_hand_and_against_a_full_recount():
+    # task types: half a GPU (freq 0.5) and one whole GPU (0.5). At t=0 the half task takes
+    # GPU 0 and the whole one GPU 1: free [500, 0]; the 500 serves a half task (no fragment) but
+    # no whole one (all 500 are fragment): 0.5 x 0 + 0.5 x 500 = 250. At 10 the half task ends:
+    # free [1000, 0], nothing is fragment; at 20 everything is free.
+    platform = gpu_platform([(4, 16384, 2, "T4")])
+    jobs = [task(0, 0, 10, gpus=1, milli=500), task(1, 0, 20, gpus=1)]
+    result = replay(platform, jobs)
+    assert [(r.time, r.frag_milli) for r in result.gpu.timeline] == [(0, 250), (10, 0), (20, 0)]
+    # the event-driven tracker equals a full recount of every node after each decision
+    from hdrm.policies.gpu_frag import FragMeter
+
+    platform = gpu_platform([(8, 65536, 4, "T4"), (4, 16384, 2, "V100M16"), (8, 8192, 0, "")])
+    jobs = [task(i, i % 9, 5 + i % 7, gpus=i % 3, milli=(250, 500, 1000)[i % 3] if i % 3 == 1
+                 else 1000, cpu_milli=500 + 700 * (i % 4)) for i in range(40)]
+    sim = GpuSimulation(platform, Workload(jobs), ties="name")
+    policy = sim.resolve("tetris-fgd")
+    meter = FragMeter(sim.core.cluster, sim.core.types)
+    while sim.next_decision():
+        sim.decide(policy)
+        full = meter.of_cluster(sim.core.cluster).sum()
+        assert sim.gpu_timeline[-1].frag_milli == pytest.approx(full)
