@@ -174,7 +174,8 @@ class GpuSimulation(Simulation):
             platform=self.platform, workload=self.workload, outcomes=outcomes,
             timeline=self.timeline, overutilizations=Overutilizations(),
             energy_j=machine.energy_j(), makespan_s=max(makespan, 0.0),
-            wall_s=time.perf_counter() - self._wall0, decisions=self.decisions, decision_s=self.decision_s)
+            wall_s=time.perf_counter() - self._wall0, decisions=self.decisions,
+            decision_s=self.decision_s)
         result.gpu = GpuReport(machine.model_names, [int(m) for m in machine.model_milli],
                                prices, self.core.placements, self.gpu_timeline,
                                self._policy_name)

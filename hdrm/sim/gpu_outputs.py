@@ -58,8 +58,9 @@ def _mean(values: list[float]) -> float:
 
 
 def gpu_summary(result: SimulationResult) -> dict[str, Any]:
-    """The run's metrics: jobs, mean waiting and JCT (over the tasks that ran), makespan, allocation rate per model, mean
-    fragmentation, energy and cost (total and per model), rejected tasks per reason."""
+    """The run's metrics: jobs, mean waiting and JCT (over the tasks that ran), makespan,
+    allocation rate per model, mean fragmentation, energy and cost (total and per model),
+    rejected tasks per reason."""
     report: GpuReport = result.gpu
     rows = job_results(result)
     ran = [r for r in rows if r.final_state != REJECTED]

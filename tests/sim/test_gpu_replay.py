@@ -201,7 +201,8 @@ def test_everything_is_free_again_at_the_end():
     sim = GpuSimulation(platform, Workload(jobs), ties="name")
     sim.run("las-fgd")
     cluster = sim.core.cluster
-    assert (cluster.gpu_left == cluster.gpu_cap).all() and (cluster.cpu_left == cluster.cpu_cap).all()
+    assert (cluster.gpu_left == cluster.gpu_cap).all()
+    assert (cluster.cpu_left == cluster.cpu_cap).all()
     assert not sim.core.running and not sim.core.queue and sim.machine.running == 0
 
 
