@@ -27,6 +27,7 @@ else its trace run time.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +42,8 @@ from hdrm.policies.gpu_state import GpuCluster, TaskShape
 from hdrm.policies.placement import PLACEMENTS, make_placement
 from hdrm.registry import suggest
 from hdrm.workload.job import Job
+
+logger = logging.getLogger(__name__)
 
 #: Placement of a bare queue-order name.
 DEFAULT_PLACEMENT = "fgd"
@@ -178,6 +181,8 @@ class GpuDecisionCore:
         shape = self.shape(job)
         if shape not in self._fits:  # traces repeat a few shapes: check each once per run
             self._fits[shape] = self._never_fits(shape)
+            if self._fits[shape] is not None:
+                logger.debug("task %s rejected: %s", job.id, self._fits[shape])
         reason = self._fits[shape]
         if reason is None:
             self.queue.append(job)

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from hdrm.errors import ConfigError
@@ -21,6 +22,8 @@ from hdrm.workload.gavel import read_gavel
 from hdrm.workload.job import Workload
 from hdrm.workload.openb import read_openb_nodes, read_openb_pods
 from hdrm.workload.select import select
+
+logger = logging.getLogger(__name__)
 
 
 def is_gpu_input(platform_path: str | None, workload_path: str,
@@ -79,4 +82,7 @@ def load_gpu_inputs(platform_path: str, workload_path: str, throughputs: str | N
     """The GPU platform and the selected workload, shifted to start at time 0."""
     platform = load_gpu_platform(platform_path)
     workload = load_gpu_workload(workload_path, throughputs, strict)
+    logger.info("GPU replay inputs: %d nodes and %d GPUs from %s, %d tasks from %s",
+                len(platform.nodes), len(platform.accelerators), platform_path, len(workload),
+                workload_path)
     return platform, select(workload, start_index, nb_jobs)
