@@ -121,3 +121,28 @@ def test_commit_decisions_reach_the_gpu_core(lists, tmp_path, capsys):
     assert starts() == [0, 105, 100]
     assert starts("--decision", "commit") == [0, 100, 150]
     assert "policy sjf-first_fit, backfilling none, commit decisions" in capsys.readouterr().out
+
+
+def test_a_gavel_trace_runs_for_its_steps_over_the_throughput_of_the_model_it_got(tmp_path,
+                                                                                 capsys):
+    # 1,000 steps at 2 steps/s on a K80 (500 s) or 8 on a V100 (125 s). price_aware prefers the
+    # K80 (0.25 of the speed for 0.45 USD/h beats 1 for 2.48): the first job takes it, the second
+    # the V100.
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nk,4000,16384,1,K80\n"
+                     "v,4000,16384,1,V100M16\n")
+    job = "ResNet-18 (batch size 64)"
+    (tmp_path / "t.trace").write_text(f"{job}\tcmd\t\t-s\t1\t1000\t0\t1\n" * 2)
+    (tmp_path / "tp.json").write_text(json.dumps({"k80": {f"('{job}', 1)": {"null": 2.0}},
+                                                  "v100": {f"('{job}', 1)": {"null": 8.0}}}))
+    out = tmp_path / "run"
+    assert main(["replay", "--platform", str(nodes), "--workload", str(tmp_path / "t.trace"),
+                 "--throughputs", str(tmp_path / "tp.json"), "--policy", "fifo-price_aware",
+                 "--outdir", str(out)]) == 0
+    rows = [r.split(",") for r in (out / "out_jobs.csv").read_text().splitlines()[1:]]
+    assert [(r[10], r[-4], r[-1]) for r in rows] == [
+        ("500.000000", "K80", f"{500 / 3600 * 0.45:.6f}"),
+        ("125.000000", "V100M16", f"{125 / 3600 * 2.48:.6f}")]
+    assert main(["replay", "--platform", str(nodes), "--workload", str(tmp_path / "t.trace"),
+                 "--outdir", str(out)]) == 2
+    assert "a Gavel trace needs its throughput file; add --throughputs" in capsys.readouterr().err
