@@ -88,9 +88,12 @@ def start_kwargs(job: Job) -> dict[str, float]:
 
 
 def machine_for(platform: Platform, kill_on_walltime: bool = True) -> "Machine":
-    """One host per core of ``platform`` with hdrm's power table, every host asleep."""
-    speeds = [state_speeds_gflops(g) for g in platform.core_gflops]
-    powers = [state_power_w(w) for w in platform.core_power_w]
+    """One host per core of ``platform`` with hdrm's power table, every host asleep (the table
+    of each distinct speed and power made once, and shared by the hosts that have it)."""
+    speed_rows = {g: state_speeds_gflops(g) for g in set(platform.core_gflops)}
+    power_rows = {w: state_power_w(w) for w in set(platform.core_power_w)}
+    speeds = list(map(speed_rows.__getitem__, platform.core_gflops))
+    powers = list(map(power_rows.__getitem__, platform.core_power_w))
     return Machine(speeds, powers, SLEEPING, kill_on_walltime)
 
 

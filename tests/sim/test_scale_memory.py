@@ -1,0 +1,69 @@
+"""Memory that follows what is used, not the number of cores (issue 27): a finished wide job's
+record costs its runs of cores, and a large platform of identical nodes replays a few jobs in a
+budget."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tracemalloc
+
+import numpy as np
+
+from hdrm.platform.model import Platform
+from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.workload.generate import generate_workload, write_swf
+
+#: Loads a platform file and an SWF trace, replays them (FCFS + EASY, hdeeprm contention) and
+#: prints the CPU seconds of loading and replaying and the process's peak RSS in MB.
+_REPLAY = """
+import resource, sys, time
+from hdrm.platform.loader import load_platform
+from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.workload.swf import read_swf
+workload = read_swf(sys.argv[2])
+cpu = time.process_time()
+platform = load_platform(sys.argv[1])
+result = Simulation(platform, workload, SimulationConfig(backfilling="easy")).run("fcfs")
+cpu = time.process_time() - cpu
+assert platform.nb_cores == int(sys.argv[3]) and len(result.outcomes) == 50
+print(cpu, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def test_records_of_wide_jobs_cost_their_runs():
+    """500 jobs of up to 10,000 cores (~1,100 on average): the run's result (outcomes and
+    timeline, measured with tracemalloc) holds ~400 bytes a job; a tuple of ids per job held
+    ~9,000."""
+    cores = 10_000
+    workload = generate_workload(500, cores, np.random.default_rng(1), load=0.9)
+    platform = Platform.homogeneous(cores)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        sim = Simulation(platform, workload, SimulationConfig(contention="none", backfilling="easy"))
+        result = sim.run("fcfs")
+        del sim
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    wide = [o.cores for o in result.outcomes if len(o.cores) > 64]
+    assert len(wide) > 150 and sum(map(len, wide)) > 400_000
+    assert held / len(result.outcomes) < 1_000, held
+
+
+def test_a_100k_core_platform_of_identical_nodes_replays_50_jobs_in_budget(tmp_path):
+    """2,500 nodes of 40 cores: loading the platform file and replaying 50 jobs take <= 1 CPU
+    second (~0.6 s measured) and the process <= 300 MB (~110 MB, the interpreter included)."""
+    cores = 100_000
+    platform = tmp_path / "identical.json"
+    platform.write_text(json.dumps({"name": "identical", "clusters": [{
+        "name": "c", "network": "infiniband_edr",
+        "nodes": [{"type": "dell_r640_gold6148", "count": cores // 40}]}]}))
+    trace = tmp_path / "w.swf"
+    write_swf(generate_workload(50, cores, np.random.default_rng(1), load=0.9), trace)
+    out = subprocess.run([sys.executable, "-c", _REPLAY, str(platform), str(trace), str(cores)],
+                         capture_output=True, text=True, timeout=300, check=True)
+    cpu_s, rss_mb = map(float, out.stdout.split())
+    assert cpu_s <= 1.0 and rss_mb <= 300, (cpu_s, rss_mb)
