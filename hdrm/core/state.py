@@ -8,7 +8,8 @@ Rules (the heterogeneity layer):
   ``job.mem_bw_gbps`` each, and the contention model maps demand and capacity to the speed of every
   running core of that processor (state 0 at full speed, state 1 when slowed);
 * the first running core wakes its processor (idle siblings go 3 -> 2); the last one to finish puts
-  it back to sleep (all cores -> 3). All cores start in state 3.
+  it back to sleep (all cores -> 3). All cores start in state 3 (these updates live in
+  :mod:`hdrm.core.power_states`).
 
 State changes are queued per core and handed to the engine with :meth:`ClusterState.take_changes`,
 which applies them to the simulated machine (built-in engine) or sends them as SET_RESOURCE_STATE
@@ -28,14 +29,18 @@ from hdrm.core.records import OverutilizationRecorder
 from hdrm.core.runs import WIDE, CoreRuns, core_runs
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
-from hdrm.platform.power import CONTENDED, CONTENDED_SPEED_FRACTION, IDLE, RUNNING, SLEEPING
+from hdrm.core.power_states import FREE, PowerStates
+from hdrm.platform.power import SLEEPING
 from hdrm.workload.job import Job
 
-FREE = -1
+__all__ = ["FREE", "MASK_MIN_CORES", "ClusterState"]
+
 #: Platforms of more one-core nodes than this keep a numpy mask of their free cores (smaller
 #: ones find free cores faster in Python).
 MASK_MIN_CORES = 256
-class ClusterState:
+
+
+class ClusterState(PowerStates):
     """Mutable state of the platform's cores, processors and nodes.
 
     Args:
@@ -226,14 +231,6 @@ class ClusterState:
                 self.records.bandwidth_end(p, now)
 
     # ------------------------------------------------------------------ internals
-    def _spill(self) -> None:
-        """Move the queued runs of changes into ``_pending``, in order."""
-        if self._pending_runs:
-            pending = self._pending
-            for lo, hi, change in self._pending_runs:
-                pending.update(dict.fromkeys(range(lo, hi), change))
-            self._pending_runs = []
-
     def _take_runs(self, key: int, cores: Sequence[int]) -> list[tuple[int, int]] | None:
         """Give ``cores`` to job ``key`` run by run when all are free and distinct; returns
         the runs, or None (nothing changed) for the core-by-core path to report the conflict."""
@@ -254,158 +251,3 @@ class ClusterState:
         for c in charged:
             self.core_job[c] = FREE
             self.node_free_mem[self.core_node[c]] += mem
-
-    def _account(self, cores: tuple[int, ...], bw: float, sign: int, now: float) -> None:
-        """Update processor counters for cores taken (+1) or freed (-1), then their states."""
-        if self._nominal:
-            self._account_nominal(cores, bw, sign)
-            return
-        by_proc: dict[int, list[int]] = {}
-        core_proc = self.core_proc
-        for c in cores:
-            p = core_proc[c]
-            mine = by_proc.get(p)
-            if mine is None:
-                by_proc[p] = [c]
-            else:
-                mine.append(c)
-        node_free, proc_node = self.node_free_cores, self.proc_node
-        proc_free, proc_running, proc_demand = self.proc_free, self.proc_running, self.proc_demand
-        for p, mine in by_proc.items():
-            k = sign * len(mine)
-            was_running = proc_running[p]
-            proc_free[p] -= k
-            proc_running[p] = was_running + k
-            proc_demand[p] += k * bw
-            node_free[proc_node[p]] -= k
-            self._refresh(p, mine, sign, was_running, now)
-
-    def _account_nominal(self, cores: tuple[int, ...], bw: float, sign: int) -> None:
-        """:meth:`_account` when speeds never change: only wake, idle and sleep transitions.
-
-        The bandwidth demand is still kept: the ``high_mem_bw`` placement reads it.
-        """
-        self._spill()  # keep the order of the queued changes
-        core_proc, proc_cores, proc_node = self.core_proc, self.proc_cores, self.proc_node
-        proc_free, proc_running, node_free = self.proc_free, self.proc_running, self.node_free_cores
-        core_state, core_job, pending = self.core_state, self.core_job, self._pending
-        proc_demand = self.proc_demand
-        for c in cores:
-            p = core_proc[c]
-            was_running = proc_running[p]
-            proc_running[p] = was_running + sign
-            proc_free[p] -= sign
-            node_free[proc_node[p]] -= sign
-            proc_demand[p] = proc_demand[p] + sign * bw if was_running + sign else 0.0
-            if sign > 0:
-                core_state[c] = RUNNING
-                pending[c] = (RUNNING, 1.0)
-                if was_running == 0:
-                    for s in proc_cores[p]:
-                        if core_job[s] == FREE and core_state[s] != IDLE:
-                            core_state[s] = IDLE
-                            pending[s] = (IDLE, 1.0)
-            elif was_running == 1:
-                for s in proc_cores[p]:
-                    core_state[s] = SLEEPING
-                    pending[s] = (SLEEPING, 1.0)
-            else:
-                core_state[c] = IDLE
-                pending[c] = (IDLE, 1.0)
-
-    def _account_singletons(self, runs: list[tuple[int, int]], bw: float, sign: int) -> None:
-        """:meth:`_account_nominal` on one-core nodes (core = processor = node index), run by
-        run: a taken core wakes its processor straight to running, a freed one puts it to
-        sleep; there are no siblings to wake or idle."""
-        queue, mask = self._pending_runs, self.free_mask
-        taken = sign > 0
-        state = RUNNING if taken else SLEEPING
-        change = (state, 1.0)
-        demand = 0.0 + bw if taken else 0.0  # an idle processor's demand is 0.0
-        running, free = (1, 0) if taken else (0, 1)
-        proc_running, proc_free, node_free = self.proc_running, self.proc_free, self.node_free_cores
-        proc_demand, core_state = self.proc_demand, self.core_state
-        for lo, hi in runs:
-            n = hi - lo
-            proc_running[lo:hi] = [running] * n
-            proc_free[lo:hi] = node_free[lo:hi] = [free] * n
-            proc_demand[lo:hi] = [demand] * n
-            core_state[lo:hi] = [state] * n
-            if mask is not None:
-                mask[lo:hi] = not taken
-            queue.append((lo, hi, change))
-
-    def _refresh(self, p: int, mine: list[int], sign: int, was_running: int, now: float) -> None:
-        """Recompute processor ``p``'s speed fraction and the states of its cores.
-
-        Args:
-            p: the processor.
-            mine: its cores just taken (sign +1) or freed (sign -1).
-            sign: +1 or -1.
-            was_running: running cores of ``p`` before the change.
-            now: current time, for the bandwidth records.
-        """
-        running = self.proc_running[p]
-        cores = self.proc_cores[p]
-        old_fraction = self.proc_fraction[p]
-        core_state, core_factor, pending = self.core_state, self.core_factor, self._pending
-        if running == 0:
-            self.proc_demand[p] = 0.0  # clear rounding residue
-            fraction = 1.0
-        elif self._nominal:
-            fraction = 1.0
-        else:
-            fraction = self.contention.speed_fraction(self.proc_demand[p], self.proc_capacity[p])
-        if fraction != 1.0 or old_fraction != 1.0:
-            self.proc_fraction[p] = fraction
-            self.contended += (running if fraction < 1.0 else 0) - (
-                was_running if old_fraction < 1.0 else 0
-            )
-            self._record_bandwidth(p, old_fraction, fraction, now)
-        if running == 0:  # the last running core finished: the processor sleeps
-            for c in cores:
-                if core_state[c] != SLEEPING:
-                    core_state[c] = SLEEPING
-                    core_factor[c] = 1.0
-                    pending[c] = (SLEEPING, 1.0)
-            return
-        if fraction >= 1.0:
-            state, factor = RUNNING, 1.0
-        else:
-            state, factor = CONTENDED, fraction / CONTENDED_SPEED_FRACTION
-        core_job = self.core_job
-        if fraction != old_fraction:
-            targets = [c for c in cores if core_job[c] != FREE]
-        elif sign > 0:
-            targets = mine
-        else:
-            targets = []
-        for c in targets:
-            if core_state[c] != state or core_factor[c] != factor:
-                core_state[c] = state
-                core_factor[c] = factor
-                pending[c] = (state, factor)
-        if sign < 0:
-            targets = mine
-            state = IDLE
-        elif was_running == 0 and len(cores) > 1:  # the first running cores wake the processor
-            targets = [c for c in cores if core_job[c] == FREE]
-            state = IDLE
-        else:
-            return
-        for c in targets:
-            if core_state[c] != state or core_factor[c] != 1.0:
-                core_state[c] = state
-                core_factor[c] = 1.0
-                pending[c] = (state, 1.0)
-
-    def _record_bandwidth(self, p: int, old_fraction: float, fraction: float, now: float) -> None:
-        records = self.records
-        if fraction < 1.0 <= old_fraction:
-            records.bandwidth_start(p, self.proc_node[p], now, self.proc_demand[p],
-                                    self.proc_capacity[p], self.proc_cores[p])
-        elif old_fraction < 1.0 <= fraction:
-            records.bandwidth_end(p, now)
-        elif fraction < 1.0:
-            records.bandwidth_update(p, self.proc_demand[p])
-
