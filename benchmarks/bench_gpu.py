@@ -20,11 +20,14 @@ import sys
 import time
 from pathlib import Path
 
-from hdrm.sim.engine import Simulation, SimulationConfig
-from hdrm.sim.gpu_inputs import load_gpu_inputs
-from hdrm.sim.gpu_outputs import gpu_summary
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the checkout's hdrm, installed or not
 
-DEFAULT_TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces" / "gpu"
+from hdrm.sim.engine import Simulation, SimulationConfig  # noqa: E402
+from hdrm.sim.gpu_inputs import load_gpu_inputs  # noqa: E402
+from hdrm.sim.gpu_outputs import gpu_summary  # noqa: E402
+
+DEFAULT_TRACES = ROOT.parent / "shared" / "traces" / "gpu"
 
 
 def _cpu(fn):
