@@ -162,9 +162,8 @@ class RolloutCollector:
 
     def _step(self) -> np.ndarray:
         """One decision per environment, then one step of each; returns which episodes ended."""
-        obs = np.stack([slot.obs for slot in self.slots])
-        masks = np.stack([slot.mask for slot in self.slots])
-        actions = self.agent.decide_batch(obs, masks)
+        actions = self.agent.decide_batch([slot.obs for slot in self.slots],
+                                          [slot.mask for slot in self.slots])
         rewards = np.zeros(len(self.slots))
         dones = np.zeros(len(self.slots), dtype=bool)
         for i, slot in enumerate(self.slots):
