@@ -23,7 +23,7 @@ import copy
 import logging
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, ClassVar, Mapping, NamedTuple, Sequence
 
 import numpy as np
 import torch
@@ -108,6 +108,9 @@ class DQNSettings:
     precision: str = field(default="fp32", metadata={"choices": PRECISIONS})
     """Forward passes of the updates in "fp32", or "bf16" (bfloat16 autocast, for the attention
     network on a GPU; the loss stays float32)."""
+    apex: Mapping[str, Any] = field(default_factory=dict)
+    """Ape-X's settings, read when the agent trains with rollout workers (``--workers N``:
+    ``hdrm.distributed.apex.ApexSettings``, checked there); unused in one process."""
 
 
 def epsilon_at(step: int, settings: DQNSettings) -> float:
@@ -193,6 +196,9 @@ class DQNAgent(ValueLearningAgent):
         self.updates = 0
         self._pending: _Pending | None = None
         self._stats: list[dict[str, float]] = []
+        self.sink: Callable[[list[Transition]], Any] | None = None
+        """When set, finished transitions go to it instead of the replay and the agent never
+        learns: an acting-only copy, as Ape-X's actors (:mod:`hdrm.distributed.apex`)."""
 
     def build_network(self) -> DuelingQNetwork:
         """The Q network: dueling heads over the configured encoder."""
@@ -262,6 +268,10 @@ class DQNAgent(ValueLearningAgent):
         self._store(self.nstep.push(p.obs, p.mask, p.action, p.reward, next_obs, next_mask, False))
 
     def _store(self, transitions: list[Transition]) -> None:
+        if self.sink is not None:
+            if transitions:
+                self.sink(transitions)
+            return
         for transition in transitions:
             self.replay.add(transition)
 
@@ -273,6 +283,8 @@ class DQNAgent(ValueLearningAgent):
         self.nstep.clear()
 
     def _maybe_learn(self) -> None:
+        if self.sink is not None:
+            return
         s = self.settings
         if self.env_steps < s.learning_starts or len(self.replay) < s.batch_size:
             return

@@ -215,9 +215,10 @@ class PrioritizedReplayBuffer:
         self.eps = float(eps)
         self.tree = SumTree(self.capacity)
         self.obs = np.zeros((self.capacity, *obs_shape), dtype=np.float32)
-        self.next_obs = np.zeros_like(self.obs)
+        # np.zeros (not zeros_like, which writes every byte): pages are taken as slots are written
+        self.next_obs = np.zeros(self.obs.shape, dtype=np.float32)
         self.masks = np.zeros((self.capacity, n_actions), dtype=bool)
-        self.next_masks = np.zeros_like(self.masks)
+        self.next_masks = np.zeros(self.masks.shape, dtype=bool)
         self.actions = np.zeros(self.capacity, dtype=np.int64)
         self.returns = np.zeros(self.capacity, dtype=np.float32)
         self.discounts = np.zeros(self.capacity, dtype=np.float32)

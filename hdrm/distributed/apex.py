@@ -31,6 +31,7 @@ This module imports ``ray`` only inside its functions.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
@@ -41,9 +42,10 @@ import numpy as np
 
 from hdrm.agents.devices import to_cpu
 from hdrm.agents.dqn import DQNAgent, beta_at
-from hdrm.agents.replay import ReplayBatch
+from hdrm.agents.replay import PrioritizedReplayBuffer, ReplayBatch
 from hdrm.agents.settings import parse_settings
-from hdrm.distributed.apex_actor import ActorSpec, ApexActor, EpisodeSpec, actor_epsilons
+from hdrm.distributed.apex_actor import (ActorSpec, ApexActor, EpisodeSpec, actor_epsilons,
+                                         dqn_factory)
 from hdrm.distributed.apex_replay import ApexReplay
 from hdrm.errors import HdrmError
 
@@ -70,7 +72,11 @@ class ApexSettings:
     weight_sync: int = field(default=50, metadata={"min": 1})
     """Gradient steps between two publications of the learner's weights (K)."""
     max_replay_ratio: float = field(default=0.0, metadata={"min": 0.0})
-    """Most gradient steps per collected decision (0: the DQN's 1 / train_freq)."""
+    """Most gradient steps per collected decision (0: the DQN's 1 / train_freq): the learner
+    waits for the actors when it is ahead."""
+    min_replay_ratio: float = field(default=0.0, metadata={"min": 0.0})
+    """Fewest gradient steps per collected decision (0: no bound, as in the paper): actors wait
+    for the learner when they are ahead (on few cores, this leaves the learner its share)."""
     actor_cpus: float = field(default=1.0, metadata={"min": 0.0})
     """CPUs Ray reserves for each actor."""
 
@@ -93,6 +99,8 @@ class ApexProgress:
     restarts: int = 0
     wall_s: float = 0.0
     stats: dict[str, float] = field(default_factory=dict)
+    ended: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    """Episodes ended since the stop callback last emptied the list: (actor, figures)."""
 
 
 class Step(NamedTuple):
@@ -137,43 +145,56 @@ class ApexTrainer:
 
     Args:
         ray: the ``ray`` module, initialised.
-        learner: the DQN agent that learns (its replay buffer is unused).
-        episodes: how actors build their environments and start episodes.
+        learner: the DQN agent that learns (its own replay buffer is replaced by a one-slot
+            one: it draws from the replay actor).
+        episodes: how actors build their environments and start episodes
+            (:class:`~hdrm.distributed.apex_actor.EpisodeSpec` or
+            :class:`~hdrm.distributed.apex_actor.TaskEpisodes`).
         settings: the distribution's settings.
         seed: the run's seed (actors' agents, episodes and the replay's draws derive from it).
+        make_agent: ``make_agent(env, params, seed)`` builds an actor's agent (default: a
+            ``DQNAgent`` of the learner's options block).
     """
 
-    def __init__(self, ray: Any, learner: DQNAgent, episodes: EpisodeSpec,
-                 settings: ApexSettings, seed: int = 0) -> None:
+    def __init__(self, ray: Any, learner: DQNAgent, episodes: Any, settings: ApexSettings,
+                 seed: int = 0, make_agent: Callable[..., DQNAgent] | None = None) -> None:
         self.ray, self.learner, self.settings = ray, learner, settings
         s = learner.settings
         self.epsilons = actor_epsilons(settings.actors, settings.epsilon, settings.epsilon_alpha)
-        spec = ActorSpec(dict(learner.config), episodes, seed, tuple(self.epsilons))
+        if make_agent is None:
+            make_agent = functools.partial(dqn_factory, dict(learner.config))
+        spec = ActorSpec(episodes, make_agent, seed, tuple(self.epsilons))
         alpha = s.alpha if s.prioritized else 0.0
         shape = tuple(int(d) for d in learner.observation_space.shape)
+        # the learner draws from the replay actor: its own buffer is replaced by a 1-slot one
+        learner.replay = PrioritizedReplayBuffer(1, shape, learner.n_actions, alpha)
         # a call in flight when its actor dies runs again on the restarted actor
         options = {"max_restarts": MAX_RESTARTS, "max_task_retries": MAX_RESTARTS}
         self.replay = ray.remote(num_cpus=0, **options)(_ReplayHost).remote(
             s.buffer_size, shape, learner.n_actions, alpha, s.priority_eps, seed)
         host = ray.remote(num_cpus=settings.actor_cpus, **options)(_ActorHost)
         self.actors = [host.remote(i, spec, self.replay) for i in range(settings.actors)]
-        ratio = settings.max_replay_ratio or 1.0 / s.train_freq
-        self.max_ratio = float(ratio)
+        self.max_ratio = float(settings.max_replay_ratio or 1.0 / s.train_freq)
+        self.min_ratio = min(float(settings.min_replay_ratio), self.max_ratio)
+        # decisions the actors may be ahead of the learner's minimum: enough to start learning
+        self.lead = max(s.learning_starts, s.batch_size) + settings.actors * settings.actor_steps
         self.progress = ApexProgress(env_steps=learner.env_steps, updates=learner.updates)
         self._weights = ray.put(to_cpu(learner.state_dict()))
         self._inflight: dict[Any, int] = {}
         self._sample: Any = None
         self._pids: dict[int, int] = {}
+        self._parked: list[int] = []
 
     def run(self, stop: Callable[[DQNAgent, ApexProgress], bool]) -> ApexProgress:
         """Learn until ``stop(learner, progress)`` is true (asked after every gradient step and
         every round of actor results); may be called again to go on. Returns the progress."""
         t0 = time.perf_counter() - self.progress.wall_s
-        busy = set(self._inflight.values())
+        busy = set(self._inflight.values()) | set(self._parked)
         for index in range(len(self.actors)):
             if index not in busy:
                 self._submit(index)
         while True:
+            self._unpark()
             self.progress.wall_s = time.perf_counter() - t0
             learn = self._may_learn()
             self._harvest(timeout=0.0 if learn else 0.5)
@@ -188,7 +209,19 @@ class ApexTrainer:
             return False
         return p.updates < self.max_ratio * p.env_steps
 
+    def _ahead(self) -> bool:
+        """Whether the actors are more than allowed ahead of the learner (min_replay_ratio)."""
+        p = self.progress
+        return self.min_ratio > 0 and p.env_steps > p.updates / self.min_ratio + self.lead
+
+    def _unpark(self) -> None:
+        while self._parked and not self._ahead():
+            self._submit(self._parked.pop())
+
     def _submit(self, index: int) -> None:
+        if self._ahead():
+            self._parked.append(index)
+            return
         ref = self.actors[index].collect.remote(self._weights, self.progress.weights_version,
                                                 self.settings.actor_steps)
         self._inflight[ref] = index
@@ -196,6 +229,9 @@ class ApexTrainer:
     def _harvest(self, timeout: float) -> None:
         """Take the actors' finished calls and give each actor its next one."""
         refs = list(self._inflight)
+        if not refs:  # every actor waits for the learner
+            time.sleep(min(timeout, 0.05))
+            return
         ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=timeout)
         if not ready and timeout > 0:  # nothing within the timeout: take the first to finish
             ready, _ = self.ray.wait(refs, num_returns=1)
@@ -219,8 +255,9 @@ class ApexTrainer:
         p = self.progress
         p.env_steps += int(result["steps"])
         p.transitions += int(result["transitions"])
-        p.episodes += len(result["returns"])
-        p.returns.extend(float(r) for r in result["returns"])
+        p.episodes += len(result["ended"])
+        p.returns.extend(float(e["return"]) for e in result["ended"])
+        p.ended.extend((int(result["index"]), e) for e in result["ended"])
         self.learner.env_steps = p.env_steps  # drives beta, and is saved in the checkpoint
 
     def _next_sample(self) -> Any:
@@ -254,13 +291,16 @@ class ApexTrainer:
         self._weights = self.ray.put(to_cpu(self.learner.state_dict()))
         self.progress.weights_version += 1
 
-    def replay_stats(self) -> dict[str, int]:
-        """The replay actor's counters (size, added, drawn, updated, stale)."""
-        return self.ray.get(self.replay.stats.remote())
+    def replay_stats(self) -> dict[str, float]:
+        """The replay actor's counters (size, added, drawn, updated, stale) and memory (its
+        arrays' bytes, the formula's, its process's resident set)."""
+        stats, memory = self.ray.get([self.replay.stats.remote(), self.replay.memory.remote()])
+        return {**stats, **memory}
 
     def close(self) -> None:
         """Stop the actors and the replay."""
         self._inflight.clear()  # killing the actors ends their calls
+        self._parked.clear()
         for handle in [*self.actors, self.replay]:
             self.ray.kill(handle, no_restart=True)
 

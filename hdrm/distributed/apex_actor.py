@@ -1,9 +1,9 @@
 """Ape-X's actors: each plays its own copy of the environment with its own exploration rate.
 
 An :class:`ApexActor` is a plain object (tests drive it directly); :mod:`hdrm.distributed.apex`
-runs N of them as Ray actors. Each holds an :class:`ActorAgent`, a DQN agent that explores with
-a fixed epsilon (:func:`actor_epsilons`, the schedule of Horgan et al., 2018) and, instead of
-learning, hands its n-step transitions out. Every :meth:`ApexActor.collect` call plays a number
+runs N of them as Ray actors. Each holds a DQN agent that explores with a fixed epsilon
+(:func:`actor_epsilons`, the schedule of Horgan et al., 2018) and, instead of learning, hands its
+n-step transitions out (its ``sink``). Every :meth:`ApexActor.collect` call plays a number
 of decisions (episodes go on across calls), computes the initial priorities of the new
 transitions with the actor's copy of the networks (their TD errors, as the learner would compute
 them) and gives the block to a sink: the replay actor.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -69,9 +70,13 @@ class EpisodeSpec:
     mask_filter: MaskFilter | None = None
     action_map: ActionMap | None = None
 
-    def make_env(self) -> SchedulingEnv:
-        """A new environment."""
+    def make_env(self, index: int = 0) -> SchedulingEnv:
+        """A new environment (the same for every actor ``index``)."""
         return SchedulingEnv(config=self.env_config)
+
+    def reset_seed(self, rng: np.random.Generator, index: int, first: bool) -> int | None:
+        """Every reset is seeded from the actor's generator."""
+        return int(rng.integers(2**31))
 
     def reset_options(self, rng: np.random.Generator) -> dict[str, Any]:
         """``reset`` options of a new episode."""
@@ -79,51 +84,87 @@ class EpisodeSpec:
             return {}
         return {"start_index": int(self.starts[int(rng.integers(len(self.starts)))])}
 
+    def agent_mask(self, env: Any, mask: np.ndarray) -> np.ndarray:
+        """The actions the agent may take."""
+        return mask if self.mask_filter is None else self.mask_filter(env, mask)
+
+    def env_action(self, mask: np.ndarray, action: int) -> int:
+        """The environment's action for the agent's."""
+        return action if self.action_map is None else self.action_map(mask, action)
+
+    def summary(self, env: Any, info: Mapping[str, Any]) -> Any:
+        """What an ended episode reports besides its return and steps: nothing."""
+        return None
+
+
+class TaskEpisodes:
+    """Episodes of a :class:`~hdrm.distributed.learners.RolloutTask` (``hdeeprm-launch
+    --workers``): its environments, first seeds and episode summaries, the env's own masks."""
+
+    def __init__(self, task: Any) -> None:
+        self.task = task
+
+    def make_env(self, index: int = 0) -> Any:
+        """Environment ``index`` of the task."""
+        return self.task.make_env(index)
+
+    def reset_seed(self, rng: np.random.Generator, index: int, first: bool) -> int | None:
+        """The task's seed of environment ``index``'s first reset; later ones are not seeded."""
+        return self.task.first_seed(index) if first else None
+
+    def reset_options(self, rng: np.random.Generator) -> dict[str, Any]:
+        """No options: the task's environment draws its episodes."""
+        return {}
+
+    def agent_mask(self, env: Any, mask: np.ndarray) -> np.ndarray:
+        """The env's mask."""
+        return mask
+
+    def env_action(self, mask: np.ndarray, action: int) -> int:
+        """The agent's action."""
+        return action
+
+    def summary(self, env: Any, info: Mapping[str, Any]) -> Any:
+        """The task's summary of the episode."""
+        return self.task.summary(env, info)
+
+
+def actor_params(epsilon: float) -> dict[str, Any]:
+    """What an actor's agent gets merged into its ``params``: a fixed ``epsilon``, decisions on
+    the CPU and a one-slot local replay (the actor never learns)."""
+    return {"epsilon_start": epsilon, "epsilon_end": epsilon, "buffer_size": 1,
+            "rollout_device": "cpu", "update_device": "cpu", "precision": "fp32"}
+
+
+def dqn_factory(config: Mapping[str, Any], env: Any, params: Mapping[str, Any],
+                seed: int) -> DQNAgent:
+    """A :class:`~hdrm.agents.dqn.DQNAgent` of the options block ``config`` with ``params``
+    merged into its ``params`` (use with :func:`functools.partial`)."""
+    merged = {**dict(config), "params": {**dict(config.get("params") or {}), **params},
+              "run": "train"}
+    return DQNAgent(merged, env.observation_space, env.action_space,
+                    action_names=getattr(env, "action_names", None), seed=seed)
+
 
 @dataclass(frozen=True)
 class ActorSpec:
-    """What every actor shares: the learner's options block, the episodes and the run's seed."""
+    """What every actor shares (picklable: sent to the actors).
 
-    config: Mapping[str, Any]
-    episodes: EpisodeSpec
+    Attributes:
+        episodes: an :class:`EpisodeSpec` or a :class:`TaskEpisodes`.
+        make_agent: ``make_agent(env, params, seed)`` builds an actor's DQN agent.
+        seed: the run's seed.
+        epsilons: the actors' exploration rates (:func:`actor_epsilons`).
+    """
+
+    episodes: Any
+    make_agent: Callable[[Any, Mapping[str, Any], int], DQNAgent]
     seed: int = 0
     epsilons: tuple[float, ...] = field(default=(0.4,))
 
 
-def actor_config(config: Mapping[str, Any], epsilon: float) -> dict[str, Any]:
-    """The learner's options block for an actor: a fixed ``epsilon``, decisions on the CPU and
-    a one-slot local replay (the actor never learns)."""
-    out = dict(config)
-    params = dict(out.get("params") or {})
-    params.update(epsilon_start=epsilon, epsilon_end=epsilon, buffer_size=1,
-                  rollout_device="cpu", update_device="cpu", precision="fp32")
-    out["params"] = params
-    out["run"] = "train"
-    return out
-
-
-class ActorAgent(DQNAgent):
-    """A DQN agent that acts (epsilon-greedy, fixed epsilon) and keeps its transitions for the
-    replay actor instead of learning."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.outbox: list[Transition] = []
-
-    def _store(self, transitions: list[Transition]) -> None:
-        self.outbox.extend(transitions)
-
-    def _maybe_learn(self) -> None:
-        """Actors never learn: the learner does."""
-
-    def take(self) -> list[Transition]:
-        """The transitions finished since the last call."""
-        out, self.outbox = self.outbox, []
-        return out
-
-
 class ApexActor:
-    """One Ape-X actor: an environment, an :class:`ActorAgent` and a sink for its transitions.
+    """One Ape-X actor: an environment, an acting-only DQN agent and a sink for its transitions.
 
     Args:
         index: the actor's number (0 explores most).
@@ -137,16 +178,20 @@ class ApexActor:
         self.spec = spec
         self.sink = sink
         self.epsilon = float(spec.epsilons[index])
-        self.env = spec.episodes.make_env()
+        self.episodes = spec.episodes
+        self.env = self.episodes.make_env(self.index)
         seed = int(spec.seed) * 1000 + self.index + 1
-        self.agent = ActorAgent(actor_config(spec.config, self.epsilon),
-                                self.env.observation_space, self.env.action_space,
-                                action_names=self.env.action_names, seed=seed).train_mode(True)
+        self.agent = spec.make_agent(self.env, actor_params(self.epsilon), seed).train_mode(True)
+        self.outbox: list[Transition] = []
+        self.agent.sink = self.outbox.extend  # acting only: the transitions come here
         self.rng = np.random.default_rng((int(spec.seed), 3, self.index))
         self.version = -1
         self._obs: Any = None
         self._info: dict[str, Any] = {}
         self._return = 0.0
+        self._steps = 0
+        self._started = 0.0
+        self._first = True
 
     def collect(self, weights: Mapping[str, Any] | None, version: int, steps: int
                 ) -> dict[str, Any]:
@@ -154,49 +199,51 @@ class ApexActor:
         transitions to the sink; returns the figures of the call.
 
         Returns:
-            ``steps``, ``transitions`` sent, the ``returns`` of the episodes that ended, the
-            weights ``version`` used, this actor's ``epsilon`` and ``index``.
+            ``steps``, ``transitions`` sent, the ``ended`` episodes (each a dict of ``return``,
+            ``steps``, ``wall_s`` and the episodes' ``summary``), the weights ``version`` used,
+            this actor's ``epsilon`` and ``index``.
         """
         if weights is not None and version != self.version:
             self.agent.load_state_dict(weights)
             self.version = int(version)
-        returns = []
+        ended = []
         for _ in range(int(steps)):
-            ended = self._step()
-            if ended is not None:
-                returns.append(ended)
+            episode = self._step()
+            if episode is not None:
+                ended.append(episode)
         sent = self._send()
-        return {"steps": int(steps), "transitions": sent, "returns": returns,
+        return {"steps": int(steps), "transitions": sent, "ended": ended,
                 "version": self.version, "epsilon": self.epsilon, "index": self.index}
 
-    def _step(self) -> float | None:
-        """One decision; returns the episode's return when it ended."""
-        episodes = self.spec.episodes
+    def _step(self) -> dict[str, Any] | None:
+        """One decision; returns the episode's figures when it ended."""
+        episodes = self.episodes
         if self._obs is None:
-            seed = int(self.rng.integers(2**31))
+            seed = episodes.reset_seed(self.rng, self.index, self._first)
             self._obs, self._info = self.env.reset(seed=seed,
                                                    options=episodes.reset_options(self.rng))
             self.agent.start_episode()
-            self._return = 0.0
+            self._first, self._return, self._steps = False, 0.0, 0
+            self._started = time.perf_counter()
         env_mask = np.asarray(self._info["action_mask"])
-        mask = env_mask if episodes.mask_filter is None else episodes.mask_filter(self.env,
-                                                                                  env_mask)
-        action = self.agent.decide(self._obs, mask)
-        if episodes.action_map is not None:
-            action = episodes.action_map(env_mask, action)
-        self._obs, reward, terminated, truncated, self._info = self.env.step(action)
+        action = self.agent.decide(self._obs, episodes.agent_mask(self.env, env_mask))
+        self._obs, reward, terminated, truncated, self._info = self.env.step(
+            episodes.env_action(env_mask, action))
         done = bool(terminated or truncated)
         self.agent.rewarded(float(reward), done)
         self._return += float(reward)
+        self._steps += 1
         if not done:
             return None
         self.agent.end_episode()
         self._obs = None
-        return self._return
+        return {"return": self._return, "steps": self._steps,
+                "wall_s": time.perf_counter() - self._started,
+                "summary": episodes.summary(self.env, self._info)}
 
     def _send(self) -> int:
         """Stack the finished transitions, compute their TD errors, give them to the sink."""
-        transitions = self.agent.take()
+        transitions, self.outbox[:] = list(self.outbox), []
         if not transitions:
             return 0
         block = stack_transitions(transitions)

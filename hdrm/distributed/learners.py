@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 #: (agent class, the distributed learner that trains it), as "module:name"; first match wins.
 ROUTES: list[tuple[str, str]] = [
     ("hdrm.agents.ppo:PPOAgent", "hdrm.distributed.ppo:train_ppo"),
+    ("hdrm.agents.dqn:DQNAgent", "hdrm.distributed.apex_workers:train_apex_workers"),
 ]
 
 

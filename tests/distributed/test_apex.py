@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import torch
@@ -9,7 +11,8 @@ import torch
 from hdrm.agents.dqn import DQNAgent
 from hdrm.agents.replay import PrioritizedReplayBuffer, Transition
 from hdrm.distributed.apex import ApexSettings, parse_apex
-from hdrm.distributed.apex_actor import ActorSpec, ApexActor, EpisodeSpec, actor_epsilons
+from hdrm.distributed.apex_actor import (ActorSpec, ApexActor, EpisodeSpec, actor_epsilons,
+                                         dqn_factory)
 from hdrm.distributed.apex_replay import (ApexReplay, TransitionBlock, bytes_per_transition,
                                           resident_bytes, stack_transitions)
 from hdrm.errors import ConfigError
@@ -142,12 +145,16 @@ def test_a_full_replay_takes_the_documented_memory():
 # -- an actor and the learner's hooks --------------------------------------------------------------
 def test_an_actor_sends_its_transitions_with_their_td_errors():
     blocks: list[TransitionBlock] = []
-    spec = ActorSpec(CONFIG, tiny_episodes(), seed=3, epsilons=(0.4, 0.0))
+    spec = ActorSpec(tiny_episodes(), functools.partial(dqn_factory, CONFIG), seed=3,
+                     epsilons=(0.4, 0.0))
     actor = ApexActor(1, spec, blocks.append)
     assert actor.epsilon == 0.0 and actor.agent.epsilon == 0.0
     result = actor.collect(None, -1, 60)
     assert result["steps"] == 60 and result["transitions"] == sum(b.size for b in blocks) > 0
-    assert len(blocks) == 1 and result["returns"]  # 20-job episodes end within 60 decisions
+    assert len(blocks) == 1 and result["ended"]  # 20-job episodes end within 60 decisions
+    assert all(e["steps"] > 0 and e["summary"] is None for e in result["ended"])
+    assert not actor.agent.replay.size  # acting only: nothing in the agent's own replay
+    assert actor.agent.updates == 0
     sent = blocks[0]
     # the initial priorities are the TD errors of the actor's networks
     assert sent.td_errors == pytest.approx(actor.agent.td_errors(sent.as_batch()), rel=1e-6)
@@ -156,7 +163,7 @@ def test_an_actor_sends_its_transitions_with_their_td_errors():
 
 def test_an_actor_loads_newer_weights_only():
     learner = tiny_learner()
-    spec = ActorSpec(CONFIG, tiny_episodes(), epsilons=(0.4,))
+    spec = ActorSpec(tiny_episodes(), functools.partial(dqn_factory, CONFIG), epsilons=(0.4,))
     actor = ApexActor(0, spec, lambda b: None)
     with torch.no_grad():
         for p in learner.network.parameters():
@@ -177,7 +184,8 @@ def test_an_actor_loads_newer_weights_only():
 def test_learn_on_returns_the_td_errors_before_its_step():
     learner = tiny_learner()
     blocks: list[TransitionBlock] = []
-    ApexActor(0, ActorSpec(CONFIG, tiny_episodes()), blocks.append).collect(None, -1, 40)
+    spec = ActorSpec(tiny_episodes(), functools.partial(dqn_factory, CONFIG))
+    ApexActor(0, spec, blocks.append).collect(None, -1, 40)
     batch = blocks[0].as_batch()
     before = learner.td_errors(batch)
     stats, td = learner.learn_on(batch)

@@ -20,7 +20,8 @@ from hdrm.distributed.apex import ApexSettings, ApexTrainer, train_apex  # noqa:
 
 from .apex_helpers import CONFIG, tiny_episodes  # noqa: E402
 
-SETTINGS = ApexSettings(actors=2, actor_steps=32, weight_sync=10, max_replay_ratio=1.0)
+SETTINGS = ApexSettings(actors=2, actor_steps=32, weight_sync=10, max_replay_ratio=1.0,
+                        min_replay_ratio=0.5)
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +49,11 @@ def trainer(ray):
 def test_the_learner_updates_the_priorities_it_samples(ray, trainer):
     progress = trainer.run(lambda agent, p: p.updates >= 30)
     assert progress.updates >= 30 and progress.transitions >= 64
+    assert trainer.learner.replay.capacity == 1  # the learner draws from the replay actor
     assert progress.weights_version >= 3  # every 10 gradient steps
     assert progress.updates <= progress.env_steps  # max_replay_ratio 1
+    # min_replay_ratio 0.5: the actors wait when more than the lead ahead (a call may be running)
+    assert progress.env_steps <= progress.updates / 0.5 + trainer.lead + 2 * 32
     step = trainer.learn_step()
     assert step is not None
     priorities = ray.get(trainer.replay.priorities.remote(step.indices))

@@ -1,0 +1,89 @@
+"""Ape-X as the distributed learner of DQN agents (``hdeeprm-launch --workers N``).
+
+:func:`train_apex_workers` has the signature of
+:func:`hdrm.distributed.learners.train_with_workers`, which routes DQN agents here: the agent the
+caller built (and maybe loaded with ``--inmodel``) is Ape-X's learner, the N workers are Ape-X's
+actors, each playing environment ``i`` of the task with the agent the task builds, its epsilon
+fixed to Ape-X's ``epsilon_i``. Ape-X's other settings come from the DQN's ``apex`` setting
+(``pybatsim.agent.params.apex``: :class:`~hdrm.distributed.apex.ApexSettings`, ``actors`` set by
+``--workers``). Every ended episode is reported to ``on_episode`` as it arrives, in the order the
+learner receives them (actors run freely, so the order is not fixed from run to run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+from typing import Any, Callable
+
+from hdrm.distributed import ray_backend
+from hdrm.distributed.apex import ApexProgress, ApexTrainer, parse_apex
+from hdrm.distributed.apex_actor import TaskEpisodes
+from hdrm.distributed.learners import EndedEpisode, RolloutTask, TrainingRun, WorkerPlan
+from hdrm.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+#: Where the Ape-X settings are read in options.json, for messages.
+APEX_OPTIONS_PATH = "pybatsim.agent.params.apex"
+
+
+def train_apex_workers(agent: Any, task: RolloutTask, plan: WorkerPlan,
+                       on_episode: Callable[[EndedEpisode], None],
+                       should_stop: Callable[[], bool] = lambda: False) -> TrainingRun:
+    """Train the DQN ``agent`` with Ape-X: ``plan.workers`` actors, a replay actor, the learner
+    in this process.
+
+    Raises:
+        ConfigError: no actors (``--workers 0``), several environments per actor, bad ``apex``
+            settings, or Ray missing or unable to start.
+        HdrmError: an actor or the replay died more often than Ray restarts it.
+    """
+    if plan.workers < 1:
+        raise ConfigError("--workers 0: Ape-X needs at least one actor; give --workers N, or "
+                          "drop --workers to train DQN in this process")
+    if plan.num_envs != 1:
+        raise ConfigError(f"--num-envs {plan.num_envs}: each Ape-X actor plays one environment; "
+                          "add actors with --workers instead")
+    settings = parse_apex(agent.settings.apex, where=APEX_OPTIONS_PATH)
+    settings = dataclasses.replace(settings, actors=plan.workers)
+    reporter = _Reporter(plan, on_episode, should_stop)
+    t0 = time.perf_counter()
+    updates = agent.updates
+    with ray_backend.connect(plan.address) as ray:
+        trainer = ApexTrainer(ray, agent.train_mode(True), TaskEpisodes(task), settings,
+                              seed=int(agent.seed), make_agent=task.make_agent)
+        try:
+            progress = trainer.run(reporter)
+        finally:
+            trainer.close()
+    return TrainingRun(episodes=reporter.reported, env_steps=progress.env_steps,
+                       updates=agent.updates - updates, wall_s=time.perf_counter() - t0,
+                       workers=plan.workers, restarts=progress.restarts, final=None)
+
+
+class _Reporter:
+    """The stop callback: reports ended episodes, stops at the plan's budgets or when asked."""
+
+    def __init__(self, plan: WorkerPlan, on_episode: Callable[[EndedEpisode], None],
+                 should_stop: Callable[[], bool]) -> None:
+        self.plan, self.on_episode, self.should_stop = plan, on_episode, should_stop
+        self.reported = 0
+
+    def __call__(self, agent: Any, progress: ApexProgress) -> bool:
+        ended, progress.ended = progress.ended, []
+        for index, figures in ended:
+            if self.reported >= self.plan.episodes:
+                break
+            self.on_episode(EndedEpisode(env=index, steps=int(figures["steps"]),
+                                         return_=float(figures["return"]),
+                                         summary=figures["summary"],
+                                         wall_s=float(figures["wall_s"])))
+            self.reported += 1
+        done = (self.reported >= self.plan.episodes
+                or progress.env_steps >= self.plan.env_steps)
+        if not math.isinf(self.plan.episodes) and done:
+            logger.info("Ape-X: %d episodes reported, stopping", self.reported)
+        return done or self.should_stop()
