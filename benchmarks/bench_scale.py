@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this tree's hdrm, in the cells' child processes too
 TRACES = ROOT.parent / "shared" / "traces"
 JOBS = {"10k": 10_000, "100k": 100_000, "1M": 1_000_000}
 CORES = (128, 4_096, 100_000)

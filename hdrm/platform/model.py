@@ -25,17 +25,19 @@ from hdrm.errors import PlatformError
 from hdrm.platform.accelerators import Accelerator
 
 #: Default largest platform, in cores (2**20): over 11 times the largest machine of the archive
-#: traces hdrm is checked on (CEA Curie, 93,312 cores); a replay on it takes about 1 GB.
+#: traces hdrm is checked on (CEA Curie, 93,312 cores); a replay on it takes about 0.8 GB.
 DEFAULT_MAX_CORES = 1_048_576
 
 #: Environment variable that raises (or lowers) the limit.
 MAX_CORES_ENV = "HDRM_MAX_CORES"
 
 #: Memory a replay takes per core: the platform, the decision core's per-core arrays and the
-#: engine. Measured with ``/usr/bin/time -v`` (maximum resident set) on replays of 50 jobs:
-#: 10^6 one-core nodes (the worst case, ``--homogeneous-procs``) 1,022 MB; 10^6 cores as
-#: 25,000 nodes of 40 cores 525 MB.
-REPLAY_BYTES_PER_CORE = 1000
+#: engine (a finished job's record costs its runs of cores, not its cores). Maximum resident
+#: set of replays of 50 jobs (FCFS + EASY): ``hdrm replay --homogeneous-procs 1000000`` (one-core
+#: nodes, the worst case) 704 MB; 2**20 one-core nodes without the outputs 727 MB
+#: (``tests/sim/test_scale_memory.py`` holds it to this estimate); 10^6 cores as 25,000 nodes of
+#: 40 cores 553 MB (``benchmarks/bench_scale.py --cells nodes50@1000000``).
+REPLAY_BYTES_PER_CORE = 800
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ def test_a_trillion_nodes_are_refused_before_any_is_made(tmp_path):
     assert str(error) == (
         f"{path}: clusters[0].nodes[0].count: 1,000,000,000,000 nodes x 40 cores = "
         "40,000,000,000,000 cores, beyond the limit of 1,048,576 cores (a replay takes about "
-        "1,000 bytes per core: about 40,000,000 GB here, about 1.0 GB at the limit); give fewer "
+        "800 bytes per core: about 32,000,000 GB here, about 0.8 GB at the limit); give fewer "
         "nodes, or raise the limit with $HDRM_MAX_CORES if you have the memory")
     assert peak_mb < 2
 

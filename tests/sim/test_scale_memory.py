@@ -11,7 +11,7 @@ import tracemalloc
 
 import numpy as np
 
-from hdrm.platform.model import Platform
+from hdrm.platform.model import DEFAULT_MAX_CORES, REPLAY_BYTES_PER_CORE, Platform
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.workload.generate import generate_workload, write_swf
 
@@ -29,6 +29,22 @@ result = Simulation(platform, workload, SimulationConfig(backfilling="easy")).ru
 cpu = time.process_time() - cpu
 assert platform.nb_cores == int(sys.argv[3]) and len(result.outcomes) == 50
 print(cpu, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+#: Replays 50 generated jobs on N one-core nodes (FCFS + EASY, no contention) and prints the
+#: process's peak RSS in MB.
+_HOMOGENEOUS = """
+import resource, sys
+import numpy as np
+from hdrm.platform.model import DEFAULT_MAX_CORES, REPLAY_BYTES_PER_CORE, Platform
+from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.workload.generate import generate_workload
+cores = int(sys.argv[1])
+workload = generate_workload(50, cores, np.random.default_rng(1), load=0.9)
+config = SimulationConfig(contention="none", backfilling="easy")
+result = Simulation(Platform.homogeneous(cores), workload, config).run("fcfs")
+assert len(result.outcomes) == 50
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
 
 
@@ -67,3 +83,13 @@ def test_a_100k_core_platform_of_identical_nodes_replays_50_jobs_in_budget(tmp_p
                          capture_output=True, text=True, timeout=300, check=True)
     cpu_s, rss_mb = map(float, out.stdout.split())
     assert cpu_s <= 1.0 and rss_mb <= 300, (cpu_s, rss_mb)
+
+
+def test_a_platform_at_the_size_limit_replays_within_the_documented_estimate():
+    """2**20 one-core nodes (the limit; the worst case per core) replay 50 jobs in no more than
+    the estimate the size refusal quotes: 800 bytes a core, 839 MB (727 MB measured, the
+    interpreter included)."""
+    out = subprocess.run([sys.executable, "-c", _HOMOGENEOUS, str(DEFAULT_MAX_CORES)],
+                         capture_output=True, text=True, timeout=600, check=True)
+    rss_mb = float(out.stdout)
+    assert rss_mb * 2**20 <= REPLAY_BYTES_PER_CORE * DEFAULT_MAX_CORES, rss_mb
