@@ -13,6 +13,10 @@ is the CPU held, in whole cores) and a :class:`GpuTimelineRow`: the allocated mi
 model and the cluster's FGD fragmentation (:mod:`hdrm.policies.gpu_frag`, against the workload's
 typical task types) at that instant. Fragmentation is event-driven and exact: each node's value is
 kept with the node's version and recomputed only for nodes that changed since the last instant.
+
+Timeline or not, the report carries the integrals over ``[0, makespan]`` of the allocated milli-GPU
+per model (kept by the machine at each start and end) and of the fragmentation (read after each
+decision instant), so the summary's averages are the same either way.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from hdrm.core.gpu_scheduler import (
 from hdrm.platform.model import Platform
 from hdrm.policies.gpu_frag import FragMeter
 from hdrm.policies.gpu_state import GpuCluster
+from hdrm.results.gpu_metrics import StepIntegral
 from hdrm.results.overutil import Overutilizations
 from hdrm.results.timeline import TimelineRow
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
@@ -69,8 +74,11 @@ class GpuReport:
         model_milli: milli-GPU of each model in the platform.
         price_usd_per_hour: per model, one GPU's price for one hour.
         placements: per task index, where and how long it ran.
-        timeline: one row per decision instant.
+        timeline: one row per decision instant (empty without ``record_timeline``).
         policy: the GPU policy's name.
+        allocated_milli_s: per model, allocated milli-GPU integrated over ``[0, makespan]``
+            (milli-GPU seconds).
+        frag_milli_s: the fragmentation integrated over ``[0, makespan]`` (milli-GPU seconds).
     """
 
     model_names: list[str]
@@ -79,6 +87,8 @@ class GpuReport:
     placements: dict[int, GpuPlacement]
     timeline: list[GpuTimelineRow] = field(default_factory=list)
     policy: str = ""
+    allocated_milli_s: list[float] = field(default_factory=list)
+    frag_milli_s: float = 0.0
 
 
 class FragTracker:
@@ -121,6 +131,8 @@ class GpuSimulation(Simulation):
         types = self.core.types
         self.frag = FragTracker(cluster, FragMeter(cluster, types)) if types is not None else None
         self.gpu_timeline: list[GpuTimelineRow] = []
+        #: the fragmentation's running integral (milli-GPU seconds)
+        self.frag_integral = StepIntegral(0.0)
         self._policy_name = ""
 
     def _make_parts(self) -> tuple[GpuDecisionCore, GpuMachine]:
@@ -145,19 +157,27 @@ class GpuSimulation(Simulation):
             placed = running[job.idx]
             machine.start(job.idx, placed.node, placed.devices, placed.shape.cpu_milli,
                           placed.shape.milli, placed.run_s)
+        frag = self._read_frag()
         if self.config.record_timeline:
-            self._record_instant()
+            self._record_instant(frag)
 
     def _flush_changes(self) -> None:
         """Nothing to hand over: GPU tasks are not re-timed by power states."""
 
-    def _record_instant(self) -> None:
+    def _read_frag(self) -> float:
+        """The fragmentation now, accrued into :attr:`frag_integral` (marked at a task end)."""
+        frag = self.frag.read() if self.frag is not None else 0.0
+        self.frag_integral.set(self.now, frag)
+        if self.machine.last_end_s == self.now:
+            self.frag_integral.mark()
+        return frag
+
+    def _record_instant(self, frag: float) -> None:
         machine = self.machine
         queue, running, power = len(self.core.queue), machine.running, machine.power_w
         busy = machine.cpu_milli // 1000
         self.timeline.append(TimelineRow(self.now, queue, running, busy, 0, power,
                                          machine.energy_j()))
-        frag = self.frag.read() if self.frag is not None else 0.0
         self.gpu_timeline.append(GpuTimelineRow(self.now, queue, running,
                                                 tuple(machine.allocated.tolist()),
                                                 frag, power))
@@ -167,6 +187,8 @@ class GpuSimulation(Simulation):
         outcomes = [self.outcomes[j.idx] for j in self._jobs if j.idx in self.outcomes]
         makespan = max((o.finish_s for o in outcomes), default=0.0)
         machine = self.machine
+        self._read_frag()  # ends since the last decision instant
+        span = max(makespan, 0.0)
         prices = {}
         for acc in self.platform.accelerators:
             prices.setdefault(acc.type.name, acc.type.price_usd_per_hour)
@@ -178,5 +200,7 @@ class GpuSimulation(Simulation):
             decision_s=self.decision_s)
         result.gpu = GpuReport(machine.model_names, [int(m) for m in machine.model_milli],
                                prices, self.core.placements, self.gpu_timeline,
-                               self._policy_name)
+                               self._policy_name,
+                               [float(v) for v in machine.allocation.integral_to(span)],
+                               float(self.frag_integral.integral_to(span)))
         return result

@@ -14,7 +14,8 @@ Power model (assumptions, stated in docs/gpu.rst):
   hold (a task of 2,500 milli-CPU adds 2.5 cores' worth).
 
 The total energy integrates the total power over time; a task's own energy is the power it adds
-above idle times its run time.
+above idle times its run time. The allocated milli-GPU of each model is integrated over time the
+same way (:attr:`GpuMachine.allocation`), so allocation rates need no timeline.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.power import IDLE_POWER_FRACTION
+from hdrm.results.gpu_metrics import StepIntegral
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY, JobEnd
 
 
@@ -62,6 +64,10 @@ class GpuMachine:
             self.model_milli[m] += 1000
         #: milli-GPU of each model allocated now
         self.allocated = np.zeros(len(self.model_names), dtype=np.int64)
+        #: milli-GPU seconds of each model allocated from time 0 (marked at each task end)
+        self.allocation = StepIntegral(self.allocated)
+        #: time of the latest task end (-1 before any)
+        self.last_end_s = -1.0
         #: milli-CPU held by running tasks now
         self.cpu_milli = 0
         core_w = platform.core_power_w
@@ -113,9 +119,9 @@ class GpuMachine:
         power = cpu_milli / 1000 * self._core_dyn_w[node]
         power += math.fsum(self._gpu_dyn_w[d] * share for d in devices)
         model = self._device_model[devices[0]] if devices else -1
+        self._set_power(self._power + power)  # accrues the allocation before it changes
         if model >= 0:
             self.allocated[model] += gpu_milli * len(devices)
-        self._set_power(self._power + power)
         run = _Run(self.now, self.now + run_s, devices, model, gpu_milli * len(devices),
                    cpu_milli, power)
         self.cpu_milli += cpu_milli
@@ -137,16 +143,20 @@ class GpuMachine:
             end, _, key = heapq.heappop(heap)
             self.now = end
             run = self._runs.pop(key)
+            self._set_power(self._power - run.power_w)
             if run.model >= 0:
                 self.allocated[run.model] -= run.gpu_milli
+            self.allocation.mark()
+            self.last_end_s = end
             self.cpu_milli -= run.cpu_milli
-            self._set_power(self._power - run.power_w)
             ended.append(JobEnd(key, COMPLETED_SUCCESSFULLY, run.start_s, end, run.devices,
                                 run.power_w * (end - run.start_s), 1.0))
         self.now = t
         return ended
 
     def _set_power(self, power_w: float) -> None:
+        """Accrue energy and allocation up to now, then change the power."""
+        self.allocation.advance(self.now)
         self._energy += self._power * (self.now - self._t)
         self._t = self.now
         self._power = power_w

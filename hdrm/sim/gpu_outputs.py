@@ -13,9 +13,11 @@ Files (beside the usual ``out_schedule.csv`` and ``out_timeline.csv``):
 
 Cost: GPU-hours times the model's price per GPU-hour, a shared GPU charged for its share:
 ``count * milli / 1000 * run time / 3600 * price``. The GPU allocation rate of a model is the
-time average over ``[0, makespan]`` of its allocated milli-GPU over its capacity (the timeline is
-piecewise constant between instants); the mean fragmentation is the same time average. Both
-definitions live in :mod:`hdrm.results.gpu_metrics`.
+time average over ``[0, makespan]`` of its allocated milli-GPU over its capacity (piecewise
+constant between instants); the mean fragmentation is the same time average. Both come from the
+running integrals of the report (:class:`~hdrm.sim.gpu_engine.GpuReport`), so they hold with or
+without a timeline; :func:`timeline_averages` computes them from the timeline, as a check.
+Definitions live in :mod:`hdrm.results.gpu_metrics`.
 """
 
 from __future__ import annotations
@@ -53,6 +55,19 @@ def _time_average(report: GpuReport, span_s: float, value) -> float:
     return time_average([r.time for r in rows], [value(r) for r in rows], span_s)
 
 
+def timeline_averages(report: GpuReport, span_s: float) -> tuple[list[float], float]:
+    """Allocation rate per model and mean fragmentation over ``[0, span_s]``, from the
+    timeline (what :func:`gpu_summary` gets from the running integrals)."""
+    rates = [_time_average(report, span_s, lambda r, k=k: r.allocated_milli[k] / milli)
+             for k, milli in enumerate(report.model_milli)]
+    return rates, _time_average(report, span_s, lambda r: r.frag_milli)
+
+
+def _rate(integral_milli_s: float, milli: float, span_s: float) -> float:
+    """A time average from its integral (0 over an empty span or capacity)."""
+    return integral_milli_s / milli / span_s if span_s > 0 and milli > 0 else 0.0
+
+
 def _mean(values: list[float]) -> float:
     return math.fsum(values) / len(values) if values else 0.0
 
@@ -73,9 +88,9 @@ def gpu_summary(result: SimulationResult) -> dict[str, Any]:
     for outcome in result.outcomes:
         if outcome.state == REJECTED:
             rejected[outcome.reason] = rejected.get(outcome.reason, 0) + 1
-    allocation = {
-        m: _time_average(report, span, lambda r, k=k: r.allocated_milli[k] / report.model_milli[k])
-        for k, m in enumerate(report.model_names)}
+    integrals = report.allocated_milli_s or [0.0] * len(report.model_names)
+    allocation = {m: _rate(integrals[k], report.model_milli[k], span)
+                  for k, m in enumerate(report.model_names)}
     total_milli = sum(report.model_milli)
     return {
         "policy": report.policy,
@@ -87,9 +102,8 @@ def gpu_summary(result: SimulationResult) -> dict[str, Any]:
         "mean_waiting_time_s": _mean([r.waiting_time for r in ran]),
         "mean_jct_s": _mean([r.turnaround_time for r in ran]),
         "gpu_allocation_rate": allocation,
-        "gpu_allocation_rate_all": _time_average(
-            report, span, lambda r: sum(r.allocated_milli) / max(total_milli, 1)),
-        "mean_frag_milli": _time_average(report, span, lambda r: r.frag_milli),
+        "gpu_allocation_rate_all": _rate(math.fsum(integrals), total_milli, span),
+        "mean_frag_milli": _rate(report.frag_milli_s, 1, span),
         "energy_j": result.energy_j,
         "cost_usd": math.fsum(cost_by_model.values()),
         "cost_usd_by_model": cost_by_model,

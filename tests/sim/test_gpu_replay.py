@@ -283,3 +283,52 @@ def test_fragmentation_over_time_by_hand_and_against_a_full_recount():
         sim.decide(policy)
         full = meter.of_cluster(sim.core.cluster).sum()
         assert sim.gpu_timeline[-1].frag_milli == pytest.approx(full)
+
+
+def _summary_with_timeline(platform, jobs, policy, record_timeline):
+    config = SimulationConfig(record_timeline=record_timeline)
+    result = GpuSimulation(platform, Workload(jobs), config, ties="name").run(policy)
+    return result, gpu_summary(result)
+
+
+def test_allocation_and_fragmentation_averages_by_hand_without_the_timeline():
+    # the fragmentation case above plus a 3-GPU task that never fits (rejected at t=50, past
+    # the makespan 20). Task types: half, whole and triple GPU (1/3 each). Over [0, 10] free
+    # [500, 0]: fragment 0 (half), 500 (whole), 500 (triple fits no node) -> 333.3; over
+    # [10, 20] free [1000, 0]: 0, 0, 1000 -> 333.3; after 20, free [1000, 1000] -> 666.7 but
+    # past the makespan. Allocation: 1500 milli over [0, 10], 1000 over [10, 20] of 2,000 ->
+    # 2500 x 10 / 2000 / 20 = 62.5%.
+    platform = gpu_platform([(4, 16384, 2, "T4")])
+    jobs = [task(0, 0, 10, gpus=1, milli=500), task(1, 0, 20, gpus=1), task(2, 50, 5, gpus=3)]
+    for record in (True, False):
+        result, summary = _summary_with_timeline(platform, jobs, "fifo-first_fit", record)
+        assert bool(result.gpu.timeline) is record
+        assert summary["makespan_s"] == 20 and summary["nb_rejected"] == 1
+        assert summary["mean_frag_milli"] == pytest.approx(1000 / 3)
+        assert summary["gpu_allocation_rate"]["T4"] == pytest.approx(0.625)
+        assert summary["gpu_allocation_rate_all"] == pytest.approx(0.625)
+
+
+def test_averages_are_the_same_with_or_without_the_timeline_on_an_openb_slice():
+    from hdrm.sim.gpu_inputs import load_gpu_inputs
+    from hdrm.sim.gpu_outputs import timeline_averages
+
+    gpu = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "gpu"
+    if not gpu.is_dir():
+        pytest.skip("needs ../shared/traces/gpu")
+    platform, workload = load_gpu_inputs(str(gpu / "openb_node_list_gpu_node.csv"),
+                                         str(gpu / "openb_pod_list_gpushare40.csv"), nb_jobs=400)
+    results = {}
+    for record in (True, False):
+        config = SimulationConfig(record_timeline=record, seed=1)
+        result = GpuSimulation(platform, workload, config).run("drf-fgd")
+        results[record] = (result, gpu_summary(result))
+    (with_rows, on), (without, off) = results[True], results[False]
+    assert off["mean_frag_milli"] > 0 and off["gpu_allocation_rate_all"] > 0
+    for key in ("mean_frag_milli", "gpu_allocation_rate_all"):
+        assert off[key] == pytest.approx(on[key], rel=1e-12)
+    assert off["gpu_allocation_rate"] == pytest.approx(on["gpu_allocation_rate"], rel=1e-12)
+    # and the running integrals equal the time averages of the timeline itself
+    rates, frag = timeline_averages(with_rows.gpu, on["makespan_s"])
+    assert list(on["gpu_allocation_rate"].values()) == pytest.approx(rates, rel=1e-9)
+    assert on["mean_frag_milli"] == pytest.approx(frag, rel=1e-9)
