@@ -19,6 +19,7 @@ Decision semantics (``decision``):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,6 +98,9 @@ class DecisionCore:
         self._orders: dict[str, StaticOrder | None] = {}
         #: run-time predictions from ended jobs (the ``*_pred`` job policies order by them)
         self.predictor = RuntimePredictor()
+        #: Called as ``hook(job, now, 1)`` when a job starts and ``hook(job, now, -1)`` when it
+        #: leaves the machine (tenants' usage for fair share: :mod:`hdrm.policies.sla_orders`).
+        self.usage_hooks: list[Callable[[Job, float, int], None]] = []
 
     # ------------------------------------------------------------------ events
     def submit(self, job: Job, now: float) -> str | None:
@@ -138,6 +142,8 @@ class DecisionCore:
             if self._ends is not None:
                 self._ends.remove(job)
             self.predictor.observe(job, now - info.start_s)
+            for hook in self.usage_hooks:
+                hook(job, now, -1)
         return self.state.release(job, now)
 
     def take_changes(self) -> list[tuple[int, float, list[int]]]:
@@ -267,6 +273,8 @@ class DecisionCore:
         info = self.running[job.idx] = RunInfo(job, now, now + estimated_duration_s(job))
         if self._ends is not None:
             self._ends.add(job, info.expected_end_s)
+        for hook in self.usage_hooks:
+            hook(job, now, 1)
 
     def _backfill(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
         if self.backfilling != "conservative":
@@ -275,18 +283,21 @@ class DecisionCore:
 
     def _easy(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
         state = self.state
-        ends = self.expected_ends(now)
-        shadow, extra = reservation(state, ends, head, now, self.backfilling == "easy_first")
         memory_bound = state.bounded_memory and head.mem_mb > 0
         started: list[Start] = []
+        free = state.free_cores  # changes only when a job starts here
+        ends = None  # the reservation is made when a first job could fit (often none does)
         for job in rest:
-            free = state.free_cores
             if free == 0:
                 break
-            if job.res > free:
+            res = job.res
+            if res > free:
                 continue
+            if ends is None:
+                ends = self.expected_ends(now)
+                shadow, extra = reservation(state, ends, head, now, self.backfilling == "easy_first")
             ends_in_time = now + estimated_duration_s(job) <= shadow
-            if not ends_in_time and job.res > extra:
+            if not ends_in_time and res > extra:
                 continue
             cores = core.select(state, job, self.rng) if state.fits(job) else None
             if cores is None:
@@ -297,8 +308,9 @@ class DecisionCore:
                 continue
             self._start(job, cores, now)
             started.append((job, cores))
+            free = state.free_cores
             if not ends_in_time:
-                extra -= job.res
+                extra -= res
             elif memory_bound:
                 ends = self.expected_ends(now)  # its cores come back by the shadow time
         return started
