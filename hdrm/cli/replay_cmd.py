@@ -11,11 +11,15 @@ from hdrm.core.contention import CONTENTION_MODELS
 from hdrm.errors import ConfigError
 from hdrm.implied import ImpliedSimulation, implied_simulation
 from hdrm.policies.pairs import resolve_policy
+from hdrm.policies.sla_orders import SLA_POLICIES, bind_tenants
+from hdrm.results.sla import sla_report, summary_lines, write_sla_csv
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.sim.gpu_inputs import is_gpu_input
 from hdrm.sim.inputs import InputSpec, load_inputs
 from hdrm.sim.outputs import check_outdir, job_results, schedule_summary, write_outputs
 from hdrm.workload.swf import SkippableLineError
+from hdrm.workload.tenant_files import tenants_for
+from hdrm.workload.tenants import TenantTable
 
 EPILOG = """examples:
   hdrm replay --platform platforms/hetero.json --workload workloads/SDSC-SP2-1998-4.2-cln_first500.swf \\
@@ -70,6 +74,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     kill.add_argument("--no-walltime-kill", dest="walltime_kill", action="store_false",
                       help="let jobs run past their requested time (default with --conventions "
                       "rlscheduler, as RLScheduler)")
+    parser.add_argument("--tenants", metavar="SRC", default=None,
+                        help="tenants of the jobs: user, group (SWF field 13), qos (openb), job, "
+                        "a mapping CSV or a tenants JSON file (docs/tenants.rst); adds SLA and "
+                        "fairness metrics and out_sla.csv, and enables edf, least_laxity, "
+                        "fair_share and sla_class")
+    parser.add_argument("--sla", default="relative:3", metavar="KIND:VALUE",
+                        help="default SLA of tenants without one: relative:K (deadline = submit "
+                        "+ K x run time alone), latency:SECONDS, absolute (from the mapping "
+                        "file) or none (default relative:3)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--engine", default="builtin", choices=("builtin", "batsim"))
     parser.add_argument("--batsim", default="batsim", metavar="PATH", help="batsim binary (engine batsim)")
@@ -118,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
     if args.backfill == "greedy":
         raise ConfigError("--backfill: greedy is for GPU platforms (no reservation); on a CPU "
                           "platform choose none, easy, easy_first or conservative")
+    tenants = _tenants(args, workload, pair.job.name)
     check_outdir(args.outdir)  # before the run: a bad folder should not cost a whole simulation
     implied = implied_settings(args)
     config = SimulationConfig(
@@ -130,15 +144,30 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "batsim":
         from hdrm.batsim.engine import replay_with_batsim  # imports zmq: only when asked
 
+        if pair.job.name in SLA_POLICIES:
+            raise ConfigError(f"--policy: {pair.job.name} orders by tenant on the builtin engine "
+                              "only; use --engine builtin (SLA metrics work on both engines)")
         result, paths = replay_with_batsim(platform, workload, pair, config, args.outdir,
                                            binary=args.batsim)
-        _print_summary(result, paths, pair.name, args)
+        _print_summary(result, paths, pair.name, args, tenants)
         return 0
     sim = Simulation(platform, workload, config)
+    if tenants is not None:
+        pair = bind_tenants(pair, tenants, sim.core)
     result = sim.run(pair, progress=_progress_bar(len(workload), args.quiet))
     paths = write_outputs(result, args.outdir)
-    _print_summary(result, paths, pair.name, args)
+    _print_summary(result, paths, pair.name, args, tenants)
     return 0
+
+
+def _tenants(args: argparse.Namespace, workload, policy: str) -> TenantTable | None:
+    """The run's tenant table (``--tenants``), or None; an SLA policy without it is an error."""
+    if args.tenants is None:
+        if policy in SLA_POLICIES:
+            raise ConfigError(f"--policy: {policy} orders jobs by tenant and SLA; give --tenants "
+                              "(user, group, qos, job, a mapping CSV or a tenants JSON file)")
+        return None
+    return tenants_for(workload, args.tenants, args.sla)
 
 
 def _progress_bar(total: int, quiet: bool):
@@ -170,7 +199,8 @@ def _skipped(skipped: dict[str, int]) -> str:
     return f"{sum(skipped.values())} ({reasons})"
 
 
-def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.Namespace) -> None:
+def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.Namespace,
+                   tenants: TenantTable | None = None) -> None:
     summary = schedule_summary(result, job_results(result))
     platform = result.platform
     print(f"hdrm replay: {len(result.outcomes)} jobs of {result.workload.name} on {platform.name} "
@@ -188,8 +218,18 @@ def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.N
         ("energy", f"{summary['consumed_joules'] / 3.6e6:.3f} kWh"),
         ("wall time", f"{result.wall_s:.2f} s ({len(result.outcomes) / max(result.wall_s, 1e-9):,.0f} jobs/s)"),
         ("skipped from the source", _skipped(result.workload.skipped)),
+        *_sla_rows(result, tenants, args.outdir),
         ("outputs", str(Path(args.outdir))),
     ]
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"  {key:<{width}}  {value}")
+
+
+def _sla_rows(result, tenants: TenantTable | None, outdir: str) -> list[tuple[str, str]]:
+    """The SLA summary lines, after writing out_sla.csv (none without tenants)."""
+    if tenants is None:
+        return []
+    report = sla_report(tenants, result.workload.jobs, job_results(result))
+    write_sla_csv(report, Path(outdir) / "out_sla.csv")
+    return summary_lines(report)
