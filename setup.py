@@ -45,6 +45,9 @@ setup(
         "docs": ["sphinx>=7"],
         # Ray scale-out (hdrm sweep on Ray, hdrm/distributed/); pinned in constraints.txt.
         "distributed": ["ray>=2.40"],
+        # RLlib (examples/rllib): its own extra, as it pins gymnasium==1.2.2 and adds 185 MB
+        # (docs/distributed.rst); its new packages are pinned in constraints.txt.
+        "rllib": ["ray[rllib]>=2.40"],
     },
     entry_points={
         "console_scripts": [
