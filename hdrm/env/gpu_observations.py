@@ -82,11 +82,10 @@ class _GpuObservation(Observation):
         self._per_model_scale = np.concatenate([1.0 / milli, MILLI / milli])
 
     def free_gpu_share(self) -> float:
-        """Free milli-GPU over all (0 without GPUs)."""
-        view = self.env.view
-        view.refresh()
-        total = view.cluster.total_gpu_milli
-        return view.free_milli / total if total else 0.0
+        """Free milli-GPU over all (0 without GPUs), from the machine's allocation per model."""
+        machine = self.env.sim.machine
+        total = self.env.sim.core.cluster.total_gpu_milli
+        return 1.0 - float(machine.allocated.sum()) / total if total else 0.0
 
 
 @OBSERVATIONS.register("gpu")

@@ -108,7 +108,9 @@ class GpuClusterView:
     def _node_frag(self, nodes: np.ndarray, cpus: list, rows: list) -> list[float]:
         """Fragmentation of the nodes as they are, memoised by node state."""
         models = self._models
-        keys = [(cpus[k], models[node], tuple(rows[k])) for k, node in enumerate(nodes.tolist())]
+        # a node's fragmentation does not depend on the order of its GPUs
+        keys = [(cpus[k], models[node], tuple(sorted(rows[k])))
+                for k, node in enumerate(nodes.tolist())]
         memo = self._memo
         missing = [k for k, key in enumerate(keys) if key not in memo]
         if missing:

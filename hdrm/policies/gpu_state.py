@@ -103,6 +103,7 @@ class GpuCluster:
         self.gpu_cap = (np.arange(width)[None, :] < self.nb_gpus[:, None]) * MILLI
         self.max_cpu = int(self.cpu_cap.max())
         self.max_gpu_milli = max(MILLI, int(self.nb_gpus.max()) * MILLI)
+        self._allowed_cache: dict[tuple[str, ...], np.ndarray] = {}
         #: each node's rank in name order (ties between equal scores may go to the first name)
         self.name_rank = np.empty(self.nb_nodes, dtype=np.int64)
         self.name_rank[sorted(range(self.nb_nodes), key=self.names.__getitem__)] = np.arange(
@@ -126,20 +127,27 @@ class GpuCluster:
         return int(self.nb_gpus.sum()) * MILLI
 
     def allowed_models(self, shape: TaskShape) -> np.ndarray:
-        """Per model index: may the task run on it (all True without a constraint)."""
-        if not shape.models:
-            return np.ones(len(self.model_names), dtype=bool)
-        return np.array([m in shape.models for m in self.model_names], dtype=bool)
+        """Per model index: may the task run on it (all True without a constraint); read-only."""
+        return self._allowed(shape.models)[:-1]
+
+    def _allowed(self, models: tuple[str, ...]) -> np.ndarray:
+        """:meth:`allowed_models` with False appended (model index -1: no GPU), made once per
+        constraint."""
+        table = self._allowed_cache.get(models)
+        if table is None:
+            table = np.array([not models or m in models for m in self.model_names] + [False],
+                             dtype=bool)
+            table.flags.writeable = False
+            self._allowed_cache[models] = table
+        return table
 
     def feasible(self, shape: TaskShape, nodes: np.ndarray | slice = slice(None)) -> np.ndarray:
         """For the given nodes: can the task be placed there now (CPU, memory, model, GPUs)."""
         ok = (self.cpu_left[nodes] >= shape.cpu_milli) & (self.mem_left[nodes] >= shape.memory_mib)
         if shape.gpus == 0:
             return ok
-        model = self.model[nodes]
-        allowed = np.append(self.allowed_models(shape), False)  # index -1: no GPU
         fits = (self.gpu_left[nodes] >= shape.milli).sum(axis=1) >= shape.gpus
-        return ok & allowed[model] & fits
+        return ok & self._allowed(shape.models)[self.model[nodes]] & fits
 
     def allocate(self, node: int, shape: TaskShape, gpus: Sequence[int]) -> None:
         """Give the task its CPU, memory and ``shape.milli`` of each of ``gpus`` on ``node``.

@@ -106,6 +106,10 @@ _MEMO_ROWS = 64
 _MEMO_SIZE = 200_000
 
 
+def _sorted_tuple(values: list) -> tuple:
+    return tuple(sorted(values))
+
+
 def make_placement(name: str, cluster: GpuCluster, types: TaskTypes | None = None,
                    where: str = "--policy",
                    prices: Mapping[str, float] | None = None) -> Placement:
@@ -248,11 +252,13 @@ class Fgd(Placement):
 
     def frag_of(self, cpu: np.ndarray, left: np.ndarray, model: np.ndarray) -> np.ndarray:
         """:meth:`FragMeter.frag` of B node states; a few states (a step of a replay: the nodes
-        that changed) are memoised by state, since node states repeat across nodes and time."""
+        that changed) are memoised by state, since node states repeat across nodes and time. A
+        node's fragmentation does not depend on the order of its GPUs, so a state's key holds
+        its free shares sorted."""
         if len(cpu) > _MEMO_ROWS:
             return self.meter.frag(cpu, left, model)
         memo = self._memo
-        keys = list(zip(cpu.tolist(), model.tolist(), map(tuple, left.tolist())))
+        keys = list(zip(cpu.tolist(), model.tolist(), map(_sorted_tuple, left.tolist())))
         out = [memo.get(key) for key in keys]
         missing = [i for i, value in enumerate(out) if value is None]
         if missing:
@@ -270,11 +276,19 @@ class Fgd(Placement):
         before = self._before(nodes)
         out = np.full(left.shape, -np.inf)
         rows, gpus = np.nonzero(left >= shape.milli)  # every (node, GPU) that fits, one batch
-        if len(rows):
-            moved = left[rows]
-            moved[np.arange(len(rows)), gpus] -= shape.milli
-            out[rows, gpus] = self._scores(before[rows], cpu[rows] - shape.cpu_milli, moved,
-                                           model[rows])
+        if not len(rows):
+            return out
+        # GPUs of one node with the same free share give the same node state up to the order
+        # of its GPUs, hence the same score: score the first of each, then spread
+        pick, spread = slice(None), slice(None)
+        if len(rows) > _MEMO_ROWS:
+            _, pick, spread = np.unique(rows * (MILLI + 1) + left[rows, gpus], return_index=True,
+                                        return_inverse=True)
+        r, g = rows[pick], gpus[pick]
+        moved = left[r]
+        moved[np.arange(len(r)), g] -= shape.milli
+        scores = self._scores(before[r], cpu[r] - shape.cpu_milli, moved, model[r])
+        out[rows, gpus] = scores[spread]
         return out
 
     def node_scores(self, shape, nodes):

@@ -14,6 +14,7 @@ from gymnasium.utils.env_checker import check_env
 
 from hdrm.env import SchedulingEnv
 from hdrm.env.gpu_env import GpuSchedulingEnv, gpu_pair_names
+from hdrm.env.gpu_observations import GpuJobWindowObservation
 from hdrm.errors import ConfigError
 from hdrm.policies.gpu_frag import FragMeter
 from hdrm.policies.gpu_state import MILLI
@@ -117,6 +118,7 @@ def test_return_is_minus_the_objective_of_the_outputs(objective, key):
 def test_the_incremental_view_matches_the_cluster_at_every_step():
     env = SchedulingEnv(**SLICE, nb_jobs=150)
     env.reset(seed=3)
+    window = GpuJobWindowObservation(env)
     rng = np.random.default_rng(3)
     done, steps = False, 0
     while not done:
@@ -131,6 +133,8 @@ def test_the_incremental_view_matches_the_cluster_at_every_step():
             assert view.whole_by_model[k] == (rows == MILLI).sum()
         meter = FragMeter(cluster, env.sim.core.types)
         assert view.fragmentation() == pytest.approx(meter.of_cluster(cluster).sum())
+        assert window.free_gpu_share() == pytest.approx(
+            cluster.gpu_left.sum() / cluster.total_gpu_milli)
         queue = env.sim.core.queue
         fits = env.fits_mask(queue)
         assert list(fits) == [bool(cluster.feasible(env.sim.core.shape(j)).any()) for j in queue]
