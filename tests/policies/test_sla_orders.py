@@ -1,0 +1,92 @@
+"""Tenant and SLA orders (hdrm.policies.sla_orders): EDF, least laxity, fair share and SLA-class
+priority orders by hand, bound per run; a template used unbound is a one-line error."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hdrm.core.scheduler import DecisionCore
+from hdrm.errors import ConfigError
+from hdrm.platform.model import Platform
+from hdrm.policies.pairs import resolve_policy
+from hdrm.policies.sla_orders import TenantUsage, bind_tenants
+from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.workload.job import Job, Workload
+from hdrm.workload.tenants import Sla, Tenant, TenantTable
+
+RNG = np.random.default_rng(0)
+
+
+def _queue():
+    # id, submit, res, walltime; deadlines below: A 500, B 450, C 300, D none
+    return [Job(i, name, float(i), res, wall, wall) for i, (name, res, wall) in
+            enumerate([("A", 1, 100.0), ("B", 2, 300.0), ("C", 1, 10.0), ("D", 1, 50.0)])]
+
+
+def _table():
+    tenants = (Tenant("x", 2.0, Sla("none"), "bronze", 1), Tenant("y", 1.0, Sla("none"), "gold", 0))
+    return TenantTable(tenants, np.array([0, 1, 0, 1], np.int32),
+                       np.array([500.0, 450.0, 300.0, math.inf]))
+
+
+def _order(name, now=0.0, core=None):
+    core = core or DecisionCore(Platform.homogeneous(4))
+    pair = bind_tenants(resolve_policy(name), _table(), core)
+    return "".join(j.id for j in pair.job.order(_queue(), now, RNG))
+
+
+def test_edf_and_least_laxity_orders_by_hand():
+    assert _order("edf") == "CBAD"  # deadlines 300, 450, 500, none
+    assert _order("least_laxity") == "BCAD"  # d - walltime: 150, 290, 400, none
+    assert _order("least_laxity", now=1000.0) == "BCAD"  # now shifts every laxity alike
+
+
+def test_sla_class_priority_then_submission_order():
+    assert _order("sla_class") == "BDAC"  # gold (y: B, D) before bronze (x: A, C)
+
+
+def test_fair_share_follows_core_seconds_per_share():
+    core = DecisionCore(Platform.homogeneous(4))
+    pair = bind_tenants(resolve_policy("fair_share"), _table(), core)
+    usage = core.usage_hooks[0]
+    assert isinstance(usage, TenantUsage)
+    jobs = _queue()
+    usage(jobs[0], 0.0, 1)  # x holds 1 core from 0
+    usage(jobs[1], 0.0, 1)  # y holds 2 cores from 0
+    assert usage.usage(10.0).tolist() == [10.0, 20.0]
+    # per share at 10: x 10 / 2 = 5, y 20 / 1 = 20: x's jobs (A, C) first
+    assert "".join(j.id for j in pair.job.order(jobs, 10.0, RNG)) == "ACBD"
+    usage(jobs[1], 10.0, -1)  # y's job ends at 10: y stays at 20
+    # at 50: x 50 / 2 = 25 > y 20: y first
+    assert "".join(j.id for j in pair.job.order(jobs, 50.0, RNG)) == "BDAC"
+
+
+def test_unbound_templates_and_missing_classes_are_one_line_errors():
+    policy = resolve_policy("edf").job
+    with pytest.raises(ConfigError, match=r"policy 'edf' orders jobs by tenant and SLA; give "
+                                          r"the run tenants"):
+        policy.order(_queue(), 0.0, RNG)
+    no_class = TenantTable((Tenant("x"),), np.zeros(4, np.int32), np.zeros(4))
+    with pytest.raises(ConfigError, match=r"'sla_class': no tenant has an SLA class"):
+        bind_tenants(resolve_policy("sla_class"), no_class, DecisionCore(Platform.homogeneous(1)))
+    assert bind_tenants(resolve_policy("sjf"), no_class, None).job is resolve_policy("sjf").job
+
+
+def test_edf_in_a_run_with_easy_backfilling_keeps_the_head_reservation():
+    # two cores: A (0-100) takes both; B (deadline 450) and C (deadline 300) queue, 2 cores each;
+    # EDF starts C before B; D (1 core, no deadline) comes last and finds no hole before 300.
+    jobs = [Job(0, "A", 0.0, 2, 100.0, 100.0), Job(1, "B", 1.0, 2, 100.0, 100.0),
+            Job(2, "C", 2.0, 2, 100.0, 100.0), Job(3, "D", 3.0, 1, 10.0, 10.0)]
+    table = TenantTable((Tenant("x"),), np.zeros(4, np.int32),
+                        np.array([200.0, 450.0, 300.0, math.inf]))
+    sim = Simulation(Platform.homogeneous(2), Workload(jobs),
+                     SimulationConfig(contention="none", backfilling="easy", record_timeline=False))
+    result = sim.run(bind_tenants(resolve_policy("edf"), table, sim.core))
+    starts = {o.job.id: o.start_s for o in result.outcomes}
+    assert starts == {"A": 0.0, "C": 100.0, "B": 200.0, "D": 300.0}
+    fcfs = Simulation(Platform.homogeneous(2), Workload(jobs),
+                      SimulationConfig(contention="none", backfilling="easy", record_timeline=False))
+    assert {o.job.id: o.start_s for o in fcfs.run("fcfs").outcomes}["B"] == 100.0
