@@ -20,8 +20,9 @@ from hdrm.workload.openb import OpenbNode
 
 
 def gpu_platform(nodes: Sequence[tuple[int, int, int, str]], name: str = "tiny") -> Platform:
-    """A platform of ``(cores, memory MiB, GPUs, model)`` nodes (named ``openb-n0``, ...)."""
-    rows = [OpenbNode(f"n{i}", cores * 1000, mem, gpus, model if gpus else "")
+    """A platform of ``(cores, memory MiB, GPUs, model)`` nodes named ``openb-n0``, ... (the
+    node rows' names, kept by the platform)."""
+    rows = [OpenbNode(f"openb-n{i}", cores * 1000, mem, gpus, model if gpus else "")
             for i, (cores, mem, gpus, model) in enumerate(nodes)]
     return platform_from_dict(platform_json_from_openb(rows, name), source=f"<{name}>")
 

@@ -12,14 +12,16 @@ A platform file is one JSON object::
       "clusters": [                              required, at least one
         {"name": "c0",                           unique; letters, digits and '_.+-'
          "network": "infiniband_edr",            a network type
-         "nodes": [{"type": "dell_r640_gold6148", "count": 16}, ...]}
+         "nodes": [{"type": "dell_r640_gold6148", "count": 16}, ...]}     (+ "names", optional)
       ]
     }
 
 The three type sections have the fields of the shipped type library (see
 :mod:`hdrm.platform.library`); a type defined in the file replaces the library type of that name.
 Nodes are created in file order, ``count`` times per entry, and named ``<cluster>-n<i>`` with ``i``
-counting from 0 inside each cluster. Clusters, nodes, processors and cores get global integer ids in
+counting from 0 inside each cluster, unless the entry lists its nodes' ``names`` (one per node, as
+a trace names them; every node name of the platform must then be unique). Clusters, nodes,
+processors and cores get global integer ids in
 hierarchy order; core ids are the Batsim resource ids.
 
 A node type may list accelerators (``"accelerators": [{"type": "T4", "count": 2}]``): each
@@ -73,12 +75,22 @@ from hdrm.typedjson import Context, convert_block, join_path
 logger = logging.getLogger(__name__)
 
 
+def _check_names(names: tuple[str, ...]) -> str:
+    """The ``check`` of a list of node names: an error text, or "" when each is a plain name."""
+    for k, name in enumerate(names):
+        message = check_name(name)
+        if message:
+            return f"[{k}]: {message}"
+    return ""
+
+
 @dataclass(frozen=True)
 class NodeGroupJson:
-    """``{"type": <node type>, "count": n}`` in a cluster."""
+    """``{"type": <node type>, "count": n}`` in a cluster, with its nodes' ``names`` or not."""
 
     type: str
     count: int = field(metadata={"gt": 0})
+    names: tuple[str, ...] = field(default=(), metadata={"check": _check_names})
 
 
 @dataclass(frozen=True)
@@ -112,8 +124,8 @@ class PlatformJson:
         default_factory=_no_types, metadata=TYPE_SECTION)
 
 
-#: A parsed cluster: name, network type and (node type, count) groups.
-_ClusterSpec = tuple[str, NetworkType, list[tuple[NodeType, int]]]
+#: A parsed cluster: name, network type and (node type, count, node names) groups.
+_ClusterSpec = tuple[str, NetworkType, list[tuple[NodeType, int, tuple[str, ...]]]]
 
 
 def load_platform(path: str | Path, library: TypeLibrary | None = None) -> Platform:
@@ -184,17 +196,39 @@ def _resolve_clusters(
             )
         first_seen[cluster.name] = i
         network = types.network_type(cluster.network, ctx, f"{where}.network")
-        groups = [(types.node_type(g.type, ctx, f"{where}.nodes[{j}].type"), g.count)
+        groups = [(types.node_type(g.type, ctx, f"{where}.nodes[{j}].type"), g.count, g.names)
                   for j, g in enumerate(cluster.nodes)]
         specs.append((cluster.name, network, groups))
+    if any(g.names for cluster in clusters for g in cluster.nodes):
+        _check_node_names(clusters, ctx)
     return specs
+
+
+def _check_node_names(clusters: tuple[ClusterJson, ...], ctx: Context) -> None:
+    """Given names: one per node, and no node name used twice (generated ones included)."""
+    seen: dict[str, str] = {}
+    for i, cluster in enumerate(clusters):
+        local = 0
+        for j, group in enumerate(cluster.nodes):
+            where = f"clusters[{i}].nodes[{j}]"
+            if group.names and len(group.names) != group.count:
+                raise ctx.fail(f"{where}.names", f"{len(group.names)} names for count "
+                               f"{group.count}; give one name per node, or none")
+            for k in range(group.count):
+                name = group.names[k] if group.names else f"{cluster.name}-n{local + k}"
+                path = f"{where}.names[{k}]" if group.names else f"{where} (node {name})"
+                if name in seen:
+                    raise ctx.fail(path, f"node name {name!r} is used twice (also {seen[name]}); "
+                                   "give each node a unique name")
+                seen[name] = path
+            local += group.count
 
 
 def _check_size(clusters: list[_ClusterSpec], types: TypeLibrary, ctx: Context) -> None:
     """Refuse a platform beyond :func:`~hdrm.platform.model.max_cores` from its node counts,
     before any node or core is made."""
     groups = [(i, j, node_type, count) for i, (_, _, spec) in enumerate(clusters)
-              for j, (node_type, count) in enumerate(spec)]
+              for j, (node_type, count, _) in enumerate(spec)]
     sizes = [_cores_per_node(node_type, types) * count for _, _, node_type, count in groups]
     total = sum(sizes)
     if total <= max_cores():
@@ -231,14 +265,15 @@ class _Builder:
         self.accelerators: list[Accelerator] = []
 
     def add_cluster(
-        self, name: str, network: NetworkType, groups: list[tuple[NodeType, int]]
+        self, name: str, network: NetworkType,
+        groups: list[tuple[NodeType, int, tuple[str, ...]]]
     ) -> None:
         cluster_id = len(self.clusters)
         first_node = len(self.nodes)
         local = 0
-        for node_type, count in groups:
-            for _ in range(count):
-                self.add_node(cluster_id, f"{name}-n{local}", node_type)
+        for node_type, count, names in groups:
+            for k in range(count):
+                self.add_node(cluster_id, names[k] if names else f"{name}-n{local}", node_type)
                 local += 1
         node_ids = range(first_node, len(self.nodes))
         self.clusters.append(Cluster(cluster_id, name, network, node_ids))

@@ -5,7 +5,9 @@ its processor model. Each distinct (CPU, memory, GPUs, model) shape becomes a no
 CPU count a processor type ``openb_cpu<N>`` of N cores whose speed, bandwidth and power are
 stated assumptions (2.5 GHz, 16 flops per cycle, 4 GB/s and 4 W per core: a 2019 server core);
 GPUs are accelerators of the library's models (K80 ... G3). Consecutive nodes of one shape form
-one node group, so the nodes keep the file's order (``<cluster>-n<i>`` is the i-th row).
+one node group, so the nodes keep the file's order, and each group lists its nodes' names as the
+trace gives them (``openb-node-0042``), so the platform and every output name nodes as the trace
+does. Names must be unique and plain (letters, digits and ``_.+-``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from hdrm.errors import PlatformError
-from hdrm.platform.library import TypeLibrary, default_library
+from hdrm.platform.library import TypeLibrary, check_name, default_library
 from hdrm.workload.openb import OpenbNode
 
 #: Assumed figures of one openb CPU core (the trace does not name the processors).
@@ -27,6 +29,17 @@ CORE_TDP_W = 4.0
 def _shape_name(node: OpenbNode) -> str:
     gpus = f"_{node.gpus}x{node.model}" if node.gpus else ""
     return f"openb_c{node.cpu_milli // 1000}_m{node.memory_mib // 1024}g{gpus}"
+
+
+def _check_node_name(name: str, i: int, first: dict[str, int], where: str) -> None:
+    """Refuse a name that is not plain or that an earlier node (``first``) has; record it."""
+    message = check_name(name)
+    if message:
+        raise PlatformError(f"{where}: node name (column sn): {message}; rename the node")
+    if name in first:
+        raise PlatformError(f"{where}: node name {name!r} (column sn) is also node "
+                            f"{first[name]}'s; give each node a unique name")
+    first[name] = i
 
 
 def _processor_type(cores: int) -> dict[str, Any]:
@@ -42,15 +55,18 @@ def platform_json_from_openb(
     """The platform document of these nodes: one cluster, node groups in file order.
 
     Raises:
-        PlatformError: a node's CPU is not whole cores, or its GPU model is not in the library
-            (the message names the node and the known models).
+        PlatformError: a node's CPU is not whole cores, its GPU model is not in the library
+            (the message names the node and the known models), or its name is not plain or
+            repeats an earlier node's.
     """
     models = (library or default_library()).accelerator_types
     processor_types: dict[str, Any] = {}
     node_types: dict[str, Any] = {}
     groups: list[dict[str, Any]] = []
+    first: dict[str, int] = {}
     for i, node in enumerate(nodes):
         where = f"{source}: node {i} ({node.name})"
+        _check_node_name(node.name, i, first, where)
         if node.cpu_milli % 1000:
             raise PlatformError(f"{where}: cpu_milli {node.cpu_milli} is not whole cores; "
                                 "give node CPUs as multiples of 1000")
@@ -68,8 +84,9 @@ def platform_json_from_openb(
         node_types.setdefault(shape, spec)
         if groups and groups[-1]["type"] == shape:
             groups[-1]["count"] += 1
+            groups[-1]["names"].append(node.name)
         else:
-            groups.append({"type": shape, "count": 1})
+            groups.append({"type": shape, "count": 1, "names": [node.name]})
     return {
         "name": name,
         "description": f"openb GPU cluster from {Path(source).name}: {len(nodes)} nodes",

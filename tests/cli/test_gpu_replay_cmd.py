@@ -48,9 +48,9 @@ def test_replay_of_an_openb_list_prints_the_gpu_figures_and_writes_the_outputs(l
     assert summary["cost_usd"] == pytest.approx(cost)
     assert summary["mean_jct_s"] == pytest.approx(190 / 3)
     rows = (out / "out_jobs.csv").read_text().splitlines()
-    assert [r.split(",")[-7:-3] for r in rows[1:4]] == [
-        ["openb-n0", "0", "500", "T4"], ["openb-n0", "0", "500", "T4"],
-        ["openb-n0", "1", "1000", "T4"]]
+    assert [r.split(",")[-7:-3] for r in rows[1:4]] == [  # the node list's own names
+        ["gpu-node", "0", "500", "T4"], ["gpu-node", "0", "500", "T4"],
+        ["gpu-node", "1", "1000", "T4"]]
 
 
 def test_a_selection_keeps_the_gpu_demands(lists, tmp_path, capsys):
