@@ -25,12 +25,21 @@ class HostRuns:
     state: list[int]
     now: float
     _power: list[tuple[float, ...]]
+    _one_row: bool
     _factor: list[float]
     _energy_acc: list[float] | array.array  # an array of doubles on large machines
     _energy_t: list[float] | array.array
+    #: numpy views of the two arrays, made on first use (never pickled: a copy would not share)
+    _views: tuple[np.ndarray, np.ndarray] | None = None
     _total_power: float
     _total_energy: float
     _total_t: float
+
+    def __getstate__(self) -> dict:
+        """The machine's attributes for pickling, without the numpy views (remade on use)."""
+        state = self.__dict__.copy()
+        state.pop("_views", None)
+        return state
 
     def _free_runs(self, runs: list[tuple[int, int]]) -> bool:
         """True when every host of ``runs`` exists and runs no job."""
@@ -40,7 +49,9 @@ class HostRuns:
     def _uniform(self, lo: int, hi: int) -> tuple[tuple[float, ...], int] | None:
         """``(power row, state)`` shared by every host of ``lo..hi - 1``, or None."""
         row, state = self._power[lo], self.state[lo]
-        if self._power[lo:hi].count(row) != hi - lo or self.state[lo:hi].count(state) != hi - lo:
+        if self.state[lo:hi].count(state) != hi - lo:
+            return None
+        if not self._one_row and self._power[lo:hi].count(row) != hi - lo:
             return None
         return row, state
 
@@ -92,8 +103,11 @@ class HostRuns:
         last change: ``acc += power * (now - last)``, ``last = now``, host by host."""
         now, acc, last = self.now, self._energy_acc, self._energy_t
         if isinstance(acc, array.array):  # numpy views of the same memory, no conversion
-            acc_np = np.frombuffer(acc, dtype=np.float64)
-            last_np = np.frombuffer(last, dtype=np.float64)
+            views = self._views
+            if views is None:
+                views = self._views = (np.frombuffer(acc, dtype=np.float64),
+                                       np.frombuffer(last, dtype=np.float64))
+            acc_np, last_np = views
             acc_np[lo:hi] += power * (now - last_np[lo:hi])
             last_np[lo:hi] = now
             return

@@ -120,6 +120,8 @@ class Machine(HostRuns):
         shared: dict[tuple, tuple] = {}  # hosts of one type share one row (runs compare by id)
         self._speeds = [shared.setdefault(t, t) for t in map(tuple, speeds_gflops)]
         self._power = [shared.setdefault(t, t) for t in map(tuple, power_w)]
+        #: every host has the same power row (runs need not compare them)
+        self._one_row = len({id(r) for r in self._power}) <= 1
         self._factor = [1.0] * n
         states = [initial_state] * n if isinstance(initial_state, int) else list(initial_state)
         self.state: list[int] = states

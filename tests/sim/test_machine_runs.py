@@ -134,3 +134,19 @@ def test_repeated_sums_equal_additions_in_turn(total, value, count):
     got, expected = _repeated_sum(total, value, count), _added_in_turn(total, value, count)
     assert got == expected or (math.isnan(got) and math.isnan(expected))
     assert math.copysign(1.0, got) == math.copysign(1.0, expected)
+
+
+def test_a_pickled_large_machine_keeps_its_energy_accounts():
+    """A copy (environments are pickled mid-episode) updates its own accounts, not views of
+    the original's memory."""
+    import pickle
+
+    m, _ = machines([0] * N, arrays=True)
+    m.apply_runs([(0, 200, (0, 1.0))])
+    m.advance(2.0)
+    m.apply_runs([(0, 200, (3, 1.0))])  # the views are made here
+    copy = pickle.loads(pickle.dumps(m))
+    copy.advance(5.0)
+    copy.apply_runs([(0, 200, (0, 1.0))])
+    assert copy.host_energy_j(0) == 2.0 * 190.0 + 3.0 * 9.75 + 0.0
+    assert m.host_energy_j(0) == 2.0 * 190.0  # the original's clock and accounts unchanged
