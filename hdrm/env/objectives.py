@@ -24,7 +24,19 @@ edp                    energy x makespan                                        
 gpu_cost               GPU cost: sum of count x milli / 1000 x run time x price     USD
 gpu_allocation         1 - GPU allocation rate, rate = milli-GPU-seconds /          1
                        (milli-GPU x makespan)
+sla_satisfaction       deadline miss rate = 1 - SLA satisfaction, over the jobs     1
+                       with a deadline (rejected and killed jobs miss)
+tardiness              mean of max(0, finish - deadline) over the jobs with a       hours
+                       deadline (a rejected job adds 0; it counts as a miss)
+fairness               1 - Jain's index of the tenants' mean normalised progress    1
+                       (run time alone / turnaround) per share
+sla_energy             miss rate + SLA_ENERGY_WEIGHT x energy per job (MJ); the     1
+                       weight is 1 per MJ
 =====================  ===========================================================  ==========
+
+The four SLA objectives read the tenants and deadlines of :mod:`hdrm.workload.tenants`
+(:class:`SlaAccounting` feeds the tracker as jobs end; the metrics of a finished run are those
+of :mod:`hdrm.results.sla`).
 
 ``avg_jct`` is another name of ``avg_job_completion`` (the job completion time, JCT, of the GPU
 scheduling literature). ``gpu_cost`` and ``gpu_allocation`` count the GPUs of a GPU platform
@@ -53,7 +65,9 @@ objective. The other objectives have no per-job accrual and refuse it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -82,6 +96,13 @@ class Tracker:
     nb_gpu_milli: int = 0
     gpu_milli_seconds: float = 0.0
     gpu_cost_usd: float = 0.0
+    nb_deadlines: int = 0
+    sla_missed: int = 0
+    tardiness_s: float = 0.0
+    #: per tenant: sum of normalised progress of its ended jobs, their number, its share
+    tenant_progress: np.ndarray | None = None
+    tenant_ended: np.ndarray | None = None
+    tenant_shares: np.ndarray | None = None
 
     def job_ended(self, submit_s: float, start_s: float, finish_s: float, res: int) -> None:
         """Account for one job that ran from ``start_s`` to ``finish_s``."""
@@ -100,6 +121,19 @@ class Tracker:
         """Account for the GPUs of one task that ran: milli-GPU x seconds, and their cost."""
         self.gpu_milli_seconds += milli_seconds
         self.gpu_cost_usd += cost_usd
+
+    def sla_job_ended(self, tenant: int, deadline_s: float, finish_s: float | None,
+                      completed: bool, progress: float | None) -> None:
+        """Account for one job of ``tenant`` that ended at ``finish_s`` (None: rejected), its
+        ``progress`` = run time alone / turnaround (None: unknown)."""
+        if math.isfinite(deadline_s):
+            if not (completed and finish_s is not None and finish_s <= deadline_s):
+                self.sla_missed += 1
+            if finish_s is not None:
+                self.tardiness_s += max(0.0, finish_s - deadline_s)
+        if progress is not None and self.tenant_progress is not None:
+            self.tenant_progress[tenant] += progress
+            self.tenant_ended[tenant] += 1
 
     def in_system(self) -> float:
         """What the jobs in the system have accrued by ``now_s``, ``sum_j w_j (now - s_j)``
@@ -256,6 +290,82 @@ class GpuAllocation(GpuObjective):
         if span <= 0 or not t.nb_gpu_milli:
             return 0.0
         return 1.0 - t.gpu_milli_seconds / (t.nb_gpu_milli * span)
+
+
+#: Weight of the energy per job (per MJ) in ``sla_energy``.
+SLA_ENERGY_WEIGHT = 1.0
+
+
+def _miss_rate(t: Tracker) -> float:
+    return t.sla_missed / t.nb_deadlines if t.nb_deadlines else 0.0
+
+
+@_register("sla_satisfaction", "deadline miss rate, 1 - SLA satisfaction (needs tenants)")
+class SlaSatisfaction(Objective):
+    needs_tenants = True
+
+    def value(self, t: Tracker, final: bool) -> float:
+        return _miss_rate(t)
+
+
+@_register("tardiness", "mean tardiness over jobs with a deadline, in hours (needs tenants)")
+class Tardiness(Objective):
+    needs_tenants = True
+
+    def value(self, t: Tracker, final: bool) -> float:
+        return t.tardiness_s / t.nb_deadlines / HOUR_S if t.nb_deadlines else 0.0
+
+
+@_register("fairness", "1 - Jain's index of share-normalised progress per tenant (needs tenants)")
+class Fairness(Objective):
+    needs_tenants = True
+
+    def value(self, t: Tracker, final: bool) -> float:
+        if t.tenant_progress is None:
+            return 0.0
+        seen = t.tenant_ended > 0
+        if not seen.any():
+            return 0.0
+        x = t.tenant_progress[seen] / t.tenant_ended[seen] / t.tenant_shares[seen]
+        squares = float(np.sum(x * x))
+        return 0.0 if squares == 0 else 1.0 - float(np.sum(x)) ** 2 / (len(x) * squares)
+
+
+@_register("sla_energy", "miss rate + energy per job in MJ (weight SLA_ENERGY_WEIGHT; needs "
+           "tenants)")
+class SlaEnergy(Objective):
+    needs_tenants = True
+
+    def value(self, t: Tracker, final: bool) -> float:
+        per_job = t.energy_j / MJ / t.nb_jobs if t.nb_jobs else 0.0
+        return _miss_rate(t) + SLA_ENERGY_WEIGHT * per_job
+
+
+class SlaAccounting:
+    """Feeds a :class:`Tracker` the SLA terms of each job that ends, from a tenant table.
+
+    Args:
+        table: the episode's :class:`~hdrm.workload.tenants.TenantTable`.
+    """
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+
+    def start(self, tracker: Tracker) -> None:
+        """Size the tracker's per-tenant sums and count the jobs with a deadline."""
+        n = len(self.table)
+        tracker.nb_deadlines = int(np.isfinite(self.table.deadline_s).sum())
+        tracker.tenant_progress = np.zeros(n)
+        tracker.tenant_ended = np.zeros(n)
+        tracker.tenant_shares = self.table.shares
+
+    def ended(self, tracker: Tracker, job: Any, finish_s: float | None, completed: bool) -> None:
+        """``job`` ended at ``finish_s`` (None: rejected); ``completed``: successfully."""
+        progress = None
+        if finish_s is not None and job.run_time_s > 0 and finish_s > job.submit_s:
+            progress = job.run_time_s / (finish_s - job.submit_s)
+        tracker.sla_job_ended(int(self.table.tenant_of[job.idx]),
+                              float(self.table.deadline_s[job.idx]), finish_s, completed, progress)
 
 
 #: How rewards are timed (see the module's docstring).

@@ -96,6 +96,10 @@ class SchedulingEnv(gym.Env):
         if getattr(self.objective, "needs_gpus", False) and not getattr(self, "is_gpu", False):
             raise ConfigError(f"objective: {config.objective!r} counts GPUs; it needs a GPU "
                               "platform and an openb or Gavel workload")
+        if getattr(self.objective, "needs_tenants", False):
+            raise ConfigError(f"objective: {config.objective!r} needs tenants and SLAs, which the "
+                              "environment does not take yet; measure it after a run with "
+                              "hdrm replay --tenants (docs/tenants.rst)")
         if config.reward_timing == "accrued" and not accrues(self.objective):
             names = sorted({OBJECTIVES.get(n).name for n in OBJECTIVES.names()
                             if accrues(OBJECTIVES.get(n)())})  # aliases (avg_jct) once

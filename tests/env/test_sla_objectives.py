@@ -1,0 +1,61 @@
+"""SLA objectives (hdrm.env.objectives): sla_satisfaction, tardiness, fairness and sla_energy on
+the four-job, two-tenant case of tests/results/test_sla.py, by hand, fed as the jobs end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hdrm.env.objectives import (
+    HOUR_S,
+    SLA_ENERGY_WEIGHT,
+    SlaAccounting,
+    Tracker,
+    make_objective,
+)
+from hdrm.errors import ConfigError
+from hdrm.workload.job import Job
+from hdrm.workload.tenants import Sla, Tenant, TenantTable
+
+TABLE = TenantTable((Tenant("A", 1.0, Sla("latency", 30.0)), Tenant("B", 2.0, Sla("latency", 30.0))),
+                    np.array([0, 0, 1, 1], np.int32), np.array([30.0, 30.0, 70.0, 40.0]))
+JOBS = [Job(i, i, s, 1, 100.0, a) for i, (s, a) in enumerate([(0, 10), (0, 10), (10, 20), (10, 5)])]
+
+
+def _tracker(upto: int = 4) -> Tracker:
+    tracker = Tracker(nb_jobs=4, energy_j=2e6)
+    sla = SlaAccounting(TABLE)
+    sla.start(tracker)
+    for job, finish, ok in list(zip(JOBS, [10.0, 40.0, 50.0, None], [True, True, True, False]))[:upto]:
+        sla.ended(tracker, job, finish, ok)
+    return tracker
+
+
+def test_sla_satisfaction_is_the_miss_rate():
+    objective = make_objective("sla_satisfaction")
+    assert objective.value(_tracker(1), False) == 0.0
+    assert objective.value(_tracker(2), False) == 0.25  # job 1 missed: 1 of 4 deadlines
+    assert objective.value(_tracker(), True) == 0.5  # and the rejected job 3
+
+
+def test_tardiness_in_hours():
+    assert make_objective("tardiness").value(_tracker(), True) == pytest.approx(10 / 4 / HOUR_S)
+
+
+def test_fairness_is_one_minus_jain():
+    # share-normalised progress: A (1 + 0.25) / 2 / 1 = 0.625, B 0.5 / 2 = 0.25
+    jain = 0.875 ** 2 / (2 * (0.625 ** 2 + 0.25 ** 2))
+    assert make_objective("fairness").value(_tracker(), True) == pytest.approx(1 - jain)
+    assert make_objective("fairness").value(_tracker(2), False) == 0.0  # one tenant so far
+
+
+def test_sla_energy_weights_energy_per_job():
+    value = make_objective("sla_energy").value(_tracker(), True)
+    assert value == pytest.approx(0.5 + SLA_ENERGY_WEIGHT * 2.0 / 4)  # 2 MJ over 4 jobs
+
+
+def test_the_environment_refuses_them_in_one_line(small_swf):
+    from hdrm.env.scheduling_env import SchedulingEnv
+
+    with pytest.raises(ConfigError, match=r"objective: 'tardiness' needs tenants and SLAs"):
+        SchedulingEnv(workload_file=small_swf, nb_jobs=5, objective="tardiness")
