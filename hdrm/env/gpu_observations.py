@@ -80,6 +80,8 @@ class _GpuObservation(Observation):
         milli = np.maximum(np.bincount(np.maximum(cluster.model, 0), weights=cluster.nb_gpus
                                        * MILLI * (cluster.model >= 0), minlength=self._models), 1)
         self._per_model_scale = np.concatenate([1.0 / milli, MILLI / milli])
+        self._cpu_total = max(int(cluster.cpu_cap.sum()), 1)
+        self._mem_total = max(int(cluster.mem_cap.sum()), 1)
 
     def free_gpu_share(self) -> float:
         """Free milli-GPU over all (0 without GPUs), from the machine's allocation per model."""
@@ -107,15 +109,16 @@ class GpuObservation(_GpuObservation):
         env = self.env
         queue = env.sim.core.queue
         q = len(queue)
-        if q:
+        if q == 1:  # every percentile is the task's own value
+            idx = queue[0].idx
+            block[:20] = np.repeat(env.gpu_static[idx], 5)
+            block[20:25] = math.log1p(max(env.sim.now - env.submit[idx], 0.0)) / _LOG_YEAR
+        elif q:
             idx = np.fromiter((j.idx for j in queue), dtype=np.int64, count=q)
             feats = np.empty((q, 5))
             feats[:, :4] = env.gpu_static[idx]
             feats[:, 4] = np.log1p(np.maximum(env.sim.now - env.submit[idx], 0.0)) / _LOG_YEAR
-            if q == 1:  # every percentile is the task's own value
-                block[:25] = np.repeat(feats[0], 5)
-            else:
-                block[:25] = _quartiles(feats).T.reshape(-1)
+            block[:25] = _quartiles(feats).T.reshape(-1)
         block[25] = q / (q + env.config.window)
         block[26] = 0.5 + 0.5 * math.tanh(env.config.queue_sensitivity * (q - self._last_queue))
         self._last_queue = q
@@ -127,10 +130,10 @@ class GpuObservation(_GpuObservation):
         cluster = view.cluster
         total = max(cluster.total_gpu_milli, 1)
         free = view.free_milli
-        block[0] = view.cpu_left / max(int(cluster.cpu_cap.sum()), 1)
-        block[1] = view.mem_left / max(int(cluster.mem_cap.sum()), 1)
+        block[0] = view.cpu_left / self._cpu_total
+        block[1] = view.mem_left / self._mem_total
         block[2] = 1.0 - free / total
-        frag = view.fragmentation()
+        frag = view.frag_milli
         block[3] = frag / free if free > 0 else 0.0
         block[4] = frag / total
         block[5] = env.sim.machine.power_w / env.full_power_w

@@ -4,8 +4,7 @@ The cluster (:class:`~hdrm.policies.gpu_state.GpuCluster`) bumps a node's versio
 node changes; between two steps only the nodes where tasks started or ended change. So the
 per-node aggregates an observation needs (free CPU, memory, milli-GPU and wholly free GPUs, and
 FGD's fragmentation against the workload's typical task types) are kept per node and summed per
-GPU model, and only the nodes whose version moved are read again (:meth:`GpuClusterView.refresh`,
-:meth:`~GpuClusterView.fragmentation`): a step costs what changed, not
+GPU model, and only the nodes whose version moved are read again (:meth:`GpuClusterView.refresh`): a step costs what changed, not
 the size of the cluster. Node states repeat (many nodes of one shape hold the same tasks), so
 fragmentation is memoised by node state. Whether a task shape fits somewhere is kept the same
 way, per shape (:meth:`GpuClusterView.fits`).
@@ -31,7 +30,7 @@ class GpuClusterView:
         free_by_model, whole_by_model: per GPU model (name order), free milli-GPU and wholly free
             GPUs (lists).
         model_milli: per GPU model, its milli-GPU.
-        frag_milli: the cluster's fragmentation (milli-GPU) at the last :meth:`fragmentation`.
+        frag_milli: the cluster's fragmentation (milli-GPU) at the last :meth:`refresh`.
     """
 
     def __init__(self, cluster: GpuCluster, types: TaskTypes | None) -> None:
@@ -43,7 +42,6 @@ class GpuClusterView:
                                        minlength=m + 1)[:m]
         n = cluster.nb_nodes
         self._seen = np.full(n, -1, dtype=np.int64)
-        self._frag_seen = np.full(n, -1, dtype=np.int64)
         # per node, as Python numbers (a step reads a few nodes: list access beats numpy there)
         self._cpu, self._mem, self._free, self._whole = [0] * n, [0] * n, [0] * n, [0] * n
         self._frag = [0.0] * n
@@ -71,15 +69,16 @@ class GpuClusterView:
         return float(sum(self._free_slots) - self._free_slots[-1])
 
     def refresh(self) -> None:
-        """Read again the nodes that changed since the last call."""
+        """Read again the nodes that changed since the last call (fragmentation included)."""
         c = self.cluster
-        stale = np.flatnonzero(c.version != self._seen)
+        stale = (c.version != self._seen).nonzero()[0]
         if not len(stale):
             return
         self._seen[stale] = c.version[stale]
         cpus, mems, rows = (c.cpu_left[stale].tolist(), c.mem_left[stale].tolist(),
                             c.gpu_left[stale].tolist())
-        for k, node in enumerate(stale.tolist()):
+        nodes = stale.tolist()
+        for k, node in enumerate(nodes):
             row = rows[k]
             free, whole, slot = sum(row), row.count(MILLI), self._slots[node]
             self.cpu_left += cpus[k] - self._cpu[node]
@@ -88,21 +87,16 @@ class GpuClusterView:
             self._whole_slots[slot] += whole - self._whole[node]
             self._cpu[node], self._mem[node] = cpus[k], mems[k]
             self._free[node], self._whole[node] = free, whole
+        if self.meter is not None:
+            frags = self._node_frag(stale, cpus, rows)
+            old = self._frag
+            self.frag_milli += sum(frags) - sum(old[node] for node in nodes)
+            for k, node in enumerate(nodes):
+                old[node] = frags[k]
 
     def fragmentation(self) -> float:
-        """The cluster's fragmentation now (milli-GPU; 0 without task types), read again for
-        the nodes that changed since the last call (apart from :meth:`refresh`: only the
-        observations that show it pay for it)."""
-        if self.meter is None:
-            return 0.0
-        c = self.cluster
-        stale = np.flatnonzero(c.version != self._frag_seen)
-        if len(stale):
-            self._frag_seen[stale] = c.version[stale]
-            frags = self._node_frag(stale, c.cpu_left[stale].tolist(), c.gpu_left[stale].tolist())
-            for k, node in enumerate(stale.tolist()):
-                self.frag_milli += frags[k] - self._frag[node]
-                self._frag[node] = frags[k]
+        """The cluster's fragmentation now (milli-GPU; 0 without task types)."""
+        self.refresh()
         return self.frag_milli
 
     def _node_frag(self, nodes: np.ndarray, cpus: list, rows: list) -> list[float]:
@@ -131,7 +125,7 @@ class GpuClusterView:
             entry = self._fits[shape] = [ok, c.version.copy(), int(ok.sum())]
             return entry[2] > 0
         ok, seen, count = entry
-        stale = np.flatnonzero(seen != c.version)
+        stale = (seen != c.version).nonzero()[0]
         if len(stale):
             if count > int(ok[stale].sum()):  # an unchanged node holds it
                 return True
