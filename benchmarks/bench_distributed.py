@@ -1,4 +1,4 @@
-"""Distributed PPO throughput: 1 vs 2 rollout workers against the single-process learner, in one run.
+"""Distributed PPO throughput: 1 and 2 rollout workers against the single-process learner.
 
 Usage::
 
@@ -108,7 +108,8 @@ def single_process(options: Path, env_steps: int) -> dict[str, Any]:
     t0, cpu0 = time.perf_counter(), time.process_time()
     steps, episode = 0, 0
     while steps < env_steps:
-        record, _ = run_episode(exp.env, exp.agent, episode, seed=opts.seed if episode == 0 else None)
+        seed = opts.seed if episode == 0 else None
+        record, _ = run_episode(exp.env, exp.agent, episode, seed=seed)
         steps, episode = steps + record.steps, episode + 1
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     row = _row("1 process", steps, update.calls, wall - update.seconds, update.seconds, wall,

@@ -45,7 +45,8 @@ class Collected:
     Attributes:
         batch: the rollout with advantages and returns (remote collectors); None when the
             budget of episodes ran out first, or for a local collector (it learned already).
-        episodes: the episodes that ended, in the order they ended (environment order within a step).
+        episodes: the episodes that ended, in the order they ended (by environment within a
+            step).
         env_steps: environment steps made.
         generator_state: the agent's sampling generator afterwards (the learner shuffles its
             minibatches with it, then hands it back: one random stream, as in one process).

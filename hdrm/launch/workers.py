@@ -193,4 +193,5 @@ class Played(NamedTuple):
     stopped: EpisodeStopped | None
 
 
-__all__ = ["LaunchTask", "Played", "apply_num_envs", "check_workers", "num_envs", "play_with_workers", "uses_workers"]
+__all__ = ["LaunchTask", "Played", "apply_num_envs", "check_workers", "num_envs", "play_with_workers",
+           "uses_workers"]

@@ -20,7 +20,18 @@ from benchmarks.train_workers import ProtocolEpisodes, TrainTask  # noqa: E402
 from hdrm.agents.checkpoint import read_checkpoint  # noqa: E402
 from hdrm.errors import ConfigError  # noqa: E402
 
-from .test_compare import tiny_settings, traces  # noqa: E402,F401  (the traces fixture)
+from .test_compare import SLICES, tiny_settings  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory) -> Path:
+    """test_compare's tiny traces folder (the 500-job slices under the full traces' names)."""
+    import gzip
+
+    folder = tmp_path_factory.mktemp("traces")
+    for target, source in SLICES.items():
+        (folder / target).write_bytes(gzip.compress((ROOT / "workloads" / source).read_bytes()))
+    return folder
 
 
 def rows(path: Path) -> list[dict[str, str]]:
@@ -48,7 +59,8 @@ def test_num_envs_in_this_process_trains_deterministically(traces, tmp_path):
     first = train.train(tiny_settings(traces, tmp_path / "a.pt", **quick), echo=lambda *_: None)
     train.train(tiny_settings(traces, tmp_path / "b.pt", **quick), echo=lambda *_: None)
     a, b = read_checkpoint(tmp_path / "a.pt"), read_checkpoint(tmp_path / "b.pt")
-    assert all(np.array_equal(t, b["model_state_dict"][k]) for k, t in a["model_state_dict"].items())
+    b_state = b["model_state_dict"]
+    assert all(np.array_equal(t, b_state[k]) for k, t in a["model_state_dict"].items())
     figures = a["options"]["training"]
     assert figures["distributed"]["num_envs"] == 2 and figures["distributed"]["updates"] >= 3
     assert figures["env_steps"] == first.env_steps > 0
