@@ -138,6 +138,13 @@ class CoreRuns(Sequence):
             i -= size
         raise IndexError(index)  # unreachable: i < len(self)
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """The ids as a numpy array (numpy indexing and ``np.asarray``), made run by run in C."""
+        bounds = self._bounds
+        ids = (np.concatenate([np.arange(lo, hi) for lo, hi in zip(bounds[0::2], bounds[1::2])])
+               if bounds else np.zeros(0, dtype=np.int64))
+        return ids if dtype is None else ids.astype(dtype, copy=False)
+
     def __contains__(self, core: object) -> bool:
         bounds = self._bounds
         return any(bounds[k] <= core < bounds[k + 1] for k in range(0, len(bounds), 2))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 import sys
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -61,3 +62,12 @@ def test_interval_sets_of_runs_are_those_of_the_ids(ids):
     cores = CoreRuns.of(ids)
     assert interval_ranges(cores) == interval_ranges(ids)
     assert format_interval_set(cores) == format_interval_set(ids) == str(ProcSet(*ids))
+
+
+@given(id_lists)
+def test_numpy_reads_the_ids_in_order(ids):
+    cores = CoreRuns.of(ids)
+    assert np.asarray(cores).tolist() == ids
+    marks = np.zeros(401)
+    marks[cores,] = 1.0  # how the observations mark a job's cores
+    assert np.flatnonzero(marks).tolist() == sorted(set(ids))
