@@ -1,7 +1,8 @@
 """``hdrm sweep SWEEP.json --outdir D [--address ADDR] [--max-parallel K]``: run a grid of replays.
 
 Runs every point of a sweep file's grid (policies, backfilling, decision semantics, platforms,
-traces, load factors, seeds; or a seeded random sample of it) as Ray tasks on a Ray started in
+traces, load factors, seeds; or a seeded random sample of it; GPU policies such as drf-fgd on GPU
+platforms and openb lists) as Ray tasks on a Ray started in
 this process (loopback only, dashboard off), or on a Ray cluster with ``--address``. Writes each
 run's usual outputs under D/runs/, and the ``hdrm compare`` table of all runs to D/results.csv
 and D/results.md. Running it again resumes: finished runs are skipped. Without Ray the sweep
@@ -30,7 +31,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     parser = subparsers.add_parser(
         "sweep",
-        help="run a grid of classic-policy replays (on Ray when installed) and tabulate them",
+        help="run a grid of replays (CPU or GPU policies; on Ray when installed) and "
+        "tabulate them",
         description=__doc__.split("\n\n", 1)[1],
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -70,6 +70,13 @@ def gpu_policy_names() -> list[str]:
     return orders + [f"{o}-{p}" for o in orders for p in PLACEMENTS.names()]
 
 
+def gpu_pairs() -> list[str]:
+    """Every order-placement pair, order-major, each order under its own name only (``fifo``,
+    not its alias ``fcfs``): 5 orders x 9 placements."""
+    orders = sorted({QUEUE_ORDERS.get(name).name for name in QUEUE_ORDERS.names()})
+    return [f"{o}-{p}" for o in orders for p in PLACEMENTS.names()]
+
+
 def resolve_gpu_policy(name: str, where: str = "policy") -> GpuPolicy:
     """Turn ``"drf-best_fit"`` or ``"fifo"`` into a :class:`GpuPolicy`.
 

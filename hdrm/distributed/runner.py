@@ -7,6 +7,11 @@ then renames the scratch folder to
 the final name in one step. A folder under ``runs/`` therefore always holds a finished run; a
 sweep stopped midway leaves at most scratch folders, which the next start removes.
 
+On a GPU platform (:func:`~hdrm.distributed.spec.is_gpu_platform`) the run is ``hdrm replay``'s
+GPU replay: the openb inputs, the GPU policy and GPU outputs (``out_gpu_timeline.csv`` and
+``out_gpu_summary.json`` besides the usual files); SWF conventions, contention and walltime kills
+do not apply there.
+
 The same function runs in-process, in a worker process and in a Ray task, so every backend
 writes the same bytes (bar the two wall-clock columns of out_schedule.csv, ``scheduling_time``
 and ``simulation_time``).
@@ -22,14 +27,15 @@ import time
 from pathlib import Path
 
 import hdrm.errors
-from hdrm.distributed.spec import RunSpec
+from hdrm.distributed.spec import RunSpec, is_gpu_platform, policy_error
 from hdrm.durable import fsync_folder
 from hdrm.errors import ConfigError, HdrmError
 from hdrm.implied import implied_simulation
-from hdrm.policies.pairs import resolve_policy
 from hdrm.results.compare import compare_rows
 from hdrm.results.run import Run
-from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
+from hdrm.sim.gpu_inputs import is_gpu_input, load_gpu_inputs
+from hdrm.sim.gpu_outputs import write_gpu_outputs
 from hdrm.sim.inputs import InputSpec, load_inputs
 from hdrm.sim.outputs import write_outputs
 from hdrm.workload.load import scale_arrivals
@@ -80,7 +86,7 @@ def execute(run: RunSpec, runs_dir: str | Path) -> dict:
         shutil.rmtree(scratch)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     result = simulate(run)
-    write_outputs(result, scratch)
+    (write_gpu_outputs if result.gpu is not None else write_outputs)(result, scratch)
     (row,) = compare_rows([Run(scratch, label=run.name)])  # the table's row, measured here
     wall_s, cpu_s = time.perf_counter() - wall0, time.process_time() - cpu0
     marker = {"digest": run.digest(), "run": run.to_json(), "row": row, "wall_s": wall_s,
@@ -121,9 +127,14 @@ def raise_failure(info: dict) -> dict:
     return info
 
 
-def simulate(run: RunSpec):
+def simulate(run: RunSpec) -> SimulationResult:
     """Replay ``run`` on the built-in engine; returns the :class:`SimulationResult`."""
-    pair = resolve_policy(run.policy, "policy")
+    gpu = is_gpu_platform(run.platform)
+    message = policy_error(run.policy, gpu)  # before reading the inputs
+    if message:
+        raise ConfigError(f"policy: {message}")
+    if gpu and is_gpu_input(run.platform, run.trace):
+        return _simulate_gpu(run)
     spec = InputSpec(workload_path=run.trace, platform_path=run.platform,
                      conventions=run.conventions, strict=run.strict,
                      start_index=run.start_index, nb_jobs=run.nb_jobs, seed=run.seed)
@@ -137,7 +148,20 @@ def simulate(run: RunSpec):
     config = SimulationConfig(contention=run.contention, backfilling=run.backfill,
                               decision=implied.decision, kill_on_walltime=implied.kill_on_walltime,
                               seed=run.seed)
-    return Simulation(platform, workload, config).run(pair)
+    return Simulation(platform, workload, config).run(run.policy)  # a GPU policy on GPUs
+
+
+def _simulate_gpu(run: RunSpec) -> SimulationResult:
+    """Replay an openb workload (or an openb node list) with a GPU policy."""
+    try:
+        platform, workload = load_gpu_inputs(run.platform, run.trace, None, run.strict,
+                                             run.start_index, run.nb_jobs)
+    except SkippableLineError as exc:
+        raise exc.relaxed_by('set "strict": false in the sweep file') from None
+    if run.load_factor != 1:
+        workload = scale_arrivals(workload, run.load_factor)
+    config = SimulationConfig(backfilling=run.backfill, decision=run.decision, seed=run.seed)
+    return Simulation(platform, workload, config).run(run.policy)
 
 
 def table_row(run: RunSpec, runs_dir: str | Path) -> dict:

@@ -1,4 +1,4 @@
-"""Sweep files: a grid (or a seeded random sample of it) of classic-policy replays.
+"""Sweep files: a grid (or a seeded random sample of it) of replays, on CPU or GPU platforms.
 
 A sweep file is a JSON object validated by :mod:`hdrm.typedjson` (errors name the file, the JSON
 path, the bad value and the closest valid names)::
@@ -17,7 +17,14 @@ path, the bad value and the closest valid names)::
 
 Every list is one axis of the grid; the runs are its cross product, in the order of the axes
 above (policies vary slowest, seeds fastest). ``"all-pairs"`` stands for HDeepRM's 36 job-core
-pairs. Paths are relative to the sweep file. With ``sample``, ``size`` runs are drawn from the
+pairs. Paths are relative to the sweep file.
+
+GPU platforms (a platform JSON with accelerators, or an openb node list ``.csv``) replay openb
+pod lists with GPU policies: queue orders and ``ORDER-PLACEMENT`` pairs (``drf-fgd``;
+``"all-gpu-pairs"`` stands for every pair) and backfilling ``none`` or ``greedy``. Each policy and
+backfilling mode is checked against the kind of every platform when the file is read, so a
+policy of the wrong kind is a one-line error naming both (split CPU and GPU grids into two
+files). With ``sample``, ``size`` runs are drawn from the
 grid without replacement by a generator seeded with ``sample.seed`` (then kept in grid order), so
 the same file always names the same runs. :func:`expand` turns the file into :class:`RunSpec`
 values; nothing here runs anything.
@@ -37,26 +44,41 @@ from pathlib import Path
 from typing import Literal
 
 from hdrm.core.contention import CONTENTION_MODELS
+from hdrm.core.gpu_scheduler import GPU_BACKFILLING, gpu_pairs, resolve_gpu_policy
+from hdrm.errors import HdrmError
 from hdrm.policies.pairs import ALL_PAIRS, resolve_policy
 from hdrm.jsonfile import read_json
 from hdrm.typedjson import Context, convert_block
 
 #: The name that stands for HDeepRM's 36 job-core pairs in ``policies``.
 ALL_PAIRS_NAME = "all-pairs"
+#: The name that stands for every GPU order-placement pair in ``policies``.
+ALL_GPU_PAIRS_NAME = "all-gpu-pairs"
+#: What each platform kind accepts, for the messages.
+KIND_POLICIES = {False: f"CPU policies (heuristics, job-core pairs, {ALL_PAIRS_NAME!r})",
+                 True: f"GPU policies (queue orders, ORDER-PLACEMENT pairs, {ALL_GPU_PAIRS_NAME!r})"}
 
-Backfill = Literal["none", "easy", "easy_first", "conservative"]
+Backfill = Literal["none", "easy", "easy_first", "conservative", "greedy"]
 Decision = Literal["event", "commit"]
 
 
-def _check_policy(name: str) -> str:
-    """An error text for an unknown policy name (empty when fine)."""
-    if name == ALL_PAIRS_NAME:
+def policy_error(name: str, gpu: bool) -> str:
+    """Why ``name`` is not a policy of a CPU (``gpu`` False) or GPU platform ("" when it is)."""
+    if name == (ALL_GPU_PAIRS_NAME if gpu else ALL_PAIRS_NAME):
         return ""
     try:
-        resolve_policy(name, "policy")
-    except Exception as exc:  # noqa: BLE001 - the message is what we want
-        return str(exc).split(": ", 1)[-1] + f", or {ALL_PAIRS_NAME!r} for the 36 pairs"
+        (resolve_gpu_policy if gpu else resolve_policy)(name, "policy")
+    except HdrmError as exc:
+        return str(exc).split(": ", 1)[-1]
     return ""
+
+
+def _check_policy(name: str) -> str:
+    """An error text for a name that is a policy of neither kind (empty when fine)."""
+    if not policy_error(name, False) or not policy_error(name, True):
+        return ""
+    return (f"{policy_error(name, False)}, or {ALL_PAIRS_NAME!r} for the 36 pairs; on GPU "
+            f"platforms: {policy_error(name, True)}, or {ALL_GPU_PAIRS_NAME!r} for every pair")
 
 
 def _check_policies(names: tuple[str, ...]) -> str:
@@ -107,11 +129,12 @@ class SweepSpec:
     """A sweep file, validated.
 
     Attributes:
-        policies: heuristics (``fcfs``, ``sjf`` ...), job-core pairs, or ``all-pairs``.
-        backfill: backfilling modes.
+        policies: heuristics (``fcfs``, ``sjf`` ...), job-core pairs, or ``all-pairs``; on GPU
+            platforms queue orders, ``order-placement`` pairs, or ``all-gpu-pairs``.
+        backfill: backfilling modes (``none`` or ``greedy`` on GPU platforms).
         decision: decision semantics (``event``, ``commit``).
-        platforms: platform JSON (or SimGrid XML) files.
-        traces: SWF or Batsim JSON workloads.
+        platforms: platform JSON (or SimGrid XML) files, or openb node lists (``.csv``).
+        traces: SWF or Batsim JSON workloads, or openb pod lists (``.csv``).
         load_factors: arrival-rate multipliers (:func:`hdrm.workload.load.scale_arrivals`).
         seeds: run seeds (memory-bandwidth draw and the run's generator).
         nb_jobs: jobs taken from each trace (0: all).
@@ -197,9 +220,9 @@ class RunSpec:
 
 
 def _stem(path: str) -> str:
-    """A file's name without its data suffixes (``.swf.gz``, ``.json``, ``.xml``)."""
+    """A file's name without its data suffixes (``.swf.gz``, ``.json``, ``.xml``, ``.csv``)."""
     name = Path(path).name
-    for suffix in (".gz", ".swf", ".json", ".xml"):
+    for suffix in (".gz", ".swf", ".json", ".xml", ".csv"):
         name = name[: -len(suffix)] if name.lower().endswith(suffix) else name
     return name
 
@@ -214,17 +237,46 @@ def load_sweep(path: str | os.PathLike[str]) -> SweepSpec:
     data = read_json(source, "sweep file")
     ctx = Context(source, str(Path(source).resolve().parent))
     spec = convert_block(data, SweepSpec, "", ctx)
+    _check_kinds(spec, ctx)
     if spec.sample is not None and spec.sample.size > grid_size(spec):
         raise ctx.fail("sample.size", f"{spec.sample.size} runs asked, but the grid has only "
                        f"{grid_size(spec)}; ask for at most {grid_size(spec)}, or drop 'sample'")
     return spec
 
 
+def is_gpu_platform(path: str) -> bool:
+    """Whether a platform file is a GPU platform (an openb node list, or accelerators)."""
+    from hdrm.sim.inputs import load_platform_any
+
+    return path.lower().endswith(".csv") or bool(load_platform_any(path).accelerators)
+
+
+def _check_kinds(spec: SweepSpec, ctx: Context) -> None:
+    """Every policy and backfilling mode must suit every platform of the grid."""
+    for i, platform in enumerate(spec.platforms):
+        gpu = is_gpu_platform(platform)
+        kind = f"platforms[{i}] {json.dumps(Path(platform).name)} is a {'GPU' if gpu else 'CPU'}" \
+            " platform"
+        for k, name in enumerate(spec.policies):
+            if policy_error(name, gpu):
+                raise ctx.fail(f"policies[{k}]", f"{json.dumps(name)} is not a policy there: "
+                               f"{kind}, which takes {KIND_POLICIES[gpu]}; put other kinds of "
+                               "platform in another sweep file")
+        for k, mode in enumerate(spec.backfill):
+            if gpu and mode not in GPU_BACKFILLING or not gpu and mode == "greedy":
+                allowed = ", ".join(GPU_BACKFILLING) if gpu else "none, easy, easy_first, " \
+                    "conservative"
+                raise ctx.fail(f"backfill[{k}]", f"{json.dumps(mode)} does not apply: {kind}; "
+                               f"choose among {allowed}")
+
+
 def _policies(spec: SweepSpec) -> list[str]:
-    """The policy axis, with ``all-pairs`` expanded and repeats dropped (first one kept)."""
+    """The policy axis, with ``all-pairs`` (``all-gpu-pairs``) expanded and repeats dropped
+    (first one kept)."""
     names: list[str] = []
+    every = {ALL_PAIRS_NAME: ALL_PAIRS, ALL_GPU_PAIRS_NAME: tuple(gpu_pairs())}
     for name in spec.policies:
-        for expanded in (ALL_PAIRS if name == ALL_PAIRS_NAME else (name,)):
+        for expanded in every.get(name, (name,)):
             if expanded not in names:
                 names.append(expanded)
     return names

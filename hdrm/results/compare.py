@@ -4,6 +4,10 @@ Every value is recomputed from each run's out_jobs.csv (so Batsim's runs and our
 the same way, bounded slowdown included); the energy comes from the run's timeline or
 out_schedule.csv (see :meth:`hdrm.results.run.Run.energy_j`) and is nan when unknown.
 
+Runs of GPU replays (their folder holds ``out_gpu_summary.json``) add four columns when any run of
+the table has them (:data:`GPU_METRICS`: mean JCT over the tasks that ran, GPU allocation rate,
+mean fragmentation, GPU cost, as that summary gives them; nan for the other runs).
+
 Runs are comparable when they scheduled the same jobs on a platform of the same size. A run folder
 records its inputs in its outputs: out_jobs.csv lists every job with its id, submission time,
 requested cores and requested time (the workload and the selection taken from it), and
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -56,6 +61,33 @@ METRICS = (
     Metric("mean_bounded_slowdown", "mean_bounded_slowdown", "Mean bounded slowdown", "ratio"),
     Metric("utilization", "utilization", "Utilisation", "fraction of core time"),
 )
+
+#: The summary of a GPU replay, in a run folder.
+GPU_SUMMARY_FILE = "out_gpu_summary.json"
+#: (summary key, table column, scale) of the GPU columns, in table order.
+GPU_METRICS = (
+    ("mean_jct_s", "mean_jct_s", 1.0),
+    ("gpu_allocation_rate_all", "gpu_allocation", 1.0),
+    ("mean_frag_milli", "mean_frag_gpus", 1e-3),
+    ("cost_usd", "gpu_cost_usd", 1.0),
+)
+
+
+def gpu_columns(run: Run) -> dict[str, float]:
+    """The GPU columns of a run (empty for a run without ``out_gpu_summary.json``).
+
+    Raises:
+        ConfigError: the summary is not JSON or lacks a key (one line naming the file).
+    """
+    path = run.path / GPU_SUMMARY_FILE
+    if not path.is_file():
+        return {}
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        return {column: float(summary[key]) * scale for key, column, scale in GPU_METRICS}
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{path}: not a GPU replay summary ({type(exc).__name__}: {exc}); "
+                          "write it again with hdrm replay") from None
 
 
 def as_runs(run_dirs: Sequence[str | Path | Run]) -> list[Run]:
@@ -193,13 +225,19 @@ def compare_rows(
         summary = run.summary()
         row: dict[str, Any] = {"run": run.label, "nb_jobs": summary["nb_jobs"]}
         row.update({m.column: float(summary[m.key]) for m in METRICS})
+        row.update(gpu_columns(run))
         rows.append(row)
+    if any(GPU_METRICS[0][1] in row for row in rows):
+        for row in rows:
+            for _, column, _ in GPU_METRICS:
+                row.setdefault(column, math.nan)
     return rows
 
 
-def _columns() -> list[str]:
-    """The table's columns, in order."""
-    return ["run", "nb_jobs"] + [m.column for m in METRICS]
+def _columns(rows: Sequence[dict[str, Any]] = ()) -> list[str]:
+    """The table's columns, in order (the GPU ones when the rows have them)."""
+    gpu = [c for _, c, _ in GPU_METRICS] if any(GPU_METRICS[0][1] in r for r in rows) else []
+    return ["run", "nb_jobs"] + [m.column for m in METRICS] + gpu
 
 
 def _text(value: Any, decimals: int) -> str:
@@ -211,13 +249,13 @@ def _text(value: Any, decimals: int) -> str:
 
 def format_markdown(rows: Sequence[dict[str, Any]]) -> str:
     """A GitHub-flavoured Markdown table (3 decimals; nan as ``n/a``), ending in a newline."""
-    columns = _columns()
+    columns = _columns(rows)
     lines = [
         "| " + " | ".join(columns) + " |",
         "|" + "|".join(["---"] + ["---:"] * (len(columns) - 1)) + "|",
     ]
     for row in rows:
-        lines.append("| " + " | ".join(_text(row[c], 3) for c in columns) + " |")
+        lines.append("| " + " | ".join(_text(row.get(c, math.nan), 3) for c in columns) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -225,8 +263,9 @@ def format_csv(rows: Sequence[dict[str, Any]]) -> str:
     """CSV text (6 decimals as Batsim writes; nan as an empty field), ending in a newline."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    columns = _columns()
+    columns = _columns(rows)
     writer.writerow(columns)
     for row in rows:
-        writer.writerow(["" if _text(row[c], 6) == "n/a" else _text(row[c], 6) for c in columns])
+        cells = [_text(row.get(c, math.nan), 6) for c in columns]
+        writer.writerow(["" if cell == "n/a" else cell for cell in cells])
     return out.getvalue()
