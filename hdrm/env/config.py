@@ -69,6 +69,11 @@ class EnvConfig:
         engine: ``builtin`` (the built-in simulator) or ``batsim`` (one real Batsim run per
             episode, the decisions handed over by :mod:`hdrm.batsim.env_bridge`).
         seed: base seed of the bandwidth draw and of the simulation.
+        tenants: the jobs' tenants (``user``, ``group``, ``qos``, ``job``, a mapping CSV or a
+            tenants JSON file: :mod:`hdrm.workload.tenant_files`); None: no tenants. Needed by
+            the SLA objectives and the ``edf``, ``least_laxity``, ``fair_share`` and
+            ``sla_class`` selections.
+        sla: the SLA of tenants without one (``relative:3``, ``latency:600`` ...).
         implied: the decision and walltime rule in effect and where each came from (set
             from the fields above; for summaries).
     """
@@ -100,6 +105,8 @@ class EnvConfig:
     kill_on_walltime: bool | None = None
     engine: str = "builtin"
     seed: int = 0
+    tenants: str | None = None
+    sla: str = "relative:3"
     implied: ImpliedSimulation | None = dataclasses.field(default=None, init=False, repr=False,
                                                           compare=False)
 

@@ -150,7 +150,7 @@ def bind_tenants(pair: Any, table: TenantTable, core: Any) -> Any:
     Raises:
         ConfigError: ``sla_class`` with tenants none of which has a class.
     """
-    name = pair.job.name
+    name = getattr(getattr(pair, "job", None), "name", None)  # GPU pairs have no job policy
     if name not in SLA_POLICIES:
         return pair
     if name == "edf":

@@ -31,10 +31,10 @@ import gzip
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from hdrm.errors import ConfigError
-from hdrm.workload.job import Workload
+from hdrm.workload.job import Job, Workload
 from hdrm.workload.tenants import (
     TENANT_SOURCES,
     Sla,
@@ -222,13 +222,44 @@ def tenants_for(workload: Workload, what: str, sla: str = "relative:3",
     Raises:
         ConfigError: a bad source, file or SLA; ``group`` on a workload that is not an SWF file.
     """
-    spec = load_tenant_spec(what, parse_sla(sla), where)
-    group_of = None
+    return tenant_builder(workload, what, sla, where)(workload.jobs)
+
+
+def tenant_builder(workload: Workload, what: str, sla: str = "relative:3",
+                   where: str = "--tenants") -> Callable[[Sequence[Job]], TenantTable]:
+    """A function that makes the :class:`TenantTable` of any selection of ``workload``'s jobs
+    (files are read once: an environment builds one table per episode).
+
+    Raises:
+        ConfigError: a bad source, file or SLA; ``group`` on a workload that is not an SWF file.
+    """
+    spec = load_tenant_spec(what, parse_sla(sla, where.replace("tenants", "sla")), where)
+    groups = None
     if spec.source == "group" or any(k.startswith("group:") for k in spec.mapping):
         source = str(workload.source)
         if not source.endswith((".swf", ".swf.gz", ".gz")):
             raise ConfigError(f"{where}: tenants by group read SWF field 13; {source!r} is not "
                               "an SWF trace (use user, qos or a mapping file)")
         groups = swf_groups(source)
-        group_of = lambda job: groups.get(job.id, -1)  # noqa: E731
-    return build_tenants(workload.jobs, spec, group_of)
+    return TenantBuilder(spec, groups)
+
+
+class TenantBuilder:
+    """Makes the :class:`TenantTable` of a selection of jobs (picklable, for environments).
+
+    Args:
+        spec: the tenant spec.
+        groups: job number -> SWF group id, when the spec reads groups.
+    """
+
+    def __init__(self, spec: TenantSpec, groups: dict[int, int] | None) -> None:
+        self.spec = spec
+        self.groups = groups
+
+    def group_of(self, job: Job) -> int:
+        """The SWF group of ``job`` (-1 unknown)."""
+        return self.groups.get(job.id, -1) if self.groups is not None else -1
+
+    def __call__(self, jobs: Sequence[Job]) -> TenantTable:
+        """The table of ``jobs`` (``jobs[i].idx == i``)."""
+        return build_tenants(jobs, self.spec, self.group_of if self.groups is not None else None)

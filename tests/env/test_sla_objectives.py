@@ -54,8 +54,68 @@ def test_sla_energy_weights_energy_per_job():
     assert value == pytest.approx(0.5 + SLA_ENERGY_WEIGHT * 2.0 / 4)  # 2 MJ over 4 jobs
 
 
-def test_the_environment_refuses_them_in_one_line(small_swf):
+def test_the_environment_refuses_them_without_tenants_in_one_line(small_swf):
     from hdrm.env.scheduling_env import SchedulingEnv
 
-    with pytest.raises(ConfigError, match=r"objective: 'tardiness' needs tenants and SLAs"):
+    with pytest.raises(ConfigError, match=r"objective: 'tardiness' needs tenants and SLAs; give "
+                                          r"tenants"):
         SchedulingEnv(workload_file=small_swf, nb_jobs=5, objective="tardiness")
+
+
+KTH = str(__import__("pathlib").Path(__file__).resolve().parents[2] / "workloads"
+          / "KTH-SP2-1996-2.1-cln_27200-27399.swf")
+
+
+@pytest.mark.parametrize("objective", ["sla_satisfaction", "tardiness", "fairness", "sla_energy"])
+def test_env_return_is_minus_the_objective_of_the_run(objective):
+    from hdrm.env.scheduling_env import SchedulingEnv
+    from hdrm.results.sla import sla_report
+    from hdrm.sim.outputs import job_results
+
+    env = SchedulingEnv(workload_file=KTH, platform_file=None, homogeneous_procs=100, nb_jobs=80,
+                        objective=objective, tenants="user", sla="relative:1.2",
+                        selection=("edf-high_gflops", "fcfs-high_gflops", "fair_share-high_gflops",
+                                   "least_laxity-high_gflops"))
+    env.reset(seed=0)
+    rng, total, done = np.random.default_rng(1), 0.0, False
+    while not done:
+        _, reward, term, trunc, info = env.step(int(rng.integers(4)))
+        total += reward
+        done = term or trunc
+    result = env.result()
+    report = sla_report(env._sla.table, result.workload.jobs, job_results(result))
+    expected = {
+        "sla_satisfaction": report.overall.deadline_miss_rate,
+        "tardiness": report.overall.tardiness_mean_s / HOUR_S,  # no job rejected here
+        "fairness": 1 - report.jain_fairness,
+        "sla_energy": report.overall.deadline_miss_rate + result.energy_j / 1e6 / 80,
+    }[objective]
+    assert len(result.outcomes) == 80 and expected > 0
+    assert total == pytest.approx(-expected, rel=1e-9)
+
+
+def test_sla_selections_without_tenants_are_refused():
+    from hdrm.env.scheduling_env import SchedulingEnv
+
+    with pytest.raises(ConfigError, match=r"actions.selection: edf, least_laxity, fair_share"):
+        SchedulingEnv(workload_file=KTH, platform_file=None, homogeneous_procs=100, nb_jobs=5,
+                      selection=("edf-high_gflops",))
+
+
+def test_env_with_tenants_passes_check_env_and_pickles_mid_episode():
+    import pickle
+
+    from gymnasium.utils.env_checker import check_env
+
+    from hdrm.env.scheduling_env import SchedulingEnv
+
+    env = SchedulingEnv(workload_file=KTH, platform_file=None, homogeneous_procs=100, nb_jobs=40,
+                        objective="fairness", tenants="user",
+                        selection=("edf-high_gflops", "fair_share-high_gflops"))
+    check_env(env, skip_render_check=True)
+    env.reset(seed=0)
+    env.step(1)
+    copy = pickle.loads(pickle.dumps(env))
+    # the copy's fair share reads the usage its own decision core keeps
+    assert copy.sim.core.usage_hooks[0] is copy.pairs[1].job.key.usage
+    assert [env.step(i % 2)[1] for i in range(10)] == [copy.step(i % 2)[1] for i in range(10)]
