@@ -101,6 +101,12 @@ class WorkloadOptions(_Block):
     24, as HDeepRM), ``none``, ``constant:X``, ``uniform:A:B`` or ``choice:[X,Y,...]``."""
     window: tuple[float, float] | None = _opt(None, ge=0, check=_check_window)
     """Only jobs submitted within [t0, t1] (seconds, trace clock); null for no time window."""
+    tenants: str | None = None
+    """The jobs' tenants: ``user``, ``group``, ``qos``, ``job``, or a mapping CSV or tenants JSON
+    file (relative to the options file); null for none (see the tenants page)."""
+    sla: str = "relative:3"
+    """The SLA of tenants without one: ``relative:K``, ``latency:SECONDS``, ``absolute`` or
+    ``none``."""
 
 
 @dataclass(frozen=True)

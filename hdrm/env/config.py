@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -174,9 +175,22 @@ class EnvConfig:
                                              implied.kill_on_walltime),
             engine=options.engine,
             seed=options.seed,
+            tenants=_tenants_path(options),
+            sla=options.workload.sla,
         )
         values.update(overrides)
         return cls.from_kwargs(**values)
+
+
+def _tenants_path(options: Options) -> str | None:
+    """``workload.tenants``, a relative file path resolved against the options file's folder."""
+    tenants = options.workload.tenants
+    if tenants is None or not tenants.lower().endswith((".csv", ".json")) or os.path.isabs(tenants):
+        return tenants
+    if os.path.isfile(options.source):
+        return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(options.source)),
+                                             tenants))
+    return tenants
 
 
 def _unless_implied(value: Any, implied: Any) -> Any:
