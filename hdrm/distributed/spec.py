@@ -55,8 +55,9 @@ ALL_PAIRS_NAME = "all-pairs"
 #: The name that stands for every GPU order-placement pair in ``policies``.
 ALL_GPU_PAIRS_NAME = "all-gpu-pairs"
 #: What each platform kind accepts, for the messages.
-KIND_POLICIES = {False: f"CPU policies (heuristics, job-core pairs, {ALL_PAIRS_NAME!r})",
-                 True: f"GPU policies (queue orders, ORDER-PLACEMENT pairs, {ALL_GPU_PAIRS_NAME!r})"}
+KIND_POLICIES = {
+    False: f"CPU policies (heuristics, job-core pairs, {ALL_PAIRS_NAME!r})",
+    True: f"GPU policies (queue orders, ORDER-PLACEMENT pairs, {ALL_GPU_PAIRS_NAME!r})"}
 
 Backfill = Literal["none", "easy", "easy_first", "conservative", "greedy"]
 Decision = Literal["event", "commit"]

@@ -74,8 +74,8 @@ def _mean(values: list[float]) -> float:
 
 def gpu_summary(result: SimulationResult) -> dict[str, Any]:
     """The run's metrics: jobs, mean waiting and JCT (over the tasks that ran), makespan,
-    allocation rate per model, mean fragmentation, energy and cost (total and per model),
-    rejected tasks per reason."""
+    GPUs and allocation rate per model, mean fragmentation, energy and cost (total and per
+    model), rejected tasks per reason."""
     report: GpuReport = result.gpu
     rows = job_results(result)
     ran = [r for r in rows if r.final_state != REJECTED]
@@ -101,6 +101,8 @@ def gpu_summary(result: SimulationResult) -> dict[str, Any]:
         "makespan_s": span,
         "mean_waiting_time_s": _mean([r.waiting_time for r in ran]),
         "mean_jct_s": _mean([r.turnaround_time for r in ran]),
+        "gpus_by_model": {m: report.model_milli[k] // 1000
+                          for k, m in enumerate(report.model_names)},
         "gpu_allocation_rate": allocation,
         "gpu_allocation_rate_all": _rate(math.fsum(integrals), total_milli, span),
         "mean_frag_milli": _rate(report.frag_milli_s, 1, span),

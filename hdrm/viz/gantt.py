@@ -22,6 +22,7 @@ from hdrm.errors import ConfigError
 from hdrm.results.records import JobResult, parse_interval_ranges
 from hdrm.results.run import Run
 from hdrm.viz.common import COLORS, as_run, category_colors, new_figure, run_title
+from hdrm.viz.gpu_utilisation import is_gpu_run
 
 logger = logging.getLogger(__name__)
 
@@ -129,14 +130,19 @@ def plot_gantt(
         max_jobs: draw at most this many jobs, the largest by cores x run time.
 
     Raises:
-        ConfigError: bad ``color_by`` or ``max_jobs``, no job with an allocation, or no user in
-            the metadata when colouring by user.
+        ConfigError: bad ``color_by`` or ``max_jobs``, no job with an allocation, no user in
+            the metadata when colouring by user, or a GPU run (drawn by
+            :func:`~hdrm.viz.gantt_gpu.plot_gantt_gpu`).
     """
     if color_by not in COLOR_BY:
         raise ConfigError(f"unknown colouring {color_by!r}; choose one of: {', '.join(COLOR_BY)}")
     if max_jobs < 1:
         raise ConfigError(f"max_jobs must be at least 1, got {max_jobs}")
     run = as_run(run_dir)
+    if is_gpu_run(run):
+        raise ConfigError(f"{run.path}: a replay on a GPU platform, whose allocated_resources are "
+                          f"GPU ids, not cores; draw its gantt chart by GPU with 'hdrm plot gpus "
+                          f"{run.path}'")
     jobs, nb_drawable = _drawable(run.jobs(), max_jobs)
     if not jobs:
         raise ConfigError(f"{run.path}: no job in out_jobs.csv ran on known cores; nothing to draw")

@@ -1,5 +1,6 @@
 """Utilisation over time: the share of cores running a job (and, from the built-in engine's
-timeline, the share slowed by memory-bandwidth contention)."""
+timeline, the share slowed by memory-bandwidth contention); on a GPU run, the share of each GPU
+model's GPUs allocated (:mod:`hdrm.viz.gpu_utilisation`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from matplotlib.figure import Figure
 from hdrm.errors import ConfigError
 from hdrm.results.run import Run
 from hdrm.viz.common import COLORS, as_run, new_figure, run_title
+from hdrm.viz.gpu_utilisation import is_gpu_run, plot_gpu_utilisation
 
 logger = logging.getLogger(__name__)
 
@@ -24,10 +26,16 @@ def source_note(derived: bool) -> str:
 def plot_utilisation(run_dir: str | Path | Run) -> Figure:
     """Busy cores as a percentage of all cores over time, with the time-weighted mean.
 
+    A replay on a GPU platform is drawn by
+    :func:`~hdrm.viz.gpu_utilisation.plot_gpu_utilisation` instead (its out_jobs.csv names
+    GPUs, not cores).
+
     Raises:
         ConfigError: the folder lacks out_jobs.csv, or the number of cores is unknown.
     """
     run = as_run(run_dir)
+    if is_gpu_run(run):
+        return plot_gpu_utilisation(run)
     timeline = run.timeline()
     nb_cores = run.nb_resources()
     if nb_cores <= 0:

@@ -35,7 +35,8 @@ def test_a_replay_names_the_trace_nodes_in_its_outputs(tmp_path, capsys):
     nodes.write_text(HEADER + "openb-node-0042,8000,16384,1,T4\nopenb-node-0007,8000,16384,1,T4\n")
     pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
                     "creation_time,deletion_time,scheduled_time\n"
-                    "a,1000,1024,1,1000,,LS,Running,0,100,0\nb,1000,1024,1,1000,,LS,Running,0,50,0\n")
+                    "a,1000,1024,1,1000,,LS,Running,0,100,0\n"
+                    "b,1000,1024,1,1000,,LS,Running,0,50,0\n")
     out = tmp_path / "run"
     assert main(["replay", "--platform", str(nodes), "--workload", str(pods), "--policy",
                  "fifo-first_fit", "--outdir", str(out)]) == 0

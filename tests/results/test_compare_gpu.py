@@ -59,5 +59,6 @@ def test_a_run_without_gpu_columns_shows_them_as_missing(gpu_run):
 def test_a_broken_gpu_summary_is_one_line(gpu_run):
     (gpu_run / "out_gpu_summary.json").write_text('{"mean_jct_s": 1}')
     with pytest.raises(ConfigError, match=r"out_gpu_summary.json: not a GPU replay summary "
-                       r"\(KeyError: 'gpu_allocation_rate_all'\); write it again with hdrm replay$"):
+                       r"\(KeyError: 'gpu_allocation_rate_all'\); write it again with "
+                       r"hdrm replay$"):
         compare_rows([gpu_run])
