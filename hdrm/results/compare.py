@@ -7,6 +7,8 @@ out_schedule.csv (see :meth:`hdrm.results.run.Run.energy_j`) and is nan when unk
 Runs of GPU replays (their folder holds ``out_gpu_summary.json``) add four columns when any run of
 the table has them (:data:`GPU_METRICS`: mean JCT over the tasks that ran, GPU allocation rate,
 mean fragmentation, GPU cost, as that summary gives them; nan for the other runs).
+Runs replayed with tenants (their folder holds ``out_sla.csv``) add the overall SLA columns
+(:data:`hdrm.results.sla.COMPARE_COLUMNS`) in the same way.
 
 Runs are comparable when they scheduled the same jobs on a platform of the same size. A run folder
 records its inputs in its outputs: out_jobs.csv lists every job with its id, submission time,
@@ -28,6 +30,7 @@ from typing import Any, Sequence
 
 from hdrm.errors import ConfigError
 from hdrm.results.run import Run
+from hdrm.results.sla import COMPARE_COLUMNS, sla_columns
 
 #: Job ids shown as examples in a difference.
 NB_EXAMPLES = 3
@@ -226,10 +229,15 @@ def compare_rows(
         row: dict[str, Any] = {"run": run.label, "nb_jobs": summary["nb_jobs"]}
         row.update({m.column: float(summary[m.key]) for m in METRICS})
         row.update(gpu_columns(run))
+        row.update(sla_columns(run.path))
         rows.append(row)
     if any(GPU_METRICS[0][1] in row for row in rows):
         for row in rows:
             for _, column, _ in GPU_METRICS:
+                row.setdefault(column, math.nan)
+    if any(COMPARE_COLUMNS[0] in row for row in rows):  # runs with tenants: their SLA columns
+        for row in rows:
+            for column in COMPARE_COLUMNS:
                 row.setdefault(column, math.nan)
     return rows
 
@@ -237,7 +245,8 @@ def compare_rows(
 def _columns(rows: Sequence[dict[str, Any]] = ()) -> list[str]:
     """The table's columns, in order (the GPU ones when the rows have them)."""
     gpu = [c for _, c, _ in GPU_METRICS] if any(GPU_METRICS[0][1] in r for r in rows) else []
-    return ["run", "nb_jobs"] + [m.column for m in METRICS] + gpu
+    sla = list(COMPARE_COLUMNS) if any(COMPARE_COLUMNS[0] in r for r in rows) else []
+    return ["run", "nb_jobs"] + [m.column for m in METRICS] + gpu + sla
 
 
 def _text(value: Any, decimals: int) -> str:

@@ -21,6 +21,7 @@ run time at the reference speed with the machine to itself, :mod:`hdrm.workload.
 
 from __future__ import annotations
 
+import csv
 import logging
 import math
 from dataclasses import asdict, dataclass
@@ -29,6 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from hdrm.errors import ConfigError
 from hdrm.results.records import JobResult
 from hdrm.workload.job import Job
 from hdrm.workload.tenants import TenantTable
@@ -167,7 +169,7 @@ def report_from_arrays(table: TenantTable, submit_s: np.ndarray, finish_s: np.nd
 
 def _cell(value: Any) -> str:
     if isinstance(value, float):
-        return "" if math.isnan(value) else f"{value:.6g}"
+        return "" if math.isnan(value) else f"{value:.10g}"
     return str(value)
 
 
@@ -195,6 +197,39 @@ def write_sla_csv(report: SlaReport, path: str | Path) -> Path:
 
 def _quoted(text: str) -> str:
     return f'"{text}"' if "," in text or '"' in text else text
+
+
+#: The SLA file of a run folder.
+SLA_FILE = "out_sla.csv"
+#: The overall columns that ``hdrm compare`` shows, in table order.
+COMPARE_COLUMNS = ("sla_satisfaction", "deadline_miss_rate", "tardiness_mean_s", "tardiness_p99_s",
+                   "antt", "stp", "jain_fairness", "max_min_ratio")
+
+
+def sla_columns(run_dir: str | Path) -> dict[str, float]:
+    """The overall row of a run folder's out_sla.csv as :data:`COMPARE_COLUMNS` (empty cells
+    nan); an empty dict when the run has no such file.
+
+    Raises:
+        ConfigError: the file has no ``overall`` row or a cell is not a number (one line).
+    """
+    path = Path(run_dir) / SLA_FILE
+    if not path.is_file():
+        return {}
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    overall = next((r for r in rows if r.get("tenant") == "overall"), None)
+    if overall is None:
+        raise ConfigError(f"{path}: no 'overall' row; write it again with hdrm replay --tenants")
+    values = {}
+    for column in COMPARE_COLUMNS:
+        text = (overall.get(column) or "").strip()
+        try:
+            values[column] = float(text) if text else math.nan
+        except ValueError:
+            raise ConfigError(f"{path}, row 'overall', column {column}: not a number: "
+                              f"{text!r}") from None
+    return values
 
 
 def summary_lines(report: SlaReport) -> list[tuple[str, str]]:

@@ -37,9 +37,11 @@ def _replay(swf, tmp_path, capsys, *argv):
 
 @pytest.mark.parametrize("policy,tardiness,antt,overall", [
     ("fcfs", "36.7 s / 110.0 s", "5.933 / 1.429",
-     "overall,,,3,3,0.666667,0.333333,36.6667,110,5.93333,1.42857,0.47619,0.704878,4.66667"),
+     "overall,,,3,3,0.6666666667,0.3333333333,36.66666667,110,5.933333333,1.428571429,0.4761904762,"
+     "0.7048780488,4.666666667"),
     ("edf", "20.0 s / 60.0 s", "4.333 / 1.444",
-     "overall,,,3,3,0.666667,0.333333,20,60,4.33333,1.44444,0.481481,0.711765,4.5"),
+     "overall,,,3,3,0.6666666667,0.3333333333,20,60,4.333333333,1.444444444,0.4814814815,"
+     "0.7117647059,4.5"),
 ])
 def test_sla_lines_and_out_sla_csv_by_hand(swf, tmp_path, capsys, policy, tardiness, antt, overall):
     status, out, err = _replay(swf, tmp_path, capsys, "--policy", policy, "--tenants", "user")
@@ -71,3 +73,22 @@ def test_no_tenants_no_sla_lines(swf, tmp_path, capsys):
 def test_one_line_errors(swf, tmp_path, capsys, argv, message):
     status, _, err = _replay(swf, tmp_path, capsys, *argv)
     assert status == 2 and err.count("\n") == 1 and message in err
+
+
+def test_compare_shows_the_sla_columns_of_runs_with_tenants(swf, tmp_path, capsys):
+    for policy, tenants in (("fcfs", ["--tenants", "user"]), ("edf", ["--tenants", "user"]),
+                            ("sjf", [])):
+        assert main(["replay", "--workload", swf, "--homogeneous-procs", "1", "--contention",
+                     "none", "--policy", policy, *tenants, "--outdir",
+                     str(tmp_path / policy)]) == 0
+    capsys.readouterr()
+    assert main(["compare", *(str(tmp_path / p) for p in ("fcfs", "edf", "sjf")), "--format",
+                 "csv"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    header = rows[0].split(",")
+    assert header[-8:] == ["sla_satisfaction", "deadline_miss_rate", "tardiness_mean_s",
+                           "tardiness_p99_s", "antt", "stp", "jain_fairness", "max_min_ratio"]
+    assert rows[1].split(",")[-8:] == ["0.666667", "0.333333", "36.666667", "110.000000",
+                                       "5.933333", "1.428571", "0.704878", "4.666667"]
+    assert rows[2].split(",")[-6:-4] == ["20.000000", "60.000000"]  # EDF's tardiness
+    assert rows[3].split(",")[-8:] == [""] * 8  # no tenants: empty

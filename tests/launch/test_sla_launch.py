@@ -41,4 +41,4 @@ def test_launch_return_is_minus_the_replayed_miss_rate(tmp_path, capsys, policy)
     capsys.readouterr()
     rows = {r["tenant"]: r for r in csv.DictReader((tmp_path / "replay" / "out_sla.csv").open())}
     miss = float(rows["overall"]["deadline_miss_rate"])
-    assert miss > 0 and returns[0] == pytest.approx(-miss, rel=1e-5)
+    assert miss > 0 and returns[0] == pytest.approx(-miss, rel=1e-9)
