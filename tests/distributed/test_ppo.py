@@ -170,6 +170,26 @@ def test_the_learners_checkpoint_resumes_with_workers(ray, tmp_path, capsys):
     assert any(not torch.equal(first[k], second[k]) for k in first)
 
 
+def test_a_launch_joins_a_running_ray_with_address(ray, tmp_path):
+    """--address HOST:PORT: a second process's launch joins this module's (loopback) Ray as a
+    cluster, its worker runs there, and the running Ray is left as it was. (The subprocess runs
+    from the repository root, whose folder Ray puts on its workers' path.)"""
+    import subprocess
+    import sys
+
+    address = ray.get_runtime_context().gcs_address
+    assert address.startswith("127.0.0.1:")
+    env = dict(os.environ, RAY_AUTH_MODE=os.environ.get("RAY_AUTH_MODE", "token"),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run(
+        [sys.executable, "-m", "hdrm.launcher", str(AGENT), str(write_options(tmp_path, episodes=2)),
+         "--workers", "1", "--address", address, "--outdir", str(tmp_path / "o"), "--quiet"],
+        env=env, capture_output=True, text=True, timeout=240, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == f"hdeeprm-launch: 2 episodes, outputs in {tmp_path / 'o'}\n"
+    assert len(rows(tmp_path / "o" / "episodes.csv")) == 2 and ray.is_initialized()
+
+
 # ------------------------------------------------------------------------- routing
 
 
