@@ -116,6 +116,8 @@ class GpuSchedulingEnv(SchedulingEnv):
         self._price = prices
         self.tracker.nb_gpu_milli = cluster.total_gpu_milli
         self.view = GpuClusterView(cluster, core.types)
+        if getattr(sim, "frag", None) is not None:
+            sim.frag = self.view  # the engine integrates the same, memoised, fragmentation
 
     # ------------------------------------------------------------------ state queries
     def fits_mask(self, jobs: list[Job]) -> np.ndarray:

@@ -99,6 +99,10 @@ class GpuClusterView:
         self.refresh()
         return self.frag_milli
 
+    #: the interface of the engine's :class:`~hdrm.sim.gpu_engine.FragTracker`, which the
+    #: environment replaces with its view (one memoised reading per instant serves both)
+    read = fragmentation
+
     def _node_frag(self, nodes: np.ndarray, cpus: list, rows: list) -> list[float]:
         """Fragmentation of the nodes as they are, memoised by node state."""
         models = self._models
