@@ -181,9 +181,10 @@ def test_a_launch_joins_a_running_ray_with_address(ray, tmp_path):
     assert address.startswith("127.0.0.1:")
     env = dict(os.environ, RAY_AUTH_MODE=os.environ.get("RAY_AUTH_MODE", "token"),
                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    options = write_options(tmp_path, episodes=2)
     done = subprocess.run(
-        [sys.executable, "-m", "hdrm.launcher", str(AGENT), str(write_options(tmp_path, episodes=2)),
-         "--workers", "1", "--address", address, "--outdir", str(tmp_path / "o"), "--quiet"],
+        [sys.executable, "-m", "hdrm.launcher", str(AGENT), str(options), "--workers", "1",
+         "--address", address, "--outdir", str(tmp_path / "o"), "--quiet"],
         env=env, capture_output=True, text=True, timeout=240, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout == f"hdeeprm-launch: 2 episodes, outputs in {tmp_path / 'o'}\n"
