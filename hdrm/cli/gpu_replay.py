@@ -8,12 +8,14 @@ from pathlib import Path
 from hdrm.core.gpu_scheduler import GPU_BACKFILLING, resolve_gpu_policy
 from hdrm.errors import ConfigError
 from hdrm.platform.model import Platform
+from hdrm.results.sla import report_from_outcomes, write_and_print
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
 from hdrm.sim.gpu_inputs import load_gpu_inputs
 from hdrm.sim.gpu_outputs import gpu_summary, write_gpu_outputs
 from hdrm.sim.outputs import check_outdir
 from hdrm.workload.job import Workload
 from hdrm.workload.swf import SkippableLineError
+from hdrm.workload.tenant_files import tenants_for
 
 
 def run_gpu(args: argparse.Namespace, platform: Platform | None = None,
@@ -31,12 +33,17 @@ def run_gpu(args: argparse.Namespace, platform: Platform | None = None,
                                                  args.nb_jobs)
         except SkippableLineError as exc:  # name the flag, not the reader's argument
             raise exc.relaxed_by("rerun with --no-strict") from None
+    tenants = (tenants_for(workload, args.tenants, args.sla)
+               if getattr(args, "tenants", None) is not None else None)
     check_outdir(args.outdir)
     config = SimulationConfig(backfilling=args.backfill, decision=args.decision or "event",
                               seed=args.seed)
     result = Simulation(platform, workload, config).run(policy)
     paths = write_gpu_outputs(result, args.outdir)
     print_gpu_summary(result, Path(args.outdir), args.backfill, config.decision)
+    if tenants is not None:  # SLA metrics and out_sla.csv (docs/tenants.rst)
+        write_and_print(report_from_outcomes(tenants, workload.jobs, result.outcomes),
+                        args.outdir)
     return 0 if paths else 1
 
 

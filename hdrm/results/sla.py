@@ -26,7 +26,7 @@ import logging
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -142,6 +142,22 @@ def sla_report(table: TenantTable, jobs: Sequence[Job], results: Sequence[JobRes
     return report_from_arrays(table, submit, finish, completed, alone)
 
 
+def report_from_outcomes(table: TenantTable, jobs: Sequence[Job],
+                         outcomes: Iterable[Any]) -> SlaReport:
+    """The :class:`SlaReport` of a run's outcomes (objects with ``job``, ``state``,
+    ``start_s`` and ``finish_s``, as the engines give them; a negative start: never ran)."""
+    n = len(jobs)
+    finish = np.full(n, np.nan)
+    completed = np.zeros(n, dtype=bool)
+    for outcome in outcomes:
+        if outcome.start_s >= 0:
+            finish[outcome.job.idx] = outcome.finish_s
+            completed[outcome.job.idx] = outcome.state == COMPLETED
+    submit = np.fromiter((j.submit_s for j in jobs), np.float64, n)
+    alone = np.fromiter((j.run_time_s for j in jobs), np.float64, n)
+    return report_from_arrays(table, submit, finish, completed, alone)
+
+
 def report_from_arrays(table: TenantTable, submit_s: np.ndarray, finish_s: np.ndarray,
                        completed: np.ndarray, alone_s: np.ndarray) -> SlaReport:
     """The :class:`SlaReport` of jobs given as arrays indexed by ``Job.idx``."""
@@ -244,6 +260,14 @@ def summary_lines(report: SlaReport) -> list[tuple[str, str]]:
         ("fairness (Jain / max-min)", f"{_num(report.jain_fairness, 3)} / "
                                       f"{_num(report.max_min_ratio, 3)}"),
     ]
+
+
+def write_and_print(report: SlaReport, outdir: str | Path, width: int = 34) -> Path:
+    """Write ``outdir``/out_sla.csv and print :func:`summary_lines` (``hdrm replay``)."""
+    path = write_sla_csv(report, Path(outdir) / SLA_FILE)
+    for key, value in summary_lines(report):
+        print(f"  {key:<{width}}  {value}")
+    return path
 
 
 def _pct(value: float) -> str:

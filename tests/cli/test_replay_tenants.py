@@ -92,3 +92,25 @@ def test_compare_shows_the_sla_columns_of_runs_with_tenants(swf, tmp_path, capsy
                                        "5.933333", "1.428571", "0.704878", "4.666667"]
     assert rows[2].split(",")[-6:-4] == ["20.000000", "60.000000"]  # EDF's tardiness
     assert rows[3].split(",")[-8:] == [""] * 8  # no tenants: empty
+
+
+def test_gpu_replay_with_qos_tenants(tmp_path, capsys):
+    import csv
+    from collections import Counter
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "workloads"
+    out = tmp_path / "gpu"
+    assert main(["replay", "--platform", str(root / "openb_nodes_41.csv"), "--workload",
+                 str(root / "openb_pods_400.csv"), "--policy", "fifo-fgd", "--tenants", "qos",
+                 "--sla", "relative:1", "--outdir", str(out)]) == 0
+    assert "SLA satisfaction / deadline misses" in capsys.readouterr().out
+    pods = Counter(row["qos"] for row in csv.DictReader((root / "openb_pods_400.csv").open()))
+    sla = {r["tenant"]: r for r in csv.DictReader((out / "out_sla.csv").open())}
+    assert {t: int(r["jobs"]) for t, r in sla.items() if t != "overall"} == dict(pods)
+    # deadline = submit + run time alone: met exactly by the tasks that completed without waiting
+    jobs = list(csv.DictReader((out / "out_jobs.csv").open()))
+    met = sum(1 for j in jobs if j["final_state"] == "COMPLETED_SUCCESSFULLY"
+              and float(j["waiting_time"]) == 0)
+    assert 0 < met < len(jobs) == 400
+    assert float(sla["overall"]["sla_satisfaction"]) == met / 400
