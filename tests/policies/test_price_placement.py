@@ -90,3 +90,18 @@ def test_a_model_without_a_price_is_one_line():
     with pytest.raises(ConfigError, match=r"^price_aware: no price for GPU model\(s\) V100M16; "
                                           r"prices given for: K80$"):
         make_placement("price_aware", two_models(), prices={"K80": 1.0})
+
+
+def test_usable_by_name_in_the_time_based_replay():
+    """hdrm replay's engine with 'fifo-price_aware': a Gavel-like job 10x slower on a K80 takes
+    the V100 and runs for its V100 time; one 4x slower takes a K80 and runs for its K80 time."""
+    from tests.gpu_builders import gpu_platform, replay
+
+    platform = gpu_platform([(8, 65536, 2, "K80"), (8, 65536, 2, "V100M16")])
+    slow, fair = gavel_job(k80_s=1000, v100_s=100), gavel_job(k80_s=400, v100_s=100)
+    fair.idx = fair.id = 1
+    result = replay(platform, [slow, fair], policy="fifo-price_aware")
+    placed = result.gpu.placements
+    assert (placed[0].model, placed[0].run_s) == ("V100M16", 100)
+    assert (placed[1].model, placed[1].run_s) == ("K80", 400)
+    assert result.gpu.policy == "fifo-price_aware"
