@@ -144,9 +144,12 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "batsim":
         from hdrm.batsim.engine import replay_with_batsim  # imports zmq: only when asked
 
-        if pair.job.name in SLA_POLICIES:
-            raise ConfigError(f"--policy: {pair.job.name} orders by tenant on the builtin engine "
-                              "only; use --engine builtin (SLA metrics work on both engines)")
+        if pair.job.name == "fair_share":
+            raise ConfigError("--policy: fair_share counts the tenants' usage in the built-in "
+                              "engine's decision core; use --engine builtin (edf, least_laxity "
+                              "and sla_class run on both engines)")
+        if tenants is not None:  # edf, least_laxity, sla_class read only the table
+            pair = bind_tenants(pair, tenants, None)
         result, paths = replay_with_batsim(platform, workload, pair, config, args.outdir,
                                            binary=args.batsim)
         _print_summary(result, paths, pair.name, args, tenants)
