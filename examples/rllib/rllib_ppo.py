@@ -20,8 +20,8 @@ Run (a few PPO iterations on 40-job episodes of the shipped SDSC-SP2 slice, abou
     python examples/rllib/rllib_ppo.py --mode job_pick --iterations 3
     python examples/rllib/rllib_ppo.py --mode policy_pair --iterations 3
 
-It needs RLlib's dependencies: ``python -m pip install "ray[rllib]==2.60.0"`` (see
-``docs/distributed.rst``).
+It needs RLlib's dependencies, hdrm's ``rllib`` extra:
+``python -m pip install -c constraints.txt -e ".[rllib]"`` (see ``docs/distributed.rst``).
 """
 
 from __future__ import annotations
