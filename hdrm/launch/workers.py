@@ -18,6 +18,8 @@ import logging
 from pathlib import Path
 from typing import Any, Callable, Mapping, NamedTuple
 
+import numpy as np
+
 from hdrm.errors import ConfigError
 from hdrm.launch.experiment import Experiment, make_agent, seed_globals
 from hdrm.launch.loop import EpisodeActions, EpisodeRecord, EpisodeStopped, Hooks, episode_record
@@ -32,12 +34,16 @@ class LaunchTask:
         options_path: the options file.
         agent_path: the agent file.
         seed: the launch's seed; environment i is first reset with ``seed + i``.
+        start: the first episode of the launch; a resumed launch (``start > 0``) seeds its
+            environments from ``(seed, start, i)`` instead, so that it does not play again the
+            episodes the interrupted launch began with.
     """
 
-    def __init__(self, options_path: str | Path, agent_path: str | Path, seed: int) -> None:
+    def __init__(self, options_path: str | Path, agent_path: str | Path, seed: int,
+                 start: int = 0) -> None:
         self.options_path = str(Path(options_path).resolve())
         self.agent_path = str(Path(agent_path).resolve())
-        self.seed = int(seed)
+        self.seed, self.start = int(seed), int(start)
         self._options: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -59,8 +65,11 @@ class LaunchTask:
         return SchedulingEnv(options=self.options)
 
     def first_seed(self, index: int) -> int | None:
-        """``seed + index``: environment 0 starts as the single-process launch does."""
-        return self.seed + index
+        """``seed + index`` (environment 0 starts as the single-process launch does); for a
+        resumed launch, a seed drawn from ``(seed, start, index)``."""
+        if self.start == 0:
+            return self.seed + index
+        return int(np.random.SeedSequence([self.seed, self.start, index]).generate_state(1)[0])
 
     def make_agent(self, env: Any, params: Mapping[str, Any], seed: int) -> Any:
         """The agent of the agent file, with ``params`` merged into its settings."""
@@ -166,7 +175,7 @@ def play_with_workers(exp: Experiment, workers: int, num_envs: int, address: str
             hooks.run_ended(number // exp.episodes, records)
 
     plan = WorkerPlan(workers, num_envs, address, episodes=planned - start)
-    task = LaunchTask(exp.options.source, exp.agent_path, exp.options.seed)
+    task = LaunchTask(exp.options.source, exp.agent_path, exp.options.seed, start)
     run = train_with_workers(exp.agent, task, plan, on_episode, stop)
     logger.info("rollout workers: %d episodes, %d env steps, %d updates, %d restarts, %.1f s",
                 run.episodes, run.env_steps, run.updates, run.restarts, run.wall_s)

@@ -98,3 +98,17 @@ def test_num_envs_from_the_options_or_the_flag(tmp_path, capsys):
     assert launch(capsys, AGENTS / "ppo.py", options(tmp_path), "--outdir", single,
                   "--quiet")[0] == 0
     assert [r["return"] for r in episodes(single)] != [r["return"] for r in a]
+
+
+def test_a_resumed_launch_seeds_its_environments_anew():
+    """Environment i of a launch starts from seed + i; a launch resumed at episode 3 draws its
+    seeds from (seed, 3, i), so it does not replay the episodes the first launch began with."""
+    from hdrm.launch.workers import LaunchTask
+
+    first = LaunchTask(ROOT / "examples/ppo/options.json", AGENTS / "ppo.py", 7)
+    resumed = LaunchTask(ROOT / "examples/ppo/options.json", AGENTS / "ppo.py", 7, start=3)
+    assert [first.first_seed(i) for i in range(3)] == [7, 8, 9]
+    seeds = [resumed.first_seed(i) for i in range(3)]
+    assert len(set(seeds) | {7, 8, 9}) == 6
+    assert seeds == [LaunchTask(first.options_path, first.agent_path, 7, 3).first_seed(i)
+                     for i in range(3)]
