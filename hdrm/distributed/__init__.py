@@ -1,4 +1,8 @@
-"""Scale-out: experiment sweeps on Ray (and without it), later distributed learners.
+"""Scale-out: experiment sweeps on Ray (and without it), and distributed learners.
+
+Sweeps: :mod:`~hdrm.distributed.sweep`. Learners: :mod:`~hdrm.distributed.learners` routes an
+agent to its distributed learner (PPO with rollout workers, :mod:`~hdrm.distributed.ppo`; DQN
+with Ape-X), for ``hdeeprm-launch --workers`` and ``benchmarks/train.py --workers``.
 
 This package is the only part of hdrm that imports ``ray``, and only when a Ray backend is used:
 ``import hdrm.distributed`` works without Ray installed. Ray is the optional ``distributed`` extra
