@@ -42,7 +42,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import protocol, train  # noqa: E402
-from hdrm.agents.checkpoint import read_checkpoint  # noqa: E402
+from hdrm.agents.checkpoint import read_checkpoint, save_checkpoint  # noqa: E402
 from hdrm.agents.dqn import DQNAgent  # noqa: E402
 from hdrm.distributed.apex import ApexProgress, parse_apex, train_apex  # noqa: E402
 from hdrm.distributed.apex_actor import EpisodeSpec  # noqa: E402
@@ -113,8 +113,8 @@ class Monitor:
                   f"{p.updates:7d}  validation {score:8.2f}{'  *' if improved else ''}  "
                   f"load {row['load_1min']:.1f}")
         if improved:
-            train.save(agent, self.s, self.config, {"wall_s": wall, "env_steps": p.env_steps,
-                                                    "apex": True, "final": False})
+            save_checkpoint(agent, self.s.out, apex_metadata(self.s, agent, self.config, {
+                "wall_s": wall, "env_steps": p.env_steps, "updates": p.updates, "final": False}))
         if score <= self.target and self.reached_s is None:
             self.reached_s = wall
 
@@ -148,9 +148,26 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         "cpus": os.cpu_count(), "reference": reference,
         "command": "python benchmarks/bench_apex.py " + " ".join(sys.argv[1:]),
     }
-    train.save(agent, s, config, {"wall_s": round(wall, 1), "env_steps": progress.env_steps,
-                                  "apex": True, "final": True})
+    v = monitor.validator
+    if v.best_state is not None:  # the best model is the one kept, as train.py does
+        agent.load_state_dict(v.best_state[0])
+        agent.load_optimizer_state_dict(v.best_state[1])
+    save_checkpoint(agent, s.out, apex_metadata(s, agent, config, {
+        "wall_s": round(wall, 1), "env_steps": progress.env_steps, "updates": progress.updates,
+        "episodes": progress.episodes, "best_env_steps": v.best_env_steps,
+        "best_validation": v.best, "validation_starts": list(v.starts),
+        "apex": apex.__dict__, "stopped_by": "target" if monitor.reached_s else "minutes",
+        "command": summary["command"], "final": True}))
     return summary
+
+
+def apex_metadata(s: train.TrainSettings, agent: DQNAgent, config: dict[str, Any],
+                  figures: dict[str, Any]) -> dict[str, Any]:
+    """``train.py``'s checkpoint metadata, labelled ``DQN-kernel Ape-X`` (its own column in
+    ``benchmarks/compare.py``)."""
+    meta = train.metadata(s, agent, config, figures)
+    meta["label"] = f"{meta['label']} Ape-X"
+    return meta
 
 
 def main(argv: list[str] | None = None) -> int:
