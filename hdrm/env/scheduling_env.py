@@ -37,30 +37,21 @@ import numpy as np
 from gymnasium import spaces
 
 from hdrm.env.config import EnvConfig
-from hdrm.env.objectives import (
-    OBJECTIVES,
-    Accrual,
-    SlaAccounting,
-    Tracker,
-    accrues,
-    make_objective,
-)
+from hdrm.env.objectives import OBJECTIVES, Accrual, Tracker, accrues, make_objective
 from hdrm.env.observations import job_static_features, job_window_kinds, make_observation
 from hdrm.env.render import RENDER_MODES, render_ansi, render_rgb
+from hdrm.env.tenants import check_actions, env_tenants
 from hdrm.errors import ConfigError
 from hdrm.options import BatsimOptions, Options
 from hdrm.policies.core_selection import CORE_POLICIES
 from hdrm.policies.pairs import ALL_PAIRS, resolve_policy
-from hdrm.policies.sla_orders import SLA_POLICIES, bind_tenants
 from hdrm.registry import suggest
 from hdrm.sim.engine import Outcome, Simulation, SimulationConfig, SimulationResult
 from hdrm.sim.inputs import load_platform_any, read_workload_any
-from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
 from hdrm.workload.job import Job, Workload
 from hdrm.workload.load import scale_arrivals
 from hdrm.workload.requirements import attach_requirements
 from hdrm.workload.select import select
-from hdrm.workload.tenant_files import tenant_builder
 
 VOID = "void"
 ENGINES = ("builtin", "batsim")
@@ -106,12 +97,7 @@ class SchedulingEnv(gym.Env):
         if getattr(self.objective, "needs_gpus", False) and not getattr(self, "is_gpu", False):
             raise ConfigError(f"objective: {config.objective!r} counts GPUs; it needs a GPU "
                               "platform and an openb or Gavel workload")
-        if getattr(self.objective, "needs_tenants", False) and config.tenants is None:
-            raise ConfigError(f"objective: {config.objective!r} needs tenants and SLAs; give "
-                              "tenants (user, group, qos, job, a mapping CSV or a tenants JSON "
-                              "file: docs/tenants.rst)")
-        self._tenants = (None if config.tenants is None else
-                         tenant_builder(self.trace, config.tenants, config.sla, "tenants"))
+        self._tenants = env_tenants(config, self.trace, self.objective)  # docs/tenants.rst
         if config.reward_timing == "accrued" and not accrues(self.objective):
             names = sorted({OBJECTIVES.get(n).name for n in OBJECTIVES.names()
                             if accrues(OBJECTIVES.get(n)())})  # aliases (avg_jct) once
@@ -168,9 +154,7 @@ class SchedulingEnv(gym.Env):
         if c.mode == "policy_pair":
             names = list(c.selection) if c.selection else list(ALL_PAIRS)
             self.pairs = [resolve_policy(n, "actions.selection") for n in names]
-            if any(p.job.name in SLA_POLICIES for p in self.pairs) and c.tenants is None:
-                raise ConfigError("actions.selection: edf, least_laxity, fair_share and "
-                                  "sla_class order by tenant; give tenants (docs/tenants.rst)")
+            check_actions(self.pairs, c)
             self.action_names = [str(n).lower() for n in names] + ([VOID] if c.void else [])
         else:
             self.pairs = []
@@ -240,14 +224,9 @@ class SchedulingEnv(gym.Env):
         if self.config.reward_timing == "accrued":
             run = np.array([j.run_time_s for j in sim.workload.jobs], dtype=float)
             self._accrual = Accrual.of(self.objective.accrual_weights(run), self.submit)
-        self._sla = None
-        if self._tenants is not None:  # this episode's jobs' tenants; SLA policies bound to them
-            table = self._tenants(sim.workload.jobs)
-            self._sla = SlaAccounting(table)
-            self._sla.start(self.tracker)
-            templates = getattr(self, "_pair_templates", None)  # GPU envs: no CPU pairs
-            if templates is not None:
-                self.pairs = [bind_tenants(p, table, sim.core) for p in templates]
+        self._sla = None if self._tenants is None else self._tenants.episode(sim, self.tracker)
+        if self._sla is not None:  # SLA orders read this episode's tenants
+            self.pairs = self._sla.bind(getattr(self, "_pair_templates", self.pairs))
         sim.on_outcome = self._on_outcome
         self._last_value = 0.0
         self._held: Job | None = None
@@ -438,9 +417,7 @@ class SchedulingEnv(gym.Env):
         if outcome.start_s >= 0:
             self.tracker.job_ended(job.submit_s, outcome.start_s, outcome.finish_s, job.res)
         if self._sla is not None:
-            ran = outcome.start_s >= 0
-            self._sla.ended(self.tracker, job, outcome.finish_s if ran else None,
-                            outcome.state == COMPLETED_SUCCESSFULLY)
+            self._sla.ended(self.tracker, job, outcome)
         if self._accrual is not None:  # rejected jobs leave the system too
             self._accrual.leave(self.tracker, job.idx, self.submit[job.idx])
 

@@ -119,3 +119,29 @@ def test_env_with_tenants_passes_check_env_and_pickles_mid_episode():
     # the copy's fair share reads the usage its own decision core keeps
     assert copy.sim.core.usage_hooks[0] is copy.pairs[1].job.key.usage
     assert [env.step(i % 2)[1] for i in range(10)] == [copy.step(i % 2)[1] for i in range(10)]
+
+
+def test_gpu_env_with_qos_tenants_matches_the_replay(tmp_path, capsys):
+    import csv
+    from pathlib import Path
+
+    from hdrm.cli.main import main
+    from hdrm.env.scheduling_env import SchedulingEnv
+
+    root = Path(__file__).resolve().parents[2] / "workloads"
+    pods, nodes = str(root / "openb_pods_400.csv"), str(root / "openb_nodes_41.csv")
+    env = SchedulingEnv(workload_file=pods, platform_file=nodes, observation="gpu",
+                        objective="sla_satisfaction", tenants="qos", sla="relative:1",
+                        selection=("fifo-fgd",))
+    env.reset(seed=0)
+    total, done = 0.0, False
+    while not done:
+        _, reward, term, trunc, _ = env.step(0)
+        total += reward
+        done = term or trunc
+    assert main(["replay", "--platform", nodes, "--workload", pods, "--policy", "fifo-fgd",
+                 "--tenants", "qos", "--sla", "relative:1", "--outdir", str(tmp_path / "r")]) == 0
+    capsys.readouterr()
+    rows = {r["tenant"]: r for r in csv.DictReader((tmp_path / "r" / "out_sla.csv").open())}
+    miss = float(rows["overall"]["deadline_miss_rate"])
+    assert miss > 0 and total == pytest.approx(-miss, rel=1e-9)
