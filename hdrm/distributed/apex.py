@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple
@@ -343,9 +342,3 @@ def train_apex(config: Mapping[str, Any], episodes: EpisodeSpec, settings: ApexS
             trainer.close()
     return learner, progress
 
-
-def mean_return(progress: ApexProgress, last: int = 10) -> float:
-    """Mean return of the last ``last`` finished episodes (nan before the first)."""
-    if not progress.returns:
-        return math.nan
-    return float(np.mean(progress.returns[-last:]))
