@@ -331,6 +331,10 @@ class SchedulingEnv(gym.Env):
         """The outcomes of the current episode (complete once it has ended)."""
         return self.sim.result()
 
+    def sla_report(self) -> Any:
+        """The current episode's :class:`~hdrm.results.sla.SlaReport`; None without tenants."""
+        return None if self._sla is None else self._sla.report(self.sim.result())
+
     # ------------------------------------------------------------------ internals
     def _event_pending(self) -> bool:
         """Whether an event can still come: a running job will end or a job will arrive.

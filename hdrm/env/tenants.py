@@ -17,6 +17,7 @@ from hdrm.env.config import EnvConfig
 from hdrm.env.objectives import Objective, SlaAccounting, Tracker
 from hdrm.errors import ConfigError
 from hdrm.policies.sla_orders import SLA_POLICIES, bind_tenants
+from hdrm.results.sla import SlaReport, report_from_outcomes
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
 from hdrm.workload.job import Job, Workload
 from hdrm.workload.tenant_files import tenant_builder
@@ -80,6 +81,10 @@ class Episode:
     def bind(self, pairs: Sequence[Any]) -> list[Any]:
         """``pairs`` with their SLA orders bound to this episode (GPU pairs as they are)."""
         return [bind_tenants(p, self.accounting.table, self.core) for p in pairs]
+
+    def report(self, result: Any) -> SlaReport:
+        """The :class:`~hdrm.results.sla.SlaReport` of the episode's ``result`` so far."""
+        return report_from_outcomes(self.table, result.workload.jobs, result.outcomes)
 
     def ended(self, tracker: Tracker, job: Job, outcome: Any) -> None:
         """``job`` ended (or was rejected) with ``outcome``."""

@@ -5,7 +5,8 @@
 * ``actions.csv`` is written at the end. It holds every episode's decisions while they number at
   most :data:`ACTIONS_LIMIT` rows in all; past that, only the last episode's decisions;
 * ``out_jobs.csv``, ``out_schedule.csv``, ``out_timeline.csv`` and ``overutilizations.json`` are
-  the engine outputs of the **last** episode (:func:`hdrm.sim.outputs.write_outputs`);
+  the engine outputs of the **last** episode (:func:`hdrm.sim.outputs.write_outputs`), and
+  ``out_sla.csv`` when the environment has tenants (:mod:`hdrm.results.sla`);
 * TensorBoard event files go to ``<outdir>/tensorboard`` when ``tensorboard`` is installed and the
   agent brought torch along (:func:`tensorboard_writer`); otherwise nothing is written, unless the
   launcher's ``--tensorboard`` asked for them: then a missing extra is a one-line error before the
@@ -26,6 +27,7 @@ from hdrm.errors import ConfigError
 from hdrm.launch.loop import EpisodeActions, EpisodeRecord, Hooks
 from hdrm.results.learning import write_actions_csv, write_episodes_csv
 from hdrm.results.run import ACTIONS_FILE, EPISODES_FILE
+from hdrm.results.sla import SLA_FILE, write_sla_csv
 from hdrm.sim.gpu_outputs import write_gpu_outputs
 from hdrm.sim.outputs import write_outputs
 
@@ -107,6 +109,9 @@ class RunLog(Hooks):
             result = env.unwrapped.result()
             gpu = getattr(result, "gpu", None) is not None  # a GPU platform: its own outputs
             paths.update((write_gpu_outputs if gpu else write_outputs)(result, self.outdir))
+            report = getattr(env.unwrapped, "sla_report", lambda: None)()
+            if report is not None:  # with tenants: out_sla.csv (docs/tenants.rst)
+                paths["sla"] = write_sla_csv(report, self.outdir / SLA_FILE)
         return paths
 
 

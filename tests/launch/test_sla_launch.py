@@ -42,3 +42,6 @@ def test_launch_return_is_minus_the_replayed_miss_rate(tmp_path, capsys, policy)
     rows = {r["tenant"]: r for r in csv.DictReader((tmp_path / "replay" / "out_sla.csv").open())}
     miss = float(rows["overall"]["deadline_miss_rate"])
     assert miss > 0 and returns[0] == pytest.approx(-miss, rel=1e-9)
+    # the launch writes the same out_sla.csv as the replay
+    assert (tmp_path / "launch" / "out_sla.csv").read_text() == \
+        (tmp_path / "replay" / "out_sla.csv").read_text()
