@@ -49,13 +49,7 @@ from hdrm.launch.outdir import DEFAULT_MODEL, Claim, claim_outdir, remove_stale_
 from hdrm.launch.progress import BarProgress, progress_hook
 from hdrm.launch.saving import SavePolicy, Saver, resume
 from hdrm.launch.signals import StopSignals
-from hdrm.launch.workers import (
-    apply_num_envs,
-    check_workers,
-    num_envs,
-    play_with_workers,
-    uses_workers,
-)
+from hdrm.launch import workers
 from hdrm.options import load_options
 from hdrm.workload.swf import SkippableLineError
 
@@ -97,15 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tensorboard", action="store_true",
                         help="write TensorBoard logs to OUTDIR/tensorboard (needs the tensorboard "
                         "extra); without it, they are written when the extra is installed")
-    parser.add_argument("--workers", type=int, default=0, metavar="N",
-                        help="train with N rollout worker processes on Ray (PPO: distributed "
-                        "PPO); 0 (default): in this process")
-    parser.add_argument("--address", metavar="ADDR",
-                        help="with --workers: join the Ray cluster at ADDR (auto or HOST:PORT "
-                        "from ray start --head) instead of starting Ray in this process")
-    parser.add_argument("--num-envs", type=int, metavar="K",
-                        help="environments per worker (or in this process) stepped together, one "
-                        "forward pass for all (default: pybatsim.agent.params.num_envs, 1)")
+    workers.add_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress and no summary table")
     parser.add_argument("--version", action="version", version=f"{PROG} (hdrm {__version__})")
     return parser
@@ -137,9 +123,9 @@ def launch(args: argparse.Namespace) -> int:
         check_tensorboard("--tensorboard")
     exp = build_experiment(options, args.agent, args.episodes)
     _check_models(exp, args)
-    apply_num_envs(exp, args.num_envs)
-    if uses_workers(exp, args.workers, args.num_envs):
-        check_workers(exp, args.workers, num_envs(exp, args.num_envs))
+    workers.apply_num_envs(exp, args.num_envs)
+    if workers.uses_workers(exp, args.workers, args.num_envs):
+        workers.check_workers(exp, args.workers, workers.num_envs(exp, args.num_envs))
     planned = exp.episodes * args.nbruns
     start = _load_model(exp, args, planned)
     claim = claim_outdir(_outdir(args), overwrite=args.overwrite,
@@ -246,9 +232,9 @@ def _play(exp: Experiment, args: argparse.Namespace, hooks: HookList, signals: S
           log: RunLog, start: int) -> tuple[list[EpisodeRecord], Exception | None, int]:
     """Run the episodes: (records, the stop or invalid action that ended them early, status)."""
     try:
-        if uses_workers(exp, args.workers, args.num_envs):
-            played = play_with_workers(exp, args.workers, num_envs(exp, args.num_envs),
-                                       args.address, args.nbruns, hooks, signals.requested, start)
+        if workers.uses_workers(exp, args.workers, args.num_envs):
+            played = workers.play_with_workers(exp, args.workers, workers.num_envs(
+                exp, args.num_envs), args.address, args.nbruns, hooks, signals.requested, start)
             exp.final_env = played.final
             if played.stopped is not None:
                 raise played.stopped

@@ -13,6 +13,7 @@ on one machine).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import logging
 from pathlib import Path
@@ -25,6 +26,19 @@ from hdrm.launch.experiment import Experiment, make_agent, seed_globals
 from hdrm.launch.loop import EpisodeActions, EpisodeRecord, EpisodeStopped, Hooks, episode_record
 
 logger = logging.getLogger(__name__)
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--workers``, ``--address`` and ``--num-envs`` to the launcher's parser."""
+    parser.add_argument("--workers", type=int, default=0, metavar="N",
+                        help="train with N rollout worker processes on Ray (PPO: distributed "
+                        "PPO); 0 (default): in this process")
+    parser.add_argument("--address", metavar="ADDR",
+                        help="with --workers: join the Ray cluster at ADDR (auto or HOST:PORT "
+                        "from ray start --head) instead of starting Ray in this process")
+    parser.add_argument("--num-envs", type=int, metavar="K",
+                        help="environments per worker (or in this process) stepped together, one "
+                        "forward pass for all (default: pybatsim.agent.params.num_envs, 1)")
 
 
 class LaunchTask:
@@ -202,5 +216,5 @@ class Played(NamedTuple):
     stopped: EpisodeStopped | None
 
 
-__all__ = ["LaunchTask", "Played", "apply_num_envs", "check_workers", "num_envs", "play_with_workers",
-           "uses_workers"]
+__all__ = ["LaunchTask", "Played", "add_options", "apply_num_envs", "check_workers", "num_envs",
+           "play_with_workers", "uses_workers"]
