@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hdrm.core.scheduler import DecisionCore
 from hdrm.errors import ConfigError
@@ -90,3 +92,20 @@ def test_edf_in_a_run_with_easy_backfilling_keeps_the_head_reservation():
     fcfs = Simulation(Platform.homogeneous(2), Workload(jobs),
                       SimulationConfig(contention="none", backfilling="easy", record_timeline=False))
     assert {o.job.id: o.start_s for o in fcfs.run("fcfs").outcomes}["B"] == 100.0
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([10.0, 20.0, 30.0, math.inf]), st.floats(1, 50)),
+                min_size=1, max_size=25))
+def test_edf_and_laxity_orders_are_sorted_and_stable(rows):
+    jobs = [Job(i, i, float(i), 1, wall, wall) for i, (_, wall) in enumerate(rows)]
+    deadlines = np.array([d for d, _ in rows])
+    table = TenantTable((Tenant("x"),), np.zeros(len(rows), np.int32), deadlines)
+    core = DecisionCore(Platform.homogeneous(1))
+    for name, key in (("edf", lambda j: deadlines[j.idx]),
+                      ("least_laxity", lambda j: deadlines[j.idx] - j.walltime_s
+                       if math.isfinite(deadlines[j.idx]) else math.inf)):
+        order = bind_tenants(resolve_policy(name), table, core).job.order(jobs, 0.0, RNG)
+        assert sorted(j.idx for j in order) == list(range(len(rows)))
+        pairs = [(key(j), j.idx) for j in order]
+        assert pairs == sorted(pairs)  # by key, ties in submission order

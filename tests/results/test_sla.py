@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hdrm.results.records import JobResult
 from hdrm.results.sla import (
@@ -89,3 +91,30 @@ def test_from_job_records_and_out_sla_csv(tmp_path):
     assert lines[1].startswith("A,1,latency 30 s,2,2,0.5,0.5,5,10,2.5,1.25,0.625,,")
     assert lines[3].startswith("overall,,,4,4,0.5,0.5,3.333333333,10,2.333333333,1.75,")
     assert lines[3].endswith(",0.8448275862,2.5")  # 10 significant digits
+
+_JOB = st.tuples(st.integers(0, 3), st.floats(0, 100), st.floats(0.5, 50), st.floats(0, 200),
+                 st.booleans(), st.floats(1, 300) | st.just(math.inf))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_JOB, min_size=1, max_size=30), st.lists(st.floats(0.5, 4), min_size=4, max_size=4))
+def test_invariants(jobs, shares):
+    tenant, submit, alone, wait, ran, latency = (np.array(c) for c in zip(*jobs))
+    finish = np.where(ran, submit + alone + wait, np.nan)
+    tenants = tuple(Tenant(f"t{i}", s) for i, s in enumerate(shares))
+    table = TenantTable(tenants, tenant.astype(np.int32), submit + latency)
+    r = report_from_arrays(table, submit, finish, ran.astype(bool), alone)
+    o = r.overall
+    if o.with_deadline:
+        assert o.sla_satisfaction + o.deadline_miss_rate == pytest.approx(1.0)
+        assert 0 <= o.sla_satisfaction <= 1
+    assert sum(m.jobs for m in r.tenants.values()) == len(jobs)
+    assert o.stp == pytest.approx(sum(m.stp for m in r.tenants.values()))
+    if ran.any():
+        assert o.antt >= 1 - 1e-9  # turnaround >= run time alone here
+        assert o.stp <= ran.sum() + 1e-9
+        fair = [t for t, m in r.tenants.items() if not math.isnan(m.normalised_progress)]
+        assert 1 / len(fair) - 1e-9 <= r.jain_fairness <= 1 + 1e-9
+        assert r.max_min_ratio >= 1 - 1e-9
+    if not math.isnan(o.tardiness_p99_s):  # at most 30 jobs: p99 is the largest tardiness
+        assert o.tardiness_mean_s <= o.tardiness_p99_s + 1e-9
