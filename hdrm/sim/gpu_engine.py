@@ -92,24 +92,55 @@ class GpuReport:
 
 
 class FragTracker:
-    """The cluster's fragmentation, updated for the nodes that changed since the last reading."""
+    """The cluster's fragmentation, updated for the nodes that changed since the last reading.
+
+    A node's fragmentation depends on its model, free CPU and free GPU shares only, and traces
+    bring nodes back to the same few states, so the values of a few changed nodes come from a
+    memo of node states (at most :attr:`MEMO_SIZE`); the others are measured in one call.
+    """
+
+    #: Node states remembered (the memo starts again when full).
+    MEMO_SIZE = 1 << 16
+    #: Up to this many changed nodes are looked up one by one in the memo.
+    FEW = 16
 
     def __init__(self, cluster: GpuCluster, meter: FragMeter) -> None:
         self.cluster, self.meter = cluster, meter
         self._frag = meter.of_cluster(cluster)
         self._version = cluster.version.copy()
         self.total = float(self._frag.sum())
+        self._memo: dict[tuple[int, int, bytes], float] = {}
 
     def read(self) -> float:
         """The fragmentation now (milli-GPU)."""
         c = self.cluster
-        stale = np.flatnonzero(c.version != self._version)
-        if len(stale):
+        stale = (c.version != self._version).nonzero()[0]
+        if not len(stale):
+            return self.total
+        if len(stale) <= self.FEW:
+            frag = self._frag
+            for n, value in zip(stale.tolist(), self._measure(stale)):
+                self.total += value - float(frag[n])
+                frag[n] = value
+        else:
             new = self.meter.of_cluster(c, stale)
             self.total += float(new.sum() - self._frag[stale].sum())
             self._frag[stale] = new
-            self._version[stale] = c.version[stale]
+        self._version[stale] = c.version[stale]
         return self.total
+
+    def _measure(self, nodes: np.ndarray) -> list[float]:
+        """The fragmentation of a few nodes, from the memo where their state was seen."""
+        c, memo = self.cluster, self._memo
+        keys = [(int(c.model[n]), int(c.cpu_left[n]), c.gpu_left[n].tobytes()) for n in nodes]
+        missing = [i for i, key in enumerate(keys) if key not in memo]
+        if missing:
+            if len(memo) + len(missing) > self.MEMO_SIZE:
+                memo.clear()
+            values = self.meter.of_cluster(c, nodes[missing])
+            for i, value in zip(missing, values.tolist()):
+                memo[keys[i]] = value
+        return [memo[key] for key in keys]
 
 
 class GpuSimulation(Simulation):

@@ -332,3 +332,24 @@ def test_averages_are_the_same_with_or_without_the_timeline_on_an_openb_slice():
     rates, frag = timeline_averages(with_rows.gpu, on["makespan_s"])
     assert list(on["gpu_allocation_rate"].values()) == pytest.approx(rates, rel=1e-9)
     assert on["mean_frag_milli"] == pytest.approx(frag, rel=1e-9)
+
+
+def test_the_node_state_memo_and_the_batch_measure_give_the_same_fragmentation(monkeypatch):
+    from hdrm.sim.gpu_engine import FragTracker
+
+    platform = gpu_platform([(8, 65536, 4, "T4"), (4, 16384, 2, "V100M16"), (8, 8192, 0, "")])
+    jobs = [task(i, i % 9, 5 + i % 7, gpus=i % 3, milli=(250, 500, 1000)[i % 3] if i % 3 == 1
+                 else 1000, cpu_milli=500 + 700 * (i % 4)) for i in range(40)]
+
+    def frags():
+        result = replay(platform, jobs, "tetris-fgd")
+        return [r.frag_milli for r in result.gpu.timeline], result.gpu.frag_milli_s
+
+    memo_rows, memo_integral = frags()
+    monkeypatch.setattr(FragTracker, "MEMO_SIZE", 3)  # the memo starts again often
+    small_rows, small_integral = frags()
+    monkeypatch.setattr(FragTracker, "FEW", 0)  # every change measured in one batch call
+    batch_rows, batch_integral = frags()
+    assert memo_rows == pytest.approx(batch_rows, abs=1e-9) == small_rows
+    assert memo_integral == pytest.approx(batch_integral) == small_integral
+    assert max(memo_rows) > 0
