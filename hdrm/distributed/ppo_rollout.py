@@ -139,14 +139,14 @@ class RolloutCollector:
             self.agent.generator.set_state(generator_state)
         if update_stats is not None and self._credit_running:
             self._credit([dict(update_stats)])
-        self._batch, self.results = None, {}
+        self._batch, results = None, {}
         updates, ended, env_steps = self.agent.updates, [], 0
         while True:
             dones = self._step()
             env_steps += len(self.slots)
             finished = self._batch is not None or self.agent.updates > updates
             self._credit(self.agent.take_update_stats())
-            ended.extend(self._close(dones, awaiting=finished and not self.local))
+            ended.extend(self._close(dones, finished and not self.local, results, len(ended)))
             if len(ended) >= max_episodes:
                 break
             if self.agent.rollout_waiting:
@@ -157,6 +157,8 @@ class RolloutCollector:
             if finished:
                 self._credit_running = False
                 break
+        if ended:  # kept until episodes end again: the learner asks for the last one's
+            self.results = results
         state = self.agent.generator.get_state()
         return Collected(self._batch, ended, env_steps, state, time.perf_counter() - t0,
                          time.process_time() - cpu0)
@@ -191,8 +193,10 @@ class RolloutCollector:
         for slot in self.slots:
             slot.stats.extend(stats)
 
-    def _close(self, dones: np.ndarray, awaiting: bool) -> list[EndedEpisode]:
-        """Record the episodes that ended and reset their environments."""
+    def _close(self, dones: np.ndarray, awaiting: bool, results: dict[int, Any], first: int
+               ) -> list[EndedEpisode]:
+        """Record the episodes that ended (numbered from ``first`` in this call, their results
+        put in ``results``) and reset their environments."""
         ended = []
         for slot, done in zip(self.slots, dones):
             if not done:
@@ -200,7 +204,7 @@ class RolloutCollector:
             episode = EndedEpisode(
                 slot.index, slot.steps, slot.total, self.task.summary(slot.env, slot.info),
                 slot.times, slot.actions, slot.stats, time.perf_counter() - slot.t0, awaiting)
-            self.results[len(ended)] = _result(slot.env)
+            results[first + len(ended)] = _result(slot.env)
             ended.append(episode)
             slot.reset(None)
         return ended

@@ -216,3 +216,15 @@ def test_an_episodes_statistics_are_the_mean_of_its_updates():
                                                            {"loss": 2.0, "approx_kl": 0.0}])
     assert episode.stats() == {"loss": 1.5, "approx_kl": 0.25, "return": -2.5, "steps": 4.0}
     assert np.isnan(EndedEpisode(1, 3, 0.0, None).stats()["loss"])
+
+
+def test_the_final_result_is_the_last_reported_episodes(tmp_path):
+    """The launcher writes out_jobs.csv from the learner's final result: with rollouts longer
+    than episodes (several end in each environment per rollout), it is the last one reported."""
+    options = write_options(tmp_path, episodes=7, rollout_steps=100)
+    agent, task = learner(options, num_envs=2)
+    ended = []
+    run = train_ppo(agent, task, WorkerPlan(0, 2, episodes=7), ended.append)
+    assert run.episodes == 7 and len({e.summary.energy_j for e in ended}) == 7
+    assert run.final.energy_j == ended[-1].summary.energy_j
+    assert len(run.final.outcomes) == ended[-1].summary.nb_jobs == 20
