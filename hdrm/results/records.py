@@ -60,7 +60,10 @@ def consecutive_runs(cores: Sequence[int] | np.ndarray) -> list[tuple[int, int]]
     if n == 0:
         return []
     if n > 256 or isinstance(cores, np.ndarray):  # numpy pays off on long lists only
-        ids = cores if isinstance(cores, np.ndarray) else np.fromiter(cores, dtype=np.int64, count=n)
+        if isinstance(cores, np.ndarray):
+            ids = cores
+        else:
+            ids = np.fromiter(cores, dtype=np.int64, count=n)
         cut = np.flatnonzero(np.diff(ids) != 1) + 1
         starts = np.concatenate(([0], cut))
         ends = np.concatenate((cut, [n]))

@@ -25,7 +25,7 @@ over time; a job's energy is what its hosts consumed while it ran (Batsim's ``co
 Wide jobs cost runs of hosts, not hosts: starting, ending and power-state changes of runs of
 consecutive free hosts of one type go through :mod:`hdrm.sim.host_runs` (C-level passes, the same
 float operations in the same order). A wide job keeps its hosts as a
-:class:`~hdrm.core.runs.CoreRuns` (two integers per run of consecutive hosts), and so does its
+:class:`~hdrm.results.records.CoreRuns` (two integers per run of consecutive hosts), and so does its
 :class:`JobEnd`: records of finished jobs cost their runs, not their hosts (narrow jobs keep a
 tuple of at most :data:`~hdrm.core.runs.WIDE` shared ids). Each host's energy
 account (energy so far and the time of its last state change) lives in two Python lists on
@@ -67,7 +67,8 @@ class JobEnd:
     """How and when a job left the machine.
 
     ``cores`` are in the order the job was given them: a tuple, or for more than
-    :data:`~hdrm.core.runs.WIDE` cores a :class:`~hdrm.core.runs.CoreRuns` (equal to that tuple).
+    :data:`~hdrm.core.runs.WIDE` cores a :class:`~hdrm.results.records.CoreRuns` (equal to that
+    tuple).
     """
 
     key: int

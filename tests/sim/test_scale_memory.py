@@ -58,7 +58,8 @@ def test_records_of_wide_jobs_cost_their_runs():
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        sim = Simulation(platform, workload, SimulationConfig(contention="none", backfilling="easy"))
+        config = SimulationConfig(contention="none", backfilling="easy")
+        sim = Simulation(platform, workload, config)
         result = sim.run("fcfs")
         del sim
         held = tracemalloc.get_traced_memory()[0] - before
