@@ -107,6 +107,9 @@ class WorkloadOptions(_Block):
     sla: str = "relative:3"
     """The SLA of tenants without one: ``relative:K``, ``latency:SECONDS``, ``absolute`` or
     ``none``."""
+    throughputs: str | None = _opt(None, path="file")
+    """Gavel's throughput file (``simulation_throughputs.json``, relative to the options file) when
+    the workload is a Gavel trace (GPU platforms); null otherwise."""
 
 
 @dataclass(frozen=True)

@@ -175,6 +175,7 @@ class EnvConfig:
                                              implied.kill_on_walltime),
             engine=options.engine,
             seed=options.seed,
+            throughputs=options.workload.throughputs,
             tenants=_tenants_path(options),
             sla=options.workload.sla,
         )

@@ -88,7 +88,8 @@ def check_open_names(options: Options, classic: bool = False) -> None:
         ConfigError: an unknown name, naming the file, the JSON path and the close valid names.
     """
     # on GPU inputs (an openb or Gavel workload) the actions are (queue order x placement) pairs
-    gpu = is_gpu_input(options.platform_file_path, options.workload_file_path)
+    gpu = is_gpu_input(options.platform_file_path, options.workload_file_path,
+                       options.workload.throughputs)
     pairs = gpu_policy_names() if gpu else policy_names()
     choices: dict[str, list[str]] = {
         "pybatsim.env.objective": OBJECTIVES.names(),
@@ -159,7 +160,8 @@ def env_overrides(options: Options, classic: bool) -> dict[str, Any]:
     Raises:
         ConfigError: a classic agent with ``job_pick`` actions (it applies policy pairs).
     """
-    gpu = is_gpu_input(options.platform_file_path, options.workload_file_path)
+    gpu = is_gpu_input(options.platform_file_path, options.workload_file_path,
+                       options.workload.throughputs)
     extra = {"timeline": True} if gpu else {}  # the outputs report GPU use over time
     if not classic:
         return extra

@@ -74,3 +74,28 @@ def test_a_cpu_pair_on_gpu_inputs_is_refused_in_one_line(tmp_path, capsys):
                  str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pybatsim.agent.policy: unknown policy" in err
+
+
+def test_a_gavel_trace_with_its_throughputs_from_options_json(tmp_path):
+    """1,000 steps at 2 steps/s on a K80 (500 s) or 8 on a V100 (125 s): price_aware gives the
+    first job the K80 (0.25 of the speed for 0.45 USD/h beats 1 for 2.48), the second the V100."""
+    (tmp_path / "nodes.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\nk,4000,16384,1,K80\n"
+                                        "v,4000,16384,1,V100M16\n")
+    job = "ResNet-18 (batch size 64)"
+    (tmp_path / "t.trace").write_text(f"{job}\tcmd\t\t-s\t1\t1000\t0\t1\n" * 2)
+    (tmp_path / "tp.json").write_text(json.dumps({"k80": {f"('{job}', 1)": {"null": 2.0}},
+                                                  "v100": {f"('{job}', 1)": {"null": 8.0}}}))
+    (tmp_path / "options.json").write_text(json.dumps({
+        "workload_file_path": "t.trace", "platform_file_path": "nodes.csv",
+        "workload": {"throughputs": "tp.json"},
+        "pybatsim": {"env": {"objective": "gpu_cost"},
+                     "agent": {"type": "classic", "run": "test", "policy": "fifo-price_aware",
+                               "episodes": 1}}}))
+    out = tmp_path / "out"
+    assert main([str(ROOT / "agents" / "classic.py"), str(tmp_path / "options.json"),
+                 "--outdir", str(out)]) == 0
+    rows = list(csv.DictReader((out / "out_jobs.csv").open()))
+    assert [(r["execution_time"], r["gpu_model"]) for r in rows] == [
+        ("500.000000", "K80"), ("125.000000", "V100M16")]
+    cost = 500 / 3600 * 0.45 + 125 / 3600 * 2.48
+    assert read_episodes_csv(out / "episodes.csv").returns[0] == pytest.approx(-cost, rel=1e-6)
