@@ -88,6 +88,8 @@ class ExpectedEnds:
         i = bisect.bisect_left(self._entries, self._entry.pop(job))
         del self._entries[i]
         del self._jobs[i]
+        if not self._jobs:
+            self._entry = {}  # a dict keeps its largest table after deletions: let it go
 
     def at(self, now: float) -> list[tuple[float, Job]]:
         """``(expected end, job)`` in end order, ends before ``now`` counted at ``now``."""

@@ -121,6 +121,8 @@ class StaticOrder:
         i = bisect.bisect_left(self._entries, entry)
         del self._entries[i]
         del self.jobs[i]
+        if not self.jobs:
+            self._entry = {}  # a dict keeps its largest table after deletions: let it go
 
 
 def _registered(name: str) -> Any:
