@@ -48,3 +48,25 @@ def test_fair_share_on_batsim_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1
     assert "fair_share counts the tenants' usage in the built-in engine's decision core" in err
+
+
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+def test_env_on_batsim_with_fair_share_and_edf_matches_the_builtin_env(monkeypatch):
+    from hdrm.env.scheduling_env import SchedulingEnv
+
+    monkeypatch.setenv("PATH", str(Path(BATSIM).parent), prepend=":")
+    played = {}
+    for engine in ("builtin", "batsim"):
+        env = SchedulingEnv(workload_file=KTH, platform_file=None, homogeneous_procs=100,
+                            nb_jobs=60, objective="sla_satisfaction", tenants="user",
+                            sla="relative:1.2", contention="none", backfilling="easy",
+                            engine=engine, selection=("fair_share-high_gflops", "edf-high_gflops"))
+        env.reset(seed=0)
+        total, done, step = 0.0, False, 0
+        while not done:  # alternate fair share and EDF
+            _, reward, term, trunc, _ = env.step(step % 2)
+            total, done, step = total + reward, term or trunc, step + 1
+        starts = {o.job.id: o.start_s for o in env.result().outcomes}
+        played[engine] = (total, starts)
+        env.close()
+    assert played["builtin"] == played["batsim"] and played["builtin"][0] < 0
