@@ -38,6 +38,7 @@ from hdrm.platform.model import Platform
 from hdrm.policies.gpu_frag import TaskTypes, typical_task_types
 from hdrm.policies.gpu_orders import QUEUE_ORDERS, OrderContext, QueueOrder, TenantLedger, tenant_of
 from hdrm.policies.gpu_placer import Placer
+from hdrm.policies.gpu_price import platform_prices
 from hdrm.policies.gpu_state import GpuCluster, TaskShape
 from hdrm.policies.placement import PLACEMENTS, make_placement
 from hdrm.registry import suggest
@@ -261,10 +262,13 @@ class GpuDecisionCore:
                             self._demands, self._tenants)
 
     def placer(self, placement: str) -> Placer:
-        """The placer of a placement name (made once per run)."""
+        """The placer of a placement name (made once per run); ``price_aware`` is given the
+        platform's own prices (:func:`~hdrm.policies.gpu_price.platform_prices`: a type the
+        platform file defines or redefines is priced as the file says)."""
         placer = self._placers.get(placement)
         if placer is None:
-            policy = make_placement(placement, self.cluster, self.types)
+            policy = make_placement(placement, self.cluster, self.types,
+                                    prices=platform_prices(self.platform))
             placer = self._placers[placement] = Placer(policy, self.rng, self.ties)
         return placer
 

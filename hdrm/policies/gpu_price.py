@@ -16,8 +16,10 @@ measured models anyway). A model priced 0 ranks first.
 A task without GPUs goes where the free GPUs its CPU and memory could strand are worth the least
 per hour (a node without GPUs, or with all its GPUs busy, first), then best fit.
 
-Prices come from the type library (``hdrm/platform/data/accelerators.json``) unless given
-(:func:`platform_prices` reads those of a platform file's own accelerator types).
+Prices are given per model; the decision core gives those of the run's platform
+(:func:`platform_prices`: a type the platform file defines, or redefines, costs what the file
+says). Without prices (a bare cluster, as in the placement-only protocol) they come from the type
+library (``hdrm/platform/data/accelerators.json``).
 """
 
 from __future__ import annotations

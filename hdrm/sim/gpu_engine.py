@@ -35,6 +35,7 @@ from hdrm.core.gpu_scheduler import (
 )
 from hdrm.platform.model import Platform
 from hdrm.policies.gpu_frag import FragMeter
+from hdrm.policies.gpu_price import platform_prices
 from hdrm.policies.gpu_state import GpuCluster
 from hdrm.results.gpu_metrics import StepIntegral
 from hdrm.results.overutil import Overutilizations
@@ -220,9 +221,7 @@ class GpuSimulation(Simulation):
         machine = self.machine
         self._read_frag()  # ends since the last decision instant
         span = max(makespan, 0.0)
-        prices = {}
-        for acc in self.platform.accelerators:
-            prices.setdefault(acc.type.name, acc.type.price_usd_per_hour)
+        prices = platform_prices(self.platform)
         result = SimulationResult(
             platform=self.platform, workload=self.workload, outcomes=outcomes,
             timeline=self.timeline, overutilizations=Overutilizations(),

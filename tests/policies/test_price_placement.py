@@ -105,3 +105,43 @@ def test_usable_by_name_in_the_time_based_replay():
     assert (placed[0].model, placed[0].run_s) == ("V100M16", 100)
     assert (placed[1].model, placed[1].run_s) == ("K80", 400)
     assert result.gpu.policy == "fifo-price_aware"
+
+
+def _own_types_platform() -> dict:
+    """Three GPU nodes in a platform file that prices its accelerators itself:
+    ``K80`` redefined at 5.00 USD/h (the library says 0.45), ``X9`` a type of its own at 0.10
+    USD/h with one GPU, and a library ``V100M16`` (2.48 USD/h)."""
+    def gpu_node(model: str, count: int) -> dict:
+        return {"processors": [{"type": "xeon_gold_6148", "count": 1}], "memory_gb": 64,
+                "accelerators": [{"type": model, "count": count}]}
+
+    return {"name": "own-prices",
+            "accelerator_types": {
+                "K80": {"memory_gb": 12, "idle_w": 25, "busy_w": 150, "price_usd_per_hour": 5.0},
+                "X9": {"memory_gb": 8, "idle_w": 5, "busy_w": 40, "price_usd_per_hour": 0.1}},
+            "node_types": {"k80": gpu_node("K80", 2), "v100": gpu_node("V100M16", 2),
+                           "x9": gpu_node("X9", 1)},
+            "clusters": [{"name": "c", "network": "ethernet_25g",
+                          "nodes": [{"type": "k80", "count": 1}, {"type": "v100", "count": 1},
+                                    {"type": "x9", "count": 1}]}]}
+
+
+def test_the_decision_core_prices_with_the_platforms_own_accelerator_types():
+    """Two one-GPU openb-like tasks (no throughputs: the cheapest model wins), 1 h each, with
+    fifo-price_aware on a platform file that defines X9 (0.10 USD/h) and redefines K80 (5.00):
+    the first takes the X9, the second the V100M16 (2.48 < 5.00; with the library's K80 price,
+    0.45, it would take a K80). Cost: 0.10 + 2.48 USD."""
+    from hdrm.platform.loader import platform_from_dict
+    from hdrm.policies.gpu_price import platform_prices
+    from hdrm.results.gpu_metrics import gpu_cost_usd
+    from tests.gpu_builders import replay, task
+
+    platform = platform_from_dict(_own_types_platform(), source="<own-prices>")
+    assert platform_prices(platform) == {"K80": 5.0, "V100M16": 2.48, "X9": 0.1}
+    result = replay(platform, [task(0, 0, 3600, gpus=1), task(1, 0, 3600, gpus=1)],
+                    policy="fifo-price_aware")
+    placed = result.gpu.placements
+    assert [(placed[i].model, placed[i].start_s) for i in (0, 1)] == [("X9", 0), ("V100M16", 0)]
+    cost = sum(gpu_cost_usd(len(p.gpus), p.shape.milli, p.run_s,
+                            result.gpu.price_usd_per_hour[p.model]) for p in placed.values())
+    assert cost == pytest.approx(0.10 + 2.48)
