@@ -27,12 +27,12 @@ import logging
 import numpy as np
 from gymnasium import spaces
 
-from hdrm.core.gpu_scheduler import resolve_gpu_policy
+from hdrm.core.gpu_scheduler import gpu_pairs, resolve_gpu_policy
 from hdrm.env.gpu_observations import gpu_task_features
 from hdrm.env.gpu_view import GpuClusterView
 from hdrm.env.scheduling_env import SchedulingEnv
 from hdrm.errors import ConfigError
-from hdrm.policies.gpu_orders import QUEUE_ORDERS
+from hdrm.policies.gpu_price import platform_prices
 from hdrm.policies.gpu_state import MILLI
 from hdrm.policies.placement import PLACEMENTS
 from hdrm.sim.engine import Outcome, Simulation, SimulationConfig
@@ -52,10 +52,10 @@ def is_gpu_config(config) -> bool:
 
 
 def gpu_pair_names() -> list[str]:
-    """Every (queue order x placement) pair, order-major, each order once under its own name
-    (not its aliases, e.g. ``fcfs`` for ``fifo``): the default ``policy_pair`` actions."""
-    orders = sorted({QUEUE_ORDERS.get(name).name for name in QUEUE_ORDERS.names()})
-    return [f"{o}-{p}" for o in orders for p in PLACEMENTS.names()]
+    """The default ``policy_pair`` actions: every (queue order x placement) pair, order-major,
+    each order once under its own name (:func:`~hdrm.core.gpu_scheduler.gpu_pairs`, the one
+    definition)."""
+    return gpu_pairs()
 
 
 class GpuSchedulingEnv(SchedulingEnv):
@@ -112,8 +112,7 @@ class GpuSchedulingEnv(SchedulingEnv):
         self.gpu_static = gpu_task_features(self)
         self.gpu_shared = np.array([core.shape(j).is_shared for j in sim.workload.jobs],
                                    dtype=np.float32)
-        prices = {a.type.name: a.type.price_usd_per_hour for a in self.platform.accelerators}
-        self._price = prices
+        self._price = platform_prices(self.platform)
         self.tracker.nb_gpu_milli = cluster.total_gpu_milli
         self.view = GpuClusterView(cluster, core.types)
         if getattr(sim, "frag", None) is not None:

@@ -168,6 +168,24 @@ def test_actions_are_every_order_with_every_placement_and_two_rollouts_agree():
     assert len(first) == len(second) and all(np.array_equal(a, b) for a, b in zip(first, second))
 
 
+def test_default_actions_are_the_decision_cores_pair_list(monkeypatch):
+    """The env's default pairs are gpu_pairs() (one definition, so the env, the sweeps'
+    all_gpu_pairs and the replay agree in order): 5 orders x 9 placements, order-major, own
+    names only; a change to gpu_pairs reaches the env."""
+    from hdrm.core import gpu_scheduler
+
+    pairs = gpu_scheduler.gpu_pairs()
+    assert gpu_pair_names() == pairs and len(pairs) == 45
+    assert pairs[:2] == ["drf-best_fit", "drf-dot_product"] and "fcfs-fgd" not in pairs
+    assert [p.split("-")[0] for p in pairs[::9]] == ["drf", "fifo", "las", "sjf", "tetris"]
+    import hdrm.env.gpu_env as gpu_env
+
+    monkeypatch.setattr(gpu_env, "gpu_pairs", lambda: ["sjf-fgd", "fifo-best_fit"],
+                        raising=False)
+    env = SchedulingEnv(**SLICE, nb_jobs=10)
+    assert env.action_names == ["sjf-fgd", "fifo-best_fit"]
+
+
 @pytest.mark.parametrize("settings, message", [
     (dict(**SLICE, engine="batsim"), "engine: 'batsim' cannot run GPU platforms"),
     (dict(**SLICE, selection=("fifo-fgdd",)), "actions.selection: unknown GPU policy "
