@@ -29,6 +29,7 @@ from gymnasium import spaces
 
 from hdrm.core.gpu_scheduler import gpu_pairs, resolve_gpu_policy
 from hdrm.env.gpu_observations import gpu_task_features
+from hdrm.env.gpu_render import render_gpu_ansi, render_gpu_rgb
 from hdrm.env.gpu_view import GpuClusterView
 from hdrm.env.scheduling_env import SchedulingEnv
 from hdrm.errors import ConfigError
@@ -117,6 +118,15 @@ class GpuSchedulingEnv(SchedulingEnv):
         self.view = GpuClusterView(cluster, core.types)
         if getattr(sim, "frag", None) is not None:
             sim.frag = self.view  # the engine integrates the same, memoised, fragmentation
+
+    def render(self) -> str | np.ndarray | None:
+        """The GPU view of the current state: text (``render_mode="ansi"``) or an RGB image
+        (``"rgb_array"``), :mod:`hdrm.env.gpu_render`; None without a render mode."""
+        if self.render_mode == "ansi":
+            return render_gpu_ansi(self)
+        if self.render_mode == "rgb_array":
+            return render_gpu_rgb(self)
+        return None
 
     # ------------------------------------------------------------------ state queries
     def fits_mask(self, jobs: list[Job]) -> np.ndarray:

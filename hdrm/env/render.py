@@ -9,7 +9,8 @@
     :mod:`hdrm.viz.cluster`): one cell per node shaded by its busy fraction, the figures of the
     text view in the title.
 
-Both read the decision core only; rendering never changes the episode.
+Both read the decision core only; rendering never changes the episode. On a GPU platform the
+environment draws the GPU views of :mod:`hdrm.env.gpu_render` instead.
 """
 
 from __future__ import annotations

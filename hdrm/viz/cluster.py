@@ -27,8 +27,10 @@ def node_grid(fractions: np.ndarray) -> np.ndarray:
     return grid.reshape(rows, cols)
 
 
-def cluster_image(fractions: np.ndarray, title: str) -> np.ndarray:
-    """An ``(height, width, 3)`` uint8 image of the nodes' busy fractions under ``title``."""
+def cluster_image(fractions: np.ndarray, title: str,
+                  label: str = "busy fraction of the node's cores") -> np.ndarray:
+    """An ``(height, width, 3)`` uint8 image of the nodes' busy fractions under ``title``
+    (``label``: what the colour bar measures)."""
     fig = Figure(figsize=(IMAGE_SIZE[0] / DPI, IMAGE_SIZE[1] / DPI), dpi=DPI)
     ax = fig.add_axes((0.02, 0.02, 0.86, 0.84))
     grid = node_grid(fractions)
@@ -40,7 +42,7 @@ def cluster_image(fractions: np.ndarray, title: str) -> np.ndarray:
     ax.grid(which="minor", color="white", linewidth=1.0)
     ax.tick_params(which="both", bottom=False, left=False, labelbottom=False, labelleft=False)
     colorbar = fig.colorbar(image, cax=fig.add_axes((0.9, 0.02, 0.03, 0.84)))
-    colorbar.set_label("busy fraction of the node's cores")
+    colorbar.set_label(label)
     fig.suptitle(title, fontsize=8, wrap=True)
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
