@@ -67,6 +67,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="skip and count SWF lines the standard does not allow (malformed, "
                         "fractional processors, a repeated job number)")
     parser.add_argument("--bandwidth", default="hdeeprm", help="memory-bandwidth distribution of SWF jobs")
+    parser.add_argument("--dependencies", action=argparse.BooleanOptionalAction, default=True,
+                        help="submit a job with a preceding job (SWF fields 17-18) when that job "
+                        "ends plus the think time (default: on where the trace has any); "
+                        "--no-dependencies submits every job at its trace time")
     kill = parser.add_mutually_exclusive_group()
     kill.add_argument("--walltime-kill", dest="walltime_kill", action="store_true", default=None,
                       help="kill jobs at their requested time (default: unless --conventions "
@@ -117,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         nb_jobs=args.nb_jobs,
         bandwidth=args.bandwidth,
         seed=args.seed,
+        dependencies=args.dependencies,
     )
     if args.homogeneous_procs is not None and args.homogeneous_procs < 0:
         raise ConfigError(f"--homogeneous-procs: expected a positive number, got {args.homogeneous_procs}")
@@ -202,6 +207,14 @@ def _skipped(skipped: dict[str, int]) -> str:
     return f"{sum(skipped.values())} ({reasons})"
 
 
+def _dependencies(workload, wanted: bool) -> str:
+    """The summary's dependencies line: on (what waits, what was dropped), off, or none."""
+    if not wanted:
+        return "off (--no-dependencies: every job submitted at its trace time)"
+    deps = workload.dependencies
+    return "none in the workload" if deps is None else f"on: {deps.describe()}"
+
+
 def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.Namespace,
                    tenants: TenantTable | None = None) -> None:
     summary = schedule_summary(result, job_results(result))
@@ -221,6 +234,7 @@ def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.N
         ("energy", f"{summary['consumed_joules'] / 3.6e6:.3f} kWh"),
         ("wall time", f"{result.wall_s:.2f} s ({len(result.outcomes) / max(result.wall_s, 1e-9):,.0f} jobs/s)"),
         ("skipped from the source", _skipped(result.workload.skipped)),
+        ("dependencies", _dependencies(result.workload, args.dependencies)),
         *_sla_rows(result, tenants, args.outdir),
         ("outputs", str(Path(args.outdir))),
     ]

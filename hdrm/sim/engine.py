@@ -12,6 +12,7 @@ environment: :meth:`Simulation.next_decision` advances to the next decision poin
 
 from __future__ import annotations
 
+import heapq
 import math
 import time as _time
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from hdrm.core.dependencies import DependencyGate, released_copy
 from hdrm.core.scheduler import DecisionCore, Start
 from hdrm.platform.model import Platform
 from hdrm.policies.core_selection import CorePolicy
@@ -98,6 +100,17 @@ def check_profiles(workload: Workload) -> None:
     check_supported(workload)
 
 
+def gate_and_arrivals(workload: Workload) -> tuple[DependencyGate | None, list[Job]]:
+    """The dependency gate of ``workload`` (None without dependencies) and the jobs the engine
+    submits at their own times, in submission order (the others wait for their release)."""
+    deps = workload.dependencies
+    if deps is None or not len(deps):
+        return None, _submission_order(workload.jobs)
+    gate = DependencyGate(deps)
+    held = gate.dependent
+    return gate, _submission_order([j for j in workload.jobs if j.idx not in held])
+
+
 def _submission_order(jobs: list[Job]) -> list[Job]:
     """``jobs`` sorted by submission time (stable), without copying when already sorted."""
     if all(jobs[i].submit_s <= jobs[i + 1].submit_s for i in range(len(jobs) - 1)):
@@ -137,8 +150,11 @@ class Simulation:
         #: Wall seconds spent in scheduling decisions (Batsim's scheduling_time).
         self.decision_s = 0.0
         self._jobs = workload.jobs
-        #: Jobs in submission order (the workload's order unless it is not sorted by time).
-        self._arrivals = _submission_order(workload.jobs)
+        #: Jobs in submission order (the workload's order unless it is not sorted by time); jobs
+        #: waiting for preceding jobs come from ``_releases`` (:mod:`hdrm.core.dependencies`).
+        self._gate, self._arrivals = gate_and_arrivals(workload)
+        self._releases: list[tuple[float, int, int]] = []
+        self._released: dict[int, Job] = {}
         self._next = 0
         self._wall0 = _time.perf_counter()
         #: Called with (job, outcome) when a job ends or is rejected (environments use it).
@@ -171,13 +187,17 @@ class Simulation:
         jobs = self._jobs
         arrivals = self._arrivals
         t_sub = arrivals[self._next].submit_s if self._next < len(arrivals) else math.inf
+        if self._releases:
+            t_sub = min(t_sub, self._releases[0][0])
         t = min(t_sub, machine.next_time())
         if t == math.inf:
             return False
         self.now = t
         core = self.core
+        released = self._released
         for end in machine.advance(t):
-            job = jobs[end.key]
+            job = released.pop(end.key, None) if released else None
+            job = job or jobs[end.key]
             core.complete(job, t)
             self._record(job, Outcome(job, end.state, end.start_s, end.finish_s, end.cores, end.energy_j))
         n = len(arrivals)
@@ -187,8 +207,21 @@ class Simulation:
             reason = core.submit(job, t)
             if reason is not None:
                 self._record(job, Outcome(job, REJECTED, reason=reason))
+        if self._releases:
+            self._submit_released(t)
         self._flush_changes()
         return True
+
+    def _submit_released(self, t: float) -> None:
+        """Submit the jobs whose preceding jobs ended, released at ``t`` or before."""
+        heap, jobs = self._releases, self._jobs
+        while heap and heap[0][0] <= t:
+            release_s, _, idx = heapq.heappop(heap)
+            job = self._released[idx] = released_copy(jobs[idx], release_s)
+            reason = self.core.submit(job, t)
+            if reason is not None:
+                del self._released[idx]
+                self._record(job, Outcome(job, REJECTED, reason=reason))
 
     def decide(self, pair: PolicyPair) -> list[Start]:
         """One decision with a policy pair at the current instant."""
@@ -273,5 +306,8 @@ class Simulation:
 
     def _record(self, job: Job, outcome: Outcome) -> None:
         self.outcomes[job.idx] = outcome
+        if self._gate is not None:
+            for release_s, idx in self._gate.ended(job.idx, self.now):
+                heapq.heappush(self._releases, (release_s, idx, idx))
         if self.on_outcome is not None:
             self.on_outcome(job, outcome)

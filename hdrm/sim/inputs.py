@@ -45,6 +45,8 @@ class InputSpec:
         nb_jobs: number of jobs to take (0: all from ``start_index``).
         bandwidth: memory-bandwidth distribution spec for SWF jobs on a platform file.
         seed: seed of the bandwidth draw.
+        dependencies: read SWF fields 17-18 (preceding job, think time) into the workload's
+            dependencies (:mod:`hdrm.workload.dependencies`); False ignores them.
     """
 
     workload_path: str
@@ -56,6 +58,7 @@ class InputSpec:
     nb_jobs: int = 0
     bandwidth: str = DEFAULT_BW
     seed: int = 0
+    dependencies: bool = True
 
 
 def load_platform_any(path: str | Path) -> Platform:
@@ -66,11 +69,16 @@ def load_platform_any(path: str | Path) -> Platform:
 
 
 def read_workload_any(path: str | Path, conventions: str = "default", strict: bool = True,
-                      reference_gflops: float | None = None) -> Workload:
-    """A workload from an SWF trace or a Batsim JSON file (chosen by the file name)."""
+                      reference_gflops: float | None = None, dependencies: bool = True
+                      ) -> Workload:
+    """A workload from an SWF trace or a Batsim JSON file (chosen by the file name); without
+    ``dependencies``, the jobs' preceding jobs are left out."""
     if str(path).lower().endswith(".json"):
-        return read_batsim_json(path, reference_gflops)
-    return read_swf(path, conventions, strict)
+        workload = read_batsim_json(path, reference_gflops)
+        if not dependencies:
+            workload.dependencies = None
+        return workload
+    return read_swf(path, conventions, strict, dependencies=dependencies)
 
 
 def load_inputs(spec: InputSpec) -> tuple[Platform, Workload]:
@@ -85,7 +93,8 @@ def load_inputs(spec: InputSpec) -> tuple[Platform, Workload]:
         raise ConfigError("give a platform file or a number of homogeneous processors, not both")
     platform = load_platform_any(spec.platform_path) if spec.platform_path else None
     ref = platform.reference_gflops if platform is not None else 1.0
-    workload = read_workload_any(spec.workload_path, spec.conventions, spec.strict, ref)
+    workload = read_workload_any(spec.workload_path, spec.conventions, spec.strict, ref,
+                                 spec.dependencies)
     if platform is None:
         nb = spec.homogeneous_procs
         if nb < 0 or nb == 0:

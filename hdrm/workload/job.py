@@ -120,6 +120,8 @@ class Workload:
         skipped: number of source jobs left out, per reason (``{"run time <= 0": 12}``).
         nb_res: the number of resources the source was made for (SWF MaxProcs, Batsim ``nb_res``),
             or None when unknown.
+        dependencies: the jobs' preceding jobs and think times
+            (:class:`hdrm.workload.dependencies.Dependencies`, side arrays), or None.
     """
 
     jobs: list[Job]
@@ -128,6 +130,7 @@ class Workload:
     header: Any = None
     skipped: dict[str, int] = field(default_factory=dict)
     nb_res: int | None = None
+    dependencies: Any = None
 
     def __len__(self) -> int:
         return len(self.jobs)

@@ -55,8 +55,10 @@ def rebase(workload: Workload, jobs: Sequence[Job], name: str) -> Workload:
         copy.idx = i
         copy.submit_s = j.submit_s - origin_s
         copy.extra = dict(j.extra)
+    deps = workload.dependencies
     return Workload(
-        copies, name, workload.source, workload.header, dict(workload.skipped), workload.nb_res
+        copies, name, workload.source, workload.header, dict(workload.skipped), workload.nb_res,
+        deps.subset([j.idx for j in jobs]) if deps is not None else None,
     )
 
 

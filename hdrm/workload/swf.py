@@ -16,6 +16,10 @@ the file, the line, the field and the value; ``strict=False`` skips them and cou
 * ``"duplicate job number"``: field 1 repeats the number of an earlier line (the first line with a
   number is kept), as job ids must be unique in the outputs.
 
+Fields 17 and 18 (preceding job, think time) become ``Workload.dependencies``
+(:mod:`hdrm.workload.dependencies`): a missing or cyclic preceding job is refused by a strict read
+naming the line, and dropped and counted in ``Workload.dependencies.skipped`` otherwise.
+
 Speed: job lines are checked for their field count with ``str.split`` and parsed in one pass by
 numpy; the checks and the conventions run on whole columns. Only when that fast path finds a
 problem is the file scanned line by line, to name the bad line and field (or to skip it).
@@ -35,6 +39,7 @@ import numpy as np
 
 from hdrm.errors import WorkloadError
 from hdrm.workload.conventions import Conventions, apply_conventions, get_conventions
+from hdrm.workload.dependencies import Dependencies, resolve
 from hdrm.workload.job import PROFILE_DELAY, Job, Workload
 from hdrm.workload.swf_header import SwfHeader, parse_count, parse_header
 
@@ -93,6 +98,7 @@ def read_swf(
     conventions: str | Conventions = "default",
     strict: bool = True,
     keep_fields: bool = False,
+    dependencies: bool = True,
 ) -> Workload:
     """Read an SWF trace (plain or gzip) into a :class:`~hdrm.workload.job.Workload`.
 
@@ -108,6 +114,8 @@ def read_swf(
         keep_fields: keep each job's 18 raw fields as a tuple in ``job.extra["swf"]`` (about
             500 more bytes a job, doubling the memory); then
             :func:`~hdrm.workload.generate.write_swf` writes the jobs back verbatim.
+        dependencies: read fields 17 and 18 into ``Workload.dependencies``
+            (:mod:`hdrm.workload.dependencies`); False leaves them out (and unchecked).
 
     Returns:
         The jobs the conventions keep, re-indexed 0..n-1, with profile type ``"delay"`` and
@@ -129,7 +137,7 @@ def read_swf(
             f"an SWF job line has {NB_FIELDS} numbers"
         )
     fields, numbers, skipped = _parse_fields(data, numbers, path_s, strict)
-    fields, skipped_rows = _check_rows(fields, numbers, path_s, strict)
+    fields, numbers, skipped_rows = _check_rows(fields, numbers, path_s, strict)
     skipped.update(skipped_rows)
     converted = apply_conventions(fields, conv)
     skipped = {**converted.skipped, **skipped}
@@ -141,12 +149,36 @@ def read_swf(
     if converted.adjusted:
         logger.info("%s: run time < 0 replaced for %d jobs", path_s, converted.adjusted)
     jobs = _build_jobs(fields, converted, keep_fields)
-    return Workload(jobs, _stem(path_s), path_s, header, skipped, header.nb_res)
+    workload = Workload(jobs, _stem(path_s), path_s, header, skipped, header.nb_res)
+    if dependencies:
+        workload.dependencies = _dependencies(fields, numbers, converted.rows, path_s, strict)
+    return workload
+
+
+def _dependencies(fields: np.ndarray, numbers: np.ndarray, rows: np.ndarray, path: str,
+                  strict: bool) -> Dependencies | None:
+    """Fields 17 and 18 of the replayed jobs as :class:`Dependencies` (None: no job has one)."""
+    kept = fields[rows]
+    if not (kept[:, 16] > 0).any():
+        return None
+
+    def refuse(job: int, problem: str) -> None:
+        raise SkippableLineError(
+            f"{path}:{numbers[rows[job]]}: {problem}",
+            "set field 17 to -1 (no preceding job) or rerun with --no-dependencies",
+            "such dependencies (the jobs are submitted at their trace times)",
+        )
+
+    deps = resolve(kept[:, 0].astype(np.int64), kept[:, 16].astype(np.int64), kept[:, 17],
+                   fields[:, 0].astype(np.int64), refuse if strict else None)
+    if deps is not None and deps.skipped:
+        logger.warning("%s: dependencies dropped: %s", path, _reasons(deps.skipped))
+    return deps
 
 
 def _check_rows(
     fields: np.ndarray, numbers: np.ndarray, path: str, strict: bool
-) -> tuple[np.ndarray, dict[str, int]]:
+) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     """Refuse (strict) or drop and count rows with fractional counts or a repeated job number."""
     bad = np.zeros(len(fields), dtype=bool)
     skipped: dict[str, int] = {}
@@ -176,9 +208,9 @@ def _check_rows(
         skipped[SKIP_DUPLICATE] = int(np.count_nonzero(repeated))
         bad |= repeated
     if not bad.any():
-        return fields, skipped
+        return fields, numbers, skipped
     logger.warning("%s: skipped %s", path, _reasons(skipped))
-    return fields[~bad], skipped
+    return fields[~bad], numbers[~bad], skipped
 
 
 def _repeated(ids: np.ndarray, bad: np.ndarray) -> np.ndarray:
