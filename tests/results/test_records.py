@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
@@ -34,11 +34,13 @@ def test_format_interval_set_examples(cores, text):
     assert format_interval_set(cores) == text
 
 
+@settings(deadline=None)  # timing varies on a shared machine
 @given(core_sets)
 def test_format_interval_set_matches_procset(cores):
     assert format_interval_set(cores) == str(ProcSet(*cores))
 
 
+@settings(deadline=None)  # timing varies on a shared machine
 @given(core_sets)
 def test_parse_interval_set_inverts_format_and_agrees_with_procset(cores):
     text = str(ProcSet(*cores))
@@ -140,6 +142,7 @@ def test_interval_ranges_of_wide_sets_match_the_definition():
     assert format_interval_set(ids + [5, 6]) == "0-99 150 200-299 301 303-304"
 
 
+@settings(deadline=None)  # timing varies on a shared machine
 @given(st.lists(st.integers(min_value=0, max_value=2000), min_size=65, max_size=400))
 def test_wide_interval_sets_are_written_as_procset_writes_them(cores):
     assert format_interval_set(cores) == str(ProcSet(*cores))

@@ -49,16 +49,16 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
 def test_records_of_wide_jobs_cost_their_runs():
-    """500 jobs of up to 10,000 cores (~1,100 on average): the run's result (outcomes and
-    timeline, measured with tracemalloc) holds ~400 bytes a job; a tuple of ids per job held
-    ~9,000."""
+    """500 jobs of up to 10,000 cores (~1,100 on average): the run's job records (outcomes, no
+    timeline; measured with tracemalloc) hold ~630 bytes a job, narrow jobs' tuples and their
+    ids included; a tuple of ids per wide job held ~9,000."""
     cores = 10_000
     workload = generate_workload(500, cores, np.random.default_rng(1), load=0.9)
     platform = Platform.homogeneous(cores)
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        config = SimulationConfig(contention="none", backfilling="easy")
+        config = SimulationConfig(contention="none", backfilling="easy", record_timeline=False)
         sim = Simulation(platform, workload, config)
         result = sim.run("fcfs")
         del sim
