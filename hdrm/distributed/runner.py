@@ -8,7 +8,7 @@ the final name in one step. A folder under ``runs/`` therefore always holds a fi
 sweep stopped midway leaves at most scratch folders, which the next start removes.
 
 On a GPU platform (:func:`~hdrm.distributed.spec.is_gpu_platform`) the run is ``hdrm replay``'s
-GPU replay: the openb inputs, the GPU policy and GPU outputs (``out_gpu_timeline.csv`` and
+GPU replay: the openb or Gavel inputs, the GPU policy and GPU outputs (``out_gpu_timeline.csv`` and
 ``out_gpu_summary.json`` besides the usual files); SWF conventions, contention and walltime kills
 do not apply there.
 
@@ -133,7 +133,7 @@ def simulate(run: RunSpec) -> SimulationResult:
     message = policy_error(run.policy, gpu)  # before reading the inputs
     if message:
         raise ConfigError(f"policy: {message}")
-    if gpu and is_gpu_input(run.platform, run.trace):
+    if gpu and is_gpu_input(run.platform, run.trace, run.throughputs):
         return _simulate_gpu(run)
     spec = InputSpec(workload_path=run.trace, platform_path=run.platform,
                      conventions=run.conventions, strict=run.strict,
@@ -152,9 +152,13 @@ def simulate(run: RunSpec) -> SimulationResult:
 
 
 def _simulate_gpu(run: RunSpec) -> SimulationResult:
-    """Replay an openb workload (or an openb node list) with a GPU policy."""
+    """Replay an openb pod list, or a Gavel trace with its throughputs, with a GPU policy."""
+    if run.throughputs is None and not run.trace.lower().endswith(".csv"):
+        raise ConfigError(f"{run.trace}: a Gavel trace needs its throughput file; add "
+                          '"throughputs": "simulation_throughputs.json" to the sweep file (or '
+                          "give an openb pod list, .csv)")
     try:
-        platform, workload = load_gpu_inputs(run.platform, run.trace, None, run.strict,
+        platform, workload = load_gpu_inputs(run.platform, run.trace, run.throughputs, run.strict,
                                              run.start_index, run.nb_jobs)
     except SkippableLineError as exc:
         raise exc.relaxed_by('set "strict": false in the sweep file') from None

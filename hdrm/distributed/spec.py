@@ -20,7 +20,10 @@ above (policies vary slowest, seeds fastest). ``"all-pairs"`` stands for HDeepRM
 pairs. Paths are relative to the sweep file.
 
 GPU platforms (a platform JSON with accelerators, or an openb node list ``.csv``) replay openb
-pod lists with GPU policies: queue orders and ``ORDER-PLACEMENT`` pairs (``drf-fgd``;
+pod lists, or Gavel traces with ``"throughputs": "simulation_throughputs.json"`` (Gavel's
+throughput file; then every trace that is not an openb pod list is read as a Gavel trace with it,
+as ``hdrm replay --throughputs`` reads its workload, and only those runs carry it in their name
+and digest), with GPU policies: queue orders and ``ORDER-PLACEMENT`` pairs (``drf-fgd``;
 ``"all-gpu-pairs"`` stands for every pair) and backfilling ``none`` or ``greedy``. Each policy and
 backfilling mode is checked against the kind of every platform when the file is read, so a
 policy of the wrong kind is a one-line error naming both (split CPU and GPU grids into two
@@ -103,6 +106,12 @@ def _check_files(paths: tuple[str, ...]) -> str:
     return ""
 
 
+def _check_file(path: str | None) -> str:
+    if path is None or Path(path).is_file():
+        return ""
+    return "no such file; paths are relative to the sweep file"
+
+
 def _distinct(values: tuple) -> str:
     repeated = [v for i, v in enumerate(values) if v in values[:i]]
     return f"{json.dumps(repeated[0])} is listed twice; list each value once" if repeated else ""
@@ -145,6 +154,8 @@ class SweepSpec:
         contention: contention model.
         walltime_kill: kill jobs at their requested time; None: as the conventions imply.
         sample: draw this many runs from the grid instead of running all of it.
+        throughputs: Gavel's throughput file; the traces that are not openb pod lists (``.csv``)
+            are Gavel traces read with it (GPU platforms only).
     """
 
     policies: tuple[str, ...] = field(metadata={"nonempty": True, "check": _check_policies})
@@ -167,6 +178,8 @@ class SweepSpec:
     contention: str = field(default="hdeeprm", metadata={"check": _check_contention})
     walltime_kill: bool | None = None
     sample: Sample | None = None
+    throughputs: str | None = field(default=None, metadata={"path": "file",
+                                                            "check": _check_file})
 
 
 @dataclass(frozen=True)
@@ -187,6 +200,8 @@ class RunSpec:
         contention: contention model.
         walltime_kill: kill at the requested time; None: as the conventions imply.
         strict: fail on SWF lines the standard does not allow (else skip them).
+        throughputs: Gavel's throughput file (absolute) when the trace is a Gavel trace, else
+            None (and then left out of the digest, so runs without it keep their names).
     """
 
     policy: str
@@ -202,22 +217,31 @@ class RunSpec:
     contention: str = "hdeeprm"
     walltime_kill: bool | None = None
     strict: bool = True
+    throughputs: str | None = None
 
     @property
     def name(self) -> str:
-        """The run's folder name: its grid values, readable, plus a digest of all settings."""
+        """The run's folder name: its grid values, readable, plus a digest of all settings (a
+        Gavel run's trace reads ``TRACE+THROUGHPUTS``)."""
+        trace = _stem(self.trace)
+        if self.throughputs is not None:
+            trace = trace.removesuffix(".trace") + f"+{_stem(self.throughputs)}"
         readable = (f"{self.policy}_{self.backfill}_{self.decision}_{_stem(self.platform)}_"
-                    f"{_stem(self.trace)}_x{self.load_factor:g}_s{self.seed}")
+                    f"{trace}_x{self.load_factor:g}_s{self.seed}")
         return f"{readable}_{self.digest()[:8]}"
 
     def digest(self) -> str:
         """SHA-256 of every setting: two runs with the same digest produce the same outputs."""
-        text = json.dumps(asdict(self), sort_keys=True)
+        text = json.dumps(self.to_json(), sort_keys=True)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def to_json(self) -> dict:
-        """The settings as a JSON object (for the run's done marker and the sweep's index)."""
-        return asdict(self)
+        """The settings as a JSON object (for the run's done marker and the sweep's index);
+        ``throughputs`` only when set (settings added later stay out of older runs' digests)."""
+        values = asdict(self)
+        if values["throughputs"] is None:
+            del values["throughputs"]
+        return values
 
 
 def _stem(path: str) -> str:
@@ -252,10 +276,33 @@ def is_gpu_platform(path: str) -> bool:
     return path.lower().endswith(".csv") or bool(load_platform_any(path).accelerators)
 
 
+def is_gavel_trace(spec: SweepSpec, trace: str) -> bool:
+    """Whether the sweep reads ``trace`` as a Gavel trace (``throughputs`` given, not ``.csv``)."""
+    return spec.throughputs is not None and not trace.lower().endswith(".csv")
+
+
+def _check_gavel(spec: SweepSpec, ctx: Context, gpu_platforms: list[bool]) -> None:
+    """``throughputs`` needs a trace to read with it, and GPU platforms to run it on."""
+    if spec.throughputs is None:
+        return
+    gavel = [i for i, trace in enumerate(spec.traces) if is_gavel_trace(spec, trace)]
+    if not gavel:
+        raise ctx.fail("throughputs", "every trace is an openb pod list (.csv), so no Gavel "
+                       "trace reads it; remove 'throughputs' or add the Gavel trace")
+    for i, gpu in enumerate(gpu_platforms):
+        if not gpu:
+            name = json.dumps(Path(spec.traces[gavel[0]]).name)
+            raise ctx.fail(f"platforms[{i}]", f"{json.dumps(Path(spec.platforms[i]).name)} is a "
+                           f"CPU platform, but traces[{gavel[0]}] {name} is read as a Gavel trace "
+                           "(throughputs given), which needs GPUs; put the CPU platforms (or the "
+                           "SWF traces) in another sweep file")
+
+
 def _check_kinds(spec: SweepSpec, ctx: Context) -> None:
     """Every policy and backfilling mode must suit every platform of the grid."""
-    for i, platform in enumerate(spec.platforms):
-        gpu = is_gpu_platform(platform)
+    kinds = [is_gpu_platform(platform) for platform in spec.platforms]
+    _check_gavel(spec, ctx, kinds)
+    for i, (platform, gpu) in enumerate(zip(spec.platforms, kinds)):
         kind = f"platforms[{i}] {json.dumps(Path(platform).name)} is a {'GPU' if gpu else 'CPU'}" \
             " platform"
         for k, name in enumerate(spec.policies):
@@ -301,7 +348,9 @@ def expand(spec: SweepSpec) -> list[RunSpec]:
     """The sweep's runs, in grid order (a sample keeps grid order too)."""
     fixed = dict(nb_jobs=spec.nb_jobs, start_index=spec.start_index, conventions=spec.conventions,
                  contention=spec.contention, walltime_kill=spec.walltime_kill, strict=spec.strict)
-    runs = [RunSpec(p, b, d, pl, t, float(lf), s, **fixed)
+    throughputs = os.path.abspath(spec.throughputs) if spec.throughputs is not None else None
+    runs = [RunSpec(p, b, d, pl, t, float(lf), s, **fixed,
+                    throughputs=throughputs if is_gavel_trace(spec, t) else None)
             for p, b, d, pl, t, lf, s in itertools.product(*_axes(spec))]
     if spec.sample is not None:
         chosen = sorted(random.Random(spec.sample.seed).sample(range(len(runs)), spec.sample.size))

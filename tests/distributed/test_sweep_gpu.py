@@ -132,3 +132,85 @@ def test_a_sweep_over_gpu_policies_and_seeds_on_an_openb_slice(tmp_path):
         assert int(row["nb_jobs"]) == 150 and summary["nb_finished"] > 100
     by_seed = {row["run"].split("_")[0] + row["run"].split("_")[-2]: row for row in rows}
     assert by_seed["fifo-randoms1"]["gpu_cost_usd"] != by_seed["fifo-randoms2"]["gpu_cost_usd"]
+
+
+GAVEL_JOB = "ResNet-18 (batch size 64)"
+#: 1,000 steps at 2 steps/s on a K80 (500 s) or 8 on a V100 (125 s), two jobs arriving at 0
+GAVEL_TRACE = f"{GAVEL_JOB}\tcmd\t\t-s\t1\t1000\t0\t1\n" * 2
+GAVEL_SPEEDS = {"k80": {f"('{GAVEL_JOB}', 1)": {"null": 2.0}},
+                "v100": {f"('{GAVEL_JOB}', 1)": {"null": 8.0}}}
+
+
+def _gavel_sweep(folder: Path, **settings) -> Path:
+    (folder / "kv.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\nk,4000,16384,1,K80\n"
+                                   "v,4000,16384,1,V100M16\n")
+    (folder / "t.trace").write_text(GAVEL_TRACE)
+    (folder / "tp.json").write_text(json.dumps(GAVEL_SPEEDS))
+    return _sweep(folder, **{"policies": ["fifo-price_aware"], "backfill": ["none"],
+                             "platforms": ["kv.csv"], "traces": ["pods.csv", "t.trace"],
+                             "seeds": [0], "throughputs": "tp.json", **settings})
+
+
+def test_a_sweep_runs_a_gavel_trace_with_its_throughputs(tmp_path):
+    """price_aware gives the first job the K80 (0.25 of the speed for 0.45 USD/h beats 1 for
+    2.48), the second the V100: JCT 500 and 125 s, cost 500 s x 0.45 + 125 s x 2.48 per hour.
+    The openb trace of the same sweep does not read the throughputs: its run keeps its name."""
+    path = _gavel_sweep(tmp_path)
+    pods_run, gavel_run = expand(load_sweep(path))
+    assert pods_run.throughputs is None and gavel_run.throughputs == str(tmp_path / "tp.json")
+    assert gavel_run.name.startswith("fifo-price_aware_none_event_kv_t+tp_x1_s0_")
+    data = json.loads(path.read_text())
+    del data["throughputs"]
+    data["traces"] = ["pods.csv"]
+    path.with_name("plain.json").write_text(json.dumps(data))
+    assert expand(load_sweep(path.with_name("plain.json"))) == [pods_run]
+    run_sweep(path, tmp_path / "out", backend="serial", progress=False)
+    rows = {row["run"]: row for row in _table(tmp_path / "out")}
+    gavel = rows[gavel_run.name]
+    assert float(gavel["mean_jct_s"]) == pytest.approx((500 + 125) / 2)
+    assert float(gavel["gpu_cost_usd"]) == pytest.approx((500 * 0.45 + 125 * 2.48) / 3600,
+                                                         abs=1e-6)
+    jobs = list(csv.DictReader((tmp_path / "out" / "runs" / gavel_run.name / "out_jobs.csv")
+                               .open()))
+    assert [(r["execution_time"], r["gpu_model"]) for r in jobs] == [
+        ("500.000000", "K80"), ("125.000000", "V100M16")]
+
+
+def test_runs_without_throughputs_keep_their_names():
+    """The name and digest of a run without the field are the ones of the code before it
+    (pinned), so finished sweeps are found done again."""
+    from hdrm.distributed.spec import RunSpec
+
+    run = RunSpec("fifo-fgd", "none", "event", "/data/nodes.csv", "/data/pods.csv", 1.0, 3)
+    assert run.name == "fifo-fgd_none_event_nodes_pods_x1_s3_0d064192"
+    assert "throughputs" not in run.to_json()
+    gavel = RunSpec("fifo-fgd", "none", "event", "/data/nodes.csv", "/data/t.trace", 1.0, 3,
+                    throughputs="/data/tp.json")
+    assert gavel.to_json()["throughputs"] == "/data/tp.json" and gavel.digest() != run.digest()
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"traces": ["pods.csv"]}, r"throughputs: every trace is an openb pod list \(.csv\), so no "
+     r"Gavel trace reads it; remove 'throughputs' or add the Gavel trace$"),
+    ({"throughputs": "nope.json"}, r"throughputs: no such file; paths are relative to the sweep "
+     r"file"),
+])
+def test_throughputs_errors_are_one_line(tmp_path, settings, message):
+    path = _gavel_sweep(tmp_path, **settings)
+    with pytest.raises(ConfigError, match=r"^" + str(path).replace("\\", "\\\\") + ": " + message):
+        load_sweep(path)
+
+
+def test_a_gavel_trace_on_a_cpu_platform_or_without_throughputs_is_one_line(tmp_path):
+    path = _gavel_sweep(tmp_path, platforms=[str(HETERO)], policies=["fcfs"])
+    with pytest.raises(ConfigError, match=r'platforms\[0\]: "hetero.json" is a CPU platform, but '
+                                          r'traces\[1\] "t.trace" is read as a Gavel trace'):
+        load_sweep(path)
+    from hdrm.distributed.runner import simulate
+
+    path = _gavel_sweep(tmp_path, throughputs=None, traces=["t.trace"])
+    (run,) = expand(load_sweep(path))
+    with pytest.raises(ConfigError, match=r't.trace: a Gavel trace needs its throughput file; '
+                                          r'add "throughputs": "simulation_throughputs.json" to '
+                                          r"the sweep file"):
+        simulate(run)
