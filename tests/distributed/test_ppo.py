@@ -130,11 +130,12 @@ def test_environments_in_this_process_are_run_vector(tmp_path):
 
 
 def test_a_killed_worker_is_restarted_and_training_goes_on(ray, tmp_path):
-    """SIGKILL to a worker during its second rollout (100 steps, a fraction of a second on two
-    cores): Ray restarts the process and plays the rollout again; the training ends as planned."""
-    options = write_options(tmp_path, episodes=40, rollout_steps=200)
+    """SIGKILL to a worker 0.1 s into its second rollout (100 steps: during it, or just after on
+    an idle machine; eight more follow): Ray restarts the process and plays the rollout again;
+    the training ends as planned."""
+    options = write_options(tmp_path, episodes=100, rollout_steps=200)
     agent, task = learner(options)
-    trainer = PPOWorkers(ray, agent, task, WorkerPlan(2, 1, episodes=40))
+    trainer = PPOWorkers(ray, agent, task, WorkerPlan(2, 1, episodes=100))
     victim = trainer.pids[1]
     collect, calls = trainer.collect, []
 
@@ -151,7 +152,7 @@ def test_a_killed_worker_is_restarted_and_training_goes_on(ray, tmp_path):
     finally:
         trainer.close()
     assert run.restarts == 1 and trainer.pids[1] != victim
-    assert run.episodes == len(seen) == 40 and agent.updates == run.updates >= 3
+    assert run.episodes == len(seen) == 100 and agent.updates == run.updates >= 9
     assert all(np.isfinite(e.return_) and e.steps > 0 for e in seen)
 
 
