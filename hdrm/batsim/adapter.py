@@ -27,6 +27,7 @@ or with pybatsim's launcher: ``pybatsim /path/to/hdrm/batsim/hdrmScheduler.py -o
 
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
 import time
@@ -38,6 +39,7 @@ import zmq
 from batsim.batsim import BatsimScheduler
 
 from hdrm.batsim import protocol
+from hdrm.batsim.dependents import DependentJobs
 from hdrm.batsim.instants import Diverged, Instant, InstantGrouper
 from hdrm.core.scheduler import DecisionCore, Start
 from hdrm.errors import ConfigError, HdrmError, ProtocolError
@@ -141,6 +143,9 @@ class HdrmScheduler(BatsimScheduler):
         self._instants: InstantGrouper | None = None
         self._unsent: dict[int, tuple[int, float]] = {}
         self._wid = "w0"
+        #: Jobs waiting for preceding jobs (None: the workload has no dependencies).
+        self.dependents: DependentJobs | None = None
+        self._later: list[tuple[float, int, Job]] = []
         self._bs = None
         #: Set by :mod:`hdrm.batsim.process`: seconds to wait for Batsim, and a stop request.
         self.timeout_s: float | None = None
@@ -202,6 +207,7 @@ class HdrmScheduler(BatsimScheduler):
         (self._wid, path), = workloads.items()
         workload = read_batsim_json(path, self.platform.reference_gflops)
         self.jobs = {f"{self._wid}!{job.id}": job for job in workload.jobs}
+        self.dependents = DependentJobs.of(workload)
         if self.group_instants:
             self._instants = InstantGrouper(self.platform, workload.jobs)
         state = self.core.state.core_state  # hosts start in their platform P-state (hdrm: 0)
@@ -224,7 +230,7 @@ class HdrmScheduler(BatsimScheduler):
         self._bs_jobs[job.id] = job
         if self._instants is not None:
             self._instants.submitted(mine)
-        else:
+        elif self.dependents is None or not self.dependents.submitted(mine):
             self._submit(mine, self.bs.time())
         self._dirty = True
 
@@ -233,14 +239,43 @@ class HdrmScheduler(BatsimScheduler):
         if self._instants is not None:
             self._instants.ended(mine, self.bs.time())
         else:
-            self.core.complete(mine, self.bs.time())
+            self._complete(mine, self.bs.time())
         self._dirty = True
+
+    def _complete(self, job: Job, now: float) -> None:
+        """``job`` left the machine: free it in the core, release the jobs waiting for it."""
+        deps = self.dependents
+        self.core.complete(deps.current(job) if deps is not None else job, now)
+        if deps is not None:
+            self._ended(job.idx, now)
+
+    def _ended(self, idx: int, now: float) -> None:
+        """Job ``idx`` ended or was rejected: its dependents' releases, later ones by a call."""
+        for release in self.dependents.ended(idx, now):
+            if self._instants is not None:
+                self._instants.release(*release)
+            else:
+                heapq.heappush(self._later, release)
+            self.bs.wake_me_up_at(release[0])
+
+    def _submit_due(self, now: float) -> None:
+        """Queue the released jobs due at ``now`` (a rejection may release more)."""
+        deps = self.dependents
+        while self._later and self._later[0][0] <= now:
+            release_s, _, job = heapq.heappop(self._later)
+            deps.release(job, release_s)
+        job = deps.take(now)
+        while job is not None:
+            self._submit(job, now)
+            job = deps.take(now)
 
     def _submit(self, job: Job, now: float) -> None:
         reason = self.core.submit(job, now)
         if reason is not None:
             self.rejections.append((now, job, reason))
             self.bs.reject_jobs([self._bs_jobs[f"{self._wid}!{job.id}"]])
+            if self.dependents is not None:
+                self._ended(job.idx, now)
 
     def onJobsKilled(self, jobs: list[Any]) -> None:  # noqa: N802
         logger.debug("killed: %s", [j.id for j in jobs])
@@ -249,7 +284,7 @@ class HdrmScheduler(BatsimScheduler):
         logger.debug("resources %s now in P-state %s", nodeid, pstate)
 
     def onRequestedCall(self) -> None:  # noqa: N802
-        pass
+        self._dirty = True  # a dependent job's release (CALL_ME_LATER)
 
     def onReportEnergyConsumed(self, consumed_energy: float) -> None:  # noqa: N802
         self.energy_j = consumed_energy
@@ -261,6 +296,8 @@ class HdrmScheduler(BatsimScheduler):
         now = self.bs.time()
         grouper = self._instants
         if grouper is None:
+            if self.dependents is not None:
+                self._submit_due(now)
             self._decision_point(now)
             return
         try:
@@ -270,19 +307,28 @@ class HdrmScheduler(BatsimScheduler):
             logger.warning("Batsim and hdrm's machine model disagree (%s): deciding at every "
                            "message from now on", exc)
             self._instants = None
+            self._later = list(grouper.pending_releases)
             for kind, job in grouper.unprocessed:
                 if kind == "end":
-                    self.core.complete(job, now)
-                else:
+                    self._complete(job, now)
+                elif self.dependents is None or not self.dependents.submitted(job):
                     self._submit(job, now)
+            if self.dependents is not None:
+                self._submit_due(now)
             self._decision_point(now)
 
     def _instant(self, instant: Instant) -> None:
         """One instant of the built-in engine: its ends, its submissions, then one decision."""
+        deps = self.dependents
+        for job in instant.releases:  # made before this instant's ends release theirs
+            deps.release(job, instant.time_s)
         for end in instant.ends:
-            self.core.complete(self._instants.job(end.key), instant.time_s)
+            self._complete(self._instants.job(end.key), instant.time_s)
         for job in instant.arrivals:
-            self._submit(job, instant.time_s)
+            if deps is None or not deps.submitted(job):
+                self._submit(job, instant.time_s)
+        if deps is not None:
+            self._submit_due(instant.time_s)
         self._take_pending()
         self._decision_point(instant.time_s)
 

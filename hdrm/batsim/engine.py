@@ -35,6 +35,7 @@ from hdrm.batsim.process import (
     refuse_accelerators,
     run_batsim,
 )
+from hdrm.core.dependencies import released_copy
 from hdrm.core.state import ClusterState
 from hdrm.errors import ConfigError, HdrmError, ProtocolError, SimulationError
 from hdrm.options import BatsimOptions
@@ -152,6 +153,11 @@ def result_from_run(platform: Platform, workload: Workload, run: BatsimRun) -> S
     result.wall_s = run.wall_s
     scheduler = run.scheduler
     if scheduler is not None:
+        if scheduler.dependents is not None:  # report release times as submission times
+            released = {job.id: job.submit_s for job in scheduler.dependents.copies.values()}
+            for outcome in result.outcomes:
+                if outcome.job.id in released:
+                    outcome.job = released_copy(outcome.job, released[outcome.job.id])
         result.decisions = scheduler.decisions
         now = max((o.finish_s for o in result.outcomes), default=0.0)
         scheduler.core.state.close(now)

@@ -25,6 +25,7 @@ falls back to deciding at every message, as a plain PyBatsim scheduler does.
 
 from __future__ import annotations
 
+import heapq
 import logging
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -51,11 +52,13 @@ class Instant:
         time_s: the instant.
         ends: the jobs that end then, in the machine's end order.
         arrivals: the jobs submitted then, in submission order.
+        releases: dependent jobs released then (:mod:`hdrm.batsim.dependents`), in release order.
     """
 
     time_s: float
     ends: list[JobEnd] = field(default_factory=list)
     arrivals: list[Job] = field(default_factory=list)
+    releases: list[Job] = field(default_factory=list)
 
 
 class InstantGrouper:
@@ -79,6 +82,8 @@ class InstantGrouper:
         #: Reported events not yet given to the decision core, in Batsim's order: (kind, job).
         self.unprocessed: list[tuple[str, Job]] = []
         self._problem: str | None = None
+        #: Releases of dependent jobs after their instant: (time, order, job).
+        self._releases: list[tuple[float, int, Job]] = []
 
     # ------------------------------------------------------------------ Batsim's events
     def submitted(self, job: Job) -> None:
@@ -98,6 +103,10 @@ class InstantGrouper:
         elif self.machine.expected_end_s(job.idx) > now + TOLERANCE_S:
             self._problem = (f"job {job.id} ended in Batsim at {now:.6f}, in the model at "
                              f"{self.machine.expected_end_s(job.idx):.6f}")
+
+    def release(self, time_s: float, order: int, job: Job) -> None:
+        """A dependent job is released at ``time_s``: an instant then (Batsim calls then)."""
+        heapq.heappush(self._releases, (time_s, order, job))
 
     # ------------------------------------------------------------------ the model
     def apply_states(self, changes: dict[int, tuple[int, float]]) -> None:
@@ -124,6 +133,8 @@ class InstantGrouper:
             instant = self._open or self._open_next()
             if instant is None:
                 return
+            if instant.releases and instant.time_s > now + TOLERANCE_S:
+                return  # Batsim calls the adapter at the release
             if not self._arrived(instant):
                 if now > instant.time_s + TOLERANCE_S:
                     raise Diverged(f"Batsim is at {now:.6f} and events of {instant.time_s:.6f} "
@@ -145,14 +156,23 @@ class InstantGrouper:
         arrivals = self._arrivals
         t_sub = arrivals[self._next].submit_s if self._next < len(arrivals) else float("inf")
         t = min(t_sub, self.machine.next_time())
+        if self._releases:
+            t = min(t, self._releases[0][0])
         if t == float("inf"):
             return None
         instant = Instant(t, self.machine.advance(t))
+        while self._releases and self._releases[0][0] <= t:
+            instant.releases.append(heapq.heappop(self._releases)[2])
         while self._next < len(arrivals) and arrivals[self._next].submit_s <= t:
             instant.arrivals.append(arrivals[self._next])
             self._next += 1
         self._open = instant
         return instant
+
+    @property
+    def pending_releases(self) -> list[tuple[float, int, Job]]:
+        """Releases not yet in an instant, as ``(time, order, job)`` (a heap)."""
+        return self._releases
 
     def _arrived(self, instant: Instant) -> bool:
         ended, submitted = self._ended, self._submitted

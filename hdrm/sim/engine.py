@@ -155,6 +155,7 @@ class Simulation:
         self._gate, self._arrivals = gate_and_arrivals(workload)
         self._releases: list[tuple[float, int, int]] = []
         self._released: dict[int, Job] = {}
+        self._made = 0
         self._next = 0
         self._wall0 = _time.perf_counter()
         #: Called with (job, outcome) when a job ends or is rejected (environments use it).
@@ -308,6 +309,8 @@ class Simulation:
         self.outcomes[job.idx] = outcome
         if self._gate is not None:
             for release_s, idx in self._gate.ended(job.idx, self.now):
-                heapq.heappush(self._releases, (release_s, idx, idx))
+                # ties: in the order the releases were made (as the Batsim adapter makes them)
+                self._made += 1
+                heapq.heappush(self._releases, (release_s, self._made, idx))
         if self.on_outcome is not None:
             self.on_outcome(job, outcome)

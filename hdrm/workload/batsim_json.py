@@ -31,6 +31,7 @@ from typing import Any
 from hdrm.errors import WorkloadError
 from hdrm.registry import suggest
 from hdrm.jsonfile import read_json
+from hdrm.workload.dependencies import add_json_fields, from_json_fields
 from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, Job, Workload
 
 logger = logging.getLogger(__name__)
@@ -122,7 +123,8 @@ def workload_from_dict(
         job.idx = i
     others = {k: v for k, v in data.items() if k not in ("nb_res", "jobs", "profiles")}
     name = Path(source).name.removesuffix(".json")
-    return Workload(jobs, name, source, others or None, {}, nb_res)
+    return Workload(jobs, name, source, others or None, {}, nb_res,
+                    from_json_fields(jobs, source))
 
 
 def _read_job(entry: Any, i: int, profiles: dict, source: str, ref: float | None) -> Job:
@@ -245,6 +247,7 @@ def workload_to_dict(workload: Workload, swf_fields: bool = True) -> dict[str, A
     """Return the Batsim JSON document of ``workload`` (see :func:`write_batsim_json`)."""
     profiles: dict[str, dict] = {}
     jobs = [_write_job(job, profiles, swf_fields) for job in workload.jobs]
+    add_json_fields(jobs, workload)
     nb_res = workload.nb_res
     if nb_res is None:
         nb_res = max((job.res for job in workload.jobs), default=1)

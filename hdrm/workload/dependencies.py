@@ -31,6 +31,7 @@ import heapq
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -244,3 +245,71 @@ def release_order(deps: Dependencies, submit_s: Sequence[float]) -> np.ndarray:
                 earliest[nxt] = low[nxt]
                 heapq.heappush(queue, nxt)
     return earliest
+
+
+#: Batsim JSON job fields of dependencies: the preceding jobs' ids (the name Batsim's
+#: documentation suggests), and hdrm's think time in seconds after the last one ends.
+JSON_DEPENDENCIES, JSON_THINK = "dependencies", "think_time"
+
+
+def add_json_fields(entries: list[dict], workload: Any) -> None:
+    """Write ``workload``'s dependencies into its Batsim JSON job entries (same order as its jobs).
+
+    A dependent job gets ``"dependencies"`` (preceding job ids) and ``"think_time"``, and its
+    ``subtime`` is lowered to its predecessors' (:func:`release_order`), so that Batsim submits it
+    no later than its release; its trace submit time stays in ``trace_submit_s``.
+    """
+    deps = workload.dependencies
+    if deps is None or not len(deps):
+        return
+    jobs = workload.jobs
+    earliest = release_order(deps, [j.submit_s for j in jobs])
+    for j, p, think in zip(deps.job.tolist(), deps.pred.tolist(), deps.think_s.tolist()):
+        entry = entries[j]
+        entry.setdefault(JSON_DEPENDENCIES, []).append(jobs[p].id)
+        entry[JSON_THINK] = max(entry.get(JSON_THINK, 0.0), think)
+        if "trace_submit_s" not in entry:
+            entry["trace_submit_s"] = jobs[j].trace_submit_s
+        entry["subtime"] = float(earliest[j])
+
+
+def from_json_fields(jobs: list, source: str) -> Dependencies | None:
+    """The dependencies the jobs' ``"dependencies"`` and ``"think_time"`` fields give (taken out
+    of ``job.extra``); ids that no job has, and cycles, raise naming the job.
+
+    Raises:
+        WorkloadError: an unknown preceding id, a bad think time or a cycle.
+    """
+    from hdrm.errors import WorkloadError
+
+    index = {job.id: job.idx for job in jobs}
+    job_l, pred_l, think_l = [], [], []
+    for job in jobs:
+        if JSON_DEPENDENCIES not in job.extra:
+            continue
+        preds = job.extra.pop(JSON_DEPENDENCIES)
+        think = job.extra.pop(JSON_THINK, 0.0)
+        if not isinstance(preds, list):
+            raise WorkloadError(f"{source}: job {job.id!r}: {JSON_DEPENDENCIES} must be a list of "
+                                f"job ids, got {preds!r}")
+        if isinstance(think, bool) or not isinstance(think, (int, float)) or not think >= 0:
+            raise WorkloadError(f"{source}: job {job.id!r}: {JSON_THINK} must be a number >= 0 "
+                                f"(seconds), got {think!r}")
+        for pred in preds:
+            if pred not in index:
+                raise WorkloadError(f"{source}: job {job.id!r} depends on job {pred!r}, which the "
+                                    f"workload does not have; remove it from {JSON_DEPENDENCIES}")
+            job_l.append(job.idx)
+            pred_l.append(index[pred])
+            think_l.append(float(think))
+    if not job_l:
+        return None
+    job_a, pred_a = np.array(job_l, dtype=np.int64), np.array(pred_l, dtype=np.int64)
+
+    def refuse(idx: int, problem: str) -> None:
+        cycle = problem.split(": ", 1)[-1]
+        raise WorkloadError(f"{source}: job {jobs[idx].id!r}: its {JSON_DEPENDENCIES} make a "
+                            f"cycle: {cycle}; remove one of these dependencies")
+
+    cyclic_edges(job_a, pred_a, [j.id for j in jobs], refuse)
+    return Dependencies(job_a, pred_a, np.array(think_l, dtype=np.float64))
