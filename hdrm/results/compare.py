@@ -67,12 +67,23 @@ METRICS = (
 
 #: The summary of a GPU replay, in a run folder.
 GPU_SUMMARY_FILE = "out_gpu_summary.json"
-#: (summary key, table column, scale) of the GPU columns, in table order.
+
+
+@dataclass(frozen=True)
+class GpuMetric(Metric):
+    """A GPU column: ``key`` is the key of ``out_gpu_summary.json``, ``scale`` turns its value
+    into the column's unit."""
+
+    scale: float = 1.0
+
+
+#: The GPU columns, in table and chart order.
 GPU_METRICS = (
-    ("mean_jct_s", "mean_jct_s", 1.0),
-    ("gpu_allocation_rate_all", "gpu_allocation", 1.0),
-    ("mean_frag_milli", "mean_frag_gpus", 1e-3),
-    ("cost_usd", "gpu_cost_usd", 1.0),
+    GpuMetric("mean_jct_s", "mean_jct_s", "Mean JCT", "s"),
+    GpuMetric("gpu_allocation_rate_all", "gpu_allocation", "GPU allocation rate",
+              "fraction of GPU time"),
+    GpuMetric("mean_frag_milli", "mean_frag_gpus", "Mean fragmentation", "GPUs", 1e-3),
+    GpuMetric("cost_usd", "gpu_cost_usd", "GPU cost", "USD"),
 )
 
 
@@ -87,7 +98,7 @@ def gpu_columns(run: Run) -> dict[str, float]:
         return {}
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
-        return {column: float(summary[key]) * scale for key, column, scale in GPU_METRICS}
+        return {m.column: float(summary[m.key]) * m.scale for m in GPU_METRICS}
     except (ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"{path}: not a GPU replay summary ({type(exc).__name__}: {exc}); "
                           "write it again with hdrm replay") from None
@@ -231,10 +242,10 @@ def compare_rows(
         row.update(gpu_columns(run))
         row.update(sla_columns(run.path))
         rows.append(row)
-    if any(GPU_METRICS[0][1] in row for row in rows):
+    if any(GPU_METRICS[0].column in row for row in rows):
         for row in rows:
-            for _, column, _ in GPU_METRICS:
-                row.setdefault(column, math.nan)
+            for metric in GPU_METRICS:
+                row.setdefault(metric.column, math.nan)
     if any(COMPARE_COLUMNS[0] in row for row in rows):  # runs with tenants: their SLA columns
         for row in rows:
             for column in COMPARE_COLUMNS:
@@ -244,7 +255,8 @@ def compare_rows(
 
 def _columns(rows: Sequence[dict[str, Any]] = ()) -> list[str]:
     """The table's columns, in order (the GPU ones when the rows have them)."""
-    gpu = [c for _, c, _ in GPU_METRICS] if any(GPU_METRICS[0][1] in r for r in rows) else []
+    gpu = ([m.column for m in GPU_METRICS] if any(GPU_METRICS[0].column in r for r in rows)
+           else [])
     sla = list(COMPARE_COLUMNS) if any(COMPARE_COLUMNS[0] in r for r in rows) else []
     return ["run", "nb_jobs"] + [m.column for m in METRICS] + gpu + sla
 

@@ -1,4 +1,9 @@
-"""Comparison of runs: a grid of bar charts, one per headline metric, one bar per run."""
+"""Comparison of runs: a grid of bar charts, one per headline metric, one bar per run.
+
+When some run is a GPU replay, the GPU columns of ``hdrm compare`` (mean JCT, GPU allocation
+rate, mean fragmentation, GPU cost) get a row of charts too; the other runs' bars there are
+empty and labelled n/a.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from typing import Sequence
 from matplotlib.figure import Figure
 
 from hdrm.errors import ConfigError
-from hdrm.results.compare import METRICS, as_runs
+from hdrm.results.compare import GPU_METRICS, METRICS, Metric, as_runs, gpu_columns
 from hdrm.results.run import Run
 from hdrm.viz.common import category_colors, new_figure, overlapping_texts
 from hdrm.viz.energy import energy_scale
@@ -19,8 +24,10 @@ logger = logging.getLogger(__name__)
 
 #: Least room between two value labels read side by side, in pixels.
 LABEL_GAP_PX = 4.0
-#: Grid shape of the comparison figure (rows, columns): one cell per metric.
+#: Grid shape of the comparison figure (rows, columns): one cell per metric; GPU runs add a row.
 GRID = (2, 4)
+#: Height of one row of charts, inches.
+ROW_HEIGHT_IN = 3.25
 
 
 def bar_text(value: float) -> str:
@@ -33,9 +40,21 @@ def bar_text(value: float) -> str:
     return f"{value:.3g}"
 
 
+def chart_values(runs: Sequence[Run]) -> list[tuple[Metric, list[float]]]:
+    """Each chart's metric and its value per run: :data:`~hdrm.results.compare.METRICS`, then,
+    when some run is a GPU replay, :data:`~hdrm.results.compare.GPU_METRICS` (nan for the
+    others)."""
+    summaries = [run.summary() for run in runs]
+    charts = [(m, [float(s[m.key]) for s in summaries]) for m in METRICS]
+    gpu = [gpu_columns(run) for run in runs]
+    if any(gpu):
+        charts += [(m, [g.get(m.column, math.nan) for g in gpu]) for m in GPU_METRICS]
+    return charts
+
+
 def plot_compare(run_dirs: Sequence[str | Path | Run]) -> Figure:
-    """One bar chart per metric of :data:`hdrm.results.compare.METRICS`, one bar per run (the
-    same colour for a run in every chart; an unknown value shows as an empty bar labelled n/a).
+    """One bar chart per metric of :func:`chart_values`, one bar per run (the same colour for a
+    run in every chart; an unknown value shows as an empty bar labelled n/a).
 
     Raises:
         ConfigError: no run given, or a folder or its out_jobs.csv is missing.
@@ -43,13 +62,13 @@ def plot_compare(run_dirs: Sequence[str | Path | Run]) -> Figure:
     if not run_dirs:
         raise ConfigError("give at least one run folder to compare")
     runs = as_runs(run_dirs)
-    summaries = [run.summary() for run in runs]
+    charts = chart_values(runs)
     colors = category_colors(len(runs))
+    rows = math.ceil(len(charts) / GRID[1])
     width_in = max(11.0, 1.0 + 0.45 * len(runs) * GRID[1])
-    fig, axes = new_figure(*GRID, size_in=(width_in, 6.5))
+    fig, axes = new_figure(rows, GRID[1], size_in=(width_in, ROW_HEIGHT_IN * rows))
     value_labels = []
-    for ax, metric in zip(axes.flat, METRICS):
-        values = [float(s[metric.key]) for s in summaries]
+    for ax, (metric, values) in zip(axes.flat, charts):
         factor, unit = 1.0, metric.unit
         if metric.unit == "J":
             factor, unit = energy_scale(max((v for v in values if not math.isnan(v)), default=0))
@@ -62,7 +81,7 @@ def plot_compare(run_dirs: Sequence[str | Path | Run]) -> Figure:
         ax.set_title(metric.title, fontsize="medium")
         ax.set_ylabel(unit)
         ax.margins(y=0.15)
-    for ax in list(axes.flat)[len(METRICS):]:
+    for ax in list(axes.flat)[len(charts):]:
         ax.set_visible(False)
     fig.suptitle(f"Comparison of {len(runs)} runs")
     _upright_where_crowded(fig, value_labels)

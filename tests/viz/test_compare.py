@@ -46,3 +46,33 @@ def test_bar_text():
 def test_no_run_is_an_error():
     with pytest.raises(ConfigError, match=r"give at least one run folder"):
         plot_compare([])
+
+
+def test_gpu_runs_add_a_row_of_gpu_charts(tmp_path, example_run, saved_png, capsys):
+    """A GPU replay (a half T4 for 100 s and a whole one for 50 s, fifo-first_fit: JCT 75 s,
+    allocation 50%, cost 100 GPU-s x 0.35 USD/h) beside a CPU run: 12 charts, the CPU run's
+    GPU bars empty and labelled n/a."""
+    from hdrm.cli.main import main
+
+    (tmp_path / "n.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\nn-a,4000,16384,2,T4\n")
+    (tmp_path / "p.csv").write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+        "deletion_time,scheduled_time\nhalf,1000,1024,1,500,,LS,Running,0,100,0\n"
+        "whole,1000,1024,1,1000,,LS,Running,0,50,0\n")
+    gpu = tmp_path / "gpu"
+    assert main(["replay", "--platform", str(tmp_path / "n.csv"), "--workload",
+                 str(tmp_path / "p.csv"), "--policy", "fifo-first_fit", "--outdir",
+                 str(gpu)]) == 0
+    capsys.readouterr()
+    fig = plot_compare([gpu, example_run])
+    saved_png(fig)
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 12 and fig.get_size_inches()[1] == pytest.approx(3 * 3.25)
+    assert [ax.get_title() for ax in axes[8:]] == ["Mean JCT", "GPU allocation rate",
+                                                   "Mean fragmentation", "GPU cost"]
+    assert [ax.get_ylabel() for ax in axes[8:]] == ["s", "fraction of GPU time", "GPUs", "USD"]
+    heights = [[p.get_height() for p in ax.containers[0].patches] for ax in axes[8:]]
+    assert heights[0] == pytest.approx([75, 0]) and heights[1] == pytest.approx([0.5, 0])
+    assert heights[3] == pytest.approx([100 / 3600 * 0.35, 0])
+    assert [t.get_text() for t in axes[8].texts] == ["75", "n/a"]
+    assert len([ax for ax in plot_compare([example_run]).axes if ax.get_visible()]) == 8
