@@ -105,3 +105,44 @@ def test_release_lower_bound_follows_the_chain(tmp_path):
     earliest = release_order(workload.dependencies, [j.submit_s for j in workload.jobs])
     assert earliest.tolist() == [0.0, 0.0, 0.0, 0.0]
     assert np.all(earliest <= [j.submit_s for j in workload.jobs])
+
+
+def test_batsim_json_round_trip_lowers_subtime(tmp_path):
+    from hdrm.workload.batsim_json import read_batsim_json, write_batsim_json
+
+    workload = read_swf(write(tmp_path, CHAIN))
+    write_batsim_json(workload, tmp_path / "w.json")
+    back = read_batsim_json(tmp_path / "w.json")
+    assert [(j.id, j.submit_s, j.trace_submit_s) for j in back.jobs] == [
+        (1, 0.0, 0.0), (2, 0.0, 5.0), (3, 0.0, 10.0), (4, 0.0, 12.0)]
+    assert back.dependencies.job.tolist() == [1, 2, 3]
+    assert back.dependencies.pred.tolist() == [0, 1, 2]
+    assert back.dependencies.think_s.tolist() == [10.0, 0.0, 5.0]
+    assert all("dependencies" not in j.extra for j in back.jobs)
+
+
+def _json(tmp_path, jobs: list[dict]) -> str:
+    import json
+
+    for job in jobs:
+        job.update(res=1, profile="d")
+    doc = {"nb_res": 1, "jobs": jobs, "profiles": {"d": {"type": "delay", "delay": 1}}}
+    path = tmp_path / "deps.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_batsim_json_unknown_dependency_and_cycle_are_errors(tmp_path):
+    from hdrm.errors import WorkloadError
+    from hdrm.workload.batsim_json import read_batsim_json
+
+    path = _json(tmp_path, [{"id": "a", "subtime": 0}, {"id": "b", "subtime": 0,
+                                                        "dependencies": ["z"]}])
+    with pytest.raises(WorkloadError, match=r"deps\.json: job 'b' depends on job 'z', which the "
+                       r"workload does not have"):
+        read_batsim_json(path)
+    path = _json(tmp_path, [{"id": "a", "subtime": 0, "dependencies": ["b"]},
+                            {"id": "b", "subtime": 0, "dependencies": ["a"], "think_time": 2}])
+    with pytest.raises(WorkloadError, match=r"deps\.json: job 'a': its dependencies make a cycle: "
+                       r"job a -> job b -> job a; remove one"):
+        read_batsim_json(path)
