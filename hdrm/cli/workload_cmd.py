@@ -6,6 +6,10 @@ Examples::
     hdrm workload lublin_256.swf.gz --conventions rlscheduler --start-index 1981 --nb-jobs 1024
     hdrm workload sdsc.swf.gz --platform platforms/hetero.json --nb-jobs 500 --json w.json --seed 7
     hdrm workload sdsc.swf.gz --load-factor 1.5 --json heavier.json
+    hdrm workload inference --tenants hdrm/data/inference_tenants.json -o inf
+
+``inference`` in place of a trace generates a multi-tenant DNN inference workload
+(:mod:`hdrm.cli.inference_workload`).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from hdrm.cli.inference_workload import run_inference
 from hdrm.errors import ConfigError
 from hdrm.workload.batsim_json import read_batsim_json, write_batsim_json
 from hdrm.workload.conventions import CONVENTIONS
@@ -40,7 +45,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "load) and optionally write a Batsim JSON workload."
         ),
     )
-    parser.add_argument("trace", metavar="TRACE", help="SWF trace or Batsim workload .json")
+    parser.add_argument("trace", metavar="TRACE",
+                        help="SWF trace or Batsim workload .json, or 'inference' to generate "
+                             "inference requests from a tenant spec (--tenants, -o)")
     parser.add_argument("--platform", metavar="P.json",
                         help="platform file: the load refers to its cores, and SWF jobs written "
                              "with --json get parallel_homogeneous requirements at its reference "
@@ -59,17 +66,32 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="divide the selection's submission times by F (F times the offered "
                              "load: 2 doubles the arrival rate, 0.5 halves it)")
     parser.add_argument("--json", metavar="OUT.json", help="write the selection as Batsim JSON")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the memory bandwidth draw (default: 0)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the memory bandwidth draw (default: 0); with inference, "
+                             "of the arrivals (default: the spec's seed)")
     parser.add_argument("--bw", default=DEFAULT_BW, metavar="SPEC",
                         help="memory bandwidth per core: hdeeprm (default), none, constant:X, "
                              "uniform:A:B, choice:[X,Y,...] (GB/s)")
+    inference = parser.add_argument_group("inference (TRACE = inference)")
+    inference.add_argument("--tenants", metavar="SPEC.json",
+                           help="tenant spec: per tenant a model, arrival process, batch, share "
+                                "(docs/tenants.rst)")
+    inference.add_argument("-o", "--output", metavar="DIR",
+                           help="folder for workload.json and tenants.json")
+    inference.add_argument("--requests", type=int, metavar="N",
+                           help="generate N requests (overrides the spec's bound)")
     parser.set_defaults(func=run)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``hdrm workload``; returns the exit status."""
+    if args.trace == "inference":
+        return run_inference(args)
+    if args.tenants or args.output or args.requests is not None:
+        raise ConfigError("--tenants, -o and --requests generate inference workloads: give "
+                          "'inference' as TRACE (hdrm workload inference --tenants SPEC.json "
+                          "-o DIR)")
     platform = load_platform(args.platform) if args.platform else None
     is_json = args.trace.endswith(".json")
     try:
@@ -87,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
               f"({args.platform})")
     if args.json:
         if platform is not None and not is_json:
-            rng = np.random.default_rng(args.seed)
+            rng = np.random.default_rng(args.seed if args.seed is not None else 0)
             workload = attach_requirements(workload, platform.reference_gflops, rng, args.bw)
             workload.nb_res = platform.nb_cores
         write_batsim_json(workload, args.json)
