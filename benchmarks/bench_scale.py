@@ -118,7 +118,8 @@ def _print_summary(result, paths) -> None:
     from hdrm.cli import replay_cmd
 
     args = _argparse.Namespace(backfill="easy", contention="none", conventions="default",
-                               decision=None, walltime_kill=None, engine="builtin", outdir="x")
+                               decision=None, walltime_kill=None, engine="builtin", outdir="x",
+                               dependencies=True)
     with contextlib.redirect_stdout(io.StringIO()):
         replay_cmd._print_summary(result, paths, "fcfs", args)
 
