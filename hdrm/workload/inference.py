@@ -11,9 +11,10 @@ with an arrival process and a batch size::
                               "mean_dwell_s": [1.0, 0.25]}}}}
 
 ``requests`` (the total, across tenants) or ``duration_s`` bounds the workload. Arrival
-processes: ``poisson`` (``rate_per_s``) and ``mmpp``, a Markov-modulated Poisson process for
+processes: ``poisson`` (``rate_per_s``); ``mmpp``, a Markov-modulated Poisson process for
 bursts (``rates_per_s`` per state, ``mean_dwell_s`` per state; states visited in turn, each for
-an exponential time of that mean). A tenant may set ``sla_ms`` (default: its model's MLPerf
+an exponential time of that mean); ``trace``, a Poisson process whose rate follows a rate trace
+file (``file``, relative to the spec; :mod:`hdrm.workload.rate_trace`). A tenant may set ``sla_ms`` (default: its model's MLPerf
 target) and ``share`` (its weight in fair sharing, default 1).
 
 Each request is a one-core ``parallel_homogeneous`` job (work and bandwidth from the model
@@ -35,6 +36,7 @@ import numpy as np
 from hdrm.errors import ConfigError
 from hdrm.workload.inference_models import MODELS, REFERENCE_CORE_GFLOPS, DnnModel
 from hdrm.workload.job import PROFILE_PARALLEL_HOMOGENEOUS, Job, Workload
+from hdrm.workload.rate_trace import RateTrace, read_rate_trace
 from hdrm.workload.tenants import Sla, Tenant, TenantSpec, parse_sla
 
 logger = logging.getLogger(__name__)
@@ -43,7 +45,8 @@ logger = logging.getLogger(__name__)
 SPEC_KEYS = ("requests", "duration_s", "seed", "tenants")
 TENANT_KEYS = ("model", "arrival", "batch", "share", "sla_ms")
 ARRIVAL_KEYS = {"poisson": ("process", "rate_per_s"),
-                "mmpp": ("process", "rates_per_s", "mean_dwell_s")}
+                "mmpp": ("process", "rates_per_s", "mean_dwell_s"),
+                "trace": ("process", "file")}
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ class InferenceTenant:
     name: str
     model: DnnModel
     batch: int
-    arrival: Arrival
+    arrival: Arrival | RateTrace
     sla_ms: float
     share: float = 1.0
 
@@ -118,11 +121,12 @@ def load_spec(path: str | Path) -> InferenceSpec:
                           "hdrm/data/inference_tenants.json") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not a readable JSON file ({exc})") from None
-    return parse_spec(data, str(path))
+    return parse_spec(data, str(path), Path(path).parent)
 
 
-def parse_spec(data: Any, where: str = "<spec>") -> InferenceSpec:
-    """An :class:`InferenceSpec` from a parsed JSON object (see the module docstring)."""
+def parse_spec(data: Any, where: str = "<spec>", base: Path = Path(".")) -> InferenceSpec:
+    """An :class:`InferenceSpec` from a parsed JSON object (see the module docstring); rate
+    trace files are relative to ``base``."""
     _check_keys(data, SPEC_KEYS, where, "", "a JSON object")
     if ("requests" in data) == ("duration_s" in data):
         raise ConfigError(f"{where}: give exactly one of 'requests' (a total) or 'duration_s'")
@@ -130,7 +134,7 @@ def parse_spec(data: Any, where: str = "<spec>") -> InferenceSpec:
     if not isinstance(tenants, dict) or not tenants:
         raise ConfigError(f"{where}, key 'tenants': expected a non-empty object name -> tenant, "
                           f"got {tenants!r}")
-    parsed = tuple(_tenant(name, entry, where) for name, entry in tenants.items())
+    parsed = tuple(_tenant(name, entry, where, base) for name, entry in tenants.items())
     requests = _int(data.get("requests", 0), f"{where}, key 'requests'", 0)
     duration = _positive(data["duration_s"], f"{where}, key 'duration_s'") \
         if "duration_s" in data else 0.0
@@ -138,7 +142,7 @@ def parse_spec(data: Any, where: str = "<spec>") -> InferenceSpec:
     return InferenceSpec(parsed, requests, duration, seed, where)
 
 
-def _tenant(name: str, entry: Any, where: str) -> InferenceTenant:
+def _tenant(name: str, entry: Any, where: str, base: Path) -> InferenceTenant:
     key = f"tenants.{name}"
     _check_keys(entry, TENANT_KEYS, where, key, 'an object such as {"model": "bert", ...}')
     model_name = entry.get("model")
@@ -152,11 +156,11 @@ def _tenant(name: str, entry: Any, where: str) -> InferenceTenant:
     if "arrival" not in entry:
         raise ConfigError(f"{where}, key '{key}': no 'arrival'; add e.g. "
                           '{"process": "poisson", "rate_per_s": 100}')
-    return InferenceTenant(name, model, batch, _arrival(entry["arrival"], where, f"{key}.arrival"),
-                           sla_ms, share)
+    arrival = _arrival(entry["arrival"], where, f"{key}.arrival", base)
+    return InferenceTenant(name, model, batch, arrival, sla_ms, share)
 
 
-def _arrival(entry: Any, where: str, key: str) -> Arrival:
+def _arrival(entry: Any, where: str, key: str, base: Path) -> Arrival | RateTrace:
     process = entry.get("process") if isinstance(entry, dict) else None
     if process not in ARRIVAL_KEYS:
         raise ConfigError(f"{where}, key '{key}.process': unknown process {process!r}; choose "
@@ -164,6 +168,12 @@ def _arrival(entry: Any, where: str, key: str) -> Arrival:
     _check_keys(entry, ARRIVAL_KEYS[process], where, key, "an object")
     if process == "poisson":
         return Arrival((_positive(entry.get("rate_per_s"), f"{where}, key '{key}.rate_per_s'"),))
+    if process == "trace":
+        file = entry.get("file")
+        if not isinstance(file, str) or not file:
+            raise ConfigError(f"{where}, key '{key}.file': expected the path of a rate trace "
+                              f"CSV (time_s,rate_per_s), got {file!r}")
+        return read_rate_trace(base / file, f"{where}, key '{key}.file'")
     rates = _list(entry.get("rates_per_s"), f"{where}, key '{key}.rates_per_s'")
     dwell = _list(entry.get("mean_dwell_s"), f"{where}, key '{key}.mean_dwell_s'")
     if len(rates) != len(dwell) or len(rates) < 2:

@@ -225,3 +225,49 @@ def test_a_missing_spec_names_the_shipped_example(tmp_path):
     with pytest.raises(ConfigError, match=r"no such tenant spec; .*inference_tenants.json"):
         load_spec(tmp_path / "nope.json")
     assert math.isfinite(load_spec(SPEC).tenants[0].sla_ms)
+
+
+# --- trace-driven arrivals -------------------------------------------------------------------
+
+def _trace_spec(tmp_path: Path, text: str, duration_s: float = 20.0) -> Path:
+    (tmp_path / "rates.csv").write_text(text)
+    arrival = {"process": "trace", "file": "rates.csv"}
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({"duration_s": duration_s,
+                                "tenants": {"t": {"model": "dlrm", "arrival": arrival}}}))
+    return path
+
+
+def test_rate_trace_arrivals_follow_the_rates_and_pause_where_the_rate_is_zero(tmp_path):
+    spec = load_spec(_trace_spec(tmp_path, "time_s,rate_per_s\n0,100\n5,0\n10,1000\n"))
+    counts = []
+    for seed in range(20):
+        times = np.array([j.submit_s for j in generate_inference(spec, seed).jobs])
+        assert not np.any((times >= 5) & (times < 10)) and times[-1] < 20
+        counts.append((np.sum(times < 5), np.sum(times >= 10)))
+    first, last = np.mean(counts, axis=0)
+    assert first == pytest.approx(500, rel=0.03) and last == pytest.approx(10_000, rel=0.01)
+    assert spec.tenants[0].arrival.mean_rate_per_s == pytest.approx(50.0)  # (5 x 100) / 10
+    bounded = generate_inference(spec, 1, requests=2000)
+    assert len(bounded) == 2000 and bounded.jobs[-1].submit_s > 10
+
+
+@pytest.mark.parametrize("text, message", [
+    ("time,rate\n0,1\n", r"rates.csv, line 1: expected the header 'time_s,rate_per_s'"),
+    ("time_s,rate_per_s\n1,5\n", r"rates.csv, line 2: the first time_s is 1; start at 0"),
+    ("time_s,rate_per_s\n0,5\n0,6\n", r"line 3: time_s 0 is not after 0; list the changes"),
+    ("time_s,rate_per_s\n0,-5\n", r"line 2: '0,-5'; expected a time in seconds and a rate >= 0"),
+    ("time_s,rate_per_s\n0,5\n3,0\n", r"rates.csv: the last rate_per_s must be > 0"),
+])
+def test_bad_rate_traces_are_one_line_errors(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=message) as err:
+        load_spec(_trace_spec(tmp_path, text))
+    assert "\n" not in str(err.value)
+
+
+def test_a_missing_rate_trace_names_the_spec_key(tmp_path):
+    path = _trace_spec(tmp_path, "time_s,rate_per_s\n0,5\n")
+    (tmp_path / "rates.csv").unlink()
+    with pytest.raises(ConfigError, match=r"spec.json, key 'tenants.t.arrival.file': cannot "
+                                          r"read rate trace .*relative to the spec file"):
+        load_spec(path)
