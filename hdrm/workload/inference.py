@@ -14,8 +14,9 @@ with an arrival process and a batch size::
 processes: ``poisson`` (``rate_per_s``); ``mmpp``, a Markov-modulated Poisson process for
 bursts (``rates_per_s`` per state, ``mean_dwell_s`` per state; states visited in turn, each for
 an exponential time of that mean); ``trace``, a Poisson process whose rate follows a rate trace
-file (``file``, relative to the spec; :mod:`hdrm.workload.rate_trace`). A tenant may set ``sla_ms`` (default: its model's MLPerf
-target) and ``share`` (its weight in fair sharing, default 1).
+file (``file``, relative to the spec; :mod:`hdrm.workload.rate_trace`). A tenant may set
+``sla_ms`` (default: its model's MLPerf target) and ``share`` (its weight in fair sharing,
+default 1).
 
 Each request is a one-core ``parallel_homogeneous`` job (work and bandwidth from the model
 table), its user id the tenant's index; :func:`tenants_document` is the tenants JSON that
