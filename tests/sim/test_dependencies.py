@@ -136,3 +136,18 @@ def test_no_job_starts_before_its_predecessors_end_plus_think(case, policy, back
         assert out[j].job.submit_s == max(end(p) + t for jj, p, t in pairs if jj == j)
     times = [row.time_s for row in result.timeline]
     assert times == sorted(times) and all(math.isfinite(t) for t in times)
+
+
+def test_replay_missing_predecessor_one_line_error_then_no_strict(tmp_path, capsys):
+    path = tmp_path / "bad.swf"
+    path.write_text(CHAIN.replace("1 1 1 -1 1 -1 3 5", "1 1 1 -1 1 -1 9 5"))
+    args = ["replay", "--homogeneous-procs", "4", "--workload", str(path), "--contention", "none",
+            "--outdir", str(tmp_path / "out")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bad.swf:5: field 17 (preceding job number) is 9, which no " \
+        "job line of the file has; set field 17 to -1 (no preceding job) or rerun with " \
+        "--no-dependencies, or rerun with --no-strict to skip such dependencies" in err
+    assert main(args + ["--no-strict"]) == 0
+    assert "dropped 1 (missing preceding job: 1)" in capsys.readouterr().out
+    assert main(args + ["--no-dependencies"]) == 0
