@@ -12,10 +12,11 @@ by hdrm's own: ``mean_bounded_slowdown``, ``max_bounded_slowdown``, ``utilizatio
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from hdrm.errors import ConfigError
 from hdrm.results._files import parse_float, read_lines, require_columns, write_text
@@ -120,15 +121,39 @@ def _job_row(result: JobResult) -> str:
     return ",".join(fields)
 
 
+#: Lines written to a file at once by :func:`write_lines` (the text of a block, not the file's).
+LINES_PER_BLOCK = 4096
+
+
+def write_lines(path: Path, header: str, lines: Iterable[str]) -> None:
+    """Write ``header`` then each line, every one ending with a newline (Unix line ends).
+
+    The lines are joined and written :data:`LINES_PER_BLOCK` at a time, so a million-row file
+    never exists as one string in memory.
+
+    Raises:
+        ConfigError: the file cannot be written (named, with the reason).
+    """
+    rows: Iterator[str] = iter(lines)
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as out:
+            out.write(header + "\n")
+            while block := list(itertools.islice(rows, LINES_PER_BLOCK)):
+                block.append("")
+                out.write("\n".join(block))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
 def write_jobs_csv(results: Iterable[JobResult], path: str | Path) -> Path:
-    """Write job results as Batsim's out_jobs.csv, rows in the given order.
+    """Write job results as Batsim's out_jobs.csv, rows in the given order (streamed block by
+    block: see :func:`write_lines`).
 
     Returns:
         The path written.
     """
     path = Path(path)
-    lines = [",".join(JOBS_COLUMNS)] + [_job_row(r) for r in results]
-    write_text(path, "\n".join(lines) + "\n")
+    write_lines(path, ",".join(JOBS_COLUMNS), map(_job_row, results))
     return path
 
 

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import logging
 import math
+from array import array
+from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from hdrm.errors import ConfigError
-from hdrm.results._files import parse_float, read_lines, require_columns, write_text
-from hdrm.results.csvio import format_float
+from hdrm.results._files import parse_float, read_lines, require_columns
+from hdrm.results.csvio import format_float, write_lines
 from hdrm.results.records import JobResult
 
 logger = logging.getLogger(__name__)
@@ -64,6 +66,72 @@ class TimelineRow:
     contended_cores: int
     power_w: float
     energy_j: float
+
+
+class TimelineRows(SequenceABC):
+    """A growing timeline kept as seven typed columns: 56 bytes an instant instead of a
+    :class:`TimelineRow` and its number objects (~200 bytes).
+
+    It reads as a sequence of :class:`TimelineRow`, made when read: ``len``, indexing (a slice
+    gives a list), iteration, and equality with any sequence of the same rows (a list of
+    :class:`TimelineRow` included). Counts are kept as 64-bit integers, times, power and
+    energy as doubles, so a row reads back exactly as it was added.
+
+    Args:
+        rows: rows to start with.
+    """
+
+    __slots__ = ("_columns",)
+
+    def __init__(self, rows: Iterable[TimelineRow] = ()) -> None:
+        self._columns = (array("d"), array("q"), array("q"), array("q"), array("q"),
+                         array("d"), array("d"))
+        for row in rows:
+            self.append(row)
+
+    def add(self, time_s: float, queue_size: int, running_jobs: int, busy_cores: int,
+            contended_cores: int, power_w: float, energy_j: float) -> None:
+        """Append one instant (the fields of :class:`TimelineRow`, in order; counts integral)."""
+        t, q, r, b, c, p, e = self._columns
+        t.append(time_s)
+        q.append(queue_size)
+        r.append(running_jobs)
+        b.append(busy_cores)
+        c.append(contended_cores)
+        p.append(power_w)
+        e.append(energy_j)
+
+    def append(self, row: TimelineRow) -> None:
+        """Append one :class:`TimelineRow` (its counts taken as integers)."""
+        self.add(row.time_s, int(row.queue_size), int(row.running_jobs), int(row.busy_cores),
+                 int(row.contended_cores), row.power_w, row.energy_j)
+
+    def column_tuples(self) -> Iterator[tuple]:
+        """The rows as plain tuples, in column order (what the writer formats)."""
+        return zip(*self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns[0])
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [TimelineRow(*values) for values in zip(*(c[index] for c in self._columns))]
+        return TimelineRow(*(c[index] for c in self._columns))
+
+    def __iter__(self) -> Iterator[TimelineRow]:
+        return (TimelineRow(*values) for values in zip(*self._columns))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TimelineRows):
+            return self._columns == other._columns
+        if isinstance(other, SequenceABC) and not isinstance(other, (str, bytes)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a list
+
+    def __repr__(self) -> str:
+        return f"TimelineRows({len(self)} rows)"
 
 
 @dataclass
@@ -127,23 +195,25 @@ def _row_text(row: TimelineRow | Mapping[str, Any]) -> str:
 def write_timeline_csv(rows: Iterable[TimelineRow | Mapping[str, Any]], path: str | Path) -> Path:
     """Write out_timeline.csv: a header then one line per row (times as given).
 
+    The lines are written block by block (:func:`~hdrm.results.csvio.write_lines`).
+
     Args:
-        rows: :class:`TimelineRow` objects, or mappings keyed by the column names.
+        rows: :class:`TimelineRow` objects (or a :class:`TimelineRows`), or mappings keyed by
+            the column names.
         path: the file to write.
 
     Returns:
         The path written.
     """
     path = Path(path)
-    lines = [",".join(TIMELINE_COLUMNS)]
     line = "%.6f,%d,%d,%d,%d,%.6f,%.6f"  # as _row_text: Batsim's %f, integer counts
-    for row in rows:
-        if isinstance(row, TimelineRow):
-            lines.append(line % (row.time_s, row.queue_size, row.running_jobs, row.busy_cores,
-                                 row.contended_cores, row.power_w, row.energy_j))
-        else:
-            lines.append(_row_text(row))
-    write_text(path, "\n".join(lines) + "\n")
+    if isinstance(rows, TimelineRows):
+        lines: Iterable[str] = map(line.__mod__, rows.column_tuples())
+    else:
+        lines = (line % (row.time_s, row.queue_size, row.running_jobs, row.busy_cores,
+                         row.contended_cores, row.power_w, row.energy_j)
+                 if isinstance(row, TimelineRow) else _row_text(row) for row in rows)
+    write_lines(path, ",".join(TIMELINE_COLUMNS), lines)
     return path
 
 

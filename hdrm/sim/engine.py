@@ -26,7 +26,7 @@ from hdrm.platform.model import Platform
 from hdrm.policies.core_selection import CorePolicy
 from hdrm.policies.pairs import PolicyPair, resolve_policy
 from hdrm.results.overutil import Overutilizations
-from hdrm.results.timeline import TimelineRow
+from hdrm.results.timeline import TimelineRow, TimelineRows
 from hdrm.sim.machine import Machine, machine_for, start_kwargs
 from hdrm.workload.batsim_json import check_supported
 from hdrm.workload.job import Job, Workload
@@ -77,7 +77,8 @@ class SimulationResult:
     platform: Platform
     workload: Workload
     outcomes: list[Outcome]
-    timeline: list[TimelineRow] = field(default_factory=list)
+    #: One :class:`~hdrm.results.timeline.TimelineRow` per decision instant, kept as columns.
+    timeline: Sequence[TimelineRow] = field(default_factory=TimelineRows)
     overutilizations: Overutilizations = field(default_factory=Overutilizations)
     energy_j: float = 0.0
     makespan_s: float = 0.0
@@ -145,7 +146,7 @@ class Simulation:
         self.core, self.machine = self._make_parts()
         self.now = 0.0
         self.outcomes: dict[int, Outcome] = {}
-        self.timeline: list[TimelineRow] = []
+        self.timeline = TimelineRows()
         self.decisions = 0
         #: Wall seconds spent in scheduling decisions (Batsim's scheduling_time).
         self.decision_s = 0.0
@@ -289,12 +290,8 @@ class Simulation:
             machine.start(job.idx, cores, **start_kwargs(job))
         if self.config.record_timeline:
             state = self.core.state
-            self.timeline.append(
-                TimelineRow(
-                    self.now, len(self.core.queue), machine.running, state.busy_cores,
-                    state.contended, machine.power_w, machine.energy_j(),
-                )
-            )
+            self.timeline.add(self.now, len(self.core.queue), machine.running, state.busy_cores,
+                              state.contended, machine.power_w, machine.energy_j())
 
     def _flush_changes(self) -> None:
         runs = self.core.state.take_pending_runs()
