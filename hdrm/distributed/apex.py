@@ -99,7 +99,8 @@ class ApexProgress:
     wall_s: float = 0.0
     stats: dict[str, float] = field(default_factory=dict)
     ended: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    """Episodes ended since the stop callback last emptied the list: (actor, figures)."""
+    """Episodes ended since the stop callback last emptied the list: (actor, figures); the
+    figures are those of :meth:`ApexActor.collect` plus the ``pid`` of the actor's process."""
 
 
 class Step(NamedTuple):
@@ -128,6 +129,13 @@ class _ActorHost:
         import os
 
         return os.getpid()
+
+    def result(self, episode: int, pid: int) -> Any:
+        """The result of episode ``episode`` that process ``pid`` ended (None if this is a
+        restarted process: it numbers its episodes from 0 again and kept nothing of pid's)."""
+        import os
+
+        return self.actor.result(episode) if pid == os.getpid() else None
 
 
 class _ReplayHost(ApexReplay):
@@ -256,7 +264,8 @@ class ApexTrainer:
         p.transitions += int(result["transitions"])
         p.episodes += len(result["ended"])
         p.returns.extend(float(e["return"]) for e in result["ended"])
-        p.ended.extend((int(result["index"]), e) for e in result["ended"])
+        p.ended.extend((int(result["index"]), {**e, "pid": result["pid"]})
+                       for e in result["ended"])
         self.learner.env_steps = p.env_steps  # drives beta, and is saved in the checkpoint
 
     def _next_sample(self) -> Any:
@@ -284,6 +293,18 @@ class ApexTrainer:
         if p.updates % self.settings.weight_sync == 0:
             self.publish()
         return Step(batch.indices, td, stats)
+
+    def episode_result(self, index: int, episode: int, pid: int) -> Any:
+        """The result of actor ``index``'s ended episode ``episode`` (the ``episode`` and ``pid``
+        of its figures in :attr:`ApexProgress.ended`), or None when the actor no longer keeps it
+        (its process died since, or it ended episodes in two calls since: see
+        :meth:`ApexActor.result`). Ask before :meth:`close`."""
+        try:
+            return self.ray.get(self.actors[index].result.remote(episode, pid))
+        except self.ray.exceptions.RayActorError as exc:
+            logger.warning("Ape-X actor %d is lost (%s): the result of its episode %d with it",
+                           index, type(exc).__name__, episode)
+            return None
 
     def publish(self) -> None:
         """Make the learner's current weights the ones actors pick up next."""

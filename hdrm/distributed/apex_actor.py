@@ -6,7 +6,9 @@ runs N of them as Ray actors. Each holds a DQN agent that explores with a fixed 
 n-step transitions out (its ``sink``). Every :meth:`ApexActor.collect` call plays a number
 of decisions (episodes go on across calls), computes the initial priorities of the new
 transitions with the actor's copy of the networks (their TD errors, as the learner would compute
-them) and gives the block to a sink: the replay actor.
+them) and gives the block to a sink: the replay actor. An actor numbers the episodes it ends and
+keeps the latest ones' simulation results, which the learner asks for with
+:meth:`ApexActor.result` (the launcher writes its out files from the last reported episode's).
 """
 
 from __future__ import annotations
@@ -96,6 +98,11 @@ class EpisodeSpec:
         """What an ended episode reports besides its return and steps: nothing."""
         return None
 
+    def result(self, env: Any) -> Any:
+        """What an actor keeps of an ended episode for the learner to ask for: nothing (these
+        episodes write no out files)."""
+        return None
+
 
 class TaskEpisodes:
     """Episodes of a :class:`~hdrm.distributed.learners.RolloutTask` (``hdeeprm-launch
@@ -127,6 +134,12 @@ class TaskEpisodes:
     def summary(self, env: Any, info: Mapping[str, Any]) -> Any:
         """The task's summary of the episode."""
         return self.task.summary(env, info)
+
+    def result(self, env: Any) -> Any:
+        """The simulation result of the episode ``env`` just ended (the launcher's out files),
+        or None when the environment has none."""
+        result = getattr(env.unwrapped, "result", None)
+        return result() if callable(result) else None
 
 
 def actor_params(epsilon: float) -> dict[str, Any]:
@@ -192,6 +205,8 @@ class ApexActor:
         self._steps = 0
         self._started = 0.0
         self._first = True
+        self._ended = 0  # episodes ended: the next one's number
+        self._results: list[dict[int, Any]] = [{}, {}]  # see result()
 
     def collect(self, weights: Mapping[str, Any] | None, version: int, steps: int
                 ) -> dict[str, Any]:
@@ -199,24 +214,41 @@ class ApexActor:
         transitions to the sink; returns the figures of the call.
 
         Returns:
-            ``steps``, ``transitions`` sent, the ``ended`` episodes (each a dict of ``return``,
-            ``steps``, ``wall_s`` and the episodes' ``summary``), the weights ``version`` used,
-            this actor's ``epsilon`` and ``index``.
+            ``steps``, ``transitions`` sent, the ``ended`` episodes (each a dict of ``episode``,
+            the actor's number of it, ``return``, ``steps``, ``wall_s`` and the episodes'
+            ``summary``), the weights ``version`` used, this actor's ``epsilon`` and ``index``.
         """
         if weights is not None and version != self.version:
             self.agent.load_state_dict(weights)
             self.version = int(version)
-        ended = []
+        ended, results = [], {}
         for _ in range(int(steps)):
             episode = self._step()
             if episode is not None:
-                ended.append(episode)
+                figures, results[figures["episode"]] = episode
+                ended.append(figures)
+        if results:
+            self._results = [self._results[-1], results]
         sent = self._send()
         return {"steps": int(steps), "transitions": sent, "ended": ended,
                 "version": self.version, "epsilon": self.epsilon, "index": self.index}
 
-    def _step(self) -> dict[str, Any] | None:
-        """One decision; returns the episode's figures when it ended."""
+    def result(self, episode: int) -> Any:
+        """The result of this actor's ended episode number ``episode``, or None when it is no
+        longer kept (or the episodes have none: :meth:`EpisodeSpec.result`).
+
+        The results of the episodes ended in the last two :meth:`collect` calls that ended any
+        are kept. That is enough for the learner's last reported episode: the learner has one
+        call of an actor in flight at a time and reports the episodes of each call it receives,
+        so when it asks, at most the call in flight since has ended newer episodes.
+        """
+        for kept in reversed(self._results):
+            if episode in kept:
+                return kept[episode]
+        return None
+
+    def _step(self) -> tuple[dict[str, Any], Any] | None:
+        """One decision; returns the episode's figures and result when it ended."""
         episodes = self.episodes
         if self._obs is None:
             seed = episodes.reset_seed(self.rng, self.index, self._first)
@@ -237,9 +269,11 @@ class ApexActor:
             return None
         self.agent.end_episode()
         self._obs = None
-        return {"return": self._return, "steps": self._steps,
-                "wall_s": time.perf_counter() - self._started,
-                "summary": episodes.summary(self.env, self._info)}
+        self._ended += 1
+        figures = {"episode": self._ended - 1, "return": self._return, "steps": self._steps,
+                   "wall_s": time.perf_counter() - self._started,
+                   "summary": episodes.summary(self.env, self._info)}
+        return figures, episodes.result(self.env)
 
     def _send(self) -> int:
         """Stack the finished transitions, compute their TD errors, give them to the sink."""

@@ -7,7 +7,9 @@ actors, each playing environment ``i`` of the task with the agent the task build
 fixed to Ape-X's ``epsilon_i``. Ape-X's other settings come from the DQN's ``apex`` setting
 (``pybatsim.agent.params.apex``: :class:`~hdrm.distributed.apex.ApexSettings`, ``actors`` set by
 ``--workers``). Every ended episode is reported to ``on_episode`` as it arrives, in the order the
-learner receives them (actors run freely, so the order is not fixed from run to run).
+learner receives them (actors run freely, so the order is not fixed from run to run), and the
+run's ``final`` is the simulation result of the last one reported, asked of the actor that
+played it (as with distributed PPO: the launcher writes its out files from it).
 """
 
 from __future__ import annotations
@@ -57,11 +59,25 @@ def train_apex_workers(agent: Any, task: RolloutTask, plan: WorkerPlan,
                               seed=int(agent.seed), make_agent=task.make_agent)
         try:
             progress = trainer.run(reporter)
+            final = _final_result(trainer, reporter.last)
         finally:
             trainer.close()
     return TrainingRun(episodes=reporter.reported, env_steps=progress.env_steps,
                        updates=agent.updates - updates, wall_s=time.perf_counter() - t0,
-                       workers=plan.workers, restarts=progress.restarts, final=None)
+                       workers=plan.workers, restarts=progress.restarts, final=final)
+
+
+def _final_result(trainer: ApexTrainer, last: tuple[int, int, int] | None) -> Any:
+    """The result of the last reported episode, ``last`` = (actor, its episode number, pid);
+    None when no episode was reported (or its actor lost it: logged)."""
+    if last is None:
+        return None
+    result = trainer.episode_result(*last)
+    if result is None:
+        logger.warning("Ape-X: actor %d was restarted and lost the result of the last reported "
+                       "episode: out_jobs.csv and the other engine outputs will hold no jobs",
+                       last[0])
+    return result
 
 
 class _Reporter:
@@ -71,6 +87,7 @@ class _Reporter:
                  should_stop: Callable[[], bool]) -> None:
         self.plan, self.on_episode, self.should_stop = plan, on_episode, should_stop
         self.reported = 0
+        self.last: tuple[int, int, int] | None = None  # (actor, episode, pid) last reported
 
     def __call__(self, agent: Any, progress: ApexProgress) -> bool:
         ended, progress.ended = progress.ended, []
@@ -82,6 +99,7 @@ class _Reporter:
                                          summary=figures["summary"],
                                          wall_s=float(figures["wall_s"])))
             self.reported += 1
+            self.last = (index, int(figures["episode"]), int(figures["pid"]))
         done = (self.reported >= self.plan.episodes
                 or progress.env_steps >= self.plan.env_steps)
         if not math.isinf(self.plan.episodes) and done:

@@ -1,10 +1,13 @@
 """``hdeeprm-launch agents/dqn.py ... --workers N``: DQN agents route to Ape-X, whose actors play
 the launch's environments; the learner's checkpoint is the single-process DQN's and resumes with
-``--inmodel``; bad Ape-X settings are one line. Ray tests use a local Ray started by the launch
-and are skipped when Ray is not installed."""
+``--inmodel``; bad Ape-X settings are one line; the out files are those of the last reported
+episode. Ray tests use a local Ray started by the launch and are skipped when Ray is not
+installed."""
 
 from __future__ import annotations
 
+import csv
+import functools
 import json
 from pathlib import Path
 
@@ -69,8 +72,64 @@ def test_a_launch_with_workers_trains_with_apex_and_resumes(tmp_path, capsys):
     saved = torch.load(out / "model.pt", weights_only=True)
     steps, updates = (int(v) for v in saved["model_state_dict"]["counters"])
     assert steps >= 6 * 20 - 2 * 16 and updates > 0  # 6 episodes of about 20 decisions
+    assert len(assert_out_files_are_the_last_episodes(out)) == 6  # of either actor
     status, err = launch(capsys, AGENT, options, "--outdir", tmp_path / "more", "--workers", 2,
                          "--quiet", "--inmodel", out / "model.pt")
     assert status == 0, err
     more = torch.load(tmp_path / "more" / "model.pt", weights_only=True)["model_state_dict"]
     assert int(more["counters"][1]) > updates  # the learner went on from the checkpoint
+
+
+def test_an_actor_keeps_the_results_of_its_last_two_calls_that_ended_episodes(tmp_path):
+    """Each ended episode's result is the one its summary was made from; it is forgotten once
+    two later calls ended episodes (the learner asks before that: see ApexActor.result)."""
+    from hdrm.distributed.apex_actor import ActorSpec, ApexActor, TaskEpisodes
+    from hdrm.launch.workers import LaunchTask
+
+    task = LaunchTask(write_options(tmp_path), AGENT, seed=5)
+    actor = ApexActor(0, ActorSpec(TaskEpisodes(task), task.make_agent, seed=5), lambda b: None)
+    calls = [actor.collect(None, -1, 30)["ended"] for _ in range(8)]
+    ending = [ended for ended in calls if ended]
+    assert len(ending) >= 3  # 20-job episodes: about one per 20 decisions
+    numbers = [e["episode"] for ended in calls for e in ended]
+    assert numbers == list(range(len(numbers)))
+    for ended in ending[-2:]:
+        for figures in ended:
+            result = actor.result(figures["episode"])
+            assert len(result.outcomes) == figures["summary"].nb_jobs == 20
+            assert result.energy_j == figures["summary"].energy_j
+    assert all(actor.result(e["episode"]) is None for ended in ending[:-2] for e in ended)
+    assert actor.result(len(numbers)) is None  # not ended yet
+
+
+def test_the_out_files_are_the_last_reported_episodes(tmp_path, capsys):
+    """With one actor, out_jobs.csv and out_schedule.csv are those of episodes.csv's last row
+    (the old code wrote the driver's environment, which played no episode: no job rows)."""
+    pytest.importorskip("ray")
+    out = tmp_path / "out"
+    status, err = launch(capsys, AGENT, write_options(tmp_path, episodes=3), "--outdir", out,
+                         "--workers", 1, "--quiet")
+    assert status == 0, err
+    episodes = assert_out_files_are_the_last_episodes(out)
+    assert len(episodes) == 3 and len({row["energy_j"] for row in episodes}) == 3
+
+
+def assert_out_files_are_the_last_episodes(out: Path) -> list[dict[str, str]]:
+    """out_jobs.csv has the 20 jobs of episodes.csv's last episode (its makespan and mean
+    waiting), out_schedule.csv its energy; returns episodes.csv's rows."""
+    from hdrm.results import metrics
+    from hdrm.results.csvio import read_jobs_csv
+
+    with (out / "episodes.csv").open(encoding="utf-8") as f:
+        episodes = list(csv.DictReader(f))
+    last = episodes[-1]
+    jobs = read_jobs_csv(out / "out_jobs.csv")
+    assert len(jobs) == 20 and len({j.job_id for j in jobs}) == 20
+    close = functools.partial(pytest.approx, rel=1e-6)
+    assert metrics.makespan(jobs) == close(float(last["makespan"]))
+    assert metrics.avg_waiting_time(jobs) == close(float(last["mean_waiting"]), abs=1e-6)
+    with (out / "out_schedule.csv").open(encoding="utf-8") as f:
+        schedule = next(csv.DictReader(f))
+    assert float(schedule["consumed_joules"]) == close(float(last["energy_j"]))
+    assert int(schedule["nb_jobs"]) == 20
+    return episodes
