@@ -14,13 +14,13 @@ of the schedulers free of attribute and array look-ups.
 
 from __future__ import annotations
 
-import heapq
 import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hdrm.errors import WorkloadError
+from hdrm.workload.dependencies import kahn_order
 
 logger = logging.getLogger(__name__)
 
@@ -235,18 +235,10 @@ class Dag:
         seen.add((src, dst))
 
     def _topological_order(self) -> tuple[int, ...]:
-        """Kahn's algorithm, smallest ready index first; a cycle raises naming a task on it."""
-        missing = [len(p) for p in self.pred]
-        ready = [t for t in range(self.size) if not missing[t]]
-        heapq.heapify(ready)
-        order = []
-        while ready:
-            task = heapq.heappop(ready)
-            order.append(task)
-            for nxt, _ in self.succ[task]:
-                missing[nxt] -= 1
-                if not missing[nxt]:
-                    heapq.heappush(ready, nxt)
+        """Kahn's algorithm, smallest ready index first (shared with job dependencies:
+        :func:`hdrm.workload.dependencies.kahn_order`); a cycle raises naming a task on it."""
+        order, missing = kahn_order([len(p) for p in self.pred],
+                                    [[nxt for nxt, _ in succ] for succ in self.succ])
         if len(order) < self.size:
             cycle = self._a_cycle(missing)
             path = " -> ".join(repr(self.tasks[t]) for t in cycle)

@@ -153,6 +153,45 @@ def _count(skipped: dict[str, int], reason: str, n: int) -> None:
         skipped[reason] = skipped.get(reason, 0) + n
 
 
+def kahn_order(nb_preds: Sequence[int], succ: Sequence[Sequence[int]]
+               ) -> tuple[list[int], list[int]]:
+    """Kahn's topological order of nodes ``0..n-1``, the smallest ready node first.
+
+    Args:
+        nb_preds: per node, its number of predecessors.
+        succ: per node, its successors (one entry per edge).
+
+    Returns:
+        The nodes in order, and per node the predecessors left unordered: nodes with a count > 0
+        are on a cycle or after one (they are missing from the order).
+    """
+    missing = list(nb_preds)
+    ready = [node for node, count in enumerate(missing) if not count]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        node = heapq.heappop(ready)
+        order.append(node)
+        for nxt in succ[node]:
+            missing[nxt] -= 1
+            if not missing[nxt]:
+                heapq.heappush(ready, nxt)
+    return order, missing
+
+
+def _local_graph(job: np.ndarray, pred: np.ndarray
+                 ) -> tuple[np.ndarray, list[int], list[list[int]], np.ndarray, np.ndarray]:
+    """The jobs of the edges numbered 0..k-1: (their indices, predecessor counts, successors,
+    each edge's local job and local predecessor)."""
+    nodes = np.unique(np.concatenate([job, pred]))
+    local_job, local_pred = np.searchsorted(nodes, job), np.searchsorted(nodes, pred)
+    counts = np.bincount(local_job, minlength=len(nodes)).tolist()
+    succ: list[list[int]] = [[] for _ in range(len(nodes))]
+    for j, p in zip(local_job.tolist(), local_pred.tolist()):
+        succ[p].append(j)
+    return nodes, counts, succ, local_job, local_pred
+
+
 def cyclic_edges(job: np.ndarray, pred: np.ndarray, ids: Sequence | np.ndarray,
                  refuse: Callable[[int, str], None] | None = None) -> np.ndarray:
     """Which dependencies (edges ``pred -> job``) lie on a cycle.
@@ -165,14 +204,19 @@ def cyclic_edges(job: np.ndarray, pred: np.ndarray, ids: Sequence | np.ndarray,
     Returns:
         A boolean mask over the edges: True for the edges of the cycles dropped.
     """
+    dropped = np.zeros(len(job), dtype=bool)
+    if not len(job):
+        return dropped
+    nodes, counts, succ, _, _ = _local_graph(job, pred)
+    _, left = kahn_order(counts, succ)
+    if not any(left):
+        return dropped
     preds: dict[int, list[int]] = {}
     succs: dict[int, list[int]] = {}
     for e, (j, p) in enumerate(zip(job.tolist(), pred.tolist())):
         preds.setdefault(j, []).append(e)
         succs.setdefault(p, []).append(e)
-    missing = {j: len(es) for j, es in preds.items()}
-    ready = [p for p in succs if p not in missing]
-    dropped = np.zeros(len(job), dtype=bool)
+    missing = {int(nodes[i]): count for i, count in enumerate(left) if count}
     job_l, pred_l = job.tolist(), pred.tolist()
 
     def drain(queue: list[int]) -> None:
@@ -186,7 +230,6 @@ def cyclic_edges(job: np.ndarray, pred: np.ndarray, ids: Sequence | np.ndarray,
                 if not missing[nxt]:
                     queue.append(nxt)
 
-    drain(ready)
     while any(missing.values()):
         cycle = _a_cycle(missing, preds, pred_l, dropped)
         path = " -> ".join(f"job {ids[pred_l[e]]}" for e in cycle)
@@ -228,22 +271,15 @@ def release_order(deps: Dependencies, submit_s: Sequence[float]) -> np.ndarray:
     earliest = np.asarray(submit_s, dtype=np.float64).copy()
     if not len(deps):
         return earliest
-    pending: dict[int, int] = {}
-    succs: dict[int, list[int]] = {}
-    for j, p in zip(deps.job.tolist(), deps.pred.tolist()):
-        pending[j] = pending.get(j, 0) + 1
-        succs.setdefault(p, []).append(j)
-    low: dict[int, float] = {}
-    queue = [p for p in succs if p not in pending]
-    heapq.heapify(queue)
-    while queue:
-        node = heapq.heappop(queue)
-        for nxt in succs.get(node, ()):
-            low[nxt] = max(low.get(nxt, -np.inf), earliest[node])
-            pending[nxt] -= 1
-            if not pending[nxt]:
-                earliest[nxt] = low[nxt]
-                heapq.heappush(queue, nxt)
+    nodes, counts, succ, local_job, _ = _local_graph(deps.job, deps.pred)
+    order, _ = kahn_order(counts, succ)
+    low = earliest[nodes]
+    low[np.bincount(local_job, minlength=len(nodes)) > 0] = -np.inf
+    for node in order:  # topological: a job's predecessors are final before it
+        for nxt in succ[node]:
+            if low[node] > low[nxt]:
+                low[nxt] = low[node]
+    earliest[nodes] = low
     return earliest
 
 

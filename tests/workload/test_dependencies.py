@@ -146,3 +146,19 @@ def test_batsim_json_unknown_dependency_and_cycle_are_errors(tmp_path):
     with pytest.raises(WorkloadError, match=r"deps\.json: job 'a': its dependencies make a cycle: "
                        r"job a -> job b -> job a; remove one"):
         read_batsim_json(path)
+
+
+def test_release_lower_bound_is_the_latest_predecessor_bound():
+    from hdrm.workload.dependencies import Dependencies
+
+    # jobs 0 (t=0) and 1 (t=30) -> 2 -> 3; job 4 (t=5) alone
+    deps = Dependencies(np.array([2, 2, 3]), np.array([0, 1, 2]), np.zeros(3))
+    assert release_order(deps, [0, 30, 40, 50, 5]).tolist() == [0, 30, 30, 30, 5]
+
+
+def test_kahn_order_shared_with_the_dag_model():
+    from hdrm.workload.dependencies import kahn_order
+
+    assert kahn_order([0, 1, 1, 2], [[1, 2], [3], [3], []]) == ([0, 1, 2, 3], [0, 0, 0, 0])
+    order, left = kahn_order([1, 1, 0], [[1], [0], []])
+    assert order == [2] and left == [1, 1, 0]
