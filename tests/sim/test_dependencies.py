@@ -151,3 +151,12 @@ def test_replay_missing_predecessor_one_line_error_then_no_strict(tmp_path, caps
     assert main(args + ["--no-strict"]) == 0
     assert "dropped 1 (missing preceding job: 1)" in capsys.readouterr().out
     assert main(args + ["--no-dependencies"]) == 0
+
+
+def test_sla_turnaround_counts_from_the_release(tmp_path, capsys):
+    path = tmp_path / "chain.swf"
+    path.write_text(CHAIN)
+    # the chain never waits once released: ANTT 1 (from the trace times it would be above 3)
+    assert main(["replay", "--homogeneous-procs", "4", "--workload", str(path), "--contention",
+                 "none", "--tenants", "user", "--outdir", str(tmp_path / "sla")]) == 0
+    assert "ANTT / STP                          1.000 / 4.000" in capsys.readouterr().out
