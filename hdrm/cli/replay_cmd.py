@@ -248,7 +248,7 @@ def _sla_rows(result, tenants: TenantTable | None, outdir: str) -> list[tuple[st
     if tenants is None:
         return []
     jobs = list(result.workload.jobs)
-    for outcome in result.outcomes:  # a released dependent job: its deadline counts from then
+    for outcome in result.outcomes:  # released dependent jobs: turnaround from the release
         jobs[outcome.job.idx] = outcome.job
     report = sla_report(tenants, jobs, job_results(result))
     write_sla_csv(report, Path(outdir) / "out_sla.csv")
