@@ -145,7 +145,6 @@ class HdrmScheduler(BatsimScheduler):
         self._wid = "w0"
         #: Jobs waiting for preceding jobs (None: the workload has no dependencies).
         self.dependents: DependentJobs | None = None
-        self._later: list[tuple[float, int, Job]] = []
         self._bs = None
         #: Set by :mod:`hdrm.batsim.process`: seconds to wait for Batsim, and a stop request.
         self.timeout_s: float | None = None
@@ -255,19 +254,13 @@ class HdrmScheduler(BatsimScheduler):
             if self._instants is not None:
                 self._instants.release(*release)
             else:
-                heapq.heappush(self._later, release)
+                heapq.heappush(self.dependents.later, release)
             self.bs.wake_me_up_at(release[0])
 
     def _submit_due(self, now: float) -> None:
         """Queue the released jobs due at ``now`` (a rejection may release more)."""
-        deps = self.dependents
-        while self._later and self._later[0][0] <= now:
-            release_s, _, job = heapq.heappop(self._later)
-            deps.release(job, release_s)
-        job = deps.take(now)
-        while job is not None:
+        for job in self.dependents.due_jobs(now):
             self._submit(job, now)
-            job = deps.take(now)
 
     def _submit(self, job: Job, now: float) -> None:
         reason = self.core.submit(job, now)
@@ -307,7 +300,8 @@ class HdrmScheduler(BatsimScheduler):
             logger.warning("Batsim and hdrm's machine model disagree (%s): deciding at every "
                            "message from now on", exc)
             self._instants = None
-            self._later = list(grouper.pending_releases)
+            if self.dependents is not None:
+                self.dependents.later = list(grouper.pending_releases)
             for kind, job in grouper.unprocessed:
                 if kind == "end":
                     self._complete(job, now)

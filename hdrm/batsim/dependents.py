@@ -15,8 +15,10 @@ broken in the order they were made, as on the built-in engine.
 
 from __future__ import annotations
 
+import heapq
 import logging
 from collections import deque
+from collections.abc import Iterator
 
 from hdrm.core.dependencies import DependencyGate, released_copy
 from hdrm.workload.job import Job, Workload
@@ -41,6 +43,8 @@ class DependentJobs:
         self.due: deque[tuple[float, Job]] = deque()
         #: The queued copies of released jobs, by index (their ``submit_s``: the release time).
         self.copies: dict[int, Job] = {}
+        #: Later releases kept here when the adapter decides at every message (no instants).
+        self.later: list[tuple[float, int, Job]] = []
 
     @classmethod
     def of(cls, workload: Workload) -> DependentJobs | None:
@@ -78,13 +82,16 @@ class DependentJobs:
         else:
             self._waiting[job.idx] = release_s
 
-    def take(self, now: float) -> Job | None:
-        """The next due job as a queued copy submitted at ``now`` (None: nothing due)."""
-        if not self.due:
-            return None
-        _, job = self.due.popleft()
-        copy = self.copies[job.idx] = released_copy(job, now)
-        return copy
+    def due_jobs(self, now: float) -> Iterator[Job]:
+        """The jobs to queue at ``now``, as copies submitted then, in release order (jobs
+        released while they are queued, after a rejection, come too)."""
+        while self.later and self.later[0][0] <= now:
+            release_s, _, job = heapq.heappop(self.later)
+            self.release(job, release_s)
+        while self.due:
+            _, job = self.due.popleft()
+            copy = self.copies[job.idx] = released_copy(job, now)
+            yield copy
 
     def current(self, job: Job) -> Job:
         """The object the decision core knows for ``job`` (its released copy, if any)."""

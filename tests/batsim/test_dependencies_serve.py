@@ -35,8 +35,9 @@ def write(path: Path, late: bool = False) -> Path:
     return path
 
 
-def served(workload: Path) -> dict[str, tuple[float, float]]:
+def served(workload: Path, grouped: bool = True) -> dict[str, tuple[float, float]]:
     scheduler = HdrmScheduler(platform=str(TINY4), policy="first-high_gflops", contention="none")
+    scheduler.group_instants = grouped
     server = run_adapter(scheduler, TINY4, workload)
     return {r.job_id: (r.starting_time, r.finish_time) for r in server.result.results}
 
@@ -56,3 +57,11 @@ def test_serve_holds_dependent_jobs_as_the_builtin_engine(tmp_path):
 def test_serve_queues_a_job_released_before_batsim_submits_it_at_its_submission(tmp_path):
     schedule = served(write(tmp_path / "late.json", late=True))
     assert schedule["f"][0] == 500.0
+
+
+def test_deciding_at_every_message_still_holds_dependent_jobs(tmp_path):
+    schedule = served(write(tmp_path / "deps.json"), grouped=False)
+    ends = {j: f for j, (_, f) in schedule.items()}
+    assert schedule["c"][0] >= ends["a"] + 7
+    assert schedule["d"][0] >= max(ends["a"], ends["b"]) + 2
+    assert schedule["f"][0] >= ends["c"] and len(schedule) == 6
