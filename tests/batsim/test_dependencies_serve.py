@@ -46,7 +46,8 @@ def test_serve_holds_dependent_jobs_as_the_builtin_engine(tmp_path):
     workload = write(tmp_path / "deps.json")
     sim = Simulation(load_platform(TINY4), read_batsim_json(workload),
                      SimulationConfig(contention="none"))
-    builtin = {str(o.job.id): (o.start_s, o.finish_s) for o in sim.run("first-high_gflops").outcomes}
+    outcomes = sim.run("first-high_gflops").outcomes
+    builtin = {str(o.job.id): (o.start_s, o.finish_s) for o in outcomes}
     assert served(workload) == builtin
     ends = {j: f for j, (_, f) in builtin.items()}
     assert builtin["c"][0] >= ends["a"] + 7
