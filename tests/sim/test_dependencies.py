@@ -160,3 +160,17 @@ def test_sla_turnaround_counts_from_the_release(tmp_path, capsys):
     assert main(["replay", "--homogeneous-procs", "4", "--workload", str(path), "--contention",
                  "none", "--tenants", "user", "--outdir", str(tmp_path / "sla")]) == 0
     assert "ANTT / STP                          1.000 / 4.000" in capsys.readouterr().out
+
+
+def test_a_chain_through_the_whole_trace(tmp_path):
+    # 500 jobs, each after the previous one with 1 s think time: job k (0-based) runs from 3k to
+    # 3k + 2, so the last ends at 3 * 499 + 2 = 1499 whatever the trace times say
+    lines = ["; MaxProcs: 8"] + [
+        f"{k + 1} {k} -1 2 1 -1 -1 1 10 -1 1 1 1 -1 1 -1 {k if k else -1} {1 if k else -1}"
+        for k in range(500)]
+    path = tmp_path / "long.swf"
+    path.write_text("\n".join(lines) + "\n")
+    platform, load = load_inputs(InputSpec(str(path), homogeneous_procs=8))
+    outcomes = Simulation(platform, load, SimulationConfig(contention="none")).run("fcfs").outcomes
+    assert [o.start_s for o in outcomes] == [3.0 * k for k in range(500)]
+    assert outcomes[-1].finish_s == 1499.0
