@@ -102,8 +102,27 @@ def format_float(value: float | None) -> str:
     return f"{float(value):.6f}"
 
 
+#: A row whose every column is known, in one format (Batsim's %f, integer counts).
+_FULL_ROW = ",".join(["%s"] * 3 + ["%.6f", "%d", "%.6f", "%d", "%s"] + ["%.6f"] * 6
+                     + ["%s", "%.6f", '"%s"'])
+
+
 def _job_row(result: JobResult) -> str:
     """One out_jobs.csv line (without the newline)."""
+    r = result
+    try:
+        return _FULL_ROW % (
+            r.job_id, r.workload_name, r.profile, r.submission_time,
+            r.requested_number_of_resources, r.requested_time, r.success, r.final_state,
+            r.starting_time, r.execution_time, r.finish_time, r.waiting_time, r.turnaround_time,
+            r.stretch, r.allocated_resources, r.consumed_energy, r.metadata,
+        )
+    except TypeError:  # unknown (None) columns: a rejected job
+        return _any_job_row(result)
+
+
+def _any_job_row(result: JobResult) -> str:
+    """One out_jobs.csv line of any row, unknown columns left empty."""
     fields = [
         result.job_id,
         result.workload_name,

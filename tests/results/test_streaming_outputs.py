@@ -96,3 +96,26 @@ def test_timeline_columns_cost_56_bytes_an_instant():
     finally:
         tracemalloc.stop()
     assert held / len(columns) < 70, held / len(columns)
+
+
+def test_rows_of_every_kind_by_hand(tmp_path: Path):
+    """The one-format row and the column-by-column row (unknown columns empty) as Batsim
+    writes them: a rejected job, a killed one with a 0 s run (stretch nan), integer inputs."""
+    rows = [
+        JobResult(job_id="7", final_state="REJECTED", success=0, consumed_energy=None,
+                  metadata="user=3"),
+        JobResult(job_id="8", submission_time=3, requested_number_of_resources=2, starting_time=3,
+                  execution_time=0, allocated_resources="0-1", consumed_energy=12.5,
+                  final_state="COMPLETED_KILLED", success=0),
+        JobResult(job_id="9", workload_name="w1", profile="p", submission_time=1.25,
+                  requested_time=60.0, starting_time=2.0, execution_time=4.5,
+                  allocated_resources="3 5-6", consumed_energy=None),
+    ]
+    lines = write_jobs_csv(rows, tmp_path / "j.csv").read_text().splitlines()[1:]
+    assert lines == [
+        '7,w0,,0.000000,1,-1.000000,0,REJECTED,,,,,,,,,"user=3"',
+        '8,w0,,3.000000,2,-1.000000,0,COMPLETED_KILLED,3.000000,0.000000,3.000000,0.000000,'
+        '0.000000,nan,0-1,12.500000,""',
+        '9,w1,p,1.250000,1,60.000000,1,COMPLETED_SUCCESSFULLY,2.000000,4.500000,6.500000,'
+        '0.750000,5.250000,1.166667,3 5-6,,""',
+    ]
