@@ -41,6 +41,8 @@ setup(
             "evalys>=4.0",
             "stable-baselines3>=2.3",
             "sb3-contrib>=2.3",
+            # WfCommons recipes generate real workflow instances for the DAG reader's tests.
+            "wfcommons>=1.6",
         ],
         "docs": ["sphinx>=7"],
         # Ray scale-out (hdrm sweep on Ray, hdrm/distributed/); pinned in constraints.txt.
