@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+from array import array
 from typing import Any, Sequence
 
 import numpy as np
@@ -123,22 +124,31 @@ def machine_times(results: Sequence[JobResult]) -> tuple[float, float]:
     id ranges of the allocations (and once with the number of cores), not with the cores of each
     job: every range updates a slice of the per-core totals, in job order.
     """
-    spans: list[tuple[int, int, float, float, int]] = []
+    busy_s, last_end_s = np.zeros(0), np.zeros(0)
     size = 0
-    for r in _ran(results):
+    computing = array("d")  # run_s * cores of each range, summed by fsum (no list of spans)
+    for r in results:
+        if r.final_state == REJECTED:
+            continue
         run_s, end_s = float(r.execution_time), float(r.finish_time)
         for lo, hi in r.core_ranges():
-            spans.append((lo, hi + 1, run_s, end_s, hi + 1 - lo))
-            size = max(size, hi + 1)
-    if not spans:
+            hi += 1
+            if hi > busy_s.size:  # grow the per-core totals (doubling), zeros at the end
+                busy_s, last_end_s = _grown(busy_s, hi), _grown(last_end_s, hi)
+            size = max(size, hi)
+            busy_s[lo:hi] += run_s
+            np.maximum(last_end_s[lo:hi], end_s, out=last_end_s[lo:hi])
+            computing.append(run_s * (hi - lo))
+    if not computing:
         return 0.0, 0.0
-    busy_s = np.zeros(size)
-    last_end_s = np.zeros(size)
-    for lo, hi, run_s, end_s, _ in spans:
-        busy_s[lo:hi] += run_s
-        np.maximum(last_end_s[lo:hi], end_s, out=last_end_s[lo:hi])
-    time_computing = math.fsum(run_s * count for _, _, run_s, _, count in spans)
-    return time_computing, float(np.sum(last_end_s - busy_s))
+    return math.fsum(computing), float(np.sum(last_end_s[:size] - busy_s[:size]))
+
+
+def _grown(values: np.ndarray, size: int) -> np.ndarray:
+    """``values`` followed by zeros, at least ``size`` long (twice as long, at least)."""
+    grown = np.zeros(max(size, 2 * values.size))
+    grown[:values.size] = values
+    return grown
 
 
 def summarize(
