@@ -1,6 +1,6 @@
 """Memory that follows what is used, not the number of cores (issue 27): a finished wide job's
-record costs its runs of cores, and a large platform of identical nodes replays a few jobs in a
-budget."""
+record costs its runs of cores, a large platform of identical nodes replays a few jobs in a
+budget, and writing the outputs never holds a whole file's text."""
 
 from __future__ import annotations
 
@@ -94,3 +94,24 @@ def test_a_platform_at_the_size_limit_replays_within_the_documented_estimate():
                          capture_output=True, text=True, timeout=600, check=True)
     rss_mb = float(out.stdout)
     assert rss_mb * 2**20 <= REPLAY_BYTES_PER_CORE * DEFAULT_MAX_CORES, rss_mb
+
+
+def test_writing_the_outputs_holds_no_whole_file(tmp_path):
+    """20,000 jobs on 4,096 cores: writing the outputs and the schedule summary keep the job rows
+    (~450 bytes a job) and pass ~130 bytes a job more at their peak (a block of lines, the
+    summary's lists); the whole out_jobs.csv text and machine_times' spans took ~620."""
+    from hdrm.sim.outputs import schedule_summary, write_outputs
+
+    workload = generate_workload(20_000, 4_096, np.random.default_rng(1), load=0.9)
+    config = SimulationConfig(contention="none", backfilling="easy")
+    result = Simulation(Platform.homogeneous(4_096), workload, config).run("fcfs")
+    tracemalloc.start()
+    try:
+        write_outputs(result, tmp_path)
+        schedule_summary(result)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (peak - held) / 20_000 < 300, (peak - held) / 20_000
+    assert held / 20_000 < 600, held / 20_000
+    assert len((tmp_path / "out_timeline.csv").read_text().splitlines()) == len(result.timeline) + 1
