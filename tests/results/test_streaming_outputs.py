@@ -4,17 +4,20 @@
 from __future__ import annotations
 
 import pickle
+import re
 import tracemalloc
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hdrm.errors import ConfigError
 from hdrm.results import csvio
 from hdrm.results.csvio import JOBS_COLUMNS, write_jobs_csv, write_lines
 from hdrm.results.example import example_timeline
 from hdrm.results.metrics import machine_times
-from hdrm.results.records import JobResult
+from hdrm.results.records import JobResult, parse_interval_ranges
 from hdrm.results.timeline import TimelineRow, TimelineRows, write_timeline_csv
 
 
@@ -148,3 +151,40 @@ def test_machine_times_by_hand_and_without_a_list_of_spans():
             last_end[core] = max(last_end[core], r.finish_time)
     assert computing_s == pytest.approx(sum(busy), rel=1e-12)
     assert idle_s == pytest.approx(sum(last_end) - sum(busy), rel=1e-9)
+
+
+_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")  # the rule of a part, as a regex
+
+
+def _by_regex(text: str) -> list[tuple[int, int]] | None:
+    """Interval ranges by the regex rule (None where a part breaks it or ends before it starts)."""
+    ranges = []
+    for part in text.split():
+        match = _RANGE.match(part)
+        if not match:
+            return None
+        lo = int(match.group(1))
+        hi = int(match.group(2)) if match.group(2) is not None else lo
+        if hi < lo:
+            return None
+        ranges.append((lo, hi))
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789-  \t\u0663x+", max_size=14))
+def test_interval_sets_parse_as_the_regex_rule(text: str):
+    """Parsing without a regex accepts and refuses exactly what the regex rule does (Unicode
+    decimal digits such as '\u0663' included)."""
+    expected = _by_regex(text)
+    if expected is None:
+        with pytest.raises(ConfigError, match="bad interval set"):
+            parse_interval_ranges(text)
+    else:
+        assert parse_interval_ranges(text) == expected
