@@ -15,10 +15,19 @@ from hdrm.platform.model import DEFAULT_MAX_CORES, REPLAY_BYTES_PER_CORE, Platfo
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.workload.generate import generate_workload, write_swf
 
+#: The peak resident memory of this process in MB, read from /proc/self/status (VmHWM). Not
+#: ru_maxrss: Linux carries it over fork and exec, so a child of a big pytest process would report
+#: the parent's size.
+_PEAK = """
+def peak_mb():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
+"""
+
 #: Loads a platform file and an SWF trace, replays them (FCFS + EASY, hdeeprm contention) and
 #: prints the CPU seconds of loading and replaying and the process's peak RSS in MB.
-_REPLAY = """
-import resource, sys, time
+_REPLAY = _PEAK + """
+import sys, time
 from hdrm.platform.loader import load_platform
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.workload.swf import read_swf
@@ -28,13 +37,13 @@ platform = load_platform(sys.argv[1])
 result = Simulation(platform, workload, SimulationConfig(backfilling="easy")).run("fcfs")
 cpu = time.process_time() - cpu
 assert platform.nb_cores == int(sys.argv[3]) and len(result.outcomes) == 50
-print(cpu, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(cpu, peak_mb())
 """
 
 #: Replays 50 generated jobs on N one-core nodes (FCFS + EASY, no contention) and prints the
 #: process's peak RSS in MB.
-_HOMOGENEOUS = """
-import resource, sys
+_HOMOGENEOUS = _PEAK + """
+import sys
 import numpy as np
 from hdrm.platform.model import DEFAULT_MAX_CORES, REPLAY_BYTES_PER_CORE, Platform
 from hdrm.sim.engine import Simulation, SimulationConfig
@@ -44,7 +53,7 @@ workload = generate_workload(50, cores, np.random.default_rng(1), load=0.9)
 config = SimulationConfig(contention="none", backfilling="easy")
 result = Simulation(Platform.homogeneous(cores), workload, config).run("fcfs")
 assert len(result.outcomes) == 50
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(peak_mb())
 """
 
 
