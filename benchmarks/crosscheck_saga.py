@@ -202,8 +202,13 @@ def main(argv: list[str] | None = None) -> int:
         print("crosscheck_saga: SAGA is not installed; pip install anrg-saga (Python >= 3.11)",
               file=sys.stderr)
         return 2
-    logging.getLogger().setLevel(logging.ERROR)  # SAGA warns on every added source and sink
-    return run(args.dags, args.seed, args.tolerance)[1]
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # SAGA warns on every added source and sink
+    try:
+        return run(args.dags, args.seed, args.tolerance)[1]
+    finally:
+        root.setLevel(level)  # a caller in the same process (the tests) keeps its logging
 
 
 if __name__ == "__main__":
