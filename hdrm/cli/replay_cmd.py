@@ -207,12 +207,13 @@ def _skipped(skipped: dict[str, int]) -> str:
     return f"{sum(skipped.values())} ({reasons})"
 
 
-def _dependencies(workload, wanted: bool) -> str:
-    """The summary's dependencies line: on (what waits, what was dropped), off, or none."""
+def _dependencies(workload, wanted: bool) -> list[tuple[str, str]]:
+    """The summary's dependencies line: on (what waits, what was dropped) or off; none for a
+    workload without dependencies replayed with the default (the usual case says nothing)."""
     if not wanted:
-        return "off (--no-dependencies: every job submitted at its trace time)"
+        return [("dependencies", "off (--no-dependencies: every job submitted at its trace time)")]
     deps = workload.dependencies
-    return "none in the workload" if deps is None else f"on: {deps.describe()}"
+    return [] if deps is None else [("dependencies", f"on: {deps.describe()}")]
 
 
 def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.Namespace,
@@ -234,7 +235,7 @@ def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.N
         ("energy", f"{summary['consumed_joules'] / 3.6e6:.3f} kWh"),
         ("wall time", f"{result.wall_s:.2f} s ({len(result.outcomes) / max(result.wall_s, 1e-9):,.0f} jobs/s)"),
         ("skipped from the source", _skipped(result.workload.skipped)),
-        ("dependencies", _dependencies(result.workload, args.dependencies)),
+        *_dependencies(result.workload, args.dependencies),
         *_sla_rows(result, tenants, args.outdir),
         ("outputs", str(Path(args.outdir))),
     ]
