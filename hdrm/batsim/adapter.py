@@ -31,75 +31,46 @@ import heapq
 import logging
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any, Callable, Union
+from typing import Any, Callable
 
 import numpy as np
 import zmq
 from batsim.batsim import BatsimScheduler
 
 from hdrm.batsim import protocol
+from hdrm.batsim.actions import Action, DecideHook, DecisionStopped, Pick
+from hdrm.batsim.adapter_options import (CONTINUOUS_MODELS, OPTION_KEYS, PSTATE_OF_STATE,
+                                         adapter_platform, check_options)
 from hdrm.batsim.dependents import DependentJobs
 from hdrm.batsim.instants import Diverged, Instant, InstantGrouper
 from hdrm.core.scheduler import DecisionCore, Start
-from hdrm.errors import ConfigError, HdrmError, ProtocolError
-from hdrm.platform.loader import load_platform
-from hdrm.platform.model import Platform
-from hdrm.platform.power import CONTENDED, IDLE, NB_STATES, RUNNING, SLEEPING
-from hdrm.platform.simgrid import core_host_name, platform_from_simgrid
-from hdrm.policies.core_selection import CorePolicy
+from hdrm.errors import ConfigError, ProtocolError
+from hdrm.platform.power import NB_STATES
+from hdrm.platform.simgrid import core_host_name
 from hdrm.policies.pairs import PolicyPair, resolve_policy
-from hdrm.registry import suggest
 from hdrm.workload.batsim_json import read_batsim_json
 from hdrm.workload.job import Job
 
+#: Names that lived here before the actions and options had modules of their own.
+__all__ = ["Action", "CONTINUOUS_MODELS", "DecideHook", "DecisionStopped", "HdrmScheduler",
+           "OPTION_KEYS", "PSTATE_OF_STATE", "Pick", "resources_text"]
+
 logger = logging.getLogger(__name__)
-
-#: Batsim P-state id of each core state of :mod:`hdrm.platform.power`.
-PSTATE_OF_STATE = {RUNNING: "0", CONTENDED: "1", IDLE: "2", SLEEPING: "3"}
-#: Contention models whose speeds four P-states cannot express.
-CONTINUOUS_MODELS = ("smooth",)
-#: Keys of the options dict (pybatsim's ``-o``).
-OPTION_KEYS = ("platform", "policy", "contention", "backfilling", "decision", "seed")
-
-
-@dataclass(frozen=True)
-class Pick:
-    """A ``job_pick`` action: start ``job`` now if it fits, else (``hold``) keep it first in line.
-
-    Attributes:
-        job: the queued job to start.
-        core: the placement; None uses the adapter's policy pair's core selection.
-        hold: when the job does not fit, commit to it and backfill around it.
-    """
-
-    job: Job
-    core: CorePolicy | None = None
-    hold: bool = False
-
-
-#: What a decide hook returns: a policy pair, a job (or Pick) to start, or None to do nothing.
-Action = Union[PolicyPair, Job, Pick, None]
-#: The agent hook: called with the current time at every decision point with a non-empty queue.
-DecideHook = Callable[[float], Action]
-
-
-class DecisionStopped(HdrmError):
-    """The decision process was asked to stop (the simulator died or the run was cancelled)."""
 
 
 class HdrmScheduler(BatsimScheduler):
     """A PyBatsim scheduler that runs hdrm's decision core.
 
     Args:
-        options: pybatsim's options dict (keys of :data:`OPTION_KEYS`); keyword arguments win.
+        options: pybatsim's options dict (keys of
+            :data:`~hdrm.batsim.adapter_options.OPTION_KEYS`); keyword arguments win.
         platform: the platform (a :class:`Platform`, or a platform JSON / SimGrid XML path).
         policy: the fixed policy, a heuristic or a ``"job-core"`` pair.
         contention: contention model; ``smooth`` is refused (not expressible with 4 P-states).
         backfilling: ``none``, ``easy`` or ``conservative``.
         decision: ``event`` or ``commit``.
         seed: seed of the decision core's random generator (same as the built-in engine's).
-        decide: the agent hook (see :data:`DecideHook`); None runs ``policy``.
+        decide: the agent hook (see :data:`~hdrm.batsim.actions.DecideHook`); None runs ``policy``.
 
     Raises:
         ConfigError: an unknown option, policy or model, a missing platform, or ``smooth``.
@@ -112,17 +83,8 @@ class HdrmScheduler(BatsimScheduler):
                  **settings: Any) -> None:
         super().__init__(dict(options or {}))
         merged = {**self.options, **settings}
-        unknown = sorted(set(merged) - set(OPTION_KEYS))
-        if unknown:
-            raise ConfigError(f"HdrmScheduler: unknown option {unknown[0]!r}; "
-                              f"{suggest(unknown[0], OPTION_KEYS)}valid options: {', '.join(OPTION_KEYS)}")
-        contention = str(merged.get("contention", "hdeeprm"))
-        if contention in CONTINUOUS_MODELS:
-            raise ConfigError(
-                f"contention: model {contention!r} slows cores by continuous factors, which Batsim's "
-                "four power states cannot express; use 'hdeeprm' or 'none' with engine 'batsim'"
-            )
-        self.platform, self._pstates = _platform(merged.get("platform"))
+        contention = check_options(merged)
+        self.platform, self._pstates = adapter_platform(merged.get("platform"))
         self.pair = resolve_policy(merged.get("policy", "shortest-high_gflops"))
         self.rng = np.random.default_rng(int(merged.get("seed", 0)))
         self.core = DecisionCore(self.platform, contention, str(merged.get("backfilling", "none")),
@@ -423,24 +385,3 @@ def resources_text(cores: list[int]) -> str:
     by range, took most of the adapter's time on wide jobs."""
     return protocol.format_resources(cores)
 
-
-def _platform(value: Platform | str | None) -> tuple[Platform, list[int]]:
-    """The platform, and the P-state each Batsim host starts in (hdrm exports: 0, nominal)."""
-    if isinstance(value, Platform):
-        return value, [RUNNING] * value.nb_cores
-    if value is None:
-        raise ConfigError("HdrmScheduler: no platform; pass platform=<platform JSON path> "
-                          "(the file Batsim's platform.xml was exported from)")
-    path = str(value)
-    if not path.lower().endswith(".xml"):
-        platform = load_platform(path)
-        return platform, [RUNNING] * platform.nb_cores
-    platform, hosts = platform_from_simgrid(path)
-    short = [h.name for h in hosts if len(h.speeds_gflops) < NB_STATES]
-    if short:
-        raise ConfigError(
-            f"{path}: host {short[0]!r} has fewer than {NB_STATES} power states; the adapter switches "
-            "cores between running, contended, idle and sleeping states (export the platform with "
-            "hdrm platform --xml)"
-        )
-    return platform, [h.pstate for h in hosts]
