@@ -192,3 +192,9 @@ _add_predicted("wfp3_pred", _wfp3,
 _add_predicted("unicep_pred", _unicep,
                f"UNICEP with the predicted run time for r: largest w / (log2(n) * r) first "
                f"({_PREDICTION}).")
+_add("dag_edf", lambda j, now: j.extra.get("dag_edf", math.inf), False,
+     "Periodic DAG instances, earliest absolute deadline first; within an instance the larger "
+     "HEFT upward rank first (positions made by hdrm.dag.periodic.expand; other jobs last, FCFS).")
+_add("dag_llf", lambda j, now: j.extra.get("dag_llf", math.inf), False,
+     "Periodic DAG instances, least laxity first: deadline - now - upward rank, i.e. smallest "
+     "deadline - rank (positions made by hdrm.dag.periodic.expand; other jobs last, FCFS).")
