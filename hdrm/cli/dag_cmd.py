@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hdrm.cli.periodic_cmd import add_commands as add_periodic_commands
 from hdrm.dag.listsched import DAG_POLICIES, schedule_dag
 from hdrm.dag.machines import load_machines
 from hdrm.dag.wfformat import read_workflow, to_dag
@@ -44,6 +45,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     schedule.add_argument("-o", "--output", metavar="OUT.csv",
                           help="schedule CSV (default WF.POLICY.csv in the current folder)")
     schedule.set_defaults(func=run_schedule)
+    add_periodic_commands(commands)
     parser.set_defaults(func=lambda args: _help(parser))
     return parser
 
