@@ -1,0 +1,159 @@
+"""The observations of ``job_pick`` mode: one row per job of the window.
+
+These kinds register in :data:`~hdrm.env.observations.OBSERVATIONS` with the others (whose
+normalisations they share: see :mod:`hdrm.env.observations`). Their ``job_rows`` flag marks them as
+the kinds of ``job_pick`` mode (:func:`~hdrm.env.observations.job_window_kinds`).
+
+``job_window`` (``job_pick`` mode)
+    A matrix of ``window`` rows (the first queued jobs, in submission order; padding rows are 0)
+    and 8 columns: waiting time, requested time, processors, memory, bandwidth, fits-now flag
+    (1 when the job could start now), a real-job flag (1 for a queued job, 0 for padding), and the
+    cluster's free-core fraction.
+``job_window_reservation`` (``job_pick`` mode)
+    ``job_window`` with four more columns before the real-job flag, so that a per-job scorer can
+    see what EASY backfilling sees (Mu'alem and Feitelson 2001), from the running jobs' expected
+    ends (start + requested time):
+
+    * ``start_in``: how long until the job could start, ``log1p(t - now) / log1p(7 days)``
+      (0 when it fits now, 1 when it never fits); cores only, memory is not counted;
+    * ``reserved``: 1 for the job a reservation is made for, the first job that does not fit now
+      in the order of the environment's ``reservation`` policy (FCFS by default);
+    * ``before_reserved``: 1 for a job ahead of the reserved one in that order (it fits now: EASY
+      starts it before reserving);
+    * ``delays_reserved``: 1 for a job that fits now and whose start would delay that reservation
+      (it is expected to end after the shadow time and uses more cores than the extra ones).
+
+    The agent stays free to start any fitting job: the columns inform, they do not constrain.
+``job_window_predicted`` (``job_pick`` mode)
+    ``job_window_reservation`` with one more column before the real-job flag: the job's predicted
+    run time, normalised as the requested time: the mean run time of its user's last two ended
+    jobs, at most the requested time (:mod:`hdrm.core.predictor`; Tsafrir et al. 2007), i.e.
+    what a scheduler can know of the job's real length when it decides. Reservations still
+    assume the requested times, as EASY does.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+from gymnasium import spaces
+
+from hdrm.env.observations import _LOG_WEEK, OBSERVATIONS, Observation
+from hdrm.policies.backfill import estimated_duration_s, reservation
+from hdrm.policies.job_selection import JOB_POLICIES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hdrm.env.scheduling_env import SchedulingEnv
+
+JOB_FEATURES = ("waiting_time", "requested_time", "processors", "memory", "bandwidth",
+                "fits_now", "is_job", "free_cores")
+RESERVATION_JOB_FEATURES = JOB_FEATURES[:6] + ("start_in", "reserved", "before_reserved",
+                                                     "delays_reserved") + JOB_FEATURES[6:]
+PREDICTED_JOB_FEATURES = RESERVATION_JOB_FEATURES[:-2] + ("predicted_time",) + JOB_FEATURES[6:]
+
+
+@OBSERVATIONS.register("job_window")
+class JobWindowObservation(Observation):
+    name = "job_window"
+    features = JOB_FEATURES
+    job_rows = True  # one row per window job: the observation of ``job_pick`` mode
+
+    def space(self) -> spaces.Box:
+        return spaces.Box(0.0, 1.0, shape=(self.env.config.window, len(self.features)),
+                          dtype=np.float32)
+
+    def build(self) -> np.ndarray:
+        env = self.env
+        window = env.window_jobs()
+        out = np.zeros((env.config.window, len(self.features)), dtype=np.float32)
+        k = len(window)
+        if k:
+            idx = np.fromiter((j.idx for j in window), dtype=np.int64, count=k)
+            wait = env.sim.now - env.submit[idx]
+            out[:k, 0] = np.log1p(np.maximum(wait, 0.0)) / _LOG_WEEK
+            out[:k, 1:5] = env.static[idx]
+            fits = env.window_fits()
+            out[:k, 5] = fits
+            self.extra_columns(out[:k], window, idx, fits)
+            out[:k, -2] = 1.0
+        out[:, -1] = env.sim.core.state.free_cores / env.platform.nb_cores
+        np.clip(out, 0.0, 1.0, out=out)
+        return out
+
+    def extra_columns(self, rows: np.ndarray, window: list, idx: np.ndarray, fits: np.ndarray
+                      ) -> None:
+        """Fill the columns between ``fits_now`` and ``is_job`` (none here)."""
+
+
+@OBSERVATIONS.register("job_window_reservation")
+class JobWindowReservationObservation(JobWindowObservation):
+    name = "job_window_reservation"
+    features = RESERVATION_JOB_FEATURES
+
+    def __init__(self, env: "SchedulingEnv") -> None:
+        super().__init__(env)
+        self.policy = JOB_POLICIES.get(env.config.reservation, "reservation")
+        self._rng = np.random.default_rng(env.config.seed)  # "random" order: never the run's own
+        self._per_job: tuple[object, np.ndarray, np.ndarray] | None = None
+
+    def per_job(self) -> tuple[np.ndarray, np.ndarray]:
+        """Requested time (what reservations assume) and cores of every job of the episode."""
+        jobs = self.env.sim.workload.jobs
+        if self._per_job is None or self._per_job[0] is not jobs:
+            durations = np.array([estimated_duration_s(j) for j in jobs], dtype=float)
+            cores = np.array([j.res for j in jobs], dtype=float)
+            self._per_job = (jobs, durations, cores)
+        return self._per_job[1], self._per_job[2]
+
+    def extra_columns(self, rows: np.ndarray, window: list, idx: np.ndarray, fits: np.ndarray
+                      ) -> None:
+        if fits.all():
+            return  # nothing waits: no reservation, every job starts now
+        sim = self.env.sim
+        core, now = sim.core, sim.now
+        state = core.state
+        durations, cores = self.per_job()
+        res = cores[idx]
+        # the earliest start of every job: when the cores freed by the expected ends suffice
+        ends = core.expected_ends(now)
+        start = np.full(len(window), np.inf)
+        if ends:
+            times = np.array([e for e, _ in ends], dtype=float)
+            avail = state.free_cores + np.cumsum([j.res for _, j in ends], dtype=float)
+            pos = np.searchsorted(avail, res, side="left")
+            ok = pos < len(times)
+            start[ok] = times[pos[ok]]
+        start[fits] = now
+        finite = np.isfinite(start)
+        rows[:, 6] = 1.0
+        rows[finite, 6] = np.log1p(np.maximum(start[finite] - now, 0.0)) / _LOG_WEEK
+        # the reserved job: the first that does not fit in the policy's order; those before it
+        position = {id(job): i for i, job in enumerate(window)}
+        ahead = []
+        for job in self.policy.order(window, now, self._rng, core.predictor.predict):
+            i = position[id(job)]
+            if not fits[i]:
+                head = job
+                rows[i, 7] = 1.0
+                break
+            ahead.append(i)
+        rows[ahead, 8] = 1.0
+        shadow, extra = reservation(state, ends, head, now, core.backfilling == "easy_first")
+        if math.isfinite(shadow):
+            late = now + durations[idx] > shadow
+            rows[:, 9] = fits & late & (res > extra) & (rows[:, 8] == 0)
+
+
+@OBSERVATIONS.register("job_window_predicted")
+class JobWindowPredictedObservation(JobWindowReservationObservation):
+    name = "job_window_predicted"
+    features = PREDICTED_JOB_FEATURES
+
+    def extra_columns(self, rows: np.ndarray, window: list, idx: np.ndarray, fits: np.ndarray
+                      ) -> None:
+        super().extra_columns(rows, window, idx, fits)
+        predict = self.env.sim.core.predictor.predict
+        predicted = np.fromiter((predict(job) for job in window), dtype=float, count=len(window))
+        rows[:, 10] = np.log1p(predicted) / _LOG_WEEK
