@@ -46,6 +46,7 @@ from hdrm.agents.settings import parse_settings
 from hdrm.distributed.apex_actor import (ActorSpec, ApexActor, EpisodeSpec, actor_epsilons,
                                          dqn_factory)
 from hdrm.distributed.apex_replay import ApexReplay
+from hdrm.distributed.learners import StatsMean
 from hdrm.errors import HdrmError
 
 logger = logging.getLogger(__name__)
@@ -101,6 +102,8 @@ class ApexProgress:
     ended: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     """Episodes ended since the stop callback last emptied the list: (actor, figures); the
     figures are those of :meth:`ApexActor.collect` plus the ``pid`` of the actor's process."""
+    learned: StatsMean = field(default_factory=StatsMean)
+    """The statistics of the gradient steps since the stop callback last took their means."""
 
 
 class Step(NamedTuple):
@@ -290,6 +293,7 @@ class ApexTrainer:
         self.replay.update_priorities.remote(batch.indices, sample.writes, td)
         p = self.progress
         p.updates, p.stats = self.learner.updates, stats
+        p.learned.add(stats)
         if p.updates % self.settings.weight_sync == 0:
             self.publish()
         return Step(batch.indices, td, stats)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -24,6 +23,7 @@ import numpy as np
 from hdrm.agents.dqn import DQNAgent
 from hdrm.agents.replay import Transition
 from hdrm.distributed.apex_replay import TransitionBlock, stack_transitions
+from hdrm.distributed.learners import EpisodeTrace, episode_end
 from hdrm.env import EnvConfig, SchedulingEnv
 
 logger = logging.getLogger(__name__)
@@ -136,10 +136,9 @@ class TaskEpisodes:
         return self.task.summary(env, info)
 
     def result(self, env: Any) -> Any:
-        """The simulation result of the episode ``env`` just ended (the launcher's out files),
-        or None when the environment has none."""
-        result = getattr(env.unwrapped, "result", None)
-        return result() if callable(result) else None
+        """The :class:`~hdrm.distributed.learners.EpisodeEnd` of the episode ``env`` just ended
+        (its result and SLA report: the launcher's out files), or None when it has none."""
+        return episode_end(env)
 
 
 def actor_params(epsilon: float) -> dict[str, Any]:
@@ -201,9 +200,7 @@ class ApexActor:
         self.version = -1
         self._obs: Any = None
         self._info: dict[str, Any] = {}
-        self._return = 0.0
-        self._steps = 0
-        self._started = 0.0
+        self._trace = EpisodeTrace()
         self._first = True
         self._ended = 0  # episodes ended: the next one's number
         self._results: list[dict[int, Any]] = [{}, {}]  # see result()
@@ -215,8 +212,9 @@ class ApexActor:
 
         Returns:
             ``steps``, ``transitions`` sent, the ``ended`` episodes (each a dict of ``episode``,
-            the actor's number of it, ``return``, ``steps``, ``wall_s`` and the episodes'
-            ``summary``), the weights ``version`` used, this actor's ``epsilon`` and ``index``.
+            the actor's number of it, ``return``, ``steps``, ``wall_s``, the episodes'
+            ``summary`` and its decisions, ``times_s`` and the ``actions`` the environment
+            was given), the weights ``version`` used, this actor's ``epsilon`` and ``index``.
         """
         if weights is not None and version != self.version:
             self.agent.load_state_dict(weights)
@@ -255,24 +253,24 @@ class ApexActor:
             self._obs, self._info = self.env.reset(seed=seed,
                                                    options=episodes.reset_options(self.rng))
             self.agent.start_episode()
-            self._first, self._return, self._steps = False, 0.0, 0
-            self._started = time.perf_counter()
+            self._first, self._trace = False, EpisodeTrace()
         env_mask = np.asarray(self._info["action_mask"])
         action = self.agent.decide(self._obs, episodes.agent_mask(self.env, env_mask))
-        self._obs, reward, terminated, truncated, self._info = self.env.step(
-            episodes.env_action(env_mask, action))
+        played = episodes.env_action(env_mask, action)
+        self._trace.decided(self._info, played)
+        self._obs, reward, terminated, truncated, self._info = self.env.step(played)
         done = bool(terminated or truncated)
         self.agent.rewarded(float(reward), done)
-        self._return += float(reward)
-        self._steps += 1
+        self._trace.rewarded(reward)
         if not done:
             return None
         self.agent.end_episode()
         self._obs = None
         self._ended += 1
-        figures = {"episode": self._ended - 1, "return": self._return, "steps": self._steps,
-                   "wall_s": time.perf_counter() - self._started,
-                   "summary": episodes.summary(self.env, self._info)}
+        ended = self._trace.ended(self.index, episodes.summary(self.env, self._info))
+        figures = {"episode": self._ended - 1, "return": ended.return_, "steps": ended.steps,
+                   "wall_s": ended.wall_s, "summary": ended.summary, "times_s": ended.times_s,
+                   "actions": ended.actions}
         return figures, episodes.result(self.env)
 
     def _send(self) -> int:

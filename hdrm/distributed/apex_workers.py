@@ -10,6 +10,12 @@ fixed to Ape-X's ``epsilon_i``. Ape-X's other settings come from the DQN's ``ape
 learner receives them (actors run freely, so the order is not fixed from run to run), and the
 run's ``final`` is the simulation result of the last one reported, asked of the actor that
 played it (as with distributed PPO: the launcher writes its out files from it).
+
+Each reported episode carries its decisions as its actor played them (actions.csv) and, as its
+statistics (episodes.csv's ``loss``), the means of the learner's gradient steps made since the
+previous report of episodes: episodes reported together share them; an episode reported before
+the learner's first step has none (``loss`` nan, as the single-process DQN before
+``learning_starts``).
 """
 
 from __future__ import annotations
@@ -91,13 +97,15 @@ class _Reporter:
 
     def __call__(self, agent: Any, progress: ApexProgress) -> bool:
         ended, progress.ended = progress.ended, []
+        learned = progress.learned.take() if ended else None
         for index, figures in ended:
             if self.reported >= self.plan.episodes:
                 break
-            self.on_episode(EndedEpisode(env=index, steps=int(figures["steps"]),
-                                         return_=float(figures["return"]),
-                                         summary=figures["summary"],
-                                         wall_s=float(figures["wall_s"])))
+            self.on_episode(EndedEpisode(
+                env=index, steps=int(figures["steps"]), return_=float(figures["return"]),
+                summary=figures["summary"], times_s=list(figures["times_s"]),
+                actions=list(figures["actions"]), update_stats=[learned] if learned else [],
+                wall_s=float(figures["wall_s"])))
             self.reported += 1
             self.last = (index, int(figures["episode"]), int(figures["pid"]))
         done = (self.reported >= self.plan.episodes

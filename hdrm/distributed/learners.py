@@ -26,8 +26,9 @@ from __future__ import annotations
 import importlib
 import logging
 import math
+import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, NamedTuple, Protocol
 
 from hdrm.errors import ConfigError
 
@@ -124,6 +125,83 @@ class EndedEpisode:
 
 
 @dataclass
+class EpisodeTrace:
+    """An episode under way in a worker: what becomes its :class:`EndedEpisode` (shared by the
+    PPO collectors and the Ape-X actors, so both report what the single-process loop does)."""
+
+    steps: int = 0
+    return_: float = 0.0
+    times_s: list[float] = field(default_factory=list)
+    actions: list[int] = field(default_factory=list)
+    update_stats: list[dict[str, float]] = field(default_factory=list)
+    t0: float = field(default_factory=time.perf_counter)
+
+    def decided(self, info: Mapping[str, Any], action: int) -> None:
+        """The environment is given ``action`` in the state of ``info`` (its ``time``)."""
+        self.times_s.append(float(info.get("time", math.nan)))
+        self.actions.append(int(action))
+
+    def rewarded(self, reward: float) -> None:
+        """The step of the last decision gave ``reward``."""
+        self.return_ += float(reward)
+        self.steps += 1
+
+    def ended(self, env: int, summary: Any, awaiting_update: bool = False) -> EndedEpisode:
+        """The :class:`EndedEpisode` of environment ``env``, timed from this trace's start."""
+        return EndedEpisode(env, self.steps, self.return_, summary, self.times_s, self.actions,
+                            self.update_stats, time.perf_counter() - self.t0, awaiting_update)
+
+
+class EpisodeEnd(NamedTuple):
+    """What a worker keeps of an ended episode for the launcher's out files.
+
+    Attributes:
+        result: the simulation result (out_jobs.csv, out_schedule.csv ...).
+        sla_report: its :class:`~hdrm.results.sla.SlaReport` (out_sla.csv); None without
+            tenants.
+    """
+
+    result: Any
+    sla_report: Any = None
+
+
+def episode_end(env: Any) -> EpisodeEnd | None:
+    """The :class:`EpisodeEnd` of the episode ``env`` has just finished; None when the
+    environment has no ``result`` (read before the environment is reset)."""
+    base = env.unwrapped
+    result = getattr(base, "result", None)
+    if not callable(result):
+        return None
+    report = getattr(base, "sla_report", None)
+    return EpisodeEnd(result(), report() if callable(report) else None)
+
+
+@dataclass
+class StatsMean:
+    """Running sums of update statistics, taken as their means (Ape-X: the learner's gradient
+    steps since the episodes were last reported)."""
+
+    count: int = 0
+    sums: dict[str, float] = field(default_factory=dict)
+
+    def add(self, stats: Mapping[str, float]) -> None:
+        """One more update's statistics."""
+        self.count += 1
+        for key, value in stats.items():
+            self.sums[key] = self.sums.get(key, 0.0) + float(value)
+
+    def take(self) -> dict[str, float] | None:
+        """The means so far and ``gradient_steps`` (their count), then start again; None when
+        there was no update."""
+        if self.count == 0:
+            return None
+        means = {key: total / self.count for key, total in self.sums.items()}
+        means["gradient_steps"] = float(self.count)
+        self.count, self.sums = 0, {}
+        return means
+
+
+@dataclass
 class TrainingRun:
     """What a distributed learner did.
 
@@ -134,8 +212,8 @@ class TrainingRun:
         wall_s: wall-clock seconds, workers' start included.
         workers: rollout worker processes used (0: this process).
         restarts: workers Ray restarted after they died.
-        final: ``final_result()`` of the learner: the last reported episode's end state (the
-            simulation result, for the launcher's outputs), or None.
+        final: the :class:`EpisodeEnd` of the last reported episode (its simulation result
+            and SLA report, for the launcher's out files), or None.
     """
 
     episodes: int = 0
@@ -173,5 +251,5 @@ def train_with_workers(agent: Any, task: RolloutTask, plan: WorkerPlan,
     return learner(agent, task, plan, on_episode, should_stop)
 
 
-__all__ = ["EndedEpisode", "ROUTES", "RolloutTask", "TrainingRun", "WorkerPlan", "route",
-           "train_with_workers"]
+__all__ = ["EndedEpisode", "EpisodeEnd", "EpisodeTrace", "ROUTES", "RolloutTask", "StatsMean",
+           "TrainingRun", "WorkerPlan", "episode_end", "route", "train_with_workers"]

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from hdrm.agents.buffers import RolloutBatch
-from hdrm.distributed.learners import EndedEpisode, RolloutTask
+from hdrm.distributed.learners import EndedEpisode, EpisodeTrace, RolloutTask, episode_end
 from hdrm.errors import HdrmError
 from hdrm.launch.actions import ActionProblem, valid_action
 
@@ -71,18 +71,12 @@ class _Slot:
     obs: Any = None
     mask: Any = None
     info: dict[str, Any] = field(default_factory=dict)
-    steps: int = 0
-    total: float = 0.0
-    times: list[float] = field(default_factory=list)
-    actions: list[int] = field(default_factory=list)
-    stats: list[dict[str, float]] = field(default_factory=list)
-    t0: float = 0.0
+    trace: EpisodeTrace = field(default_factory=EpisodeTrace)
 
     def reset(self, seed: int | None) -> None:
         self.obs, self.info = self.env.reset(seed=seed)
         self.mask = self.info["action_mask"]
-        self.steps, self.total, self.times, self.actions, self.stats = 0, 0.0, [], [], []
-        self.t0 = time.perf_counter()
+        self.trace = EpisodeTrace()
 
 
 class RolloutCollector:
@@ -171,12 +165,10 @@ class RolloutCollector:
         dones = np.zeros(len(self.slots), dtype=bool)
         for i, slot in enumerate(self.slots):
             action = self._checked(slot, actions[i])
-            slot.times.append(float(slot.info.get("time", math.nan)))
-            slot.actions.append(action)
+            slot.trace.decided(slot.info, action)
             slot.obs, reward, terminated, truncated, slot.info = slot.env.step(action)
             slot.mask = slot.info["action_mask"]
-            slot.total += float(reward)
-            slot.steps += 1
+            slot.trace.rewarded(reward)
             rewards[i], dones[i] = reward, terminated or truncated
         self.agent.rewarded_batch(rewards, dones)
         return dones
@@ -186,12 +178,12 @@ class RolloutCollector:
             return valid_action(action, slot.mask)
         except ActionProblem as exc:
             raise HdrmError(f"environment {slot.index}: invalid action {action!r} at decision "
-                            f"{slot.steps}: {exc}") from None
+                            f"{slot.trace.steps}: {exc}") from None
 
     def _credit(self, stats: list[dict[str, float]]) -> None:
         """Updates made now belong to every episode under way."""
         for slot in self.slots:
-            slot.stats.extend(stats)
+            slot.trace.update_stats.extend(stats)
 
     def _close(self, dones: np.ndarray, awaiting: bool, results: dict[int, Any], first: int
                ) -> list[EndedEpisode]:
@@ -201,19 +193,12 @@ class RolloutCollector:
         for slot, done in zip(self.slots, dones):
             if not done:
                 continue
-            episode = EndedEpisode(
-                slot.index, slot.steps, slot.total, self.task.summary(slot.env, slot.info),
-                slot.times, slot.actions, slot.stats, time.perf_counter() - slot.t0, awaiting)
-            results[first + len(ended)] = _result(slot.env)
+            episode = slot.trace.ended(slot.index, self.task.summary(slot.env, slot.info),
+                                       awaiting)
+            results[first + len(ended)] = episode_end(slot.env)
             ended.append(episode)
             slot.reset(None)
         return ended
-
-
-def _result(env: Any) -> Any:
-    """The simulation result of the episode ``env`` just finished (None when it has none)."""
-    result = getattr(env.unwrapped, "result", None)
-    return result() if callable(result) else None
 
 
 __all__ = ["Collected", "RolloutCollector"]

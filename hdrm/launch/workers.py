@@ -99,17 +99,23 @@ class LaunchTask:
 
 
 class _Finished:
-    """Stands for an environment whose last episode is ``result`` (for the output writers)."""
+    """Stands for an environment whose last episode ended as ``end`` (an
+    :class:`~hdrm.distributed.learners.EpisodeEnd`), for the output writers."""
 
-    def __init__(self, result: Any) -> None:
-        self._result = result
+    def __init__(self, end: Any) -> None:
+        self._end = end
 
     @property
     def unwrapped(self) -> "_Finished":
         return self
 
     def result(self) -> Any:
-        return self._result
+        """The episode's simulation result."""
+        return self._end.result
+
+    def sla_report(self) -> Any:
+        """The episode's SLA report (None without tenants)."""
+        return self._end.sla_report
 
 
 def num_envs(exp: Experiment, requested: int | None) -> int:

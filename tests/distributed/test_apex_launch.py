@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "agents" / "dqn.py"
 
 
-def write_options(folder: Path, episodes: int = 6, apex: dict | None = None) -> Path:
+def write_options(folder: Path, episodes: int = 6, apex: dict | None = None,
+                  tenants: bool = False) -> Path:
     """examples/ppo's setting (policy pairs on hetero) with 20-job episodes and fast DQN
-    options."""
+    options; with ``tenants``, tenants by user and the ``sla_satisfaction`` objective."""
     source = ROOT / "examples" / "ppo" / "options.json"
     data = json.loads(source.read_text(encoding="utf-8"))
     for key in ("workload_file_path", "platform_file_path"):
@@ -34,6 +35,9 @@ def write_options(folder: Path, episodes: int = 6, apex: dict | None = None) -> 
                        "target_update": 20, "torch_threads": 1, "rollout_device": "cpu",
                        "update_device": "cpu",
                        "apex": {"actor_steps": 16, "weight_sync": 5, **(apex or {})}}
+    if tenants:
+        data["workload"] = {**data.get("workload", {}), "tenants": "user", "sla": "relative:2"}
+        data["pybatsim"]["env"]["objective"] = "sla_satisfaction"
     path = folder / "options.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
@@ -96,8 +100,8 @@ def test_an_actor_keeps_the_results_of_its_last_two_calls_that_ended_episodes(tm
     for ended in ending[-2:]:
         for figures in ended:
             result = actor.result(figures["episode"])
-            assert len(result.outcomes) == figures["summary"].nb_jobs == 20
-            assert result.energy_j == figures["summary"].energy_j
+            assert len(result.result.outcomes) == figures["summary"].nb_jobs == 20
+            assert result.result.energy_j == figures["summary"].energy_j
     assert all(actor.result(e["episode"]) is None for ended in ending[:-2] for e in ended)
     assert actor.result(len(numbers)) is None  # not ended yet
 
@@ -112,6 +116,29 @@ def test_the_out_files_are_the_last_reported_episodes(tmp_path, capsys):
     assert status == 0, err
     episodes = assert_out_files_are_the_last_episodes(out)
     assert len(episodes) == 3 and len({row["energy_j"] for row in episodes}) == 3
+
+
+def test_a_launch_writes_the_actors_actions_the_learners_loss_and_the_sla(tmp_path, capsys):
+    """actions.csv holds every episode's decisions (the old actors sent none: header only),
+    episodes.csv's loss the learner's (was empty) and, with tenants, out_sla.csv is the last
+    episode's (was missing)."""
+    pytest.importorskip("ray")
+    from tests.distributed.test_worker_outputs import assert_sla_of_the_last_episode
+
+    out = tmp_path / "out"
+    status, err = launch(capsys, AGENT, write_options(tmp_path, episodes=4, tenants=True),
+                         "--outdir", out, "--workers", 1, "--quiet")
+    assert status == 0, err
+    episodes = assert_out_files_are_the_last_episodes(out)
+    assert any(row["loss"] not in ("", "nan") and float(row["loss"]) > 0 for row in episodes)
+    assert_sla_of_the_last_episode(out)
+    with (out / "actions.csv").open(encoding="utf-8") as f:
+        actions = list(csv.DictReader(f))
+    for episode in range(4):
+        mine = [row for row in actions if int(row["episode"]) == episode]
+        assert [int(row["step"]) for row in mine] == list(range(len(mine))) and mine
+        times = [float(row["time"]) for row in mine]
+        assert times == sorted(times) and all(row["action_name"] for row in mine)
 
 
 def assert_out_files_are_the_last_episodes(out: Path) -> list[dict[str, str]]:

@@ -227,5 +227,6 @@ def test_the_final_result_is_the_last_reported_episodes(tmp_path):
     ended = []
     run = train_ppo(agent, task, WorkerPlan(0, 2, episodes=7), ended.append)
     assert run.episodes == 7 and len({e.summary.energy_j for e in ended}) == 7
-    assert run.final.energy_j == ended[-1].summary.energy_j
-    assert len(run.final.outcomes) == ended[-1].summary.nb_jobs == 20
+    assert run.final.result.energy_j == ended[-1].summary.energy_j
+    assert run.final.sla_report is None  # no tenants
+    assert len(run.final.result.outcomes) == ended[-1].summary.nb_jobs == 20
