@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import logging
-import math
 import shutil
 import sys
 import time
@@ -49,13 +48,17 @@ from hdrm.launch.outdir import DEFAULT_MODEL, Claim, claim_outdir, remove_stale_
 from hdrm.launch.progress import BarProgress, progress_hook
 from hdrm.launch.saving import SavePolicy, Saver, resume
 from hdrm.launch.signals import StopSignals
+from hdrm.launch.summary import (  # noqa: F401 (TABLE_ROWS: still importable from here)
+    TABLE_ROWS,
+    invalid_action_message,
+    saved_line,
+    summary_lines,
+)
 from hdrm.launch import workers
 from hdrm.options import load_options
 from hdrm.workload.swf import SkippableLineError
 
 PROG = "hdeeprm-launch"
-#: Rows of the final table before it shows only the last ones.
-TABLE_ROWS = 20
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -213,15 +216,17 @@ def _run(exp: Experiment, args: argparse.Namespace, outdir: Path, planned: int, 
         finally:
             exp.env.close()  # engine batsim: ends any Batsim run still going
     if isinstance(stopped, InvalidAction):
-        print(f"{PROG}: error: {_invalid_action(exp, stopped, outdir, paths, saver)}", file=sys.stderr)
+        print(f"{PROG}: error: {invalid_action_message(exp, stopped, outdir, paths, saver)}",
+              file=sys.stderr)
         return status
-    saved = _saved_line(saver, stopped, signals, planned)
+    saved = saved_line(saver, stopped, signals.during_save, planned)
     if args.quiet:
         print(f"{PROG}: {len(records)} episodes, outputs in {outdir}")
         if stopped is not None and saved:
             print(saved)
     else:
-        _print_summary(exp, records, time.perf_counter() - t0, outdir, paths, saved)
+        print("\n".join(summary_lines(PROG, exp, records, time.perf_counter() - t0, outdir, paths,
+                                       saved)))
     if stopped is not None:
         print(f"{PROG}: stopped by {signals.received.name if signals.received else 'a signal'} "
               f"after {len(records)} episodes of this launch", file=sys.stderr)
@@ -289,32 +294,6 @@ def _stop_reason(signals: StopSignals, stopped: BaseException | None) -> str:
     return "end of the launch"
 
 
-def _saved_line(saver: Saver | None, stopped: BaseException | None, signals: StopSignals,
-                planned: int) -> str:
-    """The summary's line on the model: where, how often, the last episode saved, and why."""
-    if saver is None:
-        return ""
-    saves = f"{saver.saves} save{'s' if saver.saves != 1 else ''}"
-    line = (f"  model saved to {saver.path} ({saves}, {saver.policy.describe()}), the last after "
-            f"{saver.saved_episode} of {planned} episodes: weights, optimizer state, episode "
-            "counter and random states")
-    if stopped is not None:
-        line += f"; stopped by {saver.reason}: resume with --inmodel {saver.path}"
-        if signals.during_save:
-            line += f" ({signals.during_save} signal(s) during the save were held back)"
-    return line
-
-
-def _invalid_action(exp: Experiment, exc: InvalidAction, outdir: Path, paths: dict[str, Path],
-                    saver: Saver | None) -> str:
-    """The one-line message of an invalid action, with what was written."""
-    ended = _rows(paths["jobs"]) if "jobs" in paths else 0
-    written = ", ".join(sorted(p.name for p in paths.values()))
-    model = f"; model saved to {saver.path}" if saver is not None else ""
-    return (f"{exp.agent_path}: {exc}; outputs of what was done so far in {outdir}: "
-            f"{written} ({ended} jobs ended, {exc.partial.episode} episodes complete){model}")
-
-
 def _check_models(exp: Experiment, args: argparse.Namespace) -> None:
     for flag in ("inmodel", "outmodel"):
         if getattr(args, flag) and exp.classic:
@@ -322,12 +301,6 @@ def _check_models(exp: Experiment, args: argparse.Namespace) -> None:
                 f"--{flag} {getattr(args, flag)}: {exp.agent_path} is a classic agent, which has "
                 f"no model; drop --{flag} or give a learning agent.py"
             )
-
-
-def _rows(csv_path: Path) -> int:
-    """Data rows of a CSV file (its lines but the header)."""
-    with open(csv_path, encoding="utf-8") as handle:
-        return max(sum(1 for _ in handle) - 1, 0)
 
 
 def _outdir(args: argparse.Namespace) -> Path:
@@ -361,49 +334,6 @@ def _batsim_outputs(exp: Experiment, outdir: Path) -> dict[str, Path]:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def _print_summary(exp: Experiment, records: list[EpisodeRecord], wall_s: float, outdir: Path,
-                   paths: dict[str, Path], saved: str) -> None:
-    env_opts = exp.options.pybatsim.env
-    mode = "train" if exp.training else "test"
-    print(f"{PROG}: {type(exp.agent).__name__} from {exp.agent_path} ({mode}), "
-          f"{len(records)} episodes on {exp.env.platform.name} ({exp.env.platform.nb_cores} cores), "
-          f"{env_opts.actions.mode} with {exp.env.action_space.n} actions, "
-          f"objective {env_opts.objective}, {exp.env.unwrapped.config.implied.describe()}")
-    steps = sum(r.steps for r in records)
-    if records:
-        _print_table(records)
-        best = min(records, key=lambda r: r.objective)
-        print(f"  objective {env_opts.objective}: last {records[-1].objective:.6g}, "
-              f"best {best.objective:.6g} (episode {best.episode})")
-    else:
-        print("  no episode completed")
-    print(f"  wall time {wall_s:.2f} s, {steps} decisions ({steps / max(wall_s, 1e-9):,.0f} per s)")
-    if saved:
-        print(saved)
-    print(f"  outputs in {outdir}: {', '.join(sorted(p.name for p in paths.values()))}")
-
-
-def _print_table(records: list[EpisodeRecord]) -> None:
-    header = ("episode", "steps", "return", "loss", "makespan_h", "mean_wait_s", "mean_bsld",
-              "energy_MJ", "wall_s")
-    shown = records[-TABLE_ROWS:]
-    if len(records) > len(shown):
-        print(f"  ({len(records) - len(shown)} earlier episodes in episodes.csv)")
-    rows = [header] + [
-        (str(r.episode), str(r.steps), f"{r.return_:.6g}", _num(r.loss), f"{r.makespan_s / 3600:.3f}",
-         f"{r.mean_waiting_s:.1f}", f"{r.mean_bounded_slowdown:.3f}", f"{r.energy_j / 1e6:.3f}",
-         f"{r.wall_s:.2f}")
-        for r in shown
-    ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    for row in rows:
-        print("  " + "  ".join(cell.rjust(w) for cell, w in zip(row, widths)))
-
-
-def _num(value: float) -> str:
-    return "-" if math.isnan(value) else f"{value:.4g}"
 
 
 if __name__ == "__main__":  # pragma: no cover
