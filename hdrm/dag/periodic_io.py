@@ -90,9 +90,10 @@ def parse_taskset(data: Any, source: str = "task set") -> TaskSet:
         raise r.fail("graphs", f"expected a non-empty list of task graphs, got "
                                f"{json.dumps(graphs)[:60]}")
     parsed = tuple(_graph(r, g, f"graphs[{i}]") for i, g in enumerate(graphs))
+    horizon, name = r.number(top, "horizon_s", "top level"), r.name(top, "top level",
+                                                                  Path(source).stem)
     try:
-        return TaskSet(parsed, r.number(top, "horizon_s", "top level"),
-                       r.name(top, "top level", Path(source).stem))
+        return TaskSet(parsed, horizon, name)
     except WorkloadError as exc:
         raise r.fail("top level", str(exc)) from None
 
@@ -115,10 +116,10 @@ def _graph(r: _Reader, obj: Any, where: str) -> TaskGraph:
         twice = next(t.name for i, t in enumerate(tasks) if index[t.name] != i)
         raise r.fail(f"{where}.tasks", f"task name {twice!r} given twice; names must differ")
     edges = [_edge(r, e, f"{where}.edges[{i}]", index) for i, e in enumerate(obj.get("edges", []))]
+    period, deadline = r.number(obj, "period_s", where), r.number(obj, "deadline_s", where)
+    offset = r.number(obj, "offset_s", where, 0.0, strict=False)
     try:
-        return TaskGraph(name, r.number(obj, "period_s", where), r.number(obj, "deadline_s", where),
-                         tuple(tasks), tuple(edges), r.number(obj, "offset_s", where, 0.0,
-                                                              strict=False))
+        return TaskGraph(name, period, deadline, tuple(tasks), tuple(edges), offset)
     except WorkloadError as exc:
         raise r.fail(where, str(exc)) from None
 

@@ -55,7 +55,7 @@ def test_reads_a_task_set():
 def test_bad_values_are_one_line_errors(change, message):
     with pytest.raises(WorkloadError, match=message) as info:
         parse_taskset(bad(**change), "f.json")
-    assert "\n" not in str(info.value)
+    assert "\n" not in str(info.value) and str(info.value).count("f.json") == 1
 
 
 def test_round_trip(tmp_path):
