@@ -25,10 +25,8 @@ from hdrm.dag.periodic_metrics import instance_rows, summarise, write_instances_
 from hdrm.platform.loader import load_platform
 from hdrm.policies.pairs import resolve_policy
 from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
 from hdrm.sim.outputs import check_outdir, write_outputs
-
-#: The engine's state of a job that ran to its end.
-COMPLETED = "COMPLETED_SUCCESSFULLY"
 
 
 def add_commands(commands: Any) -> None:
@@ -81,7 +79,7 @@ def run_periodic(args: argparse.Namespace) -> int:
     paths = write_outputs(result, args.outdir)
     finish = [math.nan] * len(workload)
     for outcome in result.outcomes:
-        if outcome.state == COMPLETED:
+        if outcome.state == COMPLETED_SUCCESSFULLY:
             finish[outcome.job.idx] = outcome.finish_s
     rows = instance_rows(workload.jobs, finish)
     instances = write_instances_csv(rows, Path(args.outdir) / "out_instances.csv")
