@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from hdrm.cli.periodic_cmd import finish_times
 from hdrm.dag.periodic import TaskGraph, TaskSet, expand
 from hdrm.dag.periodic_gen import PeriodicSpec, generate
 from hdrm.dag.periodic_metrics import instance_rows, summarise
@@ -46,10 +47,7 @@ def run_once(taskset: TaskSet, platform) -> tuple[float, float, int, float]:
     workload = expand(taskset)
     config = SimulationConfig(kill_on_walltime=False, record_timeline=False)
     result = Simulation(platform, workload, config).run("dag_edf")
-    finish = [float("nan")] * len(workload)
-    for outcome in result.outcomes:
-        finish[outcome.job.idx] = outcome.finish_s
-    summary = summarise(instance_rows(workload.jobs, finish))
+    summary = summarise(instance_rows(workload.jobs, finish_times(result)))
     return (time.perf_counter() - wall, time.process_time() - cpu, summary.instances,
             summary.miss_ratio)
 

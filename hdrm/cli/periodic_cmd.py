@@ -24,7 +24,7 @@ from hdrm.dag.periodic_io import read_taskset, write_taskset
 from hdrm.dag.periodic_metrics import instance_rows, summarise, write_instances_csv
 from hdrm.platform.loader import load_platform
 from hdrm.policies.pairs import resolve_policy
-from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
 from hdrm.sim.outputs import check_outdir, write_outputs
 
@@ -77,11 +77,7 @@ def run_periodic(args: argparse.Namespace) -> int:
     config = SimulationConfig(kill_on_walltime=False, record_timeline=False)
     result = Simulation(platform, workload, config).run(pair)
     paths = write_outputs(result, args.outdir)
-    finish = [math.nan] * len(workload)
-    for outcome in result.outcomes:
-        if outcome.state == COMPLETED_SUCCESSFULLY:
-            finish[outcome.job.idx] = outcome.finish_s
-    rows = instance_rows(workload.jobs, finish)
+    rows = instance_rows(workload.jobs, finish_times(result))
     instances = write_instances_csv(rows, Path(args.outdir) / "out_instances.csv")
     print(f"{taskset.name}: {len(taskset.graphs)} graphs, {len(workload)} tasks on "
           f"{platform.nb_cores} cores, policy {pair.name}")
@@ -89,3 +85,12 @@ def run_periodic(args: argparse.Namespace) -> int:
         print(line)
     print(f"wrote {instances} and {paths['jobs'].name} ... in {args.outdir}")
     return 0
+
+
+def finish_times(result: SimulationResult) -> list[float]:
+    """Per job index, when the job completed; nan for a job that did not (killed, rejected)."""
+    finish = [math.nan] * len(result.workload)
+    for outcome in result.outcomes:
+        if outcome.state == COMPLETED_SUCCESSFULLY:
+            finish[outcome.job.idx] = outcome.finish_s
+    return finish
