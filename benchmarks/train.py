@@ -46,16 +46,11 @@ the best model stay in this process.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import csv
 import dataclasses
-import json
-import math
-import shlex
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -65,209 +60,20 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import imitation, protocol, train_workers  # noqa: E402
+from benchmarks.train_settings import (  # noqa: E402,F401 (importable from here, as before)
+    LEARNER_DEFAULTS,
+    MODE_DEFAULTS,
+    TrainResult,
+    TrainSettings,
+    agent_config,
+    check_settings,
+    check_workers,
+    parse_args,
+)
 from hdrm.agents import get_agent_class  # noqa: E402
 from hdrm.agents.checkpoint import load_checkpoint  # noqa: E402
 from hdrm.env import SchedulingEnv  # noqa: E402
-from hdrm.env.objectives import REWARD_TIMINGS  # noqa: E402
-from hdrm.env.observations import job_window_kinds  # noqa: E402
 from hdrm.errors import AgentLoadError, ConfigError, HdrmError  # noqa: E402
-from hdrm.policies.backfill import BACKFILLING  # noqa: E402
-from hdrm.policies.job_selection import JOB_POLICIES  # noqa: E402
-
-#: Options blocks of the learners tuned for this benchmark (others get their own defaults).
-#: Chosen on the validation sequences only: gamma 1 with GAE lambda 0.97 (RLScheduler's), rewards
-#: scaled so that the value loss does not swamp the policy gradient under gradient clipping.
-LEARNER_DEFAULTS: dict[str, dict[str, Any]] = {
-    "ppo": {
-        "lr": 1e-3, "gamma": 1.0,
-        "params": {"gae_lambda": 0.97, "rollout_steps": 4096, "minibatch": 512, "epochs": 4,
-                   "clip": 0.2, "ent_coef": 0.01, "target_kl": 0.02, "reward_scale": 0.01},
-    },
-    # DQN: a gradient step every 4 decisions keeps the throughput of the other learners within a
-    # factor of a few; exploration decays over the first 100,000 decisions.
-    "dqn": {
-        "lr": 3e-4, "gamma": 0.99,
-        "params": {"train_freq": 4, "batch_size": 128, "buffer_size": 50_000,
-                   "learning_starts": 5_000, "target_update": 1_000, "epsilon_steps": 100_000,
-                   "beta_steps": 500_000, "reward_scale": 0.01},
-    },
-}
-#: Per-mode overrides of the defaults.
-MODE_DEFAULTS = {("ppo", "policy_pair"): {"lr": 3e-4, "params": {"rollout_steps": 2048, "minibatch": 256}}}
-
-
-@dataclass
-class TrainSettings:
-    """What to train and for how long (the command line, parsed)."""
-
-    out: str
-    trace: str = "lublin"
-    backfill: str = "none"
-    learner: str = "ppo"
-    network: str | None = None
-    rollout_device: str | None = None
-    update_device: str | None = None
-    decision: str = "event"
-    mode: str = "job_pick"
-    platform: str | None = None
-    objective: str = "avg_bounded_slowdown"
-    reward_timing: str = "end"
-    pick: str = "any"
-    observation: str | None = None
-    reservation: str = "fcfs"
-    job_selections: tuple[str, ...] | None = None
-    window: int = protocol.WINDOW
-    seed: int = 0
-    minutes: float = 15.0
-    max_steps: int = 0
-    validate_every: int = 10
-    train_jobs: int = protocol.SEQUENCE_JOBS
-    validation_starts: tuple[int, ...] | None = None
-    load_factors: tuple[float, float] | None = None
-    validation_load_factors: tuple[float, ...] = (1.0,)
-    agent_json: dict[str, Any] = field(default_factory=dict)
-    imitate: str | None = None
-    init_model: str | None = None
-    imitate_backfill: str = "easy"
-    imitate_episodes: int = 40
-    imitate_epochs: int = 5
-    traces: str = str(protocol.DEFAULT_TRACES)
-    log_dir: str | None = None
-    workers: int = 0
-    num_envs: int = 1
-    address: str | None = None
-    command: str = ""
-
-    def __post_init__(self) -> None:
-        if self.observation is None:  # each mode's own default
-            self.observation = "small" if self.mode == "policy_pair" else "job_window"
-
-
-@dataclass
-class TrainResult:
-    """Figures of a finished training run."""
-
-    wall_s: float
-    env_steps: int
-    episodes: int
-    best_validation: float
-    best_env_steps: int
-    stopped_by: str
-    out: Path
-
-
-def check_settings(s: TrainSettings) -> None:
-    """Refuse combinations the benchmark does not define (one-line ConfigErrors)."""
-    protocol.trace_spec(s.trace)
-    if s.trace not in protocol.TRAINABLE:
-        raise ConfigError(f"--trace: {s.trace!r} is for evaluation only; train on one of: "
-                          f"{', '.join(protocol.TRAINABLE)}")
-    choices = {"backfill": protocol.BACKFILLS, "decision": protocol.DECISIONS,
-               "mode": ("job_pick", "policy_pair"), "pick": protocol.PICK_MODES,
-               "reward_timing": REWARD_TIMINGS}
-    for name, valid in choices.items():
-        if getattr(s, name) not in valid:
-            flag = name.replace("_", "-")
-            raise ConfigError(f"--{flag}: invalid value {getattr(s, name)!r}; "
-                              f"choose one of: {', '.join(valid)}")
-    if s.mode == "policy_pair":
-        if s.platform is None or Path(s.platform).resolve() != protocol.HETERO_PLATFORM.resolve():
-            raise ConfigError(f"--platform: policy_pair mode is defined on "
-                              f"platforms/hetero.json, got {s.platform!r}")
-        if s.trace != "sdsc" or s.objective not in protocol.HETERO_OBJECTIVES:
-            raise ConfigError(f"--objective/--trace: policy_pair mode trains on the SDSC-SP2-derived "
-                              f"workload (--trace sdsc) with one of: "
-                              f"{', '.join(protocol.HETERO_OBJECTIVES)}; got {s.trace!r}, "
-                              f"{s.objective!r}")
-    elif s.objective != "avg_bounded_slowdown" or s.platform is not None:
-        raise ConfigError("--objective/--platform: job_pick mode is RLScheduler's protocol "
-                          "(homogeneous processors, avg_bounded_slowdown); use --mode policy_pair")
-    windows = job_window_kinds()
-    if s.mode == "job_pick" and s.observation not in windows:
-        raise ConfigError(f"--observation: job_pick mode sees a job window; choose one of: "
-                          f"{', '.join(windows)}; got {s.observation!r}")
-    if s.mode == "policy_pair" and s.observation in windows:
-        raise ConfigError(f"--observation: {s.observation!r} is for job_pick mode; policy_pair "
-                          "mode takes minimal, small, small_waits, small_waits_predicted or normal")
-    JOB_POLICIES.get(s.reservation, "--reservation")
-    if s.job_selections is not None:
-        if s.mode != "policy_pair":
-            raise ConfigError("--job-selections: the actions of policy_pair mode; job_pick mode "
-                              "picks jobs")
-        if not s.job_selections or len(set(s.job_selections)) != len(s.job_selections):
-            raise ConfigError(f"--job-selections: expected distinct job selections (e.g. "
-                              f"random,first,sjf_pred), got {','.join(s.job_selections)!r}")
-        for name in s.job_selections:
-            JOB_POLICIES.get(name, "--job-selections")
-    if s.load_factors is not None:
-        lo, hi = s.load_factors
-        if not (0 < lo <= hi and math.isfinite(hi)):
-            raise ConfigError(f"--load-factors: expected LO,HI with 0 < LO <= HI (e.g. 1,2), got "
-                              f"{lo:g},{hi:g}")
-    bad = [f for f in s.validation_load_factors if not (0 < f and math.isfinite(f))]
-    if bad or not s.validation_load_factors:
-        raise ConfigError(f"--validation-load-factors: expected positive numbers (e.g. 1,1.5), got "
-                          f"{','.join(f'{f:g}' for f in s.validation_load_factors) or 'none'}")
-    if s.window < 1:
-        raise ConfigError(f"--window: expected a positive number of jobs, got {s.window}")
-    check_workers(s)
-    if s.init_model is not None and s.imitate is not None:
-        raise ConfigError("--init-model and --imitate are two ways to start: give one of them")
-    if s.init_model is not None and not Path(s.init_model).is_file():
-        raise ConfigError(f"--init-model {s.init_model}: no such file; give a checkpoint written "
-                          "by train.py (models/NAME.pt)")
-    if s.imitate is not None and s.mode == "policy_pair":
-        if s.imitate not in protocol.hetero_pairs(s.job_selections):
-            raise ConfigError(f"--imitate: in policy_pair mode the teacher is one of the "
-                              f"learner's pairs (job-core, e.g. shortest-high_gflops); got "
-                              f"{s.imitate!r}")
-    elif s.imitate is not None:
-        JOB_POLICIES.get(s.imitate, "--imitate")
-        if s.pick != "any":
-            raise ConfigError("--imitate: the warm start is defined for job_pick mode with "
-                              f"--pick any; got pick {s.pick!r}")
-        BACKFILLING.get(s.imitate_backfill, "--imitate-backfill")
-        if s.decision != "event":
-            raise ConfigError("--imitate: the teacher's schedule is event-driven; use "
-                              f"--decision event, got {s.decision!r}")
-
-
-def check_workers(s: TrainSettings) -> None:
-    """``--workers``, ``--num-envs`` and ``--address``: counts, Ray, a learner that can use them."""
-    from hdrm.distributed import RAY_MISSING, ray_installed
-    from hdrm.distributed.learners import WorkerPlan
-
-    WorkerPlan(s.workers, s.num_envs, s.address)
-    if s.workers and not ray_installed():
-        raise ConfigError(f"--workers {s.workers}: {RAY_MISSING}; or leave --workers out")
-    if s.num_envs > 1 and s.workers == 0 and s.learner != "ppo":
-        raise ConfigError(f"--num-envs {s.num_envs}: vectorised rollouts in this process need a "
-                          f"learner that decides for several environments at once (ppo), got "
-                          f"{s.learner!r}")
-
-
-def agent_config(s: TrainSettings) -> dict[str, Any]:
-    """The learner's options block: benchmark defaults, then ``--network``, then ``--agent-json``."""
-    config = copy.deepcopy(LEARNER_DEFAULTS.get(s.learner, {}))
-    _merge(config, copy.deepcopy(MODE_DEFAULTS.get((s.learner, s.mode), {})))
-    if s.network:
-        config.setdefault("params", {})["network"] = s.network
-    for key in ("rollout_device", "update_device"):
-        if getattr(s, key) is not None:
-            config.setdefault("params", {})[key] = getattr(s, key)
-    if s.num_envs > 1:
-        config.setdefault("params", {})["num_envs"] = s.num_envs
-    _merge(config, copy.deepcopy(s.agent_json))
-    config["run"] = "train"
-    return config
-
-
-def _merge(base: dict[str, Any], extra: dict[str, Any]) -> None:
-    for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            _merge(base[key], value)
-        else:
-            base[key] = value
 
 
 def make_env(s: TrainSettings, nb_jobs: int) -> SchedulingEnv:
@@ -515,119 +321,6 @@ class _Run:
         save(self.agent, self.s, self.config, figures)
         return TrainResult(wall, self.env_steps, self.episode, v.best, v.best_env_steps,
                            stopped_by, Path(self.s.out))
-
-
-def parse_args(argv: list[str] | None = None) -> TrainSettings:
-    """The command line as :class:`TrainSettings`."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--out", required=True, help="checkpoint file to write (models/NAME.pt)")
-    p.add_argument("--trace", default="lublin", help="lublin or sdsc")
-    p.add_argument("--backfill", default="none", help="none or easy")
-    p.add_argument("--learner", default="ppo", help="a name of the agent registry")
-    p.add_argument("--network", help="policy network (kernel, attention, mlp)")
-    p.add_argument("--rollout-device", help="where decisions run: cpu, cuda, cuda:N or auto "
-                   "(default auto: the CPU)")
-    p.add_argument("--update-device", help="where the learner trains: cpu, cuda, cuda:N or auto "
-                   "(default auto: the first GPU when there is one, else the CPU)")
-    p.add_argument("--decision", default="event", help="event or commit")
-    p.add_argument("--mode", default="job_pick", help="job_pick or policy_pair")
-    p.add_argument("--platform", help="policy_pair mode: platforms/hetero.json")
-    p.add_argument("--objective", default="avg_bounded_slowdown")
-    p.add_argument("--reward-timing", default="end",
-                   help="end (rewards as jobs end) or accrued (also the slowdown the jobs in the "
-                        "system have accrued: a waiting job is penalised while it waits)")
-    p.add_argument("--observation",
-                   help="policy_pair mode: minimal, small (default), small_waits, "
-                        "small_waits_predicted or normal (HDeepRM's); "
-                        "job_pick mode: job_window (default), job_window_reservation or "
-                        "job_window_predicted")
-    p.add_argument("--job-selections", metavar="J1,J2,...",
-                   help="policy_pair mode: the job selections paired with the six core "
-                        "selections to make the actions (default: HDeepRM's random, first, "
-                        "shortest, smallest, low_mem, low_mem_bw; add e.g. sjf_pred, wfp3_pred, "
-                        "unicep_pred for run times predicted from the users' ended jobs)")
-    p.add_argument("--reservation", default="fcfs",
-                   help="job_window_reservation and job_window_predicted: the policy whose "
-                        "first waiting job is reserved for (fcfs, wfp3, wfp3_pred ...)")
-    p.add_argument("--window", type=int, default=protocol.WINDOW,
-                   help=f"job_pick mode: queued jobs the learner sees (default {protocol.WINDOW}, "
-                        "RLScheduler's)")
-    p.add_argument("--pick", default="any",
-                   help="job_pick: 'any' queued job (one that does not fit waits for the next "
-                        "event), 'fitting' jobs only (work-conserving), or 'env' (the env's mask)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--minutes", type=float, default=15.0, help="wall-clock budget (0: none)")
-    p.add_argument("--max-steps", type=int, default=0, help="environment steps budget (0: none)")
-    p.add_argument("--validate-every", type=int, default=10, help="episodes between validations")
-    p.add_argument("--train-jobs", type=int, default=protocol.SEQUENCE_JOBS)
-    p.add_argument("--validation-starts", help="comma-separated start indices (default: the trace's)")
-    p.add_argument("--load-factors", metavar="LO,HI",
-                   help="training episodes divide their submission times by a factor drawn "
-                        "uniformly in [LO, HI] (heavier variants of the sequences; evaluation "
-                        "keeps the trace's load, validation too unless "
-                        "--validation-load-factors says otherwise)")
-    p.add_argument("--validation-load-factors", metavar="F1,F2,...", default="1",
-                   help="validate on every validation sequence at each of these load factors "
-                        "(mean over all; default 1: the trace's load). Heavier variants make "
-                        "model selection weigh the overloaded regime that dominates mean slowdowns")
-    p.add_argument("--agent-json", default="{}", help="JSON merged into the learner's options")
-    p.add_argument("--init-model", metavar="MODEL.pt",
-                   help="start from this model's weights (a fresh optimizer): fine-tuning; its "
-                        "training figures are recorded with the new model's")
-    p.add_argument("--imitate", help="warm start: imitate this queue heuristic first (e.g. wfp3)")
-    p.add_argument("--imitate-backfill", default="easy", help="the teacher's backfilling")
-    p.add_argument("--imitate-episodes", type=int, default=40,
-                   help="training sequences the teacher plays")
-    p.add_argument("--imitate-epochs", type=int, default=5, help="passes over the demonstrations")
-    p.add_argument("--traces", default=str(protocol.DEFAULT_TRACES), help="folder of the traces")
-    p.add_argument("--log-dir", help="where episodes.csv and validation.csv go")
-    p.add_argument("--workers", type=int, default=0, metavar="N",
-                   help="play the training episodes in N rollout worker processes on Ray "
-                        "(distributed PPO; 0: in this process)")
-    p.add_argument("--num-envs", type=int, default=1, metavar="K",
-                   help="environments per worker (or in this process) decided for together")
-    p.add_argument("--address", help="with --workers: the Ray cluster to join (auto or HOST:PORT)")
-    a = p.parse_args(argv)
-    try:
-        agent_json = json.loads(a.agent_json)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"--agent-json: not JSON ({exc.msg} at character {exc.pos}); "
-                          "give an object such as '{\"lr\": 0.001}'") from None
-    starts = None
-    if a.validation_starts:
-        starts = tuple(int(x) for x in a.validation_starts.split(","))
-    factors = None
-    if a.load_factors:
-        try:
-            lo, hi = (float(x) for x in a.load_factors.split(","))
-        except ValueError:
-            raise ConfigError(f"--load-factors: expected two numbers LO,HI (e.g. 1,2), got "
-                              f"{a.load_factors!r}") from None
-        factors = (lo, hi)
-    try:
-        val_factors = tuple(float(x) for x in a.validation_load_factors.split(","))
-    except ValueError:
-        raise ConfigError(f"--validation-load-factors: expected comma-separated numbers (e.g. "
-                          f"1,1.5), got {a.validation_load_factors!r}") from None
-    selections = None
-    if a.job_selections is not None:
-        selections = tuple(x.strip() for x in a.job_selections.split(",") if x.strip())
-    argv_used = sys.argv[1:] if argv is None else argv
-    return TrainSettings(
-        out=a.out, trace=a.trace, backfill=a.backfill, learner=a.learner, network=a.network,
-        rollout_device=a.rollout_device, update_device=a.update_device,
-        decision=a.decision, mode=a.mode, platform=a.platform, objective=a.objective,
-        reward_timing=a.reward_timing,
-        pick=a.pick, seed=a.seed, reservation=a.reservation, window=a.window,
-        observation=a.observation, job_selections=selections,
-        minutes=a.minutes, max_steps=a.max_steps, validate_every=max(1, a.validate_every),
-        train_jobs=a.train_jobs, validation_starts=starts, load_factors=factors,
-        validation_load_factors=val_factors, agent_json=agent_json,
-        imitate=a.imitate, init_model=a.init_model, imitate_backfill=a.imitate_backfill,
-        imitate_episodes=max(1, a.imitate_episodes), imitate_epochs=max(0, a.imitate_epochs),
-        traces=a.traces, log_dir=a.log_dir, workers=a.workers, num_envs=a.num_envs,
-        address=a.address, command="python benchmarks/train.py " + shlex.join(argv_used),
-    )
 
 
 def main(argv: list[str] | None = None) -> int:
