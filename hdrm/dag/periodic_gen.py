@@ -119,7 +119,8 @@ def _graph(spec: PeriodicSpec, name: str, share: float, rng: np.random.Generator
     scale = share * period / math.fsum(work)
     gpu = rng.random(len(work)) < spec.gpu_fraction
     speedup = rng.uniform(spec.gpu_speedup_min, spec.gpu_speedup_max, size=len(work))
-    tasks = tuple(PeriodicTask(f"t{i}", w * scale, w * scale / float(speedup[i]) if gpu[i] else None)
+    tasks = tuple(PeriodicTask(f"t{i}", w * scale,
+                               w * scale / float(speedup[i]) if gpu[i] else None)
                   for i, w in enumerate(work))
     edges = tuple((s, d, data * scale) for s, d, data in drawn.dag.edges)
     return TaskGraph(name, period, spec.deadline_ratio * period, tasks, edges)

@@ -1,4 +1,5 @@
-"""Periodic DAG pipelines: releases, deadlines, EDF / least laxity, metrics, by hand and by property."""
+"""Periodic DAG pipelines: releases, deadlines, EDF / least laxity, metrics, by hand and by
+property."""
 
 import json
 import math
@@ -121,7 +122,8 @@ specs = st.builds(PeriodicSpec, graphs=st.integers(1, 3), utilisation=st.floats(
                   deadline_ratio=st.floats(0.5, 2.0), horizon_periods=st.floats(1.0, 4.0))
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(spec=specs, seed=st.integers(0, 10_000), cores=st.integers(1, 3))
 def test_property_precedence_and_periodic_releases(tmp_path, spec, seed, cores):
     taskset = generate(spec, seed)
