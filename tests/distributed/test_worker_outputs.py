@@ -122,12 +122,16 @@ def assert_sla_of_the_last_episode(out: Path) -> None:
     assert returns[-1] == pytest.approx(-float(overall["deadline_miss_rate"]), abs=1e-9)
 
 
-def test_a_ppo_launch_with_environments_writes_the_last_episodes_sla(tmp_path, capsys):
+@pytest.mark.parametrize("flag", [("--num-envs", "2"), ("--workers", "1")],
+                         ids=["environments", "ray-worker"])
+def test_a_ppo_launch_with_workers_writes_the_last_episodes_sla(tmp_path, capsys, flag):
+    if flag[0] == "--workers":
+        pytest.importorskip("ray")
     params = {"rollout_steps": 16, "minibatch": 8, "epochs": 1, "rollout_device": "cpu",
               "update_device": "cpu"}
     options = options_file(tmp_path, "ppo", 3, params, tenants=True)
     out = tmp_path / "out"
-    status = main([str(ROOT / "agents" / "ppo.py"), str(options), "--outdir", str(out),
-                   "--num-envs", "2", "--quiet"])
+    status = main([str(ROOT / "agents" / "ppo.py"), str(options), "--outdir", str(out), *flag,
+                   "--quiet"])
     assert status == 0, capsys.readouterr().err
     assert_sla_of_the_last_episode(out)
