@@ -59,18 +59,17 @@ from typing import Any, Callable, Sequence
 from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
 from hdrm.batsim.hosts import HostBoard
-from hdrm.batsim.jobs import DONE, RUNNING, SUBMITTED, JobTable, ServerJob, job_result, run_kwargs
+from hdrm.batsim.server_decisions import DecisionHandlers
+from hdrm.batsim.jobs import DONE, RUNNING, SUBMITTED, JobTable, ServerJob, job_result
 from hdrm.errors import ProtocolError
 from hdrm.platform.simgrid import HostSpec
-from hdrm.results.records import REJECTED, JobResult
+from hdrm.results.records import JobResult
 from hdrm.sim.machine import JobEnd
 
 logger = logging.getLogger(__name__)
 
 #: Slack on times read back from 6-decimal messages.
 TIME_SLACK_S = 1e-6
-#: Added to the wake number of what ends by computing (see the module's docstring).
-_COMPUTED = 1 << 40
 
 
 @dataclass(frozen=True)
@@ -101,7 +100,7 @@ def _config_block(config: ServerConfig) -> dict[str, Any]:
     }
 
 
-class BatsimSimulation:
+class BatsimSimulation(DecisionHandlers):
     """The simulated system behind a Batsim-protocol session.
 
     Args:
@@ -234,90 +233,6 @@ class BatsimSimulation:
     def _snap(self, t: float) -> float:
         """A time read back from a 6-decimal message: within a microsecond of ``now``, it is ``now``."""
         return self.sent_now if abs(t - self.sent_now) <= TIME_SLACK_S else max(t, self.sent_now)
-
-    # ------------------------------------------------------------------ decisions
-    def _execute(self, event: p.Event, ts: float, where: str) -> None:
-        data = event.data
-        job = self.table.get(data["job_id"], where)
-        where = f"{where}, job {job.batsim_id!r}"
-        for key in ("mapping", "storage_mapping", "additional_io_job"):
-            if key in data:
-                raise ProtocolError(f"{where}: {key!r} is not supported by hdrm serve; send an alloc "
-                                    "of exactly the requested number of resources")
-        if job.state != SUBMITTED:
-            what = "rejected" if job.final_state == REJECTED else f"already started at {job.start_s:g} s"
-            raise ProtocolError(f"{where}: the job was {what}; a job runs at most once")
-        hosts = p.parse_resource_ids(data["alloc"], f"{where}: alloc")
-        if len(hosts) != job.job.res:
-            raise ProtocolError(f"{where}: alloc {data['alloc']!r} has {len(hosts)} resources, the job "
-                                f"requests {job.job.res}")
-        self._check_hosts(hosts, where)
-        kwargs = run_kwargs(job.job)
-        self.board.start(job.job.idx, hosts, **kwargs)
-        job.state, job.start_s, job.hosts = RUNNING, ts, tuple(hosts)
-        computed = kwargs.get("ops_gflop") is not None
-        self._job_wake[job.job.idx] = self._new_wake() + (_COMPUTED if computed else 0)
-
-    def _check_hosts(self, hosts: list[int], where: str) -> None:
-        board = self.board
-        nb_hosts, job_on, switching, pstate, sleep = (
-            board.nb_hosts, board.machine.job_on, board.switching, board.pstate, board.sleep)
-        for h in hosts:
-            if not 0 <= h < nb_hosts:
-                raise ProtocolError(f"{where}: unknown resource {h}; resources are 0..{nb_hosts - 1}")
-            other = job_on[h]
-            if other != -1:
-                raise ProtocolError(f"{where}: resource {h} is busy with job "
-                                    f"{self.table.jobs[other].batsim_id!r}")
-            if switching[h] or pstate[h] in sleep[h]:
-                raise ProtocolError(f"{where}: resource {h} is asleep or switching (state "
-                                    f"{board.pstate[h]}); wake it up first")
-
-    def _reject(self, event: p.Event, ts: float, where: str) -> None:
-        job = self.table.get(event.data["job_id"], where)
-        if job.state != SUBMITTED:
-            raise ProtocolError(f"{where}: job {job.batsim_id!r} cannot be rejected: it is {job.state}")
-        self._final(job, REJECTED, ts)
-
-    def _call_me_later(self, event: p.Event, ts: float, where: str) -> None:
-        at = float(event.data["timestamp"])
-        if at < ts:
-            logger.warning("%s: CALL_ME_LATER for %g s, already past: calling back now", where, at)
-        heapq.heappush(self._calls, (max(at, ts), self._new_wake()))
-
-    def _kill(self, event: p.Event, ts: float, where: str) -> None:
-        progress: dict[str, tuple[str, float]] = {}
-        for batsim_id in event.data["job_ids"]:
-            job = self.table.get(batsim_id, where)
-            if job.state == SUBMITTED:
-                raise ProtocolError(f"{where}: job {batsim_id!r} has not started; reject it instead")
-            if job.state != RUNNING:
-                continue  # it ended before the kill, as Batsim allows
-            progress[batsim_id] = (job.profile_name, self.board.machine.progress(job.job.idx))
-            self._ended(job, self.board.kill(job.job.idx))
-        killed = ev.job_killed(ts, progress)
-        killed.data["job_ids"] = list(event.data["job_ids"])
-        self.outbox.append(killed)
-
-    def _set_state(self, event: p.Event, ts: float, where: str) -> None:
-        hosts = p.parse_resource_ids(event.data["resources"], f"{where}: resources")
-        state = int(event.data["state"])
-        self.board.request(hosts, state, where)
-        self._switch_wakes.setdefault((tuple(hosts), state), []).append(self._new_wake() + _COMPUTED)
-
-    def _metadata(self, event: p.Event, ts: float, where: str) -> None:
-        self.table.get(event.data["job_id"], where).metadata = event.data["metadata"]
-
-    def _query(self, event: p.Event, ts: float, where: str) -> None:
-        requests = event.data["requests"]
-        unknown = [k for k in requests if k != "consumed_energy"]
-        if unknown:
-            raise ProtocolError(f"{where}: unsupported request(s) {', '.join(map(repr, unknown))}; "
-                                "hdrm serve answers 'consumed_energy'")
-        if not self.config.energy:
-            raise ProtocolError(f"{where}: consumed_energy needs energy accounting; start hdrm serve "
-                                "with -E/--energy (as batsim needs -E)")
-        self.outbox.append(ev.answer_energy(ts, self.board.energy_j()))
 
     # ------------------------------------------------------------------ internal events
     def _next_time(self) -> float:
