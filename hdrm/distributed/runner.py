@@ -12,6 +12,9 @@ GPU replay: the openb or Gavel inputs, the GPU policy and GPU outputs (``out_gpu
 ``out_gpu_summary.json`` besides the usual files); SWF conventions, contention and walltime kills
 do not apply there.
 
+Runs other than replays (a :class:`Producer`: ``benchmarks/compare.py``'s evaluations) go
+through the same steps, writing their own files and row.
+
 The same function runs in-process, in a worker process and in a Ray task, so every backend
 writes the same bytes (bar the two wall-clock columns of out_schedule.csv, ``scheduling_time``
 and ``simulation_time``).
@@ -25,6 +28,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Protocol
 
 import hdrm.errors
 from hdrm.distributed.spec import RunSpec, is_gpu_platform, policy_error
@@ -49,7 +53,28 @@ DONE_FILE = "done.json"
 SCRATCH_PREFIX = ".partial-"
 
 
-def is_done(run: RunSpec, runs_dir: str | Path) -> bool:
+class Producer(Protocol):
+    """A run other than a replay that the sweep machinery runs like one (picklable).
+
+    It has a folder :attr:`name`, a :meth:`digest` of its settings, :meth:`to_json` (kept in
+    done.json) and :meth:`produce`, which writes its files into a folder and returns its row.
+    """
+
+    @property
+    def name(self) -> str:
+        """The run's folder name."""
+
+    def digest(self) -> str:
+        """SHA-256 of the run's settings."""
+
+    def to_json(self) -> dict:
+        """The settings as a JSON object."""
+
+    def produce(self, folder: Path) -> dict:
+        """Write the outputs into ``folder``; returns the run's row."""
+
+
+def is_done(run: RunSpec | Producer, runs_dir: str | Path) -> bool:
     """Whether ``run`` has finished in ``runs_dir`` (its folder holds a done marker).
 
     Raises:
@@ -68,7 +93,7 @@ def is_done(run: RunSpec, runs_dir: str | Path) -> bool:
     return True
 
 
-def execute(run: RunSpec, runs_dir: str | Path) -> dict:
+def execute(run: RunSpec | Producer, runs_dir: str | Path) -> dict:
     """Replay ``run`` and publish its outputs as ``runs_dir/run.name``.
 
     The run's row of the ``hdrm compare`` table is computed here too (in the worker) and kept in
@@ -85,9 +110,7 @@ def execute(run: RunSpec, runs_dir: str | Path) -> dict:
     if scratch.exists():
         shutil.rmtree(scratch)
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    result = simulate(run)
-    (write_gpu_outputs if result.gpu is not None else write_outputs)(result, scratch)
-    (row,) = compare_rows([Run(scratch, label=run.name)])  # the table's row, measured here
+    row = produce(run, scratch)
     wall_s, cpu_s = time.perf_counter() - wall0, time.process_time() - cpu0
     marker = {"digest": run.digest(), "run": run.to_json(), "row": row, "wall_s": wall_s,
               "cpu_s": cpu_s}
@@ -102,7 +125,21 @@ def execute(run: RunSpec, runs_dir: str | Path) -> dict:
     return {"name": run.name, "wall_s": wall_s, "cpu_s": cpu_s}
 
 
-def execute_reporting(run: RunSpec, runs_dir: str | Path) -> dict:
+def produce(run: RunSpec | Producer, scratch: Path) -> dict:
+    """Write ``run``'s outputs into ``scratch``; returns its table row.
+
+    A :class:`RunSpec` is replayed (the usual outputs, its ``hdrm compare`` row); any other run
+    (a :class:`Producer`, such as ``benchmarks/compare.py``'s evaluations) writes its own.
+    """
+    if not isinstance(run, RunSpec):
+        return run.produce(scratch)
+    result = simulate(run)
+    (write_gpu_outputs if result.gpu is not None else write_outputs)(result, scratch)
+    (row,) = compare_rows([Run(scratch, label=run.name)])  # the table's row, measured here
+    return row
+
+
+def execute_reporting(run: RunSpec | Producer, runs_dir: str | Path) -> dict:
     """:func:`execute` for another process: a run's own error comes back as data.
 
     Some of hdrm's errors carry extra arguments and cannot cross a process boundary as
@@ -168,7 +205,7 @@ def _simulate_gpu(run: RunSpec) -> SimulationResult:
     return Simulation(platform, workload, config).run(run.policy)
 
 
-def table_row(run: RunSpec, runs_dir: str | Path) -> dict:
+def table_row(run: RunSpec | Producer, runs_dir: str | Path) -> dict:
     """``run``'s row of the ``hdrm compare`` table, from its done.json (or its outputs)."""
     folder = Path(runs_dir) / run.name
     row = json.loads((folder / DONE_FILE).read_text(encoding="utf-8")).get("row")

@@ -28,7 +28,7 @@ from typing import Literal, TextIO
 
 from hdrm.distributed import RAY_MISSING, ray_installed
 from hdrm.distributed.local import run_processes, run_serial
-from hdrm.distributed.runner import is_done, remove_scratch, table_row
+from hdrm.distributed.runner import Producer, is_done, remove_scratch, table_row
 from hdrm.distributed.spec import RunSpec, expand, load_sweep
 from hdrm.errors import ConfigError
 from hdrm.results.compare import format_csv, format_markdown
@@ -114,10 +114,29 @@ def run_sweep(sweep_file: str | os.PathLike[str], outdir: str | os.PathLike[str]
     runs = expand(load_sweep(sweep_file))
     out = Path(outdir)
     check_outdir(out)
-    runs_dir = out / "runs"
-    runs_dir.mkdir(parents=True, exist_ok=True)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
     _write_atomic(out / "sweep.json", Path(sweep_file).read_text(encoding="utf-8"))
     _write_atomic(out / "index.csv", index_csv(runs))
+    skipped, parallel = run_pending(runs, out / "runs", chosen, address, max_parallel, progress,
+                                    stream)
+    write_table(runs, out)
+    return SweepReport(len(runs), skipped, len(runs) - skipped,
+                       chosen if skipped < len(runs) else "none", parallel,
+                       time.perf_counter() - start, out)
+
+
+def run_pending(runs: Sequence[RunSpec | Producer], runs_dir: Path, backend: str,
+                address: str | None = None, max_parallel: int | None = None,
+                progress: bool = True, stream: TextIO | None = None) -> tuple[int, int]:
+    """Run the runs not finished yet in ``runs_dir`` (an existing folder) on a chosen backend.
+
+    The scratch folders an interrupted start left are removed first; finished runs are skipped
+    (resume). Replays (:class:`RunSpec`) and other runs (:class:`Producer`, such as
+    ``benchmarks/compare.py``'s evaluations) go the same way.
+
+    Returns:
+        the number of runs skipped as finished, and the number of runs at a time.
+    """
     if remove_scratch(runs_dir):
         logger.info("removed the scratch folders of runs an interrupted start left")
     todo = [run for run in runs if not is_done(run, runs_dir)]
@@ -125,15 +144,13 @@ def run_sweep(sweep_file: str | os.PathLike[str], outdir: str | os.PathLike[str]
     if todo:
         bar = Progress(len(runs), len(runs) - len(todo), progress, stream or sys.stderr)
         try:
-            parallel = _dispatch(chosen, todo, runs_dir, bar.done, address, max_parallel)
+            parallel = _dispatch(backend, todo, runs_dir, bar.done, address, max_parallel)
         finally:
             bar.close()
-    write_table(runs, out)
-    return SweepReport(len(runs), len(runs) - len(todo), len(todo), chosen if todo else "none",
-                       parallel, time.perf_counter() - start, out)
+    return len(runs) - len(todo), parallel
 
 
-def _dispatch(backend: str, todo: Sequence[RunSpec], runs_dir: Path,
+def _dispatch(backend: str, todo: Sequence[RunSpec | Producer], runs_dir: Path,
               on_done: Callable[[dict], None], address: str | None,
               max_parallel: int | None) -> int:
     """Run ``todo`` on ``backend``; returns the number of runs at a time."""
