@@ -3,7 +3,8 @@
 Usage::
 
     python benchmarks/compare.py --evaluate-only [--json results.json] [--rst docs/results.rst]
-        [--models models] [--traces DIR] [--jobs 2] [--groups protocol,generalisation,hetero]
+        [--models models] [--traces DIR] [--groups protocol,generalisation,hetero]
+        [--backend auto|processes|serial|ray] [--max-parallel 2] [--outdir DIR]
     python benchmarks/compare.py            # first trains the missing models of MODEL_COMMANDS (hours)
 
 Rows (:func:`rows`): the 4 protocol rows (Lublin-1 and SDSC-SP2, without and with EASY
@@ -15,6 +16,11 @@ decision semantics, RLScheduler's published values, one column per learner with 
 heuristic, the targets and the utilisation (a table of its own). All protocol settings come from
 :mod:`benchmarks.protocol`. The Markdown tables are printed, ``--rst`` writes them as list-tables
 and ``--json`` writes ``{"row name": {"column name": value}}``.
+
+Every cell is evaluated once as a run of ``hdrm sweep``'s machinery
+(:class:`benchmarks.evaluation.EvalRun`): ``--backend`` and ``--max-parallel`` as there (``auto``:
+worker processes, or this process with ``--max-parallel 1``); ``--outdir`` keeps the finished
+evaluations, so rerunning the command resumes an interrupted evaluation.
 """
 
 from __future__ import annotations
@@ -24,18 +30,17 @@ import json
 import math
 import subprocess
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import protocol, tables  # noqa: E402
+from benchmarks import evaluation, protocol, tables  # noqa: E402
+from benchmarks.evaluation import EvalRun, Execution, run_evaluations  # noqa: E402
 from benchmarks.protocol import Score  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
-from hdrm.platform.model import Platform  # noqa: E402
 from hdrm.policies.pairs import ALL_PAIRS, PAIR_JOB_SELECTIONS  # noqa: E402
 
 GROUPS = ("protocol", "generalisation", "hetero")
@@ -154,66 +159,36 @@ PREDICTED_COLUMNS = tuple(heuristic_column(p, "event") for p in protocol.PREDICT
 
 
 # ---------------------------------------------------------------------------------- evaluation
+def heuristic_run(ctx: Context, trace: str, backfill: str, decision: str, policy: str) -> EvalRun:
+    """The evaluation of a queue heuristic over the test sequences of ``trace``."""
+    return EvalRun("heuristic", policy, ctx.traces, ctx.cache, ctx.starts, ctx.nb_jobs, trace,
+                   backfill, decision)
+
+
+def pair_run(ctx: Context, pair: str) -> EvalRun:
+    """The evaluation of a fixed policy pair over the heterogeneous test sequences."""
+    return EvalRun("pair", pair, ctx.traces, ctx.cache, ctx.starts, ctx.nb_jobs)
+
+
+def model_eval_run(ctx: Context, model: Model, row: Row) -> EvalRun:
+    """The evaluation of a model's greedy policy over the row's test sequences."""
+    return evaluation.model_run(model.path, ctx.traces, ctx.cache, ctx.starts, ctx.nb_jobs,
+                                row.trace, row.backfill, row.group, row.objective)
+
+
 def heuristic_score(ctx: Context, trace: str, backfill: str, decision: str, policy: str) -> Score:
-    """Mean score of a queue heuristic over the test sequences of ``trace``."""
-    seqs = protocol.eval_sequences(trace, ctx.traces, ctx.starts, ctx.nb_jobs)
-    platform = Platform.homogeneous(protocol.load_trace(trace, ctx.traces).nb_res)
-    config = protocol.sim_config(backfill, decision)
-    return Score.mean(protocol.run_policy(platform, w, policy, config) for w in seqs)
+    """Mean score of a queue heuristic over the test sequences of ``trace`` (in this process)."""
+    return evaluation.evaluate(heuristic_run(ctx, trace, backfill, decision, policy))
 
 
 def pair_score(ctx: Context, pair: str) -> Score:
-    """Mean score of a fixed policy pair over the heterogeneous test sequences."""
-    workload = protocol.hetero_workload_file(ctx.traces, ctx.cache)
-    seqs = protocol.hetero_sequences(workload, ctx.starts, ctx.nb_jobs)
-    platform = protocol.hetero_platform()
-    config = protocol.sim_config("none", "event", "hdeeprm")
-    return Score.mean(protocol.run_policy(platform, w, pair, config) for w in seqs)
+    """Mean score of a fixed policy pair over the heterogeneous test sequences (in this process)."""
+    return evaluation.evaluate(pair_run(ctx, pair))
 
 
 def model_score(ctx: Context, model: Model, row: Row) -> Score:
-    """Mean score of a model's greedy policy over the row's test sequences."""
-    import torch
-
-    from hdrm.agents import get_agent_class
-    from hdrm.agents.checkpoint import load_checkpoint
-    from hdrm.env import SchedulingEnv
-
-    torch.set_num_threads(1)
-    setting = model.setting
-    if row.group == "hetero":
-        workload = protocol.hetero_workload_file(ctx.traces, ctx.cache)
-        config = protocol.hetero_env_config(workload, row.objective, setting["decision"],
-                                            ctx.nb_jobs, setting.get("observation", "normal"),
-                                            setting.get("job_selections"))
-    else:
-        config = protocol.protocol_env_config(
-            row.trace, ctx.traces, row.backfill, setting["decision"], nb_jobs=ctx.nb_jobs,
-            window=setting.get("window") or protocol.WINDOW,
-            observation=setting.get("observation", "job_window"),
-            reservation=setting.get("reservation", "fcfs"))
-    env = SchedulingEnv(config=config)
-    agent_config = dict(model.meta["agent"], run="test")
-    cls = get_agent_class(model.meta["learner"], f"{model.path}: learner")
-    agent = cls(agent_config, env.observation_space, env.action_space,
-                action_names=env.action_names, seed=int(setting.get("seed", 0)))
-    load_checkpoint(agent, model.path, optimizer=False)
-    agent.train_mode(False)
-    pick = setting.get("pick", "env")
-    return Score.mean(protocol.run_agent(agent, env, s, seed=0, pick=pick).score for s in ctx.starts)
-
-
-def _call(task: tuple[Callable[..., Score], tuple]) -> Score:
-    fn, args = task
-    return fn(*args)
-
-
-def run_tasks(tasks: list[tuple[Callable[..., Score], tuple]], jobs: int) -> list[Score]:
-    """Run ``(function, args)`` tasks, over ``jobs`` processes when more than one."""
-    if jobs <= 1 or len(tasks) <= 1:
-        return [_call(t) for t in tasks]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_call, tasks, chunksize=1))
+    """Mean score of a model's greedy policy over the row's test sequences (in this process)."""
+    return evaluation.evaluate(model_eval_run(ctx, model, row))
 
 
 # ---------------------------------------------------------------------------------- models
@@ -274,33 +249,36 @@ def models_for(row: Row, models: list[Model]) -> dict[str, Model]:
 
 
 # ---------------------------------------------------------------------------------- table
-def policy_tasks(row: Row, ctx: Context) -> dict[str, tuple]:
-    """The fixed-policy columns of ``row`` and their evaluation tasks."""
+def policy_tasks(row: Row, ctx: Context) -> dict[str, EvalRun]:
+    """The fixed-policy columns of ``row`` and their evaluations."""
     if row.group == "hetero":
-        return {pair: (pair_score, (ctx, pair)) for pair in ALL_PAIRS + protocol.PREDICTED_PAIRS}
-    tasks = {heuristic_column(p, d): (heuristic_score, (ctx, row.trace, row.backfill, d, p))
+        return {pair: pair_run(ctx, pair) for pair in ALL_PAIRS + protocol.PREDICTED_PAIRS}
+    tasks = {heuristic_column(p, d): heuristic_run(ctx, row.trace, row.backfill, d, p)
              for d in protocol.DECISIONS for p in protocol.HEURISTICS}
-    tasks.update({heuristic_column(p, "event"): (heuristic_score,
-                                                 (ctx, row.trace, row.backfill, "event", p))
+    tasks.update({heuristic_column(p, "event"): heuristic_run(ctx, row.trace, row.backfill,
+                                                              "event", p)
                   for p in protocol.PREDICTED_HEURISTICS})
     return tasks
 
 
-def build_table(row_list: list[Row], ctx: Context, models: list[Model], jobs: int = 2
+def build_table(row_list: list[Row], ctx: Context, models: list[Model],
+                execution: Execution | int = Execution()
                 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    """Evaluate everything; returns the table ``{row: {column: value}}`` and cell provenance notes."""
-    keys, tasks = [], []
-    cache: dict[tuple, int] = {}
+    """Evaluate everything; returns the table ``{row: {column: value}}`` and cell provenance notes.
+
+    ``execution`` may be a number of worker processes (the former ``jobs`` argument).
+    """
+    if isinstance(execution, int):
+        execution = Execution(max_parallel=execution)
+    keys, runs = [], []
     for row in row_list:
         cells = dict(policy_tasks(row, ctx))
-        cells.update({col: (model_score, (ctx, m, row)) for col, m in models_for(row, models).items()})
-        for col, (fn, args) in cells.items():
-            ident = (fn.__name__, repr(args[1:]))  # hetero pairs are shared by both objectives
-            if ident not in cache:
-                cache[ident] = len(tasks)
-                tasks.append((fn, args))
-            keys.append((row, col, cache[ident]))
-    scores = run_tasks(tasks, jobs)
+        cells.update({col: model_eval_run(ctx, m, row)
+                      for col, m in models_for(row, models).items()})
+        for col, run in cells.items():
+            keys.append((row, col, len(runs)))  # hetero pairs are shared by both objectives:
+            runs.append(run)                    # the same run, evaluated once
+    scores = run_evaluations(runs, execution)
     table: dict[str, dict[str, Any]] = {}
     notes: dict[str, str] = {}
     for row, col, index in keys:
@@ -417,7 +395,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--models", default=str(protocol.MODELS_DIR))
     p.add_argument("--traces", default=str(protocol.DEFAULT_TRACES))
     p.add_argument("--cache", default=str(protocol.CACHE_DIR), help="derived workloads folder")
-    p.add_argument("--jobs", type=int, default=2, help="worker processes")
+    p.add_argument("--max-parallel", "--jobs", dest="max_parallel", type=int, default=2,
+                   help="evaluations at a time (--jobs: the former name)")
+    p.add_argument("--backend", default="auto", choices=("auto", "ray", "processes", "serial"),
+                   help="hdrm sweep's backend (auto: processes, or serial with --max-parallel 1)")
+    p.add_argument("--outdir", help="keep finished evaluations here; a rerun resumes from them "
+                   "(default: a temporary folder, no resume)")
     p.add_argument("--groups", default=",".join(GROUPS))
     p.add_argument("--starts", help="comma-separated start indices (default: the test ones)")
     p.add_argument("--nb-jobs", type=int, default=protocol.SEQUENCE_JOBS, help="jobs per sequence")
@@ -433,7 +416,8 @@ def main(argv: list[str] | None = None) -> int:
         ctx = Context(a.traces, a.cache, starts, a.nb_jobs)
         models = discover_models(a.models)
         row_list = rows(groups)
-        table, notes = build_table(row_list, ctx, models, a.jobs)
+        table, notes = build_table(row_list, ctx, models,
+                                   Execution(a.backend, a.max_parallel, a.outdir))
     except HdrmError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,211 @@
+"""One cell evaluation of the comparison table, as a run of ``hdrm sweep``'s machinery.
+
+An :class:`EvalRun` says "run this heuristic, policy pair or model on this protocol setting over
+these test sequences" once; :func:`hdrm.distributed.runner.execute` runs it like a sweep run
+(scratch folder, ``done.json`` written last, one rename), so ``benchmarks/compare.py`` gets the
+sweep's backends (``serial``, ``processes``, ``ray``), its atomic runs and its resume: a run whose
+folder is finished is not run again. The run's table row is its :class:`~benchmarks.protocol.Score`
+(``bsld``, ``utilisation``, ``energy_mj``), kept in ``done.json`` and in ``score.json``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from benchmarks import protocol
+from benchmarks.protocol import Score
+from hdrm.distributed.runner import table_row
+from hdrm.distributed.sweep import choose_backend, run_pending
+from hdrm.errors import ConfigError
+from hdrm.platform.model import Platform
+from hdrm.sim.outputs import check_outdir
+
+Kind = Literal["heuristic", "pair", "model"]
+#: The file a finished evaluation run holds besides ``done.json``.
+SCORE_FILE = "score.json"
+
+
+@dataclass(frozen=True)
+class EvalRun:
+    """One evaluation: a fixed policy or a model, on one setting, over the test sequences.
+
+    Attributes:
+        kind: ``heuristic`` (queue heuristic on a homogeneous trace), ``pair`` (job-core pair on
+            the heterogeneous workload) or ``model`` (a model's greedy policy).
+        policy: the heuristic or pair name, or the model file (absolute).
+        traces: the traces folder.
+        cache: the derived workloads folder.
+        starts: start indices of the sequences.
+        nb_jobs: jobs per sequence.
+        trace: trace key (``heuristic``, ``model``).
+        backfill: backfilling mode (``heuristic``, ``model``).
+        decision: decision semantics (``heuristic``).
+        group: the table row's group (``model``: ``hetero`` or not).
+        objective: the row's objective (``model`` on the heterogeneous rows).
+        model_digest: SHA-256 of the model file (``model``), so a retrained model is run again.
+    """
+
+    kind: Kind
+    policy: str
+    traces: str
+    cache: str
+    starts: tuple[int, ...]
+    nb_jobs: int
+    trace: str = ""
+    backfill: str = "none"
+    decision: str = "event"
+    group: str = ""
+    objective: str = ""
+    model_digest: str = ""
+
+    @property
+    def name(self) -> str:
+        """The run's folder name: readable settings, then a digest of all of them."""
+        label = Path(self.policy).stem if self.kind == "model" else self.policy
+        where = "hetero" if self.kind == "pair" or self.group == "hetero" else self.trace
+        readable = f"{self.kind}_{label}_{where}_{self.backfill}_{self.decision}"
+        if self.objective:
+            readable += f"_{self.objective}"
+        return f"{readable}_{self.digest()[:8]}"
+
+    def digest(self) -> str:
+        """SHA-256 of every setting."""
+        text = json.dumps(self.to_json(), sort_keys=True)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def to_json(self) -> dict[str, Any]:
+        """The settings as a JSON object (kept in ``done.json``)."""
+        values = asdict(self)
+        values["starts"] = list(self.starts)
+        return values
+
+    def produce(self, folder: Path) -> dict[str, float]:
+        """Evaluate, write ``score.json`` into ``folder`` and return the score as the run's row."""
+        score = evaluate(self)
+        row = asdict(score)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / SCORE_FILE).write_text(json.dumps(row, indent=1) + "\n", encoding="utf-8")
+        return row
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How the evaluations run: ``hdrm sweep``'s backends, parallelism and resume folder.
+
+    Attributes:
+        backend: ``auto`` (:func:`default_backend`), ``ray``, ``processes`` or ``serial``.
+        max_parallel: evaluations at a time.
+        outdir: the folder of finished evaluations (``runs/`` inside); a rerun with the same
+            folder resumes, skipping the finished ones. None: a temporary folder (no resume).
+    """
+
+    backend: str = "auto"
+    max_parallel: int = 2
+    outdir: str | None = None
+
+
+def default_backend(backend: str, max_parallel: int) -> str:
+    """``auto``: local worker processes when more than one evaluation runs at a time, else this
+    process (Ray's start costs seconds and brings nothing more on one machine); others as given.
+
+    Raises:
+        ConfigError: an unknown backend, or ``ray`` without Ray installed.
+    """
+    if backend == "auto":
+        return "processes" if max_parallel > 1 else "serial"
+    return choose_backend(backend, None, max_parallel)
+
+
+def run_evaluations(runs: list[EvalRun], execution: Execution) -> list[Score]:
+    """Run the evaluations through the sweep machinery; returns their scores, in order."""
+    if execution.max_parallel < 1:
+        raise ConfigError(f"--max-parallel: expected a number >= 1, got {execution.max_parallel}")
+    backend = default_backend(execution.backend, execution.max_parallel)
+    with tempfile.TemporaryDirectory(prefix="hdrm_compare_") as scratch:
+        runs_dir = Path(execution.outdir or scratch) / "runs"
+        check_outdir(runs_dir.parent)
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        distinct = list({run.name: run for run in runs}.values())
+        run_pending(distinct, runs_dir, backend, None, execution.max_parallel, progress=False)
+        return [score_of(table_row(run, runs_dir)) for run in runs]
+
+
+def score_of(row: dict[str, float]) -> Score:
+    """The :class:`Score` of a finished run's row."""
+    return Score(**{f.name: float(row[f.name]) for f in dataclasses.fields(Score)})
+
+
+def model_run(path: str, traces: str, cache: str, starts: tuple[int, ...], nb_jobs: int,
+              trace: str, backfill: str, group: str, objective: str) -> EvalRun:
+    """The :class:`EvalRun` of a model file on a row (its content's digest included)."""
+    content = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return EvalRun("model", str(Path(path).resolve()), traces, cache, starts, nb_jobs, trace,
+                   backfill, "event", group, objective if group == "hetero" else "", content)
+
+
+def evaluate(run: EvalRun) -> Score:
+    """The mean score of ``run`` over its sequences."""
+    if run.kind == "heuristic":
+        return heuristic_score(run)
+    if run.kind == "pair":
+        return pair_score(run)
+    if run.kind == "model":
+        return model_score(run)
+    raise ConfigError(f"kind: unknown evaluation {run.kind!r}; choose heuristic, pair or model")
+
+
+def heuristic_score(run: EvalRun) -> Score:
+    """Mean score of a queue heuristic over the test sequences of ``run.trace``."""
+    seqs = protocol.eval_sequences(run.trace, run.traces, run.starts, run.nb_jobs)
+    platform = Platform.homogeneous(protocol.load_trace(run.trace, run.traces).nb_res)
+    config = protocol.sim_config(run.backfill, run.decision)
+    return Score.mean(protocol.run_policy(platform, w, run.policy, config) for w in seqs)
+
+
+def pair_score(run: EvalRun) -> Score:
+    """Mean score of a fixed policy pair over the heterogeneous test sequences."""
+    workload = protocol.hetero_workload_file(run.traces, run.cache)
+    seqs = protocol.hetero_sequences(workload, run.starts, run.nb_jobs)
+    platform = protocol.hetero_platform()
+    config = protocol.sim_config("none", "event", "hdeeprm")
+    return Score.mean(protocol.run_policy(platform, w, run.policy, config) for w in seqs)
+
+
+def model_score(run: EvalRun) -> Score:
+    """Mean score of a model's greedy policy over the row's test sequences."""
+    import torch
+
+    from hdrm.agents import get_agent_class
+    from hdrm.agents.checkpoint import load_checkpoint, read_checkpoint
+    from hdrm.env import SchedulingEnv
+
+    torch.set_num_threads(1)
+    meta = read_checkpoint(run.policy)["options"]
+    setting = meta["setting"]
+    if run.group == "hetero":
+        workload = protocol.hetero_workload_file(run.traces, run.cache)
+        config = protocol.hetero_env_config(workload, run.objective, setting["decision"],
+                                            run.nb_jobs, setting.get("observation", "normal"),
+                                            setting.get("job_selections"))
+    else:
+        config = protocol.protocol_env_config(
+            run.trace, run.traces, run.backfill, setting["decision"], nb_jobs=run.nb_jobs,
+            window=setting.get("window") or protocol.WINDOW,
+            observation=setting.get("observation", "job_window"),
+            reservation=setting.get("reservation", "fcfs"))
+    env = SchedulingEnv(config=config)
+    agent_config = dict(meta["agent"], run="test")
+    cls = get_agent_class(meta["learner"], f"{run.policy}: learner")
+    agent = cls(agent_config, env.observation_space, env.action_space,
+                action_names=env.action_names, seed=int(setting.get("seed", 0)))
+    load_checkpoint(agent, run.policy, optimizer=False)
+    agent.train_mode(False)
+    pick = setting.get("pick", "env")
+    episodes = (protocol.run_agent(agent, env, s, seed=0, pick=pick) for s in run.starts)
+    return Score.mean(episode.score for episode in episodes)
