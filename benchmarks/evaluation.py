@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -127,6 +128,8 @@ def run_evaluations(runs: list[EvalRun], execution: Execution) -> list[Score]:
     if execution.max_parallel < 1:
         raise ConfigError(f"--max-parallel: expected a number >= 1, got {execution.max_parallel}")
     backend = default_backend(execution.backend, execution.max_parallel)
+    if backend == "ray":
+        _importable_by_ray_workers()
     with tempfile.TemporaryDirectory(prefix="hdrm_compare_") as scratch:
         runs_dir = Path(execution.outdir or scratch) / "runs"
         check_outdir(runs_dir.parent)
@@ -134,6 +137,16 @@ def run_evaluations(runs: list[EvalRun], execution: Execution) -> list[Score]:
         distinct = list({run.name: run for run in runs}.values())
         run_pending(distinct, runs_dir, backend, None, execution.max_parallel, progress=False)
         return [score_of(table_row(run, runs_dir)) for run in runs]
+
+
+def _importable_by_ray_workers() -> None:
+    """Let the local Ray's worker processes import ``benchmarks`` (they unpickle an
+    :class:`EvalRun` by its module): Ray puts the driver's folder and script folder on their path,
+    not the repository root, so it goes on ``PYTHONPATH``, which the workers inherit."""
+    root = str(protocol.ROOT)
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
 
 
 def score_of(row: dict[str, float]) -> Score:

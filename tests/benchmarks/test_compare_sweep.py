@@ -139,3 +139,21 @@ def test_command_line_backend_and_max_parallel_errors(ctx, tmp_path, capsys):
     assert "--max-parallel: expected a number >= 1, got 0" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         compare.main(base + ["--backend", "threads"])
+
+
+def test_ray_backend_from_another_folder_gives_the_serial_table(ctx, tmp_path):
+    """Ray's workers unpickle the evaluations by module: they must find ``benchmarks`` even
+    when the command runs outside the repository (it failed there before PYTHONPATH was set)."""
+    pytest.importorskip("ray")
+    import subprocess
+
+    def table(backend: str) -> dict:
+        out = tmp_path / f"{backend}.json"
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "compare.py"), "--evaluate-only",
+                        "--groups", "protocol", "--traces", ctx.traces, "--cache", ctx.cache,
+                        "--models", str(tmp_path / "none"), "--starts", "0", "--nb-jobs", "16",
+                        "--rst", "", "--json", str(out), "--backend", backend,
+                        "--max-parallel", "2"], cwd=tmp_path, check=True, capture_output=True)
+        return json.loads(out.read_text())
+
+    assert table("ray") == table("serial")
