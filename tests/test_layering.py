@@ -23,6 +23,7 @@ LAYER_OF = {
     "hdrm.errors": "L0",
     "hdrm.registry": "L0",
     "hdrm.options": "L0",
+    "hdrm.option_names": "L0",
     "hdrm.typedjson": "L0",
     "hdrm.implied": "L0",
     "hdrm.durable": "L0",

@@ -12,6 +12,7 @@ import importlib
 import pytest
 
 MOVED = [
+    ("hdrm.options", "hdrm.option_names", ["check_names", "SELECTION_PATH"]),
     ("hdrm.batsim.adapter", "hdrm.batsim.actions", ["Pick", "Action", "DecideHook", "DecisionStopped"]),
     ("hdrm.batsim.adapter", "hdrm.batsim.adapter_options",
      ["PSTATE_OF_STATE", "CONTINUOUS_MODELS", "OPTION_KEYS"]),
