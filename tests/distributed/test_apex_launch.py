@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import csv
 import functools
-import json
 from pathlib import Path
 
 import pytest
 import torch
 
 from hdrm.launcher import main
+from launch_options import example_options
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "agents" / "dqn.py"
@@ -24,23 +24,11 @@ def write_options(folder: Path, episodes: int = 6, apex: dict | None = None,
                   tenants: bool = False) -> Path:
     """examples/ppo's setting (policy pairs on hetero) with 20-job episodes and fast DQN
     options; with ``tenants``, tenants by user and the ``sla_satisfaction`` objective."""
-    source = ROOT / "examples" / "ppo" / "options.json"
-    data = json.loads(source.read_text(encoding="utf-8"))
-    for key in ("workload_file_path", "platform_file_path"):
-        data[key] = str((source.parent / data[key]).resolve())
-    data["nb_jobs"] = 20
-    agent = data["pybatsim"]["agent"]
-    agent["episodes"] = episodes
-    agent["params"] = {"learning_starts": 32, "batch_size": 16, "buffer_size": 500,
-                       "target_update": 20, "torch_threads": 1, "rollout_device": "cpu",
-                       "update_device": "cpu",
-                       "apex": {"actor_steps": 16, "weight_sync": 5, **(apex or {})}}
-    if tenants:
-        data["workload"] = {**data.get("workload", {}), "tenants": "user", "sla": "relative:2"}
-        data["pybatsim"]["env"]["objective"] = "sla_satisfaction"
-    path = folder / "options.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
+    params = {"learning_starts": 32, "batch_size": 16, "buffer_size": 500, "target_update": 20,
+              "torch_threads": 1, "rollout_device": "cpu", "update_device": "cpu",
+              "apex": {"actor_steps": 16, "weight_sync": 5, **(apex or {})}}
+    return example_options(folder, episodes=episodes, params=params, replace_params=True,
+                           tenants=tenants)
 
 
 def launch(capsys, *argv) -> tuple[int, str]:

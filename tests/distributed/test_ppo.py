@@ -6,7 +6,6 @@ when Ray is not installed."""
 from __future__ import annotations
 
 import csv
-import json
 import os
 import signal
 import threading
@@ -22,6 +21,7 @@ from hdrm.distributed.learners import WorkerPlan
 from hdrm.distributed.ppo import PPOWorkers, share_steps, train_ppo
 from hdrm.launch.workers import LaunchTask
 from hdrm.launcher import main
+from launch_options import example_options
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "agents" / "ppo.py"
@@ -30,18 +30,9 @@ AGENT = ROOT / "agents" / "ppo.py"
 def write_options(folder: Path, episodes: int = 5, **params) -> Path:
     """examples/ppo with 20-job episodes (20 decisions each) and 16-step rollouts: rollouts end
     mid-episode (bootstrapped) and, at step 80, with the episode (not bootstrapped)."""
-    source = ROOT / "examples" / "ppo" / "options.json"
-    data = json.loads(source.read_text(encoding="utf-8"))
-    for key in ("workload_file_path", "platform_file_path"):
-        data[key] = str((source.parent / data[key]).resolve())
-    data["nb_jobs"] = 20
-    agent = data["pybatsim"]["agent"]
-    agent["episodes"] = episodes
-    agent["params"].update({"rollout_steps": 16, "minibatch": 8, "epochs": 2,
-                            "rollout_device": "cpu", "update_device": "cpu", **params})
-    path = folder / "options.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
+    return example_options(folder, episodes=episodes, params={
+        "rollout_steps": 16, "minibatch": 8, "epochs": 2, "rollout_device": "cpu",
+        "update_device": "cpu", **params})
 
 
 def launch(capsys, *argv) -> tuple[int, str]:

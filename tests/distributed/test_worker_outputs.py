@@ -7,7 +7,6 @@ actor and reporter are driven directly, PPO's workers are environments of this p
 from __future__ import annotations
 
 import csv
-import json
 import math
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from hdrm.distributed.apex_workers import _Reporter
 from hdrm.distributed.learners import WorkerPlan, episode_end
 from hdrm.launch.workers import LaunchTask
 from hdrm.launcher import main
+from launch_options import example_options
 from hdrm.results.learning import read_episodes_csv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,18 +28,8 @@ def options_file(folder: Path, agent: str, episodes: int, params: dict,
                  tenants: bool = False) -> Path:
     """examples/ppo's setting (policy pairs on hetero) with 20-job episodes; with ``tenants``,
     tenants by user and the ``sla_satisfaction`` objective (the return is minus the miss rate)."""
-    source = ROOT / "examples" / "ppo" / "options.json"
-    data = json.loads(source.read_text(encoding="utf-8"))
-    for key in ("workload_file_path", "platform_file_path"):
-        data[key] = str((source.parent / data[key]).resolve())
-    data["nb_jobs"] = 20
-    data["pybatsim"]["agent"].update(episodes=episodes, params=params)
-    if tenants:
-        data["workload"] = {**data.get("workload", {}), "tenants": "user", "sla": "relative:2"}
-        data["pybatsim"]["env"]["objective"] = "sla_satisfaction"
-    path = folder / "options.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
+    return example_options(folder, episodes=episodes, params=params, replace_params=True,
+                           tenants=tenants)
 
 
 DQN = {"learning_starts": 32, "batch_size": 16, "buffer_size": 500, "target_update": 20,

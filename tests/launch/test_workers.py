@@ -5,13 +5,13 @@ The runs on Ray are in tests/distributed/test_ppo.py."""
 from __future__ import annotations
 
 import csv
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
 from hdrm.launcher import main
+from launch_options import example_options
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = ROOT / "agents"
@@ -19,18 +19,8 @@ AGENTS = ROOT / "agents"
 
 def options(folder: Path, example: str = "ppo", **params) -> Path:
     """A shipped example with 20-job episodes, 3 episodes, 16-step PPO rollouts."""
-    source = ROOT / "examples" / example / "options.json"
-    data = json.loads(source.read_text(encoding="utf-8"))
-    for key in ("workload_file_path", "platform_file_path"):
-        data[key] = str((source.parent / data[key]).resolve())
-    data["nb_jobs"] = 20
-    agent = data["pybatsim"]["agent"]
-    agent["episodes"] = 3
-    if example == "ppo":
-        agent["params"].update({"rollout_steps": 16, "minibatch": 8, "epochs": 1, **params})
-    path = folder / "options.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
+    ppo = {"rollout_steps": 16, "minibatch": 8, "epochs": 1, **params}
+    return example_options(folder, example, episodes=3, params=ppo if example == "ppo" else None)
 
 
 def launch(capsys, *argv) -> tuple[int, str]:
