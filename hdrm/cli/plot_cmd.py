@@ -5,7 +5,9 @@ docs/plots.rst; ``gpus``, the gantt chart by GPU of a replay on a GPU platform, 
 The figure goes to FILE (png, svg or pdf by its suffix), by default
 ``RUN_DIR/KIND.png``. ``hdrm plot fragmentation D1 D2 ...`` draws the FGD paper's figure from
 several ``hdrm fragmentation`` output folders, one line per policy (docs/gpu.rst), by default
-into ``fragmentation.png`` beside D1.
+into ``fragmentation.png`` beside D1. ``hdrm plot dag RUN --graph FILE`` draws a DAG gantt
+chart of a periodic run folder (with its task set JSON) or of a DAG schedule CSV (with its
+workflow JSON), by default into ``RUN/dag.png`` or beside the CSV (docs/dags.rst).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ logger = logging.getLogger(__name__)
 KINDS = ("gantt", "gpus", "utilisation", "queue", "energy", "contention", "learning", "actions")
 #: The kind drawn from several ``hdrm fragmentation`` folders rather than from one run folder.
 FRAGMENTATION = "fragmentation"
+#: The DAG gantt chart, drawn from a periodic run folder or a DAG schedule CSV.
+DAG = "dag"
 #: Options that apply to one kind only: option -> (kind, keyword of the plot function).
 KIND_OPTIONS = {
     "color": ("gantt", "color_by"),
@@ -32,6 +36,8 @@ KIND_OPTIONS = {
     "window": ("learning", "window"),
     "top": ("actions", "top"),
     "metric": (FRAGMENTATION, "metric"),
+    "graph": (DAG, "graph"),
+    "max_arrows": (DAG, "max_arrows"),
 }
 _ALIASES = {"utilization": "utilisation"}
 
@@ -44,7 +50,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description=__doc__.split("\n\n", 1)[1],
     )
     parser.add_argument("kind", metavar="KIND",
-                        help="one of: " + ", ".join(KINDS + (FRAGMENTATION,)))
+                        help="one of: " + ", ".join(KINDS + (FRAGMENTATION, DAG)))
     parser.add_argument("run_dir", metavar="RUN_DIR", nargs="+",
                         help="folder with the run's result files (fragmentation: one or more "
                         "hdrm fragmentation output folders)")
@@ -62,6 +68,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="actions: actions shown separately per episode (default 8)")
     parser.add_argument("--metric", metavar="M",
                         help="fragmentation: unallocated (default), frag_ratio or frag_amount")
+    parser.add_argument("--graph", metavar="FILE",
+                        help="dag: the task set JSON of a periodic run folder, or the workflow "
+                        "JSON of a DAG schedule CSV")
+    parser.add_argument("--max-arrows", type=int, metavar="N",
+                        help="dag: draw dependency arrows up to N dependencies (default 300)")
     parser.set_defaults(func=run)
     return parser
 
@@ -97,6 +108,24 @@ def _fragmentation(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dag(args: argparse.Namespace) -> int:
+    """``hdrm plot dag RUN --graph FILE``: the DAG gantt chart."""
+    from hdrm.viz import check_output_path, save
+    from hdrm.viz.dag import plot_dag
+
+    if len(args.run_dir) > 1:
+        raise ConfigError(f"hdrm plot dag draws one RUN (a periodic run folder or a DAG schedule "
+                          f"CSV), got {len(args.run_dir)}")
+    source = Path(args.run_dir[0])
+    if not source.exists():
+        raise ConfigError(f"hdrm plot dag: {source} does not exist; give a periodic run folder "
+                          "or a DAG schedule CSV")
+    default = source / "dag.png" if source.is_dir() else source.with_suffix(".png")
+    output = check_output_path(args.output or default)
+    print(f"wrote {save(plot_dag(source, **plot_options(DAG, args)), output)}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Draw and save the plot; prints the path written."""
     from hdrm.results.run import Run
@@ -104,8 +133,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.kind.lower() == FRAGMENTATION:
         return _fragmentation(args)
+    if args.kind.lower() == DAG:
+        return _dag(args)
     if args.kind.lower() not in PLOTS.names():
-        choices = sorted(PLOTS.names() + [FRAGMENTATION])
+        choices = sorted(PLOTS.names() + [FRAGMENTATION, DAG])
         raise ConfigError(f"hdrm plot KIND: unknown plot kind {args.kind!r}; "
                           f"{suggest(args.kind.lower(), choices)}choose one of: {', '.join(choices)}")
     plot = PLOTS.get(args.kind, where="hdrm plot KIND")

@@ -1,0 +1,139 @@
+"""The DAG gantt chart (``hdrm plot dag``): the data drawn, checked by hand on 4-task examples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from matplotlib.patches import Rectangle
+
+from hdrm.cli.main import main
+from hdrm.errors import ConfigError
+from hdrm.viz.common import category_colors
+from hdrm.viz.dag import group_colors, plot_dag
+from hdrm.viz.dag_data import Arrow, from_periodic, from_schedule
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY4 = ROOT / "platforms" / "tiny4.json"
+
+#: One graph a -> (b, c) -> d, released at 0 and 10 (two instances), transfer 0.5 s on a -> b.
+TASKSET = {"name": "diamonds", "horizon_s": 20, "graphs": [
+    {"name": "g", "period_s": 10, "deadline_s": 10,
+     "tasks": [{"name": "a", "cpu_s": 1}, {"name": "b", "cpu_s": 4},
+               {"name": "c", "cpu_s": 2}, {"name": "d", "cpu_s": 1}],
+     "edges": [["a", "b", 0.5], ["a", "c"], ["b", "d"], ["c", "d"]]}]}
+
+#: A schedule of the same diamond (by hand, two processors) and its WfCommons workflow.
+SCHEDULE_CSV = ("task,processor,start_s,finish_s,cost_s\n"
+                "a,p0,0.0,1.0,1.0\nb,p1,1.5,5.5,4.0\nc,p0,1.0,3.0,2.0\nd,p1,5.5,6.5,1.0\n")
+WORKFLOW = {"name": "diamond", "schemaVersion": "1.5", "workflow": {
+    "specification": {"tasks": [
+        {"id": i, "parents": p, "children": c, "inputFiles": [], "outputFiles": []}
+        for i, p, c in (("a", [], ["b", "c"]), ("b", ["a"], ["d"]), ("c", ["a"], ["d"]),
+                        ("d", ["b", "c"], []))], "files": []},
+    "execution": {"tasks": [{"id": i, "runtimeInSeconds": r}
+                            for i, r in (("a", 1), ("b", 4), ("c", 2), ("d", 1))]}}}
+
+
+@pytest.fixture
+def periodic_run(tmp_path: Path) -> tuple[Path, Path]:
+    """A ``hdrm dag periodic`` run of :data:`TASKSET` on 4 cores, and the task set file."""
+    taskset = tmp_path / "set.json"
+    taskset.write_text(json.dumps(TASKSET))
+    assert main(["dag", "periodic", str(taskset), "--platform", str(TINY4), "--policy",
+                 "dag_edf", "-o", str(tmp_path / "run")]) == 0
+    return tmp_path / "run", taskset
+
+
+@pytest.fixture
+def schedule(tmp_path: Path) -> tuple[Path, Path]:
+    """The hand-made schedule CSV and its workflow file."""
+    (tmp_path / "s.csv").write_text(SCHEDULE_CSV)
+    (tmp_path / "wf.json").write_text(json.dumps(WORKFLOW))
+    return tmp_path / "s.csv", tmp_path / "wf.json"
+
+
+def test_periodic_bars_and_arrows_by_hand(periodic_run):
+    # Instance k released at 10k: a runs 0-1 on a core; b waits the 0.5 s transfer (1.5-5.5),
+    # c runs 1-3, d after b (5.5-6.5). Four cores: each task starts as soon as it may.
+    chart = from_periodic(*periodic_run)
+    bars = {b.task: b for b in chart.bars}
+    assert len(bars) == 8 and chart.group_kind == "instance"
+    for k in (0, 1):
+        t0 = 10.0 * k
+        got = {n: (bars[f"g#{k}/{n}"].start_s, bars[f"g#{k}/{n}"].finish_s) for n in "abcd"}
+        assert got == {"a": (t0, t0 + 1), "b": (t0 + 1.5, t0 + 5.5), "c": (t0 + 1, t0 + 3),
+                       "d": (t0 + 5.5, t0 + 6.5)}
+        assert {bars[f"g#{k}/{n}"].group for n in "abcd"} == {f"g#{k}"}
+    assert chart.groups == ["g#0", "g#1"]
+    # Each arrow: from the predecessor's finish on its row to the successor's start on its row.
+    row = {name: bar.row for name, bar in bars.items()}
+    expected = {Arrow(t + f, row[f"g#{k}/{p}"], t + s, row[f"g#{k}/{q}"])
+                for k, t in ((0, 0.0), (1, 10.0))
+                for p, q, f, s in (("a", "b", 1, 1.5), ("a", "c", 1, 1), ("b", "d", 5.5, 5.5),
+                                   ("c", "d", 3, 5.5))}
+    assert set(chart.arrows) == expected and len(chart.arrows) == 8
+    # Rows are the cores used: a task and one overlapping it never share a row.
+    assert row["g#0/b"] != row["g#0/c"]
+    assert all(label.startswith("core ") for label in chart.rows)
+
+
+def test_periodic_figure_colours_each_instance(periodic_run):
+    chart = from_periodic(*periodic_run)
+    colors = group_colors(chart)
+    assert colors == dict(zip(["g#0", "g#1"], category_colors(2)))
+    fig = plot_dag(chart)
+    ax = fig.axes[0]
+    drawn = [p for p in ax.patches if isinstance(p, Rectangle)]
+    assert len(drawn) == 8
+    by_x = {(round(r.get_x(), 6), round(r.get_width(), 6)): r.get_facecolor() for r in drawn}
+    assert by_x[(0.0, 1.0)] == pytest.approx(category_colors(2)[0])   # g#0/a
+    assert by_x[(10.0, 1.0)] == pytest.approx(category_colors(2)[1])  # g#1/a
+    ends = {(a.xy, a.xyann) for a in ax.texts if hasattr(a, "xyann")}  # (head, tail)
+    assert len(ends) == 8
+    assert ((1.5, row_of(chart, "g#0/b")), (1.0, row_of(chart, "g#0/a"))) in ends
+
+
+def row_of(chart, task: str) -> int:
+    """The row of ``task`` in ``chart``."""
+    return next(b.row for b in chart.bars if b.task == task)
+
+
+def test_schedule_bars_levels_and_arrows(schedule):
+    chart = from_schedule(*schedule)
+    assert chart.rows == ("p0", "p1")
+    assert [(b.task, b.row, b.start_s, b.finish_s, b.group) for b in chart.bars] == [
+        ("a", 0, 0.0, 1.0, "level 0"), ("b", 1, 1.5, 5.5, "level 1"),
+        ("c", 0, 1.0, 3.0, "level 1"), ("d", 1, 5.5, 6.5, "level 2")]
+    assert set(chart.arrows) == {Arrow(1.0, 0, 1.5, 1), Arrow(1.0, 0, 1.0, 0),
+                                 Arrow(5.5, 1, 5.5, 1), Arrow(3.0, 0, 5.5, 1)}
+
+
+def test_arrows_capped_and_said_in_title(schedule):
+    fig = plot_dag(schedule[0], graph=schedule[1], max_arrows=3)
+    ax = fig.axes[0]
+    assert not [t for t in ax.texts if hasattr(t, "xyann")]
+    assert "4 dependencies, arrows drawn up to 3" in ax.get_title()
+
+
+def test_cli_writes_the_picture(periodic_run, schedule, capsys):
+    run, taskset = periodic_run
+    assert main(["plot", "dag", str(run), "--graph", str(taskset)]) == 0
+    assert (run / "dag.png").stat().st_size > 1000
+    assert main(["plot", "dag", str(schedule[0]), "--graph", str(schedule[1])]) == 0
+    assert schedule[0].with_suffix(".png").is_file()
+
+
+def test_folder_without_dependency_information_is_refused(periodic_run, tmp_path, capsys):
+    run, _ = periodic_run
+    with pytest.raises(ConfigError, match=r"/run: a run folder holds no dependency information; give the task set"
+                       r" JSON it was made from with --graph FILE"):
+        plot_dag(run)
+    assert main(["plot", "dag", str(run)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--graph FILE" in err[0]
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({**TASKSET, "graphs": [{**TASKSET["graphs"][0], "name": "h"}]}))
+    with pytest.raises(ConfigError, match="no completed job is a task of"):
+        plot_dag(run, graph=other)
