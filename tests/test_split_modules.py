@@ -13,6 +13,9 @@ import pytest
 
 MOVED = [
     ("hdrm.options", "hdrm.option_names", ["check_names", "SELECTION_PATH"]),
+    ("hdrm.sim.machine", "hdrm.sim.job_end",
+     ["JobEnd", "start_kwargs", "COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED",
+      "COMPLETED_KILLED"]),
     ("hdrm.batsim.adapter", "hdrm.batsim.actions", ["Pick", "Action", "DecideHook", "DecisionStopped"]),
     ("hdrm.batsim.adapter", "hdrm.batsim.adapter_options",
      ["PSTATE_OF_STATE", "CONTINUOUS_MODELS", "OPTION_KEYS"]),

@@ -25,16 +25,17 @@ over time; a job's energy is what its hosts consumed while it ran (Batsim's ``co
 Wide jobs cost runs of hosts, not hosts: starting, ending and power-state changes of runs of
 consecutive free hosts of one type go through :mod:`hdrm.sim.host_runs` (C-level passes, the same
 float operations in the same order). A wide job keeps its hosts as a
-:class:`~hdrm.results.records.CoreRuns` (two integers per run of consecutive hosts), and so does its
-:class:`JobEnd`: records of finished jobs cost their runs, not their hosts (narrow jobs keep a
-tuple of at most :data:`~hdrm.core.runs.WIDE` shared ids). Each host's energy
+:class:`~hdrm.results.records.CoreRuns` (two integers per run of consecutive hosts), and so does
+its :class:`~hdrm.sim.job_end.JobEnd`: records of finished jobs cost their runs, not their hosts
+(narrow jobs keep a tuple of at most :data:`~hdrm.core.runs.WIDE` shared ids). Each host's energy
 account (energy so far and the time of its last state change) lives in two Python lists on
 small machines (host-by-host updates are fastest there) and, from :data:`ARRAY_MIN_HOSTS` hosts,
 in two flat arrays of doubles that runs of hosts update through numpy views of the same memory,
 with no conversion: the same float operations either way.
 
-The machine keeps no scheduling logic: engines (the built-in simulator, the Batsim-protocol server)
-decide what runs where and when states change.
+How jobs enter and leave it (their start arguments, their end records and Batsim's final states)
+is :mod:`hdrm.sim.job_end`, re-exported here. The machine keeps no scheduling logic: engines
+(the built-in simulator, the Batsim-protocol server) decide what runs where and when states change.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from __future__ import annotations
 import array
 import heapq
 import math
-from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from hdrm.core.runs import WIDE, CoreRuns
@@ -50,42 +50,18 @@ from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.power import SLEEPING, state_power_w, state_speeds_gflops
 from hdrm.sim.host_runs import HostRuns
+from hdrm.sim.job_end import (  # noqa: F401 (re-exported: their former home)
+    COMPLETED_KILLED,
+    COMPLETED_SUCCESSFULLY,
+    COMPLETED_WALLTIME_REACHED,
+    JobEnd,
+    start_kwargs,
+)
 from hdrm.sim.running import RunningJob
-from hdrm.workload.job import PROFILE_DELAY, Job
-
-COMPLETED_SUCCESSFULLY = "COMPLETED_SUCCESSFULLY"
-COMPLETED_WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
-COMPLETED_KILLED = "COMPLETED_KILLED"
 
 _FREE = -1
 #: Machines of at least this many hosts keep the hosts' energy accounts in arrays of doubles.
 ARRAY_MIN_HOSTS = 1024
-
-
-@dataclass(slots=True)
-class JobEnd:
-    """How and when a job left the machine.
-
-    ``cores`` are in the order the job was given them: a tuple, or for more than
-    :data:`~hdrm.core.runs.WIDE` cores a :class:`~hdrm.results.records.CoreRuns` (equal to that
-    tuple).
-    """
-
-    key: int
-    state: str
-    start_s: float
-    finish_s: float
-    cores: Sequence[int]
-    energy_j: float
-    progress: float
-
-
-def start_kwargs(job: Job) -> dict[str, float]:
-    """Keyword arguments of :meth:`Machine.start` for ``job``'s profile and walltime."""
-    walltime = job.walltime_s if job.has_walltime else math.inf
-    if job.profile_type == PROFILE_DELAY:
-        return {"delay_s": job.run_time_s, "walltime_s": walltime}
-    return {"ops_gflop": job.ops_gflop, "walltime_s": walltime}
 
 
 def machine_for(platform: Platform, kill_on_walltime: bool = True) -> "Machine":
