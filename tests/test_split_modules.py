@@ -30,6 +30,9 @@ MOVED = [
     ("benchmarks.train", "benchmarks.train_settings",
      ["TrainSettings", "TrainResult", "LEARNER_DEFAULTS", "MODE_DEFAULTS", "check_settings",
       "check_workers", "agent_config", "parse_args"]),
+    ("benchmarks.compare", "benchmarks.compare_models",
+     ["MODEL_COMMANDS", "Model", "discover_models", "learner_column", "models_for", "train_missing",
+      "training_rows"]),
 ]
 
 

@@ -1,0 +1,195 @@
+"""The learned models of the comparison: how they are trained, found, named and matched to rows.
+
+:data:`MODEL_COMMANDS` holds the documented ``benchmarks/train.py`` command of each shipped model
+and :func:`train_missing` runs those whose model file is missing. :func:`discover_models` reads the
+models of a folder (their checkpoint metadata: learner, setting, training figures),
+:func:`learner_column` names a model's column, :func:`models_for` picks the models that apply to a
+row of the table and :func:`training_rows` describes each model in the training table.
+:mod:`benchmarks.compare` builds the table from them; these names stay importable from there.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchmarks import protocol
+from hdrm.errors import ConfigError
+from hdrm.policies.pairs import PAIR_JOB_SELECTIONS
+
+if TYPE_CHECKING:
+    from benchmarks.compare import Row
+
+_JOB_PICK = ["--backfill", "none", "--decision", "event", "--pick", "any", "--seed", "0"]
+_FITTING = ["--backfill", "none", "--decision", "event", "--pick", "fitting", "--seed", "0"]
+#: SDSC-SP2 warm start: imitate SJF with predicted run times and EASY (of the teachers tried,
+#: WFP3-pred, UNICEP-pred and SJF-pred, the one whose models validated best), with the
+#: observation that shows EASY's reservation under that order and the predicted run times, so
+#: the teacher is expressible.
+_SJF_PRED = ["--observation", "job_window_predicted", "--reservation", "sjf_pred", "--imitate",
+             "sjf_pred", "--imitate-backfill", "easy"]
+_HETERO = ["--mode", "policy_pair", "--platform", "platforms/hetero.json", "--trace", "sdsc",
+           "--learner", "ppo", "--seed", "0"]
+#: HDeepRM's six job selections and the three with predicted run times.
+_PRED_SELECTIONS = ",".join(PAIR_JOB_SELECTIONS + protocol.PREDICTED_HEURISTICS)
+_NINE_STARTS = ",".join(str(s) for s in protocol.trace_spec("sdsc").validation_starts)
+#: The documented training commands of the shipped models (``compare.py`` without
+#: ``--evaluate-only`` runs those whose model is missing and whose learner is registered).
+MODEL_COMMANDS: dict[str, list[str]] = {
+    "ppo-kernel_lublin_none_event.pt": ["--trace", "lublin", "--learner", "ppo", "--network",
+                                        "kernel", *_JOB_PICK, "--minutes", "15"],
+    "ppo-kernel_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "ppo", "--network", "kernel",
+                                      *_JOB_PICK, *_SJF_PRED, "--imitate-episodes", "60",
+                                      "--imitate-epochs", "15", "--agent-json", '{"lr": 3e-5}',
+                                      "--window", "256", "--minutes", "0", "--max-steps", "300000"],
+    "ppo-attention_lublin_none_event.pt": ["--trace", "lublin", "--learner", "ppo", "--network",
+                                           "attention", *_JOB_PICK, "--minutes", "15"],
+    "ppo-attention_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "ppo", "--network",
+                                         "attention", *_JOB_PICK, *_SJF_PRED, "--imitate-episodes",
+                                         "40", "--imitate-epochs", "3", "--agent-json",
+                                         '{"lr": 3e-5}', "--minutes", "0", "--max-steps", "60000"],
+    # DQN explores by uniform random valid actions: with pick "any" most of them would be waits,
+    # so it chooses among the jobs that fit (work-conserving).
+    "dqn_lublin_none_event.pt": ["--trace", "lublin", "--learner", "dqn", *_FITTING,
+                                 "--minutes", "15"],
+    "dqn_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "dqn", *_FITTING, "--minutes", "15"],
+    # the bounded-slowdown model sees the queue's waiting times and is validated on nine
+    # sequences (those of the SDSC-SP2 protocol rows; four gave a model that did worse on nine)
+    "ppo_hetero_bsld.pt": [*_HETERO, "--objective", "avg_bounded_slowdown", "--observation",
+                           "small_waits", "--minutes", "0", "--max-steps", "2500000",
+                           "--validation-starts", _NINE_STARTS],
+    # the same with the predicted-run-time pairs as actions too (54 pairs): its own column
+    "ppo_hetero_bsld_pred.pt": [*_HETERO, "--objective", "avg_bounded_slowdown", "--observation",
+                                "small_waits_predicted", "--job-selections", _PRED_SELECTIONS,
+                                "--network", "mlp", "--minutes", "0", "--max-steps", "2000000",
+                                "--validation-starts", _NINE_STARTS],
+    # retrained under lock-step progress of parallel jobs (Batsim's ptask model), with the step
+    # count of the earlier 12-minute run as a fixed budget, so a rerun gives the same model
+    "ppo_hetero_energy.pt": [*_HETERO, "--objective", "energy_consumption", "--observation",
+                             "small", "--minutes", "0", "--max-steps", "1807901"],
+}
+
+
+@dataclass(frozen=True)
+class Model:
+    """A model file and what its metadata says."""
+
+    path: str
+    column: str
+    meta: dict[str, Any]
+
+    @property
+    def setting(self) -> dict[str, Any]:
+        """The training setting (trace, backfill, decision, mode, objective, pick ...)."""
+        return self.meta["setting"]
+
+
+def discover_models(models_dir: str | Path) -> list[Model]:
+    """The benchmark models in ``models_dir`` (``*.pt`` written by ``benchmarks/train.py``).
+
+    Models whose learner is not registered here are left out with a message on stderr.
+    """
+    from hdrm.agents import get_agent_class
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    found = []
+    for path in sorted(Path(models_dir).glob("*.pt")):
+        meta = read_checkpoint(path)["options"]
+        if not isinstance(meta, dict) or "setting" not in meta or "learner" not in meta:
+            print(f"note: {path} has no benchmark metadata; skipped", file=sys.stderr)
+            continue
+        try:
+            get_agent_class(meta["learner"], f"{path}: learner")
+        except ConfigError as exc:
+            print(f"note: skipped {path}: {exc}", file=sys.stderr)
+            continue
+        found.append(Model(str(path), learner_column(meta), meta))
+    return found
+
+
+def learner_column(meta: dict[str, Any]) -> str:
+    """A model's column: ``"PPO-kernel (event)"``; a ``policy_pair`` learner given other pairs
+    than HDeepRM's 36 gets its own column, ``"PPO-mlp, 54 pairs (event)"``."""
+    setting = meta["setting"]
+    pairs = ""
+    if setting["mode"] == "policy_pair" and setting.get("job_selections"):
+        pairs = f", {_pair_count(setting)} pairs"
+    return f"{meta['label']}{pairs} ({setting['decision']})"
+
+
+def _pair_count(setting: dict[str, Any]) -> int:
+    """How many policy pairs a ``policy_pair`` setting's learner chooses among."""
+    return len(protocol.hetero_pairs(setting.get("job_selections")))
+
+
+def models_for(row: Row, models: list[Model]) -> dict[str, Model]:
+    """The model of each learner column that applies to ``row`` (same backfilling preferred)."""
+    chosen: dict[str, Model] = {}
+    for model in models:
+        st = model.setting
+        if row.group == "hetero":
+            fits = st["mode"] == "policy_pair" and st["objective"] == row.objective
+        else:
+            fits = st["mode"] == "job_pick" and st["trace"] == row.model_trace
+        if not fits:
+            continue
+        old = chosen.get(model.column)
+        if old is None or (old.setting["backfill"] != row.backfill
+                           and st["backfill"] == row.backfill):
+            chosen[model.column] = model
+    return chosen
+
+
+def training_rows(models: list[Model]) -> dict[str, dict[str, Any]]:
+    """One row per model: its learner, setting and training figures."""
+    out = {}
+    for model in models:
+        st, tr = model.setting, model.meta.get("training", {})
+        out[f"training: {Path(model.path).name}"] = {
+            "learner": model.column, "trained on": protocol.TRACES[st["trace"]].label,
+            "backfilling": st["backfill"], "decision": st["decision"], "action mode": st["mode"],
+            "pick": st.get("pick", "env"), "observation": _observation(st),
+            "actions": _actions(st),
+            "objective": st["objective"], "seed": st["seed"],
+            "warm start": st.get("imitate") or "none",
+            "wall time (min)": round(float(tr.get("wall_s", math.nan)) / 60, 1),
+            "env steps": tr.get("env_steps"), "episodes": tr.get("episodes"),
+            "best at (env steps)": tr.get("best_env_steps"),
+            "best validation": tr.get("best_validation"), "command": tr.get("command", ""),
+        }
+    return out
+
+
+def _actions(setting: dict[str, Any]) -> str:
+    """What a setting's learner chooses: a job of its window, or one of its policy pairs."""
+    if setting["mode"] != "policy_pair":
+        return f"one of {setting.get('window') or protocol.WINDOW} queued jobs"
+    extra = [j for j in setting.get("job_selections") or () if j not in PAIR_JOB_SELECTIONS]
+    return f"{_pair_count(setting)} pairs" + (f" (with {', '.join(extra)})" if extra else "")
+
+
+def _observation(setting: dict[str, Any]) -> str:
+    """The observation of a setting, with the reservation order where it has one."""
+    name = setting.get("observation") or "job_window"
+    if name in ("job_window_reservation", "job_window_predicted"):
+        return f"{name} ({setting.get('reservation', 'fcfs')})"
+    return name
+
+
+def train_missing(models_dir: Path, traces: str) -> None:
+    """Train the documented models that are missing (long: see MODEL_COMMANDS)."""
+    script = Path(__file__).resolve().parent / "train.py"
+    for name, argv in MODEL_COMMANDS.items():
+        out = models_dir / name
+        if out.exists():
+            continue
+        cmd = [sys.executable, str(script), *argv, "--traces", traces, "--out", str(out)]
+        print("training:", " ".join(cmd), flush=True)
+        if subprocess.run(cmd, check=False, cwd=protocol.ROOT).returncode != 0:
+            print(f"note: training {name} failed; its column stays empty", file=sys.stderr)
+
+
