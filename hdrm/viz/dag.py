@@ -3,7 +3,8 @@
 ``hdrm plot dag RUN --graph FILE`` draws a periodic run folder with its task set JSON (bars
 coloured by instance) or a DAG schedule CSV with its workflow JSON (bars coloured by workflow
 level); the data comes from :mod:`hdrm.viz.dag_data`. Up to :data:`MAX_ARROWS` dependencies get
-an arrow and up to :data:`LABEL_TASKS` tasks a name; beyond, the title says what was left out.
+an arrow (the earliest by the predecessor's finish) and up to :data:`LABEL_TASKS` tasks a name;
+beyond, the title says what was left out.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from hdrm.viz.dag_data import DagChart, from_periodic, from_schedule
 
 logger = logging.getLogger(__name__)
 
-#: Dependencies drawn as arrows (with heads) at most; beyond, none is drawn.
+#: Dependencies drawn as arrows at most (the earliest, by the predecessor's finish).
 MAX_ARROWS = 300
 #: Tasks named on their bar at most.
 LABEL_TASKS = 40
-#: Groups named in the legend at most.
-MAX_LEGEND = 20
+#: Groups named in the legend at most (in order of first start).
+MAX_LEGEND = 16
 #: Height of a bar in its row (rows are 1 apart).
 BAR_HEIGHT = 0.6
 
@@ -60,7 +61,7 @@ def plot_dag(source: str | Path | DagChart, *, graph: str | Path | None = None,
     Args:
         source: a periodic run folder, a DAG schedule CSV, or a chart already loaded.
         graph: the task set JSON (run folder) or workflow JSON (schedule CSV).
-        max_arrows: draw arrows only when there are at most this many dependencies.
+        max_arrows: draw the arrows of at most this many dependencies, the earliest first.
 
     Raises:
         ConfigError: bad ``max_arrows`` or a source without dependency information.
@@ -69,11 +70,12 @@ def plot_dag(source: str | Path | DagChart, *, graph: str | Path | None = None,
         raise ConfigError(f"max_arrows must be at least 0, got {max_arrows}")
     chart = source if isinstance(source, DagChart) else load_chart(source, graph)
     colors = group_colors(chart)
-    fig, ax = new_figure(size_in=(10.0, 1.5 + 0.45 * max(len(chart.rows), 4)))
+    fig, ax = new_figure(size_in=(10.0, max(4.8, 1.5 + 0.45 * len(chart.rows))))
     small = len(chart.bars) <= LABEL_TASKS
     for bar in chart.bars:
         ax.barh(bar.row, bar.finish_s - bar.start_s, left=bar.start_s, height=BAR_HEIGHT,
-                color=colors[bar.group], edgecolor="black", linewidth=0.5 if small else 0.0)
+                color=colors[bar.group], edgecolor="black" if small else "white",
+                linewidth=0.5 if small else 0.3)
         if small:
             ax.text((bar.start_s + bar.finish_s) / 2, bar.row, bar.task.rsplit("/", 1)[-1],
                     ha="center", va="center", fontsize="x-small", clip_on=True)
@@ -95,11 +97,13 @@ def plot_dag(source: str | Path | DagChart, *, graph: str | Path | None = None,
 
 
 def _draw_arrows(ax, chart: DagChart, max_arrows: int) -> list[str]:
-    """Arrows (with heads) for each dependency when few enough; returns notes for the title."""
-    if len(chart.arrows) > max_arrows:
-        logger.info("%d dependencies, over %d: no arrows", len(chart.arrows), max_arrows)
-        return [f"{len(chart.arrows)} dependencies, arrows drawn up to {max_arrows}"]
-    for a in chart.arrows:
+    """Arrows for the first ``max_arrows`` dependencies by the predecessor's finish; returns
+    notes for the title."""
+    arrows = sorted(chart.arrows, key=lambda a: (a.x0_s, a.row0, a.x1_s, a.row1))
+    for a in arrows[:max_arrows]:
         ax.annotate("", xy=(a.x1_s, a.row1), xytext=(a.x0_s, a.row0), zorder=4,
                     arrowprops={"arrowstyle": "->", "lw": 0.6, "color": "black"})
+    if len(arrows) > max_arrows:
+        logger.info("%d dependencies: arrows for the first %d", len(arrows), max_arrows)
+        return [f"arrows for the first {max_arrows} of {len(arrows)} dependencies"]
     return []

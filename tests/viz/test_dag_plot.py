@@ -110,11 +110,12 @@ def test_schedule_bars_levels_and_arrows(schedule):
                                  Arrow(5.5, 1, 5.5, 1), Arrow(3.0, 0, 5.5, 1)}
 
 
-def test_arrows_capped_and_said_in_title(schedule):
+def test_arrows_capped_to_the_earliest_and_said_in_title(schedule):
     fig = plot_dag(schedule[0], graph=schedule[1], max_arrows=3)
     ax = fig.axes[0]
-    assert not [t for t in ax.texts if hasattr(t, "xyann")]
-    assert "4 dependencies, arrows drawn up to 3" in ax.get_title()
+    drawn = {(t.xyann, t.xy) for t in ax.texts if hasattr(t, "xyann")}  # (tail, head)
+    assert drawn == {((1.0, 0), (1.0, 0)), ((1.0, 0), (1.5, 1)), ((3.0, 0), (5.5, 1))}
+    assert "arrows for the first 3 of 4 dependencies" in ax.get_title()
 
 
 def test_cli_writes_the_picture(periodic_run, schedule, capsys):
