@@ -6,8 +6,8 @@ The figure goes to FILE (png, svg or pdf by its suffix), by default
 ``RUN_DIR/KIND.png``. ``hdrm plot fragmentation D1 D2 ...`` draws the FGD paper's figure from
 several ``hdrm fragmentation`` output folders, one line per policy (docs/gpu.rst), by default
 into ``fragmentation.png`` beside D1. ``hdrm plot dag RUN --graph FILE`` draws a DAG gantt
-chart of a periodic run folder (with its task set JSON) or of a DAG schedule CSV (with its
-workflow JSON), by default into ``RUN/dag.png`` or beside the CSV (docs/dags.rst).
+chart of a periodic run folder (with its task set JSON), of a replay of a workload with job
+dependencies (with that workload) or of a DAG schedule CSV (with its workflow JSON), by default into ``RUN/dag.png`` or beside the CSV (docs/dags.rst).
 """
 
 from __future__ import annotations
@@ -69,8 +69,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--metric", metavar="M",
                         help="fragmentation: unallocated (default), frag_ratio or frag_amount")
     parser.add_argument("--graph", metavar="FILE",
-                        help="dag: the task set JSON of a periodic run folder, or the workflow "
-                        "JSON of a DAG schedule CSV")
+                        help="dag: the task set JSON of a periodic run folder, the workload (SWF "
+                        "or Batsim JSON) a replay folder replayed, or the workflow JSON of a DAG "
+                        "schedule CSV")
     parser.add_argument("--max-arrows", type=int, metavar="N",
                         help="dag: draw dependency arrows up to N dependencies (default 300)")
     parser.set_defaults(func=run)

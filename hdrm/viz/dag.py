@@ -1,10 +1,11 @@
 """DAG gantt chart: tasks as bars on their processor's row, arrows for dependencies.
 
 ``hdrm plot dag RUN --graph FILE`` draws a periodic run folder with its task set JSON (bars
-coloured by instance) or a DAG schedule CSV with its workflow JSON (bars coloured by workflow
-level); the data comes from :mod:`hdrm.viz.dag_data`. Up to :data:`MAX_ARROWS` dependencies get
-an arrow (the earliest by the predecessor's finish) and up to :data:`LABEL_TASKS` tasks a name;
-beyond, the title says what was left out.
+coloured by instance), a replay folder with the workload it replayed when that has job
+dependencies (coloured by chain, :mod:`hdrm.viz.dag_jobs`), or a DAG schedule CSV with its
+workflow JSON (bars coloured by workflow level); the data comes from :mod:`hdrm.viz.dag_data`.
+Up to :data:`MAX_ARROWS` dependencies get an arrow (the earliest by the predecessor's finish) and
+up to :data:`LABEL_TASKS` tasks a name; beyond, the title says what was left out.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from matplotlib.patches import Patch
 
 from hdrm.errors import ConfigError
 from hdrm.viz.common import category_colors, new_figure
+from hdrm.jsonfile import read_json
 from hdrm.viz.dag_data import DagChart, from_periodic, from_schedule
+from hdrm.viz.dag_jobs import from_dependent_jobs
 
 logger = logging.getLogger(__name__)
 
@@ -40,11 +43,14 @@ def load_chart(source: str | Path, graph: str | Path | None) -> DagChart:
     source = Path(source)
     if graph is None:
         what = "a DAG schedule CSV" if source.suffix == ".csv" else "a run folder"
-        need = "the workflow JSON" if source.suffix == ".csv" else "the task set JSON"
+        need = ("the workflow JSON" if source.suffix == ".csv"
+                else "the task set JSON or the replayed workload")
         raise ConfigError(f"{source}: {what} holds no dependency information; give {need} it "
                           f"was made from with --graph FILE")
     if source.is_file():
         return from_schedule(source, graph)
+    if Path(graph).suffix.lower() == ".swf" or "jobs" in read_json(graph):
+        return from_dependent_jobs(source, graph)
     return from_periodic(source, graph)
 
 
@@ -60,7 +66,8 @@ def plot_dag(source: str | Path | DagChart, *, graph: str | Path | None = None,
 
     Args:
         source: a periodic run folder, a DAG schedule CSV, or a chart already loaded.
-        graph: the task set JSON (run folder) or workflow JSON (schedule CSV).
+        graph: the task set JSON (periodic run folder), the replayed SWF or Batsim JSON
+            workload (replay folder) or the workflow JSON (schedule CSV).
         max_arrows: draw the arrows of at most this many dependencies, the earliest first.
 
     Raises:
@@ -71,7 +78,7 @@ def plot_dag(source: str | Path | DagChart, *, graph: str | Path | None = None,
     chart = source if isinstance(source, DagChart) else load_chart(source, graph)
     colors = group_colors(chart)
     fig, ax = new_figure(size_in=(10.0, max(4.8, 1.5 + 0.45 * len(chart.rows))))
-    small = len(chart.bars) <= LABEL_TASKS
+    small = len({bar.task for bar in chart.bars}) <= LABEL_TASKS
     for bar in chart.bars:
         ax.barh(bar.row, bar.finish_s - bar.start_s, left=bar.start_s, height=BAR_HEIGHT,
                 color=colors[bar.group], edgecolor="black" if small else "white",
@@ -87,7 +94,8 @@ def plot_dag(source: str | Path | DagChart, *, graph: str | Path | None = None,
     end = max((b.finish_s for b in chart.bars), default=1.0)
     ax.set_xlim(0, end * 1.01 or 1.0)
     ax.set_xlabel("time (s)")
-    title = f"DAG gantt, {len(chart.bars)} tasks coloured by {chart.group_kind} - {chart.title}"
+    nb_tasks = len({bar.task for bar in chart.bars})
+    title = f"DAG gantt, {nb_tasks} tasks coloured by {chart.group_kind} - {chart.title}"
     ax.set_title(title + (f"\n({'; '.join(notes)})" if notes else ""), fontsize="medium")
     handles = [Patch(color=c, label=g) for g, c in list(colors.items())[:MAX_LEGEND]]
     if len(colors) > MAX_LEGEND:

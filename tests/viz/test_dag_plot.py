@@ -11,7 +11,7 @@ from matplotlib.patches import Rectangle
 from hdrm.cli.main import main
 from hdrm.errors import ConfigError
 from hdrm.viz.common import category_colors
-from hdrm.viz.dag import group_colors, plot_dag
+from hdrm.viz.dag import group_colors, load_chart, plot_dag
 from hdrm.viz.dag_data import Arrow, from_periodic, from_schedule
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,8 +128,9 @@ def test_cli_writes_the_picture(periodic_run, schedule, capsys):
 
 def test_folder_without_dependency_information_is_refused(periodic_run, tmp_path, capsys):
     run, _ = periodic_run
-    with pytest.raises(ConfigError, match=r"/run: a run folder holds no dependency information; give the task set"
-                       r" JSON it was made from with --graph FILE"):
+    with pytest.raises(ConfigError, match=r"/run: a run folder holds no dependency information; "
+                       r"give the task set JSON or the replayed workload it was made from with "
+                       r"--graph FILE"):
         plot_dag(run)
     assert main(["plot", "dag", str(run)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -138,3 +139,37 @@ def test_folder_without_dependency_information_is_refused(periodic_run, tmp_path
     other.write_text(json.dumps({**TASKSET, "graphs": [{**TASKSET["graphs"][0], "name": "h"}]}))
     with pytest.raises(ConfigError, match="no completed job is a task of"):
         plot_dag(run, graph=other)
+
+
+#: The four-job chain of docs/dags.rst: 1 -> 2 (think 10 s) -> 3 (0 s) -> 4 (5 s).
+CHAIN_SWF = """; MaxProcs: 4
+1 0 -1 100 2 -1 -1 2 200 -1 1 1 1 -1 1 -1 -1 -1
+2 5 -1 50 4 -1 -1 4 100 -1 1 1 1 -1 1 -1 1 10
+3 10 -1 30 1 -1 -1 1 100 -1 1 1 1 -1 1 -1 2 0
+4 12 -1 20 2 -1 -1 2 100 -1 1 1 1 -1 1 -1 3 5
+"""
+
+
+def test_replay_of_a_dependency_chain(tmp_path):
+    # By hand (docs/dags.rst): job 1 runs 0-100 on cores 0-1, 2 at 110-160 on 0-3, 3 at 160-190
+    # on core 0, 4 at 195-215 on 0-1; one bar per core used, one chain, arrows between the
+    # lowest cores.
+    swf = tmp_path / "chain.swf"
+    swf.write_text(CHAIN_SWF)
+    assert main(["replay", "--homogeneous-procs", "4", "--workload", str(swf), "--contention",
+                 "none", "--outdir", str(tmp_path / "out")]) == 0
+    chart = load_chart(tmp_path / "out", swf)
+    assert chart.rows == ("core 0", "core 1", "core 2", "core 3")
+    spans = sorted((b.task, b.row, b.start_s, b.finish_s) for b in chart.bars)
+    assert spans == [("1", 0, 0.0, 100.0), ("1", 1, 0.0, 100.0),
+                     ("2", 0, 110.0, 160.0), ("2", 1, 110.0, 160.0), ("2", 2, 110.0, 160.0),
+                     ("2", 3, 110.0, 160.0), ("3", 0, 160.0, 190.0), ("4", 0, 195.0, 215.0),
+                     ("4", 1, 195.0, 215.0)]
+    assert {b.group for b in chart.bars} == {"chain of job 1"}
+    assert set(chart.arrows) == {Arrow(100.0, 0, 110.0, 0), Arrow(160.0, 0, 160.0, 0),
+                                 Arrow(190.0, 0, 195.0, 0)}
+    plain = tmp_path / "plain.swf"
+    plain.write_text("".join(line.rsplit(" ", 2)[0] + " -1 -1\n"
+                             for line in CHAIN_SWF.splitlines()[1:]))
+    with pytest.raises(ConfigError, match=r"plain.swf: no job has a preceding job"):
+        load_chart(tmp_path / "out", plain)
