@@ -173,3 +173,19 @@ def test_replay_of_a_dependency_chain(tmp_path):
                              for line in CHAIN_SWF.splitlines()[1:]))
     with pytest.raises(ConfigError, match=r"plain.swf: no job has a preceding job"):
         load_chart(tmp_path / "out", plain)
+
+
+def test_bad_schedule_csv_named_on_one_line(schedule, tmp_path):
+    csv_path, workflow = schedule
+    bad = tmp_path / "bad.csv"
+    bad.write_text(SCHEDULE_CSV.replace("processor,", "proc,"))
+    with pytest.raises(ConfigError, match=r"bad.csv: not a DAG schedule CSV, no column "
+                       r"'processor'; write one with 'hdrm dag schedule"):
+        from_schedule(bad, workflow)
+    bad.write_text(SCHEDULE_CSV.replace("d,p1", "e,p1"))
+    with pytest.raises(ConfigError, match=r"bad.csv, line 5: task 'e' is not in .*wf.json"):
+        from_schedule(bad, workflow)
+    bad.write_text(SCHEDULE_CSV.replace("5.5,6.5", "soon,6.5"))
+    with pytest.raises(ConfigError, match=r"bad.csv, line 5: start_s/finish_s 'soon'/'6.5' is "
+                       r"not a number"):
+        from_schedule(bad, workflow)
