@@ -45,3 +45,17 @@ def replay(platform: Platform, jobs: list[Job], policy: str = "fifo-first_fit",
     sim = Simulation(platform, Workload(jobs, name="w"), SimulationConfig(backfilling=backfilling,
                                                                           seed=seed), ties=ties)
     return sim.run(policy)
+
+
+def check_capacities(nodes: Sequence[tuple[int, int, int, str]], placed: dict) -> None:
+    """At every start, the tasks running on each node of ``nodes`` (cores, memory MiB, GPUs,
+    model) fit its CPU, its memory and each GPU's 1,000 milli-GPU (``placed``: the placements of
+    a GPU replay by task index)."""
+    for t in sorted({p.start_s for p in placed.values()}):
+        live = [p for p in placed.values() if p.start_s <= t < p.start_s + p.run_s]
+        for n, (cores, mem, gpus, _) in enumerate(nodes):
+            here = [p for p in live if p.node == n]
+            assert sum(p.shape.cpu_milli for p in here) <= cores * 1000
+            assert sum(p.shape.memory_mib for p in here) <= mem
+            for g in range(gpus):
+                assert sum(p.shape.milli for p in here if g in p.gpus) <= 1000

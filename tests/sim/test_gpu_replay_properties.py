@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_builders import gpu_platform, task  # noqa: E402
+from gpu_builders import check_capacities, gpu_platform, task  # noqa: E402
 
 from hdrm.core.gpu_scheduler import gpu_pairs  # noqa: E402
 from hdrm.sim.engine import REJECTED, SimulationConfig  # noqa: E402
@@ -59,18 +59,6 @@ def _run(nodes, jobs, policy, backfilling, decision, seed, record):
     return sim, sim.run(policy)
 
 
-def _check_capacities(nodes, placed):
-    """At every start, the tasks running on each node fit its CPU, memory and each GPU."""
-    for t in sorted({p.start_s for p in placed.values()}):
-        live = [p for p in placed.values() if p.start_s <= t < p.start_s + p.run_s]
-        for n, (cores, mem, gpus, _) in enumerate(nodes):
-            here = [p for p in live if p.node == n]
-            assert sum(p.shape.cpu_milli for p in here) <= cores * 1000
-            assert sum(p.shape.memory_mib for p in here) <= mem
-            for g in range(gpus):
-                assert sum(p.shape.milli for p in here if g in p.gpus) <= 1000
-
-
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters(), workloads(), st.sampled_from(gpu_pairs()), st.sampled_from(("none", "greedy")),
        st.sampled_from(("event", "commit")), st.integers(0, 3))
@@ -90,7 +78,7 @@ def test_any_pair_on_any_small_cluster_keeps_the_invariants(nodes, jobs, policy,
         if p.gpus:
             assert p.model == nodes[p.node][3]
             assert not p.shape.models or p.model in p.shape.models  # the constraint holds
-    _check_capacities(nodes, placed)
+    check_capacities(nodes, placed)
     if policy.startswith("fifo") and backfilling == "none":  # nobody overtakes
         starts = [o.start_s for o in result.outcomes if o.state != REJECTED]
         assert starts == sorted(starts)
