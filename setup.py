@@ -30,6 +30,9 @@ setup(
         "docopt>=0.6",
         "tqdm>=4.60",
         "matplotlib>=3.7",
+        # the multi-agent environment (hdrm.env.gpu_multiagent) is a PettingZoo ParallelEnv;
+        # pure Python (numpy, gymnasium), pinned in constraints.txt.
+        "pettingzoo>=1.24",
     ],
     extras_require={
         # torch is pinned in constraints.txt to the CPU build; see README.rst.
