@@ -6,8 +6,9 @@ Usage::
     hdrm dag periodic set.json --platform platforms/tiny4.json --policy dag_edf -o out/
 
 ``periodic`` expands the task set into jobs with dependencies (:func:`hdrm.dag.periodic.expand`),
-runs them through the built-in engine (the same one as ``hdrm replay``), writes the replay's
-outputs plus ``out_instances.csv`` in the folder and prints the deadline and response figures.
+runs them through the built-in engine (the same one as ``hdrm replay``; on a platform with
+accelerators, tasks with a GPU time on its GPUs: :func:`hdrm.dag.periodic_devices.expand_on`),
+writes the replay's outputs plus ``out_instances.csv`` in the folder and prints the deadline and response figures.
 """
 
 from __future__ import annotations
@@ -18,14 +19,15 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from hdrm.dag.periodic import expand
+from hdrm.dag.periodic_devices import expand_on
 from hdrm.dag.periodic_gen import PeriodicSpec, generate
 from hdrm.dag.periodic_io import read_taskset, write_taskset
 from hdrm.dag.periodic_metrics import instance_rows, summarise, write_instances_csv
+from hdrm.dag.periodic_rules import backfilling_for, resolve_periodic_policy
 from hdrm.platform.loader import load_platform
-from hdrm.policies.pairs import resolve_policy
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
+from hdrm.sim.gpu_outputs import write_gpu_outputs
 from hdrm.sim.outputs import check_outdir, write_outputs
 
 
@@ -50,8 +52,9 @@ def add_commands(commands: Any) -> None:
     run.add_argument("taskset", metavar="SET.json", help="periodic task set JSON")
     run.add_argument("--platform", required=True, metavar="P.json", help="hdrm platform")
     run.add_argument("--policy", default="dag_edf",
-                     help="job selection or 'job-core' pair (default %(default)s; dag_llf: least "
-                          "laxity)")
+                     help="a rule (heft_edf = dag_edf, cpop_edf, peft_edf, llf = dag_llf), "
+                          "optionally '-CORE_SELECTION' (GPU platform: '-PLACEMENT'), or any "
+                          "job selection or 'job-core' pair (default %(default)s)")
     run.add_argument("-o", "--outdir", required=True, metavar="DIR", help="output folder")
     run.set_defaults(func=run_periodic)
 
@@ -70,17 +73,20 @@ def run_taskset(args: argparse.Namespace) -> int:
 def run_periodic(args: argparse.Namespace) -> int:
     """Carry out ``hdrm dag periodic``; returns the exit status."""
     taskset = read_taskset(args.taskset)
-    pair = resolve_policy(args.policy, "--policy")
     platform = load_platform(args.platform)
+    pair = resolve_periodic_policy(args.policy, platform, "--policy")
     check_outdir(args.outdir)
-    workload = expand(taskset)
-    config = SimulationConfig(kill_on_walltime=False, record_timeline=False)
+    workload = expand_on(taskset, platform)
+    config = SimulationConfig(backfilling=backfilling_for(platform), kill_on_walltime=False,
+                              record_timeline=False)
     result = Simulation(platform, workload, config).run(pair)
-    paths = write_outputs(result, args.outdir)
+    paths = (write_gpu_outputs if platform.accelerators else write_outputs)(result, args.outdir)
     rows = instance_rows(workload.jobs, finish_times(result))
     instances = write_instances_csv(rows, Path(args.outdir) / "out_instances.csv")
+    gpus = len(platform.accelerators)
     print(f"{taskset.name}: {len(taskset.graphs)} graphs, {len(workload)} tasks on "
-          f"{platform.nb_cores} cores, policy {pair.name}")
+          f"{platform.nb_cores} cores" + (f" and {gpus} GPUs" if gpus else "") +
+          f", policy {pair.name}")
     for line in summarise(rows).lines():
         print(line)
     print(f"wrote {instances} and {paths['jobs'].name} ... in {args.outdir}")
