@@ -156,8 +156,10 @@ class GpuSchedulingEnv(SchedulingEnv):
 
 def env_class(*args, **kwargs) -> type[SchedulingEnv]:
     """The environment class for ``SchedulingEnv(*args, **kwargs)``: :class:`GpuSchedulingEnv`
-    on GPU inputs, else :class:`~hdrm.env.scheduling_env.SchedulingEnv`."""
+    on GPU inputs, :class:`~hdrm.env.dag_env.DagEnv` on a periodic task set, else
+    :class:`~hdrm.env.scheduling_env.SchedulingEnv`."""
     from hdrm.env.config import EnvConfig
+    from hdrm.env.dag_env import DagEnv, is_periodic_file
 
     options = kwargs.get("options", args[0] if args else None)
     config = kwargs.get("config", args[1] if len(args) > 1 else None)
@@ -167,4 +169,6 @@ def env_class(*args, **kwargs) -> type[SchedulingEnv]:
         config = EnvConfig.from_options(options, **settings)
     elif config is None:
         config = EnvConfig.from_kwargs(**settings)
+    if is_periodic_file(config.workload_file):
+        return DagEnv
     return GpuSchedulingEnv if is_gpu_config(config) else SchedulingEnv

@@ -10,8 +10,13 @@ import gymnasium
 
 from hdrm import ENV_ID
 
+#: The periodic DAG pipeline environment's id.
+DAG_ENV_ID = "hdrm/PeriodicDag-v0"
+
 
 def register_envs() -> None:
     """Register the hdrm environments (idempotent)."""
     if ENV_ID not in gymnasium.registry:
         gymnasium.register(id=ENV_ID, entry_point="hdrm.env.scheduling_env:SchedulingEnv")
+    if DAG_ENV_ID not in gymnasium.registry:  # periodic DAG pipelines (hdrm/env/dag_env.py)
+        gymnasium.register(id=DAG_ENV_ID, entry_point="hdrm.env.dag_env:DagEnv")
