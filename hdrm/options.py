@@ -140,6 +140,9 @@ class ActionsOptions(_Block):
     """Whether there is a void action (do nothing until the next event)."""
     window: int = _opt(128, ge=1)
     """Number of queued jobs the ``job_pick`` mode offers."""
+    window_order: Literal["submission", "laxity"] = "submission"
+    """Which queued jobs the ``job_pick`` window shows: the first in ``submission`` order, or
+    (with tenants) those of least ``laxity`` whose deadline can still be met, then the lost ones."""
 
     def selected_pairs(self) -> tuple[tuple[str, str], ...] | None:
         """The (job selection, core selection) pairs in order, or None for all pairs."""
@@ -169,6 +172,9 @@ class EnvOptions(_Block):
     """Job selection policy whose first waiting job the ``job_window_reservation`` and
     ``job_window_predicted`` observations reserve for (``fcfs``: EASY's head of queue; ``wfp3``,
     ``sjf``, ``wfp3_pred`` ...)."""
+    sla_energy_weight_per_j: float = _opt(1e-6, ge=0)
+    """Weight of the energy per job, per joule, in the ``sla_energy`` objective (default 1e-6:
+    1 per MJ, for CPU clusters; an inference scenario at ~0.2 J a request needs ~5)."""
 
 
 @dataclass(frozen=True)

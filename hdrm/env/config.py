@@ -18,6 +18,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 EXAMPLE_WORKLOAD = str(DATA / "example_workload.swf")
 EXAMPLE_PLATFORM = str(DATA / "example_platform.json")
 MODES = ("policy_pair", "job_pick")
+WINDOW_ORDERS = ("submission", "laxity")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class EnvConfig:
         void: add a void action (do nothing until the next event) in ``policy_pair`` mode; in
             ``job_pick`` mode the void action (the last one) is valid in ``event`` decisions.
         window: jobs visible in ``job_pick`` mode.
+        window_order: which queued jobs the ``job_pick`` window shows: ``submission`` (the
+            first ones) or ``laxity`` (needs tenants: the jobs whose deadline can still be met,
+            least laxity first, then the others; :mod:`hdrm.env.tenants`).
         queue_sensitivity: scale of the queue-change feature.
         reservation: the job selection policy whose first waiting job the
             ``job_window_reservation`` and ``job_window_predicted`` observations reserve for
@@ -75,6 +79,8 @@ class EnvConfig:
             the SLA objectives and the ``edf``, ``least_laxity``, ``fair_share`` and
             ``sla_class`` selections.
         sla: the SLA of tenants without one (``relative:3``, ``latency:600`` ...).
+        sla_energy_weight_per_j: weight of the energy per job (per joule) in the
+            ``sla_energy`` objective (default 1e-6, i.e. 1 per MJ).
         implied: the decision and walltime rule in effect and where each came from (set
             from the fields above; for summaries).
     """
@@ -94,6 +100,7 @@ class EnvConfig:
     selection: tuple[str, ...] | None = None
     void: bool = False
     window: int = 128
+    window_order: str = "submission"
     queue_sensitivity: float = 0.05
     reservation: str = "fcfs"
     core_selection: str = "high_gflops"
@@ -108,6 +115,7 @@ class EnvConfig:
     seed: int = 0
     tenants: str | None = None
     sla: str = "relative:3"
+    sla_energy_weight_per_j: float = 1e-6
     implied: ImpliedSimulation | None = dataclasses.field(default=None, init=False, repr=False,
                                                           compare=False)
 
@@ -126,6 +134,13 @@ class EnvConfig:
                               f"{', '.join(REWARD_TIMINGS)}")
         if self.window < 1:
             raise ConfigError(f"window: expected a positive number of jobs, got {self.window}")
+        if self.window_order not in WINDOW_ORDERS:
+            raise ConfigError(f"window_order: unknown order {self.window_order!r}; "
+                              f"{suggest(self.window_order, WINDOW_ORDERS)}choose one of: "
+                              f"{', '.join(WINDOW_ORDERS)}")
+        if not (self.sla_energy_weight_per_j >= 0):
+            raise ConfigError("sla_energy_weight_per_j: expected a weight >= 0 per joule, got "
+                              f"{self.sla_energy_weight_per_j!r}")
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> "EnvConfig":
@@ -166,6 +181,7 @@ class EnvConfig:
             selection=selection,
             void=env.actions.void,
             window=env.actions.window,
+            window_order=env.actions.window_order,
             queue_sensitivity=env.queue_sensitivity,
             reservation=env.reservation,
             backfilling=options.simulation.backfilling,
@@ -178,6 +194,7 @@ class EnvConfig:
             throughputs=options.workload.throughputs,
             tenants=_tenants_path(options),
             sla=options.workload.sla,
+            sla_energy_weight_per_j=env.sla_energy_weight_per_j,
         )
         values.update(overrides)
         return cls.from_kwargs(**values)

@@ -30,8 +30,8 @@ tardiness              mean of max(0, finish - deadline) over the jobs with a   
                        deadline (a rejected job adds 0; it counts as a miss)
 fairness               1 - Jain's index of the tenants' mean normalised progress    1
                        (run time alone / turnaround) per share
-sla_energy             miss rate + SLA_ENERGY_WEIGHT x energy per job (MJ); the     1
-                       weight is 1 per MJ
+sla_energy             miss rate + w x energy per job in J, w the environment's         1
+                       ``sla_energy_weight_per_j`` (default 1e-6: 1 per MJ)
 =====================  ===========================================================  ==========
 
 The four SLA objectives read the tenants and deadlines of :mod:`hdrm.workload.tenants`
@@ -292,8 +292,10 @@ class GpuAllocation(GpuObjective):
         return 1.0 - t.gpu_milli_seconds / (t.nb_gpu_milli * span)
 
 
-#: Weight of the energy per job (per MJ) in ``sla_energy``.
-SLA_ENERGY_WEIGHT = 1.0
+#: Default weight of the energy per job in ``sla_energy``, per joule (1 per MJ).
+SLA_ENERGY_WEIGHT_PER_J = 1e-6
+#: The same default per MJ (its former name).
+SLA_ENERGY_WEIGHT = SLA_ENERGY_WEIGHT_PER_J * MJ
 
 
 def _miss_rate(t: Tracker) -> float:
@@ -331,14 +333,17 @@ class Fairness(Objective):
         return 0.0 if squares == 0 else 1.0 - float(np.sum(x)) ** 2 / (len(x) * squares)
 
 
-@_register("sla_energy", "miss rate + energy per job in MJ (weight SLA_ENERGY_WEIGHT; needs "
-           "tenants)")
+@_register("sla_energy", "miss rate + weight x energy per job in J (the environment's "
+           "sla_energy_weight_per_j, default 1 per MJ; needs tenants)")
 class SlaEnergy(Objective):
     needs_tenants = True
+    #: Weight per joule of the energy per job; the environment sets its
+    #: ``sla_energy_weight_per_j`` here (:func:`hdrm.env.tenants.env_tenants`).
+    weight_per_j = SLA_ENERGY_WEIGHT_PER_J
 
     def value(self, t: Tracker, final: bool) -> float:
-        per_job = t.energy_j / MJ / t.nb_jobs if t.nb_jobs else 0.0
-        return _miss_rate(t) + SLA_ENERGY_WEIGHT * per_job
+        per_job = t.energy_j / t.nb_jobs if t.nb_jobs else 0.0
+        return _miss_rate(t) + self.weight_per_j * per_job
 
 
 class SlaAccounting:

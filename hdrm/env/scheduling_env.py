@@ -232,6 +232,7 @@ class SchedulingEnv(DecisionLoop, gym.Env):
         self._held: Job | None = None
         self._done = False
         self._window_fits: np.ndarray | None = None
+        self._window: list[Job] | None = None
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -256,7 +257,7 @@ class SchedulingEnv(DecisionLoop, gym.Env):
         self._bind_episode()
         self.observer.reset()
         self._done = not self._advance(self.sim.next_decision())
-        self._window_fits = None  # the state is fixed from here until the next step
+        self._window_fits = self._window = None  # the state is fixed until the next step
         return self.observer.build(), self._info()
 
     def step(self, action):
@@ -272,7 +273,7 @@ class SchedulingEnv(DecisionLoop, gym.Env):
         else:
             alive = self._step_pick(action)
         self._done = not self._advance(alive)
-        self._window_fits = None  # the state is fixed from here until the next step
+        self._window_fits = self._window = None  # the state is fixed until the next step
         reward = self._reward()
         return self.observer.build(), reward, self._done, False, self._info()
 
@@ -309,8 +310,15 @@ class SchedulingEnv(DecisionLoop, gym.Env):
 
     # ------------------------------------------------------------------ helpers for observations
     def window_jobs(self) -> list[Job]:
-        """The first ``window`` queued jobs in submission order."""
-        return self.sim.core.queue[: self.config.window]
+        """The first ``window`` queued jobs in submission order, or in the ``laxity`` order
+        (``window_order``; :meth:`hdrm.env.tenants.Episode.laxity_window`), computed once per
+        decision."""
+        if self.config.window_order == "submission":
+            return self.sim.core.queue[: self.config.window]
+        if self._window is None:
+            self._window = self._sla.laxity_window(self.sim.core.queue, self.sim.now,
+                                                   self.config.window)
+        return self._window
 
     def window_fits(self) -> np.ndarray:
         """:meth:`fits_mask` of :meth:`window_jobs`, computed once per decision (the mask and
