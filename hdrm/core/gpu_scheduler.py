@@ -242,6 +242,23 @@ class GpuDecisionCore:
                 self.committed = None
         return devices
 
+    def start_on(self, job: Job, node: int, placement: str, now: float) -> list[int] | None:
+        """Start one queued task now on a chosen node (the multi-agent environment's placing
+        agent), its GPUs on that node chosen by ``placement``'s within-node rule; its devices,
+        or None (nothing changes) when it does not fit on the node now."""
+        shape = self.shape(job)
+        if not 0 <= node < self.cluster.nb_nodes or not self.cluster.feasible(
+                shape, np.array([node]))[0]:
+            return None
+        placer = self.placer(placement)
+        gpus = placer.placement.choose_gpus(node, shape, self.rng)
+        self.cluster.allocate(node, shape, gpus)
+        devices = self._started(job, shape, node, gpus, now)
+        self.queue.remove(job)
+        if self.committed is job:
+            self.committed = None
+        return devices
+
     def backfill(self, now: float, head: Job, placement: str) -> list[Start]:
         """With ``greedy`` backfilling, start every other queued task that fits (submission
         order); nothing with ``none``."""
@@ -278,7 +295,11 @@ class GpuDecisionCore:
         choice = self.placer(placement).place(shape)
         if choice is None:
             return None
-        node, gpus = choice
+        return self._started(job, shape, choice[0], choice[1], now)
+
+    def _started(self, job: Job, shape: TaskShape, node: int, gpus: tuple[int, ...],
+                 now: float) -> list[int]:
+        """Record a task just allocated on ``node``; its global device ids."""
         model = self.cluster.model_names[self.cluster.model[node]] if gpus else ""
         ids = self.platform.nodes[node].accelerator_ids
         devices = tuple(ids[g] for g in gpus)

@@ -70,19 +70,25 @@ class Placer:
             seen[stale] = version[stale]
         return scores
 
-    def choose(self, shape: TaskShape) -> tuple[int, tuple[int, ...]] | None:
-        """The node and GPUs for the task, or None when it fits nowhere (nothing changes)."""
+    def choose_node(self, shape: TaskShape) -> int | None:
+        """The node for the task (best score, ties by the tie rule), or None when it fits
+        nowhere; nothing changes (a random tie draws from the generator)."""
         scores = self.scores(shape)
         best = scores.max()
         if best == -np.inf:
             return None
         ties = np.flatnonzero(scores == best)
         if len(ties) == 1:
-            node = int(ties[0])
-        elif (self.placement.ties or self.ties) != "random":
-            node = int(ties[np.argmin(self.tie_rank[ties])])
-        else:
-            node = int(ties[self.rng.integers(len(ties))])
+            return int(ties[0])
+        if (self.placement.ties or self.ties) != "random":
+            return int(ties[np.argmin(self.tie_rank[ties])])
+        return int(ties[self.rng.integers(len(ties))])
+
+    def choose(self, shape: TaskShape) -> tuple[int, tuple[int, ...]] | None:
+        """The node and GPUs for the task, or None when it fits nowhere (nothing changes)."""
+        node = self.choose_node(shape)
+        if node is None:
+            return None
         return node, self.placement.choose_gpus(node, shape, self.rng)
 
     def place(self, shape: TaskShape) -> tuple[int, tuple[int, ...]] | None:

@@ -42,7 +42,7 @@ from hdrm.results.overutil import Overutilizations
 from hdrm.results.timeline import TimelineRow
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
 from hdrm.sim.gpu_machine import GpuMachine
-from hdrm.workload.job import Workload
+from hdrm.workload.job import Job, Workload
 
 
 @dataclass(slots=True)
@@ -181,6 +181,15 @@ class GpuSimulation(Simulation):
         """One decision with a GPU policy at the current instant (its name goes in the report)."""
         self._policy_name = pair.name
         return super().decide(pair)
+
+    def place_on(self, job: Job, node: int, placement: str) -> list[Start]:
+        """Start a queued task now on a chosen node, its GPUs there chosen by ``placement``
+        (:meth:`~hdrm.core.gpu_scheduler.GpuDecisionCore.start_on`); empty when it does not
+        fit on the node now (nothing starts)."""
+        devices = self.core.start_on(job, node, placement, self.now)
+        starts: list[Start] = [] if devices is None else [(job, devices)]
+        self._apply(starts)
+        return starts
 
     def _apply(self, starts: list[Start]) -> None:
         self.decisions += 1
