@@ -81,8 +81,8 @@ RULES["hdrm.viz"] = Rule(
 )
 RULES["hdrm.env"] = Rule(
     _up_to("L3") + ("hdrm.env",),
-    _L2_LIBS + ("gymnasium",),
-    "L0-L3, hdrm.env and " + ", ".join(_L2_LIBS + ("gymnasium",)),
+    _L2_LIBS + ("gymnasium", "pettingzoo"),
+    "L0-L3, hdrm.env and " + ", ".join(_L2_LIBS + ("gymnasium", "pettingzoo")),
 )
 RULES["hdrm.agents"] = Rule(
     _up_to("L0") + ("hdrm.agents",),
