@@ -5,15 +5,21 @@ Usage::
     python benchmarks/compare.py --evaluate-only [--json results.json] [--rst docs/results.rst]
         [--models models] [--traces DIR] [--groups protocol,generalisation,hetero]
         [--backend auto|processes|serial|ray] [--max-parallel 2] [--outdir DIR]
+        [--extra-trace NAME=PATH[:PROCS] ...] [--allow-leaky]
     python benchmarks/compare.py            # first trains the missing models of MODEL_COMMANDS (hours)
 
-Rows (:func:`rows`): the 4 protocol rows (Lublin-1 and SDSC-SP2, without and with EASY
-backfilling), the generalisation rows (CTC-SP2 and KTH-SP2 at the test start indices, with the
-models trained on SDSC-SP2) and the heterogeneous rows (``policy_pair`` on platforms/hetero.json,
-objectives average bounded slowdown and energy in MJ). Columns: the queue heuristics under both
-decision semantics, RLScheduler's published values, one column per learner with a model in
-``--models`` (greedy evaluation; a new learner's model appears as a new column), the best
-heuristic, the targets and the utilisation (a table of its own). All protocol settings come from
+Rows (:mod:`benchmarks.compare_rows`): the 4 protocol rows (Lublin-1 and SDSC-SP2, without and
+with EASY backfilling, at RLScheduler's test windows), the generalisation rows (every shipped
+trace and every ``--extra-trace``, at evenly spaced windows, with the models trained on the other
+traces) and the heterogeneous rows (``policy_pair`` on platforms/hetero.json, objectives average
+bounded slowdown and energy in MJ). Columns: the queue heuristics under both decision semantics
+and with predicted run times, RLScheduler's published values, one column per learner (the mean
+over its training seeds, its min-max beside it), the best heuristic, the flags and the targets
+(:mod:`benchmarks.compare_summary`); each row also gets what the mean hides (p95 and max bounded
+slowdown, max wait, makespan, utilisation, share of long waits). A model that records no
+no-leakage rule, or that saw jobs of a row's windows, is refused in one line
+(:mod:`benchmarks.protocol_rule`) unless ``--allow-leaky`` is given; then its column is marked
+``[pre-rule]`` or ``[leaky]`` and never meets a target. All protocol settings come from
 :mod:`benchmarks.protocol`. The Markdown tables are printed, ``--rst`` writes them as list-tables
 and ``--json`` writes ``{"row name": {"column name": value}}``. The models (their training
 commands, how they are found, named and matched to rows) are :mod:`benchmarks.compare_models`,
@@ -47,26 +53,26 @@ from benchmarks.compare_models import (  # noqa: E402,F401 (importable from here
     train_missing,
     training_rows,
 )
+from benchmarks.compare_rows import (  # noqa: E402,F401 (importable from here, as before)
+    BF_LABEL,
+    GROUPS,
+    Row,
+    parse_extra_trace,
+    row_trace_file,
+    rows,
+)
+from benchmarks.compare_summary import (  # noqa: E402,F401
+    TAIL_METRICS,
+    TARGET_FACTOR,
+    seed_mean,
+    spread_text,
+    summarise,
+)
 from benchmarks.evaluation import EvalRun, Execution, run_evaluations  # noqa: E402
 from benchmarks.protocol import Score  # noqa: E402
+from benchmarks.protocol_rule import LEAKY, check_evaluation, test_windows  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 from hdrm.policies.pairs import ALL_PAIRS  # noqa: E402
-
-GROUPS = ("protocol", "generalisation", "hetero")
-BF_LABEL = {"none": "no backfilling", "easy": "EASY backfilling"}
-TARGET_FACTOR = 0.95
-
-
-@dataclass(frozen=True)
-class Row:
-    """One row: where policies are evaluated and which models apply."""
-
-    name: str
-    group: str
-    trace: str
-    model_trace: str
-    backfill: str = "none"
-    objective: str = "avg_bounded_slowdown"
 
 
 @dataclass(frozen=True)
@@ -77,22 +83,7 @@ class Context:
     cache: str
     starts: tuple[int, ...] = protocol.TEST_STARTS
     nb_jobs: int = protocol.SEQUENCE_JOBS
-
-
-def rows(groups: tuple[str, ...] = GROUPS) -> list[Row]:
-    """The rows of the requested groups, in table order."""
-    out = []
-    if "protocol" in groups:
-        out += [Row(f"{protocol.TRACES[t].label}, {BF_LABEL[b]}", "protocol", t, t, b)
-                for b in protocol.BACKFILLS for t in protocol.TRAINABLE]
-    if "generalisation" in groups:
-        out += [Row(f"{protocol.TRACES[t].label} (SDSC-SP2 models), {BF_LABEL[b]}",
-                    "generalisation", t, "sdsc", b) for t in ("ctc", "kth") for b in protocol.BACKFILLS]
-    if "hetero" in groups:
-        unit = {"energy_consumption": " (MJ)"}
-        out += [Row(f"hetero, SDSC-SP2 x{protocol.HETERO_LOAD_FACTOR:g} load, {o}{unit.get(o, '')}",
-                    "hetero", "sdsc", "sdsc", "none", o) for o in protocol.HETERO_OBJECTIVES]
-    return out
+    allow_leaky: bool = False
 
 
 def heuristic_column(policy: str, decision: str) -> str:
@@ -106,10 +97,20 @@ PREDICTED_COLUMNS = tuple(heuristic_column(p, "event") for p in protocol.PREDICT
 
 
 # ---------------------------------------------------------------------------------- evaluation
-def heuristic_run(ctx: Context, trace: str, backfill: str, decision: str, policy: str) -> EvalRun:
-    """The evaluation of a queue heuristic over the test sequences of ``trace``."""
+def heuristic_run(ctx: Context, trace: str, backfill: str, decision: str, policy: str,
+                  row: Row | None = None) -> EvalRun:
+    """The evaluation of a queue heuristic over the test sequences of ``trace`` (or over the
+    windows of a generalisation ``row``)."""
+    if row is not None and row.trace_file:
+        return EvalRun("heuristic", policy, ctx.traces, ctx.cache, row.starts, ctx.nb_jobs,
+                       trace, backfill, decision, trace_file=row.trace_file, procs=row.procs)
     return EvalRun("heuristic", policy, ctx.traces, ctx.cache, ctx.starts, ctx.nb_jobs, trace,
                    backfill, decision)
+
+
+def row_starts(ctx: Context, row: Row) -> tuple[int, ...]:
+    """The start indices of ``row``'s sequences: its own windows, else the context's."""
+    return row.starts or ctx.starts
 
 
 def pair_run(ctx: Context, pair: str) -> EvalRun:
@@ -119,8 +120,9 @@ def pair_run(ctx: Context, pair: str) -> EvalRun:
 
 def model_eval_run(ctx: Context, model: Model, row: Row) -> EvalRun:
     """The evaluation of a model's greedy policy over the row's test sequences."""
-    return evaluation.model_run(model.path, ctx.traces, ctx.cache, ctx.starts, ctx.nb_jobs,
-                                row.trace, row.backfill, row.group, row.objective)
+    return evaluation.model_run(model.path, ctx.traces, ctx.cache, row_starts(ctx, row),
+                                ctx.nb_jobs, row.trace, row.backfill, row.group, row.objective,
+                                row.trace_file, row.procs, ctx.allow_leaky)
 
 
 def heuristic_score(ctx: Context, trace: str, backfill: str, decision: str, policy: str) -> Score:
@@ -143,12 +145,31 @@ def policy_tasks(row: Row, ctx: Context) -> dict[str, EvalRun]:
     """The fixed-policy columns of ``row`` and their evaluations."""
     if row.group == "hetero":
         return {pair: pair_run(ctx, pair) for pair in ALL_PAIRS + protocol.PREDICTED_PAIRS}
-    tasks = {heuristic_column(p, d): heuristic_run(ctx, row.trace, row.backfill, d, p)
+    tasks = {heuristic_column(p, d): heuristic_run(ctx, row.trace, row.backfill, d, p, row)
              for d in protocol.DECISIONS for p in protocol.HEURISTICS}
     tasks.update({heuristic_column(p, "event"): heuristic_run(ctx, row.trace, row.backfill,
-                                                              "event", p)
+                                                              "event", p, row)
                   for p in protocol.PREDICTED_HEURISTICS})
     return tasks
+
+
+def model_cells(row: Row, ctx: Context, models: list[Model]
+                ) -> dict[str, tuple[list[Model], list[EvalRun]]]:
+    """The learner columns of ``row``: their models (one per seed) and evaluations.
+
+    Raises:
+        ConfigError: a model records no no-leakage rule or saw jobs of the row's windows
+            (without ``ctx.allow_leaky``; one line naming the model file and the overlap).
+    """
+    windows = test_windows(row_starts(ctx, row), ctx.nb_jobs)
+    trace_file = row_trace_file(row, ctx.traces)
+    out: dict[str, tuple[list[Model], list[EvalRun]]] = {}
+    for col, group in models_for(row, models).items():
+        marks = {check_evaluation(m.path, m.meta, trace_file, windows, ctx.allow_leaky)
+                 for m in group}
+        name = f"{col} [{LEAKY}]" if LEAKY in marks else col
+        out[name] = (group, [model_eval_run(ctx, m, row) for m in group])
+    return out
 
 
 def build_table(row_list: list[Row], ctx: Context, models: list[Model],
@@ -156,74 +177,61 @@ def build_table(row_list: list[Row], ctx: Context, models: list[Model],
                 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """Evaluate everything; returns the table ``{row: {column: value}}`` and cell provenance notes.
 
-    ``execution`` may be a number of worker processes (the former ``jobs`` argument).
+    ``execution`` may be a number of worker processes (the former ``jobs`` argument). Besides
+    ``{row}``, each row has ``{row} [metric]`` lines for the metrics of :data:`TAIL_METRICS`.
     """
     if isinstance(execution, int):
         execution = Execution(max_parallel=execution)
-    keys, runs = [], []
+    plan: list[tuple[Row, dict[str, EvalRun], dict[str, tuple[list[Model], list[EvalRun]]]]] = []
+    runs: list[EvalRun] = []
     for row in row_list:
-        cells = dict(policy_tasks(row, ctx))
-        cells.update({col: model_eval_run(ctx, m, row)
-                      for col, m in models_for(row, models).items()})
-        for col, run in cells.items():
-            keys.append((row, col, len(runs)))  # hetero pairs are shared by both objectives:
-            runs.append(run)                    # the same run, evaluated once
-    scores = run_evaluations(runs, execution)
+        fixed, learned = policy_tasks(row, ctx), model_cells(row, ctx, models)
+        plan.append((row, fixed, learned))
+        runs += list(fixed.values()) + [r for _, rs in learned.values() for r in rs]
+    scores = dict(zip([r.name for r in runs], run_evaluations(runs, execution)))
     table: dict[str, dict[str, Any]] = {}
     notes: dict[str, str] = {}
-    for row, col, index in keys:
-        table.setdefault(row.name, {})[col] = scores[index].value(row.objective)
-        table.setdefault(f"{row.name} [utilisation]", {})[col] = scores[index].utilisation
-    for row in row_list:
-        for col, model in models_for(row, models).items():
-            st = model.setting
-            notes[f"{row.name} / {col}"] = (
-                f"{Path(model.path).name} (trained on {protocol.TRACES[st['trace']].label}, "
-                f"{BF_LABEL[st['backfill']]}, {st['mode']}, pick {st.get('pick', 'env')})")
-        summarise(row, table[row.name], list(models_for(row, models)))
+    for row, fixed, learned in plan:
+        cells = {col: scores[run.name] for col, run in fixed.items()}
+        per_seed = {col: [scores[r.name] for r in rs] for col, (_, rs) in learned.items()}
+        cells.update({col: seed_mean(values) for col, values in per_seed.items()})
+        fill_row(table, row, cells, per_seed)
+        notes.update({f"{row.name} / {col}": model_note(group)
+                      for col, (group, _) in learned.items()})
     return table, notes
 
 
+def model_note(group: list[Model]) -> str:
+    """Which model files gave a learner cell, and their training setting."""
+    st = group[0].setting
+    files = ", ".join(Path(m.path).name for m in group)
+    return (f"{files} (trained on {protocol.TRACES[st['trace']].label}, "
+            f"{BF_LABEL[st['backfill']]}, {st['mode']}, pick {st.get('pick', 'env')})")
+
+
+def fill_row(table: dict[str, dict[str, Any]], row: Row, cells: dict[str, Score],
+             per_seed: dict[str, list[Score]]) -> None:
+    """Write a row's values (a learner's mean over seeds, its min-max beside it), its tail
+    lines and its summary cells into ``table``."""
+    main: dict[str, Any] = {}
+    for col, score in cells.items():
+        main[col] = score.value(row.objective)
+        if col in per_seed:
+            main[f"{col} [min-max]"] = spread_text([s.value(row.objective) for s in per_seed[col]])
+    tail = {metric: {col: getattr(sc, metric) for col, sc in cells.items()}
+            for metric in TAIL_METRICS}
+    table[row.name] = main
+    for metric, values in tail.items():
+        table[f"{row.name} [{metric}]"] = dict(values)
+    learners = list(per_seed)
+    eligible = [c for c in learners if "[pre-rule]" not in c and f"[{LEAKY}]" not in c]
+    seeds = {col: len(values) for col, values in per_seed.items()}
+    summarise(row, main, learners, eligible, seeds, tail, reference_columns(row))
+
+
 def reference_columns(row: Row) -> tuple[str, ...]:
-    """The row's predicted-run-time columns: reported, never among the targets' heuristics."""
+    """The row's predicted-run-time columns (among the best heuristic's candidates)."""
     return protocol.PREDICTED_PAIRS if row.group == "hetero" else PREDICTED_COLUMNS
-
-
-def summarise(row: Row, cells: dict[str, Any], learners: list[str]) -> None:
-    """Add the published values, the best heuristic, the targets and whether they are met.
-
-    The targets' heuristics are the issue's five (requested run times) on the protocol and
-    generalisation rows, HDeepRM's 36 pairs on the heterogeneous rows; the best of the
-    predicted-run-time columns (:func:`reference_columns`) is reported beside them, with whether
-    the best learner beats it.
-    """
-    predicted = {c: cells[c] for c in reference_columns(row) if c in cells}
-    fixed = {c: v for c, v in cells.items() if c not in learners and c not in predicted}
-    if row.group == "protocol":
-        for name, value in protocol.PUBLISHED[(row.trace, row.backfill)].items():
-            cells[f"{name} (RLScheduler, published)"] = value
-    best_col = min(fixed, key=fixed.get)
-    cells["best heuristic"] = fixed[best_col]
-    cells["best heuristic name"] = best_col
-    if predicted:
-        best_pred = min(predicted, key=predicted.get)
-        cells["best predicted-time heuristic"] = predicted[best_pred]
-        cells["best predicted-time heuristic name"] = best_pred
-    if learners:
-        best_learner = min(learners, key=lambda c: cells[c])
-        cells["best learner"] = cells[best_learner]
-        cells["best learner name"] = best_learner
-        if predicted:
-            cells["best learner beats predicted-time heuristics"] = bool(
-                cells["best learner"] < predicted[best_pred])
-    if row.group == "protocol":
-        cells[f"target ({TARGET_FACTOR} x best heuristic)"] = TARGET_FACTOR * fixed[best_col]
-        ppo = protocol.PUBLISHED[(row.trace, row.backfill)]["PPO"]
-        if learners:
-            cells["target met"] = bool(cells["best learner"] <= TARGET_FACTOR * fixed[best_col]
-                                       and cells["best learner"] <= ppo)
-    elif row.group == "hetero" and learners:
-        cells["target met"] = bool(cells["best learner"] < fixed[best_col])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -245,6 +253,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--groups", default=",".join(GROUPS))
     p.add_argument("--starts", help="comma-separated start indices (default: the test ones)")
     p.add_argument("--nb-jobs", type=int, default=protocol.SEQUENCE_JOBS, help="jobs per sequence")
+    p.add_argument("--extra-trace", action="append", default=[], metavar="NAME=PATH[:PROCS]",
+                   help="add a generalisation row for this SWF trace (PROCS: processors, "
+                        "default its MaxProcs); repeatable")
+    p.add_argument("--allow-leaky", action="store_true",
+                   help="evaluate models trained before the no-leakage rule or on jobs of a "
+                        "row's windows (legacy studies): their columns are marked and never "
+                        "meet a target")
     a = p.parse_args(argv)
     groups = tuple(g.strip() for g in a.groups.split(",") if g.strip())
     try:
@@ -254,9 +269,10 @@ def main(argv: list[str] | None = None) -> int:
         starts = tuple(int(s) for s in a.starts.split(",")) if a.starts else protocol.TEST_STARTS
         if not a.evaluate_only:
             train_missing(Path(a.models), a.traces)
-        ctx = Context(a.traces, a.cache, starts, a.nb_jobs)
+        extra = [parse_extra_trace(text) for text in a.extra_trace]
+        ctx = Context(a.traces, a.cache, starts, a.nb_jobs, a.allow_leaky)
         models = discover_models(a.models)
-        row_list = rows(groups)
+        row_list = rows(groups, a.traces, extra, len(starts), a.nb_jobs)
         table, notes = build_table(row_list, ctx, models,
                                    Execution(a.backend, a.max_parallel, a.outdir))
     except HdrmError as exc:
@@ -264,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     table.update(training_rows(models))
     grouped = {g: [r.name for r in row_list if r.group == g] for g in GROUPS}
-    parts = tables.sections(table, grouped)
+    parts = tables.sections(table, grouped, TAIL_METRICS)
     print("\n".join(tables.markdown(t, g) for t, g in parts))
     commands = {Path(m.path).name: m.meta.get("training", {}).get("command", "") for m in models}
     if a.rst:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchmarks import protocol
+from benchmarks.protocol_rule import PRE_RULE
 from hdrm.errors import ConfigError
 from hdrm.policies.pairs import PAIR_JOB_SELECTIONS
 
@@ -36,7 +37,9 @@ _HETERO = ["--mode", "policy_pair", "--platform", "platforms/hetero.json", "--tr
            "--learner", "ppo", "--seed", "0"]
 #: HDeepRM's six job selections and the three with predicted run times.
 _PRED_SELECTIONS = ",".join(PAIR_JOB_SELECTIONS + protocol.PREDICTED_HEURISTICS)
-_NINE_STARTS = ",".join(str(s) for s in protocol.trace_spec("sdsc").validation_starts)
+#: The nine validation starts of the pre-rule hetero models (10,000 to 58,000 every 6,000: most lie
+#: in today's SDSC-SP2 training range, so these commands no longer run under the rule).
+_NINE_STARTS = ",".join(str(s) for s in range(10_000, 58_001, 6_000))
 #: The documented training commands of the shipped models (``compare.py`` without
 #: ``--evaluate-only`` runs those whose model is missing and whose learner is registered).
 MODEL_COMMANDS: dict[str, list[str]] = {
@@ -87,6 +90,11 @@ class Model:
         """The training setting (trace, backfill, decision, mode, objective, pick ...)."""
         return self.meta["setting"]
 
+    @property
+    def has_rule(self) -> bool:
+        """Whether the model records the no-leakage rule it was trained under."""
+        return isinstance(self.meta.get("rule"), dict)
+
 
 def discover_models(models_dir: str | Path) -> list[Model]:
     """The benchmark models in ``models_dir`` (``*.pt`` written by ``benchmarks/train.py``).
@@ -113,12 +121,14 @@ def discover_models(models_dir: str | Path) -> list[Model]:
 
 def learner_column(meta: dict[str, Any]) -> str:
     """A model's column: ``"PPO-kernel (event)"``; a ``policy_pair`` learner given other pairs
-    than HDeepRM's 36 gets its own column, ``"PPO-mlp, 54 pairs (event)"``."""
+    than HDeepRM's 36 gets its own column, ``"PPO-mlp, 54 pairs (event)"``; a model that records
+    no no-leakage rule is marked ``"[pre-rule]"`` (trained before the rule)."""
     setting = meta["setting"]
     pairs = ""
     if setting["mode"] == "policy_pair" and setting.get("job_selections"):
         pairs = f", {_pair_count(setting)} pairs"
-    return f"{meta['label']}{pairs} ({setting['decision']})"
+    mark = "" if isinstance(meta.get("rule"), dict) else f" [{PRE_RULE}]"
+    return f"{meta['label']}{pairs} ({setting['decision']}){mark}"
 
 
 def _pair_count(setting: dict[str, Any]) -> int:
@@ -126,21 +136,41 @@ def _pair_count(setting: dict[str, Any]) -> int:
     return len(protocol.hetero_pairs(setting.get("job_selections")))
 
 
-def models_for(row: Row, models: list[Model]) -> dict[str, Model]:
-    """The model of each learner column that applies to ``row`` (same backfilling preferred)."""
-    chosen: dict[str, Model] = {}
+def _fits(row: Row, setting: dict[str, Any]) -> bool:
+    """Whether a model of ``setting`` has a cell in ``row``: hetero rows take the ``policy_pair``
+    models of their objective, protocol rows the ``job_pick`` models of their trace and
+    generalisation rows those of every other trace."""
+    if row.group == "hetero":
+        return setting["mode"] == "policy_pair" and setting["objective"] == row.objective
+    if setting["mode"] != "job_pick":
+        return False
+    if row.group == "generalisation":
+        return setting["trace"] != row.trace
+    return setting["trace"] == row.model_trace
+
+
+def models_for(row: Row, models: list[Model]) -> dict[str, list[Model]]:
+    """The models (one per training seed) of each learner column that applies to ``row``.
+
+    Models of one column trained with the row's backfilling are preferred to others; on
+    generalisation rows the column names the training trace (``"PPO-kernel (event), from
+    Lublin-1"``).
+    """
+    groups: dict[tuple[str, str], list[Model]] = {}
     for model in models:
         st = model.setting
-        if row.group == "hetero":
-            fits = st["mode"] == "policy_pair" and st["objective"] == row.objective
-        else:
-            fits = st["mode"] == "job_pick" and st["trace"] == row.model_trace
-        if not fits:
+        if not _fits(row, st):
             continue
-        old = chosen.get(model.column)
-        if old is None or (old.setting["backfill"] != row.backfill
-                           and st["backfill"] == row.backfill):
-            chosen[model.column] = model
+        column = model.column
+        if row.group == "generalisation":
+            base, mark = (column[: -len(PRE_RULE) - 3], column[-len(PRE_RULE) - 3:]) \
+                if column.endswith(f" [{PRE_RULE}]") else (column, "")
+            column = f"{base}, from {protocol.TRACES[st['trace']].label}{mark}"
+        groups.setdefault((column, st["backfill"]), []).append(model)
+    chosen: dict[str, list[Model]] = {}
+    for (column, backfill), group in groups.items():
+        if column not in chosen or backfill == row.backfill:
+            chosen[column] = sorted(group, key=lambda m: int(m.setting.get("seed", 0)))
     return chosen
 
 
@@ -160,8 +190,18 @@ def training_rows(models: list[Model]) -> dict[str, dict[str, Any]]:
             "env steps": tr.get("env_steps"), "episodes": tr.get("episodes"),
             "best at (env steps)": tr.get("best_env_steps"),
             "best validation": tr.get("best_validation"), "command": tr.get("command", ""),
+            "jobs seen (no-leakage rule)": _rule_text(model.meta.get("rule")),
         }
     return out
+
+
+def _rule_text(rule: Any) -> str:
+    """The jobs a model trained and validated on, or that it was trained before the rule."""
+    if not isinstance(rule, dict):
+        return "trained before the no-leakage rule"
+    train, val = rule["train_jobs"], rule["validation_jobs"]
+    return (f"training [{train[0]}, {train[1]}), validation [{val[0]}, {val[1]}) of "
+            f"{rule['trace_file']}")
 
 
 def _actions(setting: dict[str, Any]) -> str:

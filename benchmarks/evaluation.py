@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from benchmarks import protocol
 from benchmarks.protocol import Score
+from benchmarks.protocol_rule import check_evaluation, test_windows
 from hdrm.distributed.runner import table_row
 from hdrm.distributed.sweep import choose_backend, run_pending
 from hdrm.errors import ConfigError
@@ -50,6 +51,13 @@ class EvalRun:
         group: the table row's group (``model``: ``hetero`` or not).
         objective: the row's objective (``model`` on the heterogeneous rows).
         model_digest: SHA-256 of the model file (``model``), so a retrained model is run again.
+        trace_file: the SWF file of a generalisation row ("" : the trace key's file and its test
+            region).
+        procs: processors of the homogeneous platform (0: the trace's MaxProcs).
+        allow_leaky: evaluate a model even if it saw jobs of these sequences or records no
+            no-leakage rule (``--allow-leaky``; the table marks such cells).
+        metrics: version of the scored metrics (2: the tail of :class:`Score`), so evaluations
+            kept by an older version are run again.
     """
 
     kind: Kind
@@ -64,6 +72,10 @@ class EvalRun:
     group: str = ""
     objective: str = ""
     model_digest: str = ""
+    trace_file: str = ""
+    procs: int = 0
+    allow_leaky: bool = False
+    metrics: int = 2
 
     @property
     def name(self) -> str:
@@ -155,11 +167,37 @@ def score_of(row: dict[str, float]) -> Score:
 
 
 def model_run(path: str, traces: str, cache: str, starts: tuple[int, ...], nb_jobs: int,
-              trace: str, backfill: str, group: str, objective: str) -> EvalRun:
+              trace: str, backfill: str, group: str, objective: str, trace_file: str = "",
+              procs: int = 0, allow_leaky: bool = False) -> EvalRun:
     """The :class:`EvalRun` of a model file on a row (its content's digest included)."""
     content = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return EvalRun("model", str(Path(path).resolve()), traces, cache, starts, nb_jobs, trace,
-                   backfill, "event", group, objective if group == "hetero" else "", content)
+                   backfill, "event", group, objective if group == "hetero" else "", content,
+                   trace_file, procs, allow_leaky)
+
+
+def source_file(run: EvalRun) -> str:
+    """The SWF file ``run``'s sequences come from (SDSC-SP2's for the heterogeneous workload)."""
+    if run.trace_file:
+        return run.trace_file
+    return str(protocol.trace_path("sdsc" if run.kind == "pair" or run.group == "hetero"
+                                   else run.trace, run.traces))
+
+
+def sequences_of(run: EvalRun) -> list[Any]:
+    """The sequences of a homogeneous-trace run: its test sequences, or its row's windows."""
+    if run.trace_file:
+        return protocol.file_sequences(run.trace_file, run.starts, run.nb_jobs)
+    return protocol.eval_sequences(run.trace, run.traces, run.starts, run.nb_jobs)
+
+
+def platform_of(run: EvalRun) -> Platform:
+    """The homogeneous platform of a run: ``procs`` processors, else the trace's MaxProcs."""
+    if run.procs > 0:
+        return Platform.homogeneous(run.procs)
+    trace = (protocol.load_trace_file(run.trace_file) if run.trace_file
+             else protocol.load_trace(run.trace, run.traces))
+    return Platform.homogeneous(trace.nb_res)
 
 
 def evaluate(run: EvalRun) -> Score:
@@ -175,8 +213,8 @@ def evaluate(run: EvalRun) -> Score:
 
 def heuristic_score(run: EvalRun) -> Score:
     """Mean score of a queue heuristic over the test sequences of ``run.trace``."""
-    seqs = protocol.eval_sequences(run.trace, run.traces, run.starts, run.nb_jobs)
-    platform = Platform.homogeneous(protocol.load_trace(run.trace, run.traces).nb_res)
+    seqs = sequences_of(run)
+    platform = platform_of(run)
     config = protocol.sim_config(run.backfill, run.decision)
     return Score.mean(protocol.run_policy(platform, w, run.policy, config) for w in seqs)
 
@@ -200,6 +238,8 @@ def model_score(run: EvalRun) -> Score:
 
     torch.set_num_threads(1)
     meta = read_checkpoint(run.policy)["options"]
+    windows = test_windows(run.starts, run.nb_jobs)
+    check_evaluation(run.policy, meta, source_file(run), windows, run.allow_leaky)
     setting = meta["setting"]
     if run.group == "hetero":
         workload = protocol.hetero_workload_file(run.traces, run.cache)
@@ -211,7 +251,8 @@ def model_score(run: EvalRun) -> Score:
             run.trace, run.traces, run.backfill, setting["decision"], nb_jobs=run.nb_jobs,
             window=setting.get("window") or protocol.WINDOW,
             observation=setting.get("observation", "job_window"),
-            reservation=setting.get("reservation", "fcfs"))
+            reservation=setting.get("reservation", "fcfs"), workload_file=run.trace_file,
+            procs=run.procs)
     env = SchedulingEnv(config=config)
     agent_config = dict(meta["agent"], run="test")
     cls = get_agent_class(meta["learner"], f"{run.policy}: learner")

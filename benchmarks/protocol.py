@@ -6,36 +6,36 @@ setting it was trained for:
 * the traces (:data:`TRACES`) and how they are read: RLScheduler's loader conventions,
   homogeneous processors (the trace's MaxProcs), jobs run their trace run time (no walltime kill);
 * the test sequences: 1,024 jobs at RLScheduler's 10 start indices, each on an empty cluster
-  (SDSC-SP2 within its first 10,000 jobs); the validation sequences (held out from training and
-  never a test sequence) and the pool of training start indices (:func:`training_starts`);
+  (SDSC-SP2 within its first 10,000 jobs); the no-leakage rule of each trainable trace (a training
+  range and a validation range of jobs, disjoint from each other and from every test window,
+  :class:`TraceSpec` and :mod:`benchmarks.protocol_rule`) and the pool of training start indices
+  in it (:func:`training_starts`);
 * the heterogeneous setting: ``platforms/hetero.json`` (384 cores), the hdeeprm contention model
   and an SDSC-SP2-derived workload (:func:`hetero_workload_file`): requirements attached with a
   fixed seed and submission times divided by :data:`HETERO_LOAD_FACTOR` (the platform has three
   times the trace's 128 processors, so the offered load stays that of the trace);
-* how a run is scored (:class:`Score`: average bounded slowdown, utilisation, energy) for a fixed
+* how a run is scored (:class:`Score`, :mod:`benchmarks.protocol_score`: average bounded
+  slowdown, utilisation, energy and the tail the mean hides) for a fixed
   policy (:func:`run_policy`) and for an agent driving the environment (:func:`run_agent`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
+from benchmarks.protocol_score import Score, score_result  # noqa: F401 (importable from here)
 from hdrm.env import EnvConfig, SchedulingEnv
 from hdrm.errors import ConfigError
 from hdrm.platform.loader import load_platform
 from hdrm.platform.model import Platform
 from hdrm.policies.pairs import ALL_PAIRS, PAIR_CORE_SELECTIONS
 from hdrm.registry import suggest
-from hdrm.results.metrics import avg_bounded_slowdown, avg_utilization
-from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
-from hdrm.sim.outputs import job_results
+from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.workload.batsim_json import read_batsim_json, write_batsim_json
 from hdrm.workload.job import Workload
 from hdrm.workload.load import scale_arrivals
@@ -73,52 +73,54 @@ PREDICTED_PAIRS = tuple(f"{j}-{c}" for j in PREDICTED_HEURISTICS for c in PAIR_C
 
 @dataclass(frozen=True)
 class TraceSpec:
-    """One trace of the benchmark.
+    """One trace of the benchmark and its no-leakage rule (:mod:`benchmarks.protocol_rule`).
 
     Attributes:
         key: command-line name (``--trace``).
         label: name in tables (RLScheduler's).
         file: SWF file in the traces folder.
         test_region_jobs: the test sequences lie in the first this many jobs.
-        train_from: training and validation sequences start at or after this index (0: anywhere
-            but the test and validation start indices; ``test_region_jobs``: no test job is ever
-            in a training sequence).
-        validation_starts: start indices of the validation sequences (never test sequences).
+        train_range: ``(first, end)`` job indices (end excluded; None: the trace's end) that
+            training sequences are drawn from; None: the trace is for evaluation only.
+        validation_range: ``(first, end)`` job indices of the validation sequences.
+        validation_starts: start indices of the validation sequences (inside ``validation_range``).
+        validation_jobs: jobs per validation sequence, at most (a training run with shorter
+            episodes validates on sequences as long as its episodes).
     """
 
     key: str
     label: str
     file: str
     test_region_jobs: int
-    train_from: int
-    validation_starts: tuple[int, ...]
+    train_range: tuple[int, int | None] | None = None
+    validation_range: tuple[int, int] | None = None
+    validation_starts: tuple[int, ...] = ()
+    validation_jobs: int = SEQUENCE_JOBS
 
 
 TRACES: dict[str, TraceSpec] = {
     spec.key: spec
     for spec in (
-        # Lublin-1 has 10,000 jobs and the test sequences cover most of it: training samples any
-        # start index but the test and validation ones (sequences may overlap test jobs, as in
-        # RLScheduler; a test sequence itself is never trained on).
-        TraceSpec("lublin", "Lublin-1", "lublin_256.swf.gz", 10_000, 0, (400, 1300, 6300, 8960)),
-        # SDSC-SP2: test sequences in the first 10,000 jobs. As on Lublin-1 (and in RLScheduler,
-        # which trained on the whole trace), training samples any start index but the test and
-        # validation ones: its sequences may hold test jobs, never a whole test sequence. The
-        # validation sequences lie outside the test region, evenly spaced over the rest of the
-        # trace: nine, because a few overloaded sequences dominate SDSC-SP2's mean.
-        TraceSpec("sdsc", "SDSC-SP2", "SDSC-SP2-1998-4.2-cln.swf.gz", 10_000, 0,
-                  tuple(range(10_000, 58_001, 6_000))),
+        # Lublin-1 has 10,000 jobs and the test sequences cover [1981, 6252) and [7085, 9874):
+        # training draws from the jobs before the first test window, validation uses the gap
+        # [6252, 7085) (833 jobs: two sequences of 416).
+        TraceSpec("lublin", "Lublin-1", "lublin_256.swf.gz", 10_000, (0, 1981), (6252, 7085),
+                  (6252, 6668), 416),
+        # SDSC-SP2: test sequences in the first 10,000 jobs; validation on nine 1,024-job
+        # sequences in [10,000, 20,000) (a few overloaded sequences dominate the trace's mean, so
+        # fewer would pick models by luck), training on the rest of the trace. The heterogeneous
+        # rows use the same indices of the SDSC-SP2-derived workload, so the same rule.
+        TraceSpec("sdsc", "SDSC-SP2", "SDSC-SP2-1998-4.2-cln.swf.gz", 10_000, (20_000, None),
+                  (10_000, 20_000), tuple(range(10_000, 18_801, 1_100))),
         # Generalisation traces: evaluation only.
-        TraceSpec("ctc", "CTC-SP2", "CTC-SP2-1996-3.1-cln.swf.gz", 10_000, 10_000, ()),
-        TraceSpec("kth", "KTH-SP2", "KTH-SP2-1996-2.1-cln.swf.gz", 10_000, 10_000, ()),
+        TraceSpec("ctc", "CTC-SP2", "CTC-SP2-1996-3.1-cln.swf.gz", 10_000),
+        TraceSpec("kth", "KTH-SP2", "KTH-SP2-1996-2.1-cln.swf.gz", 10_000),
+        TraceSpec("sdsc-par", "SDSC-Par", "SDSC-Par-1996-3.1-cln.swf.gz", 10_000),
+        TraceSpec("nasa", "NASA-iPSC", "NASA-iPSC-1993-3.1-cln.swf.gz", 10_000),
+        TraceSpec("llnl", "LLNL-Atlas", "LLNL-Atlas-2006-2.1-cln.swf.gz", 10_000),
     )
 }
 TRAINABLE = ("lublin", "sdsc")
-#: The heterogeneous rows (``policy_pair`` on the SDSC-SP2-derived workload) keep no test job in
-#: training at all: training and validation start at or after job 10,000, with four validation
-#: sequences (their own setting, not RLScheduler's protocol).
-HETERO_SPEC = TraceSpec("sdsc", "SDSC-SP2", "SDSC-SP2-1998-4.2-cln.swf.gz", 10_000, 10_000,
-                        (15_000, 27_000, 39_000, 51_000))
 
 #: RLScheduler's published averages (commit-to-pick semantics; PROVENANCE.md), per (trace, backfill).
 PUBLISHED: dict[tuple[str, str], dict[str, float]] = {
@@ -159,6 +161,19 @@ def load_trace(key: str, traces_dir: str) -> Workload:
     return read_swf(trace_path(key, traces_dir), conventions="rlscheduler")
 
 
+@lru_cache(maxsize=8)
+def load_trace_file(path: str) -> Workload:
+    """A whole SWF trace read as RLScheduler's loader keeps it (cached; do not mutate it)."""
+    return read_swf(path, conventions="rlscheduler")
+
+
+def file_sequences(path: str, starts: Sequence[int], nb_jobs: int = SEQUENCE_JOBS
+                   ) -> list[Workload]:
+    """Sequences of ``nb_jobs`` jobs at ``starts`` anywhere in the trace file ``path``."""
+    trace = load_trace_file(path)
+    return [sequence(trace, int(s), nb_jobs) for s in starts]
+
+
 def eval_sequences(key: str, traces_dir: str, starts: Sequence[int] = TEST_STARTS,
                    nb_jobs: int = SEQUENCE_JOBS) -> list[Workload]:
     """The test sequences of ``key`` (each shifted to start at time 0).
@@ -173,50 +188,30 @@ def eval_sequences(key: str, traces_dir: str, starts: Sequence[int] = TEST_START
 
 
 def training_spec(key: str, mode: str = "job_pick") -> TraceSpec:
-    """Where training of ``key`` samples and validates: the trace's spec in ``job_pick`` mode,
-    :data:`HETERO_SPEC` in ``policy_pair`` mode."""
-    return HETERO_SPEC if mode == "policy_pair" else trace_spec(key)
+    """Where training of ``key`` samples and validates: the trace's spec, in both modes (the
+    heterogeneous workload keeps the indices of the trace it is derived from)."""
+    del mode  # one rule for every learner and row
+    return trace_spec(key)
 
 
 def training_starts(key: str, nb_trace_jobs: int, nb_jobs: int = SEQUENCE_JOBS,
                     mode: str = "job_pick") -> np.ndarray:
-    """Start indices training may sample: never a test or validation start (see :class:`TraceSpec`)."""
+    """Start indices training may sample: every sequence of ``nb_jobs`` jobs inside the trace's
+    training range (:class:`TraceSpec`), so none shares a job with a test or validation sequence.
+
+    Raises:
+        ConfigError: the trace is for evaluation only, or its training range is too short.
+    """
+    from benchmarks.protocol_rule import range_starts, resolve
+
     spec = training_spec(key, mode)
-    starts = np.arange(spec.train_from, nb_trace_jobs - nb_jobs + 1)
-    excluded = np.array(TEST_STARTS + spec.validation_starts)
-    return starts[~np.isin(starts, excluded)]
+    if spec.train_range is None:
+        raise ConfigError(f"--trace: {key!r} is for evaluation only; train on one of: "
+                          f"{', '.join(TRAINABLE)}")
+    return range_starts(resolve(spec.train_range, nb_trace_jobs), nb_jobs, "training range")
 
 
 # ---------------------------------------------------------------------------------- scoring
-@dataclass(frozen=True)
-class Score:
-    """What a run is judged by: average bounded slowdown, utilisation, energy (MJ)."""
-
-    bsld: float
-    utilisation: float
-    energy_mj: float
-
-    def value(self, objective: str) -> float:
-        """The value of ``objective``: energy (MJ) for energy_consumption, else bounded slowdown."""
-        return self.energy_mj if objective == "energy_consumption" else self.bsld
-
-    @staticmethod
-    def mean(scores: Iterable["Score"]) -> "Score":
-        """The field-wise mean of ``scores``."""
-        items = list(scores)
-        if not items:
-            return Score(math.nan, math.nan, math.nan)
-        return Score(*(float(np.mean([getattr(s, f.name) for s in items]))
-                       for f in dataclasses.fields(Score)))
-
-
-def score_result(result: SimulationResult) -> Score:
-    """Score a finished simulation."""
-    rows = job_results(result)
-    return Score(avg_bounded_slowdown(rows), avg_utilization(rows, result.platform.nb_cores),
-                 result.energy_j / 1e6)
-
-
 def sim_config(backfilling: str, decision: str, contention: str = "none") -> SimulationConfig:
     """The engine settings of the protocol (no walltime kill, no timeline)."""
     return SimulationConfig(contention=contention, backfilling=backfilling, decision=decision,
@@ -299,11 +294,14 @@ def run_agent(agent: Any, env: SchedulingEnv, start: int, seed: int = 0,
 def protocol_env_config(key: str, traces_dir: str | Path, backfilling: str = "none",
                         decision: str = "event", window: int = WINDOW,
                         nb_jobs: int = SEQUENCE_JOBS, observation: str = "job_window",
-                        reservation: str = "fcfs") -> EnvConfig:
-    """The ``job_pick`` environment of the protocol on trace ``key``."""
+                        reservation: str = "fcfs", workload_file: str = "", procs: int = 0
+                        ) -> EnvConfig:
+    """The ``job_pick`` environment of the protocol on trace ``key`` (or on ``workload_file``
+    with ``procs`` processors, 0: its MaxProcs)."""
     return EnvConfig(
         observation=observation, reservation=reservation,
-        workload_file=str(trace_path(key, traces_dir)), platform_file=None, homogeneous_procs=-1,
+        workload_file=workload_file or str(trace_path(key, traces_dir)), platform_file=None,
+        homogeneous_procs=procs if procs > 0 else -1,
         nb_jobs=nb_jobs, conventions="rlscheduler", objective="avg_bounded_slowdown",
         mode="job_pick", window=window, backfilling=backfilling, contention="none",
         decision=decision, kill_on_walltime=False,

@@ -19,23 +19,35 @@ def fmt(value: Any) -> str:
     return "n/a" if value is None or value == "" else str(value)
 
 
+#: Summary columns, shown after the policies' columns whatever row introduced them.
+_SUMMARY_PREFIXES = ("best ", "target", "flags")
+
+
 def columns_of(table: dict[str, dict[str, Any]], names: list[str]) -> list[str]:
-    """The union of the columns of rows ``names``, in first-seen order."""
+    """The union of the columns of rows ``names``, in first-seen order, summary columns
+    (published values, best ..., flags, targets) last."""
     cols: dict[str, None] = {}
     for name in names:
         cols.update(dict.fromkeys(table[name]))
-    return list(cols)
+    return sorted(cols, key=_is_summary)  # stable: first-seen order within each part
 
 
-def sections(table: dict[str, dict[str, Any]], grouped: dict[str, list[str]]
-             ) -> list[tuple[str, list[list[str]]]]:
+def _is_summary(column: str) -> bool:
+    return column.startswith(_SUMMARY_PREFIXES) or column.endswith("(RLScheduler, published)")
+
+
+def sections(table: dict[str, dict[str, Any]], grouped: dict[str, list[str]],
+             tail: dict[str, str] | None = None) -> list[tuple[str, list[list[str]]]]:
     """The tables to print: (title, header + body rows of text cells).
 
     Args:
-        table: ``{row: {column: value}}`` (utilisation rows are ``"<row> [utilisation]"``,
+        table: ``{row: {column: value}}`` (a row's tail lines are ``"<row> [metric]"``,
             training rows ``"training: <model file>"``).
         grouped: the row names of each group (``protocol``, ``generalisation``, ``hetero``).
+        tail: ``{metric: label}`` of the tail lines: each row gets a table of its own, one line
+            per policy (default: utilisation only).
     """
+    tail = tail or {"utilisation": "utilisation"}
     out = []
     titles = {"protocol": "Protocol rows: average bounded slowdown (lower is better)",
               "generalisation": "Generalisation rows: average bounded slowdown",
@@ -47,13 +59,24 @@ def sections(table: dict[str, dict[str, Any]], grouped: dict[str, list[str]]
             out.append((titles[group], _grid(table, columns_of(table, names), names, True)))
         else:
             out.append((titles[group], _grid(table, names, columns_of(table, names), False)))
-        util = [f"{n} [utilisation]" for n in names]
-        out.append((f"Utilisation, {group} rows", _grid(table, util, columns_of(table, util), False)))
+        out += [(f"What the mean hides: {name}", tail_grid(table, name, tail)) for name in names]
     train = [n for n in table if n.startswith("training: ")]
     if train:
         cols = [c for c in columns_of(table, train) if c != "command"]
         out.append(("Learners: setting and training cost", _grid(table, train, cols, False)))
     return out
+
+
+def tail_grid(table: dict[str, dict[str, Any]], name: str, tail: dict[str, str]
+              ) -> list[list[str]]:
+    """One line per policy of row ``name``: its mean, then each tail metric."""
+    lines = [m for m in tail if f"{name} [{m}]" in table]
+    policies = list(table[f"{name} [{lines[0]}]"]) if lines else []
+    grid = [["", "mean"] + [tail[m] for m in lines]]
+    for policy in policies:
+        grid.append([policy, fmt(table[name].get(policy))]
+                    + [fmt(table[f"{name} [{m}]"].get(policy)) for m in lines])
+    return grid
 
 
 def _grid(table: dict[str, dict[str, Any]], lines: list[str], cols: list[str], transposed: bool
@@ -99,5 +122,10 @@ def _rst_cell(text: str) -> str:
     return text if text else "\\ "
 
 
-INTRO = ("Written by ``python benchmarks/compare.py --evaluate-only`` (do not edit by hand); the "
-         "protocol and how to read the columns are explained in :doc:`comparison`.")
+INTRO = ("Written by ``python benchmarks/compare.py --evaluate-only --allow-leaky`` (do not edit by "
+         "hand); the protocol and how to read the columns are explained in :doc:`comparison`. "
+         "A learner column is the mean over its training seeds, with their min-max beside it. "
+         "**[pre-rule]** marks a model trained before the no-leakage rule (it may have trained "
+         "on test jobs; its figures are shown for the record and never meet a target), "
+         "**[leaky]** a model evaluated on jobs it trained or validated on. *flags* names the "
+         "learners whose longest wait or makespan exceeds 1.5 times the best heuristic's.")

@@ -59,7 +59,7 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import imitation, protocol, train_workers  # noqa: E402
+from benchmarks import imitation, protocol, train_rule, train_workers  # noqa: E402
 from benchmarks.train_settings import (  # noqa: E402,F401 (importable from here, as before)
     LEARNER_DEFAULTS,
     MODE_DEFAULTS,
@@ -105,10 +105,13 @@ def learner_label(learner: str, agent: Any) -> str:
 class Validator:
     """Scores the greedy policy on the validation sequences and keeps the best state."""
 
-    def __init__(self, s: TrainSettings, starts: tuple[int, ...]) -> None:
+    def __init__(self, s: TrainSettings, starts: tuple[int, ...], nb_jobs: int | None = None
+                 ) -> None:
         self.settings = s
         self.starts = starts
-        self.env = make_env(s, s.train_jobs)
+        if nb_jobs is None:  # the rule's validation length, at most an episode's
+            nb_jobs = min(protocol.training_spec(s.trace, s.mode).validation_jobs, s.train_jobs)
+        self.env = make_env(s, nb_jobs)
         self.best = float("inf")
         self.best_state: tuple[dict, dict] | None = None
         self.best_env_steps = 0
@@ -129,10 +132,11 @@ class Validator:
         return value, improved
 
 
-def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict[str, Any]
-             ) -> dict[str, Any]:
-    """What the checkpoint records about the model (read back by ``compare.py``)."""
-    return {
+def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict[str, Any],
+             rule: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the checkpoint records about the model (read back by ``compare.py``): the learner,
+    its setting, the training figures and the no-leakage rule it was trained under."""
+    return {"rule": rule,
         "learner": s.learner, "label": learner_label(s.learner, agent), "agent": config,
         "setting": {"trace": s.trace, "backfill": s.backfill, "decision": s.decision,
                     "mode": s.mode, "objective": s.objective, "platform": s.platform,
@@ -149,11 +153,12 @@ def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict
     }
 
 
-def save(agent: Any, s: TrainSettings, config: dict[str, Any], figures: dict[str, Any]) -> None:
+def save(agent: Any, s: TrainSettings, config: dict[str, Any], figures: dict[str, Any],
+         rule: dict[str, Any] | None = None) -> None:
     """Write ``agent`` to ``s.out`` with the metadata."""
     from hdrm.agents.checkpoint import save_checkpoint
 
-    save_checkpoint(agent, s.out, metadata(s, agent, config, figures))
+    save_checkpoint(agent, s.out, metadata(s, agent, config, figures, rule))
 
 
 class CsvLog:
@@ -197,16 +202,15 @@ class _Run:
         self.s, self.echo = s, echo
         self.t0 = time.perf_counter()
         self.env = make_env(s, s.train_jobs)
-        spec = protocol.training_spec(s.trace, s.mode)
-        self.val_starts = tuple(s.validation_starts if s.validation_starts is not None
-                                else spec.validation_starts)
-        pool = protocol.training_starts(s.trace, len(self.env.trace), s.train_jobs, s.mode)
-        self.pool = pool[~np.isin(pool, np.array(self.val_starts, dtype=np.int64))]
-        self.pool_text = f"{len(self.pool)} start indices from {spec.train_from}"
+        self.split = train_rule.split_for(s, len(self.env.trace))
+        self.val_starts = self.split.validation_starts
+        self.pool = self.split.pool
+        self.pool_text = (f"{len(self.pool)} start indices in jobs [{self.split.train[0]}, "
+                          f"{self.split.train[1]})")
         self.config = agent_config(s)
         self.agent = build_agent(s.learner, self.config, self.env, s.seed).train_mode(True)
         self.rng = np.random.default_rng(s.seed)
-        self.validate = Validator(s, self.val_starts)
+        self.validate = Validator(s, self.val_starts, self.split.validation_jobs)
         log_dir = Path(s.log_dir or Path("runs") / "train" / Path(s.out).stem)
         self.episodes_log = CsvLog(log_dir / "episodes.csv", (
             "episode", "start_index", "load_factor", "decisions", "env_steps", "objective", "loss",
@@ -268,6 +272,7 @@ class _Run:
             return train_workers.loop_with_workers(self)
         while True:
             start = int(self.rng.choice(self.pool))
+            train_rule.assert_training_window(start, s.train_jobs, self.split)
             seed = int(self.rng.integers(2**31))
             factor = float(self.rng.uniform(*s.load_factors)) if s.load_factors else 1.0
             episode = protocol.run_agent(self.agent, self.env, start, seed, s.pick, factor)
@@ -294,7 +299,8 @@ class _Run:
                   f"{wall / 60:6.1f} min")
         if improved:
             save(self.agent, self.s, self.config, {"wall_s": wall, "env_steps": self.env_steps,
-                                                   "episodes": self.episode, "final": False})
+                                                   "episodes": self.episode, "final": False},
+                 self.split.rule)
 
     def close(self) -> None:
         """Close the logs."""
@@ -318,7 +324,7 @@ class _Run:
         if v.best_state is not None:
             self.agent.load_state_dict(v.best_state[0])
             self.agent.load_optimizer_state_dict(v.best_state[1])
-        save(self.agent, self.s, self.config, figures)
+        save(self.agent, self.s, self.config, figures, self.split.rule)
         return TrainResult(wall, self.env_steps, self.episode, v.best, v.best_env_steps,
                            stopped_by, Path(self.s.out))
 

@@ -78,6 +78,8 @@ class TrainSettings:
     validate_every: int = 10
     train_jobs: int = protocol.SEQUENCE_JOBS
     validation_starts: tuple[int, ...] | None = None
+    train_range: tuple[int, int] | None = None
+    validation_range: tuple[int, int] | None = None
     load_factors: tuple[float, float] | None = None
     validation_load_factors: tuple[float, ...] = (1.0,)
     agent_json: dict[str, Any] = field(default_factory=dict)
@@ -225,6 +227,17 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> None:
             base[key] = value
 
 
+def _job_range(flag: str, text: str | None) -> tuple[int, int] | None:
+    """``FIRST,END`` as two job indices (None when not given)."""
+    if text is None:
+        return None
+    try:
+        first, end = (int(x) for x in text.split(","))
+    except ValueError:
+        raise ConfigError(f"{flag}: expected two job indices FIRST,END (e.g. 0,1981), got "
+                          f"{text!r}") from None
+    return first, end
+
 
 def parse_args(argv: list[str] | None = None) -> TrainSettings:
     """The command line as :class:`TrainSettings`."""
@@ -270,6 +283,12 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--validate-every", type=int, default=10, help="episodes between validations")
     p.add_argument("--train-jobs", type=int, default=protocol.SEQUENCE_JOBS)
     p.add_argument("--validation-starts", help="comma-separated start indices (default: the trace's)")
+    p.add_argument("--train-range", metavar="FIRST,END",
+                   help="job indices training draws its sequences from, END excluded (default: "
+                        "the trace's; must stay outside every test window)")
+    p.add_argument("--validation-range", metavar="FIRST,END",
+                   help="job indices of the validation sequences (default: the trace's; outside "
+                        "every test window and the training range)")
     p.add_argument("--load-factors", metavar="LO,HI",
                    help="training episodes divide their submission times by a factor drawn "
                         "uniformly in [LO, HI] (heavier variants of the sequences; evaluation "
@@ -318,6 +337,8 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     except ValueError:
         raise ConfigError(f"--validation-load-factors: expected comma-separated numbers (e.g. "
                           f"1,1.5), got {a.validation_load_factors!r}") from None
+    ranges = {flag: _job_range(flag, text) for flag, text in
+              (("--train-range", a.train_range), ("--validation-range", a.validation_range))}
     selections = None
     if a.job_selections is not None:
         selections = tuple(x.strip() for x in a.job_selections.split(",") if x.strip())
@@ -330,7 +351,8 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
         pick=a.pick, seed=a.seed, reservation=a.reservation, window=a.window,
         observation=a.observation, job_selections=selections,
         minutes=a.minutes, max_steps=a.max_steps, validate_every=max(1, a.validate_every),
-        train_jobs=a.train_jobs, validation_starts=starts, load_factors=factors,
+        train_jobs=a.train_jobs, validation_starts=starts, train_range=ranges["--train-range"],
+        validation_range=ranges["--validation-range"], load_factors=factors,
         validation_load_factors=val_factors, agent_json=agent_json,
         imitate=a.imitate, init_model=a.init_model, imitate_backfill=a.imitate_backfill,
         imitate_episodes=max(1, a.imitate_episodes), imitate_epochs=max(0, a.imitate_epochs),

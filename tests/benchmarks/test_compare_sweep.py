@@ -42,6 +42,7 @@ def models(ctx, tmp_path_factory) -> list[compare.Model]:
     settings = train.TrainSettings(
         out=str(folder / "ppo_lublin.pt"), trace="lublin", max_steps=200, minutes=0,
         validate_every=1, train_jobs=NB_JOBS, validation_starts=(200,), traces=ctx.traces,
+        train_range=(400, 500), validation_range=(200, 400),
         agent_json={"params": {"rollout_steps": 64, "minibatch": 32, "epochs": 1}},
         log_dir=str(folder / "log"))
     train.train(settings, echo=lambda *_: None)

@@ -1,0 +1,130 @@
+"""The summary cells of a row of the comparison table: best heuristic, best learner, flags, targets.
+
+* The **best heuristic** of a row is the lowest value over every fixed policy of the row: the
+  five queue heuristics under both decision semantics *and* the predicted-run-time heuristics
+  (on the heterogeneous rows: HDeepRM's 36 pairs and the 18 predicted-time pairs). The best of
+  the predicted-time ones is also reported on its own.
+* A learner's cell is the mean over its training seeds (:func:`seed_mean`); its spread is the
+  column ``"<learner> [min-max]"``.
+* A learner is **flagged** (:func:`flags`) when its longest wait or its makespan is more than
+  :data:`FLAG_FACTOR` times the best heuristic's: the mean can hide starvation.
+* Only learners trained under the no-leakage rule, evaluated on jobs they never saw, count for a
+  target (``eligible``); a target also needs :data:`MIN_SEEDS` seeds and no flag.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+
+from benchmarks import protocol
+from benchmarks.protocol import Score
+
+TARGET_FACTOR = 0.95
+#: A learner's max wait or makespan above this times the best heuristic's is flagged.
+FLAG_FACTOR = 1.5
+#: Training seeds a learner cell needs before a target can be met.
+MIN_SEEDS = 3
+#: The tail metrics shown beside each row's mean (``Score`` fields), and their labels.
+TAIL_METRICS = {"utilisation": "utilisation", "p95_bsld": "p95 bsld", "max_bsld": "max bsld",
+                "max_wait_s": "max wait (s)", "makespan_s": "makespan (s)",
+                "long_wait_share": "share waiting > 10x run"}
+
+
+def seed_mean(scores: Sequence[Score]) -> Score:
+    """The field-wise mean over a learner's seeds (each score already combines the sequences)."""
+    return Score(*(float(np.mean([getattr(s, f.name) for s in scores]))
+                   for f in dataclasses.fields(Score)))
+
+
+def spread_text(values: Sequence[float]) -> str:
+    """``"10.21-14.10 (3 seeds)"``: the min-max of a learner's seeds."""
+    n = len(values)
+    return f"{min(values):.2f}-{max(values):.2f} ({n} seed{'s' if n != 1 else ''})"
+
+
+def flags(learners: Sequence[str], best: str, tail: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The learners whose max wait or makespan exceeds :data:`FLAG_FACTOR` x the best heuristic's.
+
+    Args:
+        learners: the learner columns of the row.
+        best: the best heuristic's column.
+        tail: ``{metric: {column: value}}`` of the row.
+
+    Returns:
+        ``{learner: "max wait 2.10x, makespan 1.60x F1 (event)"}`` for the flagged ones.
+    """
+    out = {}
+    for col in learners:
+        parts = []
+        for metric, label in (("max_wait_s", "max wait"), ("makespan_s", "makespan")):
+            ref, value = tail[metric].get(best), tail[metric].get(col)
+            if ref and value is not None and value > FLAG_FACTOR * ref:
+                parts.append(f"{label} {value / ref:.2f}x")
+        if parts:
+            out[col] = f"{', '.join(parts)} {best}"
+    return out
+
+
+def summarise(row: Any, cells: dict[str, Any], learners: list[str], eligible: list[str],
+              seeds: dict[str, int], tail: dict[str, dict[str, Any]],
+              predicted_cols: Sequence[str]) -> None:
+    """Add the published values, the best heuristic, the flags and the targets to ``cells``.
+
+    Args:
+        row: the row (its ``group``, ``trace``, ``backfill``).
+        cells: ``{column: value}`` of the row (changed in place).
+        learners: the learner columns.
+        eligible: the learner columns that may meet a target (trained under the rule, on
+            jobs they did not see).
+        seeds: training seeds behind each learner column.
+        tail: ``{metric: {column: value}}`` of the row.
+        predicted_cols: the row's predicted-run-time columns.
+    """
+    fixed = {c: v for c, v in cells.items() if c not in learners and isinstance(v, float)}
+    predicted = {c: fixed[c] for c in predicted_cols if c in fixed}
+    if row.group == "protocol":
+        for name, value in protocol.PUBLISHED[(row.trace, row.backfill)].items():
+            cells[f"{name} (RLScheduler, published)"] = value
+    best_col = min(fixed, key=fixed.get)
+    cells["best heuristic"], cells["best heuristic name"] = fixed[best_col], best_col
+    if predicted:
+        best_pred = min(predicted, key=predicted.get)
+        cells["best predicted-time heuristic"] = predicted[best_pred]
+        cells["best predicted-time heuristic name"] = best_pred
+    flagged = flags(learners, best_col, tail)
+    cells["flags"] = "; ".join(f"{c}: {t}" for c, t in flagged.items()) or "none"
+    if learners:
+        best_learner = min(learners, key=lambda c: cells[c])
+        cells["best learner"], cells["best learner name"] = cells[best_learner], best_learner
+    _targets(row, cells, fixed[best_col], eligible, seeds, flagged)
+
+
+def _targets(row: Any, cells: dict[str, Any], best: float, eligible: list[str],
+             seeds: dict[str, int], flagged: dict[str, str]) -> None:
+    """The target cells: met only by an eligible learner's mean over enough seeds, unflagged."""
+    if row.group == "protocol":
+        cells[f"target ({TARGET_FACTOR} x best heuristic)"] = TARGET_FACTOR * best
+    if not eligible:
+        cells["target met"] = "n/a: no model trained under the no-leakage rule"
+        return
+    name = min(eligible, key=lambda c: cells[c])
+    value = cells[name]
+    cells["best rule-abiding learner"], cells["best rule-abiding learner name"] = value, name
+    if row.group == "protocol":
+        ppo = protocol.PUBLISHED[(row.trace, row.backfill)]["PPO"]
+        beats = value <= TARGET_FACTOR * best and value <= ppo
+    elif row.group == "generalisation":  # at least as good as the best heuristic
+        beats = value <= best
+    else:  # hetero: better than the best fixed pair
+        beats = value < best
+    if not beats:
+        cells["target met"] = False
+    elif name in flagged:
+        cells["target met"] = f"no: flagged ({flagged[name]})"
+    elif seeds.get(name, 0) < MIN_SEEDS:
+        cells["target met"] = f"no: {seeds.get(name, 0)} seed(s), {MIN_SEEDS} needed"
+    else:
+        cells["target met"] = True

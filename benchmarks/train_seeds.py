@@ -1,0 +1,93 @@
+"""Train one ``benchmarks/train.py`` setting over several seeds, one after the other, resumably.
+
+Usage::
+
+    nice -n 10 python benchmarks/train_seeds.py --seeds 0,1,2 --out models/NAME.pt -- \\
+        --trace lublin --learner ppo --network kernel --minutes 10 ...
+
+Each seed ``k`` writes ``models/NAME_seedk.pt`` (the arguments after ``--`` are ``train.py``'s,
+without ``--seed`` and ``--out``). ``train.py`` already writes the best model so far each time
+validation improves; a seed whose model file is *final* (its training figures say so) is skipped,
+so rerunning the same command after an interruption trains only the seeds left. The table of
+``benchmarks/compare.py`` shows the mean over a setting's seeds with their spread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hdrm.errors import ConfigError  # noqa: E402
+
+
+def seed_file(out: str | Path, seed: int) -> Path:
+    """``models/NAME.pt`` -> ``models/NAME_seed{seed}.pt``."""
+    out = Path(out)
+    return out.with_name(f"{out.stem}_seed{seed}{out.suffix}")
+
+
+def is_final(path: Path) -> bool:
+    """Whether ``path`` holds a finished run's model (not one saved on the way)."""
+    if not path.is_file():
+        return False
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    options = read_checkpoint(path)["options"]
+    return bool(isinstance(options, dict) and options.get("training", {}).get("final"))
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``0,1,2`` as seeds.
+
+    Raises:
+        ConfigError: not a comma-separated list of distinct integers.
+    """
+    try:
+        seeds = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"--seeds: expected comma-separated integers (e.g. 0,1,2), got "
+                          f"{text!r}") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ConfigError(f"--seeds: expected distinct seeds (e.g. 0,1,2), got {text!r}")
+    return seeds
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point (see the module docstring)."""
+    args = sys.argv[1:] if argv is None else argv
+    own, train_args = (args[: args.index("--")], args[args.index("--") + 1:]) if "--" in args \
+        else (args, [])
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--out", required=True, help="models/NAME.pt (seed k: NAME_seedk.pt)")
+    a = p.parse_args(own)
+    try:
+        seeds = parse_seeds(a.seeds)
+        if "--seed" in train_args or "--out" in train_args:
+            raise ConfigError("--seed/--out: give them to train_seeds.py (--seeds, --out), not "
+                              "after '--'")
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    script = Path(__file__).resolve().parent / "train.py"
+    for seed in seeds:
+        out = seed_file(a.out, seed)
+        if is_final(out):
+            print(f"seed {seed}: {out} is finished; skipped", flush=True)
+            continue
+        cmd = [sys.executable, str(script), *train_args, "--seed", str(seed), "--out", str(out)]
+        print("training:", " ".join(cmd), flush=True)
+        code = subprocess.run(cmd, check=False).returncode
+        if code != 0:
+            print(f"error: seed {seed} failed (exit {code})", file=sys.stderr)
+            return code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
