@@ -5,6 +5,7 @@ telescope to the objective, the summary against ``hdrm replay``'s, one-line erro
 from __future__ import annotations
 
 import copy
+import json
 import math
 import warnings
 from pathlib import Path
@@ -216,3 +217,51 @@ def test_an_order_is_fixed_for_the_instant_as_in_the_engine(tmp_path):
     assert starts == [0.0, 0.0, 50.0]
     reference = Simulation(env.core.platform, env.core.sim.workload, SimulationConfig())
     assert [o.start_s for o in reference.run("tetris-first_fit").outcomes] == starts
+
+
+def rollout(env: GpuMultiAgentEnv, seed: int) -> list:
+    """Random masked actions (seeded) to the end: every observation and reward."""
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    trace = []
+    while env.agents:
+        actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
+        obs, rewards, _, _, _ = env.step(actions)
+        trace.append((rewards["order"], {a: {k: v.copy() for k, v in o.items()}
+                                         for a, o in obs.items()}))
+    return trace
+
+
+def test_two_seeded_rollouts_are_identical_and_the_env_pickles():
+    import pickle
+
+    env = parallel_env(nb_jobs=80, placement="random", **SLICE)
+    first = rollout(env, 5)
+    copy_env = pickle.loads(pickle.dumps(env))
+    for other in (rollout(env, 5), rollout(copy_env, 5)):
+        assert len(other) == len(first) > 80
+        for (r1, o1), (r2, o2) in zip(first, other):
+            assert r1 == r2
+            assert all(np.array_equal(o1[a][k], o2[a][k]) for a in o1 for k in o1[a])
+
+
+def test_a_gavel_task_sees_its_speed_per_node_and_runs_at_the_chosen_models_speed(tmp_path):
+    """1,000 steps at 2 steps/s on a K80 (500 s) or 8 on a V100 (125 s): the place agent sees
+    speeds 0.25 and 1; on the K80 the task runs 500 s, costing 500 / 3600 x 0.45 USD."""
+    (tmp_path / "nodes.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\nk,4000,16384,1,K80\n"
+                                        "v,4000,16384,1,V100M16\n")
+    job = "ResNet-18 (batch size 64)"
+    (tmp_path / "t.trace").write_text(f"{job}\tcmd\t\t-s\t1\t1000\t0\t1\n")
+    (tmp_path / "tp.json").write_text(json.dumps({"k80": {f"('{job}', 1)": {"null": 2.0}},
+                                                  "v100": {f"('{job}', 1)": {"null": 8.0}}}))
+    env = parallel_env(workload_file=str(tmp_path / "t.trace"),
+                       platform_file=str(tmp_path / "nodes.csv"),
+                       throughputs=str(tmp_path / "tp.json"), objective="gpu_cost")
+    env.reset(seed=0)
+    obs, _, _, _, _ = env.step({"order": 0, "place": 0})
+    speed = obs["place"]["nodes"][:, env.node_features.index("speed")]
+    assert speed == pytest.approx([0.25, 1.0])
+    _, rewards, terminations, _, _ = env.step({"order": 0, "place": 0})
+    assert all(terminations.values()) and env.agents == []
+    assert rewards["order"] == pytest.approx(-500 / 3600 * 0.45)
+    assert env.summary()["avg_jct"] == 500.0
