@@ -23,6 +23,24 @@ from hdrm.platform.power import CONTENDED, CONTENDED_SPEED_FRACTION, IDLE, RUNNI
 
 FREE = -1
 
+#: Value of a free and of a held core in each counter made on read (None: the job's demand).
+_IDLE_BUSY: dict[str, tuple[object, object]] = {
+    "core_state": (SLEEPING, RUNNING), "proc_free": (1, 0), "node_free_cores": (1, 0),
+    "proc_running": (0, 1), "proc_demand": (0.0, None),
+}
+
+
+def _derived(name: str, doc: str) -> property:
+    """A read-only counter list kept as ``_name``, made anew when read after lazy changes."""
+    store = "_" + name
+
+    def get(self: "PowerStates") -> list:
+        if self._lazy and self._built[name] != self._version:
+            self._derive(name)
+        return getattr(self, store)
+
+    return property(get, doc=doc)
+
 
 class PowerStates:
     """Counter and power-state updates of :class:`~hdrm.core.state.ClusterState` (its
@@ -31,22 +49,56 @@ class PowerStates:
     contention: ContentionModel
     records: OverutilizationRecorder
     core_job: list[int]
-    core_state: list[int]
     core_factor: list[float]
     core_proc: Sequence[int]
     proc_cores: list[Sequence[int]]
     proc_node: list[int]
     proc_capacity: list[float]
-    proc_free: list[int]
-    proc_running: list[int]
-    proc_demand: list[float]
     proc_fraction: list[float]
-    node_free_cores: list[int]
     contended: int
     free_mask: np.ndarray | None
+    alloc: dict[int, Sequence[int]]
+    _core_state: list[int]
+    _proc_free: list[int]
+    _proc_running: list[int]
+    _proc_demand: list[float]
+    _node_free_cores: list[int]
     _nominal: bool
     _pending: dict[int, tuple[int, float]]
     _pending_runs: list[tuple[int, int, tuple[int, float]]]
+    #: One-core nodes, nominal speeds, unbounded memory: the counters below are functions of who
+    #: holds each core and are made when read (:meth:`_derive`), not at each start and end.
+    _lazy: bool = False
+    #: Bumped at each lazy start or end; ``_built[name]`` is the value ``name`` was made at.
+    _version: int = 0
+    _built: dict[str, int]
+    #: Bandwidth demand per core of each running job (lazy mode: ``proc_demand`` is made of it).
+    _job_bw: dict[int, float]
+
+    core_state = _derived("core_state", "power state of each core")
+    proc_free = _derived("proc_free", "free cores of each processor")
+    proc_running = _derived("proc_running", "running cores of each processor")
+    proc_demand = _derived("proc_demand", "memory-bandwidth demand on each processor, GB/s")
+    node_free_cores = _derived("node_free_cores", "free cores of each node")
+
+    def _derive(self, name: str) -> None:
+        """Make counter ``name`` (in place) from the running jobs, as the core-by-core rules
+        leave it on one-core nodes: a held core is running (its processor's demand is its job's
+        ``0.0 + mem_bw_gbps``), a free one asleep with its processor and node free."""
+        values: list = getattr(self, "_" + name)
+        idle, busy = _IDLE_BUSY[name]
+        values[:] = [idle] * len(values)
+        job_bw = self._job_bw
+        for key, cores in self.alloc.items():
+            value = 0.0 + job_bw[key] if busy is None else busy
+            runs = getattr(cores, "runs", None)
+            if runs is None:
+                for c in cores:
+                    values[c] = value
+            else:
+                for lo, hi in runs:
+                    values[lo:hi] = [value] * (hi - lo)
+        self._built[name] = self._version
 
     def _spill(self) -> None:
         """Move the queued runs of changes into ``_pending``, in order."""
@@ -70,8 +122,8 @@ class PowerStates:
                 by_proc[p] = [c]
             else:
                 mine.append(c)
-        node_free, proc_node = self.node_free_cores, self.proc_node
-        proc_free, proc_running, proc_demand = self.proc_free, self.proc_running, self.proc_demand
+        node_free, proc_node = self._node_free_cores, self.proc_node
+        proc_free, proc_running, proc_demand = self._proc_free, self._proc_running, self._proc_demand
         for p, mine in by_proc.items():
             k = sign * len(mine)
             was_running = proc_running[p]
@@ -87,10 +139,14 @@ class PowerStates:
         The bandwidth demand is still kept: the ``high_mem_bw`` placement reads it.
         """
         self._spill()  # keep the order of the queued changes
+        if self._lazy:  # one-core nodes: the cores run or sleep; the counters are made on read
+            self._version += 1
+            self._pending.update(dict.fromkeys(cores, (RUNNING if sign > 0 else SLEEPING, 1.0)))
+            return
         core_proc, proc_cores, proc_node = self.core_proc, self.proc_cores, self.proc_node
-        proc_free, proc_running, node_free = self.proc_free, self.proc_running, self.node_free_cores
-        core_state, core_job, pending = self.core_state, self.core_job, self._pending
-        proc_demand = self.proc_demand
+        proc_free, proc_running, node_free = self._proc_free, self._proc_running, self._node_free_cores
+        core_state, core_job, pending = self._core_state, self.core_job, self._pending
+        proc_demand = self._proc_demand
         for c in cores:
             p = core_proc[c]
             was_running = proc_running[p]
@@ -122,10 +178,17 @@ class PowerStates:
         taken = sign > 0
         state = RUNNING if taken else SLEEPING
         change = (state, 1.0)
+        if self._lazy:  # the counters are made on read
+            self._version += 1
+            for lo, hi in runs:
+                if mask is not None:
+                    mask[lo:hi] = not taken
+                queue.append((lo, hi, change))
+            return
         demand = 0.0 + bw if taken else 0.0  # an idle processor's demand is 0.0
         running, free = (1, 0) if taken else (0, 1)
-        proc_running, proc_free, node_free = self.proc_running, self.proc_free, self.node_free_cores
-        proc_demand, core_state = self.proc_demand, self.core_state
+        proc_running, proc_free, node_free = self._proc_running, self._proc_free, self._node_free_cores
+        proc_demand, core_state = self._proc_demand, self._core_state
         for lo, hi in runs:
             n = hi - lo
             proc_running[lo:hi] = [running] * n
@@ -146,17 +209,17 @@ class PowerStates:
             was_running: running cores of ``p`` before the change.
             now: current time, for the bandwidth records.
         """
-        running = self.proc_running[p]
+        running = self._proc_running[p]
         cores = self.proc_cores[p]
         old_fraction = self.proc_fraction[p]
-        core_state, core_factor, pending = self.core_state, self.core_factor, self._pending
+        core_state, core_factor, pending = self._core_state, self.core_factor, self._pending
         if running == 0:
-            self.proc_demand[p] = 0.0  # clear rounding residue
+            self._proc_demand[p] = 0.0  # clear rounding residue
             fraction = 1.0
         elif self._nominal:
             fraction = 1.0
         else:
-            fraction = self.contention.speed_fraction(self.proc_demand[p], self.proc_capacity[p])
+            fraction = self.contention.speed_fraction(self._proc_demand[p], self.proc_capacity[p])
         if fraction != 1.0 or old_fraction != 1.0:
             self.proc_fraction[p] = fraction
             self.contended += (running if fraction < 1.0 else 0) - (
@@ -203,10 +266,10 @@ class PowerStates:
     def _record_bandwidth(self, p: int, old_fraction: float, fraction: float, now: float) -> None:
         records = self.records
         if fraction < 1.0 <= old_fraction:
-            records.bandwidth_start(p, self.proc_node[p], now, self.proc_demand[p],
+            records.bandwidth_start(p, self.proc_node[p], now, self._proc_demand[p],
                                     self.proc_capacity[p], self.proc_cores[p])
         elif old_fraction < 1.0 <= fraction:
             records.bandwidth_end(p, now)
         elif fraction < 1.0:
-            records.bandwidth_update(p, self.proc_demand[p])
+            records.bandwidth_update(p, self._proc_demand[p])
 

@@ -53,17 +53,17 @@ class ClusterState(PowerStates):
         self.contention = contention
         n_cores = platform.nb_cores
         self.core_job: list[int] = [FREE] * n_cores
-        self.core_state: list[int] = [SLEEPING] * n_cores
+        self._core_state: list[int] = [SLEEPING] * n_cores
         self.core_factor: list[float] = [1.0] * n_cores
         self.proc_cores: list[tuple[int, ...]] = [p.core_ids for p in platform.processors]
         self.proc_node: list[int] = [p.node_id for p in platform.processors]
         self.proc_capacity: list[float] = list(platform.processor_mem_bw_gbps)
-        self.proc_free: list[int] = [len(c) for c in self.proc_cores]
-        self.proc_running: list[int] = [0] * len(self.proc_cores)
-        self.proc_demand: list[float] = [0.0] * len(self.proc_cores)
+        self._proc_free: list[int] = [len(c) for c in self.proc_cores]
+        self._proc_running: list[int] = [0] * len(self.proc_cores)
+        self._proc_demand: list[float] = [0.0] * len(self.proc_cores)
         self.proc_fraction: list[float] = [1.0] * len(self.proc_cores)
         self.node_free_mem: list[float] = list(platform.node_memory_mb)
-        self.node_free_cores: list[int] = [len(n.core_ids) for n in platform.nodes]
+        self._node_free_cores: list[int] = [len(n.core_ids) for n in platform.nodes]
         self.core_proc: tuple[int, ...] = platform.core_processor
         self.core_node: tuple[int, ...] = platform.core_node
         self.free_cores = n_cores
@@ -86,7 +86,7 @@ class ClusterState(PowerStates):
         #: Core i is processor i and node i (one-core nodes, as ``--homogeneous-procs``): the
         #: counters of a job's cores are updated in C-level passes (:meth:`_account_singletons`).
         self._singletons = (
-            len(self.proc_cores) == n_cores == len(self.node_free_cores)
+            len(self.proc_cores) == n_cores == len(self._node_free_cores)
             and max(map(len, self.proc_cores), default=0) == 1
             and all(map(operator.eq, self.core_proc, range(n_cores)))
             and all(map(operator.eq, self.core_node, range(n_cores)))
@@ -97,6 +97,13 @@ class ClusterState(PowerStates):
             np.ones(n_cores, dtype=bool) if self._singletons and n_cores > MASK_MIN_CORES else None
         )
         self._runs: dict[int, list[tuple[int, int]]] = {}
+        #: One-core nodes at nominal speeds with unbounded memory: the per-core and per-node
+        #: counters are made when read (:class:`~hdrm.core.power_states.PowerStates`), so a start
+        #: or an end costs its cores in ``core_job`` and the queued changes only.
+        self._lazy = self._singletons and self._nominal and not self.bounded_memory
+        self._built = dict.fromkeys(("core_state", "proc_free", "proc_running", "proc_demand",
+                                     "node_free_cores"), 0)
+        self._job_bw: dict[int, float] = {}
 
     # ------------------------------------------------------------------ queries
     def allocatable(self, mem_mb: float) -> int:
@@ -105,7 +112,7 @@ class ClusterState(PowerStates):
             return self.free_cores
         total = 0
         free_mem = self.node_free_mem
-        for node, free in enumerate(self.node_free_cores):
+        for node, free in enumerate(self._node_free_cores):
             if free:
                 total += min(free, int(free_mem[node] // mem_mb))
         return total
@@ -140,6 +147,8 @@ class ClusterState(PowerStates):
                 self.alloc[job.idx] = cores
                 self._runs[job.idx] = runs
                 self.free_cores -= len(cores)
+                if self._lazy:
+                    self._job_bw[job.idx] = job.mem_bw_gbps
                 self._account_singletons(runs, job.mem_bw_gbps, +1)
                 return
         charged: list[int] = []
@@ -162,6 +171,8 @@ class ClusterState(PowerStates):
         cores = tuple(cores)
         self.alloc[job.idx] = cores
         self.free_cores -= len(cores)
+        if self._lazy:
+            self._job_bw[job.idx] = job.mem_bw_gbps
         if self.free_mask is not None:
             self.free_mask[list(cores)] = False
         self._account(cores, job.mem_bw_gbps, +1, now)
@@ -173,6 +184,8 @@ class ClusterState(PowerStates):
             raise SimulationError(f"job {job.id} holds no cores")
         core_job, core_node, free_mem = self.core_job, self.core_node, self.node_free_mem
         mem = job.mem_mb
+        if self._lazy:
+            del self._job_bw[job.idx]
         runs = self._runs.pop(job.idx, None)
         if runs is not None:  # one-core nodes, no memory, nominal speeds
             for lo, hi in runs:

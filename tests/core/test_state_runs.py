@@ -24,7 +24,7 @@ def pair() -> tuple[ClusterState, ClusterState]:
     platform = Platform.homogeneous(N)
     fast = ClusterState(platform, make_contention("none"))
     slow = ClusterState(platform, make_contention("none"))
-    slow._singletons, slow.free_mask = False, None
+    slow._singletons, slow.free_mask, slow._lazy = False, None, False
     return fast, slow
 
 
@@ -106,3 +106,23 @@ def test_same_state_and_changes_as_core_by_core(steps, seed):
             got = [(c, ch) for lo, hi, ch in runs for c in range(lo, hi)] if runs is not None \
                 else list(fast.take_pending().items())
             assert got == expected
+
+
+def test_counters_of_one_core_nodes_are_made_when_read():
+    """Starts and ends leave the per-core and per-node counters alone (they cost the job's
+    cores in ``core_job`` only); reading a counter makes it, equal to the core-by-core rules."""
+    fast, slow = pair()
+    assert fast._lazy and not slow._lazy
+    wide, narrow = job(0, res=100, mem_bw_gbps=1.5), job(1, res=3, mem_bw_gbps=0.25)
+    for s in (fast, slow):
+        s.allocate(wide, list(range(200, 300)), 0.0)
+        s.allocate(narrow, [5, 7, 9], 0.0)
+    assert fast._proc_running == [0] * N and fast._core_state == [SLEEPING] * N  # not yet made
+    assert fast.proc_running[5:10] == [1, 0, 1, 0, 1] and fast.proc_running[200:300] == [1] * 100
+    assert fast.proc_demand[7] == 0.25 and fast.proc_demand[250] == 1.5 and fast.proc_demand[8] == 0.0
+    assert fast.core_state[9] == RUNNING and fast.node_free_cores[9] == 0 == fast.proc_free[299]
+    assert snapshot(fast) == snapshot(slow)
+    fast.release(wide, 1.0)
+    slow.release(wide, 1.0)
+    assert fast.proc_running[200:300] == [0] * 100 and fast.core_state[250] == SLEEPING
+    assert snapshot(fast) == snapshot(slow)
