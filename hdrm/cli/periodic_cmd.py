@@ -8,7 +8,8 @@ Usage::
 ``periodic`` expands the task set into jobs with dependencies (:func:`hdrm.dag.periodic.expand`),
 runs them through the built-in engine (the same one as ``hdrm replay``; on a platform with
 accelerators, tasks with a GPU time on its GPUs: :func:`hdrm.dag.periodic_devices.expand_on`),
-writes the replay's outputs plus ``out_instances.csv`` in the folder and prints the deadline and response figures.
+writes the replay's outputs plus ``out_instances.csv`` in the folder and prints the deadline and
+response figures.
 """
 
 from __future__ import annotations

@@ -10,10 +10,9 @@ successor waits for after its predecessor ends.
 task and instance (one core, a ``delay`` profile of the task's CPU time), submitted at the
 instance's release, with the graph's edges as job dependencies whose think time is the transfer
 time. The built-in engine's dependency release does the rest (a task enters the queue when its
-last predecessor has ended plus the transfer), so there is no second simulator. Engine choice for
-GPU times: the engine's CPU path cannot pin a job to a device, so the built-in run executes every
-task on a CPU core for its CPU time; the GPU times are kept in the task set (JSON, generator) for
-list schedulers and later work.
+last predecessor has ended plus the transfer), so there is no second simulator. These jobs run every
+task on a core for its CPU time; :func:`hdrm.dag.periodic_devices.expand_on` makes the jobs of a
+platform with GPUs, where tasks with a GPU time ask a GPU instead.
 
 Each job's ``extra`` holds ``graph``, ``instance``, ``task``, ``release_s``, ``deadline_s``
 (absolute), ``rank_u_s`` (HEFT's upward rank on CPU times and transfers: the longest path from the

@@ -9,6 +9,12 @@ runs on the given platform:
   selection orders by the rule's position (core selection ``high_gflops`` unless named); on a
   platform with accelerators a GPU policy whose queue order does (placement :data:`GPU_PLACEMENT`
   unless named);
+* a *deferring* rule ``RULE_defer`` (:data:`DEFER_RULES`): the rule's order, except that the
+  tasks of instances that can no longer meet their deadline go after all others. A ready task's
+  instance is lost when ``now + rank_u > deadline``: ``rank_u`` is the task's cost plus the longest
+  path of costs and transfers after it, which no schedule can shorten, so running it earlier
+  cannot save that deadline and only delays instances that can still make theirs (the domino
+  effect of EDF under overload). Lost instances still run, in the rule's order;
 * any other name: a job-core pair (:func:`hdrm.policies.pairs.resolve_policy`) or, on a GPU
   platform, a GPU policy (:func:`hdrm.core.gpu_scheduler.resolve_gpu_policy`).
 
@@ -39,6 +45,11 @@ GPU_PLACEMENT = "best_fit"
 #: Other names of rules (the job selections of :mod:`hdrm.policies.job_selection`).
 ALIASES = {"dag_edf": "heft_edf", "dag_llf": "llf"}
 
+#: The deferring variants of the rules, in the rules' order.
+DEFER_RULES = tuple(f"{rule}_defer" for rule in RULES)
+#: Added to a lost instance's position (larger than any workload's number of tasks).
+LOST_OFFSET = 1e12
+
 _DOCS = {"heft_edf": "earliest deadline first, then the larger HEFT upward rank",
          "cpop_edf": "earliest deadline first, then the larger CPOP priority rank_u + rank_d",
          "peft_edf": "earliest deadline first, then the larger PEFT optimistic-cost rank",
@@ -63,9 +74,29 @@ def _positions(key: str, queue: list[Job], ctx: OrderContext) -> list[float]:
     return [job.extra.get(key, math.inf) for job in queue]
 
 
+def lost(job: Job, now: float) -> bool:
+    """Whether the job's instance can no longer meet its deadline (see the module)."""
+    e = job.extra
+    return now + e.get("rank_u_s", 0.0) > e.get("deadline_s", math.inf)
+
+
+def _deferred_position(key: str, job: Job, now: float) -> float:
+    """A job's position in a deferring rule's order at ``now``."""
+    return job.extra.get(key, math.inf) + (LOST_OFFSET if lost(job, now) else 0.0)
+
+
+def _deferred_positions(key: str, queue: list[Job], ctx: OrderContext) -> list[float]:
+    """Every queued task's position in a deferring rule's order."""
+    return [_deferred_position(key, job, ctx.now) for job in queue]
+
+
 def rule_job_policy(rule: str) -> JobPolicy:
     """The job selection of a rule (``heft_edf`` and ``llf``: the registered ``dag_edf`` and
     ``dag_llf`` themselves)."""
+    if rule in DEFER_RULES:
+        key = RULE_KEYS[rule[:-len("_defer")]]
+        return JobPolicy(f"{key}_defer", functools.partial(_deferred_position, key), True,
+                         _DOCS[rule[:-len("_defer")]] + "; lost instances last")
     key = RULE_KEYS[rule]
     if key in JOB_POLICIES:
         return JOB_POLICIES.get(key)
@@ -74,6 +105,11 @@ def rule_job_policy(rule: str) -> JobPolicy:
 
 def rule_queue_order(rule: str) -> QueueOrder:
     """The GPU queue order of a rule."""
+    if rule in DEFER_RULES:
+        base = rule[:-len("_defer")]
+        return QueueOrder(f"{RULE_KEYS[base]}_defer",
+                          functools.partial(_deferred_positions, RULE_KEYS[base]),
+                          _DOCS[base] + "; lost instances last")
     return QueueOrder(RULE_KEYS[rule], functools.partial(_positions, RULE_KEYS[rule]),
                       _DOCS[rule])
 
@@ -82,7 +118,7 @@ def rule_of(name: str) -> str | None:
     """The rule a policy's first part names, or None."""
     first = str(name).strip().lower().partition("-")[0]
     first = ALIASES.get(first, first)
-    return first if first in RULES else None
+    return first if first in RULES or first in DEFER_RULES else None
 
 
 def resolve_periodic_policy(name: str, platform: Platform, where: str = "--policy"
@@ -98,7 +134,8 @@ def resolve_periodic_policy(name: str, platform: Platform, where: str = "--polic
         try:
             return resolve_gpu_policy(name, where) if gpus else resolve_policy(name, where)
         except ConfigError as exc:
-            raise ConfigError(f"{exc} (or a periodic rule: {', '.join(RULES)})") from None
+            raise ConfigError(f"{exc} (or a periodic rule: {', '.join(RULES + DEFER_RULES)})"
+                              ) from None
     second = str(name).strip().lower().partition("-")[2]
     if gpus:
         placement = second or GPU_PLACEMENT

@@ -2,6 +2,7 @@
 rules' ranks, and `hdrm dag periodic` on a CPU+GPU platform, by hand (dag/periodic_gpu_case.py)."""
 
 import csv
+import json
 
 import pytest
 
@@ -100,3 +101,38 @@ def test_unknown_policy_names_the_rules(tmp_path):
         resolve_periodic_policy("heft_edd", load_platform(platform))
     with pytest.raises(ConfigError, match=r"unknown placement 'fist_fit' in 'llf-fist_fit'"):
         resolve_periodic_policy("llf-fist_fit", load_platform(platform))
+
+
+def _domino_case(tmp_path, gpus: int):
+    """Graph a: one task of 4 s, deadline 3 s (lost from its release); graph b: one task of 2 s,
+    deadline 5 s; both released at 0 on one core (and with a GPU, both tasks on the GPU)."""
+    gpu = {"gpu_s": None}
+    tasks = {"a": ({"name": "x", "cpu_s": 4.0, **gpu}, 3.0), "b": ({"name": "y", "cpu_s": 2.0,
+                                                                    **gpu}, 5.0)}
+    if gpus:
+        tasks["a"][0]["gpu_s"], tasks["b"][0]["gpu_s"] = 4.0, 2.0
+    data = {"name": "domino", "horizon_s": 1.0, "graphs": [
+        {"name": g, "period_s": 10.0, "deadline_s": d, "tasks": [t]}
+        for g, (t, d) in tasks.items()]}
+    _, platform = write_case(tmp_path, gpus, cores=1)
+    path = tmp_path / "domino.json"
+    path.write_text(json.dumps(data))
+    return path, platform
+
+
+@pytest.mark.parametrize("gpus", [0, 1])
+@pytest.mark.parametrize("policy, starts, missed", [("heft_edf", {"x": 0.0, "y": 4.0}, "2"),
+                                                    ("heft_edf_defer", {"x": 2.0, "y": 0.0}, "1"),
+                                                    ("llf_defer", {"x": 2.0, "y": 0.0}, "1")])
+def test_deferring_rules_put_lost_instances_last_by_hand(tmp_path, gpus, policy, starts, missed):
+    """EDF runs x first (deadline 3 < 5): x 0-4 misses, and so does y, 4-6 past 5. x is lost at
+    0 (0 + rank_u 4 > 3): deferred, y runs 0-2 and meets its deadline, x runs 2-6."""
+    taskset, platform = _domino_case(tmp_path, gpus)
+    out = tmp_path / "out"
+    assert main(["dag", "periodic", str(taskset), "--platform", str(platform), "--policy",
+                 policy, "-o", str(out)]) == 0
+    jobs = {r["job_id"].split("/")[-1]: float(r["starting_time"])
+            for r in csv.DictReader(open(out / "out_jobs.csv"))}
+    assert jobs == starts
+    met = [r["deadline_met"] for r in csv.DictReader(open(out / "out_instances.csv"))]
+    assert str(met.count("0")) == missed
