@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import logging
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -23,8 +22,6 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from hdrm.errors import ConfigError
-
-log = logging.getLogger(__name__)
 
 #: A range of job indices ``(first, end)``, end excluded.
 Range = tuple[int, int]

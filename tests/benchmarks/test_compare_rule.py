@@ -298,3 +298,24 @@ def test_generalisation_windows_are_evenly_spaced_and_inside_the_trace(nb_trace,
         assert starts[-1] == nb_trace - nb_jobs
         gaps = np.diff(starts)
         assert gaps.max() - gaps.min() <= 1  # evenly spaced, up to rounding
+
+
+# ------------------------------------------------------------------------- seeds
+def test_seed_series_names_resumes_and_errors(tiny, tmp_path):
+    from benchmarks import train_seeds
+    from benchmarks.compare_models import rule_command, seed_model_name
+
+    assert train_seeds.seed_file("models/ppo_x.pt", 2) == Path("models/ppo_x_seed2.pt")
+    assert seed_model_name("ppo_x.pt", 2) == "ppo_x_seed2.pt"
+    _, models = tiny
+    assert train_seeds.is_final(models / "ppo_lublin.pt")  # a finished run's model
+    assert not train_seeds.is_final(tmp_path / "missing.pt")
+    with pytest.raises(ConfigError, match="--seeds: expected distinct seeds .* got '1,1'"):
+        train_seeds.parse_seeds("1,1")
+    with pytest.raises(ConfigError, match="--seeds: expected comma-separated integers"):
+        train_seeds.parse_seeds("a")
+    assert train_seeds.main(["--out", "x.pt", "--", "--seed", "3"]) == 2
+    # the rule's commands drop the pre-rule validation starts and the seed
+    argv = rule_command("ppo_hetero_bsld.pt")
+    assert "--validation-starts" not in argv and "--seed" not in argv
+    assert argv[argv.index("--max-steps") + 1] == "2500000"
