@@ -78,7 +78,8 @@ class GpuMultiAgentEnv(ParallelEnv):
         **settings: :class:`~hdrm.env.config.EnvConfig` fields (``workload_file``,
             ``platform_file``, ``throughputs``, ``window``, ``objective``, ``placement``,
             ``backfilling``, ``nb_jobs``, ``start_index``, ``seed`` ...); ``mode``,
-            ``decision`` and ``engine`` are fixed (``job_pick``, ``event``, ``builtin``).
+            ``decision``, ``engine`` and ``observation`` are fixed (``job_pick``, ``event``,
+            ``builtin``, ``gpu_job_window``: :data:`~hdrm.env.gpu_multiagent_core.FIXED`).
 
     Raises:
         ConfigError: a bad setting, or inputs that are not a GPU workload and platform.

@@ -35,8 +35,10 @@ from hdrm.workload.job import Job
 
 logger = logging.getLogger(__name__)
 
-#: Settings the two-phase decision fixes (a different value is refused).
-FIXED = {"mode": "job_pick", "decision": "event", "engine": "builtin"}
+#: Settings the two-phase decision fixes (a different value given as an argument is refused;
+#: options.json's are replaced).
+FIXED = {"mode": "job_pick", "decision": "event", "engine": "builtin",
+         "observation": "gpu_job_window"}
 
 
 class WeightedObjective(Objective):
@@ -90,7 +92,7 @@ class TwoPhaseCore(GpuSchedulingEnv):
 
     Raises:
         ConfigError: inputs that are not a GPU workload and platform, or a setting the
-            two-phase decision fixes (``mode``, ``decision``, ``engine``) given another value.
+            two-phase decision fixes (:data:`FIXED`) given another value.
     """
 
     def __init__(self, options: Options | None = None,
@@ -98,11 +100,10 @@ class TwoPhaseCore(GpuSchedulingEnv):
                  render_mode: str | None = None, **settings: Any) -> None:
         for key, value in FIXED.items():
             if settings.get(key, value) not in (value, None):
-                raise ConfigError(f"{key}: the multi-agent environment runs {key} {value!r} "
-                                  f"(its two agents make one decision), got {settings[key]!r}; "
-                                  f"leave {key} out")
+                raise ConfigError(f"{key}: the multi-agent environment fixes it to {value!r} "
+                                  f"(its two agents share one decision and have their own "
+                                  f"observations), got {settings[key]!r}; leave {key} out")
         settings.update(FIXED)
-        settings.setdefault("observation", "gpu_job_window")
         config = (EnvConfig.from_options(options, **settings) if options is not None
                   else EnvConfig.from_kwargs(**settings))
         if not is_gpu_config(config):
@@ -157,13 +158,6 @@ class TwoPhaseCore(GpuSchedulingEnv):
         mask[w] = self._event_pending()
         return mask
 
-    def place_mask(self) -> np.ndarray:
-        """``[nodes]`` bool: the nodes that can hold the chosen task now (none without one)."""
-        cluster = self.sim.core.cluster
-        if self.chosen is None:
-            return np.zeros(cluster.nb_nodes, dtype=bool)
-        return cluster.feasible(self.sim.core.shape(self.chosen))
-
     def choose(self, index: int) -> None:
         """The ordering agent picks window task ``index``, which must fit now."""
         window = self.window_jobs()
@@ -177,10 +171,11 @@ class TwoPhaseCore(GpuSchedulingEnv):
         job = self.chosen
         if job is None:
             raise RuntimeError("place() without a chosen task")
-        started = self.sim.place_on(job, node, self.core_policy)
-        if not started:
+        cluster = self.sim.core.cluster
+        if not cluster.feasible(self.sim.core.shape(job), np.array([node]))[0]:
             raise ValueError(f"place: action {node} is masked (task {job.id} does not fit on "
                              "that node now; valid nodes have 1 in obs['place']['action_mask'])")
+        self.sim.place_on(job, node, self.core_policy)
         self.chosen = None
         return self._moved_on(True)
 

@@ -190,8 +190,10 @@ def test_state_render_and_load_factor(tiny):
 
 
 def test_one_line_errors(tiny):
-    with pytest.raises(ConfigError, match="mode: the multi-agent environment runs mode 'job_pick'"):
+    with pytest.raises(ConfigError, match="mode: the multi-agent .* fixes it to 'job_pick'"):
         parallel_env(mode="policy_pair", **tiny)
+    with pytest.raises(ConfigError, match="observation: .* to 'gpu_job_window'.*got 'gpu'"):
+        parallel_env(observation="gpu", **tiny)
     with pytest.raises(ConfigError, match=r"objective_weights.avg_jtc.*avg_jct"):
         parallel_env(objective_weights={"avg_jtc": 1.0}, **tiny)
     with pytest.raises(ConfigError, match=r"objective_weights.gpu_cost: expected a finite number"):
