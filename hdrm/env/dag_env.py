@@ -14,8 +14,11 @@ to the list) whose sets are played in turn, episode ``e`` the set ``e mod n`` (`
 Actions (``mode``):
 
 ``policy_pair``
-    a priority rule (:data:`~hdrm.dag.periodic_devices.RULES`, or the ``selection`` of them):
-    the engine starts the ready tasks that fit in that rule's order. The agent is asked at each
+    a priority rule (:data:`ALL_RULES`: the four rules of
+    :data:`~hdrm.dag.periodic_devices.RULES`, then their deferring variants of
+    :data:`~hdrm.dag.periodic_rules.DEFER_RULES`, which put instances that can no longer meet
+    their deadline last; or the ``selection`` of them): the engine starts the ready tasks that
+    fit in that rule's order. The agent is asked at each
     instant where at least two tasks are ready and one fits; at other instants the first rule
     decides (a lone ready task starts the same under every rule). Always choosing ``heft_edf``
     gives ``hdrm dag periodic --policy heft_edf``'s schedule exactly.
@@ -53,11 +56,17 @@ from gymnasium import spaces
 from hdrm.dag.periodic import TaskSet
 from hdrm.dag.periodic_devices import RULES, expand_on
 from hdrm.dag.periodic_io import read_taskset
-from hdrm.dag.periodic_rules import backfilling_for, resolve_periodic_policy, rule_of
+from hdrm.dag.periodic_rules import (
+    DEFER_RULES,
+    backfilling_for,
+    resolve_periodic_policy,
+    rule_of,
+)
 from hdrm.env.config import EnvConfig
 from hdrm.env.dag_view import PROC_FEATURES, TASK_FEATURES, Processors, task_features
 from hdrm.env.scheduling_env import SchedulingEnv
 from hdrm.errors import ConfigError
+from hdrm.options import EnvOptions
 from hdrm.platform.loader import load_platform
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
 
@@ -66,6 +75,8 @@ logger = logging.getLogger(__name__)
 MISS_PENALTY = 1.0
 RESPONSE_WEIGHT = 0.1
 GLOBAL_FEATURES = 4
+#: The default actions of ``policy_pair`` mode: the rules, then their deferring variants.
+ALL_RULES = RULES + DEFER_RULES
 
 
 def is_periodic_file(path: str | None) -> bool:
@@ -129,7 +140,7 @@ class DagEnv(SchedulingEnv):
         if not config.platform_file:
             raise ConfigError(f"{config.workload_file}: a periodic task set needs platform_file "
                               f"(an hdrm platform JSON, GPUs as accelerators)")
-        if config.objective != EnvConfig.objective:
+        if config.objective not in (EnvConfig.objective, EnvOptions.objective):  # the defaults
             raise ConfigError(f"objective: the periodic DAG environment's reward is fixed "
                               f"(missed deadlines and response times); got {config.objective!r}, "
                               f"leave it out")
@@ -137,11 +148,11 @@ class DagEnv(SchedulingEnv):
     def _setup_spaces(self) -> None:
         c = self.config
         if c.mode == "policy_pair":
-            names = [rule_of(n) or n for n in (c.selection or RULES)]
-            unknown = [n for n in names if n not in RULES]
+            names = [rule_of(n) or n for n in (c.selection or ALL_RULES)]
+            unknown = [n for n in names if n not in ALL_RULES]
             if unknown:
                 raise ConfigError(f"actions.selection: {unknown[0]!r} is not a periodic rule; "
-                                  f"choose among {', '.join(RULES)}")
+                                  f"choose among {', '.join(ALL_RULES)}")
             self.rules = names
             self.pairs = [resolve_periodic_policy(n, self.platform) for n in names]
             self.action_names = list(names)
@@ -168,6 +179,8 @@ class DagEnv(SchedulingEnv):
             key = (job.extra["graph"], job.extra["instance"])
             self._left[key] = self._left.get(key, 0) + 1
         self.ended = self.missed = 0
+        #: response time of every instance that has ended with all its tasks completed
+        self.responses: list[float] = []
         self._gain = 0.0
         self._ends: dict[int, float] = {}
         self._open = False
@@ -257,6 +270,8 @@ class DagEnv(SchedulingEnv):
         missed = not finish <= e["deadline_s"]
         self.ended += 1
         self.missed += missed
+        if finish < float("inf"):
+            self.responses.append(finish - e["release_s"])
         response = min(finish - e["release_s"], 10 * relative)
         self._gain -= MISS_PENALTY * missed + RESPONSE_WEIGHT * response / relative
 
@@ -294,6 +309,14 @@ class DagEnv(SchedulingEnv):
     def result(self) -> SimulationResult:
         """The episode's engine result (outcomes, makespan ...)."""
         return self.sim.result()
+
+    def sla_report(self) -> None:
+        """No tenants here: None."""
+        return None
+
+    def batsim_outputs(self) -> dict:
+        """No Batsim run: empty."""
+        return {}
 
     def render(self) -> None:
         """Nothing to render."""

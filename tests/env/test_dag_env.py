@@ -11,6 +11,7 @@ from gymnasium.utils.env_checker import check_env
 import hdrm.env  # noqa: F401 - registers the environments
 from hdrm.cli.main import main
 from hdrm.dag.periodic_devices import RULES
+from hdrm.dag.periodic_rules import DEFER_RULES
 from hdrm.env.dag_env import MISS_PENALTY, RESPONSE_WEIGHT, DagEnv
 from hdrm.env.scheduling_env import SchedulingEnv
 from hdrm.errors import ConfigError
@@ -46,7 +47,7 @@ def test_a_constant_rule_reproduces_hdrm_dag_periodic(tmp_path, gpus, rule):
     assert main(["dag", "periodic", str(taskset), "--platform", str(platform), "--policy", rule,
                  "-o", str(out)]) == 0
     env = SchedulingEnv(workload_file=str(taskset), platform_file=str(platform))
-    assert isinstance(env, DagEnv) and env.action_names == list(RULES)
+    assert isinstance(env, DagEnv) and env.action_names == list(RULES + DEFER_RULES)
     _, steps, info = _play(env, lambda e, i: RULES.index(rule))
     rows = list(csv.DictReader(open(out / "out_jobs.csv")))
     assert steps > 10 and len(rows) == len(env.result().outcomes)
