@@ -118,6 +118,8 @@ def test_masked_and_missing_actions_are_refused(tiny):
     # JCT: 3600, 7200 and 1800 s; mean 4200 s = 7/6 h
     ("avg_jct", None, 7 / 6),
     ("avg_jct", {"avg_jct": 1.0, "gpu_cost": 2.0}, 7 / 6 + 2 * 4.25),
+    # 1000 x 3600 + 500 x 7200 milli-GPU-seconds of 3000 milli-GPU x 7200 s: 1/3 allocated
+    ("gpu_allocation", None, 2 / 3),
 ])
 def test_shared_rewards_telescope_to_the_objective_by_hand(tiny, objective, weights, value):
     env = parallel_env(placement="best_fit", objective=objective, objective_weights=weights,
