@@ -1,0 +1,146 @@
+"""The learned models of the GPU comparison: how they are found, named and evaluated.
+
+A model is a checkpoint under ``models/gpu/`` whose options carry ``"learner"``, ``"agent"``
+(the agent's settings), ``"setting"`` (the workload key it was trained on, its ``role`` and the
+environment's ``window``) and ``"training"`` (budget, command, figures). Its role names its column:
+
+* ``mappo``: two agents (order and place) learned together, centralised critic;
+* ``factored``: one PPO policy over the joint action (the single-agent ablation);
+* ``learned_order``: a learned order agent with the best heuristic placement (frozen ``place``);
+* ``learned_place``: the best heuristic order with a learned place agent (frozen ``order``).
+
+A model is evaluated greedily through the multi-agent environment
+(:class:`hdrm.env.gpu_multiagent.GpuMultiAgentEnv`) on the test windows of its workload; a frozen
+agent's phases are played by the heuristic drivers of that module. Torch and the environment are
+imported only here, and only when a model is evaluated.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.gpu_protocol import GpuScore, Setting, score_result
+
+logger = logging.getLogger(__name__)
+
+#: Column names of the roles.
+ROLE_COLUMNS = {"mappo": "MAPPO", "factored": "PPO factored (single agent)",
+                "learned_order": "learned order + {place}",
+                "learned_place": "{order} + learned place"}
+#: The fields of the environment's ``summary()`` a score takes.
+SUMMARY_FIELDS = ("avg_jct", "p95_jct", "max_wait", "makespan", "gpu_allocation_rate", "gpu_cost")
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """A model file and what its metadata says."""
+
+    path: str
+    column: str
+    meta: dict[str, Any]
+
+    @property
+    def workload(self) -> str:
+        """The key of the workload it was trained on."""
+        return str(self.meta["setting"]["workload"])
+
+
+def model_column(meta: dict[str, Any]) -> str:
+    """A model's column from its role (``learned order + fgd``, ``sjf + learned place``)."""
+    setting = meta["setting"]
+    role = setting.get("role", "mappo")
+    params = meta.get("agent", {}).get("params", {})
+    template = ROLE_COLUMNS.get(role, role)
+    return template.format(place=params.get("freeze_place", "?"),
+                           order=params.get("freeze_order", "?"))
+
+
+def discover_models(models_dir: str | Path) -> list[GpuModel]:
+    """The GPU models in ``models_dir`` (``*.pt`` with GPU comparison metadata).
+
+    Files whose learner is not registered, or without the metadata, are left out with a note on
+    stderr; an absent folder holds no model.
+    """
+    folder = Path(models_dir)
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.glob("*.pt")):
+        from hdrm.agents import get_agent_class
+        from hdrm.agents.checkpoint import read_checkpoint
+        from hdrm.errors import ConfigError
+
+        meta = read_checkpoint(path)["options"]
+        if not isinstance(meta, dict) or "workload" not in meta.get("setting", {}):
+            print(f"note: {path} has no GPU comparison metadata; skipped", file=sys.stderr)
+            continue
+        try:
+            get_agent_class(meta["learner"], f"{path}: learner")
+        except ConfigError as exc:
+            print(f"note: skipped {path}: {exc}", file=sys.stderr)
+            continue
+        found.append(GpuModel(str(path), model_column(meta), meta))
+    return found
+
+
+def make_env(setting: Setting, window: int, seed: int, start: int | tuple[int, ...]) -> Any:
+    """The multi-agent environment on ``setting``'s files: episodes of the window from
+    ``start`` (a tuple: episodes cycle through them), loaded by the setting's factor."""
+    from hdrm.env.gpu_multiagent import GpuMultiAgentEnv
+
+    return GpuMultiAgentEnv(workload_file=setting.trace, platform_file=setting.platform,
+                            throughputs=setting.throughputs, nb_jobs=setting.window_tasks,
+                            window=window, objective="avg_jct", seed=seed,
+                            start_index=start if isinstance(start, tuple) else int(start),
+                            load_factor=setting.load_factor)
+
+
+def drivers(frozen: dict[str, str]) -> dict[str, Any]:
+    """The heuristic drivers of the agents a model froze (``{"place": "fgd"}``)."""
+    from hdrm.env.gpu_multiagent_heuristics import heuristic_order_action, heuristic_place_action
+
+    act = {"order": heuristic_order_action, "place": heuristic_place_action}
+    return {agent: (lambda env, a=agent, n=name: act[a](env, n)) for agent, name in frozen.items()}
+
+
+def load_agent(path: str, env: Any, seed: int) -> Any:
+    """The model's agent, built for ``env``'s spaces, weights loaded, greedy."""
+    import torch
+
+    from hdrm.agents import get_agent_class
+    from hdrm.agents.checkpoint import load_checkpoint, read_checkpoint
+    from hdrm.agents.mappo_rollout import agent_spaces
+
+    torch.set_num_threads(1)
+    meta = read_checkpoint(path)["options"]
+    cls = get_agent_class(meta["learner"], f"{path}: learner")
+    observation, action = agent_spaces(env)
+    agent = cls(dict(meta["agent"], run="test"), observation, action, seed=seed)
+    load_checkpoint(agent, path, optimizer=False)
+    agent.train_mode(False)
+    return agent
+
+
+def episode_score(env: Any) -> GpuScore:
+    """The finished episode's score: the environment's ``summary()`` (the figures ``hdrm
+    replay`` computes), with the mean wait and run time from its run's job rows."""
+    summary = env.summary()
+    extra = score_result(env.core.result())
+    values = {field: float(summary[field]) for field in SUMMARY_FIELDS}
+    return GpuScore(**values, mean_wait=extra.mean_wait, mean_run=extra.mean_run)
+
+
+def model_score(path: str, setting: Setting, start: int, seed: int) -> GpuScore:
+    """The model's greedy score on the window from ``start`` for one seed."""
+    from hdrm.agents.checkpoint import read_checkpoint
+    from hdrm.agents.mappo_rollout import play_episode
+
+    window = int(read_checkpoint(path)["options"]["setting"]["window"])
+    env = make_env(setting, window, seed, start)
+    agent = load_agent(path, env, seed)
+    play_episode(env, agent, drivers(dict(getattr(agent, "frozen", {}) or {})), seed=seed)
+    return episode_score(env)

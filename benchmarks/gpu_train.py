@@ -1,0 +1,176 @@
+"""Train a learner of the GPU comparison on a workload's training windows (issue 20).
+
+Usage::
+
+    python benchmarks/gpu_train.py --workload openb --role mappo --minutes 15 --seed 0 \\
+        --out models/gpu/mappo_openb.pt [--freeze-order sjf] [--freeze-place fgd]
+        [--window 32] [--validate-every 10] [--agent-json '{"lr": 3e-4}']
+
+Roles (:data:`benchmarks.gpu_learners.ROLE_COLUMNS`): ``mappo`` (two agents, centralised critic),
+``factored`` (one PPO policy over the joint action), ``learned_order`` (the place agent frozen to
+``--freeze-place``) and ``learned_place`` (the order agent frozen to ``--freeze-order``).
+
+Episodes are windows of the workload's window size whose first task is drawn uniformly from the
+training range of the split (:func:`benchmarks.gpu_protocol.time_split`), so an episode never
+holds a validation or test task, under the workload's load factor. Every ``--validate-every``
+episodes the greedy policy is scored on the validation windows (mean JCT) and the best one so far
+is saved to ``--out`` with the setting and the training figures. The budget is wall-clock minutes
+(``--minutes``) or episodes (``--episodes``), whichever ends first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+from benchmarks import gpu_protocol  # noqa: E402
+from benchmarks.gpu_learners import drivers, episode_score, make_env  # noqa: E402
+from benchmarks.gpu_protocol import GpuScore, Setting  # noqa: E402
+from hdrm.errors import ConfigError, HdrmError  # noqa: E402
+
+ROLES = ("mappo", "factored", "learned_order", "learned_place")
+#: The documented training runs of ``compare_gpu.py`` without ``--evaluate-only`` (file -> argv).
+#: The frozen heuristics are the best pair's order and placement on openb (sjf-first_fit).
+GPU_MODEL_COMMANDS: dict[str, list[str]] = {
+    "mappo_openb.pt": ["--workload", "openb", "--role", "mappo", "--minutes", "25", "--seed", "0"],
+    "factored_openb.pt": ["--workload", "openb", "--role", "factored", "--minutes", "25",
+                          "--seed", "0"],
+    "learned_order_openb.pt": ["--workload", "openb", "--role", "learned_order", "--freeze-place",
+                               "first_fit", "--minutes", "20", "--seed", "0"],
+    "learned_place_openb.pt": ["--workload", "openb", "--role", "learned_place", "--freeze-order",
+                               "sjf", "--minutes", "20", "--seed", "0"],
+}
+
+
+def agent_config(role: str, freeze_order: str, freeze_place: str, extra: dict[str, Any]
+                 ) -> dict[str, Any]:
+    """The MAPPO agent block of a role."""
+    params: dict[str, Any] = {"mode": "factored" if role == "factored" else "mappo",
+                              "torch_threads": 1}
+    if role == "learned_order":
+        params["freeze_place"] = freeze_place
+    if role == "learned_place":
+        params["freeze_order"] = freeze_order
+    config = {"lr": 3e-4, "gamma": 1.0, "run": "train", "params": params}
+    config.update({k: v for k, v in extra.items() if k != "params"})
+    params.update(extra.get("params", {}))
+    return config
+
+
+def validate(agent: Any, setting: Setting, window: int, seed: int) -> float:
+    """Mean JCT of the greedy policy over the validation windows."""
+    from hdrm.agents.mappo_rollout import play_episode
+
+    agent.train_mode(False)
+    scores = []
+    for start in setting.validation_starts:
+        env = make_env(setting, window, seed, start)
+        play_episode(env, agent, drivers(dict(agent.frozen)), seed=seed)
+        scores.append(episode_score(env))
+    agent.train_mode(True)
+    return GpuScore.mean(scores).avg_jct
+
+
+def train(a: argparse.Namespace) -> dict[str, Any]:
+    """Run the training; returns its figures (also saved with the best model)."""
+    import torch
+
+    from hdrm.agents.checkpoint import save_snapshot
+    from hdrm.agents.mappo_rollout import make_agent, play_episode
+
+    torch.set_num_threads(1)
+    setting = gpu_protocol.resolve(gpu_protocol.workload_spec(a.workload), a.traces, a.cache,
+                                   **(gpu_protocol.QUICK if a.quick else {}))
+    first, end = setting.split[0]
+    last_start = end - setting.window_tasks
+    if last_start < first:
+        raise ConfigError(f"--workload {a.workload}: the training range ({end - first} tasks) is "
+                          f"shorter than a window ({setting.window_tasks} tasks)")
+    rng = np.random.default_rng(a.seed)
+    starts = tuple(int(s) for s in rng.integers(first, last_start + 1, size=max(a.episodes, 1)))
+    env = make_env(setting, a.window, a.seed, starts)  # episodes cycle through the starts
+    config = agent_config(a.role, a.freeze_order, a.freeze_place, json.loads(a.agent_json))
+    agent = make_agent(env, config, seed=a.seed)
+    meta = {"learner": "mappo", "agent": {k: v for k, v in config.items() if k != "run"},
+            "setting": {"workload": a.workload, "role": a.role, "window": a.window,
+                        "quick": a.quick,
+                        "seed": a.seed, "load_factor": setting.load_factor,
+                        "window_tasks": setting.window_tasks, "training_range": [first, end]},
+            "training": {"budget_min": a.minutes, "command": " ".join(sys.argv)}}
+    wall0, episodes, steps = time.perf_counter(), 0, 0
+    best: dict[str, Any] = {"value": float("inf")}
+    while episodes < a.episodes and time.perf_counter() - wall0 < 60 * a.minutes:
+        stats = play_episode(env, agent, drivers(dict(agent.frozen)), seed=a.seed + episodes)
+        episodes, steps = episodes + 1, steps + int(stats.get("steps", 0))
+        if episodes % a.validate_every == 0:
+            _keep_best(best, agent, validate(agent, setting, a.window, a.seed), episodes)
+    if "state" not in best:  # fewer episodes than --validate-every: the last policy
+        _keep_best(best, agent, validate(agent, setting, a.window, a.seed), episodes)
+    meta["training"].update(episodes=episodes, env_steps=steps, best_episode=best["episode"],
+                            best_validation=best["value"],
+                            wall_min=round((time.perf_counter() - wall0) / 60, 1))
+    save_snapshot(best["state"], a.out, meta)
+    return meta["training"]
+
+
+def _keep_best(best: dict[str, Any], agent: Any, value: float, episodes: int) -> None:
+    """Keep a copy of the agent when ``value`` (validation mean JCT) is the best so far."""
+    from hdrm.agents.checkpoint import snapshot
+
+    print(f"episode {episodes}: validation mean JCT {value:.1f} s", flush=True)
+    if value < best["value"]:
+        best.update(value=value, episode=episodes, state=snapshot(agent))
+
+
+def train_missing(models_dir: Path, traces: str, cache: str) -> None:
+    """Train the documented models of :data:`GPU_MODEL_COMMANDS` that are missing."""
+    for name, argv in GPU_MODEL_COMMANDS.items():
+        out = models_dir / name
+        if out.exists():
+            continue
+        print("training:", name, " ".join(argv), flush=True)
+        try:
+            main([*argv, "--traces", traces, "--cache", cache, "--out", str(out)])
+        except (HdrmError, ImportError) as exc:
+            print(f"note: training {name} failed ({exc}); its column stays empty", file=sys.stderr)
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The command line."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--workload", default="openb", choices=tuple(gpu_protocol.WORKLOADS))
+    p.add_argument("--role", default="mappo", choices=ROLES)
+    p.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget")
+    p.add_argument("--episodes", type=int, default=10**9, help="episode budget")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--window", type=int, default=32, help="queued tasks the order agent sees")
+    p.add_argument("--validate-every", type=int, default=10, help="episodes between validations")
+    p.add_argument("--freeze-order", default="sjf", help="order of the learned_place role")
+    p.add_argument("--freeze-place", default="fgd", help="placement of the learned_order role")
+    p.add_argument("--agent-json", default="{}", help="agent settings over the role's")
+    p.add_argument("--traces", default=str(gpu_protocol.DEFAULT_TRACES))
+    p.add_argument("--cache", default=str(gpu_protocol.CACHE_DIR))
+    p.add_argument("--out", required=True, help="model file to write")
+    p.add_argument("--quick", action="store_true", help="smoke run: windows of 3 tasks")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point (see the module docstring)."""
+    a = parse(argv)
+    figures = train(a)
+    print(f"wrote {a.out}: {json.dumps(figures)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
