@@ -89,6 +89,8 @@ def training_rows(models: list[GpuModel]) -> dict[str, dict[str, Any]]:
         out[f"training: {Path(model.path).name}"] = {
             "learner": model.column, "workload": model.workload,
             "budget (min)": tr.get("budget_min"), "wall time (min)": tr.get("wall_min"),
+            "CPU time (min)": tr.get("cpu_min"), "best at episode": tr.get("best_episode"),
+            "best validation JCT (s)": tr.get("best_validation"),
             "episodes": tr.get("episodes"), "env steps": tr.get("env_steps"),
             "seed": model.meta["setting"].get("seed"), "command": tr.get("command", "")}
     return out

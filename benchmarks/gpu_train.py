@@ -37,6 +37,8 @@ from benchmarks.gpu_learners import drivers, episode_score, make_env  # noqa: E4
 from benchmarks.gpu_protocol import GpuScore, Setting  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 
+#: Start indices drawn for the training episodes (they cycle beyond).
+MAX_DRAWS = 10_000
 ROLES = ("mappo", "factored", "learned_order", "learned_place")
 #: The documented training runs of ``compare_gpu.py`` without ``--evaluate-only`` (file -> argv).
 #: The frozen heuristics are the best pair's order and placement on openb (sjf-first_fit).
@@ -45,9 +47,9 @@ GPU_MODEL_COMMANDS: dict[str, list[str]] = {
     "factored_openb.pt": ["--workload", "openb", "--role", "factored", "--minutes", "25",
                           "--seed", "0"],
     "learned_order_openb.pt": ["--workload", "openb", "--role", "learned_order", "--freeze-place",
-                               "first_fit", "--minutes", "20", "--seed", "0"],
+                               "first_fit", "--minutes", "25", "--seed", "0"],
     "learned_place_openb.pt": ["--workload", "openb", "--role", "learned_place", "--freeze-order",
-                               "sjf", "--minutes", "20", "--seed", "0"],
+                               "sjf", "--minutes", "25", "--seed", "0"],
 }
 
 
@@ -64,6 +66,23 @@ def agent_config(role: str, freeze_order: str, freeze_place: str, extra: dict[st
     config.update({k: v for k, v in extra.items() if k != "params"})
     params.update(extra.get("params", {}))
     return config
+
+
+def training_starts(setting: Setting, seed: int, episodes: int) -> tuple[int, ...]:
+    """First tasks of the training episodes: uniform over the starts whose whole window lies in
+    the training range (at most :data:`MAX_DRAWS`; episodes cycle through them).
+
+    Raises:
+        ConfigError: the training range is shorter than a window.
+    """
+    first, end = setting.split[0]
+    last_start = end - setting.window_tasks
+    if last_start < first:
+        raise ConfigError(f"{setting.key}: the training range ({end - first} tasks) is shorter "
+                          f"than a window ({setting.window_tasks} tasks)")
+    rng = np.random.default_rng(seed)
+    draws = max(min(episodes, MAX_DRAWS), 1)
+    return tuple(int(s) for s in rng.integers(first, last_start + 1, size=draws))
 
 
 def validate(agent: Any, setting: Setting, window: int, seed: int) -> float:
@@ -90,23 +109,12 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
     torch.set_num_threads(1)
     setting = gpu_protocol.resolve(gpu_protocol.workload_spec(a.workload), a.traces, a.cache,
                                    **(gpu_protocol.QUICK if a.quick else {}))
-    first, end = setting.split[0]
-    last_start = end - setting.window_tasks
-    if last_start < first:
-        raise ConfigError(f"--workload {a.workload}: the training range ({end - first} tasks) is "
-                          f"shorter than a window ({setting.window_tasks} tasks)")
-    rng = np.random.default_rng(a.seed)
-    starts = tuple(int(s) for s in rng.integers(first, last_start + 1, size=max(a.episodes, 1)))
+    starts = training_starts(setting, a.seed, a.episodes)
     env = make_env(setting, a.window, a.seed, starts)  # episodes cycle through the starts
     config = agent_config(a.role, a.freeze_order, a.freeze_place, json.loads(a.agent_json))
     agent = make_agent(env, config, seed=a.seed)
-    meta = {"learner": "mappo", "agent": {k: v for k, v in config.items() if k != "run"},
-            "setting": {"workload": a.workload, "role": a.role, "window": a.window,
-                        "quick": a.quick,
-                        "seed": a.seed, "load_factor": setting.load_factor,
-                        "window_tasks": setting.window_tasks, "training_range": [first, end]},
-            "training": {"budget_min": a.minutes, "command": " ".join(sys.argv)}}
-    wall0, episodes, steps = time.perf_counter(), 0, 0
+    meta = _metadata(a, setting, config)
+    wall0, cpu0, episodes, steps = time.perf_counter(), time.process_time(), 0, 0
     best: dict[str, Any] = {"value": float("inf")}
     while episodes < a.episodes and time.perf_counter() - wall0 < 60 * a.minutes:
         stats = play_episode(env, agent, drivers(dict(agent.frozen)), seed=a.seed + episodes)
@@ -117,9 +125,20 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
         _keep_best(best, agent, validate(agent, setting, a.window, a.seed), episodes)
     meta["training"].update(episodes=episodes, env_steps=steps, best_episode=best["episode"],
                             best_validation=best["value"],
-                            wall_min=round((time.perf_counter() - wall0) / 60, 1))
+                            wall_min=round((time.perf_counter() - wall0) / 60, 1),
+                            cpu_min=round((time.process_time() - cpu0) / 60, 1))
     save_snapshot(best["state"], a.out, meta)
     return meta["training"]
+
+
+def _metadata(a: argparse.Namespace, setting: Setting, config: dict[str, Any]) -> dict[str, Any]:
+    """What the saved model records: learner, agent settings, setting, training budget."""
+    return {"learner": "mappo", "agent": {k: v for k, v in config.items() if k != "run"},
+            "setting": {"workload": a.workload, "role": a.role, "window": a.window,
+                        "quick": a.quick, "seed": a.seed, "load_factor": setting.load_factor,
+                        "window_tasks": setting.window_tasks,
+                        "training_range": list(setting.split[0])},
+            "training": {"budget_min": a.minutes, "command": " ".join(sys.argv)}}
 
 
 def _keep_best(best: dict[str, Any], agent: Any, value: float, episodes: int) -> None:

@@ -230,3 +230,16 @@ def test_a_shipped_model_gets_its_columns_through_the_multi_agent_env(traces, tm
     assert cells["best learner name"] in ("MAPPO", "learned order + fgd")
     assert table["training: mappo.pt"]["learner"] == "MAPPO"
     assert table["training: order.pt"]["episodes"] == 1
+
+
+def test_training_episodes_lie_in_the_training_range():
+    from benchmarks.gpu_train import training_starts
+
+    setting = gpu_protocol.Setting("x", "t", None, "p", 1.0, 400, (6521,), (4891,),
+                                   ((0, 4891), (4891, 6521), (6521, 8152)))
+    starts = training_starts(setting, seed=0, episodes=2000)
+    assert len(starts) == 2000 and min(starts) >= 0 and max(starts) + 400 <= 4891
+    assert max(starts) > 4000 and min(starts) < 500  # the whole range is drawn from
+    short = gpu_protocol.Setting("x", "t", None, "p", 1.0, 400, (), (), ((0, 300),) * 3)
+    with pytest.raises(ConfigError, match=r"x: the training range \(300 tasks\) is shorter"):
+        training_starts(short, 0, 10)
