@@ -115,6 +115,9 @@ class MAPPOAgent(Agent):
     Settings: ClassVar[type] = MAPPOSettings
     #: The launcher builds the multi-agent environment for an agent with this flag.
     multi_agent: ClassVar[bool] = True
+    #: Counters a resumed training run restores (:mod:`hdrm.agents.resume`); a partly filled
+    #: rollout is not kept: a resumed run starts a new one.
+    resume_counters: ClassVar[tuple[str, ...]] = ("updates",)
 
     def __init__(self, config: Mapping[str, Any], observation_space: spaces.Space,
                  action_space: spaces.Space, action_names: Sequence[str] | None = None,

@@ -7,11 +7,12 @@ row encodings permute with the rows and the summary is invariant to their order.
 invalid (window padding, infeasible nodes) are keys masked out of every attention; the summary
 token is never masked, so a set without any valid row still gives finite outputs.
 
-:func:`compact` gathers the valid rows of each set to the front and cuts the batch to its largest
-valid count: attention then costs ``O(k^2)`` for ``k`` feasible nodes instead of ``O(N^2)`` for
-all ``N`` nodes, which is the place encoder's speed-up on large platforms (see docs/mappo.rst).
-:func:`pooled` is the cheap view of the whole set (mean and max of the embedded valid rows) that
-tells the summary token about the rows left out of the attention.
+:func:`dedup` is the place encoder's speed-up on large platforms: it keeps the *distinct* valid
+(feasible) rows of each set and gives each the attention key bias ``log(count)``, which is exactly
+attention over every feasible node at the cost of the distinct ones (openb's 1,213 GPU nodes are
+a few dozen distinct rows; see docs/mappo.rst for the measured times). :func:`pooled` is the
+cheap view of the whole set (mean and max of the embedded rows) that tells the summary token
+about the rows left out of the attention.
 """
 
 from __future__ import annotations
@@ -41,13 +42,14 @@ class SetEncoder(nn.Module):
         self.norm = nn.LayerNorm(dim)
         self.dim = dim
 
-    def forward(self, rows: torch.Tensor, valid: torch.Tensor, context: torch.Tensor | None = None,
+    def forward(self, rows: torch.Tensor, keys: torch.Tensor, context: torch.Tensor | None = None,
                 extra: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Encode a batch of sets.
 
         Args:
             rows: ``[B, K, n_features]``.
-            valid: ``[B, K]`` bool, false for rows left out of the attention.
+            keys: ``[B, K]``: bool, false for rows left out of the attention; or float, a bias
+                added to every attention weight on the row (``-inf`` leaves it out).
             context: ``[B, n_context]`` features of the summary token (None without context).
             extra: ``[B, dim]`` added to the summary token (a pooled view of the whole set).
 
@@ -61,8 +63,11 @@ class SetEncoder(nn.Module):
         if extra is not None:
             token = token + extra
         tokens = torch.cat([token.unsqueeze(1), self.embed(rows)], dim=1)
-        keep = torch.cat([torch.ones(batch, 1, dtype=torch.bool, device=rows.device), valid], 1)
-        out = self.norm(self.encoder(tokens, src_key_padding_mask=~keep))
+        if keys.dtype == torch.bool:
+            keys = torch.zeros(keys.shape, dtype=rows.dtype, device=rows.device).masked_fill(
+                ~keys, float("-inf"))
+        bias = torch.cat([keys.new_zeros(batch, 1), keys.to(rows.dtype)], dim=1)
+        out = self.norm(self.encoder(tokens, src_key_padding_mask=bias))
         return out[:, 1:], out[:, 0]
 
 
@@ -79,29 +84,44 @@ def transformer(dim: int, heads: int, layers: int) -> nn.TransformerEncoder:
     return nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
 
 
-def compact(rows: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor,
-                                                                torch.Tensor]:
-    """The valid rows of each set moved to the front, the batch cut to its largest valid count.
+def dedup(rows: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor,
+                                                              torch.Tensor]:
+    """The distinct valid rows of each set, with the log of their counts as attention key bias.
+
+    Attending over the distinct rows with the key bias ``log(count)`` gives exactly what
+    attending over every valid row gives (``count`` equal keys weigh ``count x exp(q.k)`` in the
+    softmax), and identical rows get identical encodings, so nothing changes but the cost.
 
     Args:
         rows: ``[B, N, F]``.
         valid: ``[B, N]`` bool.
 
     Returns:
-        ``(rows [B, K, F], valid [B, K], index [B, K])`` where ``index`` gives the original
-        position of each kept row (``K >= 1``; rows past a set's valid count are invalid).
+        ``(rows [B, K, F], bias [B, K], inverse [B, N])``: ``K >= 1`` is the batch's largest
+        number of distinct valid rows; ``bias`` is ``log(count)``, ``-inf`` past a set's
+        distinct rows; ``inverse`` maps each original row to its distinct row (0 for invalid).
     """
-    order = torch.argsort((~valid).to(torch.int8), dim=1, stable=True)
-    k = max(int(valid.sum(1).max()), 1)
-    index = order[:, :k]
-    kept = rows.gather(1, index.unsqueeze(-1).expand(-1, -1, rows.shape[-1]))
-    return kept, valid.gather(1, index), index
-
-
-def scatter_back(values: torch.Tensor, index: torch.Tensor, size: int, fill: float) -> torch.Tensor:
-    """``[B, K]`` values of compacted rows put back at their positions of ``[B, size]``."""
-    out = values.new_full((values.shape[0], size), fill)
-    return out.scatter(1, index, values)
+    batch, n, width = rows.shape
+    parts, counts = [], []
+    inverse = torch.zeros(batch, n, dtype=torch.long, device=rows.device)
+    for b in range(batch):
+        kept = valid[b].nonzero()[:, 0]
+        if kept.numel() == 0:
+            parts.append(rows.new_zeros((0, width)))
+            counts.append(rows.new_zeros(0))
+            continue
+        unique, inv, count = torch.unique(rows[b, kept], dim=0, return_inverse=True,
+                                          return_counts=True)
+        inverse[b, kept] = inv
+        parts.append(unique)
+        counts.append(count.to(rows.dtype))
+    k = max(max(p.shape[0] for p in parts), 1)
+    out = rows.new_zeros((batch, k, width))
+    bias = rows.new_full((batch, k), float("-inf"))
+    for b, (unique, count) in enumerate(zip(parts, counts)):
+        out[b, :unique.shape[0]] = unique
+        bias[b, :count.shape[0]] = count.log()
+    return out, bias, inverse
 
 
 def pooled(embedded: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
@@ -115,4 +135,4 @@ def pooled(embedded: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
     return torch.cat([mean, high], dim=-1)
 
 
-__all__ = ["SetEncoder", "compact", "pooled", "scatter_back", "transformer"]
+__all__ = ["SetEncoder", "dedup", "pooled", "transformer"]

@@ -4,8 +4,10 @@
   over the job rows, its summary token started from the cluster features) and scores each job
   row and the wait action: ``W + 1`` logits.
 * :class:`PlaceActor` encodes the nodes for the chosen job: attention over the *feasible* nodes
-  only (compacted, :func:`~hdrm.agents.mappo_encoders.compact`), its summary token started from
-  the job's features plus a pooled view (mean and max) of every node; one logit per node, ``N``.
+  only, each distinct node row once with its multiplicity as key bias
+  (:func:`~hdrm.agents.mappo_encoders.dedup`: exactly the attention over every feasible node),
+  its summary token started from the job's features plus a pooled view (mean and max) of every
+  node; one logit per node, ``N``.
 * :class:`CentralCritic` has encoders of its own over both agents' observations and reads the
   phase (order or place): one value per step, in the value normaliser's units.
 
@@ -21,7 +23,7 @@ import torch
 from torch import nn
 
 from hdrm.agents.distributions import MASKED_LOGIT
-from hdrm.agents.mappo_encoders import SetEncoder, compact, pooled, scatter_back, transformer
+from hdrm.agents.mappo_encoders import SetEncoder, dedup, pooled, transformer
 from hdrm.agents.network_base import mlp
 
 #: Index of each agent in the phase vectors of a rollout.
@@ -42,8 +44,10 @@ class OrderActor(nn.Module):
         self.row_head = mlp(2 * dim, (dim,), 1, out_gain=0.01)
         self.wait_head = mlp(dim, (dim,), 1, out_gain=0.01)
 
-    def forward(self, jobs: torch.Tensor, cluster: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """``[B, W + 1]`` raw logits from jobs ``[B, W, FJ]``, cluster ``[B, FC]``, mask ``[B, W + 1]``."""
+    def forward(self, jobs: torch.Tensor, cluster: torch.Tensor, mask: torch.Tensor
+                ) -> torch.Tensor:
+        """``[B, W + 1]`` raw logits from jobs ``[B, W, FJ]``, cluster ``[B, FC]`` and the
+        mask ``[B, W + 1]``."""
         window = jobs.shape[1]
         rows, summary = self.encoder(jobs, real_rows(jobs, mask[:, :window]), cluster)
         both = torch.cat([rows, summary.unsqueeze(1).expand_as(rows)], dim=-1)
@@ -74,18 +78,19 @@ class PlaceActor(nn.Module):
 
     def encode(self, job: torch.Tensor, nodes: torch.Tensor, mask: torch.Tensor
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(encodings of the compacted feasible nodes, their original index, the set summary)."""
+        """(encodings of the distinct feasible nodes, each node's distinct row, the summary)."""
         extra = self.summary(nodes, real_rows(nodes, mask))
-        rows, valid, index = compact(nodes, mask)
-        encoded, summary = self.encoder(rows, valid, job, extra)
-        return encoded, index, summary
+        rows, bias, inverse = dedup(nodes, mask)
+        encoded, summary = self.encoder(rows, bias, job, extra)
+        return encoded, inverse, summary
 
     def forward(self, job: torch.Tensor, nodes: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """``[B, N]`` logits (infeasible nodes get the masked logit) from job ``[B, FJ]``,
         nodes ``[B, N, FN]`` and the feasibility mask ``[B, N]``."""
-        encoded, index, summary = self.encode(job, nodes, mask)
+        encoded, inverse, summary = self.encode(job, nodes, mask)
         both = torch.cat([encoded, summary.unsqueeze(1).expand_as(encoded)], dim=-1)
-        return scatter_back(self.head(both).squeeze(-1), index, nodes.shape[1], MASKED_LOGIT)
+        scores = self.head(both).squeeze(-1).gather(1, inverse)
+        return scores.masked_fill(~mask, MASKED_LOGIT)
 
 
 class CentralCritic(nn.Module):
