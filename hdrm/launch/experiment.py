@@ -39,6 +39,7 @@ from hdrm.env.objectives import OBJECTIVES
 from hdrm.env.observations import OBSERVATIONS
 from hdrm.env.scheduling_env import SchedulingEnv
 from hdrm.errors import AgentLoadError, ConfigError, HdrmError
+from hdrm.launch import multiagent
 from hdrm.options import SELECTION_PATH, Options, check_names
 from hdrm.policies.job_selection import JOB_POLICIES
 from hdrm.policies.pairs import ALL_PAIRS, policy_names
@@ -145,8 +146,16 @@ def build_experiment(options: Options, agent_path: str | Path, episodes: int | N
     if classic:
         check_open_names(options, classic=True)
     torch_seeded = seed_globals(options.seed)
-    env = _build_env(options, classic)
+    if multiagent.wants_turns(cls):  # MAPPO: the two-agent GPU env, one phase per step
+        env = multiagent.turn_env(options, **env_overrides(options, classic))
+    else:
+        env = _build_env(options, classic)
     agent = make_agent(cls, options, env, agent_path)
+    if multiagent.wants_turns(cls):
+        try:
+            env.set_frozen(getattr(agent, "frozen", {}))
+        except ConfigError as exc:
+            raise ConfigError(with_source(options.source, str(exc))) from None
     training = options.pybatsim.agent.run == "train"
     agent.train_mode(training)
     return Experiment(options, agent_path, env, agent, episodes or options.pybatsim.agent.episodes,
