@@ -13,7 +13,7 @@ asserts that the episode started every task where and when the engine did.
 Usage::
 
     python benchmarks/bench_multiagent.py [--traces DIR] [--order fifo] [--placement fgd]
-        [--nb-jobs 0] [--repeat 3] [--check]
+        [--nb-jobs 0] [--repeat 3] [--check] [--fgd-features]
 """
 
 from __future__ import annotations
@@ -84,10 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nb-jobs", type=int, default=0, help="tasks per episode (0: all)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--fgd-features", action="store_true",
+                        help="with the node column fgd_score")
     args = parser.parse_args(argv)
     env = GpuMultiAgentEnv(platform_file=str(args.traces / "openb_node_list_gpu_node.csv"),
                            workload_file=str(args.traces / "openb_pod_list_default.csv"),
-                           placement=args.placement, nb_jobs=args.nb_jobs)
+                           placement=args.placement, nb_jobs=args.nb_jobs,
+                           fgd_features=args.fgd_features)
     policy = f"{args.order}-{args.placement}"
     runs = []
     for _ in range(args.repeat):
@@ -98,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     base_s, result = min((baseline(env, policy, rng_state) for _ in range(args.repeat)),
                          key=lambda r: r[0])
     placed = len(env.core.sim.core.placements)
-    print(f"multi-agent {policy}: {steps} steps ({placed} tasks placed) in {cpu_s:.2f} CPU s = "
+    print(f"multi-agent {policy}{' + fgd_score' if args.fgd_features else ''}: {steps} steps ({placed} tasks placed) in {cpu_s:.2f} CPU s = "
           f"{steps / cpu_s:,.0f} steps/s, {placed / cpu_s:,.0f} placed tasks/s (reset "
           f"{reset_s:.2f} s); bare engine {base_s:.2f} CPU s, ratio "
           f"{(cpu_s + reset_s) / base_s:.2f}")

@@ -75,6 +75,8 @@ class GpuMultiAgentEnv(ParallelEnv):
         objective_weights: minimise this weighted sum of objectives instead of ``objective``.
         load_factor: divide every episode's submission times by this (more load above 1);
             ``reset(options={"load_factor": ...})`` overrides it for one episode.
+        fgd_features: add the node column ``fgd_score`` (FGD's score of the node for the chosen
+            task, :mod:`hdrm.env.gpu_multiagent_obs`); off by default.
         **settings: :class:`~hdrm.env.config.EnvConfig` fields (``workload_file``,
             ``platform_file``, ``throughputs``, ``window``, ``objective``, ``placement``,
             ``backfilling``, ``nb_jobs``, ``start_index``, ``seed`` ...); ``mode``,
@@ -91,17 +93,19 @@ class GpuMultiAgentEnv(ParallelEnv):
 
     def __init__(self, options: Options | None = None, render_mode: str | None = None,
                  objective_weights: Mapping[str, float] | None = None,
-                 load_factor: float = 1.0, **settings: Any) -> None:
+                 load_factor: float = 1.0, fgd_features: bool = False,
+                 **settings: Any) -> None:
         self.core = TwoPhaseCore(options, objective_weights, render_mode, **settings)
         self.render_mode = render_mode
         self.load_factor = load_factor
+        self.fgd_features = fgd_features
         self.window = self.core.config.window
         self.nb_nodes = self.core.sim.core.cluster.nb_nodes
         self.job_features = JOB_FEATURES
-        self.node_features = NODE_FEATURES
+        self.node_features = node_features(self.core, fgd_features).names
         self._cluster = ClusterFeatures(self.core)
         self.cluster_features = self._cluster.names
-        fj, fc, fn = len(JOB_FEATURES), len(self.cluster_features), len(NODE_FEATURES)
+        fj, fc, fn = len(JOB_FEATURES), len(self.cluster_features), len(self.node_features)
         self.observation_spaces = {
             ORDER: spaces.Dict({"jobs": _box((self.window, fj)), "cluster": _box((fc,)),
                                 "action_mask": _mask_space(self.window + 1)}),
@@ -140,7 +144,7 @@ class GpuMultiAgentEnv(ParallelEnv):
         self.agents = list(self.possible_agents)
         self.heuristic_cache = {}
         self._cluster.reset()
-        self._nodes = node_features(self.core)
+        self._nodes = node_features(self.core, self.fgd_features)
         self.phase = ORDER
         self._job_row = self._idle_place["job"]
         self._order_obs = None

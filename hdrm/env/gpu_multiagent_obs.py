@@ -28,11 +28,14 @@ Every feature lies in [0, 1] (float32).
                      not fit or the node has no GPU)
   ``speed``          the task's speed on the node's GPU model relative to its fastest (Gavel
                      throughputs; 1 when the trace gives none, 0 where it does not fit)
+  ``fgd_score``      only with ``fgd_features=True``: FGD's score of the node for the task / 100
+                     (``100 x sigmoid((fragmentation before - after) / 1000)`` for its best GPU
+                     choice there; 0 where it does not fit)
   =================  ==========================================================================
 
 The first three columns are fixed per episode; the next five are kept in one numpy table and
 only the rows of nodes whose version moved since the last reading are recomputed (vectorised);
-the last four depend on the chosen task: they are kept per task shape (traces repeat a few
+the last ones depend on the chosen task: they are kept per task shape (traces repeat a few
 shapes) and recomputed, vectorised, only for the nodes that changed since that shape was seen.
 """
 
@@ -43,10 +46,15 @@ import numpy as np
 from hdrm.env.gpu_observations import GPU_JOB_FEATURES, GpuObservation
 from hdrm.policies.gpu_price import platform_prices
 from hdrm.policies.gpu_state import MILLI, GpuCluster, TaskShape
+from hdrm.policies.placement import Placement, make_placement
 
 #: Columns of the placing agent's ``nodes`` rows.
 NODE_FEATURES = ("gpus", "cpu_capacity", "price", "free_cpu", "free_memory", "free_gpu",
                  "whole_gpus", "best_share", "fits", "cpu_after", "gpu_after", "speed")
+#: The optional node column (``fgd_features=True``): FGD's score of the node for the chosen task.
+FGD_FEATURE = ("fgd_score",)
+#: FGD's scores run from 0 to 100.
+FGD_MAX_SCORE = 100.0
 #: Columns of the ordering agent's ``jobs`` rows (and of the placing agent's ``job``).
 JOB_FEATURES = GPU_JOB_FEATURES
 _STATIC, _DYNAMIC = slice(0, 3), slice(3, 8)
@@ -88,12 +96,17 @@ class NodeFeatures:
     Args:
         cluster: the episode's cluster state.
         prices: USD per GPU-hour by model name.
+        fgd: FGD's placement on this cluster, for the optional ``fgd_score`` column (None:
+            no such column).
     """
 
-    def __init__(self, cluster: GpuCluster, prices: dict[str, float]) -> None:
+    def __init__(self, cluster: GpuCluster, prices: dict[str, float],
+                 fgd: Placement | None = None) -> None:
         self.cluster = c = cluster
+        self.fgd = fgd
+        self.names = NODE_FEATURES + (FGD_FEATURE if fgd is not None else ())
         n = c.nb_nodes
-        self.table = np.zeros((n, len(NODE_FEATURES)), dtype=np.float32)
+        self.table = np.zeros((n, len(self.names)), dtype=np.float32)
         self._gpus = np.maximum(c.nb_gpus, 1).astype(np.float64)
         self._has_gpu = c.nb_gpus > 0
         model_price = np.array([prices.get(m, 0.0) for m in c.model_names] + [0.0])
@@ -132,7 +145,7 @@ class NodeFeatures:
         return out
 
     def _task_columns(self, shape: TaskShape) -> np.ndarray:
-        """The four task columns for ``shape``, kept per shape and recomputed only for the
+        """The task columns for ``shape``, kept per shape and recomputed only for the
         nodes that changed since the shape was last seen (traces repeat a few shapes)."""
         c = self.cluster
         entry = self._per_shape.get(shape)
@@ -140,7 +153,7 @@ class NodeFeatures:
             if len(self._per_shape) >= _SHAPES_KEPT:
                 self._per_shape.clear()
             entry = self._per_shape[shape] = (
-                np.zeros((c.nb_nodes, len(NODE_FEATURES) - _FITS), dtype=np.float32),
+                np.zeros((c.nb_nodes, len(self.names) - _FITS), dtype=np.float32),
                 np.full(c.nb_nodes, -1, dtype=np.int64))
         columns, seen = entry
         nodes = np.flatnonzero(seen != c.version)
@@ -150,15 +163,18 @@ class NodeFeatures:
         return columns
 
     def _task_rows(self, shape: TaskShape, nodes: np.ndarray) -> np.ndarray:
-        """``fits``, ``cpu_after``, ``gpu_after``, ``speed`` of ``nodes`` for ``shape``."""
+        """``fits``, ``cpu_after``, ``gpu_after``, ``speed`` (and ``fgd_score``) of ``nodes``
+        for ``shape``."""
         c = self.cluster
         fits = c.feasible(shape, nodes)
-        rows = np.zeros((len(nodes), 4))
+        rows = np.zeros((len(nodes), len(self.names) - _FITS))
         rows[:, 0] = fits
         rows[:, 1] = np.where(fits, (c.cpu_left[nodes] - shape.cpu_milli) / c.cpu_cap[nodes], 0.0)
         after = (c.gpu_left[nodes].sum(axis=1) - shape.total_milli) / (self._gpus[nodes] * MILLI)
         rows[:, 2] = np.where(fits & self._has_gpu[nodes], after, 0.0)
         rows[:, 3] = np.where(fits, self._speed(shape)[nodes], 0.0)
+        if self.fgd is not None and fits.any():
+            rows[fits, 4] = self.fgd.score(shape, nodes[fits]) / FGD_MAX_SCORE
         return np.clip(rows, 0.0, 1.0)
 
     def _speed(self, shape: TaskShape) -> np.ndarray:
@@ -172,6 +188,9 @@ class NodeFeatures:
         return speed
 
 
-def node_features(core) -> NodeFeatures:
-    """The :class:`NodeFeatures` of the core's current episode."""
-    return NodeFeatures(core.sim.core.cluster, platform_prices(core.platform))
+def node_features(core, fgd_score: bool = False) -> NodeFeatures:
+    """The :class:`NodeFeatures` of the core's current episode (with the ``fgd_score`` column
+    when asked and the workload has task types)."""
+    cluster, types = core.sim.core.cluster, core.sim.core.types
+    fgd = make_placement("fgd", cluster, types) if fgd_score and types is not None else None
+    return NodeFeatures(cluster, platform_prices(core.platform), fgd)

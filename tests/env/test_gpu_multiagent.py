@@ -269,3 +269,22 @@ def test_a_gavel_task_sees_its_speed_per_node_and_runs_at_the_chosen_models_spee
     assert all(terminations.values()) and env.agents == []
     assert rewards["order"] == pytest.approx(-500 / 3600 * 0.45)
     assert env.summary()["avg_jct"] == 500.0
+
+
+def test_the_fgd_score_column_ranks_the_node_fgd_picks_first():
+    """With ``fgd_features``, at every place step of FIFO x FGD the node the engine's FGD placer
+    picks has the highest ``fgd_score`` (the column is FGD's own score / 100), 0 where masked."""
+    env = parallel_env(fgd_features=True, nb_jobs=150, **SLICE)
+    assert env.node_features[-1] == "fgd_score"
+    assert env.observation_space("place")["nodes"].shape == (41, 13)
+    obs, _ = env.reset(seed=0)
+    places = 0
+    while env.agents:
+        actions = {"order": heuristic_order_action(env, "fifo"),
+                   "place": heuristic_place_action(env, "fgd")}
+        if env.phase == "place":
+            score, mask = obs["place"]["nodes"][:, -1], obs["place"]["action_mask"]
+            assert score[actions["place"]] == score.max() > 0 and not score[mask == 0].any()
+            places += 1
+        obs, _, _, _, _ = env.step(actions)
+    assert places == len(env.core.sim.core.placements) == 136  # 14 never ran in the trace

@@ -1,7 +1,7 @@
 """The multi-agent GPU environment's masks never allow an infeasible placement and never hide a
 feasible one (hypothesis over small random clusters and task sets, random masked actions),
 checked against a brute-force recount of what the running tasks hold; the incremental node
-table equals one built from scratch."""
+table (with or without the ``fgd_score`` column) equals one built from scratch."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hdrm.env.gpu_multiagent import parallel_env
 from hdrm.env.gpu_multiagent_obs import NodeFeatures
 from hdrm.policies.gpu_price import platform_prices
+from hdrm.policies.placement import make_placement
 
 MODELS = ("T4", "V100M16")
 PLACEMENTS = ("fgd", "best_fit", "first_fit", "random")
@@ -80,11 +81,11 @@ def fits_by_hand(core, node: int, shape) -> bool:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters(), tasks(), st.sampled_from(PLACEMENTS), st.sampled_from(("none", "greedy")),
-       st.integers(0, 2**16))
-def test_masks_are_exactly_the_feasible_choices(nodes, jobs, placement, backfilling, seed):
+       st.integers(0, 2**16), st.booleans())
+def test_masks_are_exactly_the_feasible_choices(nodes, jobs, placement, backfilling, seed, fgd):
     with tempfile.TemporaryDirectory() as folder:
         env = parallel_env(placement=placement, backfilling=backfilling, window=4,
-                           **write_inputs(Path(folder), nodes, jobs))
+                           fgd_features=fgd, **write_inputs(Path(folder), nodes, jobs))
         obs, _ = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     core = env.core.sim.core
@@ -104,7 +105,9 @@ def test_masks_are_exactly_the_feasible_choices(nodes, jobs, placement, backfill
             assert mask.astype(bool).tolist() == [fits_by_hand(core, n, shape)
                                                   for n in range(env.nb_nodes)]
             assert obs["order"]["action_mask"].tolist() == [1] + [0] * env.window
-            fresh = NodeFeatures(core.cluster, platform_prices(env.core.platform)).for_task(shape)
+            scorer = make_placement("fgd", core.cluster, core.types) if fgd else None
+            fresh = NodeFeatures(core.cluster, platform_prices(env.core.platform),
+                                 scorer).for_task(shape)
             assert np.array_equal(obs["place"]["nodes"], fresh)
             action = {"order": 0, "place": int(rng.choice(np.flatnonzero(mask)))}
         for agent, o in obs.items():
