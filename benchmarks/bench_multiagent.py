@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     base_s, result = min((baseline(env, policy, rng_state) for _ in range(args.repeat)),
                          key=lambda r: r[0])
     placed = len(env.core.sim.core.placements)
-    print(f"multi-agent {policy}{' + fgd_score' if args.fgd_features else ''}: {steps} steps ({placed} tasks placed) in {cpu_s:.2f} CPU s = "
+    case = policy + (" + fgd_score" if args.fgd_features else "")
+    print(f"multi-agent {case}: {steps} steps ({placed} tasks placed) in {cpu_s:.2f} CPU s = "
           f"{steps / cpu_s:,.0f} steps/s, {placed / cpu_s:,.0f} placed tasks/s (reset "
           f"{reset_s:.2f} s); bare engine {base_s:.2f} CPU s, ratio "
           f"{(cpu_s + reset_s) / base_s:.2f}")

@@ -37,6 +37,7 @@ the episode's figures as ``hdrm replay`` computes them. Factories (the PettingZo
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -48,6 +49,7 @@ from hdrm.env.gpu_multiagent_core import TwoPhaseCore
 from hdrm.env.gpu_multiagent_obs import JOB_FEATURES, NODE_FEATURES, ClusterFeatures, node_features
 from hdrm.env.gpu_multiagent_summary import episode_summary
 from hdrm.env.render import RENDER_MODES
+from hdrm.errors import ConfigError
 from hdrm.options import Options
 
 logger = logging.getLogger(__name__)
@@ -95,6 +97,10 @@ class GpuMultiAgentEnv(ParallelEnv):
                  objective_weights: Mapping[str, float] | None = None,
                  load_factor: float = 1.0, fgd_features: bool = False,
                  **settings: Any) -> None:
+        if isinstance(load_factor, bool) or not isinstance(load_factor, (int, float)) \
+                or not math.isfinite(load_factor) or load_factor <= 0:
+            raise ConfigError(f"load_factor: expected a finite number > 0 (2 doubles the "
+                              f"arrival rate), got {load_factor!r}")
         self.core = TwoPhaseCore(options, objective_weights, render_mode, **settings)
         self.render_mode = render_mode
         self.load_factor = load_factor

@@ -202,6 +202,8 @@ def test_one_line_errors(tiny):
         parallel_env(objective_weights={"gpu_cost": "high"}, **tiny)
     with pytest.raises(ConfigError, match="needs GPU inputs"):
         parallel_env()
+    with pytest.raises(ConfigError, match=r"load_factor: expected a finite number > 0.*got 0"):
+        parallel_env(load_factor=0, **tiny)
 
 
 def test_an_order_is_fixed_for_the_instant_as_in_the_engine(tmp_path):
