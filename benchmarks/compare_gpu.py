@@ -36,7 +36,7 @@ if __package__ in (None, ""):
 from benchmarks import gpu_page, gpu_protocol, gpu_tables  # noqa: E402
 from benchmarks.evaluation import Execution  # noqa: E402
 from benchmarks.gpu_evaluation import GpuEvalRun, model_run, run_gpu_evaluations  # noqa: E402
-from benchmarks.gpu_learners import GpuModel, discover_models  # noqa: E402
+from benchmarks.gpu_learners import GpuModel, applies, discover_models  # noqa: E402
 from benchmarks.gpu_protocol import Setting  # noqa: E402
 from hdrm.core.gpu_scheduler import gpu_pairs, resolve_gpu_policy  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
@@ -66,7 +66,7 @@ def build_table(settings: dict[str, Setting], pairs: list[str], models: list[Gpu
             keys.append((key, "pair", pair))
             runs.append(GpuEvalRun("pair", pair, setting, seeds))
         for model in models:
-            if model.workload == key:
+            if applies(model, setting):
                 keys.append((key, "model", model.column))
                 runs.append(model_run(model.path, setting, seeds))
     summaries = run_gpu_evaluations(runs, execution)

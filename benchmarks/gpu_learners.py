@@ -10,8 +10,10 @@ environment's ``window``) and ``"training"`` (budget, command, figures). Its rol
 * ``learned_place``: the best heuristic order with a learned place agent (frozen ``order``).
 
 A model is evaluated greedily through the multi-agent environment
-(:class:`hdrm.env.gpu_multiagent.GpuMultiAgentEnv`) on the test windows of its workload; a frozen
-agent's phases are played by the heuristic drivers of that module. Torch and the environment are
+(:class:`hdrm.env.gpu_multiagent.GpuMultiAgentEnv`) on the test windows of the workload it was
+trained on, under the same load factor and window size (:func:`applies`), episodes played by
+:func:`hdrm.agents.mappo_rollout.play_episode`; a frozen agent's phases are played by the
+heuristic drivers of :mod:`hdrm.env.gpu_multiagent_heuristics`. Torch and the environment are
 imported only here, and only when a model is evaluated.
 """
 
@@ -47,6 +49,23 @@ class GpuModel:
     def workload(self) -> str:
         """The key of the workload it was trained on."""
         return str(self.meta["setting"]["workload"])
+
+
+def applies(model: GpuModel, setting: Setting) -> bool:
+    """Whether ``model`` was trained for ``setting``: same workload, load factor and window
+    size (a model trained on another load or by a ``--quick`` run gets no column, with a note
+    on stderr)."""
+    trained = model.meta["setting"]
+    if model.workload != setting.key:
+        return False
+    same = (float(trained.get("load_factor", -1)) == setting.load_factor
+            and int(trained.get("window_tasks", -1)) == setting.window_tasks)
+    if not same:
+        print(f"note: {model.path} was trained on {setting.key} at load x"
+              f"{trained.get('load_factor')} with windows of {trained.get('window_tasks')} "
+              f"tasks, not x{setting.load_factor:g} and {setting.window_tasks}; no column",
+              file=sys.stderr)
+    return same
 
 
 def model_column(meta: dict[str, Any]) -> str:

@@ -243,3 +243,17 @@ def test_training_episodes_lie_in_the_training_range():
     short = gpu_protocol.Setting("x", "t", None, "p", 1.0, 400, (), (), ((0, 300),) * 3)
     with pytest.raises(ConfigError, match=r"x: the training range \(300 tasks\) is shorter"):
         training_starts(short, 0, 10)
+
+
+def test_a_model_of_another_load_or_window_size_gets_no_column(capsys):
+    from benchmarks.gpu_learners import GpuModel, applies
+
+    setting = gpu_protocol.Setting("openb", "t", None, "p", 20.0, 400, (), (), ((0, 1),) * 3)
+    meta = {"setting": {"workload": "openb", "load_factor": 20.0, "window_tasks": 400}}
+    assert applies(GpuModel("m.pt", "MAPPO", meta), setting)
+    quick = {"setting": {"workload": "openb", "load_factor": 20.0, "window_tasks": 3}}
+    assert not applies(GpuModel("q.pt", "MAPPO", quick), setting)
+    err = capsys.readouterr().err
+    assert "q.pt was trained on openb at load x20.0 with windows of 3 tasks" in err
+    gavel = {"setting": {"workload": "gavel", "load_factor": 20.0, "window_tasks": 400}}
+    assert not applies(GpuModel("g.pt", "MAPPO", gavel), setting)
