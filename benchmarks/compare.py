@@ -119,9 +119,18 @@ def pair_run(ctx: Context, pair: str) -> EvalRun:
 
 
 def model_eval_run(ctx: Context, model: Model, row: Row) -> EvalRun:
-    """The evaluation of a model's greedy policy over the row's test sequences."""
+    """The evaluation of a model's greedy policy over the row's test sequences.
+
+    An ``event``-driven ``job_pick`` learner only starts jobs that fit, so backfilling never acts
+    on its schedule (nor on what it observes): it is evaluated once per trace, without
+    backfilling, and that run fills both backfilling rows.
+    """
+    st = model.setting
+    backfill = row.backfill
+    if st["mode"] == "job_pick" and st["decision"] == "event":
+        backfill = "none"
     return evaluation.model_run(model.path, ctx.traces, ctx.cache, row_starts(ctx, row),
-                                ctx.nb_jobs, row.trace, row.backfill, row.group, row.objective,
+                                ctx.nb_jobs, row.trace, backfill, row.group, row.objective,
                                 row.trace_file, row.procs, ctx.allow_leaky)
 
 
