@@ -69,6 +69,7 @@ from hdrm.errors import ConfigError
 from hdrm.options import EnvOptions
 from hdrm.platform.loader import load_platform
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
+from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
 
 logger = logging.getLogger(__name__)
 
@@ -182,6 +183,7 @@ class DagEnv(SchedulingEnv):
         #: response time of every instance that has ended with all its tasks completed
         self.responses: list[float] = []
         self._gain = 0.0
+        self._finish: dict[tuple[str, int], float] = {}
         self._ends: dict[int, float] = {}
         self._open = False
         self._window: list | None = None
@@ -262,10 +264,13 @@ class DagEnv(SchedulingEnv):
         e = job.extra
         key = (e["graph"], e["instance"])
         self._left[key] -= 1
+        done = outcome.state == COMPLETED_SUCCESSFULLY
+        latest = self._finish.get(key, 0.0)
+        self._finish[key] = max(latest, outcome.finish_s) if done else float("inf")
         if self._left[key]:
             return
-        # the instance has ended: its last task's finish (nan when it did not complete)
-        finish = outcome.finish_s if outcome.start_s >= 0 else float("inf")
+        # the instance has ended: its latest task finish (inf when a task did not complete)
+        finish = self._finish.pop(key)
         relative = e["deadline_s"] - e["release_s"]
         missed = not finish <= e["deadline_s"]
         self.ended += 1
