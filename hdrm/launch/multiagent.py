@@ -97,12 +97,21 @@ class TurnEnv(gym.Env):
         self.drivers = drivers(frozen)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start an episode; returns the first learned turn's observation and info (frozen
+        phases before it are played, their rewards kept for the first step)."""
         observations, infos = self.env.reset(seed=seed, options=options)
         observations, infos, reward, _ = self._play_frozen(observations, infos)
         self._carry = reward  # the frozen phases' rewards before the first turn
         return self._turn(observations, infos)
 
     def step(self, action: int):
+        """Apply the acting agent's action, then play the frozen phases up to the next turn.
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``: the reward sums the shared
+            rewards of every phase played; ``info`` holds ``action_mask``, ``phase``, ``time``
+            and ``objective``.
+        """
         active = _acting(self.env, self._infos)
         actions = {a: (int(action) if a == active else 0) for a in self.env.agents}
         observations, rewards, terms, truncs, infos = self.env.step(actions)
