@@ -106,16 +106,50 @@ def discover_models(models_dir: str | Path) -> list[GpuModel]:
     return found
 
 
-def make_env(setting: Setting, window: int, seed: int, start: int | tuple[int, ...]) -> Any:
+def make_env(setting: Setting, window: int, seed: int, start: int | tuple[int, ...],
+             pick: str = "env") -> Any:
     """The multi-agent environment on ``setting``'s files: episodes of the window from
-    ``start`` (a tuple: episodes cycle through them), loaded by the setting's factor."""
+    ``start`` (a tuple: episodes cycle through them), loaded by the setting's factor; ``pick``
+    ``fitting``: seen through :class:`WorkConserving`, ``env``: as it is."""
     from hdrm.env.gpu_multiagent import GpuMultiAgentEnv
 
-    return GpuMultiAgentEnv(workload_file=setting.trace, platform_file=setting.platform,
+    env = GpuMultiAgentEnv(workload_file=setting.trace, platform_file=setting.platform,
                             throughputs=setting.throughputs, nb_jobs=setting.window_tasks,
                             window=window, objective="avg_jct", seed=seed,
                             start_index=start if isinstance(start, tuple) else int(start),
                             load_factor=setting.load_factor)
+    return WorkConserving(env) if pick == "fitting" else env
+
+
+class WorkConserving:
+    """The multi-agent environment as a work-conserving learner sees it: while a queued task of
+    the window fits now, the order agent's wait action is masked (as ``benchmarks/compare.py``'s
+    ``pick fitting`` does for job-pick learners). Everything else is the environment's."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.env, name)
+
+    def reset(self, *args: Any, **kwargs: Any) -> tuple[dict, dict]:
+        """The environment's reset, the order mask made work-conserving."""
+        observations, infos = self.env.reset(*args, **kwargs)
+        return self._conserving(observations), infos
+
+    def step(self, actions: dict[str, int]) -> tuple:
+        """The environment's step, the order mask made work-conserving."""
+        observations, *rest = self.env.step(actions)
+        return (self._conserving(observations), *rest)
+
+    @staticmethod
+    def _conserving(observations: dict[str, Any]) -> dict[str, Any]:
+        mask = observations["order"]["action_mask"]
+        if not (mask[-1] and mask[:-1].any()):
+            return observations
+        mask = mask.copy()
+        mask[-1] = 0
+        return {**observations, "order": {**observations["order"], "action_mask": mask}}
 
 
 def drivers(frozen: dict[str, str]) -> dict[str, Any]:
@@ -158,8 +192,8 @@ def model_score(path: str, setting: Setting, start: int, seed: int) -> GpuScore:
     from hdrm.agents.checkpoint import read_checkpoint
     from hdrm.agents.mappo_rollout import play_episode
 
-    window = int(read_checkpoint(path)["options"]["setting"]["window"])
-    env = make_env(setting, window, seed, start)
+    trained = read_checkpoint(path)["options"]["setting"]
+    env = make_env(setting, int(trained["window"]), seed, start, trained.get("pick", "env"))
     agent = load_agent(path, env, seed)
     play_episode(env, agent, drivers(dict(getattr(agent, "frozen", {}) or {})), seed=seed)
     return episode_score(env)

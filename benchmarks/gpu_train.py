@@ -85,14 +85,14 @@ def training_starts(setting: Setting, seed: int, episodes: int) -> tuple[int, ..
     return tuple(int(s) for s in rng.integers(first, last_start + 1, size=draws))
 
 
-def validate(agent: Any, setting: Setting, window: int, seed: int) -> float:
+def validate(agent: Any, setting: Setting, window: int, seed: int, pick: str) -> float:
     """Mean JCT of the greedy policy over the validation windows."""
     from hdrm.agents.mappo_rollout import play_episode
 
     agent.train_mode(False)
     scores = []
     for start in setting.validation_starts:
-        env = make_env(setting, window, seed, start)
+        env = make_env(setting, window, seed, start, pick)
         play_episode(env, agent, drivers(dict(agent.frozen)), seed=seed)
         scores.append(episode_score(env))
     agent.train_mode(True)
@@ -110,7 +110,7 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
     setting = gpu_protocol.resolve(gpu_protocol.workload_spec(a.workload), a.traces, a.cache,
                                    **(gpu_protocol.QUICK if a.quick else {}))
     starts = training_starts(setting, a.seed, a.episodes)
-    env = make_env(setting, a.window, a.seed, starts)  # episodes cycle through the starts
+    env = make_env(setting, a.window, a.seed, starts, a.pick)  # episodes cycle through starts
     config = agent_config(a.role, a.freeze_order, a.freeze_place, json.loads(a.agent_json))
     agent = make_agent(env, config, seed=a.seed)
     meta = _metadata(a, setting, config)
@@ -120,9 +120,9 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
         stats = play_episode(env, agent, drivers(dict(agent.frozen)), seed=a.seed + episodes)
         episodes, steps = episodes + 1, steps + int(stats.get("steps", 0))
         if episodes % a.validate_every == 0:
-            _keep_best(best, agent, validate(agent, setting, a.window, a.seed), episodes)
+            _keep_best(best, agent, validate(agent, setting, a.window, a.seed, a.pick), episodes)
     if "state" not in best:  # fewer episodes than --validate-every: the last policy
-        _keep_best(best, agent, validate(agent, setting, a.window, a.seed), episodes)
+        _keep_best(best, agent, validate(agent, setting, a.window, a.seed, a.pick), episodes)
     meta["training"].update(episodes=episodes, env_steps=steps, best_episode=best["episode"],
                             best_validation=best["value"],
                             wall_min=round((time.perf_counter() - wall0) / 60, 1),
@@ -135,7 +135,8 @@ def _metadata(a: argparse.Namespace, setting: Setting, config: dict[str, Any]) -
     """What the saved model records: learner, agent settings, setting, training budget."""
     return {"learner": "mappo", "agent": {k: v for k, v in config.items() if k != "run"},
             "setting": {"workload": a.workload, "role": a.role, "window": a.window,
-                        "quick": a.quick, "seed": a.seed, "load_factor": setting.load_factor,
+                        "pick": a.pick, "quick": a.quick, "seed": a.seed,
+                        "load_factor": setting.load_factor,
                         "window_tasks": setting.window_tasks,
                         "training_range": list(setting.split[0])},
             "training": {"budget_min": a.minutes, "command": " ".join(sys.argv)}}
@@ -172,6 +173,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--episodes", type=int, default=10**9, help="episode budget")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--window", type=int, default=32, help="queued tasks the order agent sees")
+    p.add_argument("--pick", default="fitting", choices=("fitting", "env"),
+                   help="fitting: the order agent waits only when no queued task fits")
     p.add_argument("--validate-every", type=int, default=10, help="episodes between validations")
     p.add_argument("--freeze-order", default="sjf", help="order of the learned_place role")
     p.add_argument("--freeze-place", default="fgd", help="placement of the learned_order role")

@@ -257,3 +257,19 @@ def test_a_model_of_another_load_or_window_size_gets_no_column(capsys):
     assert "q.pt was trained on openb at load x20.0 with windows of 3 tasks" in err
     gavel = {"setting": {"workload": "gavel", "load_factor": 20.0, "window_tasks": 400}}
     assert not applies(GpuModel("g.pt", "MAPPO", gavel), setting)
+
+
+def test_a_work_conserving_learner_waits_only_when_no_queued_task_fits():
+    from benchmarks.gpu_learners import WorkConserving
+
+    def obs(mask):
+        return {"order": {"action_mask": np.array(mask, dtype=np.int8)},
+                "place": {"action_mask": np.array([1], dtype=np.int8)}}
+
+    fits = WorkConserving._conserving(obs([0, 1, 0, 1]))  # task 1 fits: no waiting
+    assert fits["order"]["action_mask"].tolist() == [0, 1, 0, 0]
+    nothing = WorkConserving._conserving(obs([0, 0, 0, 1]))  # nothing fits: wait stays
+    assert nothing["order"]["action_mask"].tolist() == [0, 0, 0, 1]
+    original = obs([1, 0, 0, 1])
+    WorkConserving._conserving(original)
+    assert original["order"]["action_mask"].tolist() == [1, 0, 0, 1]  # the env's copy unchanged
