@@ -27,8 +27,8 @@ class HostRuns:
     _power: list[tuple[float, ...]]
     _one_row: bool
     _factor: list[float]
-    _energy_acc: list[float] | array.array  # an array of doubles on large machines
-    _energy_t: list[float] | array.array
+    _energy_acc: list[float] | array.array | None  # doubles on large machines; None: not kept
+    _energy_t: list[float] | array.array | None
     #: numpy views of the two arrays, made on first use (never pickled: a copy would not share)
     _views: tuple[np.ndarray, np.ndarray] | None = None
     _total_power: float
@@ -102,6 +102,8 @@ class HostRuns:
         """Close the energy accounts of hosts ``lo..hi - 1``, which drew ``power`` since their
         last change: ``acc += power * (now - last)``, ``last = now``, host by host."""
         now, acc, last = self.now, self._energy_acc, self._energy_t
+        if acc is None or last is None:  # no per-host accounts
+            return
         if isinstance(acc, array.array):  # numpy views of the same memory, no conversion
             views = self._views
             if views is None:

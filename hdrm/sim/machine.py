@@ -66,12 +66,16 @@ ARRAY_MIN_HOSTS = 1024
 
 def machine_for(platform: Platform, kill_on_walltime: bool = True) -> "Machine":
     """One host per core of ``platform`` with hdrm's power table, every host asleep (the table
-    of each distinct speed and power made once, and shared by the hosts that have it)."""
+    of each distinct speed and power made once, and shared by the hosts that have it).
+
+    Engines report the total energy and each job's, never a host's: the machine keeps no
+    per-host energy accounts (``host_energy=False``).
+    """
     speed_rows = {g: state_speeds_gflops(g) for g in set(platform.core_gflops)}
     power_rows = {w: state_power_w(w) for w in set(platform.core_power_w)}
     speeds = list(map(speed_rows.__getitem__, platform.core_gflops))
     powers = list(map(power_rows.__getitem__, platform.core_power_w))
-    return Machine(speeds, powers, SLEEPING, kill_on_walltime)
+    return Machine(speeds, powers, SLEEPING, kill_on_walltime, host_energy=False)
 
 
 class Machine(HostRuns):
@@ -82,6 +86,9 @@ class Machine(HostRuns):
         power_w: per host, its power in each power state.
         initial_state: the power state every host starts in (an int), or one per host.
         kill_on_walltime: kill jobs that reach their walltime (Batsim's behaviour).
+        host_energy: keep each host's energy account (:meth:`host_energy_j`); without it, a
+            state change costs no per-host energy update (the total and each job's energy are
+            the same either way).
     """
 
     def __init__(
@@ -90,6 +97,7 @@ class Machine(HostRuns):
         power_w: Sequence[Sequence[float]],
         initial_state: int | Sequence[int] = 0,
         kill_on_walltime: bool = True,
+        host_energy: bool = True,
     ) -> None:
         n = len(speeds_gflops)
         if len(power_w) != n:
@@ -103,9 +111,12 @@ class Machine(HostRuns):
         states = [initial_state] * n if isinstance(initial_state, int) else list(initial_state)
         self.state: list[int] = states
         self.job_on: list[int] = [_FREE] * n
-        if n >= ARRAY_MIN_HOSTS:
-            self._energy_acc: list[float] | array.array = array.array("d", bytes(8 * n))
-            self._energy_t: list[float] | array.array = array.array("d", bytes(8 * n))
+        if not host_energy:
+            self._energy_acc: list[float] | array.array | None = None
+            self._energy_t: list[float] | array.array | None = None
+        elif n >= ARRAY_MIN_HOSTS:
+            self._energy_acc = array.array("d", bytes(8 * n))
+            self._energy_t = array.array("d", bytes(8 * n))
         else:
             self._energy_acc, self._energy_t = [0.0] * n, [0.0] * n
         self._total_power = math.fsum(self._power[c][states[c]] for c in range(n))
@@ -138,7 +149,14 @@ class Machine(HostRuns):
         return self._total_energy + self._total_power * (self.now - self._total_t)
 
     def host_energy_j(self, host: int) -> float:
-        """Energy consumed by one host from time 0 to now."""
+        """Energy consumed by one host from time 0 to now.
+
+        Raises:
+            SimulationError: the machine keeps no per-host accounts (``host_energy=False``).
+        """
+        if self._energy_acc is None or self._energy_t is None:
+            raise SimulationError("this machine keeps no per-host energy (host_energy=False); "
+                                  "energy_j() gives the total")
         return self._energy_acc[host] + self._power[host][self.state[host]] * (
             self.now - self._energy_t[host]
         )
@@ -282,6 +300,7 @@ class Machine(HostRuns):
         stale: set[int] = set()  # jobs whose min speed must be recomputed
         power, speeds, states, factor = self._power, self._speeds, self.state, self._factor
         acc, last, job_on, jobs = self._energy_acc, self._energy_t, self.job_on, self._jobs
+        accounts = acc is not None
         delta = 0.0
         for c, (state, speed_factor) in changes.items():
             old, old_factor = states[c], factor[c]
@@ -309,8 +328,9 @@ class Machine(HostRuns):
                         job.at_min -= 1
                         if not job.at_min:  # the last host at the minimum sped up
                             stale.add(key)
-            acc[c] += pw[old] * (now - last[c])
-            last[c] = now
+            if accounts:
+                acc[c] += pw[old] * (now - last[c])
+                last[c] = now
             delta += pw[state] - pw[old]
             states[c] = state
             factor[c] = speed_factor

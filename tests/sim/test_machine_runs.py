@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hdrm.core.runs import CoreRuns
+from hdrm.errors import SimulationError
 from hdrm.sim import machine as machine_module
 from hdrm.sim.machine import Machine
 
@@ -89,7 +91,7 @@ def test_energy_arrays_equal_lists(split, script, seed):
     _replay_both(machines([0] * split + [1] * (N - split), arrays=True), script, seed)
 
 
-def _replay_both(pair: tuple[Machine, Machine], script: list, seed: int) -> None:
+def _replay_both(pair: tuple[Machine, Machine], script: list, seed: int, look=observe) -> None:
     rng = np.random.default_rng(seed)
     fast, slow = pair
     now = 0.0
@@ -108,10 +110,34 @@ def _replay_both(pair: tuple[Machine, Machine], script: list, seed: int) -> None
             kwargs = ({"ops_gflop": 40.0 + i} if parallel else {"delay_s": 3.0 + i})
             for m in (fast, slow):
                 m.start(i, free, walltime_s=50.0, **kwargs)
-        assert observe(fast) == observe(slow)
+        assert look(fast) == look(slow)
     for m in (fast, slow):
         m.advance(now + 1000.0)
-    assert observe(fast) == observe(slow)
+    assert look(fast) == look(slow)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, N), steps, st.integers(0, 2**16))
+def test_no_host_accounts_same_total_and_job_energy(split, script, seed):
+    """A machine without per-host accounts (the engines') has the very same states, powers,
+    total energy and job energies as one that keeps them, and refuses host_energy_j."""
+    kinds = [0] * split + [1] * (N - split)
+    lean = Machine([SPEEDS[k] for k in kinds], [POWERS[k] for k in kinds], 3, host_energy=False)
+    assert lean._energy_acc is None and lean._energy_t is None
+    _replay_both((lean, machines(kinds, arrays=True)[0]), script, seed, look=_without_hosts)
+    with pytest.raises(SimulationError, match="keeps no per-host energy"):
+        lean.host_energy_j(0)
+
+
+def _without_hosts(m: Machine) -> tuple:
+    return (list(m.state), list(m._factor), list(m.job_on), m.power_w, m.energy_j(),
+            sorted((k, j.power_w, j.energy_j) for k, j in m._jobs.items()))
+
+
+def test_engines_keep_no_host_accounts():
+    from hdrm.platform.model import Platform
+
+    assert machine_module.machine_for(Platform.homogeneous(4))._energy_acc is None
 
 
 def _added_in_turn(total: float, value: float, count: int) -> float:
