@@ -30,7 +30,6 @@ import torch
 from gymnasium import spaces
 
 from hdrm.agents.base import Agent
-from hdrm.agents.catalog import AGENTS
 from hdrm.agents.distributions import choose, masked_logits
 from hdrm.agents.mappo_buffer import MultiRollout, observation_arrays, stack_steps
 from hdrm.agents.mappo_networks import PHASES, MAPPONetwork
@@ -107,7 +106,6 @@ def check_spaces(observation_space: spaces.Space) -> tuple[int, int, int]:
         ) from None
 
 
-@AGENTS.register("mappo")
 class MAPPOAgent(Agent):
     """The two-agent learner; settings: :class:`MAPPOSettings` (``lr``, ``gamma``, ``greedy``
     are top-level keys as for the other learners)."""
