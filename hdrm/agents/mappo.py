@@ -173,6 +173,9 @@ class MAPPOAgent(Agent):
                              "its phases are the driver's, not decide()'s")
         obs = observation_arrays(observation)
         allowed = obs[f"{agent}_mask"] & (np.asarray(mask)[:obs[f"{agent}_mask"].shape[0]] != 0)
+        if not allowed.any():
+            raise ValueError(f"MAPPO: no valid {agent} action: the {agent} agent's action_mask "
+                             "and the given mask share none")
         obs[f"{agent}_mask"] = allowed
         batch = stack_steps([obs])
         with torch.no_grad():

@@ -161,6 +161,23 @@ def test_decide_never_takes_a_masked_action(order_mask, place_mask, seed):
         assert place_mask[agent.decide({**observation, "phase": 1}, np.ones(4))]
     launcher_mask = np.array(place_mask, bool) & (np.arange(4) == int(np.argmax(place_mask)))
     assert agent.decide({**observation, "phase": 1}, launcher_mask) == int(np.argmax(place_mask))
+    with pytest.raises(ValueError, match="no valid place action"):
+        agent.decide({**observation, "phase": 1}, ~np.array(place_mask, bool))
+
+
+def test_same_seed_same_training():
+    """Two agents of one seed on two envs of one seed take the same actions and end with the
+    same weights after several updates (no global random state is used)."""
+    runs = []
+    for _ in range(2):
+        env = ToyGpuEnv(seed=4)
+        agent = small_agent(env, seed=8, rollout_steps=32)
+        returns = [play_episode(env, agent, seed=9 if e == 0 else None)["return"]
+                   for e in range(8)]
+        runs.append((returns, env.decisions, agent.state_dict(), agent.updates))
+    assert runs[0][0] == runs[1][0] and runs[0][1] == runs[1][1] and runs[0][3] >= 3
+    for name, tensor in runs[0][2].items():
+        assert torch.equal(tensor, runs[1][2][name]), name
 
 
 def test_an_agent_gets_no_policy_gradient_from_the_other_agents_records():
