@@ -3,18 +3,21 @@
 Usage::
 
     python benchmarks/compare_gpu.py --evaluate-only [--json OUT] [--seeds 3] [--quick]
-        [--workloads openb,gavel] [--pairs all|P1,P2] [--models models/gpu]
+        [--workloads openb,gavel] [--pairs all|P1,P2] [--backfills none,greedy]
+        [--models models/gpu]
         [--traces DIR] [--backend auto|processes|serial|ray] [--max-parallel 2] [--outdir DIR]
         [--rst docs/results_gpu.rst] [--measure-load]
     python benchmarks/compare_gpu.py   # first trains the missing models (benchmarks/gpu_train.py)
 
 Rows: one per workload of :data:`benchmarks.gpu_protocol.WORKLOADS` (openb's default trace on a
 sample of its nodes, Gavel's trace on a K80/P100/V100 cluster), evaluated on the test windows of
-the split by submission time, under the workload's load factor. Columns: every pair (through the
-engine, over ``--seeds`` tie orders) and every model of ``--models`` trained on that workload
-(through the multi-agent environment, greedy, over the same seeds; mean, and the spread as its
-own column); the best pair, the best learner, the target and whether it is met, and the flags
-(:func:`benchmarks.gpu_tables.judge`); one row per other metric. Every cell is a run of ``hdrm
+the split by submission time, under the workload's load factor. Columns: every pair through the
+engine, over ``--seeds`` tie orders, with backfilling ``none`` (``sjf-fgd``: a task that fits
+nowhere stops the decision) and ``greedy`` (``sjf-fgd (greedy)``: every later task that fits
+starts, work-conserving as the learners are), and every model of ``--models`` trained on that
+workload (through the multi-agent environment, greedy decisions, over the same seeds; mean, and
+the spread as its own column); the best pair, the best learner, the target and whether it is
+met, and the flags (:func:`benchmarks.gpu_tables.judge`); one row per other metric. Every cell is a run of ``hdrm
 sweep``'s machinery (:mod:`benchmarks.gpu_evaluation`): ``--outdir`` keeps finished runs, so a
 rerun resumes. ``--measure-load`` also measures the load factor each workload's rule picks
 (:func:`benchmarks.gpu_protocol.choose_load_factor`) and reports it beside the one in use.
@@ -56,15 +59,33 @@ def choose_pairs(text: str) -> list[str]:
     return [resolve_gpu_policy(n, "--pairs").name for n in names]
 
 
+def pair_column(pair: str, backfill: str) -> str:
+    """``"sjf-fgd"`` (backfilling none) or ``"sjf-fgd (greedy)"``."""
+    return pair if backfill == "none" else f"{pair} ({backfill})"
+
+
+def choose_backfills(text: str) -> tuple[str, ...]:
+    """The comma-separated backfilling modes of the pairs (each checked)."""
+    modes = tuple(m.strip() for m in text.split(",") if m.strip())
+    bad = [m for m in modes if m not in gpu_protocol.PAIR_BACKFILLS]
+    if bad or not modes:
+        raise ConfigError(f"--backfills: unknown mode {bad[0] if bad else text!r}; choose among: "
+                          f"{', '.join(gpu_protocol.PAIR_BACKFILLS)}")
+    return modes
+
+
 def build_table(settings: dict[str, Setting], pairs: list[str], models: list[GpuModel],
-                seeds: tuple[int, ...], execution: Execution
+                seeds: tuple[int, ...], execution: Execution,
+                backfills: tuple[str, ...] = gpu_protocol.PAIR_BACKFILLS
                 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    """Evaluate every pair and model on every setting; the table and its row names."""
+    """Evaluate every pair (under each backfilling mode) and model on every setting; the table
+    and its row names."""
     keys, runs = [], []
     for key, setting in settings.items():
         for pair in pairs:
-            keys.append((key, "pair", pair))
-            runs.append(GpuEvalRun("pair", pair, setting, seeds))
+            for backfill in backfills:
+                keys.append((key, "pair", pair_column(pair, backfill)))
+                runs.append(GpuEvalRun("pair", pair, setting, seeds, backfill=backfill))
         for model in models:
             if applies(model, setting):
                 keys.append((key, "model", model.column))
@@ -127,6 +148,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="smoke run: one 3-task window, 1 seed")
     p.add_argument("--workloads", default=",".join(gpu_protocol.WORKLOADS))
     p.add_argument("--pairs", default="all", help="'all' or a comma-separated list of pairs")
+    p.add_argument("--backfills", default=",".join(gpu_protocol.PAIR_BACKFILLS),
+                   help="the pairs' backfilling modes (none, greedy)")
     p.add_argument("--models", default=str(gpu_protocol.MODELS_DIR))
     p.add_argument("--traces", default=str(gpu_protocol.DEFAULT_TRACES))
     p.add_argument("--cache", default=str(gpu_protocol.CACHE_DIR), help="node lists written here")
@@ -148,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         seeds = (0,) if a.quick else tuple(range(a.seeds))
         keys = [k.strip() for k in a.workloads.split(",") if k.strip()]
         pairs = choose_pairs(a.pairs)
+        backfills = choose_backfills(a.backfills)
         settings = resolve_settings(keys, a.traces, a.cache, a.quick)
         if not a.evaluate_only:
             from benchmarks.gpu_train import train_missing
@@ -156,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         models = discover_models(a.models)
         loads = measure_loads(settings, pairs) if a.measure_load and not a.quick else {}
         table, names = build_table(settings, pairs, models, seeds,
-                                   Execution(a.backend, a.max_parallel, a.outdir))
+                                   Execution(a.backend, a.max_parallel, a.outdir), backfills)
     except HdrmError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -165,8 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = [names[k] for k in keys]
     print(gpu_tables.markdown("Targets", gpu_tables.summary_grid(table, rows)))
     if a.rst:
-        Path(a.rst).write_text(gpu_page.page(table, rows, settings, names, pairs, models, loads,
-                                             seeds, wall_s, a), encoding="utf-8")
+        columns = [pair_column(p, b) for p in pairs for b in backfills]
+        Path(a.rst).write_text(gpu_page.page(table, rows, settings, names, columns, models,
+                                             loads, seeds, wall_s, a), encoding="utf-8")
     if a.json:
         Path(a.json).write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -41,6 +41,7 @@ class GpuEvalRun:
         setting: the workload's files, load factor and windows.
         seeds: the seeds (the engine's tie order; a model's episode seed).
         model_digest: SHA-256 of the model file, so a retrained model is run again.
+        backfill: the pair's backfilling mode (``none`` or ``greedy``).
     """
 
     kind: Kind
@@ -48,13 +49,14 @@ class GpuEvalRun:
     setting: Setting
     seeds: tuple[int, ...]
     model_digest: str = ""
+    backfill: str = "none"
 
     @property
     def name(self) -> str:
         """The run's folder name: readable settings, then a digest of all of them."""
         label = Path(self.policy).stem if self.kind == "model" else self.policy
-        return (f"{self.kind}_{label}_{self.setting.key}_x{self.setting.load_factor:g}_"
-                f"{self.digest()[:8]}")
+        return (f"{self.kind}_{label}_{self.backfill}_{self.setting.key}_"
+                f"x{self.setting.load_factor:g}_{self.digest()[:8]}")
 
     def digest(self) -> str:
         """SHA-256 of every setting."""
@@ -77,7 +79,7 @@ class GpuEvalRun:
     def score(self, seed: int) -> GpuScore:
         """The mean score over the test windows for one seed."""
         if self.kind == "pair":
-            return GpuScore.mean(run_pair(self.setting, s, self.policy, seed)
+            return GpuScore.mean(run_pair(self.setting, s, self.policy, seed, self.backfill)
                                  for s in self.setting.test_starts)
         if self.kind == "model":
             from benchmarks.gpu_learners import model_score  # torch: only for models

@@ -31,7 +31,8 @@ Why a load factor: replayed at their own pace the traces rarely make a task wait
 nodes run its 149 days at 0.2% GPU allocation; see :doc:`gpu`), and then every policy gives the
 same JCT, the run times. Dividing the submission times by a factor (:func:`hdrm.workload.load.\
 scale_arrivals`) multiplies the offered load and keeps every task. The factor is measured, not
-tuned on the test windows: on the validation windows, with seed 0, it is the smallest of
+tuned on the test windows: on the validation windows, with seed 0 and backfilling ``none``, it
+is the smallest of
 {grid} at which the best pair (least mean JCT among all the pairs) waits on average at least
 {share:.0%} of the mean run time, so that waiting, the part of JCT a scheduler can change, is a
 real share of it. The clusters are a fixed part of the protocol too. On openb's whole GPU
@@ -108,8 +109,13 @@ def _protocol(settings: dict[str, Setting]) -> list[str]:
             "(:func:`benchmarks.gpu_protocol.time_split`); training and validation windows lie "
             "in their ranges, so no test task is ever trained on. The test windows are disjoint "
             "and evenly spaced in the test range; each runs on an empty cluster from time 0 with "
-            "backfilling ``none`` and event decisions. A task that no node could hold, or an "
-            "openb task that never ran in the trace, is rejected and left out of every metric.")
+            "event decisions. Each pair runs with backfilling ``none`` (column ``sjf-fgd``: the "
+            "first task in the order that fits nowhere stops the decision) and ``greedy`` "
+            "(``sjf-fgd (greedy)``: every later task that fits starts, as Kubernetes does); the "
+            "learners are work-conserving (the order agent may wait only when no task of its "
+            "window fits now), so the greedy pairs are their like-for-like baselines, and the "
+            "best pair is the best of both modes. A task that no node could hold, or an openb "
+            "task that never ran in the trace, is rejected and left out of every metric.")
     return (gpu_tables.rst_table("Protocol", grid) + [text, ""]
             + [LOAD_WHY.format(grid=", ".join(f"{g:g}" for g in gpu_protocol.LOAD_GRID),
                                share=gpu_protocol.WAIT_SHARE, stride=120), ""])

@@ -54,6 +54,9 @@ SPLIT = (0.6, 0.2)
 #: The mean wait, as a share of the mean run time, that the load factor must produce under the
 #: best pair on the validation windows (:func:`choose_load_factor`).
 WAIT_SHARE = 0.10
+#: The backfilling modes of the pairs: ``none`` (a task that fits nowhere stops the decision)
+#: and ``greedy`` (every later task that fits starts: work-conserving, as the learners are).
+PAIR_BACKFILLS = ("none", "greedy")
 #: What ``--quick`` (a smoke run) changes in :func:`resolve`: one window of 3 tasks per range.
 QUICK = {"window_tasks": 3, "test_windows": 1, "validation_windows": 1}
 #: The load factors :func:`choose_load_factor` tries, in increasing order.
@@ -311,9 +314,11 @@ def score_result(result: SimulationResult) -> GpuScore:
     )
 
 
-def run_pair(setting: Setting, start: int, policy: str, seed: int) -> GpuScore:
-    """One (queue order x placement) pair on one window through the engine (seeded tie order)."""
-    config = SimulationConfig(backfilling="none", decision="event", record_timeline=False,
+def run_pair(setting: Setting, start: int, policy: str, seed: int,
+             backfill: str = "none") -> GpuScore:
+    """One (queue order x placement) pair on one window through the engine (seeded tie order),
+    with backfilling ``none`` or ``greedy`` (:data:`PAIR_BACKFILLS`)."""
+    config = SimulationConfig(backfilling=backfill, decision="event", record_timeline=False,
                               seed=seed)
     platform = load_platform(setting.platform)
     return score_result(Simulation(platform, setting.window(start), config).run(policy))
@@ -327,7 +332,8 @@ def choose_load_factor(setting: Setting, pairs: Sequence[str], grid: Sequence[fl
                        share: float = WAIT_SHARE, run: Runner = run_pair
                        ) -> tuple[float, list[tuple[float, str, float, float]]]:
     """The smallest factor of ``grid`` at which the best pair (least mean JCT over the
-    validation windows, seed 0) waits on average at least ``share`` of the mean run time.
+    validation windows, seed 0, backfilling ``none``) waits on average at least ``share`` of the
+    mean run time.
 
     Returns:
         The factor (the largest of the grid when none reaches it) and, per factor tried,

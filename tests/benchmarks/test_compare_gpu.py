@@ -112,8 +112,12 @@ def test_quick_run_writes_the_json_with_the_hand_checked_best_pair(traces, tmp_p
     assert cells["best pair"] == pytest.approx(230 / 3)
     assert cells["target (0.95 x best pair)"] == pytest.approx(0.95 * 230 / 3)
     assert cells["target met"] == gpu_tables.NO_MODEL and cells["best learner"] is None
-    assert table[f"{row} [max wait (s)]"] == pytest.approx(
+    waits = table[f"{row} [max wait (s)]"]
+    assert {k: waits[k] for k in PAIRS.split(",")} == pytest.approx(
         {"fifo-fgd": 110, "sjf-fgd": 60, "las-best_fit": 110})
+    # greedy backfilling: the same schedules here (one GPU, every task needs it)
+    assert cells["sjf-fgd (greedy)"] == pytest.approx(230 / 3)
+    assert cells["fifo-fgd (greedy)"] == pytest.approx(370 / 3)
     assert table[f"{row} [p95 JCT (s)]"]["sjf-fgd"] == 160  # nearest rank: the 3rd of 3
     assert table[f"{row} [makespan (s)]"]["fifo-fgd"] == pytest.approx(160)
     assert table[f"{row} [GPU allocation rate]"]["sjf-fgd"] == pytest.approx(1.0)
@@ -126,18 +130,18 @@ def test_a_rerun_reuses_the_finished_evaluations(traces, tmp_path, monkeypatch):
     calls = []
     real = gpu_evaluation.run_pair
 
-    def counting(setting, start, policy, seed):
-        calls.append(policy)
-        return real(setting, start, policy, seed)
+    def counting(setting, start, policy, seed, backfill):
+        calls.append(f"{policy}/{backfill}")
+        return real(setting, start, policy, seed, backfill)
 
     monkeypatch.setattr(gpu_evaluation, "run_pair", counting)
     outdir = str(tmp_path / "keep")
     first = _quick(traces, tmp_path, "--outdir", outdir)
-    assert sorted(calls) == sorted(PAIRS.split(","))
+    assert sorted(calls) == sorted(f"{p}/{b}" for p in PAIRS.split(",") for b in ("none", "greedy"))
     calls.clear()
     assert _quick(traces, tmp_path, "--outdir", outdir) == first and calls == []
     _quick(traces, tmp_path, "--outdir", outdir, "--pairs", PAIRS + ",tetris-fgd")
-    assert calls == ["tetris-fgd"]  # only the new pair runs
+    assert sorted(calls) == ["tetris-fgd/greedy", "tetris-fgd/none"]  # only the new pair runs
 
 
 def test_bad_arguments_are_one_line_errors(traces, tmp_path, capsys):
@@ -149,6 +153,8 @@ def test_bad_arguments_are_one_line_errors(traces, tmp_path, capsys):
     assert "msr_seed0.trace: GPU trace file not found" in capsys.readouterr().err
     assert compare_gpu.main(base + ["--pairs", "sjf-fgdd"]) == 2
     assert "--pairs" in capsys.readouterr().err
+    assert compare_gpu.main(base + ["--backfills", "none,easy"]) == 2
+    assert "--backfills: unknown mode 'easy'; choose among: none, greedy" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------------------ targets
