@@ -89,7 +89,14 @@ def test_task_and_processor_picks_by_hand(tmp_path, gpus, schedule, response, mi
     assert (info["missed"], info["instances"], info["objective"]) == (missed, 1, missed)
 
 
-def test_masks_follow_device_types_on_a_generated_set(tmp_path):
+@pytest.mark.parametrize("engine_pick", [True, False])
+def test_masks_follow_device_types_on_a_generated_set(tmp_path, monkeypatch, engine_pick):
+    """Random valid picks on 2 cores and 2 GPUs: a task with a GPU demand only ever on a GPU
+    entry; with the engine's ``place_on`` or, where it lacks one, the env's pinned placement."""
+    from hdrm.sim.gpu_engine import GpuSimulation
+
+    if not engine_pick:
+        monkeypatch.delattr(GpuSimulation, "place_on", raising=False)
     _, platform = write_case(tmp_path, gpus=2, cores=2)
     taskset = tmp_path / "set.json"
     main(["dag", "taskset", "--graphs", "2", "--utilisation", "2.5", "--seed", "3", "-o",
