@@ -109,8 +109,9 @@ class TurnEnv(gym.Env):
 
         Returns:
             ``(observation, reward, terminated, truncated, info)``: the reward sums the shared
-            rewards of every phase played; ``info`` holds ``action_mask``, ``phase``, ``time``
-            and ``objective``.
+            rewards of every phase played; ``info`` is the environment's (``time``,
+            ``jobs_done``, ``queue_size``, ``objective``) with the acting agent's ``phase`` and
+            padded ``action_mask``.
         """
         active = _acting(self.env, self._infos)
         actions = {a: (int(action) if a == active else 0) for a in self.env.agents}
@@ -148,10 +149,13 @@ class TurnEnv(gym.Env):
             phase = PHASES.index(active)
             own = np.asarray(observations[active]["action_mask"])
             mask[:own.shape[0]] = own
-        common = next(iter(infos.values()), {}) if infos else {}
-        info = {"time": common.get("time", self.env.core.sim.now),
-                "objective": common.get("objective", float("nan")),
-                "phase": PHASES[phase], "action_mask": mask}
+        common = dict(next(iter(infos.values()), {})) if infos else {}
+        common.pop("active", None)
+        sim = self.env.core.sim
+        common.setdefault("time", sim.now)
+        common.setdefault("jobs_done", len(sim.outcomes))
+        common.setdefault("objective", self.env.core.objective_value)
+        info = {**common, "phase": PHASES[phase], "action_mask": mask}
         return {**observations, "phase": phase}, info
 
     def close(self) -> None:

@@ -84,6 +84,8 @@ def test_a_frozen_placer_places_every_task_as_its_heuristic(tmp_path):
     total, steps, done = 0.0, 0, False
     while not done:
         assert obs["phase"] == 0 and info["phase"] == "order"  # only the order agent's turns
+        # the environment's info is passed on (the launcher's progress lines read jobs_done)
+        assert {"time", "jobs_done", "queue_size", "objective", "action_mask"} <= set(info)
         mask = info["action_mask"]
         action = int(np.flatnonzero(mask)[0])
         obs, reward, terminated, truncated, info = turns.step(action)
