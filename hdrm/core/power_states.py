@@ -87,7 +87,7 @@ class PowerStates:
         ``0.0 + mem_bw_gbps``), a free one asleep with its processor and node free."""
         values: list = getattr(self, "_" + name)
         idle, busy = _IDLE_BUSY[name]
-        values[:] = [idle] * len(values)
+        values[:] = [idle] * len(self.core_job)  # one-core nodes: as many as cores
         job_bw = self._job_bw
         for key, cores in self.alloc.items():
             value = 0.0 + job_bw[key] if busy is None else busy

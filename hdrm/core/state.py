@@ -29,6 +29,7 @@ from hdrm.core.records import OverutilizationRecorder
 from hdrm.core.runs import WIDE, CoreRuns, core_runs
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
+from hdrm.platform.one_core import OneCoreProcessors
 from hdrm.core.power_states import FREE, PowerStates
 from hdrm.platform.power import SLEEPING
 from hdrm.workload.job import Job
@@ -55,15 +56,22 @@ class ClusterState(PowerStates):
         self.core_job: list[int] = [FREE] * n_cores
         self._core_state: list[int] = [SLEEPING] * n_cores
         self.core_factor: list[float] = [1.0] * n_cores
-        self.proc_cores: list[tuple[int, ...]] = [p.core_ids for p in platform.processors]
-        self.proc_node: list[int] = [p.node_id for p in platform.processors]
+        if isinstance(platform.processors, OneCoreProcessors):  # made on demand: not walked
+            ids = platform.core_processor  # the platform's id objects, shared (no new ints)
+            self.proc_cores: list[tuple[int, ...]] = [(i,) for i in ids]
+            self.proc_node: list[int] = list(ids)
+            node_cores = [1] * n_cores
+        else:
+            self.proc_cores = [p.core_ids for p in platform.processors]
+            self.proc_node = [p.node_id for p in platform.processors]
+            node_cores = [len(n.core_ids) for n in platform.nodes]
         self.proc_capacity: list[float] = list(platform.processor_mem_bw_gbps)
         self._proc_free: list[int] = [len(c) for c in self.proc_cores]
         self._proc_running: list[int] = [0] * len(self.proc_cores)
         self._proc_demand: list[float] = [0.0] * len(self.proc_cores)
         self.proc_fraction: list[float] = [1.0] * len(self.proc_cores)
         self.node_free_mem: list[float] = list(platform.node_memory_mb)
-        self._node_free_cores: list[int] = [len(n.core_ids) for n in platform.nodes]
+        self._node_free_cores: list[int] = node_cores
         self.core_proc: tuple[int, ...] = platform.core_processor
         self.core_node: tuple[int, ...] = platform.core_node
         self.free_cores = n_cores
@@ -103,6 +111,10 @@ class ClusterState(PowerStates):
         self._lazy = self._singletons and self._nominal and not self.bounded_memory
         self._built = dict.fromkeys(("core_state", "proc_free", "proc_running", "proc_demand",
                                      "node_free_cores"), 0)
+        if self._lazy:  # made on first read: no memory for counters nobody reads
+            for name in self._built:
+                setattr(self, "_" + name, [])
+                self._built[name] = -1
         self._job_bw: dict[int, float] = {}
 
     # ------------------------------------------------------------------ queries

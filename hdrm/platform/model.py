@@ -303,8 +303,16 @@ class Platform:
         put(self, "core_power_w", table.power_w)
         put(self, "core_processor", table.processor)
         put(self, "core_node", table.node)
-        put(self, "processor_mem_bw_gbps", tuple(p.mem_bw_gbps for p in self.processors))
-        put(self, "node_memory_mb", tuple(n.memory_mb for n in self.nodes))
+        procs, nodes = self.processors, self.nodes
+        one_type = getattr(procs, "one_core_type", None)  # made on demand: not walked
+        if one_type is not None:
+            put(self, "processor_mem_bw_gbps", (one_type.mem_bw_gbps,) * len(procs))
+        else:
+            put(self, "processor_mem_bw_gbps", tuple(p.mem_bw_gbps for p in procs))
+        if getattr(nodes, "one_core_type", None) is not None:
+            put(self, "node_memory_mb", (math.inf,) * len(nodes))
+        else:
+            put(self, "node_memory_mb", tuple(n.memory_mb for n in nodes))
 
     @property
     def nb_cores(self) -> int:
@@ -354,11 +362,11 @@ class Platform:
         net = NetworkType("generic", 10.0, 1.0)
         ids = tuple(range(nb_cores))
         cores = CoreTable((gflops,) * nb_cores, (power_w,) * nb_cores, ids, ids, (0,) * nb_cores)
-        # one node and one processor object per core (the decision core walks them, so they
-        # are not made on demand), but no core object, and one shared 1-tuple (lighter than a
-        # range) as the core ids and processor ids of node i and the core ids of processor i
-        ones = [(i,) for i in ids]
-        procs = tuple(Processor(i, i, 0, ptype, one) for i, one in zip(ids, ones))
-        nodes = tuple(Node(i, 0, f"n{i}", ntype, math.inf, one, one) for i, one in zip(ids, ones))
+        # no core, processor or node object is kept: each is made when asked for (memory
+        # follows the platform's few types, not its cores)
+        from hdrm.platform.one_core import OneCoreNodes, OneCoreProcessors  # they use this module
+
+        procs = OneCoreProcessors(nb_cores, ptype)
+        nodes = OneCoreNodes(nb_cores, ntype)
         clusters = (Cluster(0, "homogeneous", net, range(nb_cores)),)
         return cls(name or f"homogeneous_{nb_cores}", clusters, nodes, procs, cores)

@@ -24,6 +24,8 @@ def pair() -> tuple[ClusterState, ClusterState]:
     platform = Platform.homogeneous(N)
     fast = ClusterState(platform, make_contention("none"))
     slow = ClusterState(platform, make_contention("none"))
+    for name in slow._built:  # the counters made once, then kept core by core
+        getattr(slow, name)
     slow._singletons, slow.free_mask, slow._lazy = False, None, False
     return fast, slow
 
@@ -117,7 +119,7 @@ def test_counters_of_one_core_nodes_are_made_when_read():
     for s in (fast, slow):
         s.allocate(wide, list(range(200, 300)), 0.0)
         s.allocate(narrow, [5, 7, 9], 0.0)
-    assert fast._proc_running == [0] * N and fast._core_state == [SLEEPING] * N  # not yet made
+    assert fast._proc_running == [] and fast._core_state == []  # not made yet: no memory
     assert fast.proc_running[5:10] == [1, 0, 1, 0, 1] and fast.proc_running[200:300] == [1] * 100
     assert fast.proc_demand[7] == 0.25 and fast.proc_demand[250] == 1.5 and fast.proc_demand[8] == 0.0
     assert fast.core_state[9] == RUNNING and fast.node_free_cores[9] == 0 == fast.proc_free[299]

@@ -124,3 +124,25 @@ def test_writing_the_outputs_holds_no_whole_file(tmp_path):
     assert (peak - held) / 20_000 < 300, (peak - held) / 20_000
     assert held / 20_000 < 600, held / 20_000
     assert len((tmp_path / "out_timeline.csv").read_text().splitlines()) == len(result.timeline) + 1
+
+
+def test_one_core_nodes_hold_no_object_per_core():
+    """2**17 one-core nodes (tracemalloc): the platform holds ~80 bytes a core, its flat tables
+    (a node and a processor object per core held ~367), and making the simulation and replaying
+    50 jobs peak at ~355 bytes a core in all (~653 with those objects and eager counters)."""
+    cores = 2**17
+    workload = generate_workload(50, cores, np.random.default_rng(1), load=0.9)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        platform = Platform.homogeneous(cores)
+        held = tracemalloc.get_traced_memory()[0] - before
+        config = SimulationConfig(contention="none", backfilling="easy")
+        result = Simulation(platform, workload, config).run("fcfs")
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert len(result.outcomes) == 50
+    assert held / cores < 120, held / cores
+    assert peak / cores < 450, peak / cores
+    assert platform.nodes[7].core_ids == (7,) and platform.processors[7].node_id == 7
