@@ -78,6 +78,22 @@ def model_column(meta: dict[str, Any]) -> str:
                            order=params.get("freeze_order", "?"))
 
 
+def learner_class(name: str, where: str) -> type:
+    """The agent class of a learner name: ``mappo`` is :class:`hdrm.agents.mappo.MAPPOAgent`
+    (an agent.py learner, not in the registry), any other a registered agent.
+
+    Raises:
+        ConfigError: an unknown name (the registry's message).
+    """
+    if name == "mappo":
+        from hdrm.agents.mappo import MAPPOAgent
+
+        return MAPPOAgent
+    from hdrm.agents import get_agent_class
+
+    return get_agent_class(name, where)
+
+
 def discover_models(models_dir: str | Path) -> list[GpuModel]:
     """The GPU models in ``models_dir`` (``*.pt`` with GPU comparison metadata).
 
@@ -89,7 +105,6 @@ def discover_models(models_dir: str | Path) -> list[GpuModel]:
         return []
     found = []
     for path in sorted(folder.glob("*.pt")):
-        from hdrm.agents import get_agent_class
         from hdrm.agents.checkpoint import read_checkpoint
         from hdrm.errors import ConfigError
 
@@ -98,7 +113,7 @@ def discover_models(models_dir: str | Path) -> list[GpuModel]:
             print(f"note: {path} has no GPU comparison metadata; skipped", file=sys.stderr)
             continue
         try:
-            get_agent_class(meta["learner"], f"{path}: learner")
+            learner_class(meta["learner"], f"{path}: learner")
         except ConfigError as exc:
             print(f"note: skipped {path}: {exc}", file=sys.stderr)
             continue
@@ -164,13 +179,12 @@ def load_agent(path: str, env: Any, seed: int) -> Any:
     """The model's agent, built for ``env``'s spaces, weights loaded, greedy."""
     import torch
 
-    from hdrm.agents import get_agent_class
     from hdrm.agents.checkpoint import load_checkpoint, read_checkpoint
     from hdrm.agents.mappo_rollout import agent_spaces
 
     torch.set_num_threads(1)
     meta = read_checkpoint(path)["options"]
-    cls = get_agent_class(meta["learner"], f"{path}: learner")
+    cls = learner_class(meta["learner"], f"{path}: learner")
     observation, action = agent_spaces(env)
     agent = cls(dict(meta["agent"], run="test"), observation, action, seed=seed)
     load_checkpoint(agent, path, optimizer=False)
