@@ -19,8 +19,9 @@ workload (through the multi-agent environment, greedy decisions, over the same s
 the spread as its own column); the best pair, the best learner, the target and whether it is
 met, and the flags (:func:`benchmarks.gpu_tables.judge`); one row per other metric. Every cell is
 a run of ``hdrm sweep``'s machinery (:mod:`benchmarks.gpu_evaluation`): ``--outdir`` keeps
-finished runs, so a rerun resumes. ``--measure-load`` also measures the load factor each workload's rule picks
-(:func:`benchmarks.gpu_protocol.choose_load_factor`) and reports it beside the one in use.
+finished runs, so a rerun resumes. ``--measure-load`` also measures the load factor each
+workload's rule picks (:func:`benchmarks.gpu_protocol.choose_load_factor`) and reports it beside
+the one in use.
 ``--quick`` is a smoke run: one test window of 3 tasks, one seed, no load measurement.
 """
 
