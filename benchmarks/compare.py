@@ -221,7 +221,8 @@ def model_note(group: list[Model]) -> str:
 def fill_row(table: dict[str, dict[str, Any]], row: Row, cells: dict[str, Score],
              per_seed: dict[str, list[Score]]) -> None:
     """Write a row's values (a learner's mean over seeds, its min-max beside it), its tail
-    lines and its summary cells into ``table``."""
+    lines (a learner's mean over seeds) and its summary cells into ``table``; flags look at a
+    learner's worst seed."""
     main: dict[str, Any] = {}
     for col, score in cells.items():
         main[col] = score.value(row.objective)
@@ -235,7 +236,10 @@ def fill_row(table: dict[str, dict[str, Any]], row: Row, cells: dict[str, Score]
     learners = list(per_seed)
     eligible = [c for c in learners if "[pre-rule]" not in c and f"[{LEAKY}]" not in c]
     seeds = {col: len(values) for col, values in per_seed.items()}
-    summarise(row, main, learners, eligible, seeds, tail, reference_columns(row))
+    worst = {metric: dict(values, **{col: max(getattr(s, metric) for s in per_seed[col])
+                                     for col in learners})
+             for metric, values in tail.items()}  # a learner is flagged by its worst seed
+    summarise(row, main, learners, eligible, seeds, worst, reference_columns(row))
 
 
 def reference_columns(row: Row) -> tuple[str, ...]:

@@ -6,8 +6,8 @@
   the predicted-time ones is also reported on its own.
 * A learner's cell is the mean over its training seeds (:func:`seed_mean`); its spread is the
   column ``"<learner> [min-max]"``.
-* A learner is **flagged** (:func:`flags`) when its longest wait or its makespan is more than
-  :data:`FLAG_FACTOR` times the best heuristic's: the mean can hide starvation.
+* A learner is **flagged** (:func:`flags`) when the longest wait or the makespan of any of its
+  seeds is more than :data:`FLAG_FACTOR` times the best heuristic's: the mean can hide starvation.
 * Only learners trained under the no-leakage rule, evaluated on jobs they never saw, count for a
   target (``eligible``); a target also needs :data:`MIN_SEEDS` seeds and no flag.
 """
@@ -80,7 +80,8 @@ def summarise(row: Any, cells: dict[str, Any], learners: list[str], eligible: li
         eligible: the learner columns that may meet a target (trained under the rule, on
             jobs they did not see).
         seeds: training seeds behind each learner column.
-        tail: ``{metric: {column: value}}`` of the row.
+        tail: ``{metric: {column: value}}`` of the row used for the flags: a learner's worst
+            seed (a seed that starves jobs is a model one could ship, whatever the mean says).
         predicted_cols: the row's predicted-run-time columns.
     """
     fixed = {c: v for c, v in cells.items() if c not in learners and isinstance(v, float)}
@@ -94,7 +95,8 @@ def summarise(row: Any, cells: dict[str, Any], learners: list[str], eligible: li
         best_pred = min(predicted, key=predicted.get)
         cells["best predicted-time heuristic"] = predicted[best_pred]
         cells["best predicted-time heuristic name"] = best_pred
-    flagged = flags(learners, best_col, tail)
+    flagged = {c: text + (f" (worst of {seeds[c]} seeds)" if seeds.get(c, 1) > 1 else "")
+               for c, text in flags(learners, best_col, tail).items()}
     cells["flags"] = "; ".join(f"{c}: {t}" for c, t in flagged.items()) or "none"
     if learners:
         best_learner = min(learners, key=lambda c: cells[c])

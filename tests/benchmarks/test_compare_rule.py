@@ -239,8 +239,8 @@ def test_targets_need_the_mean_of_three_seeds_and_no_flag():
     assert cells["target met"] == "no: 2 seed(s), 3 needed"
     cells = dict(base, S=90.0)
     compare_summary.summarise(_row(), cells, ["S"], ["S"], {"S": 3}, tail, ())
-    assert cells["target met"] == "no: flagged (max wait 10.00x F1 (event))"
-    assert cells["flags"] == "S: max wait 10.00x F1 (event)"
+    assert cells["target met"] == "no: flagged (max wait 10.00x F1 (event) (worst of 3 seeds))"
+    assert cells["flags"] == "S: max wait 10.00x F1 (event) (worst of 3 seeds)"
     cells = dict(base, L=96.0)  # above 0.95 x 100
     compare_summary.summarise(_row(), cells, ["L"], ["L"], {"L": 3}, tail, ())
     assert cells["target met"] is False
@@ -319,3 +319,20 @@ def test_seed_series_names_resumes_and_errors(tiny, tmp_path):
     argv = rule_command("ppo_hetero_bsld.pt")
     assert "--validation-starts" not in argv and "--seed" not in argv
     assert argv[argv.index("--max-steps") + 1] == "2500000"
+
+
+def test_a_learner_is_flagged_by_its_worst_seed_while_its_cell_is_the_mean():
+    def score(bsld, wait, span):
+        return Score(bsld, 0.5, 1.0, p95_bsld=bsld, max_bsld=bsld, max_wait_s=wait,
+                     makespan_s=span, long_wait_share=0.0)
+
+    row = compare_rows.Row("r", "protocol", "lublin", "lublin", "none")
+    seeds = [score(10.0, 1600.0, 100.0), score(20.0, 1000.0, 100.0), score(30.0, 1000.0, 100.0)]
+    cells = {"F1 (event)": score(40.0, 1000.0, 100.0), "L": compare_summary.seed_mean(seeds)}
+    table: dict = {}
+    compare.fill_row(table, row, cells, {"L": seeds})
+    main = table["r"]
+    assert main["L"] == 20.0 and main["L [min-max]"] == "10.00-30.00 (3 seeds)"
+    assert table["r [max_wait_s]"]["L"] == 1200.0  # the mean over seeds: under 1.5 x 1000
+    assert main["flags"] == "L: max wait 1.60x F1 (event) (worst of 3 seeds)"
+    assert main["target met"] == "no: flagged (max wait 1.60x F1 (event) (worst of 3 seeds))"
