@@ -81,6 +81,9 @@ class MAPPOSettings:
     """Standardise the advantages of each minibatch."""
     reward_scale: float = field(default=1.0, metadata={"min": 0.0})
     """Multiply every reward by this before learning."""
+    work_conserving: bool = False
+    """Mask the order agent's wait action while a task of the window fits now (a learner that
+    may wait freely can learn to wait far too long: waiting costs little per step)."""
     freeze_order: str = ""
     """Queue order that drives the order agent instead of learning it ("fifo", "sjf" ...); ""."""
     freeze_place: str = ""
@@ -176,6 +179,8 @@ class MAPPOAgent(Agent):
         if not allowed.any():
             raise ValueError(f"MAPPO: no valid {agent} action: the {agent} agent's action_mask "
                              "and the given mask share none")
+        if agent == "order" and self.settings.work_conserving and allowed[:-1].any():
+            allowed[-1] = False
         obs[f"{agent}_mask"] = allowed
         batch = stack_steps([obs])
         with torch.no_grad():

@@ -165,6 +165,22 @@ def test_decide_never_takes_a_masked_action(order_mask, place_mask, seed):
         agent.decide({**observation, "phase": 1}, ~np.array(place_mask, bool))
 
 
+def test_work_conserving_masks_wait_while_a_task_fits():
+    env = ToyGpuEnv(window=3)
+    agent = small_agent(env, work_conserving=True, rollout_steps=10_000)
+    obs, _ = env.reset(seed=1)
+    mask = np.array([1, 0, 0, 1], np.int8)  # task 0 fits, or wait
+    obs["order"]["action_mask"] = mask
+    actions = {agent.decide({**obs, "phase": 0}, mask) for _ in range(40)}
+    assert actions == {0}
+    assert not agent.rollout.obs[-1]["order_mask"][-1]  # the stored mask is the one sampled
+    obs["order"]["action_mask"] = np.array([0, 0, 0, 1], np.int8)  # nothing fits: wait
+    assert agent.decide({**obs, "phase": 0}, np.ones(4)) == 3
+    free = small_agent(env, rollout_steps=10_000)
+    obs["order"]["action_mask"] = mask
+    assert {free.decide({**obs, "phase": 0}, mask) for _ in range(40)} == {0, 3}
+
+
 def test_same_seed_same_training():
     """Two agents of one seed on two envs of one seed take the same actions and end with the
     same weights after several updates (no global random state is used)."""
