@@ -149,14 +149,15 @@ class DagEnv(SchedulingEnv):
     def _setup_spaces(self) -> None:
         c = self.config
         if c.mode == "policy_pair":
-            names = [rule_of(n) or n for n in (c.selection or ALL_RULES)]
-            unknown = [n for n in names if n not in ALL_RULES]
+            names = [str(n).strip().lower() for n in (c.selection or ALL_RULES)]
+            unknown = [n for n in names if rule_of(n) is None]
             if unknown:
                 raise ConfigError(f"actions.selection: {unknown[0]!r} is not a periodic rule; "
-                                  f"choose among {', '.join(ALL_RULES)}")
-            self.rules = names
-            self.pairs = [resolve_periodic_policy(n, self.platform) for n in names]
-            self.action_names = list(names)
+                                  f"choose among {', '.join(ALL_RULES)} (optionally "
+                                  f"'-CORE_SELECTION', or '-PLACEMENT' with GPUs)")
+            where = "actions.selection"
+            self.pairs = [resolve_periodic_policy(n, self.platform, where) for n in names]
+            self.action_names = names
         else:
             self.action_names = [f"task{s}@{p}" for s in range(c.window)
                                  for p in self.procs.names]

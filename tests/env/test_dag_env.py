@@ -139,6 +139,12 @@ def test_bad_settings_are_one_line_errors(tmp_path):
         DagEnv(workload_file=str(taskset), platform_file=str(platform), objective="makespan")
     with pytest.raises(ConfigError, match=r"^actions.selection: 'fifo' is not a periodic rule"):
         DagEnv(workload_file=str(taskset), platform_file=str(platform), selection=("fifo",))
+    env = DagEnv(workload_file=str(taskset), platform_file=str(platform),
+                 selection=("dag_edf-first_fit", "LLF_defer"))
+    assert env.action_names == ["dag_edf-first_fit", "llf_defer"]
+    assert [p.name for p in env.pairs] == ["dag_edf-first_fit", "dag_llf_defer-best_fit"]
+    with pytest.raises(ConfigError, match=r"^actions.selection: unknown placement 'fist_fit'"):
+        DagEnv(workload_file=str(taskset), platform_file=str(platform), selection=("llf-fist_fit",))
     bad = tmp_path / "list.json"
     bad.write_text('{"tasksets": []}')
     with pytest.raises(ConfigError, match=r"list.json: tasksets: expected a non-empty list"):
