@@ -101,14 +101,28 @@ def summarise(row: Any, cells: dict[str, Any], learners: list[str], eligible: li
     if learners:
         best_learner = min(learners, key=lambda c: cells[c])
         cells["best learner"], cells["best learner name"] = cells[best_learner], best_learner
-    _targets(row, cells, fixed[best_col], eligible, seeds, flagged)
+    _targets(row, cells, fixed[best_col], eligible, seeds, flagged,
+             discriminates(list(fixed.values())))
+
+
+def discriminates(values: Sequence[float]) -> bool:
+    """Whether the fixed policies of a row differ at all: on a trace whose windows never queue
+    a job (NASA-iPSC's arrivals are its real starts; LLNL-Atlas at this load) every policy scores
+    1, and the row says nothing about scheduling."""
+    values = list(values)
+    return bool(values) and max(values) - min(values) > 1e-9 * max(1.0, abs(max(values)))
 
 
 def _targets(row: Any, cells: dict[str, Any], best: float, eligible: list[str],
-             seeds: dict[str, int], flagged: dict[str, str]) -> None:
-    """The target cells: met only by an eligible learner's mean over enough seeds, unflagged."""
+             seeds: dict[str, int], flagged: dict[str, str], differ: bool = True) -> None:
+    """The target cells: met only by an eligible learner's mean over enough seeds, unflagged;
+    none on a generalisation row whose fixed policies all score the same (``differ`` False)."""
     if row.group == "protocol":
         cells[f"target ({TARGET_FACTOR} x best heuristic)"] = TARGET_FACTOR * best
+    if row.group == "generalisation" and not differ:
+        cells["target met"] = (f"n/a: every fixed policy scores {best:.2f} here, so these "
+                               "windows do not tell policies apart")
+        return
     if not eligible:
         cells["target met"] = "n/a: no model trained under the no-leakage rule"
         return

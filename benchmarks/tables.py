@@ -128,4 +128,5 @@ INTRO = ("Written by ``python benchmarks/compare.py --evaluate-only --allow-leak
          "**[pre-rule]** marks a model trained before the no-leakage rule (it may have trained "
          "on test jobs; its figures are shown for the record and never meet a target), "
          "**[leaky]** a model evaluated on jobs it trained or validated on. *flags* names the "
-         "learners whose longest wait or makespan exceeds 1.5 times the best heuristic's.")
+         "learners with a seed whose longest wait or makespan exceeds 1.5 times the best "
+         "heuristic's.")

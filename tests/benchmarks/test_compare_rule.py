@@ -336,3 +336,13 @@ def test_a_learner_is_flagged_by_its_worst_seed_while_its_cell_is_the_mean():
     assert table["r [max_wait_s]"]["L"] == 1200.0  # the mean over seeds: under 1.5 x 1000
     assert main["flags"] == "L: max wait 1.60x F1 (event) (worst of 3 seeds)"
     assert main["target met"] == "no: flagged (max wait 1.60x F1 (event) (worst of 3 seeds))"
+
+
+def test_a_generalisation_row_where_every_policy_scores_the_same_has_no_target():
+    tail = {"max_wait_s": {"F1 (event)": 0.0, "L": 0.0}, "makespan_s": {"F1 (event)": 9.0, "L": 9.0}}
+    cells = {"F1 (event)": 1.0, "FCFS (event)": 1.0, "L": 1.0}
+    compare_summary.summarise(_row("generalisation"), cells, ["L"], ["L"], {"L": 3}, tail, ())
+    assert cells["target met"].startswith("n/a: every fixed policy scores 1.00 here")
+    cells = {"F1 (event)": 1.0, "FCFS (event)": 2.0, "L": 1.0}
+    compare_summary.summarise(_row("generalisation"), cells, ["L"], ["L"], {"L": 3}, tail, ())
+    assert cells["target met"] is True  # at least as good as the best heuristic
