@@ -6,7 +6,7 @@ Usage::
         [--models models] [--traces DIR] [--groups protocol,generalisation,hetero]
         [--backend auto|processes|serial|ray] [--max-parallel 2] [--outdir DIR]
         [--extra-trace NAME=PATH[:PROCS] ...] [--allow-leaky]
-    python benchmarks/compare.py            # first trains the missing models of MODEL_COMMANDS (hours)
+    python benchmarks/compare.py     # first trains the missing seeds of MODEL_COMMANDS (hours)
 
 Rows (:mod:`benchmarks.compare_rows`): the 4 protocol rows (Lublin-1 and SDSC-SP2, without and
 with EASY backfilling, at RLScheduler's test windows), the generalisation rows (every shipped
@@ -92,7 +92,7 @@ def heuristic_column(policy: str, decision: str) -> str:
     return f"{base.upper()}{'-' + pred if pred else ''} ({decision})"
 
 
-#: The reference columns of the heuristics with predicted run times (not the targets' heuristics).
+#: The columns of the heuristics with predicted run times (among the best heuristic's candidates).
 PREDICTED_COLUMNS = tuple(heuristic_column(p, "event") for p in protocol.PREDICTED_HEURISTICS)
 
 

@@ -59,14 +59,14 @@ DECISIONS = ("event", "commit")
 #: The queue heuristics of the comparison (``hdrm.policies.job_selection`` names).
 HEURISTICS = ("fcfs", "sjf", "wfp3", "unicep", "f1")
 #: The same orderings with run times predicted from the users' ended jobs instead of requested
-#: (:mod:`hdrm.core.predictor`): reference columns, event-driven, not among the targets' heuristics.
+#: (:mod:`hdrm.core.predictor`): event-driven, among the best heuristic's candidates (issue 26).
 PREDICTED_HEURISTICS = ("sjf_pred", "wfp3_pred", "unicep_pred")
 #: The heterogeneous setting: seed of the bandwidth draw, submission-time divisor.
 HETERO_SEED = 0
 HETERO_LOAD_FACTOR = 3.0
 HETERO_OBJECTIVES = ("avg_bounded_slowdown", "energy_consumption")
 #: The predicted-run-time job selections as pairs with each of HDeepRM's core selections:
-#: reference rows of the heterogeneous table (not among the targets' 36 pairs), and actions a
+#: lines of the heterogeneous table (among the best pair's candidates since issue 26), and actions a
 #: ``policy_pair`` learner may be given besides the 36 (``train.py --job-selections``).
 PREDICTED_PAIRS = tuple(f"{j}-{c}" for j in PREDICTED_HEURISTICS for c in PAIR_CORE_SELECTIONS)
 

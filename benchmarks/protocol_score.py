@@ -57,7 +57,8 @@ class Score:
 
     @staticmethod
     def mean(scores: Iterable["Score"]) -> "Score":
-        """The scores of a row's sequences combined: maxima of :data:`MAX_FIELDS`, means of the rest."""
+        """The scores of a row's sequences combined: the maxima of :data:`MAX_FIELDS`, the
+        means of the other fields."""
         items = list(scores)
         if not items:
             return Score(math.nan, math.nan, math.nan)

@@ -122,8 +122,8 @@ def _rst_cell(text: str) -> str:
     return text if text else "\\ "
 
 
-INTRO = ("Written by ``python benchmarks/compare.py --evaluate-only --allow-leaky`` (do not edit by "
-         "hand); the protocol and how to read the columns are explained in :doc:`comparison`. "
+INTRO = ("Written by ``python benchmarks/compare.py --evaluate-only --allow-leaky`` (do not edit "
+         "by hand); the protocol and how to read the columns are explained in :doc:`comparison`. "
          "A learner column is the mean over its training seeds, with their min-max beside it. "
          "**[pre-rule]** marks a model trained before the no-leakage rule (it may have trained "
          "on test jobs; its figures are shown for the record and never meet a target), "

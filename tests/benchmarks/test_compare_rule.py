@@ -18,7 +18,14 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import compare, compare_rows, compare_summary, evaluation, train, train_rule  # noqa: E402
+from benchmarks import (  # noqa: E402
+    compare,
+    compare_rows,
+    compare_summary,
+    evaluation,
+    train,
+    train_rule,
+)
 from benchmarks.protocol_rule import check_disjoint, check_evaluation, overlap  # noqa: E402
 from benchmarks.protocol_score import Score, tail_scores  # noqa: E402
 from hdrm.errors import ConfigError  # noqa: E402
@@ -37,7 +44,7 @@ def write_trace(path: Path, nb_jobs: int, procs: int = 16) -> Path:
 
 @pytest.fixture(scope="module")
 def long_traces(tmp_path_factory) -> Path:
-    """A 2,100-job constructed trace under Lublin-1's name: long enough to reach the test windows."""
+    """A 2,100-job constructed trace under Lublin-1's name, long enough to reach a test window."""
     folder = tmp_path_factory.mktemp("long")
     write_trace(folder / "lublin_256.swf.gz", 2100)
     return folder
@@ -58,7 +65,8 @@ def test_a_training_range_that_touches_a_test_window_is_refused(long_traces):
     text = str(err.value)
     assert "\n" not in text
     assert text.startswith(str(long_traces / "lublin_256.swf.gz"))
-    assert "training jobs [1900, 1982) overlap the test window [1981, 3005) on jobs [1981, 1982)" in text
+    assert ("training jobs [1900, 1982) overlap the test window [1981, 3005) on jobs "
+            "[1981, 1982)") in text
 
 
 def test_training_and_validation_must_be_disjoint_and_inside_their_ranges(long_traces):
@@ -98,7 +106,8 @@ def test_the_documented_rules_are_disjoint_from_the_test_windows():
         for start in spec.validation_starts:
             assert spec.validation_range[0] <= start
             assert start + spec.validation_jobs <= spec.validation_range[1]
-    assert overlap((0, 1981), (1981, 3005)) is None and overlap((0, 1982), (1981, 3005)) == (1981, 1982)
+    assert overlap((0, 1981), (1981, 3005)) is None
+    assert overlap((0, 1982), (1981, 3005)) == (1981, 1982)
 
 
 # ------------------------------------------------------------------------- refusal on evaluation
@@ -339,7 +348,8 @@ def test_a_learner_is_flagged_by_its_worst_seed_while_its_cell_is_the_mean():
 
 
 def test_a_generalisation_row_where_every_policy_scores_the_same_has_no_target():
-    tail = {"max_wait_s": {"F1 (event)": 0.0, "L": 0.0}, "makespan_s": {"F1 (event)": 9.0, "L": 9.0}}
+    tail = {"max_wait_s": {"F1 (event)": 0.0, "L": 0.0},
+            "makespan_s": {"F1 (event)": 9.0, "L": 9.0}}
     cells = {"F1 (event)": 1.0, "FCFS (event)": 1.0, "L": 1.0}
     compare_summary.summarise(_row("generalisation"), cells, ["L"], ["L"], {"L": 3}, tail, ())
     assert cells["target met"].startswith("n/a: every fixed policy scores 1.00 here")
