@@ -79,6 +79,8 @@ def summarise(load: str, sla: dict[str, Any], energy: dict[str, Any], heuristics
     applies = load in TARGET_LOADS
     sla["target"] = (f"best learner >= {sla[h] + TARGET_POINTS:.2f} % with <= "
                      f"{ENERGY_FACTOR * energy[h]:.4f} J/request" if applies else "none")
+    # no scheduler meets more than 100 % of the targets
+    sla["target reachable"] = bool(sla[h] + TARGET_POINTS <= 100.0) if applies else None
     if not learners:
         sla["target met"] = None
         return

@@ -55,6 +55,7 @@ def test_rows_of_a_load_hold_the_best_heuristic_the_best_learner_and_target_met(
     assert sla["best learner name"] == "PPO job_pick"
     assert sla["best learner"] == pytest.approx(100 * np.mean(learner))
     assert sla["target met"] is met
+    assert sla["target reachable"] is True  # 82 + 5 <= 100
     # the spread is the sample standard deviation over the seeds: |0.80 - 0.84| / sqrt 2
     assert rows["overload: SLA satisfaction (%) [spread]"]["edf-high_gflops"] == \
         pytest.approx(4 / np.sqrt(2))
@@ -74,6 +75,14 @@ def test_json_columns_per_load():
     assert util["load factor"] == 1.1
     assert util["best heuristic in band"] is True  # 0.95 in 0.88-0.97
     json.dumps(rows)  # plain JSON
+
+
+def test_a_target_above_100_percent_is_unreachable():
+    runs = {pair: [_figures(0.97, 0.2)] for pair in sla_protocol.HEURISTICS}
+    runs["PPO job_pick"] = [_figures(1.0, 0.2)]
+    rows = compare_sla.load_rows(sla_protocol.level("overload"), runs, 1.1, ["PPO job_pick"])
+    sla = rows["overload: SLA satisfaction (%)"]
+    assert (sla["target reachable"], sla["target met"]) == (False, False)  # 100 < 97 + 5
 
 
 def test_no_target_at_low_load_and_none_without_learners():
@@ -139,7 +148,6 @@ def test_quick_evaluation_of_the_shipped_models(tmp_path, capsys):
     assert "Overload" in (tmp_path / "page.rst").read_text()
 
 
-@pytest.mark.slow
 def test_quick_run_end_to_end_trains_through_hdeeprm_launch(tmp_path, capsys):
     out = tmp_path / "sla.json"
     models = tmp_path / "models"
