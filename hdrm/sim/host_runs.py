@@ -27,6 +27,7 @@ class HostRuns:
     _power: list[tuple[float, ...]]
     _one_row: bool
     _factor: list[float]
+    _unit_factors: bool
     _energy_acc: list[float] | array.array | None  # doubles on large machines; None: not kept
     _energy_t: list[float] | array.array | None
     #: numpy views of the two arrays, made on first use (never pickled: a copy would not share)
@@ -91,7 +92,9 @@ class HostRuns:
             self._charge(lo, hi, row[old])
             delta = _repeated_sum(delta, row[state] - row[old], n)
             self.state[lo:hi] = [state] * n
-            self._factor[lo:hi] = [speed_factor] * n
+            if speed_factor != 1.0 or not self._unit_factors:  # else: all 1 already
+                self._factor[lo:hi] = [speed_factor] * n
+                self._unit_factors = self._unit_factors and speed_factor == 1.0
         if delta:
             self._total_energy += self._total_power * (now - self._total_t)
             self._total_t = now

@@ -108,6 +108,8 @@ class Machine(HostRuns):
         #: every host has the same power row (runs need not compare them)
         self._one_row = len({id(r) for r in self._power}) <= 1
         self._factor = [1.0] * n
+        #: True while every host's speed factor is 1 (runs set to factor 1 then skip the write)
+        self._unit_factors = True
         states = [initial_state] * n if isinstance(initial_state, int) else list(initial_state)
         self.state: list[int] = states
         self.job_on: list[int] = [_FREE] * n
@@ -301,6 +303,7 @@ class Machine(HostRuns):
         power, speeds, states, factor = self._power, self._speeds, self.state, self._factor
         acc, last, job_on, jobs = self._energy_acc, self._energy_t, self.job_on, self._jobs
         accounts = acc is not None
+        unit = True
         delta = 0.0
         for c, (state, speed_factor) in changes.items():
             old, old_factor = states[c], factor[c]
@@ -334,6 +337,10 @@ class Machine(HostRuns):
             delta += pw[state] - pw[old]
             states[c] = state
             factor[c] = speed_factor
+            if speed_factor != 1.0:
+                unit = False
+        if not unit:
+            self._unit_factors = False
         if delta:
             self._total_energy += self._total_power * (now - self._total_t)
             self._total_t = now

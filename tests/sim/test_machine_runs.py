@@ -176,3 +176,17 @@ def test_a_pickled_large_machine_keeps_its_energy_accounts():
     copy.apply_runs([(0, 200, (0, 1.0))])
     assert copy.host_energy_j(0) == 2.0 * 190.0 + 3.0 * 9.75 + 0.0
     assert m.host_energy_j(0) == 2.0 * 190.0  # the original's clock and accounts unchanged
+
+
+def test_factor_one_runs_after_other_factors_are_written():
+    """Runs at factor 1 skip rewriting factors while every factor is 1; once a run set another
+    factor, factor-1 runs write theirs again."""
+    m, _ = machines([0] * N)
+    m.apply_runs([(0, 200, (0, 1.0))])
+    assert m._unit_factors and m._factor == [1.0] * N
+    m.apply_runs([(0, 200, (1, 0.5))])
+    assert not m._unit_factors and m._factor[:200] == [0.5] * 200
+    m.apply_runs([(0, 150, (2, 1.0))])
+    assert m._factor == [1.0] * 150 + [0.5] * 50 + [1.0] * (N - 200)
+    m.set_state([250], 1, 0.25)
+    assert m._factor[250] == 0.25
