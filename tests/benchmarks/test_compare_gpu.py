@@ -279,3 +279,25 @@ def test_a_work_conserving_learner_waits_only_when_no_queued_task_fits():
     original = obs([1, 0, 0, 1])
     WorkConserving._conserving(original)
     assert original["order"]["action_mask"].tolist() == [1, 0, 0, 1]  # the env's copy unchanged
+
+
+def test_the_shipped_gpu_models_load_for_their_setting():
+    pytest.importorskip("torch")
+    from benchmarks.gpu_learners import applies, discover_models, load_agent, make_env
+
+    models = discover_models(ROOT / "models" / "gpu")
+    if not models:
+        pytest.skip("no model under models/gpu")
+    traces = gpu_protocol.DEFAULT_TRACES
+    if not (traces / "gpu" / "openb_pod_list_default.csv").is_file():
+        pytest.skip("../shared/traces not here")
+    for model in models:
+        spec = gpu_protocol.WORKLOADS[model.workload]
+        setting = gpu_protocol.resolve(spec, traces, ROOT / "runs" / "cache")
+        assert applies(model, setting), model.path
+        trained = model.meta["setting"]
+        first, end = trained["training_range"]
+        assert (first, end) == tuple(setting.split[0])  # trained on the training range only
+        env = make_env(setting, trained["window"], 0, setting.test_starts[0], trained["pick"])
+        agent = load_agent(model.path, env, 0)
+        assert not agent.training
