@@ -65,7 +65,7 @@ SPEC = PeriodicSpec(graphs=4, utilisation=6.0, depth=4, width=3, density=0.5, cc
 TRAIN_SEEDS = tuple(range(32))
 TEST_SEEDS = tuple(range(1000, 1020))
 LEARNER_SEEDS = (1, 2, 3)
-EPISODES = 60
+EPISODES = 120
 MODEL_DIR = ROOT / "models" / "dag"
 AGENT = ROOT / "agents" / "dqn.py"
 #: The DQN's settings (options.json's agent block).
