@@ -116,10 +116,11 @@ def train(learner: str, lv: sp.LoadLevel, spec: InferenceSpec, models_dir: Path,
 
 
 def _command(learner: str, model: Path) -> str:
-    """The training command as documented (``options.json``: the ``options`` recorded beside)."""
+    """The training command that ran, from the repository root (``python -m hdrm.launcher`` is
+    ``hdeeprm-launch``'s main; ``options.json``: the ``options`` recorded beside the model)."""
     def shown(path: Path) -> str:
         return str(path.relative_to(sp.ROOT)) if path.is_relative_to(sp.ROOT) else str(path)
-    return shlex.join(["nice", "-n", "10", "hdeeprm-launch", shown(AGENTS[learner]),
+    return shlex.join(["nice", "-n", "10", "python", "-m", "hdrm.launcher", shown(AGENTS[learner]),
                        "options.json", "--outmodel", shown(model)])
 
 

@@ -103,8 +103,8 @@ def rst(table: dict[str, dict[str, Any]], loads: Sequence[str], seeds: Sequence[
     title = "Results: SLA scheduling of DNN inference"
     lines = [title, "=" * len(title), "",
              "Written by ``python benchmarks/compare_sla.py --evaluate-only --max-parallel 2 "
-             "--rst docs/results_sla.rst`` (:doc:`tenants` explains the scenario, the load levels, the "
-             "learners and how to read this page). Mean ± sample standard deviation over "
+             "--rst docs/results_sla.rst`` (:doc:`tenants` explains the scenario, the load "
+             "levels, the learners and how to read this page). Mean ± sample standard deviation over "
              f"{len(seeds)} test streams (seeds {', '.join(map(str, seeds))}) of {requests:,} "
              "requests each.", ""]
     for load in loads:

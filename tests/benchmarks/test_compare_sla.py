@@ -159,8 +159,8 @@ def test_quick_run_end_to_end_trains_through_hdeeprm_launch(tmp_path, capsys):
     assert isinstance(sla["target met"], bool)
     meta = table["training: ppo_job_pick_overload.pt"]
     assert meta["train_seed"] == sla_protocol.TRAIN_SEED and meta["episodes"] == 2
-    assert meta["command"].startswith("nice -n 10 hdeeprm-launch benchmarks/sla_agent.py "
-                                      "options.json --outmodel ")
+    assert meta["command"].startswith("nice -n 10 python -m hdrm.launcher "
+                                      "benchmarks/sla_agent.py options.json --outmodel ")
     assert (models / "ppo_job_pick_overload.pt").is_file()
 
 
