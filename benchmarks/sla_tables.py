@@ -105,8 +105,8 @@ def rst(table: dict[str, dict[str, Any]], loads: Sequence[str], seeds: Sequence[
              "Written by ``python benchmarks/compare_sla.py --evaluate-only --max-parallel 2 "
              "--rst docs/results_sla.rst`` (:doc:`tenants` explains the scenario, the load "
              "levels, the learners and how to read this page). Mean ± sample standard "
-             f"deviation over {len(seeds)} test streams (seeds {', '.join(map(str, seeds))}) of {requests:,} "
-             "requests each.", ""]
+             f"deviation over {len(seeds)} test streams (seeds {', '.join(map(str, seeds))}) "
+             f"of {requests:,} requests each.", ""]
     for load in loads:
         lines += [load.capitalize(), "-" * len(load), ""]
         lines += _list_table(load_grid(table, load))
