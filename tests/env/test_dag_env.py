@@ -149,3 +149,38 @@ def test_bad_settings_are_one_line_errors(tmp_path):
     bad.write_text('{"tasksets": []}')
     with pytest.raises(ConfigError, match=r"list.json: tasksets: expected a non-empty list"):
         DagEnv(workload_file=str(bad), platform_file=str(platform))
+
+
+def test_observation_by_hand_at_the_first_choice_with_the_gpu(tmp_path):
+    """job_pick, window 2, hand case with the GPU: after a's pick at 0 the next choice is at 2
+    (a has ended; b and c are ready, both GPU tasks). Times are over the longest deadline, 8 s."""
+    taskset, platform = write_case(tmp_path, gpus=1)
+    env = DagEnv(workload_file=str(taskset), platform_file=str(platform), mode="job_pick",
+                 window=2)
+    obs, info = env.reset()
+    assert env.sim.now == 0.0
+    obs, *_ = env.step(int(np.flatnonzero(info["action_mask"])[0]))  # a on the CPU
+    assert env.sim.now == 2.0
+    head, rows, procs = obs[:4], obs[4:24].reshape(2, 10), obs[24:].reshape(2, 3)
+    assert head.tolist() == pytest.approx([2 / 10, 2 / 2, 0.0, 1.0])
+    # present, rank_u, rank_d, rank_oct, laxity 8 - 2 - rank_u, cost, cpu, gpu, on GPU, age
+    assert rows[0].tolist() == pytest.approx(
+        [1, 4 / 8, 2 / 8, 2 / 8, 2 / 8, 2 / 8, 3 / 8, 2 / 8, 1, 2 / 8])  # c
+    assert rows[1].tolist() == pytest.approx(
+        [1, 2 / 8, 2 / 8, 1 / 8, 4 / 8, 1 / 8, 6 / 8, 1 / 8, 1, 2 / 8])  # b
+    assert procs.tolist() == [[0, 1, 0], [1, 1, 0]]  # the node's CPU and GPU, both free
+    obs, *_ = env.step(int(np.flatnonzero(env.action_masks())[0]))  # c on the GPU, 2-4
+    assert env.sim.now == 4.0 and obs[4:24].reshape(2, 10)[1].tolist() == [0] * 10  # b alone
+
+
+def test_a_busy_core_shows_when_it_frees(tmp_path):
+    """Cores only: at 2 the window is [b, c]; b takes core 0 (2-8), and at the same instant c's
+    choice sees core 0 busy for 6 more seconds (6 / 8) and core 1 free."""
+    taskset, platform = write_case(tmp_path, gpus=0)
+    env = DagEnv(workload_file=str(taskset), platform_file=str(platform), mode="job_pick",
+                 window=2)
+    obs, info = env.reset()
+    obs, _, _, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))  # a, core 0
+    obs, *_ = env.step(int(np.flatnonzero(env.action_masks())[0]))  # b on core 0
+    assert env.sim.now == 2.0
+    assert obs[24:].tolist() == pytest.approx([0, 0, 6 / 8, 0, 1, 0])
