@@ -122,7 +122,8 @@ class Episode:
             return list(queue[:size])
         idx = np.fromiter((j.idx for j in queue), dtype=np.int64, count=len(queue))
         lax = self.laxity(idx, now)
-        group = np.where(lax >= 0, 0, np.where(np.isfinite(lax), 1, 2))
+        finite = np.isfinite(lax)
+        group = np.where(~finite, 2, np.where(lax >= 0, 0, 1))  # feasible, lost, no deadline
         key = np.where(group == 0, lax, 0.0)  # lost ones and those without: submission order
         order = np.lexsort((np.arange(len(queue)), key, group))[:size]
         return [queue[i] for i in order]

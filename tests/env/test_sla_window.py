@@ -99,3 +99,17 @@ def test_the_weight_reaches_the_objective_from_options_json(tmp_path):
     report, result = env.sla_report(), env.result()
     expected = 1 - report.overall.sla_satisfaction + 5.0 * result.energy_j / len(JOBS)
     assert total == pytest.approx(-expected)
+
+
+def test_jobs_without_a_deadline_come_after_the_lost_ones():
+    from hdrm.env.tenants import Episode
+
+    table = TenantTable((Tenant("A", 1.0, Sla("latency", 30.0)),), np.zeros(3, np.int32),
+                        np.array([np.inf, 100.0, 5.0]))
+    jobs = [Job(i, i, 0.0, 1, 100.0, 10.0) for i in range(3)]  # requested 100 s, run 10 s
+    episode = Episode(SlaAccounting(table), None, jobs)
+    # at 0: job 1's laxity 100 - 0 - 100 = 0 (feasible), job 2's 5 - 100 < 0 (lost)
+    assert [j.idx for j in episode.laxity_window(jobs, 0.0, 3)] == [1, 2, 0]
+    assert [j.idx for j in episode.laxity_window(jobs, 0.0, 2)] == [1, 2]
+    laxity, lost = episode.laxity_columns(np.arange(3), 0.0)
+    assert laxity.tolist() == [1.0, 0.0, 0.0] and lost.tolist() == [0.0, 0.0, 1.0]
