@@ -44,6 +44,15 @@ hence 2 nodes of 8 GPUs per type (8: its largest jobs ask 8 workers and a task r
 node)."""
 
 
+LEARNERS_NOTE = """\
+The learners are the models of ``models/gpu/`` (its README gives their commands and figures):
+short trial runs of ``benchmarks/gpu_train.py``, not tuned results. Each is evaluated greedily
+through the multi-agent environment (:class:`hdrm.env.gpu_multiagent.GpuMultiAgentEnv`) on the
+same test windows, under the load it was trained for, with a work-conserving order agent (it may
+wait only when no task of its window of 32 fits). A spread of 0 means the greedy policy gave the
+same schedule under every seed."""
+
+
 def page(table: dict[str, dict[str, Any]], rows: list[str], settings: dict[str, Setting],
          names: dict[str, str], pairs: list[str], models: list[GpuModel],
          loads: dict[str, Any], seeds: tuple[int, ...], wall_s: float,
@@ -155,6 +164,7 @@ def _learners(table: dict[str, dict[str, Any]], models: list[GpuModel]) -> list[
     if not models:
         return out + ["No model is shipped under ``models/gpu/``, so the learner columns are "
                       "empty and no target is judged: nothing here is a learner's number.", ""]
+    out += [LEARNERS_NOTE, ""]
     train = [n for n in table if n.startswith("training: ")]
     cols = list(table[train[0]]) if train else []
     grid = [["model"] + cols] + [[n[len("training: "):]] + [fmt(table[n].get(c)) for c in cols]

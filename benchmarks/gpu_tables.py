@@ -22,7 +22,7 @@ FLAG_FACTOR = 1.5
 METRICS = {"p95_jct": "p95 JCT (s)", "max_wait": "max wait (s)", "makespan": "makespan (s)",
            "gpu_allocation_rate": "GPU allocation rate", "gpu_cost": "GPU cost (USD)",
            "mean_wait": "mean wait (s)"}
-NO_MODEL = "n/a: no model shipped under models/gpu/"
+NO_MODEL = "n/a: no model for this workload under models/gpu/"
 TARGET_COLUMN = f"target ({TARGET_FACTOR} x best pair)"
 
 
@@ -32,7 +32,8 @@ def judge(pairs: dict[str, GpuScore], learners: dict[str, GpuScore]) -> dict[str
     The best pair and the best learner have the least average JCT. The target is met when the
     best learner's average JCT is at most :data:`TARGET_FACTOR` times the best pair's and its
     GPU cost is no more than that pair's. A flag names each of max wait and makespan where the
-    best learner exceeds :data:`FLAG_FACTOR` times the best pair's (empty: none).
+    best learner exceeds :data:`FLAG_FACTOR` times the best pair's (``none``: neither; empty
+    without learners).
     """
     best = min(pairs, key=lambda p: pairs[p].avg_jct)
     ref = pairs[best]
@@ -52,7 +53,7 @@ def judge(pairs: dict[str, GpuScore], learners: dict[str, GpuScore]) -> dict[str
                   "best learner / best pair": own.avg_jct / ref.avg_jct if ref.avg_jct else None,
                   "best learner cost / best pair cost":
                       own.gpu_cost / ref.gpu_cost if ref.gpu_cost else None,
-                  "target met": bool(met), "flag": "; ".join(flags)})
+                  "target met": bool(met), "flag": "; ".join(flags) or "none"})
     return cells
 
 
@@ -87,7 +88,7 @@ def policy_grid(table: dict[str, dict[str, Any]], row: str, policies: list[str]
 def summary_grid(table: dict[str, dict[str, Any]], rows: list[str]) -> list[list[str]]:
     """One line per workload: the judge's cells."""
     cols = ["best pair name", "best pair", "best learner name", "best learner", TARGET_COLUMN,
-            "target met", "flag"]
+            "best learner / best pair", "best learner cost / best pair cost", "target met", "flag"]
     return [["workload"] + cols] + [[r] + [fmt(table[r].get(c)) for c in cols] for r in rows]
 
 

@@ -169,7 +169,8 @@ PAIR_SCORES = {"fifo-fgd": _score(120.0), "sjf-fgd": _score(100.0), "las-fgd": _
 def test_target_met_when_95_percent_of_the_best_pair_and_no_costlier():
     cells = gpu_tables.judge(PAIR_SCORES, {"MAPPO": _score(95.0), "PPO": _score(99.0)})
     assert cells["best pair name"] == "sjf-fgd" and cells["best learner name"] == "MAPPO"
-    assert cells["target met"] is True and cells["flag"] == ""
+    assert cells["target met"] is True and cells["flag"] == "none"
+    assert cells["best learner / best pair"] == pytest.approx(0.95)
 
 
 @pytest.mark.parametrize("learner", [_score(95.5), _score(90.0, cost=10.5)],
