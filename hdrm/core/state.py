@@ -163,6 +163,15 @@ class ClusterState(PowerStates):
                     self._job_bw[job.idx] = job.mem_bw_gbps
                 self._account_singletons(runs, job.mem_bw_gbps, +1)
                 return
+        if mem == 0 and self._lazy and self._take_free(job.idx, cores):
+            cores = tuple(cores)
+            self.alloc[job.idx] = cores
+            self.free_cores -= len(cores)
+            self._job_bw[job.idx] = job.mem_bw_gbps
+            if self.free_mask is not None:
+                self.free_mask[list(cores)] = False
+            self._account_nominal(cores, job.mem_bw_gbps, +1)
+            return
         charged: list[int] = []
         for c in cores:
             if core_job[c] != FREE:
@@ -205,9 +214,13 @@ class ClusterState(PowerStates):
             self.free_cores += len(cores)
             self._account_singletons(runs, job.mem_bw_gbps, -1)
             return cores
-        for c in cores:
-            core_job[c] = FREE
-            free_mem[core_node[c]] += mem
+        if mem == 0 and self._lazy:  # unbounded memory, none charged
+            for c in cores:
+                core_job[c] = FREE
+        else:
+            for c in cores:
+                core_job[c] = FREE
+                free_mem[core_node[c]] += mem
         self.free_cores += len(cores)
         if self.free_mask is not None:
             self.free_mask[list(cores)] = True
@@ -271,6 +284,20 @@ class ClusterState(PowerStates):
         for lo, hi in runs:
             core_job[lo:hi] = [key] * (hi - lo)
         return runs
+
+    def _take_free(self, key: int, cores: Sequence[int]) -> bool:
+        """Give ``cores`` to job ``key`` (which holds none) when all are free and distinct, with
+        no memory to charge; else change nothing and return False (the core-by-core path then
+        names the conflict)."""
+        core_job = self.core_job
+        for c in cores:
+            if core_job[c] != FREE:  # busy, or given twice
+                for d in cores:
+                    if core_job[d] == key:
+                        core_job[d] = FREE
+                return False
+            core_job[c] = key
+        return True
 
     def _rollback(self, charged: list[int], mem: float) -> None:
         for c in charged:

@@ -73,6 +73,12 @@ def test_a_busy_core_is_refused_with_nothing_changed():
     assert snapshot(fast) == before
     with pytest.raises(SimulationError, match="core 45 is busy with job 2"):
         fast.allocate(job(2, res=70), list(range(40, 109)) + [45], 0.0)  # a core given twice
+    assert snapshot(fast) == before
+    with pytest.raises(SimulationError, match="core 30 is busy with job 0"):
+        fast.allocate(job(3, res=3), [28, 29, 30], 0.0)  # narrow: core by core, no memory
+    with pytest.raises(SimulationError, match="core 8 is busy with job 4"):
+        fast.allocate(job(4, res=3), [7, 8, 8], 0.0)
+    assert snapshot(fast) == before
 
 
 allocations = st.lists(st.tuples(st.integers(1, 100), st.booleans(), st.booleans(), st.booleans()),
