@@ -133,9 +133,9 @@ def test_the_homogeneous_platform_keeps_no_core_object():
     platform = Platform.homogeneous(CEA_CURIE_CORES)
     held = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
-    # 360 bytes a core: a node and a processor object (slotted), one shared 1-tuple of ids;
-    # 640 with a core object and a dict per node and processor
-    assert held / CEA_CURIE_CORES < 450
+    # 80 bytes a core: flat tables, nodes and processors made on demand (360 with a node and a
+    # processor object per core, 640 with a core object and a dict per node and processor)
+    assert held / CEA_CURIE_CORES < 120
     node = platform.nodes[-1]
     last = CEA_CURIE_CORES - 1
     assert (node.id, node.name, node.core_ids, node.processor_ids) == (
