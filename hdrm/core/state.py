@@ -272,10 +272,16 @@ class ClusterState(PowerStates):
     def _take_runs(self, key: int, cores: Sequence[int]) -> list[tuple[int, int]] | None:
         """Give ``cores`` to job ``key`` run by run when all are free and distinct; returns
         the runs, or None (nothing changed) for the core-by-core path to report the conflict."""
-        core_job = self.core_job
+        core_job, mask = self.core_job, self.free_mask
         runs = core_runs(cores)
+        n = len(core_job)
         for lo, hi in runs:
-            if lo < 0 or core_job[lo:hi].count(FREE) != hi - lo:
+            if lo < 0 or hi > n:
+                return None
+            if mask is not None:  # the same facts, read from one byte a core
+                if not mask[lo:hi].all():
+                    return None
+            elif core_job[lo:hi].count(FREE) != hi - lo:
                 return None
         if len(runs) > 1:
             ordered = sorted(runs)
