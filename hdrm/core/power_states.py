@@ -123,7 +123,8 @@ class PowerStates:
             else:
                 mine.append(c)
         node_free, proc_node = self._node_free_cores, self.proc_node
-        proc_free, proc_running, proc_demand = self._proc_free, self._proc_running, self._proc_demand
+        proc_free, proc_running = self._proc_free, self._proc_running
+        proc_demand = self._proc_demand
         for p, mine in by_proc.items():
             k = sign * len(mine)
             was_running = proc_running[p]
@@ -144,7 +145,8 @@ class PowerStates:
             self._pending.update(dict.fromkeys(cores, (RUNNING if sign > 0 else SLEEPING, 1.0)))
             return
         core_proc, proc_cores, proc_node = self.core_proc, self.proc_cores, self.proc_node
-        proc_free, proc_running, node_free = self._proc_free, self._proc_running, self._node_free_cores
+        proc_free, proc_running = self._proc_free, self._proc_running
+        node_free = self._node_free_cores
         core_state, core_job, pending = self._core_state, self.core_job, self._pending
         proc_demand = self._proc_demand
         for c in cores:
@@ -187,7 +189,8 @@ class PowerStates:
             return
         demand = 0.0 + bw if taken else 0.0  # an idle processor's demand is 0.0
         running, free = (1, 0) if taken else (0, 1)
-        proc_running, proc_free, node_free = self._proc_running, self._proc_free, self._node_free_cores
+        proc_running, proc_free = self._proc_running, self._proc_free
+        node_free = self._node_free_cores
         proc_demand, core_state = self._proc_demand, self._core_state
         for lo, hi in runs:
             n = hi - lo

@@ -66,11 +66,8 @@ ARRAY_MIN_HOSTS = 1024
 
 def machine_for(platform: Platform, kill_on_walltime: bool = True) -> "Machine":
     """One host per core of ``platform`` with hdrm's power table, every host asleep (the table
-    of each distinct speed and power made once, and shared by the hosts that have it).
-
-    Engines report the total energy and each job's, never a host's: the machine keeps no
-    per-host energy accounts (``host_energy=False``).
-    """
+    of each distinct speed and power made once, and shared by the hosts that have it); engines
+    report the total energy and each job's, so it keeps no per-host accounts."""
     speed_rows = {g: state_speeds_gflops(g) for g in set(platform.core_gflops)}
     power_rows = {w: state_power_w(w) for w in set(platform.core_power_w)}
     speeds = list(map(speed_rows.__getitem__, platform.core_gflops))
@@ -86,9 +83,8 @@ class Machine(HostRuns):
         power_w: per host, its power in each power state.
         initial_state: the power state every host starts in (an int), or one per host.
         kill_on_walltime: kill jobs that reach their walltime (Batsim's behaviour).
-        host_energy: keep each host's energy account (:meth:`host_energy_j`); without it, a
-            state change costs no per-host energy update (the total and each job's energy are
-            the same either way).
+        host_energy: keep each host's energy account (:meth:`host_energy_j`); without, state
+            changes cost no per-host update (total and job energies are the same either way).
     """
 
     def __init__(
@@ -113,13 +109,12 @@ class Machine(HostRuns):
         states = [initial_state] * n if isinstance(initial_state, int) else list(initial_state)
         self.state: list[int] = states
         self.job_on: list[int] = [_FREE] * n
-        if not host_energy:
-            self._energy_acc: list[float] | array.array | None = None
-            self._energy_t: list[float] | array.array | None = None
-        elif n >= ARRAY_MIN_HOSTS:
+        self._energy_acc: list[float] | array.array | None = None
+        self._energy_t: list[float] | array.array | None = None
+        if host_energy and n >= ARRAY_MIN_HOSTS:
             self._energy_acc = array.array("d", bytes(8 * n))
             self._energy_t = array.array("d", bytes(8 * n))
-        else:
+        elif host_energy:
             self._energy_acc, self._energy_t = [0.0] * n, [0.0] * n
         self._total_power = math.fsum(self._power[c][states[c]] for c in range(n))
         self._total_energy = 0.0
