@@ -37,7 +37,7 @@ def test_make_passes_keyword_arguments():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"windw": 8}, r"^unknown environment argument 'windw'; did you mean 'window'\?"),
+    ({"windw": 8}, r"^unknown environment argument 'windw'; did you mean 'window' or 'window_order'\?"),
     ({"objective": "makespn"}, r"objective: unknown objective 'makespn'; did you mean 'makespan'"),
     ({"observation": "smal"}, r"observation: unknown observation 'smal'; did you mean 'small'"),
     ({"mode": "job-pick"}, r"mode: unknown action mode 'job-pick'; did you mean 'job_pick'"),
