@@ -26,7 +26,8 @@ from hdrm.dag.schedule import CSV_COLUMNS
 from hdrm.dag.wfformat import Workflow, read_workflow
 from hdrm.errors import ConfigError
 from hdrm.results.records import parse_interval_ranges
-from hdrm.results.run import Run
+from hdrm.results.run import JOBS_FILE, Run
+from hdrm.viz.dag_devices import device_rows, has_device_columns, row_order
 
 logger = logging.getLogger(__name__)
 
@@ -80,33 +81,47 @@ def _arrows(bars: dict[str, Bar], edges: list[tuple[str, str]]) -> tuple[Arrow, 
 def from_periodic(run_dir: str | Path | Run, taskset_path: str | Path) -> DagChart:
     """The chart of a periodic run folder, with the edges of its task set JSON.
 
+    On a CPU platform a row is a core; on a GPU platform a row is a GPU or a CPU lane of a node
+    (:mod:`hdrm.viz.dag_devices`).
+
     Raises:
         ConfigError: no completed job of the run is an instance task of the task set.
     """
     run = run_dir if isinstance(run_dir, Run) else Run(run_dir)
     taskset = read_taskset(taskset_path)
     tasks = {(g.name, t.name) for g in taskset.graphs for t in g.tasks}
-    bars: dict[str, Bar] = {}
-    cores: set[int] = set()
     placed = []
-    for job in run.jobs():
-        name = job.job_id.split("!", 1)[-1]
+    for job_id, row, start, finish in _placements(run):
+        name = job_id.split("!", 1)[-1]
         graph, _, rest = name.partition("#")
         instance, _, task = rest.partition("/")
-        if not job.finished or (graph, task) not in tasks or not instance.isdigit():
-            continue
-        core = parse_interval_ranges(job.allocated_resources)[0][0]
-        cores.add(core)
-        placed.append((name, core, float(job.starting_time), float(job.finish_time),
-                       f"{graph}#{instance}"))
+        if (graph, task) in tasks and instance.isdigit():
+            placed.append((name, row, start, finish, f"{graph}#{instance}"))
     if not placed:
         raise ConfigError(f"{run.path}: no completed job is a task of {taskset_path} (job ids "
                           "graph#k/task); give the task set this run was made from with --graph")
-    rows = sorted(cores)
-    for name, core, start, finish, group in placed:
-        bars[name] = Bar(name, rows.index(core), start, finish, group)
-    return DagChart(f"{taskset.name} on {run.label}", tuple(f"core {c}" for c in rows),
-                    tuple(bars.values()), _arrows(bars, _instance_edges(taskset, bars)), "instance")
+    rows = sorted({p[1] for p in placed}, key=_row_key)
+    bars = {name: Bar(name, rows.index(row), start, finish, group)
+            for name, row, start, finish, group in placed}
+    return DagChart(f"{taskset.name} on {run.label}", tuple(rows), tuple(bars.values()),
+                    _arrows(bars, _instance_edges(taskset, bars)), "instance")
+
+
+def _placements(run: Run) -> list[tuple[str, str, float, float]]:
+    """``(job id, row label, start, finish)`` of each completed job of the run."""
+    jobs_csv = run.require(JOBS_FILE, "the DAG gantt")
+    if has_device_columns(jobs_csv):
+        return [(p.job_id, p.row, p.start_s, p.finish_s) for p in device_rows(jobs_csv)]
+    return [(job.job_id, f"core {parse_interval_ranges(job.allocated_resources)[0][0]}",
+             float(job.starting_time), float(job.finish_time))
+            for job in run.jobs() if job.finished]
+
+
+def _row_key(label: str) -> tuple:
+    """Cores by number; GPU-run rows by node, CPU lanes, then GPUs."""
+    if label.startswith("core "):
+        return ("", 0, int(label[5:]))
+    return row_order(label)
 
 
 def _instance_edges(taskset: TaskSet, bars: dict[str, Bar]) -> list[tuple[str, str]]:

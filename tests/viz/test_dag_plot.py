@@ -13,6 +13,9 @@ from hdrm.errors import ConfigError
 from hdrm.viz.common import category_colors
 from hdrm.viz.dag import group_colors, load_chart, plot_dag
 from hdrm.viz.dag_data import Arrow, from_periodic, from_schedule
+from hdrm.viz.dag_devices import device_rows
+
+from dag.periodic_gpu_case import GPU_SCHEDULE, write_case
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY4 = ROOT / "platforms" / "tiny4.json"
@@ -124,6 +127,37 @@ def test_cli_writes_the_picture(periodic_run, schedule, capsys):
     assert (run / "dag.png").stat().st_size > 1000
     assert main(["plot", "dag", str(schedule[0]), "--graph", str(schedule[1])]) == 0
     assert schedule[0].with_suffix(".png").is_file()
+
+
+def test_periodic_run_on_a_gpu_platform_by_hand(tmp_path):
+    # dag/periodic_gpu_case.py: a 0-2 on a core, c 2-4 then b 4-5 on the T4, d 5-6 on a core.
+    # The GPU engine names no core: CPU tasks go on lanes of their node, GPU tasks on their GPU.
+    taskset, platform = write_case(tmp_path, gpus=1)
+    run = tmp_path / "run"
+    assert main(["dag", "periodic", str(taskset), "--platform", str(platform), "-o",
+                 str(run)]) == 0
+    chart = from_periodic(run, taskset)
+    assert chart.rows == ("c0-n0 cpu 0", "c0-n0 gpu 0")
+    bars = {b.task.split("/")[1]: b for b in chart.bars}
+    assert {n: (b.start_s, b.finish_s) for n, b in bars.items()} == GPU_SCHEDULE
+    assert {n: b.row for n, b in bars.items()} == {"a": 0, "b": 1, "c": 1, "d": 0}
+    assert set(chart.arrows) == {Arrow(2.0, 0, 4.0, 1), Arrow(2.0, 0, 2.0, 1),
+                                 Arrow(5.0, 1, 5.0, 0), Arrow(4.0, 1, 5.0, 0)}
+    assert main(["plot", "dag", str(run), "--graph", str(taskset)]) == 0
+
+
+def test_cpu_lanes_keep_overlapping_tasks_apart(tmp_path):
+    header = ("job_id,final_state,starting_time,finish_time,allocated_resources,node,"
+              "gpu_indices\n")
+    rows = ["x,COMPLETED_SUCCESSFULLY,0,4,,n0,", "y,COMPLETED_SUCCESSFULLY,1,2,,n0,",
+            "z,COMPLETED_SUCCESSFULLY,2,3,,n0,", "w,COMPLETED_SUCCESSFULLY,0,9,,n1,",
+            "g,COMPLETED_SUCCESSFULLY,1,2,3,n1,1", "r,REJECTED,,,,n0,"]
+    path = tmp_path / "out_jobs.csv"
+    path.write_text(header + "\n".join(rows) + "\n")
+    got = {p.job_id: (p.row, p.start_s, p.finish_s) for p in device_rows(path)}
+    # y overlaps x: lane 1; z starts when y ends: lane 1 again; n1 has its own lane 0.
+    assert got == {"x": ("n0 cpu 0", 0, 4), "y": ("n0 cpu 1", 1, 2), "z": ("n0 cpu 1", 2, 3),
+                   "w": ("n1 cpu 0", 0, 9), "g": ("n1 gpu 1", 1, 2)}
 
 
 def test_folder_without_dependency_information_is_refused(periodic_run, tmp_path, capsys):
