@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 from hdrm.dag.periodic import PeriodicTask, TaskGraph, TaskSet, expand
 from hdrm.dag.periodic_gen import PeriodicSpec, generate
+from hdrm.dag.periodic_devices import expand_on
 from hdrm.dag.periodic_metrics import instance_rows, summarise
+from hdrm.dag.periodic_rules import resolve_periodic_policy
 from hdrm.platform.loader import load_platform
 from hdrm.sim.engine import Simulation, SimulationConfig
 
@@ -124,10 +126,26 @@ specs = st.builds(PeriodicSpec, graphs=st.integers(1, 3), utilisation=st.floats(
 
 @settings(max_examples=15, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(spec=specs, seed=st.integers(0, 10_000), cores=st.integers(1, 3))
-def test_property_precedence_and_periodic_releases(tmp_path, spec, seed, cores):
+@given(spec=specs, seed=st.integers(0, 10_000), cores=st.integers(1, 3),
+       policy=st.sampled_from(["dag_edf", "dag_llf", "cpop_edf", "peft_edf", "llf_defer",
+                               "fcfs"]))
+def test_property_precedence_and_periodic_releases(tmp_path, spec, seed, cores, policy):
     taskset = generate(spec, seed)
-    workload, outcomes = simulate(taskset, platform_file(tmp_path, cores))
+    platform = platform_file(tmp_path, cores)
+    workload = expand_on(taskset, platform)
+    config = SimulationConfig(kill_on_walltime=False, record_timeline=False)
+    result = Simulation(platform, workload, config).run(
+        resolve_periodic_policy(policy, platform, "policy"))
+    outcomes = {o.job.idx: o for o in result.outcomes}
+    assert sorted(outcomes) == list(range(len(workload.jobs)))
+    by_core: dict[int, list[tuple[float, float]]] = {}
+    for o in outcomes.values():
+        assert o.finish_s - o.start_s == pytest.approx(o.job.extra["cpu_s"])
+        assert len(o.cores) == 1
+        by_core.setdefault(o.cores[0], []).append((o.start_s, o.finish_s))
+    for spans in by_core.values():  # no core runs two tasks at once
+        spans.sort()
+        assert all(b[0] >= a[1] - 1e-9 for a, b in zip(spans, spans[1:]))
     deps = workload.dependencies
     if deps is not None:
         for j, p, think in zip(deps.job.tolist(), deps.pred.tolist(), deps.think_s.tolist()):
