@@ -21,6 +21,7 @@ from typing import Any
 
 from hdrm.dag.periodic import PeriodicTask, TaskGraph, TaskSet
 from hdrm.errors import WorkloadError
+from hdrm.jsonfile import read_json
 
 _GRAPH_KEYS = {"name", "period_s", "deadline_s", "offset_s", "tasks", "edges"}
 _TASK_KEYS = {"name", "cpu_s", "gpu_s"}
@@ -73,12 +74,8 @@ def read_taskset(path: str | Path) -> TaskSet:
     Raises:
         WorkloadError: unreadable JSON, or a bad key or value (one line naming file, key, value).
     """
-    source = str(path)
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise WorkloadError(f"{source}: cannot read the task set: {exc}") from None
-    return parse_taskset(data, source)
+    data = read_json(path, "task set", WorkloadError)
+    return parse_taskset(data, str(path))
 
 
 def parse_taskset(data: Any, source: str = "task set") -> TaskSet:

@@ -44,7 +44,6 @@ The ``objective`` option must keep its default: this environment's reward is fix
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -65,7 +64,8 @@ from hdrm.dag.periodic_rules import (
 from hdrm.env.config import EnvConfig
 from hdrm.env.dag_view import PROC_FEATURES, TASK_FEATURES, Processors, task_features
 from hdrm.env.scheduling_env import SchedulingEnv
-from hdrm.errors import ConfigError
+from hdrm.errors import ConfigError, WorkloadError
+from hdrm.jsonfile import read_json
 from hdrm.options import EnvOptions
 from hdrm.platform.loader import load_platform
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
@@ -93,8 +93,7 @@ def is_periodic_file(path: str | None) -> bool:
 def read_tasksets(path: str | Path) -> list[TaskSet]:
     """The task sets of a task set JSON or of a task set list (see the module)."""
     path = Path(path)
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
+    data = read_json(path, "task set or task set list", WorkloadError)
     if isinstance(data, dict) and "tasksets" in data:
         names = data["tasksets"]
         if not isinstance(names, list) or not names:

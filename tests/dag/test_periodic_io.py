@@ -58,6 +58,19 @@ def test_bad_values_are_one_line_errors(change, message):
     assert "\n" not in str(info.value) and str(info.value).count("f.json") == 1
 
 
+@pytest.mark.parametrize("text, message", [
+    ('{"name": "x", "graphs": [ }',
+     r"^.*s\.json:1:27: invalid JSON: Expecting value; fix the syntax there$"),
+    ('{"name": "x", "name": "y"}',
+     r"^.*s\.json: key 'name' is given twice in one object; keep one$")])
+def test_unreadable_task_set_file_is_one_line_naming_the_place(tmp_path, text, message):
+    (tmp_path / "s.json").write_text(text)
+    with pytest.raises(WorkloadError, match=message):
+        read_taskset(tmp_path / "s.json")
+    with pytest.raises(WorkloadError, match=r"no such task set; check the path"):
+        read_taskset(tmp_path / "missing.json")
+
+
 def test_round_trip(tmp_path):
     taskset = generate(PeriodicSpec(graphs=3), 5)
     write_taskset(taskset, tmp_path / "s.json")
