@@ -60,7 +60,7 @@ def device_rows(jobs_csv: Path) -> list[Placed]:
 
 
 def _lanes(tasks: list[tuple[float, float, str, str]]) -> list[Placed]:
-    """CPU tasks ``(start, finish, job id, node)`` on the lowest lane of their node free at start."""
+    """CPU tasks ``(start, finish, job id, node)``, each on its node's lowest lane free at start."""
     lane_ends: dict[str, list[float]] = {}
     placed = []
     for start, finish, job_id, node in sorted(tasks):
