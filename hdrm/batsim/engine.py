@@ -105,6 +105,10 @@ def replay_with_batsim(
         ProtocolError: Batsim stopped answering or sent a message the adapter does not know.
     """
     check_walltime_kill(config, "--no-walltime-kill")
+    if config.preemption.startswith("block"):
+        raise ConfigError("--preemption: Batsim cannot suspend a job and resume its remaining "
+                          "work with its progress kept; use --engine builtin, or --preemption "
+                          "none or request")
     refuse_accelerators(platform)
     scheduler = HdrmScheduler(platform=platform, policy=pair.name, contention=config.contention,
                               backfilling=config.backfilling, decision=config.decision,

@@ -17,6 +17,8 @@ from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.sim.gpu_inputs import is_gpu_input
 from hdrm.sim.inputs import InputSpec, load_inputs
 from hdrm.sim.outputs import check_outdir, job_results, schedule_summary, write_outputs
+from hdrm.sim.preemption import parse_preemption, refuse_accelerators
+from hdrm.sim.preemptive import write_preemptions
 from hdrm.workload.swf import SkippableLineError
 from hdrm.workload.tenant_files import tenants_for
 from hdrm.workload.tenants import TenantTable
@@ -87,6 +89,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="default SLA of tenants without one: relative:K (deadline = submit "
                         "+ K x run time alone), latency:SECONDS, absolute (from the mapping "
                         "file) or none (default relative:3)")
+    parser.add_argument("--preemption", default="none", metavar="MODE",
+                        help="none; request (no running job is suspended: the non-preemptive "
+                        "baseline); block:SECONDS (suspend a running job of a lower priority at "
+                        "its next block of SECONDS of run time for a queued one that cannot "
+                        "start; built-in CPU engine; writes out_preemptions.csv)")
+    parser.add_argument("--preemption-overhead", type=float, default=0.0, metavar="SECONDS",
+                        help="checkpoint and restore time of a suspended job (default 0)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--engine", default="builtin", choices=("builtin", "batsim"))
     parser.add_argument("--batsim", default="batsim", metavar="PATH", help="batsim binary (engine batsim)")
@@ -98,7 +107,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``hdrm replay`` (on a GPU platform: :func:`hdrm.cli.gpu_replay.run_gpu`)."""
     builtin = args.engine == "builtin"
+    preemption = parse_preemption(args.preemption, args.preemption_overhead, "--preemption")
+    if preemption.suspends and args.engine == "batsim":
+        raise ConfigError("--preemption: Batsim cannot suspend a job and resume its remaining "
+                          "work with its progress kept; use --engine builtin, or --preemption "
+                          "none or request")
     if builtin and args.platform and is_gpu_input(args.platform, args.workload, args.throughputs):
+        refuse_accelerators(preemption.suspends)
         return run_gpu(args)
     if not args.platform and is_gpu_input(None, args.workload, args.throughputs):
         raise ConfigError(f"{args.workload}: an openb or Gavel workload runs on a GPU platform; "
@@ -130,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
     except SkippableLineError as exc:  # name the flag, not read_swf's argument
         raise exc.relaxed_by("rerun with --no-strict") from None
     if builtin and platform.accelerators:  # a CPU workload (SWF, Batsim JSON) on GPU nodes
+        refuse_accelerators(preemption.suspends)
         return run_gpu(args, platform, workload)
     if pair is None:
         pair = resolve_policy(args.policy, "--policy")
@@ -145,6 +161,8 @@ def run(args: argparse.Namespace) -> int:
         decision=implied.decision,
         kill_on_walltime=implied.kill_on_walltime,
         seed=args.seed,
+        preemption=args.preemption,
+        preemption_overhead_s=args.preemption_overhead,
     )
     if args.engine == "batsim":
         from hdrm.batsim.engine import replay_with_batsim  # imports zmq: only when asked
@@ -164,6 +182,8 @@ def run(args: argparse.Namespace) -> int:
         pair = bind_tenants(pair, tenants, sim.core)
     result = sim.run(pair, progress=_progress_bar(len(workload), args.quiet))
     paths = write_outputs(result, args.outdir)
+    if preemption.suspends:
+        paths["preemptions"] = write_preemptions(result, Path(args.outdir) / "out_preemptions.csv")
     _print_summary(result, paths, pair.name, args, tenants)
     return 0
 

@@ -60,6 +60,9 @@ class SimulationConfig:
             (:mod:`hdrm.sim.running`).
         record_timeline: keep one timeline row per decision instant.
         seed: seed of the run's random generator.
+        preemption: ``"none"``, ``"request"`` or ``"block:SECONDS"`` (:mod:`hdrm.sim.preemption`;
+            ``block`` runs a :class:`~hdrm.sim.preemptive.PreemptiveSimulation`).
+        preemption_overhead_s: checkpoint and restore time of a suspended request.
     """
 
     contention: str = "hdeeprm"
@@ -68,6 +71,8 @@ class SimulationConfig:
     kill_on_walltime: bool = True
     record_timeline: bool = True
     seed: int = 0
+    preemption: str = "none"
+    preemption_overhead_s: float = 0.0
 
 
 @dataclass
@@ -129,8 +134,14 @@ class Simulation:
     """
 
     def __new__(cls, platform: Platform | None = None, *args, **kwargs) -> "Simulation":
-        """On a platform with accelerators, a :class:`~hdrm.sim.gpu_engine.GpuSimulation`
-        (``platform`` may be absent: copy and pickle make instances without arguments)."""
+        """On a platform with accelerators, a :class:`~hdrm.sim.gpu_engine.GpuSimulation`; with
+        block preemption, a :class:`~hdrm.sim.preemptive.PreemptiveSimulation` (``platform``
+        may be absent: copy and pickle make instances without arguments)."""
+        config = args[1] if len(args) > 1 else kwargs.get("config")
+        if cls is Simulation and config is not None and config.preemption.startswith("block"):
+            from hdrm.sim.preemptive import preemptive_class  # it subclasses this one
+
+            cls = preemptive_class(platform)
         if cls is Simulation and platform is not None and platform.accelerators:
             from hdrm.sim.gpu_engine import GpuSimulation  # it subclasses this one
 

@@ -184,6 +184,10 @@ class Machine(HostRuns):
         """Fraction of job ``key`` done, in [0, 1]."""
         return self._jobs[key].progress(self.now)
 
+    def running_job(self, key: int) -> RunningJob:
+        """The book-keeping of running job ``key``, to read (preemption finds block ends)."""
+        return self._jobs[key]
+
     def next_time(self) -> float:
         """Time of the next job end, or ``math.inf``."""
         heap = self._heap
@@ -246,6 +250,7 @@ class Machine(HostRuns):
                 job_on[c] = key
                 power_w += power[c][states[c]]
         job.power_w = power_w
+        job.version = self._seq  # above any version a former run of this key left in the heap
         self._jobs[key] = job
         if delay_s is not None:
             self._push(job, self.now + job.delay_run_s(delay_s))

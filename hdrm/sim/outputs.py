@@ -21,11 +21,13 @@ from hdrm.results.records import JobResult, format_interval_set
 from hdrm.results.timeline import write_timeline_csv
 from hdrm.sim.engine import REJECTED, Outcome, SimulationResult
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
+from hdrm.sim.preemptive import PreemptedOutcome
 from hdrm.workload.job import Job
 
 
 def job_result(outcome: Outcome, workload_name: str = "w0") -> JobResult:
-    """The out_jobs.csv row of one job."""
+    """The out_jobs.csv row of one job (a job suspended by block preemption: its first start,
+    final end and, as execution time, the run time its segments used)."""
     job = outcome.job
     requested = job.walltime_s if job.has_walltime else -1.0
     common = dict(
@@ -44,7 +46,8 @@ def job_result(outcome: Outcome, workload_name: str = "w0") -> JobResult:
         success=1 if outcome.state == COMPLETED_SUCCESSFULLY else 0,
         final_state=outcome.state,
         starting_time=outcome.start_s,
-        execution_time=outcome.finish_s - outcome.start_s,
+        execution_time=(outcome.run_s if isinstance(outcome, PreemptedOutcome)
+                        else outcome.finish_s - outcome.start_s),
         finish_time=outcome.finish_s,
         allocated_resources=format_interval_set(outcome.cores),
         consumed_energy=outcome.energy_j,
