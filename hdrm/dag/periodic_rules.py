@@ -26,6 +26,7 @@ action lists made from them) are unchanged.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 
@@ -134,8 +135,11 @@ def resolve_periodic_policy(name: str, platform: Platform, where: str = "--polic
         try:
             return resolve_gpu_policy(name, where) if gpus else resolve_policy(name, where)
         except ConfigError as exc:
+            close = difflib.get_close_matches(str(name).strip().lower().partition("-")[0],
+                                              RULES + DEFER_RULES, n=2)
+            hint = f"; the closest periodic rule: {' or '.join(close)}" if close else ""
             raise ConfigError(f"{exc} (or a periodic rule: {', '.join(RULES + DEFER_RULES)})"
-                              ) from None
+                              f"{hint}") from None
     second = str(name).strip().lower().partition("-")[2]
     if gpus:
         placement = second or GPU_PLACEMENT

@@ -3,6 +3,7 @@ rules' ranks, and `hdrm dag periodic` on a CPU+GPU platform, by hand (dag/period
 
 import csv
 import json
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,8 @@ from hdrm.errors import ConfigError
 from hdrm.platform.loader import load_platform
 
 from dag.periodic_gpu_case import CPU_SCHEDULE, GPU_SCHEDULE, write_case
+
+TINY4 = Path(__file__).resolve().parents[2] / "platforms" / "tiny4.json"
 
 
 def _run(tmp_path, gpus: int, policy: str = "heft_edf"):
@@ -97,8 +100,11 @@ def test_expand_on_a_gpu_platform_pins_tasks_with_a_gpu_time(tmp_path):
 def test_unknown_policy_names_the_rules(tmp_path):
     _, platform = write_case(tmp_path, gpus=1)
     with pytest.raises(ConfigError, match=r"--policy: unknown GPU policy 'heft_edd'.*periodic "
-                                          r"rule: heft_edf, cpop_edf, peft_edf, llf"):
+                                          r"rule: heft_edf, cpop_edf, peft_edf, llf.*\); "
+                                          r"the closest periodic rule: heft_edf or peft_edf$"):
         resolve_periodic_policy("heft_edd", load_platform(platform))
+    with pytest.raises(ConfigError, match=r"the closest periodic rule: cpop_edf_defer or cpop_edf$"):
+        resolve_periodic_policy("cpop_edf_defr-high_gflops", load_platform(TINY4))
     with pytest.raises(ConfigError, match=r"unknown placement 'fist_fit' in 'llf-fist_fit'"):
         resolve_periodic_policy("llf-fist_fit", load_platform(platform))
 
