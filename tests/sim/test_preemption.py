@@ -243,3 +243,44 @@ def test_invariants_on_random_small_cases(case):
             for t0, t1, _ in parts[:-1]:  # every suspension at a block boundary
                 done += t1 - t0
                 assert done / block == pytest.approx(round(done / block), abs=1e-6)
+
+
+def test_a_killed_job_restarted_under_its_key_ends_at_its_new_end():
+    # the first run's end (10) stays in the machine's heap; the second run must not take it
+    from hdrm.sim.machine import Machine
+
+    machine = Machine([[1.0]] * 1, [[100.0]] * 1)
+    machine.start(0, [0], ops_gflop=10.0)
+    machine.advance(4.0)
+    machine.kill(0)
+    machine.start(0, [0], ops_gflop=8.0)
+    assert machine.next_time() == 12.0
+    assert [(e.state, e.start_s, e.finish_s) for e in machine.advance(20.0)] == [
+        (COMPLETED_SUCCESSFULLY, 4.0, 12.0)]
+    machine.start(0, [0], ops_gflop=1.0)  # restarted at 20: ends at 21, not at an old end
+    assert machine.next_time() == 21.0
+
+
+def test_the_boundary_is_re_timed_when_contention_ends():
+    # 3 cores of 1 GFLOP/s sharing 10 GB/s (hdeeprm: 0.75 of the speed when oversubscribed).
+    # A (2 cores x 3 GB/s, 10 GFLOP, deadline 30) and C (1 core x 6 GB/s, 2.7 GFLOP, deadline
+    # 8.1) contend from 0: both at 0.75. B (2 cores, 1 GFLOP, deadline 6.5) arrives at 3.5 and
+    # cannot start: A, the least urgent with 2 cores, is the victim. A has done 2.625 GFLOP: its
+    # next 1 GFLOP block ends at 3, 0.375 away. C ends at 3.6 (A at 0.75: 0.3 left), then A runs
+    # alone at full speed and reaches its boundary at 3.9 (4.0 had the speed stayed 0.75).
+    platform = one_node(3, mem_bw_gbps=10.0)
+    jobs = workload([
+        job(0, 0.0, res=2, walltime_s=100, run_time_s=10, ops_gflop=10, mem_bw_gbps=3.0,
+            user_id=0, id="A"),
+        job(1, 0.0, res=1, walltime_s=100, run_time_s=2.7, ops_gflop=2.7, mem_bw_gbps=6.0,
+            user_id=1, id="C"),
+        job(2, 3.5, res=2, walltime_s=100, run_time_s=1, ops_gflop=1, user_id=2, id="B")])
+    table = tenants_for(jobs, "user", "relative:3")
+    sim = Simulation(platform, jobs, SimulationConfig(preemption="block:1",
+                                                      contention="hdeeprm"))
+    out = by_id(sim.run(bind_tenants(resolve_policy("edf"), table, sim.core)))
+    assert out["C"].finish_s == pytest.approx(3.6)
+    assert out["B"].start_s == pytest.approx(3.9) and out["B"].finish_s == pytest.approx(4.9)
+    a = out["A"]
+    assert (a.start_s, a.preemptions) == (0.0, 1)
+    assert a.finish_s == pytest.approx(11.9) and a.run_s == pytest.approx(10.9)
