@@ -19,7 +19,7 @@ from matplotlib.patches import Patch
 from hdrm.errors import ConfigError
 from hdrm.viz.common import category_colors, new_figure
 from hdrm.jsonfile import read_json
-from hdrm.viz.dag_data import DagChart, from_periodic, from_schedule
+from hdrm.viz.dag_data import DagChart, from_periodic, from_schedule, from_workflow_run
 from hdrm.viz.dag_jobs import from_dependent_jobs
 
 logger = logging.getLogger(__name__)
@@ -49,8 +49,13 @@ def load_chart(source: str | Path, graph: str | Path | None) -> DagChart:
                           f"was made from with --graph FILE")
     if source.is_file():
         return from_schedule(source, graph)
-    if Path(graph).suffix.lower() == ".swf" or "jobs" in read_json(graph):
+    if Path(graph).suffix.lower() == ".swf":
         return from_dependent_jobs(source, graph)
+    doc = read_json(graph)
+    if "jobs" in doc:
+        return from_dependent_jobs(source, graph)
+    if "workflow" in doc:
+        return from_workflow_run(source, graph)
     return from_periodic(source, graph)
 
 
@@ -67,7 +72,8 @@ def plot_dag(source: str | Path | DagChart, *, graph: str | Path | None = None,
     Args:
         source: a periodic run folder, a DAG schedule CSV, or a chart already loaded.
         graph: the task set JSON (periodic run folder), the replayed SWF or Batsim JSON
-            workload (replay folder) or the workflow JSON (schedule CSV).
+            workload (replay folder) or the workflow JSON (schedule CSV, or the folder of
+            ``hdrm dag replay``).
         max_arrows: draw the arrows of at most this many dependencies, the earliest first.
 
     Raises:

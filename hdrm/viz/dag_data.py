@@ -6,7 +6,9 @@ Two sources:
   on the core it ran on, grouped (coloured) by instance ``graph#k``; the job ids ``graph#k/task``
   name the task, and the task set's edges give the arrows of every instance;
 * a DAG schedule CSV (``hdrm dag schedule -o OUT.csv``) and its workflow JSON: one bar per task
-  on its processor, grouped by workflow level (longest edge count from an entry task).
+  on its processor, grouped by workflow level (longest edge count from an entry task);
+* a workflow replay folder (``hdrm dag replay``) and its workflow JSON: one bar per task on its
+  core, grouped by level likewise.
 
 An arrow goes from a predecessor's bar end (its finish, on its row) to the successor's bar start.
 The files of a run hold no dependencies, so the graph file is required; a run whose jobs are not
@@ -191,4 +193,28 @@ def from_schedule(csv_path: str | Path, workflow_path: str | Path) -> DagChart:
                                 f"level {level[rec['task']]}")
     edges = [(workflow.tasks[a], workflow.tasks[b]) for a, b, _ in workflow.edges]
     return DagChart(f"{workflow.name}, {path.name}", tuple(rows), tuple(bars.values()),
+                    _arrows(bars, edges), "level")
+
+
+def from_workflow_run(run_dir: str | Path | Run, workflow_path: str | Path) -> DagChart:
+    """The chart of an ``hdrm dag replay`` folder (job ids are task ids), with the edges and
+    levels of its workflow JSON.
+
+    Raises:
+        ConfigError: no completed job of the run is a task of the workflow.
+    """
+    run = run_dir if isinstance(run_dir, Run) else Run(run_dir)
+    workflow = read_workflow(workflow_path)
+    level = dict(zip(workflow.tasks, levels(workflow)))
+    placed = [(job_id.split("!", 1)[-1], row, start, finish)
+              for job_id, row, start, finish in _placements(run)
+              if job_id.split("!", 1)[-1] in level]
+    if not placed:
+        raise ConfigError(f"{run.path}: no completed job is a task of {workflow_path}; give the "
+                          "workflow this run replayed with --graph")
+    rows = sorted({p[1] for p in placed}, key=_row_key)
+    bars = {name: Bar(name, rows.index(row), start, finish, f"level {level[name]}")
+            for name, row, start, finish in placed}
+    edges = [(workflow.tasks[a], workflow.tasks[b]) for a, b, _ in workflow.edges]
+    return DagChart(f"{workflow.name} on {run.label}", tuple(rows), tuple(bars.values()),
                     _arrows(bars, edges), "level")

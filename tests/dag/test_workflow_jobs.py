@@ -13,6 +13,7 @@ from hdrm.cli.main import main
 from hdrm.dag.wfformat import read_workflow
 from hdrm.dag.workflow_jobs import slowest_link, workflow_workload
 from hdrm.platform.loader import load_platform
+from hdrm.viz.dag import load_chart
 
 from dag.periodic_gpu_case import write_case
 
@@ -116,3 +117,21 @@ def test_cycle_and_gpu_platform_refused_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "has accelerators; hdrm dag replay runs workflows on CPU cores" in err
     assert "\n" not in err
+
+
+def test_dag_gantt_of_a_workflow_replay(tmp_path):
+    # The one-node diamond above: a on core 0 (0-1), c after it (1-3), b on core 1 (1.1-5.1),
+    # d after b; bars coloured by level, an arrow per edge from the parent's end.
+    out = tmp_path / "out"
+    wf = _write(tmp_path, DIAMOND)
+    assert main(["dag", "replay", str(wf), "--platform", TINY4, "-o", str(out)]) == 0
+    chart = load_chart(out, wf)
+    bars = {b.task: b for b in chart.bars}
+    assert {t: (b.start_s, b.finish_s, b.group) for t, b in bars.items()} == pytest.approx({
+        "a": (0, 1, "level 0"), "b": (1.1, 5.1, "level 1"), "c": (1, 3, "level 1"),
+        "d": (5.1, 6.1, "level 2")})
+    row = {t: b.row for t, b in bars.items()}
+    assert row["a"] == row["c"] != row["b"] and chart.rows[row["a"]] == "core 0"
+    assert sorted((round(a.x0_s, 9), round(a.x1_s, 9)) for a in chart.arrows) == [
+        (1, 1), (1, 1.1), (3, 5.1), (5.1, 5.1)]
+    assert main(["plot", "dag", str(out), "--graph", str(wf)]) == 0
