@@ -8,17 +8,26 @@ the ``wfcommons`` package's recipe). Each figure is the best of ``--repeat`` run
 and as the process's CPU time (which a loaded machine does not inflate); every schedule is
 checked for validity once.
 
+``--recipe montage --tasks 10000`` makes that workflow itself with the package's recipe (seeded
+with ``--seed``; the ``wfcommons`` package must be installed) and times it likewise.
+
 Usage::
 
     python benchmarks/bench_dag.py [--repeat 3] [--policies heft,cpop,peft]
     python benchmarks/bench_dag.py --workflow montage10k.json --platform platforms/hetero.json
+    python benchmarks/bench_dag.py --recipe montage --tasks 10000 --platform platforms/hetero.json
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import sys
+import tempfile
 import time
+from pathlib import Path
+
+import numpy as np
 
 from hdrm.dag.generator import DagSpec, random_dag
 from hdrm.dag.listsched import DAG_POLICIES
@@ -43,6 +52,25 @@ def time_policy(dag: Dag, policy: str, repeat: int) -> tuple[float, float, float
     return best_wall, best_cpu, schedule.makespan_s
 
 
+def make_workflow(recipe: str, tasks: int, seed: int) -> str:
+    """Write a WfCommons ``recipe`` workflow of about ``tasks`` tasks to a temporary file."""
+    try:
+        from wfcommons import WorkflowGenerator
+        from wfcommons.wfchef import recipes
+    except ImportError:
+        sys.exit("bench_dag.py: --recipe needs the wfcommons package (pip install wfcommons)")
+    names = {n[:-len("Recipe")].lower(): n for n in dir(recipes) if n.endswith("Recipe")}
+    if recipe.lower() not in names:
+        sys.exit(f"bench_dag.py: --recipe {recipe!r}: no such WfCommons recipe; choose one of "
+                 f"{', '.join(sorted(names))}")
+    random.seed(seed)  # the recipes draw from the global generators
+    np.random.seed(seed)
+    workflow = WorkflowGenerator(getattr(recipes, names[recipe.lower()]).from_num_tasks(tasks))
+    path = Path(tempfile.mkdtemp(prefix="bench_dag_")) / f"{recipe.lower()}_{tasks}.json"
+    workflow.build_workflow().write_json(path)
+    return str(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; returns 0 when HEFT met the target (wall or CPU time), else 1."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -51,7 +79,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workflow", metavar="WF.json", help="WfCommons instance to time")
     parser.add_argument("--platform", default="platforms/hetero.json", metavar="P.json",
                         help="with --workflow: the platform (default %(default)s)")
+    parser.add_argument("--recipe", metavar="NAME",
+                        help="make the workflow with this WfCommons recipe (montage, ...)")
+    parser.add_argument("--tasks", type=int, default=10_000, help="with --recipe: its size")
+    parser.add_argument("--seed", type=int, default=0, help="with --recipe: seed (default 0)")
     args = parser.parse_args(argv)
+    if args.recipe:
+        args.workflow = make_workflow(args.recipe, args.tasks, args.seed)
     if args.workflow:
         machines = load_machines(args.platform)
         dag = to_dag(read_workflow(args.workflow), machines.network, machines.speeds)
