@@ -105,6 +105,10 @@ def workload_from_dict(
     """Build a workload from parsed Batsim JSON (see :func:`read_batsim_json`)."""
     if not isinstance(data, dict):
         raise WorkloadError(f"{source}: the top level must be a JSON object, got {_kind(data)}")
+    if "nb_res" not in data and isinstance(data.get("workflow"), dict):
+        raise WorkloadError(
+            f"{source}: a WfCommons workflow (wfformat), not a Batsim workload; run it with "
+            f"'hdrm dag replay {source} --platform P.json' or 'hdrm dag schedule {source} ...'")
     nb_res = _require(data, "nb_res", source, "")
     if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res < 1:
         raise WorkloadError(f"{source}: nb_res must be an integer >= 1, got {nb_res!r}")

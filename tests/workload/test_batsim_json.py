@@ -223,3 +223,15 @@ def test_a_key_given_twice_is_refused_not_silently_dropped(tmp_path):
     path.write_text('{"nb_res": 4, "jobs": [], "profiles": {}, "nb_res": 8}')
     with pytest.raises(WorkloadError, match=r"twice\.json: key 'nb_res' is given twice in one object"):
         read_batsim_json(path)
+
+
+def test_a_wfcommons_workflow_given_as_a_workload_points_to_hdrm_dag(tmp_path):
+    path = tmp_path / "montage.json"
+    path.write_text('{"name": "m", "schemaVersion": "1.5", '
+                    '"workflow": {"specification": {"tasks": []}, "execution": {}}}')
+    with pytest.raises(WorkloadError) as caught:
+        read_batsim_json(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: a WfCommons workflow (wfformat), not a Batsim workload")
+    assert f"'hdrm dag replay {path} --platform P.json'" in message
+    assert "\n" not in message
