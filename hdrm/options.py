@@ -175,6 +175,13 @@ class EnvOptions(_Block):
     sla_energy_weight_per_j: float = _opt(1e-6, ge=0)
     """Weight of the energy per job, per joule, in the ``sla_energy`` objective (default 1e-6:
     1 per MJ, for CPU clusters; an inference scenario at ~0.2 J a request needs ~5)."""
+    preemption: str = "none"
+    """Preemption of running requests (built-in CPU engine): ``none``, ``request`` (the queue is
+    re-ordered at each decision, no request is suspended) or ``block:SECONDS`` (PREMA-style: a
+    queued request of a higher priority suspends a running one at its next block boundary);
+    checked by the environment (see the tenants page)."""
+    preemption_overhead_s: float = _opt(0.0, ge=0)
+    """Checkpoint and restore time, in seconds, added when a suspended request resumes."""
 
 
 @dataclass(frozen=True)

@@ -341,8 +341,8 @@ def test_unknown_key_suggests_the_closest():
     raises(
         nested("pybatsim.env.objectiv", "x"),
         "options.json: pybatsim.env.objectiv: unknown key; did you mean 'objective' or 'observation'? "
-        "valid keys: actions, objective, observation, queue_sensitivity, reservation, reward_timing, "
-        "sla_energy_weight_per_j",
+        "valid keys: actions, objective, observation, preemption, preemption_overhead_s, "
+        "queue_sensitivity, reservation, reward_timing, sla_energy_weight_per_j",
     )
 
 

@@ -13,6 +13,7 @@ from hdrm.errors import ConfigError
 from hdrm.implied import ImpliedSimulation, implied_simulation
 from hdrm.options import Options
 from hdrm.registry import suggest
+from hdrm.sim.preemption import Preemption, parse_preemption
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 EXAMPLE_WORKLOAD = str(DATA / "example_workload.swf")
@@ -81,6 +82,10 @@ class EnvConfig:
         sla: the SLA of tenants without one (``relative:3``, ``latency:600`` ...).
         sla_energy_weight_per_j: weight of the energy per job (per joule) in the
             ``sla_energy`` objective (default 1e-6, i.e. 1 per MJ).
+        preemption: ``none``, ``request`` or ``block:SECONDS`` (:mod:`hdrm.sim.preemption`;
+            ``block`` needs engine ``builtin``, a CPU platform and, in ``policy_pair`` mode,
+            job selections with an order; refused in ``job_pick`` mode).
+        preemption_overhead_s: checkpoint and restore time of a suspended request.
         implied: the decision and walltime rule in effect and where each came from (set
             from the fields above; for summaries).
     """
@@ -116,6 +121,8 @@ class EnvConfig:
     tenants: str | None = None
     sla: str = "relative:3"
     sla_energy_weight_per_j: float = 1e-6
+    preemption: str = "none"
+    preemption_overhead_s: float = 0.0
     implied: ImpliedSimulation | None = dataclasses.field(default=None, init=False, repr=False,
                                                           compare=False)
 
@@ -138,9 +145,28 @@ class EnvConfig:
             raise ConfigError(f"window_order: unknown order {self.window_order!r}; "
                               f"{suggest(self.window_order, WINDOW_ORDERS)}choose one of: "
                               f"{', '.join(WINDOW_ORDERS)}")
+        self.preemption_spec()
         if not (self.sla_energy_weight_per_j >= 0):
             raise ConfigError("sla_energy_weight_per_j: expected a weight >= 0 per joule, got "
                               f"{self.sla_energy_weight_per_j!r}")
+
+    def preemption_spec(self, where: str = "preemption") -> Preemption:
+        """The parsed preemption option (``hdrm replay --preemption``'s parser and errors).
+
+        Raises:
+            ConfigError: a bad value, or block preemption with engine ``batsim`` or in
+                ``job_pick`` mode; one line naming ``where``.
+        """
+        spec = parse_preemption(self.preemption, self.preemption_overhead_s, where)
+        if spec.suspends and self.engine == "batsim":
+            raise ConfigError(f"{where}: Batsim cannot suspend a job and resume its remaining "
+                              "work with its progress kept; use engine builtin, or preemption "
+                              "none or request")
+        if spec.suspends and self.mode == "job_pick":
+            raise ConfigError(f"{where}: block preemption ranks requests by a job selection's "
+                              "order, and job_pick mode has none; use actions mode policy_pair "
+                              "or preemption none or request")
+        return spec
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> "EnvConfig":
@@ -195,9 +221,16 @@ class EnvConfig:
             tenants=_tenants_path(options),
             sla=options.workload.sla,
             sla_energy_weight_per_j=env.sla_energy_weight_per_j,
+            preemption=env.preemption,
+            preemption_overhead_s=env.preemption_overhead_s,
         )
         values.update(overrides)
-        return cls.from_kwargs(**values)
+        try:
+            return cls.from_kwargs(**values)
+        except ConfigError as exc:  # name the file and the JSON path of the preemption keys
+            if str(exc).startswith("preemption:"):
+                raise ConfigError(f"{options.source}: pybatsim.env.{exc}") from None
+            raise
 
 
 def _tenants_path(options: Options) -> str | None:
