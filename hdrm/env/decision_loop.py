@@ -96,6 +96,8 @@ class DecisionLoop:
             # no core is free, so that later arrivals cannot overtake it.
             return True
         state = core.state
+        if self.preemption.suspends and self.config.mode == "policy_pair":
+            return True  # the chosen job selection ranks the queue against the running jobs
         if state.free_cores == 0:
             return False
         jobs = self.sim.core.queue if self.config.mode == "policy_pair" else self.window_jobs()

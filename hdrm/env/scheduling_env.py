@@ -48,6 +48,7 @@ from hdrm.policies.core_selection import CORE_POLICIES
 from hdrm.policies.pairs import ALL_PAIRS, resolve_policy
 from hdrm.registry import suggest
 from hdrm.sim.engine import Outcome, Simulation, SimulationConfig, SimulationResult
+from hdrm.sim.preemption import check_policy, refuse_accelerators
 from hdrm.sim.inputs import load_platform_any, read_workload_any
 from hdrm.workload.job import Job, Workload
 from hdrm.workload.load import scale_arrivals
@@ -89,6 +90,9 @@ class SchedulingEnv(DecisionLoop, gym.Env):
             raise ConfigError(f"engine: unknown engine {config.engine!r}; "
                               f"{suggest(config.engine, ENGINES)}choose one of: {', '.join(ENGINES)}")
         self._load_inputs()
+        self.preemption = config.preemption_spec()
+        refuse_accelerators(self.preemption.suspends and (getattr(self, "is_gpu", False)
+                                                          or bool(self.platform.accelerators)))
         self._bridge = None
         if config.engine == "batsim":
             self._bridge = self._batsim_bridge(batsim if batsim is not None or options is None
@@ -155,6 +159,9 @@ class SchedulingEnv(DecisionLoop, gym.Env):
             names = list(c.selection) if c.selection else list(ALL_PAIRS)
             self.pairs = [resolve_policy(n, "actions.selection") for n in names]
             check_actions(self.pairs, c)
+            if self.preemption.suspends:  # refused now, not at the first step
+                for pair in self.pairs:
+                    check_policy(pair.job, "actions.selection")
             self.action_names = [str(n).lower() for n in names] + ([VOID] if c.void else [])
         else:
             self.pairs = []
@@ -184,7 +191,9 @@ class SchedulingEnv(DecisionLoop, gym.Env):
     def _new_simulation(self, workload: Workload) -> Simulation:
         c = self.config
         sim_config = SimulationConfig(c.contention, c.backfilling, c.decision, c.kill_on_walltime,
-                                      record_timeline=c.timeline is not False, seed=c.seed)
+                                      record_timeline=c.timeline is not False, seed=c.seed,
+                                      preemption=c.preemption,
+                                      preemption_overhead_s=c.preemption_overhead_s)
         if self._bridge is not None:
             return self._bridge.episode(workload, sim_config)  # closes the previous episode's run
         return Simulation(self.platform, workload, sim_config)

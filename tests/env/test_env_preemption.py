@@ -1,0 +1,100 @@
+"""Block preemption through the environment (options.json ``pybatsim.env.preemption``): the
+hand-checked two-tenant case of tests/sim/test_preemption.py in ``policy_pair`` mode gives the
+engine's starts and finishes, each job is counted once, and the refusals are one line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hdrm.env.config import EnvConfig
+from hdrm.env.scheduling_env import SchedulingEnv
+from hdrm.errors import ConfigError
+from hdrm.options import options_from_dict
+from hdrm.sim.preemptive import PreemptedOutcome, PreemptiveSimulation
+
+#: one core of 1 GFLOP/s: a request of w GFLOP runs w seconds alone, a 1 s block is 1 GFLOP
+PLATFORM = {
+    "name": "one_core",
+    "processor_types": {"p": {"cores": 1, "clock_ghz": 1.0, "flops_per_cycle": 1.0,
+                              "mem_bw_gbps": 100, "tdp_w": 100}},
+    "node_types": {"n": {"processors": [{"type": "p", "count": 1}], "memory_gb": 8}},
+    "clusters": [{"name": "c", "network": "ethernet_10g", "nodes": [{"type": "n", "count": 1}]}],
+}
+#: the bulk request (10 s, deadline 30) and the urgent one arriving at 3.5 (2 s, deadline 9.5)
+WORKLOAD = {
+    "nb_res": 1,
+    "jobs": [{"id": "bulk", "subtime": 0.0, "walltime": 100, "res": 1, "profile": "w10"},
+             {"id": "urgent", "subtime": 3.5, "walltime": 100, "res": 1, "profile": "w2"}],
+    "profiles": {"w10": {"type": "parallel_homogeneous", "cpu": 10e9, "com": 0},
+                 "w2": {"type": "parallel_homogeneous", "cpu": 2e9, "com": 0}},
+}
+
+
+def _files(tmp_path):
+    (tmp_path / "platform.json").write_text(json.dumps(PLATFORM))
+    (tmp_path / "workload.json").write_text(json.dumps(WORKLOAD))
+    return str(tmp_path / "workload.json"), str(tmp_path / "platform.json")
+
+
+def _episode(tmp_path, preemption):
+    workload, platform = _files(tmp_path)
+    env = SchedulingEnv(workload_file=workload, platform_file=platform, tenants="job",
+                        sla="relative:3", objective="sla_satisfaction", contention="none",
+                        selection=("edf-high_gflops",), preemption=preemption)
+    env.reset(seed=0)
+    done, total, ended = False, 0.0, []
+    inner = env._on_outcome
+    env.sim.on_outcome = lambda job, outcome: (ended.append(job.id), inner(job, outcome))
+    while not done:
+        _, reward, done, _, _ = env.step(0)
+        total += reward
+    return env, {o.job.id: o for o in env.sim.result().outcomes}, total, ended
+
+
+def test_block_preemption_in_policy_pair_mode_gives_the_engines_run(tmp_path):
+    env, out, total, ended = _episode(tmp_path, "block:1")
+    assert isinstance(env.sim, PreemptiveSimulation)
+    # by hand (as the engine's test): the bulk request stops at its 4 s boundary, the urgent
+    # one runs 4-6, the bulk one resumes at 6 and ends at 12 after one suspension
+    assert (out["urgent"].start_s, out["urgent"].finish_s) == (4.0, 6.0)
+    bulk = out["bulk"]
+    assert isinstance(bulk, PreemptedOutcome)
+    assert (bulk.start_s, bulk.finish_s, bulk.preemptions, bulk.run_s) == (0.0, 12.0, 1, 10.0)
+    assert sorted(ended) == ["bulk", "urgent"]  # each job reaches the reward tracker once
+    assert env.tracker.nb_deadlines == 2 and env.tracker.sla_missed == 0
+    assert total == pytest.approx(-0.0)  # both deadlines met (the bulk one: 12 <= 30)
+
+
+def test_without_preemption_the_urgent_request_misses(tmp_path):
+    _, out, total, ended = _episode(tmp_path, "none")
+    assert (out["urgent"].start_s, out["urgent"].finish_s) == (10.0, 12.0)  # 12 > 9.5
+    assert sorted(ended) == ["bulk", "urgent"] and total == pytest.approx(-0.5)
+
+
+def test_options_reach_the_environment_and_bad_values_are_one_line(tmp_path):
+    workload, platform = _files(tmp_path)
+    data = {"workload_file_path": workload, "platform_file_path": platform,
+            "pybatsim": {"env": {"preemption": "block:0.5", "preemption_overhead_s": 0.25}}}
+    config = EnvConfig.from_options(options_from_dict(data, source="options.json"))
+    assert (config.preemption, config.preemption_overhead_s) == ("block:0.5", 0.25)
+    data["pybatsim"]["env"]["preemption"] = "block:"
+    with pytest.raises(ConfigError, match=r"^options\.json: pybatsim\.env\.preemption: 'block:' "
+                                          r"needs a block size in seconds > 0, e\.g\. block:0\.002$"):
+        EnvConfig.from_options(options_from_dict(data, source="options.json"))
+    data["pybatsim"]["env"]["preemption_overhead_s"] = -1
+    with pytest.raises(ConfigError, match=r"pybatsim\.env\.preemption_overhead_s"):
+        options_from_dict(data, source="options.json")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"engine": "batsim"}, r"^preemption: Batsim cannot suspend"),
+    ({"mode": "job_pick"}, r"^preemption: block preemption ranks requests .* job_pick mode"),
+    ({"selection": ("fcfs-high_gflops",)}, r"^actions\.selection: .* policy 'first' ranks none"),
+])
+def test_refusals_at_construction(tmp_path, kwargs, message):
+    workload, platform = _files(tmp_path)
+    with pytest.raises(ConfigError, match=message):
+        SchedulingEnv(workload_file=workload, platform_file=platform, tenants="job",
+                      preemption="block:1", **{"selection": ("edf-high_gflops",), **kwargs})
