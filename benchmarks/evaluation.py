@@ -137,18 +137,25 @@ def default_backend(backend: str, max_parallel: int) -> str:
 
 def run_evaluations(runs: list[EvalRun], execution: Execution) -> list[Score]:
     """Run the evaluations through the sweep machinery; returns their scores, in order."""
+    return [score_of(row) for row in run_rows(runs, execution, "hdrm_compare_")]
+
+
+def run_rows(runs: list, execution: Execution, prefix: str) -> list[dict[str, Any]]:
+    """Run any sweep runs (``name``, ``produce``) through the sweep machinery, the distinct ones
+    once, resuming finished ones under ``execution.outdir``; their table rows, in order.
+    Without an outdir they run in a temporary folder named with ``prefix``."""
     if execution.max_parallel < 1:
         raise ConfigError(f"--max-parallel: expected a number >= 1, got {execution.max_parallel}")
     backend = default_backend(execution.backend, execution.max_parallel)
     if backend == "ray":
         _importable_by_ray_workers()
-    with tempfile.TemporaryDirectory(prefix="hdrm_compare_") as scratch:
+    with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
         runs_dir = Path(execution.outdir or scratch) / "runs"
         check_outdir(runs_dir.parent)
         runs_dir.mkdir(parents=True, exist_ok=True)
         distinct = list({run.name: run for run in runs}.values())
         run_pending(distinct, runs_dir, backend, None, execution.max_parallel, progress=False)
-        return [score_of(table_row(run, runs_dir)) for run in runs]
+        return [table_row(run, runs_dir) for run in runs]
 
 
 def _importable_by_ray_workers() -> None:

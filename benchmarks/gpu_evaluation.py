@@ -13,20 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
-from benchmarks.evaluation import (SCORE_FILE, Execution, _importable_by_ray_workers,
-                                   default_backend)
+from benchmarks.evaluation import SCORE_FILE, Execution, run_rows
 from benchmarks.gpu_protocol import GpuScore, Setting, run_pair
-from hdrm.distributed.runner import table_row
-from hdrm.distributed.sweep import run_pending
 from hdrm.errors import ConfigError
-from hdrm.sim.outputs import check_outdir
 
 Kind = Literal["pair", "model"]
 
@@ -114,15 +109,4 @@ def summary_of(row: dict[str, Any]) -> Summary:
 
 def run_gpu_evaluations(runs: list[GpuEvalRun], execution: Execution) -> list[Summary]:
     """Run the evaluations through the sweep machinery; their summaries, in order."""
-    if execution.max_parallel < 1:
-        raise ConfigError(f"--max-parallel: expected a number >= 1, got {execution.max_parallel}")
-    backend = default_backend(execution.backend, execution.max_parallel)
-    if backend == "ray":
-        _importable_by_ray_workers()
-    with tempfile.TemporaryDirectory(prefix="hdrm_compare_gpu_") as scratch:
-        runs_dir = Path(execution.outdir or scratch) / "runs"
-        check_outdir(runs_dir.parent)
-        runs_dir.mkdir(parents=True, exist_ok=True)
-        distinct = list({run.name: run for run in runs}.values())
-        run_pending(distinct, runs_dir, backend, None, execution.max_parallel, progress=False)
-        return [summary_of(table_row(run, runs_dir)) for run in runs]
+    return [summary_of(row) for row in run_rows(runs, execution, "hdrm_compare_gpu_")]
