@@ -9,6 +9,7 @@ T4: 10 W, 70 W, 0.35 USD/h).
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Sequence
 
 from hdrm.platform.loader import platform_from_dict
@@ -59,3 +60,24 @@ def check_capacities(nodes: Sequence[tuple[int, int, int, str]], placed: dict) -
             assert sum(p.shape.memory_mib for p in here) <= mem
             for g in range(gpus):
                 assert sum(p.shape.milli for p in here if g in p.gpus) <= 1000
+
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The 41-node openb sample and 400 of its pods (workloads/): a real slice for env tests.
+SLICE = dict(platform_file=str(ROOT / "workloads" / "openb_nodes_41.csv"),
+             workload_file=str(ROOT / "workloads" / "openb_pods_400.csv"))
+#: a: 8 cores, 2 T4 (0.35 USD/h); b: 8 cores, 1 V100M32 (3.90 USD/h)
+TINY_NODES = "sn,cpu_milli,memory_mib,gpu,model\na,8000,16384,2,T4\nb,8000,16384,1,V100M32\n"
+#: t1: 1 GPU for 1 h, t2: half a GPU for 2 h, both at 0; t3: 1 core, no GPU, 30 min from 100 s
+TINY_PODS = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+             "deletion_time,scheduled_time\n"
+             "t1,2000,1024,1,1000,,LS,Succeeded,0,3600,0\n"
+             "t2,4000,2048,1,500,,LS,Succeeded,0,7200,0\n"
+             "t3,1000,1024,0,0,,BE,Succeeded,100,1900,100\n")
+
+
+def write_tiny(folder: Path, nodes: str = TINY_NODES, pods: str = TINY_PODS) -> dict:
+    """Write an openb node list and pod list into ``folder``; the env settings naming them."""
+    (folder / "nodes.csv").write_text(nodes)
+    (folder / "pods.csv").write_text(pods)
+    return dict(platform_file=str(folder / "nodes.csv"), workload_file=str(folder / "pods.csv"))

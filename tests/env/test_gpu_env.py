@@ -19,27 +19,15 @@ from hdrm.errors import ConfigError
 from hdrm.policies.gpu_frag import FragMeter
 from hdrm.policies.gpu_state import MILLI
 
-ROOT = Path(__file__).resolve().parents[2]
-SLICE = dict(platform_file=str(ROOT / "workloads" / "openb_nodes_41.csv"),
-             workload_file=str(ROOT / "workloads" / "openb_pods_400.csv"))
+from gpu_builders import SLICE, write_tiny  # noqa: E402
+
 LOG_YEAR = math.log1p(365 * 24 * 3600.0)
 
-#: a: 8 cores, 2 T4 (0.35 USD/h); b: 8 cores, 1 V100M32 (3.90 USD/h)
-NODES = "sn,cpu_milli,memory_mib,gpu,model\na,8000,16384,2,T4\nb,8000,16384,1,V100M32\n"
-#: t1: 1 GPU for 1 h, t2: half a GPU for 2 h, both at 0; t3: 1 core, no GPU, 30 min from 100 s
-PODS = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
-        "deletion_time,scheduled_time\n"
-        "t1,2000,1024,1,1000,,LS,Succeeded,0,3600,0\n"
-        "t2,4000,2048,1,500,,LS,Succeeded,0,7200,0\n"
-        "t3,1000,1024,0,0,,BE,Succeeded,100,1900,100\n")
 
 
 @pytest.fixture
 def tiny(tmp_path: Path) -> dict:
-    (tmp_path / "nodes.csv").write_text(NODES)
-    (tmp_path / "pods.csv").write_text(PODS)
-    return dict(platform_file=str(tmp_path / "nodes.csv"), workload_file=str(tmp_path / "pods.csv"),
-                selection=("fifo-best_fit",), observation="gpu")
+    return dict(write_tiny(tmp_path), selection=("fifo-best_fit",), observation="gpu")
 
 
 def test_observations_on_the_tiny_cluster_computed_by_hand(tiny):

@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 from hdrm.env import SchedulingEnv
 from hdrm.env.gpu_render import node_allocation
-from tests.env.test_gpu_env import PODS, SLICE
+from gpu_builders import SLICE, write_tiny  # noqa: E402
 
 #: a: 8 cores, 2 T4; b: 8 cores, 1 V100M32; c: 4 cores, no GPU
 NODES = ("sn,cpu_milli,memory_mib,gpu,model\na,8000,16384,2,T4\nb,8000,16384,1,V100M32\n"
@@ -20,10 +20,7 @@ NODES = ("sn,cpu_milli,memory_mib,gpu,model\na,8000,16384,2,T4\nb,8000,16384,1,V
 
 @pytest.fixture
 def tiny(tmp_path: Path) -> dict:
-    (tmp_path / "nodes.csv").write_text(NODES)
-    (tmp_path / "pods.csv").write_text(PODS)
-    return dict(platform_file=str(tmp_path / "nodes.csv"), workload_file=str(tmp_path / "pods.csv"),
-                selection=("fifo-best_fit",))
+    return dict(write_tiny(tmp_path, nodes=NODES), selection=("fifo-best_fit",))
 
 
 def test_text_view_computed_by_hand(tiny):
