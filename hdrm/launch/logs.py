@@ -6,7 +6,8 @@
   most :data:`ACTIONS_LIMIT` rows in all; past that, only the last episode's decisions;
 * ``out_jobs.csv``, ``out_schedule.csv``, ``out_timeline.csv`` and ``overutilizations.json`` are
   the engine outputs of the **last** episode (:func:`hdrm.sim.outputs.write_outputs`), and
-  ``out_sla.csv`` when the environment has tenants (:mod:`hdrm.results.sla`);
+  ``out_sla.csv`` when the environment has tenants (:mod:`hdrm.results.sla`), and
+  ``out_preemptions.csv`` under block preemption (:func:`hdrm.sim.preemptive.write_preemptions`);
 * TensorBoard event files go to ``<outdir>/tensorboard`` when ``tensorboard`` is installed and the
   agent brought torch along (:func:`tensorboard_writer`); otherwise nothing is written, unless the
   launcher's ``--tensorboard`` asked for them: then a missing extra is a one-line error before the
@@ -30,6 +31,7 @@ from hdrm.results.run import ACTIONS_FILE, EPISODES_FILE
 from hdrm.results.sla import SLA_FILE, write_sla_csv
 from hdrm.sim.gpu_outputs import write_gpu_outputs
 from hdrm.sim.outputs import write_outputs
+from hdrm.sim.preemptive import write_preemptions
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +114,10 @@ class RunLog(Hooks):
             report = getattr(env.unwrapped, "sla_report", lambda: None)()
             if report is not None:  # with tenants: out_sla.csv (docs/tenants.rst)
                 paths["sla"] = write_sla_csv(report, self.outdir / SLA_FILE)
+            preemption = getattr(env.unwrapped, "preemption", None)
+            if preemption is not None and preemption.suspends:  # as hdrm replay --preemption
+                paths["preemptions"] = write_preemptions(result,
+                                                         self.outdir / "out_preemptions.csv")
         return paths
 
 
