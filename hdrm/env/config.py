@@ -183,6 +183,15 @@ class EnvConfig:
         return cls(**kwargs)
 
     @classmethod
+    def resolve(cls, options: Options | None, config: "EnvConfig | None",
+                **settings: Any) -> "EnvConfig":
+        """What an environment's ``(options, config, **settings)`` mean: parsed options.json
+        with the settings as overrides, else the given config, else the settings alone."""
+        if options is not None:
+            return cls.from_options(options, **settings)
+        return config if config is not None else cls.from_kwargs(**settings)
+
+    @classmethod
     def from_options(cls, options: Options, **overrides: Any) -> "EnvConfig":
         """Build from parsed options.json (the launcher's settings)."""
         env = options.pybatsim.env

@@ -119,11 +119,7 @@ class DagEnv(SchedulingEnv):
             raise ConfigError(f"render_mode: the periodic DAG environment renders nothing; got "
                               f"{render_mode!r}, give None")
         self.render_mode = None
-        if options is not None:
-            config = EnvConfig.from_options(options, **kwargs)
-        elif config is None:
-            config = EnvConfig.from_kwargs(**kwargs)
-        self.config = config
+        self.config = config = EnvConfig.resolve(options, config, **kwargs)
         self._check_config(config)
         self.platform = self.platform_base = load_platform(config.platform_file)
         self.tasksets = list(tasksets) if tasksets else read_tasksets(config.workload_file)

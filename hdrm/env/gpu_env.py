@@ -165,10 +165,7 @@ def env_class(*args, **kwargs) -> type[SchedulingEnv]:
     config = kwargs.get("config", args[1] if len(args) > 1 else None)
     settings = {k: v for k, v in kwargs.items()
                 if k not in ("options", "config", "batsim", "render_mode")}
-    if options is not None:
-        config = EnvConfig.from_options(options, **settings)
-    elif config is None:
-        config = EnvConfig.from_kwargs(**settings)
+    config = EnvConfig.resolve(options, config, **settings)
     if is_periodic_file(config.workload_file):
         return DagEnv
     return GpuSchedulingEnv if is_gpu_config(config) else SchedulingEnv

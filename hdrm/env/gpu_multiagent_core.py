@@ -104,8 +104,7 @@ class TwoPhaseCore(GpuSchedulingEnv):
                                   f"(its two agents share one decision and have their own "
                                   f"observations), got {settings[key]!r}; leave {key} out")
         settings.update(FIXED)
-        config = (EnvConfig.from_options(options, **settings) if options is not None
-                  else EnvConfig.from_kwargs(**settings))
+        config = EnvConfig.resolve(options, None, **settings)
         if not is_gpu_config(config):
             raise ConfigError(f"{config.workload_file}: the multi-agent environment needs GPU "
                               "inputs (an openb pod list .csv or a Gavel trace with throughputs, "

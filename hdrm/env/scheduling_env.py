@@ -81,11 +81,7 @@ class SchedulingEnv(DecisionLoop, gym.Env):
                               f"{suggest(str(render_mode), RENDER_MODES)}choose None or one of: "
                               f"{', '.join(RENDER_MODES)}")
         self.render_mode = render_mode
-        if options is not None:
-            config = EnvConfig.from_options(options, **kwargs)
-        elif config is None:
-            config = EnvConfig.from_kwargs(**kwargs)
-        self.config = config
+        self.config = config = EnvConfig.resolve(options, config, **kwargs)
         if config.engine not in ENGINES:
             raise ConfigError(f"engine: unknown engine {config.engine!r}; "
                               f"{suggest(config.engine, ENGINES)}choose one of: {', '.join(ENGINES)}")
