@@ -115,9 +115,10 @@ class PreemptiveSimulation(Simulation):
             self._pending.clear()
         return starts
 
-    def pick(self, job, core, hold):  # noqa: D102 (the environments' path: not preemptive)
-        raise ConfigError("preemption: block preemption runs fixed policies (hdrm replay); "
-                          "environments run with preemption none")
+    def pick(self, job, core, hold):  # noqa: D102 (job_pick: refused by the environment)
+        raise ConfigError("preemption: block preemption ranks requests by a job selection's "
+                          "order, and job_pick mode has none; use actions mode policy_pair "
+                          "or preemption none or request")
 
     # ------------------------------------------------------------------ internals
     def _next_event_s(self) -> float:

@@ -98,3 +98,16 @@ def test_refusals_at_construction(tmp_path, kwargs, message):
     with pytest.raises(ConfigError, match=message):
         SchedulingEnv(workload_file=workload, platform_file=platform, tenants="job",
                       preemption="block:1", **{"selection": ("edf-high_gflops",), **kwargs})
+
+
+def test_refused_on_gpu_inputs_and_request_mode_runs_as_none(tmp_path):
+    from gpu_builders import write_tiny
+
+    files = write_tiny(tmp_path)
+    with pytest.raises(ConfigError, match=r"^preemption: block preemption runs on the built-in "
+                                          r"CPU engine; the GPU engine cannot suspend"):
+        SchedulingEnv(**files, selection=("fifo-best_fit",), preemption="block:1")
+    SchedulingEnv(**files, selection=("fifo-best_fit",), preemption="request")  # accepted
+    _, out, total, _ = _episode(tmp_path, "request")
+    assert (out["urgent"].start_s, out["urgent"].finish_s) == (10.0, 12.0)
+    assert total == pytest.approx(-0.5)
