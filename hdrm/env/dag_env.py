@@ -140,6 +140,9 @@ class DagEnv(SchedulingEnv):
             raise ConfigError(f"objective: the periodic DAG environment's reward is fixed "
                               f"(missed deadlines and response times); got {config.objective!r}, "
                               f"leave it out")
+        if config.preemption_spec().suspends:
+            raise ConfigError(f"preemption: the periodic DAG environment runs its tasks to their "
+                              f"end; got {config.preemption!r}, use none or request")
 
     def _setup_spaces(self) -> None:
         c = self.config

@@ -111,3 +111,14 @@ def test_refused_on_gpu_inputs_and_request_mode_runs_as_none(tmp_path):
     _, out, total, _ = _episode(tmp_path, "request")
     assert (out["urgent"].start_s, out["urgent"].finish_s) == (10.0, 12.0)
     assert total == pytest.approx(-0.5)
+
+
+def test_refused_by_the_periodic_dag_environment(tmp_path):
+    from dag.periodic_gpu_case import write_case
+
+    from hdrm.env.dag_env import DagEnv
+
+    taskset, platform = write_case(tmp_path, gpus=1)
+    with pytest.raises(ConfigError, match=r"^preemption: the periodic DAG environment runs its "
+                                          r"tasks to their end; got 'block:1', use none"):
+        DagEnv(workload_file=str(taskset), platform_file=str(platform), preemption="block:1")
