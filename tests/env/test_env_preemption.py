@@ -122,3 +122,44 @@ def test_refused_by_the_periodic_dag_environment(tmp_path):
     with pytest.raises(ConfigError, match=r"^preemption: the periodic DAG environment runs its "
                                           r"tasks to their end; got 'block:1', use none"):
         DagEnv(workload_file=str(taskset), platform_file=str(platform), preemption="block:1")
+
+
+def test_env_matches_the_engine_on_generated_inference_requests(tmp_path, capsys):
+    """Every request's start, end and suspensions equal the engine's (the env's episode clock
+    starts at the first submission: times shifted by it)."""
+    from pathlib import Path
+
+    from hdrm.cli.main import main
+    from hdrm.platform.loader import load_platform
+    from hdrm.policies.pairs import resolve_policy
+    from hdrm.policies.sla_orders import bind_tenants
+    from hdrm.sim.engine import Simulation, SimulationConfig
+    from hdrm.workload.batsim_json import read_batsim_json
+    from hdrm.workload.tenant_files import tenants_for
+
+    data = Path(__file__).resolve().parents[2] / "hdrm" / "data"
+    platform, out = str(data / "inference_platform.json"), tmp_path / "inf"
+    assert main(["workload", "inference", "--tenants", str(data / "inference_tenants.json"),
+                 "--requests", "3000", "-o", str(out)]) == 0
+    capsys.readouterr()
+    workload, tenants = str(out / "workload.json"), str(out / "tenants.json")
+    env = SchedulingEnv(workload_file=workload, platform_file=platform, tenants=tenants,
+                        objective="sla_satisfaction", selection=("edf-high_gflops",),
+                        preemption="block:0.002")
+    env.reset(seed=0)
+    done = False
+    while not done:
+        _, _, done, _, _ = env.step(0)
+    load = read_batsim_json(workload, load_platform(platform).reference_gflops)
+    sim = Simulation(load_platform(platform), load, SimulationConfig(preemption="block:0.002"))
+    result = sim.run(bind_tenants(resolve_policy("edf"), tenants_for(load, tenants), sim.core))
+    mine = {o.job.id: o for o in env.sim.result().outcomes}
+    shift = min(o.job.submit_s for o in result.outcomes) - min(o.job.submit_s for o in mine.values())
+    suspended = 0
+    for o in result.outcomes:
+        e = mine[o.job.id]
+        assert e.start_s + shift == pytest.approx(o.start_s, abs=1e-9)
+        assert e.finish_s + shift == pytest.approx(o.finish_s, abs=1e-9)
+        assert getattr(e, "preemptions", 0) == getattr(o, "preemptions", 0)
+        suspended += getattr(o, "preemptions", 0)
+    assert len(mine) == len(result.outcomes) == 3000 and suspended > 0
