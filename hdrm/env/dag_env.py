@@ -203,11 +203,7 @@ class DagEnv(SchedulingEnv):
 
     def step(self, action):
         """Apply one decision; returns (observation, reward, terminated, truncated, info)."""
-        if self._done:
-            raise RuntimeError("step() called after the episode ended; call reset()")
-        action = int(action)
-        if not 0 <= action < self.action_space.n:
-            raise ValueError(f"action {action} outside Discrete({self.action_space.n})")
+        action = self._checked_action(action)
         mask = self.action_masks()
         if not mask[action]:
             action = int(np.flatnonzero(mask)[0])

@@ -265,13 +265,19 @@ class SchedulingEnv(DecisionLoop, gym.Env):
         self._window_fits = self._window = None  # the state is fixed until the next step
         return self.observer.build(), self._info()
 
-    def step(self, action):
-        """Apply one decision; returns (observation, reward, terminated, truncated, info)."""
+    def _checked_action(self, action) -> int:
+        """``action`` as an int; a step after the episode's end, or an action outside the action
+        space, is refused (RuntimeError, ValueError)."""
         if self._done:
             raise RuntimeError("step() called after the episode ended; call reset()")
         action = int(action)
         if not 0 <= action < self.action_space.n:
             raise ValueError(f"action {action} outside Discrete({self.action_space.n})")
+        return action
+
+    def step(self, action):
+        """Apply one decision; returns (observation, reward, terminated, truncated, info)."""
+        action = self._checked_action(action)
         action = self._void_or_first_valid(action)
         if self.config.mode == "policy_pair":
             alive = self._step_pair(action)
