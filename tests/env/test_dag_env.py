@@ -184,3 +184,14 @@ def test_a_busy_core_shows_when_it_frees(tmp_path):
     obs, *_ = env.step(int(np.flatnonzero(env.action_masks())[0]))  # b on core 0
     assert env.sim.now == 2.0
     assert obs[24:].tolist() == pytest.approx([0, 0, 6 / 8, 0, 1, 0])
+
+
+def test_a_step_outside_the_space_or_after_the_end_is_refused(tmp_path):
+    taskset, platform = write_case(tmp_path, gpus=1)
+    env = DagEnv(workload_file=str(taskset), platform_file=str(platform))
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=rf"^action {env.action_space.n} outside Discrete\("):
+        env.step(env.action_space.n)
+    _play(env, lambda e, info: int(np.flatnonzero(e.action_masks())[0]))
+    with pytest.raises(RuntimeError, match="after the episode ended; call reset"):
+        env.step(0)
