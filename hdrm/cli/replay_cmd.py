@@ -69,7 +69,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="skip and count SWF lines the standard does not allow (malformed, "
                         "fractional processors, a repeated job number)")
     parser.add_argument("--bandwidth", default="hdeeprm", help="memory-bandwidth distribution of SWF jobs")
-    parser.add_argument("--dependencies", action=argparse.BooleanOptionalAction, default=True,
+    parser.add_argument("--dependencies", action=argparse.BooleanOptionalAction, default=None,
                         help="submit a job with a preceding job (SWF fields 17-18) when that job "
                         "ends plus the think time (default: on where the trace has any); "
                         "--no-dependencies submits every job at its trace time")
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         nb_jobs=args.nb_jobs,
         bandwidth=args.bandwidth,
         seed=args.seed,
-        dependencies=args.dependencies,
+        dependencies=args.dependencies is not False,
     )
     if args.homogeneous_procs is not None and args.homogeneous_procs < 0:
         raise ConfigError(f"--homogeneous-procs: expected a positive number, got {args.homogeneous_procs}")
@@ -227,13 +227,23 @@ def _skipped(skipped: dict[str, int]) -> str:
     return f"{sum(skipped.values())} ({reasons})"
 
 
-def _dependencies(workload, wanted: bool) -> list[tuple[str, str]]:
-    """The summary's dependencies line: on (what waits, what was dropped) or off; none for a
-    workload without dependencies replayed with the default (the usual case says nothing)."""
-    if not wanted:
+def _dependencies(workload, wanted: bool | None) -> list[tuple[str, str]]:
+    """The summary's dependencies line: on (what waits, what was dropped) or off.
+
+    Args:
+        workload: the replayed workload.
+        wanted: ``--dependencies`` (True), ``--no-dependencies`` (False) or neither (None).
+
+    Returns:
+        One (key, value) row, or none for a workload without dependencies replayed with the
+        default (the usual case says nothing); asked for explicitly, "none in this trace".
+    """
+    if wanted is False:
         return [("dependencies", "off (--no-dependencies: every job submitted at its trace time)")]
     deps = workload.dependencies
-    return [] if deps is None else [("dependencies", f"on: {deps.describe()}")]
+    if deps is None:
+        return [("dependencies", "none in this trace")] if wanted else []
+    return [("dependencies", f"on: {deps.describe()}")]
 
 
 def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.Namespace,

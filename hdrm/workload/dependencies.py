@@ -91,11 +91,15 @@ class Dependencies:
         return Dependencies(job[keep], pred[keep], self.think_s[keep], skipped)
 
     def describe(self) -> str:
-        """``"3 jobs wait for a preceding job (think time 0-30 s)"`` plus what was dropped."""
+        """``"3 jobs wait for a preceding job (think time 0-30 s)"`` plus what was dropped.
+
+        When every think time is the same, one value: ``"(think time 10 s)"``.
+        """
         text = "none"
         if len(self):
-            text = (f"{self.nb_jobs} jobs wait for a preceding job (think time "
-                    f"{self.think_s.min():g}-{self.think_s.max():g} s)")
+            low, high = self.think_s.min(), self.think_s.max()
+            think = f"{low:g} s" if low == high else f"{low:g}-{high:g} s"
+            text = f"{self.nb_jobs} jobs wait for a preceding job (think time {think})"
         if self.skipped:
             reasons = ", ".join(f"{k}: {v}" for k, v in self.skipped.items())
             text += f"; dropped {sum(self.skipped.values())} ({reasons})"
