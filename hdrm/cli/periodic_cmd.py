@@ -8,8 +8,8 @@ Usage::
 ``periodic`` expands the task set into jobs with dependencies (:func:`hdrm.dag.periodic.expand`),
 runs them through the built-in engine (the same one as ``hdrm replay``; on a platform with
 accelerators, tasks with a GPU time on its GPUs: :func:`hdrm.dag.periodic_devices.expand_on`),
-writes the replay's outputs plus ``out_instances.csv`` in the folder and prints the deadline and
-response figures.
+writes the replay's outputs plus ``out_instances.csv`` (one row per instance, with its schedule
+length ratio) in the folder and prints the deadline, response and SLR figures.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from typing import Any
 from hdrm.dag.periodic_devices import expand_on
 from hdrm.dag.periodic_gen import PeriodicSpec, generate
 from hdrm.dag.periodic_io import read_taskset, write_taskset
-from hdrm.dag.periodic_metrics import instance_rows, summarise, write_instances_csv
+from hdrm.dag.periodic_metrics import (critical_paths_s, instance_rows, summarise,
+                                       write_instances_csv)
 from hdrm.dag.periodic_rules import backfilling_for, resolve_periodic_policy
 from hdrm.platform.loader import load_platform
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
@@ -48,8 +49,8 @@ def add_commands(commands: Any) -> None:
         "periodic", help="simulate a periodic task set on a platform's cores",
         description="Release every graph's instances until the horizon, run their tasks as "
                     "dependent jobs in the built-in engine, write out_jobs.csv ... and "
-                    "out_instances.csv, and print the deadline miss ratio, response times and "
-                    "jitter.")
+                    "out_instances.csv, and print the deadline miss ratio, response times, "
+                    "schedule length ratios and jitter.")
     run.add_argument("taskset", metavar="SET.json", help="periodic task set JSON")
     run.add_argument("--platform", required=True, metavar="P.json", help="hdrm platform")
     run.add_argument("--policy", default="dag_edf",
@@ -82,7 +83,8 @@ def run_periodic(args: argparse.Namespace) -> int:
                               record_timeline=False)
     result = Simulation(platform, workload, config).run(pair)
     paths = (write_gpu_outputs if platform.accelerators else write_outputs)(result, args.outdir)
-    rows = instance_rows(workload.jobs, finish_times(result))
+    bounds = critical_paths_s(taskset, gpus=bool(platform.accelerators))
+    rows = instance_rows(workload.jobs, finish_times(result), bounds)
     instances = write_instances_csv(rows, Path(args.outdir) / "out_instances.csv")
     gpus = len(platform.accelerators)
     print(f"{taskset.name}: {len(taskset.graphs)} graphs, {len(workload)} tasks on "
