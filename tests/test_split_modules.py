@@ -67,3 +67,13 @@ def test_the_environment_and_the_simulator_keep_their_methods():
         assert callable(getattr(SchedulingEnv, name))
     for name in ("_execute", "_reject", "_call_me_later", "_kill", "_set_state", "_query"):
         assert callable(getattr(BatsimSimulation, name))
+
+
+def test_the_machine_keeps_its_queries_from_their_own_module():
+    from hdrm.sim.machine import Machine
+    from hdrm.sim.machine_queries import MachineQueries
+
+    for name in ("nb_hosts", "running", "power_w", "energy_j", "host_energy_j", "is_running",
+                 "expected_end_s", "fraction_left", "progress", "running_job", "next_time"):
+        assert getattr(Machine, name) is MachineQueries.__dict__[name], name
+        assert name not in Machine.__dict__, name

@@ -34,7 +34,8 @@ in two flat arrays of doubles that runs of hosts update through numpy views of t
 with no conversion: the same float operations either way.
 
 How jobs enter and leave it (their start arguments, their end records and Batsim's final states)
-is :mod:`hdrm.sim.job_end`, re-exported here. The machine keeps no scheduling logic: engines
+is :mod:`hdrm.sim.job_end`, re-exported here; its read-only queries are
+:mod:`hdrm.sim.machine_queries`. The machine keeps no scheduling logic: engines
 (the built-in simulator, the Batsim-protocol server) decide what runs where and when states change.
 """
 
@@ -57,6 +58,7 @@ from hdrm.sim.job_end import (  # noqa: F401 (re-exported: their former home)
     JobEnd,
     start_kwargs,
 )
+from hdrm.sim.machine_queries import MachineQueries
 from hdrm.sim.running import RunningJob
 
 _FREE = -1
@@ -75,8 +77,11 @@ def machine_for(platform: Platform, kill_on_walltime: bool = True) -> "Machine":
     return Machine(speeds, powers, SLEEPING, kill_on_walltime, host_energy=False)
 
 
-class Machine(HostRuns):
+class Machine(HostRuns, MachineQueries):
     """Hosts with power states executing jobs.
+
+    Its read-only queries (size, power, energies, progress of running jobs, next end) are those
+    of :class:`~hdrm.sim.machine_queries.MachineQueries`, mixed in.
 
     Args:
         speeds_gflops: per host, its speed in each power state.
@@ -124,81 +129,6 @@ class Machine(HostRuns):
         self._jobs: dict[int, RunningJob] = {}
         self._heap: list[tuple[float, int, int, int]] = []
         self._seq = 0
-
-    # ------------------------------------------------------------------ queries
-    @property
-    def nb_hosts(self) -> int:
-        """Number of hosts."""
-        return len(self.state)
-
-    @property
-    def running(self) -> int:
-        """Number of running jobs."""
-        return len(self._jobs)
-
-    @property
-    def power_w(self) -> float:
-        """Current total power of all hosts."""
-        return self._total_power
-
-    def energy_j(self) -> float:
-        """Energy consumed by all hosts from time 0 to now."""
-        return self._total_energy + self._total_power * (self.now - self._total_t)
-
-    def host_energy_j(self, host: int) -> float:
-        """Energy consumed by one host from time 0 to now.
-
-        Raises:
-            SimulationError: the machine keeps no per-host accounts (``host_energy=False``).
-        """
-        if self._energy_acc is None or self._energy_t is None:
-            raise SimulationError("this machine keeps no per-host energy (host_energy=False); "
-                                  "energy_j() gives the total")
-        return self._energy_acc[host] + self._power[host][self.state[host]] * (
-            self.now - self._energy_t[host]
-        )
-
-    def is_running(self, key: int) -> bool:
-        """True when job ``key`` runs on the machine."""
-        return key in self._jobs
-
-    def expected_end_s(self, key: int) -> float:
-        """When job ``key`` ends if nothing changes (walltime included)."""
-        return self._jobs[key].end_s
-
-    def fraction_left(self, key: int, now: float) -> float:
-        """Fraction of job ``key``'s run still ahead, ``(end - now) / (end - start)``, in [0, 1].
-
-        ``end`` is the job's current end estimate at the hosts' current speeds (or its walltime);
-        0 for a job that is not running.
-        """
-        job = self._jobs.get(key)
-        if job is None:
-            return 0.0
-        total = job.end_s - job.start_s
-        if total <= 0 or total == math.inf:
-            return 1.0 if total == math.inf else 0.0
-        return min(1.0, max(0.0, (job.end_s - now) / total))
-
-    def progress(self, key: int) -> float:
-        """Fraction of job ``key`` done, in [0, 1]."""
-        return self._jobs[key].progress(self.now)
-
-    def running_job(self, key: int) -> RunningJob:
-        """The book-keeping of running job ``key``, to read (preemption finds block ends)."""
-        return self._jobs[key]
-
-    def next_time(self) -> float:
-        """Time of the next job end, or ``math.inf``."""
-        heap = self._heap
-        jobs = self._jobs
-        while heap:
-            t, _, key, version = heap[0]
-            job = jobs.get(key)
-            if job is not None and job.version == version:
-                return t
-            heapq.heappop(heap)
-        return math.inf
 
     # ------------------------------------------------------------------ commands
     def start(
