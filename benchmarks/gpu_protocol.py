@@ -30,6 +30,7 @@ from typing import Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
+from benchmarks.choices import named
 from hdrm.errors import ConfigError
 from hdrm.platform.model import Platform
 from hdrm.results.records import REJECTED
@@ -116,10 +117,7 @@ def workload_spec(key: str) -> GpuWorkload:
     Raises:
         ConfigError: unknown name, with the valid ones.
     """
-    if key not in WORKLOADS:
-        raise ConfigError(f"--workloads: unknown GPU workload {key!r}; choose among: "
-                          f"{', '.join(WORKLOADS)}")
-    return WORKLOADS[key]
+    return named(WORKLOADS, key, "--workloads", "GPU workload")
 
 
 def trace_file(spec: GpuWorkload, traces: str | Path, name: str | None = None) -> str:

@@ -28,13 +28,13 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
+from benchmarks.choices import named
 from benchmarks.protocol_score import Score, score_result  # noqa: F401 (importable from here)
 from hdrm.env import EnvConfig, SchedulingEnv
 from hdrm.errors import ConfigError
 from hdrm.platform.loader import load_platform
 from hdrm.platform.model import Platform
 from hdrm.policies.pairs import ALL_PAIRS, PAIR_CORE_SELECTIONS
-from hdrm.registry import suggest
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.workload.batsim_json import read_batsim_json, write_batsim_json
 from hdrm.workload.job import Workload
@@ -137,10 +137,7 @@ def trace_spec(key: str) -> TraceSpec:
     Raises:
         ConfigError: unknown name, with the valid ones.
     """
-    if key not in TRACES:
-        raise ConfigError(f"--trace: unknown trace {key!r}; {suggest(key, list(TRACES))}"
-                          f"choose one of: {', '.join(TRACES)}")
-    return TRACES[key]
+    return named(TRACES, key, "--trace", "trace")
 
 
 def trace_path(key: str, traces_dir: str | Path) -> Path:
