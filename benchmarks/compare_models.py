@@ -13,13 +13,12 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchmarks import protocol
+from benchmarks.model_files import ModelFile, read_models
 from benchmarks.protocol_rule import PRE_RULE
-from hdrm.errors import ConfigError
 from hdrm.policies.pairs import PAIR_JOB_SELECTIONS
 
 if TYPE_CHECKING:
@@ -78,18 +77,8 @@ MODEL_COMMANDS: dict[str, list[str]] = {
 }
 
 
-@dataclass(frozen=True)
-class Model:
-    """A model file and what its metadata says."""
-
-    path: str
-    column: str
-    meta: dict[str, Any]
-
-    @property
-    def setting(self) -> dict[str, Any]:
-        """The training setting (trace, backfill, decision, mode, objective, pick ...)."""
-        return self.meta["setting"]
+class Model(ModelFile):
+    """A model file of the CPU comparison and what its metadata says."""
 
     @property
     def has_rule(self) -> bool:
@@ -103,21 +92,10 @@ def discover_models(models_dir: str | Path) -> list[Model]:
     Models whose learner is not registered here are left out with a message on stderr.
     """
     from hdrm.agents import get_agent_class
-    from hdrm.agents.checkpoint import read_checkpoint
 
-    found = []
-    for path in sorted(Path(models_dir).glob("*.pt")):
-        meta = read_checkpoint(path)["options"]
-        if not isinstance(meta, dict) or "setting" not in meta or "learner" not in meta:
-            print(f"note: {path} has no benchmark metadata; skipped", file=sys.stderr)
-            continue
-        try:
-            get_agent_class(meta["learner"], f"{path}: learner")
-        except ConfigError as exc:
-            print(f"note: skipped {path}: {exc}", file=sys.stderr)
-            continue
-        found.append(Model(str(path), learner_column(meta), meta))
-    return found
+    return [Model(path, learner_column(meta), meta) for path, meta in read_models(
+        models_dir, "benchmark", lambda meta: "setting" in meta and "learner" in meta,
+        get_agent_class)]
 
 
 def learner_column(meta: dict[str, Any]) -> str:

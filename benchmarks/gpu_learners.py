@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import logging
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchmarks.gpu_protocol import GpuScore, Setting, score_result
+from benchmarks.model_files import ModelFile, read_models
 
 logger = logging.getLogger(__name__)
 
@@ -37,18 +37,13 @@ ROLE_COLUMNS = {"mappo": "MAPPO", "factored": "PPO factored (single agent)",
 SUMMARY_FIELDS = ("avg_jct", "p95_jct", "max_wait", "makespan", "gpu_allocation_rate", "gpu_cost")
 
 
-@dataclass(frozen=True)
-class GpuModel:
-    """A model file and what its metadata says."""
-
-    path: str
-    column: str
-    meta: dict[str, Any]
+class GpuModel(ModelFile):
+    """A model file of the GPU comparison and what its metadata says."""
 
     @property
     def workload(self) -> str:
         """The key of the workload it was trained on."""
-        return str(self.meta["setting"]["workload"])
+        return str(self.setting["workload"])
 
 
 def applies(model: GpuModel, setting: Setting) -> bool:
@@ -100,25 +95,9 @@ def discover_models(models_dir: str | Path) -> list[GpuModel]:
     Files whose learner is not registered, or without the metadata, are left out with a note on
     stderr; an absent folder holds no model.
     """
-    folder = Path(models_dir)
-    if not folder.is_dir():
-        return []
-    found = []
-    for path in sorted(folder.glob("*.pt")):
-        from hdrm.agents.checkpoint import read_checkpoint
-        from hdrm.errors import ConfigError
-
-        meta = read_checkpoint(path)["options"]
-        if not isinstance(meta, dict) or "workload" not in meta.get("setting", {}):
-            print(f"note: {path} has no GPU comparison metadata; skipped", file=sys.stderr)
-            continue
-        try:
-            learner_class(meta["learner"], f"{path}: learner")
-        except ConfigError as exc:
-            print(f"note: skipped {path}: {exc}", file=sys.stderr)
-            continue
-        found.append(GpuModel(str(path), model_column(meta), meta))
-    return found
+    return [GpuModel(path, model_column(meta), meta) for path, meta in read_models(
+        models_dir, "GPU comparison", lambda meta: "workload" in meta.get("setting", {}),
+        learner_class)]
 
 
 def make_env(setting: Setting, window: int, seed: int, start: int | tuple[int, ...],
