@@ -16,11 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks import (  # noqa: E402
+from benchmarks import (
     compare,
     imitation,
     protocol,
@@ -29,11 +25,13 @@ from benchmarks import (  # noqa: E402
     train,
     train_rule,
 )
-from hdrm.env import SchedulingEnv  # noqa: E402
-from hdrm.errors import ConfigError  # noqa: E402
-from hdrm.platform.model import Platform  # noqa: E402
-from hdrm.workload.select import sequence, sequences  # noqa: E402
-from hdrm.workload.swf import read_swf  # noqa: E402
+from hdrm.env import SchedulingEnv
+from hdrm.errors import ConfigError
+from hdrm.platform.model import Platform
+from hdrm.workload.select import sequence, sequences
+from hdrm.workload.swf import read_swf
+
+ROOT = Path(__file__).resolve().parents[2]
 
 STARTS = (0, 100)
 NB_JOBS = 64
@@ -650,3 +648,15 @@ def test_the_derived_hetero_workload_is_cached_per_source_trace(traces, tmp_path
     assert first != second and first.is_file() and second.is_file()
     assert protocol.hetero_workload_file(traces, cache) == first
     shutil.rmtree(cache)
+
+
+def test_unknown_trace_and_gpu_workload_names_get_one_line_with_the_closest_and_the_choices():
+    from benchmarks import gpu_protocol
+
+    with pytest.raises(ConfigError, match=r"^--trace: unknown trace 'sdcs'; did you mean 'sdsc' "
+                                          r"or 'sdsc-par'\? choose among: lublin, sdsc, ctc, "):
+        protocol.trace_spec("sdcs")
+    with pytest.raises(ConfigError, match=r"^--workloads: unknown GPU workload 'opnb'; did you "
+                                          r"mean 'openb'\? choose among: openb, gavel$"):
+        gpu_protocol.workload_spec("opnb")
+    assert protocol.trace_spec("sdsc") is protocol.TRACES["sdsc"]

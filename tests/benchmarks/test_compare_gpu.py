@@ -8,19 +8,16 @@ SJF B, C, A (10, 60, 160 s).
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from benchmarks import compare_gpu, gpu_evaluation, gpu_protocol, gpu_tables
+from benchmarks.gpu_protocol import GpuScore, time_split, windows_in
+from hdrm.errors import ConfigError
 
-from benchmarks import compare_gpu, gpu_evaluation, gpu_protocol, gpu_tables  # noqa: E402
-from benchmarks.gpu_protocol import GpuScore, time_split, windows_in  # noqa: E402
-from hdrm.errors import ConfigError  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 POD_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
               "creation_time,deletion_time,scheduled_time")

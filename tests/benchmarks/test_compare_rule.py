@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,24 +13,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchmarks import compare, compare_rows, compare_summary, evaluation, train, train_rule
+from benchmarks.protocol_rule import check_disjoint, check_evaluation, overlap
+from benchmarks.protocol_score import Score, tail_scores
+from hdrm.errors import ConfigError
+from hdrm.results.records import JobResult
+
+from .test_compare import NB_JOBS, SLICES, TINY_RANGES, tiny_settings
+
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks import (  # noqa: E402
-    compare,
-    compare_rows,
-    compare_summary,
-    evaluation,
-    train,
-    train_rule,
-)
-from benchmarks.protocol_rule import check_disjoint, check_evaluation, overlap  # noqa: E402
-from benchmarks.protocol_score import Score, tail_scores  # noqa: E402
-from hdrm.errors import ConfigError  # noqa: E402
-from hdrm.results.records import JobResult  # noqa: E402
-
-from .test_compare import NB_JOBS, SLICES, TINY_RANGES, tiny_settings  # noqa: E402
 
 
 def write_trace(path: Path, nb_jobs: int, procs: int = 16) -> Path:

@@ -4,18 +4,12 @@ logic and the JSON columns on constructed rows, the load levels, the seeds, and 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks import compare_sla, sla_learners, sla_protocol  # noqa: E402
-from hdrm.errors import ConfigError  # noqa: E402
+from benchmarks import compare_sla, sla_learners, sla_protocol
+from hdrm.errors import ConfigError
 
 METRIC_KEYS = ("sla_satisfaction", "energy_per_request_j", "jain_fairness", "tardiness_mean_ms",
                "latency_p99_ms", "utilisation")

@@ -13,14 +13,12 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from benchmarks import compare, evaluation, protocol, train
+from hdrm.errors import ConfigError
+from hdrm.platform.model import Platform
+from hdrm.sim.engine import Simulation
 
-from benchmarks import compare, evaluation, protocol, train  # noqa: E402
-from hdrm.errors import ConfigError  # noqa: E402
-from hdrm.platform.model import Platform  # noqa: E402
-from hdrm.sim.engine import Simulation  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 STARTS = (0, 100)
 NB_JOBS = 64
