@@ -150,17 +150,11 @@ class GpuJobWindowObservation(_GpuObservation):
     features = GPU_JOB_FEATURES
     job_rows = True  # one row per window task: the observation of ``job_pick`` mode
 
-    def space(self) -> spaces.Box:
-        return spaces.Box(0.0, 1.0, shape=(self.env.config.window, len(self.features)),
-                          dtype=np.float32)
-
     def build(self) -> np.ndarray:
         env = self.env
-        window = env.window_jobs()
-        out = np.zeros((env.config.window, len(self.features)), dtype=np.float32)
+        window, out, idx = self.window_rows()
         k = len(window)
         if k:
-            idx = np.fromiter((j.idx for j in window), dtype=np.int64, count=k)
             out[:k, 0] = np.log1p(np.maximum(env.sim.now - env.submit[idx], 0.0)) / _LOG_YEAR
             out[:k, 1:5] = env.gpu_static[idx]
             out[:k, 5] = env.gpu_shared[idx]

@@ -38,7 +38,6 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-from gymnasium import spaces
 
 from hdrm.env.observations import _LOG_WEEK, OBSERVATIONS, Observation
 from hdrm.policies.backfill import estimated_duration_s, reservation
@@ -60,17 +59,11 @@ class JobWindowObservation(Observation):
     features = JOB_FEATURES
     job_rows = True  # one row per window job: the observation of ``job_pick`` mode
 
-    def space(self) -> spaces.Box:
-        return spaces.Box(0.0, 1.0, shape=(self.env.config.window, len(self.features)),
-                          dtype=np.float32)
-
     def build(self) -> np.ndarray:
         env = self.env
-        window = env.window_jobs()
-        out = np.zeros((env.config.window, len(self.features)), dtype=np.float32)
+        window, out, idx = self.window_rows()
         k = len(window)
         if k:
-            idx = np.fromiter((j.idx for j in window), dtype=np.int64, count=k)
             wait = env.sim.now - env.submit[idx]
             out[:k, 0] = np.log1p(np.maximum(wait, 0.0)) / _LOG_WEEK
             out[:k, 1:5] = env.static[idx]

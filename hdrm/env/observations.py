@@ -82,14 +82,28 @@ class Observation:
     """Base class: builds one observation kind for one environment."""
 
     name = ""
+    #: True for one row per window job (``job_pick`` mode's observations): a
+    #: ``[window, len(features)]`` box in [0, 1], built from :meth:`window_rows`.
+    job_rows = False
 
     def __init__(self, env: "SchedulingEnv") -> None:
         self.env = env
         self._last_queue = 0
 
     def space(self) -> spaces.Box:
-        """The observation space."""
+        """The observation space (a job-rows box where :attr:`job_rows`)."""
+        if self.job_rows:
+            return spaces.Box(0.0, 1.0, shape=(self.env.config.window, len(self.features)),
+                              dtype=np.float32)
         raise NotImplementedError
+
+    def window_rows(self) -> tuple[list, np.ndarray, np.ndarray]:
+        """The window's jobs, a zeroed ``[window, len(features)]`` float32 array for their rows
+        (padding rows stay 0) and the jobs' indices."""
+        window = self.env.window_jobs()
+        out = np.zeros((self.env.config.window, len(self.features)), dtype=np.float32)
+        idx = np.fromiter((j.idx for j in window), dtype=np.int64, count=len(window))
+        return window, out, idx
 
     def reset(self) -> None:
         """Start of an episode."""
