@@ -244,9 +244,14 @@ class DagEnv(SchedulingEnv):
     def _ready_window(self) -> list:
         if self._window is None:
             queue = self.sim.core.queue
-            fits = {job.idx: bool(self.procs.mask(job).any()) for job in queue}
-            order = sorted(queue, key=lambda j: (not fits[j.idx], j.extra["dag_edf"]))
+            masks = {job.idx: self.procs.mask(job) for job in queue}
+            order = sorted(queue, key=lambda j: (not masks[j.idx].any(), j.extra["dag_edf"]))
             self._window = order[:self.config.window]
+            if self.config.mode != "policy_pair":  # job_pick's mask, computed once per window
+                width = len(self.procs)
+                self._mask = np.zeros(self.action_space.n, dtype=bool)
+                for slot, job in enumerate(self._window):
+                    self._mask[slot * width:(slot + 1) * width] = masks[job.idx]
         return self._window
 
     def _started(self, starts: list) -> None:
@@ -283,11 +288,8 @@ class DagEnv(SchedulingEnv):
             return np.ones(n, dtype=bool)
         if self.config.mode == "policy_pair":
             return np.ones(n, dtype=bool)
-        mask = np.zeros(n, dtype=bool)
-        width = len(self.procs)
-        for slot, job in enumerate(self._ready_window()):
-            mask[slot * width:(slot + 1) * width] = self.procs.mask(job)
-        return mask
+        self._ready_window()
+        return self._mask.copy()
 
     def _observe(self) -> np.ndarray:
         now, scale, window = self.sim.now, self.scale_s, self.config.window
