@@ -15,17 +15,18 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
-
 from hdrm.core.contention import ContentionModel
+from hdrm.core.intervals import IntervalSet
 from hdrm.core.records import OverutilizationRecorder
 from hdrm.platform.power import CONTENDED, CONTENDED_SPEED_FRACTION, IDLE, RUNNING, SLEEPING
 
 FREE = -1
 
-#: Value of a free and of a held core in each counter made on read (None: the job's demand).
+#: Value of a free and of a held core in each counter made on read (None: the job's demand;
+#: ``core_job``: the job's key).
 _IDLE_BUSY: dict[str, tuple[object, object]] = {
-    "core_state": (SLEEPING, RUNNING), "proc_free": (1, 0), "node_free_cores": (1, 0),
+    "core_job": (FREE, FREE), "core_state": (SLEEPING, RUNNING), "proc_free": (1, 0),
+    "node_free_cores": (1, 0),
     "proc_running": (0, 1), "proc_demand": (0.0, None),
 }
 
@@ -48,16 +49,17 @@ class PowerStates:
 
     contention: ContentionModel
     records: OverutilizationRecorder
-    core_job: list[int]
-    core_factor: list[float]
+    nb_cores: int
+    core_factor: Sequence[float]
     core_proc: Sequence[int]
     proc_cores: list[Sequence[int]]
-    proc_node: list[int]
-    proc_capacity: list[float]
-    proc_fraction: list[float]
+    proc_node: Sequence[int]
+    proc_capacity: Sequence[float]
+    proc_fraction: Sequence[float]
     contended: int
-    free_mask: np.ndarray | None
+    free_set: IntervalSet | None
     alloc: dict[int, Sequence[int]]
+    _core_job: list[int]
     _core_state: list[int]
     _proc_free: list[int]
     _proc_running: list[int]
@@ -75,6 +77,7 @@ class PowerStates:
     #: Bandwidth demand per core of each running job (lazy mode: ``proc_demand`` is made of it).
     _job_bw: dict[int, float]
 
+    core_job = _derived("core_job", "key of the job holding each core (FREE: none)")
     core_state = _derived("core_state", "power state of each core")
     proc_free = _derived("proc_free", "free cores of each processor")
     proc_running = _derived("proc_running", "running cores of each processor")
@@ -87,10 +90,13 @@ class PowerStates:
         ``0.0 + mem_bw_gbps``), a free one asleep with its processor and node free."""
         values: list = getattr(self, "_" + name)
         idle, busy = _IDLE_BUSY[name]
-        values[:] = [idle] * len(self.core_job)  # one-core nodes: as many as cores
+        values[:] = [idle] * self.nb_cores  # one-core nodes: as many as cores
         job_bw = self._job_bw
         for key, cores in self.alloc.items():
-            value = 0.0 + job_bw[key] if busy is None else busy
+            if name == "core_job":
+                value = key
+            else:
+                value = 0.0 + job_bw[key] if busy is None else busy
             runs = getattr(cores, "runs", None)
             if runs is None:
                 for c in cores:
@@ -147,7 +153,7 @@ class PowerStates:
         core_proc, proc_cores, proc_node = self.core_proc, self.proc_cores, self.proc_node
         proc_free, proc_running = self._proc_free, self._proc_running
         node_free = self._node_free_cores
-        core_state, core_job, pending = self._core_state, self.core_job, self._pending
+        core_state, core_job, pending = self._core_state, self._core_job, self._pending
         proc_demand = self._proc_demand
         for c in cores:
             p = core_proc[c]
@@ -176,16 +182,13 @@ class PowerStates:
         """:meth:`_account_nominal` on one-core nodes (core = processor = node index), run by
         run: a taken core wakes its processor straight to running, a freed one puts it to
         sleep; there are no siblings to wake or idle."""
-        queue, mask = self._pending_runs, self.free_mask
+        queue = self._pending_runs
         taken = sign > 0
         state = RUNNING if taken else SLEEPING
         change = (state, 1.0)
         if self._lazy:  # the counters are made on read
             self._version += 1
-            for lo, hi in runs:
-                if mask is not None:
-                    mask[lo:hi] = not taken
-                queue.append((lo, hi, change))
+            queue.extend((lo, hi, change) for lo, hi in runs)
             return
         demand = 0.0 + bw if taken else 0.0  # an idle processor's demand is 0.0
         running, free = (1, 0) if taken else (0, 1)
@@ -198,8 +201,6 @@ class PowerStates:
             proc_free[lo:hi] = node_free[lo:hi] = [free] * n
             proc_demand[lo:hi] = [demand] * n
             core_state[lo:hi] = [state] * n
-            if mask is not None:
-                mask[lo:hi] = not taken
             queue.append((lo, hi, change))
 
     def _refresh(self, p: int, mine: list[int], sign: int, was_running: int, now: float) -> None:
@@ -240,7 +241,7 @@ class PowerStates:
             state, factor = RUNNING, 1.0
         else:
             state, factor = CONTENDED, fraction / CONTENDED_SPEED_FRACTION
-        core_job = self.core_job
+        core_job = self._core_job
         if fraction != old_fraction:
             targets = [c for c in cores if core_job[c] != FREE]
         elif sign > 0:

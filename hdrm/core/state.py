@@ -22,11 +22,10 @@ import math
 import operator
 from typing import Sequence
 
-import numpy as np
-
 from hdrm.core.contention import ContentionModel
+from hdrm.core.intervals import IntervalSet
 from hdrm.core.records import OverutilizationRecorder
-from hdrm.core.runs import WIDE, CoreRuns, core_runs
+from hdrm.core.runs import WIDE, CoreRuns, OneEach, Repeated, core_runs
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.one_core import OneCoreProcessors
@@ -34,50 +33,91 @@ from hdrm.core.power_states import FREE, PowerStates
 from hdrm.platform.power import SLEEPING
 from hdrm.workload.job import Job
 
-__all__ = ["FREE", "MASK_MIN_CORES", "ClusterState"]
-
-#: Platforms of more one-core nodes than this keep a numpy mask of their free cores (smaller
-#: ones find free cores faster in Python).
-MASK_MIN_CORES = 256
+__all__ = ["FREE", "ClusterState"]
 
 
 class ClusterState(PowerStates):
     """Mutable state of the platform's cores, processors and nodes.
+
+    On one-core nodes (core ``i`` is processor ``i`` and node ``i``) the free cores are also kept
+    as an :class:`~hdrm.core.intervals.IntervalSet` (:attr:`free_set`), so placements find the
+    lowest free cores in the runs they touch; with nominal speeds and unbounded memory as well,
+    ``core_job`` and the counters are made when read (see :attr:`_lazy`) and a start or an end
+    costs the runs of its cores.
 
     Args:
         platform: the platform.
         contention: the memory-bandwidth contention model.
     """
 
+    #: Use the run-by-run and made-on-read paths of one-core nodes (False: the core-by-core
+    #: reference, which tests compare them with).
+    fast_paths: bool = True
+
     def __init__(self, platform: Platform, contention: ContentionModel) -> None:
         self.platform = platform
         self.contention = contention
-        n_cores = platform.nb_cores
-        self.core_job: list[int] = [FREE] * n_cores
-        self._core_state: list[int] = [SLEEPING] * n_cores
-        self.core_factor: list[float] = [1.0] * n_cores
-        if isinstance(platform.processors, OneCoreProcessors):  # made on demand: not walked
-            ids = platform.core_processor  # the platform's id objects, shared (no new ints)
-            self.proc_cores: list[tuple[int, ...]] = [(i,) for i in ids]
-            self.proc_node: list[int] = list(ids)
-            node_cores = [1] * n_cores
+        n_cores = self.nb_cores = platform.nb_cores
+        one_core = isinstance(platform.processors, OneCoreProcessors)
+        if one_core:  # made on demand: not walked
+            self.proc_cores: Sequence[Sequence[int]] = OneEach(n_cores)
+            self.proc_node: Sequence[int] = range(n_cores)
+            node_cores: list[int] | None = None  # [1] * n_cores, made if kept
         else:
             self.proc_cores = [p.core_ids for p in platform.processors]
             self.proc_node = [p.node_id for p in platform.processors]
             node_cores = [len(n.core_ids) for n in platform.nodes]
-        self.proc_capacity: list[float] = list(platform.processor_mem_bw_gbps)
-        self._proc_free: list[int] = [len(c) for c in self.proc_cores]
-        self._proc_running: list[int] = [0] * len(self.proc_cores)
-        self._proc_demand: list[float] = [0.0] * len(self.proc_cores)
-        self.proc_fraction: list[float] = [1.0] * len(self.proc_cores)
-        self.node_free_mem: list[float] = list(platform.node_memory_mb)
-        self._node_free_cores: list[int] = node_cores
+        n_procs = len(self.proc_cores)
+        self.proc_capacity: Sequence[float] = platform.processor_mem_bw_gbps  # read only
         self.core_proc: tuple[int, ...] = platform.core_processor
         self.core_node: tuple[int, ...] = platform.core_node
+        #: True when speeds never change (no contention model, or no finite bandwidth).
+        self._nominal = contention.name == "none" or not any(
+            math.isfinite(b) for b in platform.processor_mem_bw_gbps
+        )
+        self.bounded_memory = any(math.isfinite(m) for m in platform.node_memory_mb)
+        #: Core i is processor i and node i (one-core nodes, as ``--homogeneous-procs``): the
+        #: counters of a job's cores are updated in C-level passes (:meth:`_account_singletons`).
+        self._singletons = self.fast_paths and (one_core or (
+            node_cores is not None and n_procs == n_cores == len(node_cores)
+            and max(map(len, self.proc_cores), default=0) == 1
+            and all(map(operator.eq, self.core_proc, range(n_cores)))
+            and all(map(operator.eq, self.core_node, range(n_cores)))
+        ))
+        #: One-core nodes at nominal speeds with unbounded memory: ``core_job``, the per-core and
+        #: per-node counters are made when read (:class:`~hdrm.core.power_states.PowerStates`),
+        #: so a start or an end costs its runs of cores in :attr:`free_set` and the queued
+        #: changes only; node memory is the platform's (unbounded: never charged).
+        self._lazy = self._singletons and self._nominal and not self.bounded_memory
+        #: On one-core nodes: the free cores as runs (placements find free cores there); None
+        #: otherwise.
+        self.free_set: IntervalSet | None = IntervalSet(0, n_cores) if self._singletons else None
+        self._core_job: list[int] = [] if self._lazy else [FREE] * n_cores
+        self._core_state: list[int] = [] if self._lazy else [SLEEPING] * n_cores
+        if self._nominal:  # never changed: no memory per core
+            self.core_factor: Sequence[float] = Repeated(1.0, n_cores)
+            self.proc_fraction: Sequence[float] = Repeated(1.0, n_procs)
+        else:
+            self.core_factor = [1.0] * n_cores
+            self.proc_fraction = [1.0] * n_procs
+        if self._lazy:
+            self.node_free_mem: Sequence[float] = platform.node_memory_mb
+            self._proc_free: list[int] = []
+            self._proc_running: list[int] = []
+            self._proc_demand: list[float] = []
+            self._node_free_cores: list[int] = []
+        else:
+            self.node_free_mem = list(platform.node_memory_mb)
+            self._proc_free = [len(c) for c in self.proc_cores]
+            self._proc_running = [0] * n_procs
+            self._proc_demand = [0.0] * n_procs
+            self._node_free_cores = [1] * n_cores if node_cores is None else node_cores
+        self._built = dict.fromkeys(("core_job", "core_state", "proc_free", "proc_running",
+                                     "proc_demand", "node_free_cores"), -1 if self._lazy else 0)
         self.free_cores = n_cores
         #: Running cores slowed by contention, kept up to date incrementally.
         self.contended = 0
-        self.alloc: dict[int, tuple[int, ...]] = {}
+        self.alloc: dict[int, Sequence[int]] = {}
         self.records = OverutilizationRecorder()
         self._pending: dict[int, tuple[int, float]] = {}
         #: Changes of whole runs of cores ``(first, last + 1, (state, speed_factor))``, queued
@@ -86,35 +126,7 @@ class ClusterState(PowerStates):
         #: Cache for placement policies whose processor ranking never changes (by policy name,
         #: and facts about those rankings).
         self.rankings: dict[object, object] = {}
-        #: True when speeds never change (no contention model, or no finite bandwidth).
-        self._nominal = contention.name == "none" or not any(
-            math.isfinite(b) for b in platform.processor_mem_bw_gbps
-        )
-        self.bounded_memory = any(math.isfinite(m) for m in platform.node_memory_mb)
-        #: Core i is processor i and node i (one-core nodes, as ``--homogeneous-procs``): the
-        #: counters of a job's cores are updated in C-level passes (:meth:`_account_singletons`).
-        self._singletons = (
-            len(self.proc_cores) == n_cores == len(self._node_free_cores)
-            and max(map(len, self.proc_cores), default=0) == 1
-            and all(map(operator.eq, self.core_proc, range(n_cores)))
-            and all(map(operator.eq, self.core_node, range(n_cores)))
-        )
-        #: On more than :data:`MASK_MIN_CORES` one-core nodes: True where a core is free
-        #: (placements find free cores in numpy); None otherwise.
-        self.free_mask: np.ndarray | None = (
-            np.ones(n_cores, dtype=bool) if self._singletons and n_cores > MASK_MIN_CORES else None
-        )
         self._runs: dict[int, list[tuple[int, int]]] = {}
-        #: One-core nodes at nominal speeds with unbounded memory: the per-core and per-node
-        #: counters are made when read (:class:`~hdrm.core.power_states.PowerStates`), so a start
-        #: or an end costs its cores in ``core_job`` and the queued changes only.
-        self._lazy = self._singletons and self._nominal and not self.bounded_memory
-        self._built = dict.fromkeys(("core_state", "proc_free", "proc_running", "proc_demand",
-                                     "node_free_cores"), 0)
-        if self._lazy:  # made on first read: no memory for counters nobody reads
-            for name in self._built:
-                setattr(self, "_" + name, [])
-                self._built[name] = -1
         self._job_bw: dict[int, float] = {}
 
     # ------------------------------------------------------------------ queries
@@ -138,92 +150,66 @@ class ClusterState(PowerStates):
     @property
     def busy_cores(self) -> int:
         """Number of cores running a job."""
-        return len(self.core_job) - self.free_cores
+        return self.nb_cores - self.free_cores
 
     # ------------------------------------------------------------------ commands
     def allocate(self, job: Job, cores: Sequence[int], now: float) -> None:
         """Give ``cores`` to ``job``; memory is charged core by core and rolled back on shortage.
 
         Raises:
-            SimulationError: a core is busy, the job already holds cores, or a node runs out of
-                memory part way (the partial allocation is rolled back and the shortage recorded).
+            SimulationError: a core is busy or unknown, the job already holds cores, or a node
+                runs out of memory part way (the partial allocation is rolled back and the
+                shortage recorded).
         """
         if job.idx in self.alloc:
             raise SimulationError(f"job {job.id} already holds cores")
-        core_job, core_node, free_mem = self.core_job, self.core_node, self.node_free_mem
-        mem = job.mem_mb
-        if mem == 0 and len(cores) > WIDE and self._singletons and self._nominal:
-            runs = self._take_runs(job.idx, cores)
-            if runs is not None:
-                cores = CoreRuns(runs)
-                self.alloc[job.idx] = cores
-                self._runs[job.idx] = runs
-                self.free_cores -= len(cores)
-                if self._lazy:
-                    self._job_bw[job.idx] = job.mem_bw_gbps
-                self._account_singletons(runs, job.mem_bw_gbps, +1)
+        wide = job.mem_mb == 0 and len(cores) > WIDE and self._singletons and self._nominal
+        if wide or self._lazy:
+            runs = core_runs(cores)
+            if self._take_set(runs):
+                self._allocated(job, cores, runs, wide)
                 return
-        if mem == 0 and self._lazy and self._take_free(job.idx, cores):
-            cores = tuple(cores)
-            self.alloc[job.idx] = cores
-            self.free_cores -= len(cores)
-            self._job_bw[job.idx] = job.mem_bw_gbps
-            if self.free_mask is not None:
-                self.free_mask[list(cores)] = False
-            self._account_nominal(cores, job.mem_bw_gbps, +1)
-            return
-        charged: list[int] = []
-        for c in cores:
-            if core_job[c] != FREE:
-                owner = core_job[c]  # before the rollback (a core given twice is this job's)
-                self._rollback(charged, mem)
-                raise SimulationError(f"job {job.id}: core {c} is busy with job {owner}")
-            node = core_node[c]
-            if mem > 0 and free_mem[node] < mem:
-                available = free_mem[node]  # before the rollback gives the partial charge back
-                self.records.memory(now, job.id, node, mem, available)
-                self._rollback(charged, mem)
-                raise SimulationError(
-                    f"job {job.id}: node {node} has {available:g} MB free, needs {mem:g} MB per core"
-                )
-            free_mem[node] -= mem
-            core_job[c] = job.idx
-            charged.append(c)
+            if self._lazy:
+                raise self._conflict(job, cores)
+        if self._lazy:  # pragma: no cover (handled above)
+            raise AssertionError("unreachable")
+        self._charge(job, cores, now)
         cores = tuple(cores)
         self.alloc[job.idx] = cores
         self.free_cores -= len(cores)
-        if self._lazy:
-            self._job_bw[job.idx] = job.mem_bw_gbps
-        if self.free_mask is not None:
-            self.free_mask[list(cores)] = False
+        if self.free_set is not None:
+            for lo, hi in core_runs(cores):
+                self.free_set.remove(lo, hi)
         self._account(cores, job.mem_bw_gbps, +1, now)
 
-    def release(self, job: Job, now: float) -> tuple[int, ...]:
+    def release(self, job: Job, now: float) -> Sequence[int]:
         """Free the cores of ``job``; returns them."""
         cores = self.alloc.pop(job.idx, None)
         if cores is None:
             raise SimulationError(f"job {job.id} holds no cores")
-        core_job, core_node, free_mem = self.core_job, self.core_node, self.node_free_mem
-        mem = job.mem_mb
+        self.free_cores += len(cores)
         if self._lazy:
             del self._job_bw[job.idx]
         runs = self._runs.pop(job.idx, None)
-        if runs is not None:  # one-core nodes, no memory, nominal speeds
-            for lo, hi in runs:
-                core_job[lo:hi] = [FREE] * (hi - lo)
-            self.free_cores += len(cores)
+        if runs is not None:  # one-core nodes, no memory, nominal speeds: kept as runs
+            self._give_set(runs)
+            if not self._lazy:
+                core_job = self._core_job
+                for lo, hi in runs:
+                    core_job[lo:hi] = [FREE] * (hi - lo)
             self._account_singletons(runs, job.mem_bw_gbps, -1)
             return cores
-        if mem == 0 and self._lazy:  # unbounded memory, none charged
-            for c in cores:
-                core_job[c] = FREE
-        else:
-            for c in cores:
-                core_job[c] = FREE
-                free_mem[core_node[c]] += mem
-        self.free_cores += len(cores)
-        if self.free_mask is not None:
-            self.free_mask[list(cores)] = True
+        if self._lazy:
+            self._give_set(core_runs(cores))
+            self._account_nominal(cores, job.mem_bw_gbps, -1)
+            return cores
+        core_job, core_node, free_mem = self._core_job, self.core_node, self.node_free_mem
+        mem = job.mem_mb
+        for c in cores:
+            core_job[c] = FREE
+            free_mem[core_node[c]] += mem
+        if self.free_set is not None:
+            self._give_set(core_runs(cores))
         self._account(cores, job.mem_bw_gbps, -1, now)
         return cores
 
@@ -264,48 +250,92 @@ class ClusterState(PowerStates):
 
     def close(self, now: float) -> None:
         """End of simulation: close open bandwidth-oversubscription spans."""
+        if self._nominal:  # speeds never changed: no span was opened
+            return
         for p, fraction in enumerate(self.proc_fraction):
             if fraction < 1.0:
                 self.records.bandwidth_end(p, now)
 
     # ------------------------------------------------------------------ internals
-    def _take_runs(self, key: int, cores: Sequence[int]) -> list[tuple[int, int]] | None:
-        """Give ``cores`` to job ``key`` run by run when all are free and distinct; returns
-        the runs, or None (nothing changed) for the core-by-core path to report the conflict."""
-        core_job, mask = self.core_job, self.free_mask
-        runs = core_runs(cores)
-        n = len(core_job)
-        for lo, hi in runs:
-            if lo < 0 or hi > n:
-                return None
-            if mask is not None:  # the same facts, read from one byte a core
-                if not mask[lo:hi].all():
-                    return None
-            elif core_job[lo:hi].count(FREE) != hi - lo:
-                return None
-        if len(runs) > 1:
-            ordered = sorted(runs)
-            if any(a[1] > b[0] for a, b in zip(ordered, ordered[1:])):
-                return None  # a core given twice
-        for lo, hi in runs:
-            core_job[lo:hi] = [key] * (hi - lo)
-        return runs
+    def _allocated(self, job: Job, cores: Sequence[int], runs: list[tuple[int, int]],
+                   wide: bool) -> None:
+        """Book ``cores`` (taken out of :attr:`free_set` as ``runs``) for ``job``: wide jobs
+        keep runs and queue run changes, narrow ones (lazy only) a tuple and core changes."""
+        key, bw = job.idx, job.mem_bw_gbps
+        self.free_cores -= len(cores)
+        if self._lazy:
+            self._job_bw[key] = bw
+        if wide:
+            self.alloc[key] = CoreRuns(runs)
+            self._runs[key] = runs
+            if not self._lazy:
+                core_job = self._core_job
+                for lo, hi in runs:
+                    core_job[lo:hi] = [key] * (hi - lo)
+            self._account_singletons(runs, bw, +1)
+        else:  # lazy: unbounded memory, nothing to charge
+            held = tuple(cores)
+            self.alloc[key] = held
+            self._account_nominal(held, bw, +1)
 
-    def _take_free(self, key: int, cores: Sequence[int]) -> bool:
-        """Give ``cores`` to job ``key`` (which holds none) when all are free and distinct, with
-        no memory to charge; else change nothing and return False (the core-by-core path then
-        names the conflict)."""
-        core_job = self.core_job
-        for c in cores:
-            if core_job[c] != FREE:  # busy, or given twice
-                for d in cores:
-                    if core_job[d] == key:
-                        core_job[d] = FREE
+    def _take_set(self, runs: list[tuple[int, int]]) -> bool:
+        """Take ``runs`` out of :attr:`free_set` when all their cores are free and distinct;
+        else change nothing and return False."""
+        free_set = self.free_set
+        assert free_set is not None
+        for k, (lo, hi) in enumerate(runs):
+            if not free_set.remove(lo, hi):
+                for done in runs[:k]:
+                    free_set.add(*done)
                 return False
-            core_job[c] = key
         return True
+
+    def _give_set(self, runs: list[tuple[int, int]]) -> None:
+        """Put ``runs`` (held by a job) back in :attr:`free_set`."""
+        free_set = self.free_set
+        assert free_set is not None
+        for lo, hi in runs:
+            if not free_set.add(lo, hi):
+                raise SimulationError(f"cores {lo}..{hi - 1} freed twice")
+
+    def _conflict(self, job: Job, cores: Sequence[int]) -> SimulationError:
+        """The error of an allocation of ``cores`` that :attr:`free_set` refused: the first
+        core (in the given order) that is unknown, busy or given twice."""
+        seen: set[int] = set()
+        for c in cores:
+            if not 0 <= c < self.nb_cores:
+                return SimulationError(f"job {job.id}: unknown core {c} (0..{self.nb_cores - 1})")
+            owner = job.idx if c in seen else next(
+                (key for key, held in self.alloc.items() if c in held), None)
+            if owner is not None:
+                return SimulationError(f"job {job.id}: core {c} is busy with job {owner}")
+            seen.add(c)
+        return SimulationError(f"job {job.id}: cores {list(cores)} cannot be given")
+
+    def _charge(self, job: Job, cores: Sequence[int], now: float) -> None:
+        """Mark ``cores`` as ``job``'s in ``core_job`` and charge their nodes' memory, core by
+        core; on a busy core or a memory shortage roll back and raise."""
+        core_job, core_node, free_mem = self._core_job, self.core_node, self.node_free_mem
+        mem = job.mem_mb
+        charged: list[int] = []
+        for c in cores:
+            if core_job[c] != FREE:
+                owner = core_job[c]  # before the rollback (a core given twice is this job's)
+                self._rollback(charged, mem)
+                raise SimulationError(f"job {job.id}: core {c} is busy with job {owner}")
+            node = core_node[c]
+            if mem > 0 and free_mem[node] < mem:
+                available = free_mem[node]  # before the rollback gives the partial charge back
+                self.records.memory(now, job.id, node, mem, available)
+                self._rollback(charged, mem)
+                raise SimulationError(
+                    f"job {job.id}: node {node} has {available:g} MB free, needs {mem:g} MB per core"
+                )
+            free_mem[node] -= mem
+            core_job[c] = job.idx
+            charged.append(c)
 
     def _rollback(self, charged: list[int], mem: float) -> None:
         for c in charged:
-            self.core_job[c] = FREE
+            self._core_job[c] = FREE
             self.node_free_mem[self.core_node[c]] += mem

@@ -14,9 +14,8 @@ lowest power first.
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -37,12 +36,15 @@ class CorePolicy:
         key: processor rank key (smallest first), or None for random.
         static: the key never changes during a run (its ranking is computed once).
         doc: definition.
+        by_type: the key depends on the processor's type only (on a platform of one
+            processor type every processor ties, and the ranking is the ids in order).
     """
 
     name: str
     key: ProcKey | None
     static: bool
     doc: str
+    by_type: bool = False
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         """Pickle a registered policy by its name, so that the copy is the registered object
@@ -60,17 +62,22 @@ class CorePolicy:
         if self.key is None:
             return _take_random(state, job, rng)
         ranking = self._ranking(state)
-        if job.mem_mb <= 0 and state.free_mask is not None and self._in_id_order(state, ranking):
-            # one-core nodes ranked by id: the first free cores, found in numpy
-            found = np.flatnonzero(state.free_mask)[:job.res]
-            if len(found) != job.res:
+        in_id_order = self._in_id_order(state, ranking)
+        if job.mem_mb <= 0 and state.free_set is not None and in_id_order:
+            # one-core nodes ranked by id: the lowest free cores, read off the free runs
+            runs = state.free_set.lowest(job.res)
+            if runs is None:
                 return None
             if job.res > WIDE:  # runs of ids, never one int per core
-                return CoreRuns.of(found)
-            chosen = found.tolist()
-            # the platform's own id objects, not new ints: outcomes keep these lists
-            return list(operator.itemgetter(*chosen)(state.core_proc)) if job.res > 1 else chosen
-        if job.mem_mb <= 0 and self._in_id_order(state, ranking) and _core_per_processor(state):
+                return CoreRuns(runs)
+            ids = state.core_proc  # the platform's own id objects: outcomes keep these lists
+            chosen: list[int] = []
+            for lo, hi in runs:
+                chosen += ids[lo:hi]
+            return chosen
+        if state.free_set is not None:
+            return _take_one_core(state, job, ranking)
+        if job.mem_mb <= 0 and in_id_order and _core_per_processor(state):
             return _first_free(state, job.res)
         return _take(state, job, ranking)
 
@@ -81,16 +88,22 @@ class CorePolicy:
         key = ("in_id_order", self.name)
         known = state.rankings.get(key)
         if known is None:
-            known = state.rankings[key] = ranking == list(range(len(ranking)))
+            in_order = range(len(ranking))
+            known = state.rankings[key] = (
+                ranking == in_order if isinstance(ranking, range) else ranking == list(in_order))
         return known
 
-    def _ranking(self, state: ClusterState) -> list[int]:
+    def _ranking(self, state: ClusterState) -> Sequence[int]:
         key = self.key
         if self.static:
             cache = state.rankings
             ranking = cache.get(self.name)
             if ranking is None:
-                ranking = sorted(range(len(state.proc_cores)), key=lambda p: (key(state, p), p))
+                n = len(state.proc_cores)
+                if self.by_type and getattr(state.platform.processors, "one_core_type", None):
+                    ranking = range(n)  # one processor type: every key ties, ids decide
+                else:
+                    ranking = sorted(range(n), key=lambda p: (key(state, p), p))
                 cache[self.name] = ranking
             return ranking
         free = state.proc_free
@@ -121,7 +134,23 @@ def _first_free(state: ClusterState, need: int) -> list[int] | None:
     return chosen
 
 
-def _take(state: ClusterState, job: Job, ranking: list[int]) -> list[int] | None:
+def _take_one_core(state: ClusterState, job: Job, ranking: Sequence[int]) -> list[int] | None:
+    """:func:`_take` on one-core nodes (processor ``p`` is core ``p`` and node ``p``): whether
+    a core is free is read off :attr:`~hdrm.core.state.ClusterState.free_set`."""
+    need, mem = job.res, job.mem_mb
+    free_set, free_mem, ids = state.free_set, state.node_free_mem, state.core_proc
+    assert free_set is not None
+    chosen: list[int] = []
+    for p in ranking:
+        if p not in free_set or (mem > 0 and free_mem[p] < mem):
+            continue
+        chosen.append(ids[p])
+        if len(chosen) == need:
+            return chosen
+    return None
+
+
+def _take(state: ClusterState, job: Job, ranking: Sequence[int]) -> list[int] | None:
     need, mem = job.res, job.mem_mb
     free, cores_of, node_of = state.proc_free, state.proc_cores, state.proc_node
     core_job, free_mem = state.core_job, state.node_free_mem
@@ -146,8 +175,8 @@ def _take(state: ClusterState, job: Job, ranking: list[int]) -> list[int] | None
 
 
 def _take_random(state: ClusterState, job: Job, rng: np.random.Generator) -> list[int] | None:
-    if state.free_mask is not None:
-        candidates = np.flatnonzero(state.free_mask).tolist()
+    if state.free_set is not None:
+        candidates = list(state.free_set)
     else:
         candidates = [c for c, j in enumerate(state.core_job) if j == FREE]
     order = rng.permutation(len(candidates))
@@ -177,8 +206,8 @@ def _registered(name: str) -> Any:
 CORE_POLICIES: Registry[CorePolicy] = Registry("core selection policy")
 
 
-def _add(name: str, key: ProcKey | None, static: bool, doc: str) -> None:
-    CORE_POLICIES.add(name, CorePolicy(name, key, static, doc))
+def _add(name: str, key: ProcKey | None, static: bool, doc: str, by_type: bool = False) -> None:
+    CORE_POLICIES.add(name, CorePolicy(name, key, static, doc, by_type))
 
 
 def _gflops(state: ClusterState, p: int) -> float:
@@ -203,8 +232,8 @@ def _free_bw(state: ClusterState, p: int) -> float:
 
 
 _add("random", None, False, "Uniformly random free cores (seeded).")
-_add("high_gflops", _gflops, True, "Fastest cores (GFLOP/s) first.")
+_add("high_gflops", _gflops, True, "Fastest cores (GFLOP/s) first.", by_type=True)
 _add("high_cores", _free_cores, False, "Processors with the most free cores first.")
 _add("high_mem", _free_mem, False, "Cores of the nodes with the most free memory first.")
 _add("high_mem_bw", _free_bw, False, "Processors with the most free memory bandwidth first.")
-_add("low_power", _power, True, "Cores with the lowest power (W) first.")
+_add("low_power", _power, True, "Cores with the lowest power (W) first.", by_type=True)

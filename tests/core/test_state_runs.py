@@ -20,13 +20,16 @@ N = 1200
 
 
 def pair() -> tuple[ClusterState, ClusterState]:
-    """A state with the run-by-run path, and the same state forced onto the general path."""
+    """A state with the run-by-run path, and the same state on the general (core-by-core)
+    path."""
     platform = Platform.homogeneous(N)
     fast = ClusterState(platform, make_contention("none"))
-    slow = ClusterState(platform, make_contention("none"))
-    for name in slow._built:  # the counters made once, then kept core by core
-        getattr(slow, name)
-    slow._singletons, slow.free_mask, slow._lazy = False, None, False
+    try:
+        ClusterState.fast_paths = False
+        slow = ClusterState(platform, make_contention("none"))
+    finally:
+        ClusterState.fast_paths = True
+    assert ClusterState.fast_paths and not slow._singletons and not slow._lazy
     return fast, slow
 
 
@@ -45,9 +48,9 @@ def test_core_runs():
 
 def test_layout_is_detected_only_on_one_core_nodes():
     fast, _ = pair()
-    assert fast._singletons and fast.free_mask is not None and fast.free_mask.all()
+    assert fast._singletons and fast.free_set is not None and fast.free_set.runs == [(0, N)]
     small = ClusterState(Platform.homogeneous(4), make_contention("none"))
-    assert small._singletons and small.free_mask is None  # small platforms need no mask
+    assert small._singletons and small.free_set.runs == [(0, 4)]
     from builders import one_node
     assert not ClusterState(one_node(8), make_contention("none"))._singletons
 
@@ -57,11 +60,11 @@ def test_wide_allocation_queues_runs_and_frees_them():
     fast.allocate(job(0, res=80, mem_bw_gbps=2.0), list(range(10, 90)), 0.0)
     assert fast.take_pending_runs() == [(10, 90, (RUNNING, 1.0))]
     assert fast.core_job[10:90] == [0] * 80 and fast.core_job[9] == FREE
-    assert not fast.free_mask[10:90].any() and fast.free_mask[:10].all()
+    assert fast.free_set.runs == [(0, 10), (90, N)]
     assert fast.proc_demand[10:90] == [2.0] * 80 and fast.free_cores == N - 80
     fast.release(job(0, res=80), 5.0)
     assert fast.take_pending() == {c: (SLEEPING, 1.0) for c in range(10, 90)}
-    assert fast.free_mask.all() and fast.core_state == [SLEEPING] * N
+    assert fast.free_set.runs == [(0, N)] and fast.core_state == [SLEEPING] * N
 
 
 def test_a_busy_core_is_refused_with_nothing_changed():
@@ -107,7 +110,7 @@ def test_same_state_and_changes_as_core_by_core(steps, seed):
             slow.allocate(j, cores, float(i))
             running.append(j)
         assert snapshot(fast) == snapshot(slow)
-        assert list(fast.free_mask) == [c == FREE for c in fast.core_job]
+        assert list(fast.free_set) == [c for c in range(N) if fast.core_job[c] == FREE]
         if rng.integers(2):
             runs = fast.take_pending_runs()
             expected = list(slow.take_pending().items())

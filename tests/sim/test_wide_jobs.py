@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hdrm.core.state import ClusterState
 from hdrm.platform.model import Platform
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.sim.machine import Machine
@@ -20,13 +21,14 @@ def signature(result) -> tuple:
 
 def run(policy: str, backfilling: str, general: bool, monkeypatch, cores: int) -> tuple:
     workload = generate_workload(300, cores, np.random.default_rng(5), load=1.2)
-    sim = Simulation(Platform.homogeneous(cores), workload,
-                     SimulationConfig(contention="none", backfilling=backfilling))
     with monkeypatch.context() as patch:
         if general:
-            sim.core.state._singletons, sim.core.state.free_mask = False, None
+            patch.setattr(ClusterState, "fast_paths", False)
             patch.setattr(Machine, "_free_runs", lambda self, runs: False)
             patch.setattr(Machine, "_apply_free_runs", lambda self, runs: False)
+        sim = Simulation(Platform.homogeneous(cores), workload,
+                         SimulationConfig(contention="none", backfilling=backfilling))
+        assert sim.core.state._singletons != general
         return signature(sim.run(policy))
 
 
@@ -34,7 +36,7 @@ def run(policy: str, backfilling: str, general: bool, monkeypatch, cores: int) -
     ("fcfs", "easy"), ("sjf", "conservative"), ("random-random", "easy_first"),
     ("fcfs-high_cores", "none"),
 ])
-@pytest.mark.parametrize("cores", [256, 2048])  # without and with the free-core mask
+@pytest.mark.parametrize("cores", [256, 2048])
 def test_same_schedule_and_energy_as_core_by_core(policy, backfilling, cores, monkeypatch):
     fast = run(policy, backfilling, False, monkeypatch, cores)
     assert max(len(row[4]) for row in fast[0]) > 100  # wide jobs did run
