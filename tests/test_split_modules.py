@@ -53,7 +53,8 @@ def test_registries_hold_the_moved_classes():
     assert OBSERVATIONS.get("job_window_reservation") is job_window.JobWindowReservationObservation
     assert OBSERVATIONS.get("job_window_predicted") is job_window.JobWindowPredictedObservation
     assert set(job_window_kinds()) == {"job_window", "job_window_reservation",
-                                       "job_window_predicted", "gpu_job_window",
+                                       "job_window_predicted", "job_window_queue",
+                                       "gpu_job_window",
                                        "job_window_sla"}
     assert NETWORKS.get("kernel") is job_row_networks.KernelNetwork
     assert NETWORKS.get("attention") is job_row_networks.AttentionNetwork

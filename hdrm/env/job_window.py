@@ -30,6 +30,17 @@ the kinds of ``job_pick`` mode (:func:`~hdrm.env.observations.job_window_kinds`)
     jobs, at most the requested time (:mod:`hdrm.core.predictor`; Tsafrir et al. 2007), i.e.
     what a scheduler can know of the job's real length when it decides. Reservations still
     assume the requested times, as EASY does.
+``job_window_queue`` (``job_pick`` mode)
+    ``job_window_reservation`` with four columns before the real-job flag that describe the
+    whole queue at this decision (the same value on every job row): a per-job scorer sees only
+    its own row, so without them it cannot tell a decision with a long or blocked queue from one
+    with a short one. Over all queued jobs (the window's and those past it):
+
+    * ``queue_length``: ``q / (q + window)`` for ``q`` queued jobs;
+    * ``queue_demand``: the queued jobs' cores ``c`` over the platform's ``n``, as
+      ``c / (c + n)`` (0.5: one machine's worth waits);
+    * ``queue_blocked``: the share of queued jobs that need more cores than are free now;
+    * ``oldest_wait``: the longest wait in the queue, normalised as the waiting time.
 """
 
 from __future__ import annotations
@@ -51,6 +62,8 @@ JOB_FEATURES = ("waiting_time", "requested_time", "processors", "memory", "bandw
 RESERVATION_JOB_FEATURES = JOB_FEATURES[:6] + ("start_in", "reserved", "before_reserved",
                                                      "delays_reserved") + JOB_FEATURES[6:]
 PREDICTED_JOB_FEATURES = RESERVATION_JOB_FEATURES[:-2] + ("predicted_time",) + JOB_FEATURES[6:]
+QUEUE_FEATURES = ("queue_length", "queue_demand", "queue_blocked", "oldest_wait")
+QUEUE_JOB_FEATURES = RESERVATION_JOB_FEATURES[:-2] + QUEUE_FEATURES + JOB_FEATURES[6:]
 
 
 @OBSERVATIONS.register("job_window")
@@ -150,3 +163,32 @@ class JobWindowPredictedObservation(JobWindowReservationObservation):
         predict = self.env.sim.core.predictor.predict
         predicted = np.fromiter((predict(job) for job in window), dtype=float, count=len(window))
         rows[:, 10] = np.log1p(predicted) / _LOG_WEEK
+
+
+@OBSERVATIONS.register("job_window_queue")
+class JobWindowQueueObservation(JobWindowReservationObservation):
+    name = "job_window_queue"
+    features = QUEUE_JOB_FEATURES
+
+    def extra_columns(self, rows: np.ndarray, window: list, idx: np.ndarray, fits: np.ndarray
+                      ) -> None:
+        super().extra_columns(rows, window, idx, fits)
+        first = len(RESERVATION_JOB_FEATURES) - 2
+        rows[:, first:first + len(QUEUE_FEATURES)] = self.queue_columns()
+
+    def queue_columns(self) -> np.ndarray:
+        """The four whole-queue values of :data:`QUEUE_FEATURES` at this decision."""
+        env = self.env
+        queue = env.sim.core.queue
+        q = len(queue)
+        out = np.zeros(len(QUEUE_FEATURES), dtype=np.float32)
+        if not q:
+            return out
+        idx = np.fromiter((j.idx for j in queue), dtype=np.int64, count=q)
+        cores = self.per_job()[1][idx]
+        demand, nb = float(cores.sum()), float(env.platform.nb_cores)
+        wait = max(float(env.sim.now - env.submit[idx].min()), 0.0)
+        out[:] = (q / (q + env.config.window), demand / (demand + nb),
+                  float(np.mean(cores > env.sim.core.state.free_cores)),
+                  math.log1p(wait) / _LOG_WEEK)
+        return out

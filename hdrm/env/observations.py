@@ -37,7 +37,8 @@ Observation kinds:
     how far the requests overstate what the queued jobs will really run.
 
 The kinds of ``job_pick`` mode, one row per window job (``job_window``,
-``job_window_reservation``, ``job_window_predicted``), are in :mod:`hdrm.env.job_window`.
+``job_window_reservation``, ``job_window_predicted``, ``job_window_queue``), are in
+:mod:`hdrm.env.job_window`.
 """
 
 from __future__ import annotations
@@ -299,9 +300,11 @@ def make_observation(name: str, env: "SchedulingEnv", where: str = "observation"
 from hdrm.env.job_window import (  # noqa: E402,F401
     JOB_FEATURES,
     PREDICTED_JOB_FEATURES,
+    QUEUE_JOB_FEATURES,
     RESERVATION_JOB_FEATURES,
     JobWindowObservation,
     JobWindowPredictedObservation,
+    JobWindowQueueObservation,
     JobWindowReservationObservation,
 )
 from hdrm.env import gpu_observations  # noqa: E402,F401

@@ -37,7 +37,8 @@ def test_policy_pair_mode_passes_check_env(small_swf, observation, platform, dec
 @pytest.mark.parametrize("platform", sorted(PLATFORMS))
 @pytest.mark.parametrize("observation, features", [("job_window", 8),
                                                    ("job_window_reservation", 12),
-                                                   ("job_window_predicted", 13)])
+                                                   ("job_window_predicted", 13),
+                                                   ("job_window_queue", 16)])
 def test_job_pick_mode_passes_check_env(small_swf, platform, decision, backfilling, observation,
                                         features):
     env = SchedulingEnv(workload_file=small_swf, nb_jobs=20, mode="job_pick", window=8,
