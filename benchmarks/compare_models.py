@@ -100,14 +100,24 @@ def discover_models(models_dir: str | Path) -> list[Model]:
 
 def learner_column(meta: dict[str, Any]) -> str:
     """A model's column: ``"PPO-kernel (event)"``; a ``policy_pair`` learner given other pairs
-    than HDeepRM's 36 gets its own column, ``"PPO-mlp, 54 pairs (event)"``; a model that records
-    no no-leakage rule is marked ``"[pre-rule]"`` (trained before the rule)."""
+    than HDeepRM's 36 gets its own column, ``"PPO-mlp, 54 pairs (event)"``, and a ``job_pick``
+    learner trained under the no-leakage rule that sees another observation than ``job_window``
+    its own, ``"PPO-kernel, job_window_queue (event)"``, as does one trained with a wait
+    penalty, ``"PPO-kernel, wait penalty 4 (event)"`` (so seeds are never averaged with another
+    setting's); a model that records no no-leakage rule is marked ``"[pre-rule]"``
+    (trained before the rule; its column stays as it was)."""
     setting = meta["setting"]
-    pairs = ""
+    extra = ""
     if setting["mode"] == "policy_pair" and setting.get("job_selections"):
-        pairs = f", {_pair_count(setting)} pairs"
+        extra = f", {_pair_count(setting)} pairs"
+    observation = setting.get("observation") or "job_window"
+    if (setting["mode"] == "job_pick" and observation != "job_window"
+            and isinstance(meta.get("rule"), dict)):
+        extra = f", {observation}"
+    if setting.get("wait_penalty") and isinstance(meta.get("rule"), dict):
+        extra += f", wait penalty {setting['wait_penalty']:g}"
     mark = "" if isinstance(meta.get("rule"), dict) else f" [{PRE_RULE}]"
-    return f"{meta['label']}{pairs} ({setting['decision']}){mark}"
+    return f"{meta['label']}{extra} ({setting['decision']}){mark}"
 
 
 def _pair_count(setting: dict[str, Any]) -> int:
@@ -194,7 +204,7 @@ def _actions(setting: dict[str, Any]) -> str:
 def _observation(setting: dict[str, Any]) -> str:
     """The observation of a setting, with the reservation order where it has one."""
     name = setting.get("observation") or "job_window"
-    if name in ("job_window_reservation", "job_window_predicted"):
+    if name in ("job_window_reservation", "job_window_predicted", "job_window_queue"):
         return f"{name} ({setting.get('reservation', 'fcfs')})"
     return name
 

@@ -261,6 +261,7 @@ def model_score(run: EvalRun) -> Score:
             reservation=setting.get("reservation", "fcfs"), workload_file=run.trace_file,
             procs=run.procs)
     env = SchedulingEnv(config=config)
+    check_features(run.policy, setting, getattr(env.observer, "features", None))
     agent_config = dict(meta["agent"], run="test")
     cls = get_agent_class(meta["learner"], f"{run.policy}: learner")
     agent = cls(agent_config, env.observation_space, env.action_space,
@@ -270,3 +271,28 @@ def model_score(run: EvalRun) -> Score:
     pick = setting.get("pick", "env")
     episodes = (protocol.run_agent(agent, env, s, seed=0, pick=pick) for s in run.starts)
     return Score.mean(episode.score for episode in episodes)
+
+
+def check_features(path: str, setting: dict[str, Any], features: Any) -> None:
+    """Refuse a model whose recorded observation features differ from what its observation
+    kind gives now (the network would read the wrong columns); models that record none (trained
+    before the features were recorded) are evaluated as before.
+
+    Raises:
+        ConfigError: one line naming the model file, the first differing column and the fix.
+    """
+    recorded = setting.get("features")
+    if recorded is None:
+        return
+    now = list(features or ())
+    if list(recorded) == now:
+        return
+    name = setting.get("observation")
+    diff = next((i for i, (a, b) in enumerate(zip(recorded, now)) if a != b),
+                min(len(recorded), len(now)))
+    had = recorded[diff] if diff < len(recorded) else "nothing"
+    has = now[diff] if diff < len(now) else "nothing"
+    raise ConfigError(f"{path}: options.setting.features: the model was trained on "
+                      f"{len(recorded)} features of observation {name!r} but it now gives "
+                      f"{len(now)} (column {diff}: {had!r} then, {has!r} now); retrain the model "
+                      "with benchmarks/train.py or evaluate it with the code it was trained with")

@@ -31,6 +31,7 @@ import numpy as np
 from benchmarks.choices import named
 from benchmarks.protocol_score import Score, score_result  # noqa: F401 (importable from here)
 from hdrm.env import EnvConfig, SchedulingEnv
+from hdrm.env.objectives import HOUR_S
 from hdrm.errors import ConfigError
 from hdrm.platform.loader import load_platform
 from hdrm.platform.model import Platform
@@ -258,7 +259,8 @@ class Episode(NamedTuple):
 
 
 def run_agent(agent: Any, env: SchedulingEnv, start: int, seed: int = 0,
-              pick: str = "env", load_factor: float = 1.0) -> Episode:
+              pick: str = "env", load_factor: float = 1.0, wait_penalty: float = 0.0
+              ) -> Episode:
     """One episode of ``agent`` (as it is: set ``train_mode`` before) from ``start``.
 
     Args:
@@ -268,6 +270,10 @@ def run_agent(agent: Any, env: SchedulingEnv, start: int, seed: int = 0,
         seed: seed of the episode.
         pick: how picks map to actions (:func:`agent_mask`).
         load_factor: the sequence's submission times are divided by it (training variants).
+        wait_penalty: training only: the agent's rewards also lose this many times the jobs'
+            mean waiting time in hours, each job's share ``wait / (N x 1 h)`` when it ends, so
+            an episode's return is minus (objective + ``wait_penalty`` x mean wait in hours);
+            the score is the schedule's, unchanged.
     """
     obs, info = env.reset(seed=seed, options={"start_index": int(start), "load_factor": load_factor})
     agent.start_episode()
@@ -275,8 +281,12 @@ def run_agent(agent: Any, env: SchedulingEnv, start: int, seed: int = 0,
     while not done:
         mask = info["action_mask"]
         action = agent.decide(obs, agent_mask(env, mask, pick))
+        waited = env.tracker.sum_wait_s
         obs, reward, terminated, truncated, info = env.step(env_action(mask, action))
         done = terminated or truncated
+        if wait_penalty:
+            reward -= wait_penalty * (env.tracker.sum_wait_s - waited) / (
+                max(env.tracker.nb_jobs, 1) * HOUR_S)
         agent.rewarded(reward, done)
         steps += 1
     stats = agent.end_episode()

@@ -4,8 +4,10 @@ Usage::
 
     python benchmarks/train.py --trace lublin|sdsc --backfill none|easy --learner ppo
         [--network kernel|attention] [--decision event|commit] [--pick any|fitting|env]
-        [--observation job_window|job_window_reservation|job_window_predicted [--reservation wfp3]]
-        [--window 128] [--rollout-device cpu|cuda|cuda:N|auto] [--update-device cpu|cuda|cuda:N|auto]
+        [--observation job_window|job_window_reservation|job_window_predicted|job_window_queue
+         [--reservation wfp3]]
+        [--window 128] [--reward-timing end|accrued] [--wait-penalty W]
+        [--rollout-device cpu|cuda|cuda:N|auto] [--update-device cpu|cuda|cuda:N|auto]
         [--imitate HEURISTIC [--imitate-backfill easy] [--imitate-episodes N] [--imitate-epochs E]]
         [--workers N [--address ADDR]] [--num-envs K]
         --seed 0 --minutes M [--max-steps N] --out models/NAME.pt
@@ -29,6 +31,12 @@ load, and so does validation unless ``--validation-load-factors`` lists factors 
 (each validation sequence at each factor, scored by the mean). In ``policy_pair`` mode the actions
 are HDeepRM's 36 pairs unless ``--job-selections`` lists the job selections to pair with its six
 core selections (e.g. the six of HDeepRM plus ``sjf_pred,wfp3_pred,unicep_pred``: 54 pairs).
+
+``--wait-penalty W`` shapes the training rewards against starvation (issue 26): they also lose
+``W`` times the jobs' mean waiting time in hours, so a schedule that holds long or wide jobs back
+(which the mean bounded slowdown barely counts) costs the learner; validation and evaluation
+score the schedule as before. The model records it (its column in ``benchmarks/compare.py``
+says so), and the observation's feature names, which evaluation checks.
 
 ``--imitate`` warm-starts a policy learner by imitating a heuristic first
 (:mod:`benchmarks.imitation`): a queue heuristic with backfilling in ``job_pick`` mode, a fixed
@@ -140,9 +148,10 @@ def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict
         "learner": s.learner, "label": learner_label(s.learner, agent), "agent": config,
         "setting": {"trace": s.trace, "backfill": s.backfill, "decision": s.decision,
                     "mode": s.mode, "objective": s.objective, "platform": s.platform,
-                    "reward_timing": s.reward_timing,
+                    "reward_timing": s.reward_timing, "wait_penalty": s.wait_penalty,
                     "pick": s.pick if s.mode == "job_pick" else "env",
                     "observation": s.observation, "reservation": s.reservation,
+                    "features": observation_features(s.observation),
                     "job_selections": list(s.job_selections) if s.job_selections else None,
                     "window": s.window if s.mode == "job_pick" else None,
                     "train_jobs": s.train_jobs, "seed": s.seed, "imitate": s.imitate,
@@ -151,6 +160,16 @@ def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict
                     "validation_load_factors": list(s.validation_load_factors)},
         "training": figures,
     }
+
+
+def observation_features(name: str | None) -> list[str] | None:
+    """The feature names of a job-window observation kind, in column order (recorded in the
+    model file, so an evaluation refuses a model whose observation has changed since); None for
+    the kinds of ``policy_pair`` mode, which name no columns."""
+    from hdrm.env.observations import OBSERVATIONS
+
+    features = getattr(OBSERVATIONS.get(name or "job_window", "--observation"), "features", None)
+    return list(features) if features else None
 
 
 def save(agent: Any, s: TrainSettings, config: dict[str, Any], figures: dict[str, Any],
@@ -275,7 +294,8 @@ class _Run:
             train_rule.assert_training_window(start, s.train_jobs, self.split)
             seed = int(self.rng.integers(2**31))
             factor = float(self.rng.uniform(*s.load_factors)) if s.load_factors else 1.0
-            episode = protocol.run_agent(self.agent, self.env, start, seed, s.pick, factor)
+            episode = protocol.run_agent(self.agent, self.env, start, seed, s.pick, factor,
+                                         s.wait_penalty)
             value = episode.score.value(s.objective)
             self.env_steps += episode.steps
             self.episode += 1

@@ -67,6 +67,7 @@ class TrainSettings:
     platform: str | None = None
     objective: str = "avg_bounded_slowdown"
     reward_timing: str = "end"
+    wait_penalty: float = 0.0
     pick: str = "any"
     observation: str | None = None
     reservation: str = "fcfs"
@@ -165,6 +166,12 @@ def check_settings(s: TrainSettings) -> None:
     if bad or not s.validation_load_factors:
         raise ConfigError(f"--validation-load-factors: expected positive numbers (e.g. 1,1.5), got "
                           f"{','.join(f'{f:g}' for f in s.validation_load_factors) or 'none'}")
+    if not (math.isfinite(s.wait_penalty) and s.wait_penalty >= 0):
+        raise ConfigError(f"--wait-penalty: expected a number >= 0 (e.g. 4), got "
+                          f"{s.wait_penalty:g}")
+    if s.wait_penalty and (s.workers or s.num_envs > 1):
+        raise ConfigError(f"--wait-penalty {s.wait_penalty:g}: shapes the rewards of episodes "
+                          "played in this process; leave --workers and --num-envs out")
     if s.window < 1:
         raise ConfigError(f"--window: expected a positive number of jobs, got {s.window}")
     check_workers(s)
@@ -258,18 +265,23 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--reward-timing", default="end",
                    help="end (rewards as jobs end) or accrued (also the slowdown the jobs in the "
                         "system have accrued: a waiting job is penalised while it waits)")
+    p.add_argument("--wait-penalty", type=float, default=0.0, metavar="W",
+                   help="training only: rewards also lose W x the jobs' mean waiting time in "
+                        "hours (as each job ends), against schedules that starve jobs the mean "
+                        "slowdown barely counts (long, wide ones); default 0: none")
     p.add_argument("--observation",
                    help="policy_pair mode: minimal, small (default), small_waits, "
                         "small_waits_predicted or normal (HDeepRM's); "
-                        "job_pick mode: job_window (default), job_window_reservation or "
-                        "job_window_predicted")
+                        "job_pick mode: job_window (default), job_window_reservation, "
+                        "job_window_predicted or job_window_queue")
     p.add_argument("--job-selections", metavar="J1,J2,...",
                    help="policy_pair mode: the job selections paired with the six core "
                         "selections to make the actions (default: HDeepRM's random, first, "
                         "shortest, smallest, low_mem, low_mem_bw; add e.g. sjf_pred, wfp3_pred, "
                         "unicep_pred for run times predicted from the users' ended jobs)")
     p.add_argument("--reservation", default="fcfs",
-                   help="job_window_reservation and job_window_predicted: the policy whose "
+                   help="job_window_reservation, job_window_predicted and job_window_queue: the "
+                        "policy whose "
                         "first waiting job is reserved for (fcfs, wfp3, wfp3_pred ...)")
     p.add_argument("--window", type=int, default=protocol.WINDOW,
                    help=f"job_pick mode: queued jobs the learner sees (default {protocol.WINDOW}, "
@@ -347,7 +359,7 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
         out=a.out, trace=a.trace, backfill=a.backfill, learner=a.learner, network=a.network,
         rollout_device=a.rollout_device, update_device=a.update_device,
         decision=a.decision, mode=a.mode, platform=a.platform, objective=a.objective,
-        reward_timing=a.reward_timing,
+        reward_timing=a.reward_timing, wait_penalty=a.wait_penalty,
         pick=a.pick, seed=a.seed, reservation=a.reservation, window=a.window,
         observation=a.observation, job_selections=selections,
         minutes=a.minutes, max_steps=a.max_steps, validate_every=max(1, a.validate_every),

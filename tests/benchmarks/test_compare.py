@@ -297,9 +297,9 @@ def test_training_episodes_draw_their_load_factor_and_validation_keeps_the_trace
     seen = []
     real = protocol.run_agent
 
-    def spy(agent, env, start, seed=0, pick="env", load_factor=1.0):
+    def spy(agent, env, start, seed=0, pick="env", load_factor=1.0, wait_penalty=0.0):
         seen.append(load_factor)
-        return real(agent, env, start, seed, pick, load_factor)
+        return real(agent, env, start, seed, pick, load_factor, wait_penalty)
 
     monkeypatch.setattr(protocol, "run_agent", spy)
     settings = tiny_settings(traces, tmp_path / "a.pt", max_steps=150, load_factors=(1.5, 2.0))

@@ -1,0 +1,200 @@
+"""Issue 26: a model records its observation's features and evaluation refuses one whose
+observation has changed since (benchmarks/train.py, evaluation.py); benchmarks/train_check.py
+judges models on their validation range only, with the tail and the starvation ratios."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from benchmarks import evaluation, train, train_check
+from hdrm.agents.checkpoint import read_checkpoint, save_snapshot
+from hdrm.env.observations import QUEUE_JOB_FEATURES, RESERVATION_JOB_FEATURES
+from hdrm.errors import ConfigError
+
+from .test_compare import NB_JOBS, SLICES, tiny_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> tuple[Path, Path]:
+    """The tiny traces of test_compare and a ``job_window_queue`` model trained on them under
+    TINY_RANGES (validation jobs [200, 400), sequences at 200)."""
+    traces = tmp_path_factory.mktemp("traces")
+    for target, source in SLICES.items():
+        (traces / target).write_bytes(gzip.compress((ROOT / "workloads" / source).read_bytes()))
+    model = tmp_path_factory.mktemp("models") / "queue.pt"
+    train.train(tiny_settings(traces, model, max_steps=100, observation="job_window_queue"),
+                echo=lambda *_: None)
+    return traces, model
+
+
+def _rewritten(model: Path, out: Path, **setting) -> Path:
+    """A copy of ``model`` whose recorded setting is updated with ``setting`` (None: removed)."""
+    checkpoint = read_checkpoint(model)
+    options = checkpoint["options"]
+    for key, value in setting.items():
+        if value is None:
+            options["setting"].pop(key, None)
+        else:
+            options["setting"][key] = value
+    save_snapshot(checkpoint, out, options)
+    return out
+
+
+def _run(model: Path, traces: Path, tmp: Path) -> evaluation.EvalRun:
+    return evaluation.model_run(str(model), str(traces), str(tmp), (0,), NB_JOBS, "lublin",
+                                "none", "protocol", "")
+
+
+def test_the_model_records_its_observation_features(tiny):
+    _, model = tiny
+    setting = read_checkpoint(model)["options"]["setting"]
+    assert setting["observation"] == "job_window_queue"
+    assert setting["features"] == list(QUEUE_JOB_FEATURES)
+    assert train.observation_features(None) == train.observation_features("job_window")
+    assert train.observation_features("small") is None  # policy_pair kinds name no columns
+
+
+def test_a_changed_feature_set_is_refused_in_one_line(tiny, tmp_path):
+    traces, model = tiny
+    old = list(QUEUE_JOB_FEATURES)
+    old[12] = "queue_free"  # as if the observation had changed since training
+    changed = _rewritten(model, tmp_path / "changed.pt", features=old)
+    with pytest.raises(ConfigError) as err:
+        evaluation.evaluate(_run(changed, traces, tmp_path))
+    text = str(err.value)
+    assert "\n" not in text
+    assert text == (f"{changed}: options.setting.features: the model was trained on 16 features "
+                    "of observation 'job_window_queue' but it now gives 16 (column 12: "
+                    "'queue_free' then, 'queue_blocked' now); retrain the model with "
+                    "benchmarks/train.py or evaluate it with the code it was trained with")
+    shorter = _rewritten(model, tmp_path / "short.pt",
+                         features=list(RESERVATION_JOB_FEATURES))
+    with pytest.raises(ConfigError, match=r"trained on 12 features .* now gives 16 \(column 10: "
+                                          r"'is_job' then, 'queue_length' now\)"):
+        evaluation.evaluate(_run(shorter, traces, tmp_path))
+
+
+def test_a_model_recording_no_features_evaluates_as_before(tiny, tmp_path):
+    traces, model = tiny
+    older = _rewritten(model, tmp_path / "older.pt", features=None)
+    assert "features" not in read_checkpoint(older)["options"]["setting"]
+    assert (evaluation.evaluate(_run(older, traces, tmp_path))
+            == evaluation.evaluate(_run(model, traces, tmp_path)))
+
+
+def test_train_check_scores_the_validation_range_with_the_starvation_ratios(tiny, capsys):
+    traces, model = tiny
+    args = [str(model), "--traces", str(traces), "--heuristics", "fcfs,f1", "--nb-jobs", "64",
+            "--starts", "200,300"]
+    assert train_check.main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("best heuristic: ")
+    rows = {line.split(" | ")[0].strip("| "): line for line in lines[3:]}
+    assert set(rows) == {"fcfs (event)", "f1 (event)", "queue.pt"}
+    cells = rows["queue.pt"].strip("| ").split(" | ")
+    assert len(cells) == 1 + len(train_check.COLUMNS) + 2
+    ratio = float(cells[-2].rstrip(" !"))  # max wait over the best heuristic's
+    assert ratio > 0 and cells[-2].endswith("!") == (ratio > 1.5)
+    runs = train_check.plan_runs([str(model)], ("f1",), str(traces), "unused")
+    assert {r.starts for r in runs.values()} == {(200,)}  # the rule's validation sequences
+    assert {r.nb_jobs for r in runs.values()} == {NB_JOBS}
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--starts", "150"], "error: --starts: the sequence [150, 214) leaves the allowed jobs "
+                          "[200, 400); choose starts inside it"),
+    (["--starts", "2x0"], "error: --starts: expected comma-separated integers (e.g. 6252,6352), "
+                          "got '2x0'"),
+])
+def test_train_check_stays_inside_the_validation_range(tiny, capsys, extra, message):
+    traces, model = tiny
+    assert train_check.main([str(model), "--traces", str(traces), *extra]) == 2
+    assert capsys.readouterr().err.strip() == message
+
+
+def test_train_check_refuses_a_file_that_is_not_a_model(tmp_path, capsys):
+    missing = tmp_path / "none.pt"
+    assert train_check.main([str(missing)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {missing}: no such model file; give checkpoints written by benchmarks/train.py")
+
+
+def test_a_rule_abiding_model_of_another_observation_gets_its_own_column(tiny):
+    from benchmarks import compare
+
+    _, model = tiny
+    meta = read_checkpoint(model)["options"]
+    assert compare.learner_column(meta) == "PPO-kernel, job_window_queue (event)"
+    plain = dict(meta, setting=dict(meta["setting"], observation="job_window"))
+    assert compare.learner_column(plain) == "PPO-kernel (event)"
+    old = dict(meta, rule=None)  # trained before the rule: its column stays as it was
+    assert compare.learner_column(old) == "PPO-kernel (event) [pre-rule]"
+
+
+class _FirstJob:
+    """Picks the first window job; keeps the rewards it is given."""
+
+    def __init__(self) -> None:
+        self.rewards: list[float] = []
+
+    def start_episode(self) -> None:
+        self.rewards = []
+
+    def decide(self, obs, mask) -> int:
+        return int(mask.nonzero()[0][0])
+
+    def rewarded(self, reward: float, done: bool) -> None:
+        self.rewards.append(reward)
+
+    def end_episode(self) -> dict:
+        return {}
+
+
+def test_the_wait_penalty_adds_the_mean_wait_in_hours_to_the_return(tmp_path):
+    from benchmarks import protocol
+    from hdrm.env import SchedulingEnv
+
+    # 4 cores, FCFS picks: j1 (4 cores, 100 s) runs at 0; j2 (4 cores, 50 s, submitted at 0)
+    # waits 100 s; j3 (1 core, 10 s, submitted at 10) waits until j2 ends at 150: 140 s.
+    lines = ["; MaxProcs: 4"] + [
+        f"{i} {sub} 0 {run} {procs} -1 -1 {procs} {run} -1 1 1 1 1 1 1 -1 -1"
+        for i, (sub, run, procs) in enumerate([(0, 100, 4), (0, 50, 4), (10, 10, 1)], 1)]
+    (tmp_path / "w.swf").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    env = SchedulingEnv(workload_file=str(tmp_path / "w.swf"), platform_file=None,
+                        homogeneous_procs=4, mode="job_pick", window=4, nb_jobs=3)
+    agent = _FirstJob()
+    plain = protocol.run_agent(agent, env, 0, pick="any")
+    base = sum(agent.rewards)
+    shaped = protocol.run_agent(agent, env, 0, pick="any", wait_penalty=2.0)
+    assert shaped.score == plain.score  # the schedule and its score are the same
+    assert sum(agent.rewards) - base == pytest.approx(-2.0 * (0 + 100 + 140) / 3 / 3600)
+    assert plain.score.max_wait_s == 140
+
+
+@pytest.mark.parametrize("kw,message", [
+    ({"wait_penalty": -1.0}, "--wait-penalty: expected a number >= 0 (e.g. 4), got -1"),
+    ({"wait_penalty": 2.0, "num_envs": 2},
+     "--wait-penalty 2: shapes the rewards of episodes played in this process; leave "
+     "--workers and --num-envs out"),
+])
+def test_wait_penalty_settings_are_checked(tiny, tmp_path, kw, message):
+    traces, _ = tiny
+    with pytest.raises(ConfigError) as err:
+        train.check_settings(tiny_settings(traces, tmp_path / "x.pt", **kw))
+    assert str(err.value) == message
+
+
+def test_a_wait_penalty_model_records_it_and_gets_its_own_column(tiny):
+    from benchmarks import compare
+
+    _, model = tiny
+    meta = read_checkpoint(model)["options"]
+    assert meta["setting"]["wait_penalty"] == 0.0
+    shaped = dict(meta, setting=dict(meta["setting"], wait_penalty=4.0))
+    assert compare.learner_column(shaped) == ("PPO-kernel, job_window_queue, wait penalty 4 "
+                                              "(event)")
