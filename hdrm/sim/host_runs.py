@@ -21,12 +21,12 @@ _FREE = -1
 class HostRuns:
     """Run-by-run helpers mixed into :class:`~hdrm.sim.machine.Machine` (its attributes)."""
 
-    job_on: list[int]
-    state: list[int]
+    job_on: list[int] | array.array
+    state: list[int] | array.array
     now: float
     _power: list[tuple[float, ...]]
     _one_row: bool
-    _factor: list[float]
+    _factor: list[float] | array.array
     _unit_factors: bool
     _energy_acc: list[float] | array.array | None  # doubles on large machines; None: not kept
     _energy_t: list[float] | array.array | None
@@ -45,12 +45,30 @@ class HostRuns:
     def _free_runs(self, runs: list[tuple[int, int]]) -> bool:
         """True when every host of ``runs`` exists and runs no job."""
         job_on, n = self.job_on, len(self.job_on)
-        return all(0 <= lo and hi <= n and job_on[lo:hi].count(_FREE) == hi - lo for lo, hi in runs)
+        return all(0 <= lo and hi <= n and self._all(job_on, lo, hi, _FREE) for lo, hi in runs)
+
+    @staticmethod
+    def _all(values: list | array.array, lo: int, hi: int, value: object) -> bool:
+        """True when ``values[lo:hi]`` (a host list or array) all equal ``value``; long runs
+        of arrays compare in numpy, over a view of their memory."""
+        if hi - lo <= _NUMPY_MIN_RUN or isinstance(values, list):
+            return values[lo:hi].count(value) == hi - lo
+        return bool((_view(values)[lo:hi] == value).all())
+
+    @staticmethod
+    def _fill(values: list | array.array, lo: int, hi: int, value: object) -> None:
+        """``values[lo:hi] = value`` for each host (arrays: one numpy slice assignment)."""
+        if isinstance(values, list):
+            values[lo:hi] = [value] * (hi - lo)
+        elif hi - lo <= _NUMPY_MIN_RUN:
+            values[lo:hi] = array.array(values.typecode, [value]) * (hi - lo)
+        else:
+            _view(values)[lo:hi] = value
 
     def _uniform(self, lo: int, hi: int) -> tuple[tuple[float, ...], int] | None:
         """``(power row, state)`` shared by every host of ``lo..hi - 1``, or None."""
         row, state = self._power[lo], self.state[lo]
-        if self.state[lo:hi].count(state) != hi - lo:
+        if not self._all(self.state, lo, hi, state):
             return None
         if not self._one_row and self._power[lo:hi].count(row) != hi - lo:
             return None
@@ -82,7 +100,7 @@ class HostRuns:
         job_on = self.job_on
         for lo, hi, (state, _) in runs:
             same = self._uniform(lo, hi)
-            if same is None or same[1] == state or job_on[lo:hi].count(_FREE) != hi - lo:
+            if same is None or same[1] == state or not self._all(job_on, lo, hi, _FREE):
                 return False
             rows.append(same)
         now = self.now
@@ -91,9 +109,9 @@ class HostRuns:
             n = hi - lo
             self._charge(lo, hi, row[old])
             delta = _repeated_sum(delta, row[state] - row[old], n)
-            self.state[lo:hi] = [state] * n
+            self._fill(self.state, lo, hi, state)
             if speed_factor != 1.0 or not self._unit_factors:  # else: all 1 already
-                self._factor[lo:hi] = [speed_factor] * n
+                self._fill(self._factor, lo, hi, speed_factor)
                 self._unit_factors = self._unit_factors and speed_factor == 1.0
         if delta:
             self._total_energy += self._total_power * (now - self._total_t)
@@ -123,6 +141,19 @@ class HostRuns:
             for c in range(lo, hi):
                 acc[c] += power * (now - last[c])
         last[lo:hi] = [now] * (hi - lo)
+
+
+def _view(values: array.array) -> np.ndarray:
+    """A numpy view of the memory of ``values`` (no copy: writes reach the array)."""
+    return np.frombuffer(values, dtype=_DTYPES[values.typecode])
+
+
+#: numpy types of the array types hosts are kept in.
+_DTYPES = {"b": np.int8, "i": np.intc, "d": np.float64}
+
+#: Runs of host arrays up to this long are checked and filled by the arrays' own methods
+#: (numpy's call overhead costs more there).
+_NUMPY_MIN_RUN = 512
 
 
 def _repeated_sum(total: float, value: float, count: int) -> float:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import array
 import heapq
+import itertools
 import math
 from typing import Iterable, Sequence
 
@@ -74,7 +75,7 @@ def machine_for(platform: Platform, kill_on_walltime: bool = True) -> "Machine":
     power_rows = {w: state_power_w(w) for w in set(platform.core_power_w)}
     speeds = list(map(speed_rows.__getitem__, platform.core_gflops))
     powers = list(map(power_rows.__getitem__, platform.core_power_w))
-    return Machine(speeds, powers, SLEEPING, kill_on_walltime, host_energy=False)
+    return Machine(speeds, powers, SLEEPING, kill_on_walltime, host_energy=False, compact=True)
 
 
 class Machine(HostRuns, MachineQueries):
@@ -90,6 +91,10 @@ class Machine(HostRuns, MachineQueries):
         kill_on_walltime: kill jobs that reach their walltime (Batsim's behaviour).
         host_energy: keep each host's energy account (:meth:`host_energy_j`); without, state
             changes cost no per-host update (total and job energies are the same either way).
+        compact: from :data:`ARRAY_MIN_HOSTS` hosts, keep the hosts' states, jobs and speed
+            factors in flat arrays of the smallest types (``state`` and ``job_on`` are then
+            ``array.array`` s, indexed as lists; job keys must fit 32 bits) that runs of hosts
+            check and fill through numpy views (:mod:`hdrm.sim.host_runs`).
     """
 
     def __init__(
@@ -99,6 +104,7 @@ class Machine(HostRuns, MachineQueries):
         initial_state: int | Sequence[int] = 0,
         kill_on_walltime: bool = True,
         host_energy: bool = True,
+        compact: bool = False,
     ) -> None:
         n = len(speeds_gflops)
         if len(power_w) != n:
@@ -108,12 +114,17 @@ class Machine(HostRuns, MachineQueries):
         self._power = [shared.setdefault(t, t) for t in map(tuple, power_w)]
         #: every host has the same power row (runs need not compare them)
         self._one_row = len({id(r) for r in self._power}) <= 1
-        self._factor = [1.0] * n
         #: True while every host's speed factor is 1 (runs set to factor 1 then skip the write)
         self._unit_factors = True
-        states = [initial_state] * n if isinstance(initial_state, int) else list(initial_state)
-        self.state: list[int] = states
-        self.job_on: list[int] = [_FREE] * n
+        uniform = isinstance(initial_state, int)
+        if compact and uniform and n >= ARRAY_MIN_HOSTS and max(map(len, shared)) <= 127:
+            self._factor: list[float] | array.array = array.array("d", [1.0]) * n
+            self.state: list[int] | array.array = array.array("b", [initial_state]) * n
+            self.job_on: list[int] | array.array = array.array("i", [_FREE]) * n
+        else:
+            self._factor = [1.0] * n
+            self.state = [initial_state] * n if uniform else list(initial_state)
+            self.job_on = [_FREE] * n
         self._energy_acc: list[float] | array.array | None = None
         self._energy_t: list[float] | array.array | None = None
         if host_energy and n >= ARRAY_MIN_HOSTS:
@@ -121,7 +132,11 @@ class Machine(HostRuns, MachineQueries):
             self._energy_t = array.array("d", bytes(8 * n))
         elif host_energy:
             self._energy_acc, self._energy_t = [0.0] * n, [0.0] * n
-        self._total_power = math.fsum(self._power[c][states[c]] for c in range(n))
+        if uniform and self._one_row and n:  # exactly rounded either way: the same float
+            self._total_power = math.fsum(itertools.repeat(self._power[0][initial_state], n))
+        else:
+            states = self.state
+            self._total_power = math.fsum(self._power[c][states[c]] for c in range(n))
         self._total_energy = 0.0
         self._total_t = 0.0
         self.kill_on_walltime = kill_on_walltime
@@ -173,7 +188,7 @@ class Machine(HostRuns, MachineQueries):
         power_w = 0.0
         if runs is not None:
             for lo, hi in runs:
-                job_on[lo:hi] = [key] * (hi - lo)
+                self._fill(job_on, lo, hi, key)
                 power_w = self._sum_power(lo, hi, power_w)
         else:
             for c in cores:
@@ -331,7 +346,7 @@ class Machine(HostRuns, MachineQueries):
         job_on = self.job_on
         if isinstance(job.cores, CoreRuns):
             for lo, hi in job.cores.runs:
-                job_on[lo:hi] = [_FREE] * (hi - lo)
+                self._fill(job_on, lo, hi, _FREE)
         else:
             for c in job.cores:
                 job_on[c] = _FREE

@@ -190,3 +190,24 @@ def test_factor_one_runs_after_other_factors_are_written():
     assert m._factor == [1.0] * 150 + [0.5] * 50 + [1.0] * (N - 200)
     m.set_state([250], 1, 0.25)
     assert m._factor[250] == 0.25
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, N), steps, st.integers(0, 2**16), st.sampled_from([0, 512]))
+def test_compact_hosts_equal_lists(split, script, seed, numpy_min_run):
+    """A compact machine (states, jobs and speed factors in arrays of int8, int32 and doubles,
+    runs checked and filled in numpy from ``numpy_min_run`` hosts) has the very states, powers,
+    energies and job records of the host-by-host machine of lists."""
+    from hdrm.sim import host_runs
+
+    kinds = [0] * split + [1] * (N - split)
+    limits = machine_module.ARRAY_MIN_HOSTS, host_runs._NUMPY_MIN_RUN
+    machine_module.ARRAY_MIN_HOSTS, host_runs._NUMPY_MIN_RUN = 0, numpy_min_run
+    try:
+        compact = Machine([SPEEDS[k] for k in kinds], [POWERS[k] for k in kinds], 3,
+                          host_energy=False, compact=True)
+        assert compact.state.typecode == "b" and compact.job_on.typecode == "i"
+        _replay_both((compact, machines(kinds)[1]), script, seed, look=_without_hosts)
+    finally:
+        machine_module.ARRAY_MIN_HOSTS, host_runs._NUMPY_MIN_RUN = limits
+    assert len(compact.state) == N and compact.job_on.tolist() == [-1] * N
