@@ -5,10 +5,13 @@ saves); each of the N workers owns K environments and a copy of the agent
 (:class:`~hdrm.distributed.ppo_rollout.RolloutCollector`). One iteration:
 
 1. the learner's weights are put once in Ray's object store and sent to every worker, with the
-   statistics of the last update and, to worker 0, the state of the learner's sampling generator;
+   statistics of the last update and, to worker 0, the state of the learner's sampling generator
+   (as numpy arrays, :mod:`hdrm.distributed.wire`);
 2. every worker plays its share of the rollout (``rollout_steps / (N x K)`` steps per
-   environment, rounded up) and returns it with advantages and returns computed against its own
-   bootstrap values, and the episodes that ended;
+   environment, rounded up), stepping its environments in its own process with no call to the
+   learner, and returns it in one object: the share's columns (observations, masks, actions,
+   log-probabilities, values, and advantages and returns computed against its own bootstrap
+   values) as numpy arrays, and the episodes that ended;
 3. the learner concatenates the shares in worker order and runs one PPO update on them, shuffling
    its minibatches with worker 0's generator; its state goes back to worker 0 with the weights.
 
@@ -35,10 +38,8 @@ import os
 import time
 from typing import Any, Callable
 
-import torch
 
-from hdrm.agents.buffers import RolloutBatch
-from hdrm.distributed import ray_backend
+from hdrm.distributed import ray_backend, wire
 from hdrm.distributed.learners import EndedEpisode, RolloutTask, TrainingRun, WorkerPlan
 from hdrm.distributed.ppo_rollout import Collected, RolloutCollector
 from hdrm.errors import ConfigError, HdrmError
@@ -59,15 +60,27 @@ def share_steps(rollout_steps: int, workers: int, num_envs: int) -> int:
 
 
 class RolloutWorker:
-    """The body of a rollout worker actor: a :class:`RolloutCollector` and its process id."""
+    """The body of a rollout worker actor: a :class:`RolloutCollector` and its process id.
+
+    What crosses the process boundary is numpy (:mod:`hdrm.distributed.wire`): the weights and
+    the generator state it is given, the fragment and the generator state it returns.
+    """
 
     def __init__(self, task: RolloutTask, worker: int, num_envs: int, rollout_steps: int,
                  seed: int) -> None:
         self.collector = RolloutCollector(task, worker, num_envs, rollout_steps, seed)
 
-    def collect(self, *args: Any) -> tuple[Collected, int]:
+    def collect(self, weights: dict[str, Any] | None, generator_state: Any,
+                update_stats: dict[str, float] | None, max_episodes: float
+                ) -> tuple[Collected, int]:
         """:meth:`RolloutCollector.collect`, and this process's id (a changed one: restarted)."""
-        return self.collector.collect(*args), os.getpid()
+        collected = self.collector.collect(
+            None if weights is None else wire.from_wire(weights),
+            wire.generator_from_wire(generator_state), update_stats, max_episodes)
+        if collected.batch is not None:
+            collected.batch = wire.batch_to_wire(collected.batch)
+        collected.generator_state = wire.generator_to_wire(collected.generator_state)
+        return collected, os.getpid()
 
     def result(self, position: int) -> Any:
         """The simulation result of the ``position``-th episode that ended in the last call."""
@@ -166,8 +179,8 @@ class PPOWorkers:
 
     def collect(self, stats: dict[str, float] | None, max_episodes: float) -> list[Collected]:
         """One rollout from every worker, with the learner's weights (sent once)."""
-        weights = self.ray.put(self.agent.state_dict())
-        generator = self.agent.generator.get_state()
+        weights = self.ray.put(wire.to_wire(self.agent.state_dict()))
+        generator = wire.generator_to_wire(self.agent.generator.get_state())
         refs = [w.collect.remote(weights, generator if i == 0 else None, stats, max_episodes)
                 for i, w in enumerate(self.workers)]
         replies = self._get(refs)
@@ -183,9 +196,8 @@ class PPOWorkers:
         """One update from the workers' shares; None when a share was cut by the budget."""
         if any(c.batch is None for c in results):
             return None
-        self.agent.generator.set_state(results[0].generator_state)
-        batch = RolloutBatch(*(torch.cat(column) for column in zip(*(c.batch for c in results))))
-        stats = self.agent.learn_rollout(batch)
+        self.agent.generator.set_state(wire.generator_from_wire(results[0].generator_state))
+        stats = self.agent.learn_rollout(wire.join_batches([c.batch for c in results]))
         for collected in results:
             for episode in collected.episodes:
                 if episode.awaiting_update:

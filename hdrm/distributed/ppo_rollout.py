@@ -43,7 +43,8 @@ class Collected:
     """What one :meth:`RolloutCollector.collect` gave.
 
     Attributes:
-        batch: the rollout with advantages and returns (remote collectors); None when the
+        batch: the rollout with advantages and returns (remote collectors; a rollout worker
+            sends its columns as numpy arrays, :mod:`hdrm.distributed.wire`); None when the
             budget of episodes ran out first, or for a local collector (it learned already).
         episodes: the episodes that ended, in the order they ended (by environment within a
             step).

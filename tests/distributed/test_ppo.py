@@ -19,20 +19,9 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from hdrm.agents.vector import run_vector
 from hdrm.distributed.learners import WorkerPlan
 from hdrm.distributed.ppo import PPOWorkers, share_steps, train_ppo
-from hdrm.launch.workers import LaunchTask
 from hdrm.launcher import main
-from launch_options import example_options
 
-ROOT = Path(__file__).resolve().parents[2]
-AGENT = ROOT / "agents" / "ppo.py"
-
-
-def write_options(folder: Path, episodes: int = 5, **params) -> Path:
-    """examples/ppo with 20-job episodes (20 decisions each) and 16-step rollouts: rollouts end
-    mid-episode (bootstrapped) and, at step 80, with the episode (not bootstrapped)."""
-    return example_options(folder, episodes=episodes, params={
-        "rollout_steps": 16, "minibatch": 8, "epochs": 2, "rollout_device": "cpu",
-        "update_device": "cpu", **params})
+from .ppo_helpers import AGENT, ROOT, learner, write_options
 
 
 def launch(capsys, *argv) -> tuple[int, str]:
@@ -47,18 +36,6 @@ def rows(path: Path, drop: tuple[str, ...] = ("wall_s",)) -> list[dict[str, str]
 
 def weights(path: Path) -> dict[str, torch.Tensor]:
     return torch.load(path, weights_only=True)["model_state_dict"]
-
-
-def learner(options: Path, num_envs: int = 1):
-    """The launch's agent for ``options`` and the task its workers use."""
-    from hdrm.launch.experiment import build_experiment
-    from hdrm.launch.workers import apply_num_envs
-    from hdrm.options import load_options
-
-    opts = load_options(options)
-    exp = build_experiment(opts, AGENT)
-    apply_num_envs(exp, num_envs)
-    return exp.agent, LaunchTask(options, AGENT, opts.seed)
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +74,37 @@ def test_one_worker_is_the_single_process_learner_bit_for_bit(ray, tmp_path, cap
     assert (distributed / "out_jobs.csv").read_bytes() == (single / "out_jobs.csv").read_bytes()
     a, b = weights(single / "model.pt"), weights(distributed / "model.pt")
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_two_ray_workers_play_the_rollouts_of_their_bodies_in_this_process(ray, tmp_path):
+    """Seeded rollouts do not depend on where a worker runs: two Ray workers return, over two
+    iterations (the second with the learner's updated weights), exactly the shares, generator
+    state and episodes that the same two worker bodies return when called in this process with
+    the same numpy weights."""
+    from hdrm.distributed import wire
+    from hdrm.distributed.ppo import RolloutWorker
+
+    options = write_options(tmp_path, rollout_steps=48)
+    agent, task = learner(options)
+    trainer = PPOWorkers(ray, agent, task, WorkerPlan(2, 1))
+    share = share_steps(48, 2, 1)
+    local = [RolloutWorker(task, w, 1, share, agent.seed + w) for w in range(2)]
+    try:
+        for _ in range(2):
+            generator = wire.generator_to_wire(agent.generator.get_state())
+            weights = wire.to_wire(agent.state_dict())
+            here = [w.collect(weights, generator if i == 0 else None, None, float("inf"))[0]
+                    for i, w in enumerate(local)]
+            remote = trainer.collect(None, float("inf"))
+            for a, b in zip(remote, here):
+                assert all(np.array_equal(x, y) for x, y in zip(a.batch, b.batch))
+                assert [(e.env, e.steps, e.return_, e.actions) for e in a.episodes] == [
+                    (e.env, e.steps, e.return_, e.actions) for e in b.episodes]
+            assert np.array_equal(remote[0].generator_state, here[0].generator_state)
+            assert sum(len(e.actions) for c in remote for e in c.episodes) > 0
+            assert trainer.learn(remote) is not None
+    finally:
+        trainer.close()
 
 
 def test_environments_in_this_process_are_run_vector(tmp_path):
