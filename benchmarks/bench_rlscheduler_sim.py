@@ -10,7 +10,8 @@ start indices (``--sequences`` of them, drawn with a seeded generator in RLSched
 * ``hdrm``: :func:`hdrm.workload.swf.read_swf` (``conventions="rlscheduler"``), then per sequence
   and per run one :class:`hdrm.sim.engine.Simulation` (``decision="commit"``, no contention, no
   walltime kill, no timeline; backfilling ``none`` or ``easy``) and
-  :func:`hdrm.results.metrics.avg_bounded_slowdown`;
+  :func:`hdrm.sim.outputs.mean_bounded_slowdown` (the mean of the out_jobs.csv rows, computed
+  from the outcomes without making the rows);
 * ``rlscheduler``: ``HPCSimPickJobs.HPCEnv`` imported from a checkout of
   DIR-LAB/deep-batch-scheduler (never copied here), run by its own Python with an old gym and
   numpy: ``my_init`` once, then per sequence ``reset_for_test`` and
@@ -82,9 +83,8 @@ def hdrm_side(swf: str, starts: list[int], length: int) -> dict:
     """The protocol on hdrm; mean bsld per run, start job ids and CPU seconds."""
     sys.path.insert(0, str(ROOT))  # the checkout's hdrm, installed or not
     from hdrm.platform.model import Platform
-    from hdrm.results.metrics import avg_bounded_slowdown
     from hdrm.sim.engine import Simulation, SimulationConfig
-    from hdrm.sim.outputs import job_results
+    from hdrm.sim.outputs import mean_bounded_slowdown
     from hdrm.workload.select import sequences
     from hdrm.workload.swf import read_swf
 
@@ -100,7 +100,7 @@ def hdrm_side(swf: str, starts: list[int], length: int) -> dict:
                                       decision="commit", kill_on_walltime=False,
                                       record_timeline=False)
             result = Simulation(platform, seq, config).run(policy)
-            sums[run_key(policy, backfill)] += avg_bounded_slowdown(job_results(result))
+            sums[run_key(policy, backfill)] += mean_bounded_slowdown(result)
     t2 = time.process_time()
     return {"start_ids": ids, "nb_jobs": len(workload.jobs), "load_cpu_s": t1 - t0,
             "protocol_cpu_s": t2 - t1, "mean_bsld": {k: v / max(len(starts), 1) for k, v in sums.items()}}

@@ -45,9 +45,13 @@ def _ran(results: Sequence[JobResult]) -> list[JobResult]:
     return [r for r in results if r.final_state != REJECTED]
 
 
-def _batsim_mean(values: list[float], nb_jobs: int) -> float:
-    """Sum of ``values`` over ``nb_jobs`` (Batsim's mean), 0 when there are no jobs."""
+def batsim_mean(values: list[float], nb_jobs: int) -> float:
+    """Sum of ``values`` (one per job that ran) over ``nb_jobs``, rejected jobs included
+    (Batsim's mean); 0 when there are no jobs."""
     return math.fsum(values) / nb_jobs if nb_jobs else 0.0
+
+
+_batsim_mean = batsim_mean
 
 
 def makespan(results: Sequence[JobResult]) -> float:

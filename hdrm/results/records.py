@@ -375,12 +375,17 @@ class JobResult:
         """``max(1, (wait + run) / max(run, threshold_s))``; None when the job was rejected."""
         if self.rejected:
             return None
-        run_s = float(self.execution_time)
-        return max(1.0, (float(self.waiting_time) + run_s) / max(run_s, threshold_s))
+        return bounded_slowdown(float(self.waiting_time), float(self.execution_time), threshold_s)
 
     def user(self) -> str | None:
         """The user named in the metadata, or None (see :func:`metadata_user`)."""
         return metadata_user(self.metadata)
+
+
+def bounded_slowdown(wait_s: float, run_s: float, threshold_s: float = BSLD_THRESHOLD_S) -> float:
+    """``max(1, (wait + run) / max(run, threshold_s))`` of a job that waited ``wait_s`` and ran
+    ``run_s`` seconds (the one definition: :meth:`JobResult.bounded_slowdown` uses it)."""
+    return max(1.0, (wait_s + run_s) / max(run_s, threshold_s))
 
 
 def _ratio(num: float, den: float) -> float:

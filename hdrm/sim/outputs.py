@@ -15,9 +15,9 @@ from typing import Any
 
 from hdrm.errors import ConfigError
 from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
-from hdrm.results.metrics import summarize
+from hdrm.results.metrics import batsim_mean, summarize
 from hdrm.results.overutil import write_overutilizations
-from hdrm.results.records import JobResult, format_interval_set
+from hdrm.results.records import BSLD_THRESHOLD_S, JobResult, bounded_slowdown, format_interval_set
 from hdrm.results.timeline import write_timeline_csv
 from hdrm.sim.engine import REJECTED, Outcome, SimulationResult
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
@@ -72,6 +72,23 @@ def job_results(result: SimulationResult) -> list[JobResult]:
         rows = result.reports["jobs"] = [job_result(o) for o in result.outcomes]
         result.reports.pop("schedule", None)
     return rows
+
+
+def mean_bounded_slowdown(result: SimulationResult, threshold_s: float = BSLD_THRESHOLD_S) -> float:
+    """The run's mean bounded slowdown, as
+    :func:`~hdrm.results.metrics.avg_bounded_slowdown` of :func:`job_results` gives it (the same
+    float), computed from the outcomes without making the rows (what a protocol that only
+    needs this mean, run by run, should call)."""
+    values = []
+    for outcome in result.outcomes:
+        if outcome.state == REJECTED:
+            continue
+        start = outcome.start_s
+        run_s = (outcome.run_s if isinstance(outcome, PreemptedOutcome)
+                 else outcome.finish_s - start)
+        wait_s = float(start - outcome.job.submit_s)
+        values.append(bounded_slowdown(wait_s, float(run_s), threshold_s))
+    return batsim_mean(values, len(result.outcomes))
 
 
 def schedule_summary(result: SimulationResult, results: list[JobResult] | None = None) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from builders import job, workload
 import hdrm.sim.outputs as outputs
 from hdrm.platform.model import Platform
 from hdrm.results.csvio import read_jobs_csv, read_schedule_csv
+from hdrm.results.metrics import avg_bounded_slowdown
 from hdrm.sim.engine import Simulation, SimulationConfig
 
 
@@ -39,3 +40,25 @@ def test_other_rows_are_summarised_as_given():
     assert (full["nb_jobs"], part["nb_jobs"]) == (12, 5)
     full["nb_jobs"] = -1  # a caller's copy: the run's own summary is unchanged
     assert outputs.schedule_summary(result)["nb_jobs"] == 12
+
+
+def test_mean_bounded_slowdown_by_hand():
+    # one core: job 0 runs [0, 20); job 1 (submitted at 5, runs 4 s) waits 15 s; job 2 asks
+    # for 2 cores and is rejected; bsld: 1, (15 + 4) / max(4, 10) = 1.9; mean over all 3 jobs
+    jobs = [job(0, 0.0, 1, 20.0), job(1, 5.0, 1, 30.0, 4.0), job(2, 6.0, 2, 10.0)]
+    config = SimulationConfig(contention="none")
+    result = Simulation(Platform.homogeneous(1), workload(jobs), config).run("fcfs")
+    assert [o.state for o in result.outcomes][2] == "REJECTED"
+    assert outputs.mean_bounded_slowdown(result) == (1.0 + 1.9) / 3
+    assert outputs.mean_bounded_slowdown(result, threshold_s=1.0) == (1.0 + 19 / 4) / 3
+
+
+def test_mean_bounded_slowdown_is_the_rows_mean():
+    # the same float as the mean of the out_jobs.csv rows, with backfilling and rejections
+    jobs = [job(i, float(i) * 0.7, 1 + i % 5, 20.0 + i % 7, 1.5 + (i * 37) % 11) for i in range(60)]
+    for backfilling in ("none", "easy"):
+        config = SimulationConfig(contention="none", backfilling=backfilling)
+        result = Simulation(Platform.homogeneous(4), workload(jobs), config).run("sjf")
+        assert sum(o.state == "REJECTED" for o in result.outcomes) == 12  # 5 cores asked
+        expected = avg_bounded_slowdown(outputs.job_results(result))
+        assert outputs.mean_bounded_slowdown(result) == expected
