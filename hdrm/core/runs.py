@@ -18,9 +18,24 @@ from hdrm.results.records import CoreRuns, consecutive_runs
 #: core-by-core loops cost less than the C-level passes' setup).
 WIDE = 64
 
-#: ``cores`` as runs of consecutive ids ``(first, last + 1)``, in their order:
-#: ``[4, 5, 6, 0, 1, 9] -> [(4, 7), (0, 2), (9, 10)]``.
-core_runs = consecutive_runs
+
+
+def core_runs(cores: Sequence[int]) -> list[tuple[int, int]]:
+    """``cores`` as runs of consecutive ids ``(first, last + 1)``, in their order:
+    ``[4, 5, 6, 0, 1, 9] -> [(4, 7), (0, 2), (9, 10)]``.
+
+    A list or tuple of consecutive ascending ids (what placements mostly give) is recognised by
+    one C-level comparison; anything else is split by
+    :func:`~hdrm.results.records.consecutive_runs`.
+    """
+    kind = type(cores)
+    if kind is list or kind is tuple:
+        n = len(cores)
+        if n:
+            first = cores[0]
+            if cores[-1] - first == n - 1 and cores == kind(range(first, first + n)):
+                return [(first, first + n)]
+    return consecutive_runs(cores)
 
 __all__ = ["WIDE", "CoreRuns", "OneEach", "Repeated", "core_runs"]
 

@@ -127,6 +127,8 @@ class ClusterState(PowerStates):
         #: and facts about those rankings).
         self.rankings: dict[object, object] = {}
         self._runs: dict[int, list[tuple[int, int]]] = {}
+        #: Runs of the cores of each narrow job of a lazy state (given back at its end).
+        self._held: dict[int, list[tuple[int, int]]] = {}
         self._job_bw: dict[int, float] = {}
 
     # ------------------------------------------------------------------ queries
@@ -200,7 +202,7 @@ class ClusterState(PowerStates):
             self._account_singletons(runs, job.mem_bw_gbps, -1)
             return cores
         if self._lazy:
-            self._give_set(core_runs(cores))
+            self._give_set(self._held.pop(job.idx))
             self._account_nominal(cores, job.mem_bw_gbps, -1)
             return cores
         core_job, core_node, free_mem = self._core_job, self.core_node, self.node_free_mem
@@ -276,6 +278,7 @@ class ClusterState(PowerStates):
         else:  # lazy: unbounded memory, nothing to charge
             held = tuple(cores)
             self.alloc[key] = held
+            self._held[key] = runs
             self._account_nominal(held, bw, +1)
 
     def _take_set(self, runs: list[tuple[int, int]]) -> bool:
