@@ -28,12 +28,19 @@ from hdrm.core.records import OverutilizationRecorder
 from hdrm.core.runs import WIDE, CoreRuns, OneEach, Repeated, core_runs
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
-from hdrm.platform.one_core import OneCoreProcessors
+from hdrm.platform.one_core import OneCoreProcessors, Same
 from hdrm.core.power_states import FREE, PowerStates
 from hdrm.platform.power import SLEEPING
 from hdrm.workload.job import Job
 
 __all__ = ["FREE", "ClusterState"]
+
+
+def _any_finite(values: Sequence[float]) -> bool:
+    """True when some value is finite (one look for a table of one repeated value)."""
+    if isinstance(values, Same):
+        return len(values) > 0 and math.isfinite(values.value)
+    return any(map(math.isfinite, values))
 
 
 class ClusterState(PowerStates):
@@ -72,10 +79,9 @@ class ClusterState(PowerStates):
         self.core_proc: tuple[int, ...] = platform.core_processor
         self.core_node: tuple[int, ...] = platform.core_node
         #: True when speeds never change (no contention model, or no finite bandwidth).
-        self._nominal = contention.name == "none" or not any(
-            math.isfinite(b) for b in platform.processor_mem_bw_gbps
-        )
-        self.bounded_memory = any(math.isfinite(m) for m in platform.node_memory_mb)
+        self._nominal = contention.name == "none" or not _any_finite(
+            platform.processor_mem_bw_gbps)
+        self.bounded_memory = _any_finite(platform.node_memory_mb)
         #: Core i is processor i and node i (one-core nodes, as ``--homogeneous-procs``): the
         #: counters of a job's cores are updated in C-level passes (:meth:`_account_singletons`).
         self._singletons = self.fast_paths and (one_core or (

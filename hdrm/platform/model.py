@@ -306,11 +306,15 @@ class Platform:
         procs, nodes = self.processors, self.nodes
         one_type = getattr(procs, "one_core_type", None)  # made on demand: not walked
         if one_type is not None:
-            put(self, "processor_mem_bw_gbps", (one_type.mem_bw_gbps,) * len(procs))
+            from hdrm.platform.one_core import Same  # it uses this module
+
+            put(self, "processor_mem_bw_gbps", Same(one_type.mem_bw_gbps, len(procs)))
         else:
             put(self, "processor_mem_bw_gbps", tuple(p.mem_bw_gbps for p in procs))
         if getattr(nodes, "one_core_type", None) is not None:
-            put(self, "node_memory_mb", (math.inf,) * len(nodes))
+            from hdrm.platform.one_core import Same  # it uses this module
+
+            put(self, "node_memory_mb", Same(math.inf, len(nodes)))
         else:
             put(self, "node_memory_mb", tuple(n.memory_mb for n in nodes))
 
@@ -360,11 +364,13 @@ class Platform:
         ptype = ProcessorType("generic", 1, gflops, 1.0, math.inf, power_w, "generic", "generic")
         ntype = NodeType("generic", (("generic", 1),), math.inf)
         net = NetworkType("generic", 10.0, 1.0)
-        ids = tuple(range(nb_cores))
-        cores = CoreTable((gflops,) * nb_cores, (power_w,) * nb_cores, ids, ids, (0,) * nb_cores)
-        # no core, processor or node object is kept: each is made when asked for (memory
-        # follows the platform's few types, not its cores)
-        from hdrm.platform.one_core import OneCoreNodes, OneCoreProcessors  # they use this module
+        # no core, processor or node object, nor any per-core table entry is kept: each is
+        # made when asked for (memory follows the platform's few types, not its cores)
+        from hdrm.platform.one_core import Ids, OneCoreNodes, OneCoreProcessors, Same
+
+        ids = Ids(nb_cores)
+        cores = CoreTable(Same(gflops, nb_cores), Same(power_w, nb_cores), ids, ids,
+                          Same(0, nb_cores))
 
         procs = OneCoreProcessors(nb_cores, ptype)
         nodes = OneCoreNodes(nb_cores, ntype)

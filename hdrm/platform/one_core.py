@@ -4,16 +4,84 @@
 Such a platform keeps no processor, node or core object: each is made from the one type and its
 index when read, so its memory follows its few types, not its cores (issue 25, point 6). The
 decision core reads the flat per-core tables and never walks these; they compare equal to the
-tuples of the objects they make.
+tuples of the objects they make. Its flat per-core tables are :class:`Same` (one value ``n``
+times) and :class:`Ids` (``0 .. n - 1``): equal to, and hashed as, the tuples they stand for.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+from typing import Any, Iterator
+
+import numpy as np
 
 from hdrm.platform.model import Node, NodeType, Processor, ProcessorType, _MadeOnDemand
 
-__all__ = ["OneCoreNodes", "OneCoreProcessors"]
+__all__ = ["Ids", "OneCoreNodes", "OneCoreProcessors", "Same"]
+
+
+class Same(_MadeOnDemand):
+    """``n`` times one ``value``: the tuple ``(value,) * n`` in constant memory."""
+
+    __slots__ = ("_n", "value")
+
+    def __init__(self, value: Any, n: int) -> None:
+        self.value, self._n = value, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _item(self, i: int) -> Any:
+        return self.value
+
+    def __iter__(self) -> Iterator[Any]:
+        return itertools.repeat(self.value, self._n)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """``np.asarray`` in one fill."""
+        return np.full(self._n, self.value, dtype=dtype)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Same):
+            return self._n == other._n and (self._n == 0 or self.value == other.value)
+        return super().__eq__(other)
+
+    __hash__ = _MadeOnDemand.__hash__
+
+
+class Ids(_MadeOnDemand):
+    """The ids ``0 .. n - 1``: the tuple ``tuple(range(n))`` in constant memory."""
+
+    __slots__ = ("_n",)
+
+    def __init__(self, n: int) -> None:
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _item(self, i: int) -> int:
+        return i
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(range(self._n)[index])
+        return range(self._n)[index]  # negative indices, IndexError as a tuple gives them
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self._n))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """``np.asarray`` in one pass."""
+        return np.arange(self._n, dtype=dtype)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Ids):
+            return self._n == other._n
+        return super().__eq__(other)
+
+    __hash__ = _MadeOnDemand.__hash__
 
 
 class OneCoreProcessors(_MadeOnDemand):

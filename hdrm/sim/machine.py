@@ -110,10 +110,14 @@ class Machine(HostRuns, MachineQueries):
         if len(power_w) != n:
             raise ValueError("speeds_gflops and power_w must describe the same hosts")
         shared: dict[tuple, tuple] = {}  # hosts of one type share one row (runs compare by id)
-        self._speeds = [shared.setdefault(t, t) for t in map(tuple, speeds_gflops)]
-        self._power = [shared.setdefault(t, t) for t in map(tuple, power_w)]
-        #: every host has the same power row (runs need not compare them)
-        self._one_row = len({id(r) for r in self._power}) <= 1
+        rows = list(map(tuple, speeds_gflops))
+        self._speeds = list(map(shared.setdefault, rows, rows))
+        rows = list(map(tuple, power_w))
+        self._power = list(map(shared.setdefault, rows, rows))
+        del rows
+        #: every host has the same power row (runs need not compare them; equal rows are one
+        #: object here, so counting compares identities)
+        self._one_row = n == 0 or self._power.count(self._power[0]) == n
         #: True while every host's speed factor is 1 (runs set to factor 1 then skip the write)
         self._unit_factors = True
         uniform = isinstance(initial_state, int)

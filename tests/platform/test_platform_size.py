@@ -9,6 +9,7 @@ import pickle
 import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hdrm.errors import PlatformError
@@ -157,3 +158,22 @@ def test_core_table_behaves_as_a_tuple_of_cores():
     assert again == platform and again.core_node == platform.core_node
     homogeneous = Platform.homogeneous(3)
     assert pickle.loads(pickle.dumps(homogeneous)) == homogeneous
+
+
+def test_homogeneous_tables_hold_nothing_per_core_and_equal_tuples():
+    """A homogeneous platform's flat tables are one value n times and the ids 0..n-1: equal to
+    (and hashed as) the tuples they stand for, indexed, sliced and read by numpy as those."""
+    p = Platform.homogeneous(5, gflops=2.0, power_w=50.0)
+    assert p.core_gflops == (2.0,) * 5 and hash(p.core_gflops) == hash((2.0,) * 5)
+    assert p.core_processor == tuple(range(5)) == p.core_node
+    assert hash(p.core_node) == hash(tuple(range(5)))
+    assert p.core_node[1:4] == (1, 2, 3) and p.core_node[-1] == 4 and p.core_power_w[-2] == 50.0
+    assert list(p.node_memory_mb) == [float("inf")] * 5 and p.processor_mem_bw_gbps[4] == float("inf")
+    assert np.asarray(p.core_node).tolist() == [0, 1, 2, 3, 4]
+    assert np.asarray(p.core_gflops, dtype=float).tolist() == [2.0] * 5
+    assert p == Platform.homogeneous(5, gflops=2.0, power_w=50.0)
+    assert p != Platform.homogeneous(5, gflops=3.0, power_w=50.0)
+    assert p.total_gflops == 10.0 and p.is_homogeneous and p.cores[3].node_id == 3
+    assert pickle.loads(pickle.dumps(p)) == p
+    with pytest.raises(IndexError):
+        p.core_node[5]
