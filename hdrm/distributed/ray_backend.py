@@ -4,9 +4,18 @@ Without ``address`` a local, single-node Ray starts inside this process and stop
 every server it opens (GCS, raylet, object manager, workers, runtime-env agent) listens on the
 loopback interface only and the dashboard is off. On Linux Ray would pick the machine's network
 address and listen on every interface; the start therefore asks for the single-machine mode Ray
-uses on laptops (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, unless the user set that variable). With ``address`` (``auto``, or ``HOST:PORT`` of a head started by
-``ray start --head``) the driver joins that cluster and leaves it running. A Ray this process
-already started (``ray.init`` in a test or a notebook) is used as it is.
+uses on laptops (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, unless the user set that variable).
+
+Ray lowers the priority of its worker processes by default (niceness +15 over the process that
+started it), to keep its own servers responsive on a busy node. On a machine shared with other
+work that starves the workers: everything else at a normal or mildly lowered priority runs
+first, so a rollout worker or a sweep's task gets a fraction of a core while the same work in
+one process gets a whole one. A local Ray started here runs its workers at the priority of the
+process that started it (:data:`WORKER_NICENESS`), unless the variable ``RAY_worker_niceness``
+is set (then Ray applies that value). With ``address`` (``auto``, or ``HOST:PORT`` of a head started by
+``ray start --head``) the driver joins that cluster and leaves it running, with the settings its
+head was started with. A Ray this process already started (``ray.init`` in a test or a notebook)
+is used as it is.
 
 This module imports ``ray`` only inside its functions.
 """
@@ -34,6 +43,11 @@ logger = logging.getLogger(__name__)
 LOCAL_NODE_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 #: Times a task is retried when its worker process dies (not when the run itself fails).
 MAX_RETRIES = 2
+#: Niceness a local Ray adds to its worker processes (Ray's own default is 15): 0 runs them at
+#: the priority of the process that started Ray, as the same work would run in that process.
+WORKER_NICENESS = 0
+#: Ray's variable for that niceness; when set, a local Ray keeps its value.
+NICENESS_ENV = "RAY_worker_niceness"
 
 
 def import_ray() -> Any:
@@ -98,6 +112,8 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> Iterator
     if address is None:
         # "local": always a new Ray of our own, never a cluster ray start left on this machine
         settings.update(address="local", num_cpus=num_cpus or os.cpu_count() or 1)
+        if NICENESS_ENV not in os.environ:  # the user's own setting wins
+            settings["_system_config"] = {"worker_niceness": WORKER_NICENESS}
     else:
         settings["address"] = address
     try:

@@ -174,3 +174,26 @@ def test_an_address_where_no_head_answers_fails_fast_in_one_line(tmp_path):
                                           r"head \(ray start --head prints it\), got 'head:x'"):
         ray_backend.check_reachable("head:x")
 
+
+
+def test_a_local_rays_workers_run_at_this_processs_priority(ray):
+    """Ray's default would add 15 to its workers' niceness, so that on a machine shared with
+    other work a rollout worker or a sweep's task got a fraction of a core while the same work in
+    this process got a whole one; a local Ray started by hdrm leaves their priority as this
+    process's (RAY_worker_niceness, when set, is Ray's to apply)."""
+    expected = os.nice(0) + int(os.environ.get(ray_backend.NICENESS_ENV, "0"))
+
+    @ray.remote(num_cpus=1)
+    def task_niceness() -> int:
+        return os.nice(0)
+
+    @ray.remote(num_cpus=1)
+    class Actor:
+        def niceness(self) -> int:
+            return os.nice(0)
+
+    actor = Actor.remote()
+    try:
+        assert ray.get([task_niceness.remote(), actor.niceness.remote()]) == [expected] * 2
+    finally:
+        ray.kill(actor)
