@@ -19,10 +19,16 @@ For each it prints the load average (``os.getloadavg``) before and after, and
 * ``updates/s``: learner updates over the time spent in them;
 * ``end-to-end steps/s``: environment steps over the whole training's wall time (Ray's start
   and the workers' creation are timed apart, as ``start s``);
-* ratios against the single-process learner, measured in the same run.
+* ratios against the single-process learner, measured in the same round;
+* where the collection time goes: the CPU seconds spent collecting (all workers / the slowest),
+  steps per collect CPU second over the whole run and after the first rollout (``steady``: a
+  fresh worker's first fragment costs more), the share of a core the collecting processes got
+  (CPU over wall: below 1 on a loaded machine), the milliseconds per fragment spent outside the
+  workers' collect calls (sending weights and fragments through Ray, scheduling) and the share
+  of the collection the learner waited for the slowest worker after the others had finished.
 
 The setups run one after the other, ``--repeat`` rounds (the machine's load moves between them);
-each round's table is printed, then the best round of each setup.
+each round's table is printed, then the best round of each setup and the spread over the rounds.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -73,24 +80,40 @@ def learner(options: Path) -> tuple[Any, Any]:
 
 class Timed:
     """Wall-clock and CPU seconds (of this process) spent in a callable, summed; with
-    ``workers``, also the CPU seconds the rollout workers report (:class:`Collected`)."""
+    ``workers``, also what the rollout workers report of each call (:class:`Collected`)."""
 
     def __init__(self, function: Any, workers: bool = False) -> None:
         self.function, self.seconds, self.cpu_s, self.calls = function, 0.0, 0.0, 0
+        self.first_cpu: float | None = None  # process_time() when first called
         self.workers, self.worker_cpu_s, self.slowest_cpu_s = workers, 0.0, 0.0
+        self.worker_wall_s, self.slowest_wall_s, self.wait_s = 0.0, 0.0, 0.0
+        self.first_steps, self.first_worker_cpu_s = 0, 0.0
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         t0, cpu0 = time.perf_counter(), time.process_time()
+        if self.first_cpu is None:
+            self.first_cpu = cpu0
         try:
             result = self.function(*args, **kwargs)
         finally:
             self.seconds += time.perf_counter() - t0
             self.cpu_s += time.process_time() - cpu0
             self.calls += 1
-        if self.workers:  # one rollout from every worker: the slowest sets the pace
-            self.worker_cpu_s += sum(c.cpu_s for c in result)
-            self.slowest_cpu_s += max(c.cpu_s for c in result)
+        if self.workers:
+            self._worker_figures(result)
         return result
+
+    def _worker_figures(self, result: list[Any]) -> None:
+        """One rollout from every worker: the slowest sets the pace."""
+        walls = [c.wall_s for c in result]
+        self.worker_cpu_s += sum(c.cpu_s for c in result)
+        self.slowest_cpu_s += max(c.cpu_s for c in result)
+        self.worker_wall_s += sum(walls)
+        self.slowest_wall_s += max(walls)
+        self.wait_s += max(walls) - sum(walls) / len(walls)
+        if self.calls == 1:  # a fresh worker's first fragment
+            self.first_steps = sum(c.env_steps for c in result)
+            self.first_worker_cpu_s = sum(c.cpu_s for c in result)
 
 
 def single_process(options: Path, env_steps: int) -> dict[str, Any]:
@@ -115,8 +138,19 @@ def single_process(options: Path, env_steps: int) -> dict[str, Any]:
     row = _row("1 process", steps, update.calls, wall - update.seconds, update.seconds, wall,
                0.0, load)
     collect_cpu = cpu - update.cpu_s
+    first = (update.first_cpu or cpu0 + cpu) - cpu0  # the first rollout, until its update
+    rollout = load_rollout(options)
     return {**row, "collect_cpu_s": collect_cpu, "slowest_collect_cpu_s": collect_cpu,
-            "update_cpu_s": update.cpu_s}
+            "update_cpu_s": update.cpu_s,
+            "steady_steps_per_cpu_s": (steps - rollout) / (collect_cpu - first),
+            "cpu_share": collect_cpu / (wall - update.seconds), "overhead_ms": 0.0,
+            "wait_share": 0.0}
+
+
+def load_rollout(options: Path) -> int:
+    """The PPO ``rollout_steps`` of the options file."""
+    data = json.loads(options.read_text(encoding="utf-8"))
+    return int(data["pybatsim"]["agent"]["params"]["rollout_steps"])
 
 
 def with_workers(ray: Any, options: Path, workers: int, env_steps: int) -> dict[str, Any]:
@@ -138,8 +172,14 @@ def with_workers(ray: Any, options: Path, workers: int, env_steps: int) -> dict[
     wall = time.perf_counter() - t1
     row = _row(f"{workers} worker{'s' * (workers > 1)}", run.env_steps, run.updates,
                collect.seconds, learn.seconds, wall, start, load)
+    steady = (run.env_steps - collect.first_steps) / (collect.worker_cpu_s
+                                                      - collect.first_worker_cpu_s)
     return {**row, "collect_cpu_s": collect.worker_cpu_s,
-            "slowest_collect_cpu_s": collect.slowest_cpu_s, "update_cpu_s": learn.cpu_s}
+            "slowest_collect_cpu_s": collect.slowest_cpu_s, "update_cpu_s": learn.cpu_s,
+            "steady_steps_per_cpu_s": steady,
+            "cpu_share": collect.worker_cpu_s / collect.worker_wall_s,
+            "overhead_ms": 1000 * (collect.seconds - collect.slowest_wall_s) / collect.calls,
+            "wait_share": collect.wait_s / collect.seconds}
 
 
 def _row(name: str, steps: int, updates: int, collect_s: float, update_s: float, wall_s: float,
@@ -156,8 +196,9 @@ def table(rows: list[dict[str, Any]]) -> str:
     base = rows[0]
     lines = ["| setup | env steps | updates | collect steps/s | updates/s | end-to-end steps/s "
              "| start s | CPU s: collect (all / slowest worker) / updates | steps per collect "
-             "CPU s | load (1 min) before/after |",
-             "|---|---:|---:|---:|---:|---:|---:|---|---:|---|"]
+             "CPU s (steady) | core share | overhead ms/fragment | slowest-worker wait "
+             "| load (1 min) before/after |",
+             "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---|"]
     for r in rows:
         c = r["collect_steps_per_s"] / base["collect_steps_per_s"]
         e = r["end_to_end_steps_per_s"] / base["end_to_end_steps_per_s"]
@@ -165,9 +206,30 @@ def table(rows: list[dict[str, Any]]) -> str:
                      f"{r['collect_steps_per_s']:,.0f} ({c:.2f}x) | {r['updates_per_s']:.2f} | "
                      f"{r['end_to_end_steps_per_s']:,.0f} ({e:.2f}x) | {r['start_s']:.1f} | "
                      f"{r['collect_cpu_s']:.2f} / {r['slowest_collect_cpu_s']:.2f} / "
-                     f"{r['update_cpu_s']:.2f} | {r['env_steps'] / r['collect_cpu_s']:,.0f} | "
+                     f"{r['update_cpu_s']:.2f} | {r['env_steps'] / r['collect_cpu_s']:,.0f} "
+                     f"({r['steady_steps_per_cpu_s']:,.0f}) | {r['cpu_share']:.2f} | "
+                     f"{r['overhead_ms']:.1f} | {100 * r['wait_share']:.0f}% | "
                      f"{r['load_before']:.1f} / {r['load_after']:.1f} |")
     return "\n".join(lines)
+
+
+def spread(rounds: list[list[dict[str, Any]]]) -> str:
+    """Min, median and max over the rounds of each setup's collect and end-to-end ratios to
+    the single process of the same round, and of its steady steps per collect CPU second."""
+    lines = ["| setup | collect ratio min / median / max | end-to-end ratio min / median / max "
+             "| steady steps per collect CPU s min / median / max |", "|---|---|---|---|"]
+    for i, first in enumerate(rounds[0]):
+        collect = [r[i]["collect_steps_per_s"] / r[0]["collect_steps_per_s"] for r in rounds]
+        end = [r[i]["end_to_end_steps_per_s"] / r[0]["end_to_end_steps_per_s"] for r in rounds]
+        cpu = [r[i]["steady_steps_per_cpu_s"] for r in rounds]
+        lines.append(f"| {first['setup']} | {_three(collect, '.2f')} | {_three(end, '.2f')} | "
+                     f"{_three(cpu, ',.0f')} |")
+    return "\n".join(lines)
+
+
+def _three(values: list[float], spec: str) -> str:
+    return " / ".join(format(v, spec) for v in (min(values), statistics.median(values),
+                                                max(values)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -205,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(len(rounds[0]))]
     print("best of the rounds, per setup:")
     print(table(best))
+    print(f"spread over the {a.repeat} round(s), ratios to the single process of each round:")
+    print(spread(rounds))
     if a.json:
         Path(a.json).write_text(json.dumps(rounds, indent=1), encoding="utf-8")
     return 0 if all(math.isfinite(r["end_to_end_steps_per_s"]) for r in best) else 1
