@@ -6,8 +6,8 @@
 * ``curve_<seed>.csv``: per arrival the task, the node (-1: failed), arrived and allocated GPU
   milli and % of the cluster's, fragmentation amount (milli-GPU) and ratio (% of free GPU share);
 * ``summary.json``: ``{"policy": P, "unallocated_gpus_pct": {"median": x, "per_seed":
-  {"42": x42, ...}}, ...}`` at 100% arrived workload, with the inputs, the tie rule, the failed
-  tasks and the arrivals per seed, and the cluster's milli-GPU (``total_gpu_milli``).
+  {"42": x42, ...}}, ...}`` at 100% arrived workload, with the inputs, the tie rule, the draws,
+  the failed tasks and the arrivals per seed, and the cluster's milli-GPU (``total_gpu_milli``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from typing import Sequence
 import numpy as np
 
 from hdrm.errors import ConfigError
-from hdrm.fragmentation.protocol import CURVE_COLUMNS, DEFAULT_TUNING_RATIO, SeedRun, run_seed
+from hdrm.fragmentation.paper_draws import load_stream
+from hdrm.fragmentation.protocol import (CURVE_COLUMNS, DEFAULT_TUNING_RATIO, DRAWS, SeedRun,
+                                         run_seed)
 from hdrm.policies.gpu_frag import typical_task_types
 from hdrm.policies.gpu_state import GpuCluster, TaskShape
 from hdrm.policies.placement import PLACEMENTS
@@ -35,17 +37,31 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class Inputs:
-    """What every seed shares: the cluster, the task shapes and names, the task types."""
+    """What every seed shares: the cluster, the task shapes and names, the task types.
+
+    ``specs``: each task's GPU-model constraint as its pod list writes it (``gpu_spec`` without
+    empty parts; repeats and order kept): the paper's simulator tells task types apart by that
+    text, so ``"V100M16|V100M32"`` and ``"V100M16|V100M32|V100M32"`` are two types there.
+    """
 
     cluster: GpuCluster
     shapes: list[TaskShape]
     names: list[str]
     nodes_path: str
     pods_path: str
+    specs: list[str] | None = None
 
     @property
     def types(self):
-        return typical_task_types(self.shapes)
+        return typical_task_types(self.shapes, specs=self.specs)
+
+
+def written_spec(job) -> str:
+    """A task's ``gpu_spec`` as written (empty parts dropped), "" without GPUs."""
+    if not job.accel:
+        return ""
+    row = (job.extra or {}).get("openb", {})
+    return "|".join(m for m in (row.get("gpu_spec") or "").split("|") if m)
 
 
 def load_inputs(nodes_csv: str | Path, pods_csv: str | Path) -> Inputs:
@@ -56,7 +72,7 @@ def load_inputs(nodes_csv: str | Path, pods_csv: str | Path) -> Inputs:
     if cluster.total_gpu_milli == 0:
         raise ConfigError(f"{nodes_csv}: no GPU in the node list; the protocol measures GPUs")
     return Inputs(cluster, [TaskShape.of_job(j) for j in work.jobs], [str(j.id) for j in work.jobs],
-                  str(nodes_csv), str(pods_csv))
+                  str(nodes_csv), str(pods_csv), [written_spec(j) for j in work.jobs])
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -102,22 +118,41 @@ def placer_ties(ties: str) -> str:
                           f"{', '.join(TIES)}") from None
 
 
-def _one(args: tuple[str, int, float, str]) -> SeedRun:
-    policy, seed, ratio, ties = args
+def check_draws(draws: str, ties: str, seeds: Sequence[int]) -> None:
+    """Refuse, before any work, draws that cannot be had: an unknown source, the paper's draws
+    with another tie rule than the shuffled one, or for a seed they are not shipped for.
+
+    Raises:
+        ConfigError: naming the option and the fix.
+    """
+    if draws not in DRAWS:
+        raise ConfigError(f"--draws: unknown {draws!r}; choose one of: {', '.join(DRAWS)}")
+    if draws == "paper":
+        if ties != "shuffled":
+            raise ConfigError(f"--draws paper draws the paper's tie order: it needs --ties "
+                              f"shuffled (got {ties!r})")
+        for seed in seeds:
+            load_stream(seed)
+
+
+def _one(args: tuple[str, int, float, str, str]) -> SeedRun:
+    policy, seed, ratio, ties, draws = args
     inputs = _WORKER["inputs"]
     return run_seed(inputs.cluster, inputs.shapes, inputs.names, _WORKER["types"], policy, seed,
-                    ratio, placer_ties(ties))
+                    ratio, placer_ties(ties), draws)
 
 
 def run_seeds(nodes_csv: str | Path, pods_csv: str | Path, policy: str, seeds: Sequence[int],
               ratio: float = DEFAULT_TUNING_RATIO, processes: int = 1,
-              ties: str = "shuffled") -> list[SeedRun]:
+              ties: str = "shuffled", draws: str = "numpy") -> list[SeedRun]:
     """Run one policy on each seed; ``processes`` > 1 spreads the seeds over worker processes;
     ``ties``: ``"shuffled"`` (a random node order per seed, the paper's) or ``"first"`` (the
-    first node name)."""
+    first node name); ``draws``: ``"numpy"`` or ``"paper"`` (the paper's own draws of each seed,
+    :func:`~hdrm.fragmentation.protocol.run_seed`)."""
     PLACEMENTS.get(policy, "--policy")  # a typo fails before any work
     placer_ties(ties)
-    jobs = [(policy, seed, ratio, ties) for seed in seeds]
+    check_draws(draws, ties, seeds)
+    jobs = [(policy, seed, ratio, ties, draws) for seed in seeds]
     if processes <= 1 or len(jobs) == 1:
         _init_worker(str(nodes_csv), str(pods_csv))
         return [_one(job) for job in jobs]
@@ -148,17 +183,17 @@ def write_curve(run: SeedRun, path: Path) -> None:
 def run_experiment(nodes_csv: str | Path, pods_csv: str | Path, policy: str,
                    seeds: Sequence[int], outdir: str | Path,
                    ratio: float = DEFAULT_TUNING_RATIO, processes: int = 1,
-                   ties: str = "shuffled") -> dict:
+                   ties: str = "shuffled", draws: str = "numpy") -> dict:
     """Run, write the curves and ``summary.json`` into ``outdir``; returns the summary."""
     started = time.perf_counter()
-    runs = run_seeds(nodes_csv, pods_csv, policy, seeds, ratio, processes, ties)
+    runs = run_seeds(nodes_csv, pods_csv, policy, seeds, ratio, processes, ties, draws)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     for run in runs:
         write_curve(run, out / f"curve_{run.seed}.csv")
     try:
         summary = summarize(policy.lower(), runs, nodes=str(nodes_csv), pods=str(pods_csv),
-                            workload_tuning_ratio=ratio, ties=ties,
+                            workload_tuning_ratio=ratio, ties=ties, draws=draws,
                             wall_s=round(time.perf_counter() - started, 2))
     except ValueError as exc:  # the curves are written: they show how far the workload went
         raise ConfigError(f"{pods_csv}: {exc} of the cluster's GPUs, so there is no value at "

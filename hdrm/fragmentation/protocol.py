@@ -1,9 +1,12 @@
 """The placement-only protocol (Weng et al., ATC'23): tasks arrive and never end.
 
 For one seed: the task list, in name order, is shuffled; then it is resampled with replacement
-(``tuning_ratio``, 1.3 in the paper) until its GPU requests would pass ``tuning_ratio`` times the
-cluster's GPUs (copies drawn uniformly from the original list are appended; a list already above
-the target loses random tasks until it is not). Tasks arrive one by one in that order; each is
+(``tuning_ratio``, 1.3 in the paper) up to ``tuning_ratio`` times the cluster's GPUs (copies drawn
+uniformly from the original list are appended until a copy's per-GPU share would pass the target,
+the paper's rule; a list already above the target loses random tasks until it is not). The
+shuffle, the tuning and the tie order of the nodes come from a numpy generator seeded with the
+seed, or from the paper's own draws for that seed (``draws="paper"``,
+:mod:`hdrm.fragmentation.paper_draws`: then every seed is the paper's experiment of that seed). Tasks arrive one by one in that order; each is
 placed by the policy or, fitting nowhere, fails and is skipped. After each arrival the curve
 records the arrived GPU requests (placed or not) and the allocated GPU share, both as % of the
 cluster's milli-GPU, and the cluster's fragmentation (amount in milli-GPU, and as % of the free
@@ -22,6 +25,8 @@ from typing import Sequence
 
 import numpy as np
 
+from hdrm.errors import ConfigError
+from hdrm.fragmentation.paper_draws import load_stream, paper_order
 from hdrm.policies.gpu_frag import FragMeter, TaskTypes
 from hdrm.policies.gpu_placer import Placer
 from hdrm.policies.gpu_state import GpuCluster, TaskShape
@@ -31,6 +36,8 @@ logger = logging.getLogger(__name__)
 
 #: The paper's workload tuning ratio: GPU requests resampled to 130% of the cluster's GPUs.
 DEFAULT_TUNING_RATIO = 1.3
+#: Where the arrival and tie orders come from (see :func:`run_seed`).
+DRAWS = ("numpy", "paper")
 
 CURVE_COLUMNS = ("arrival", "task", "node", "arrived_gpu_milli", "allocated_gpu_milli",
                  "arrived_pct", "allocation_pct", "frag_gpu_milli", "frag_ratio_pct")
@@ -115,9 +122,10 @@ def arrival_order(shapes: Sequence[TaskShape], names: Sequence[str], total_milli
     requested = int(milli.sum())
     while requested > target and order:
         requested -= int(milli[order.pop(int(rng.integers(len(order))))])
+    share = np.array([s.milli for s in shapes], dtype=np.int64)
     while requested < target:
         pick = int(by_name[rng.integers(len(by_name))])
-        if requested + milli[pick] > target:
+        if requested + share[pick] > target:  # the paper's rule: the per-GPU share
             break
         order.append(pick)
         requested += int(milli[pick])
@@ -136,12 +144,27 @@ def _node_frag(meter: FragMeter, cluster: GpuCluster, node: int, memo: dict) -> 
 
 def run_seed(cluster: GpuCluster, shapes: Sequence[TaskShape], names: Sequence[str],
              types: TaskTypes, policy: str, seed: int,
-             ratio: float = DEFAULT_TUNING_RATIO, ties: str = "shuffled") -> SeedRun:
-    """One seed of the protocol on a fresh copy of the cluster's state."""
+             ratio: float = DEFAULT_TUNING_RATIO, ties: str = "shuffled",
+             draws: str = "numpy") -> SeedRun:
+    """One seed of the protocol on a fresh copy of the cluster's state.
+
+    ``draws``: ``"numpy"`` draws the arrival order and the tie order from a numpy generator seeded
+    with ``seed``; ``"paper"`` takes them from the FGD paper's own draws for that seed
+    (:mod:`hdrm.fragmentation.paper_draws`; with ``ties="shuffled"``), so that each seed is the
+    paper's experiment of that seed. A random policy's own choices come from the numpy generator
+    either way.
+    """
     cluster.reset()
     rng = np.random.default_rng(seed)
-    order = arrival_order(shapes, names, cluster.total_gpu_milli, ratio, rng)
-    placer = Placer(make_placement(policy, cluster, types), rng, ties)
+    tie_rank = None
+    if draws == "paper":
+        order, tie_rank = paper_order(shapes, names, cluster.total_gpu_milli, ratio,
+                                      cluster.nb_nodes, load_stream(seed))
+    elif draws == "numpy":
+        order = arrival_order(shapes, names, cluster.total_gpu_milli, ratio, rng)
+    else:
+        raise ConfigError(f"--draws: unknown {draws!r}; choose one of: {', '.join(DRAWS)}")
+    placer = Placer(make_placement(policy, cluster, types), rng, ties, tie_rank)
     meter = FragMeter(cluster, types)
     node_frag = meter.of_cluster(cluster)
     frag_total = float(node_frag.sum())

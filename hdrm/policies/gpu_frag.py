@@ -61,18 +61,23 @@ class TaskTypes:
         return table
 
 
-def _key(shape: TaskShape) -> tuple[int, int, int, str]:
-    return (shape.cpu_milli, shape.milli if shape.gpus else 0, shape.gpus, "|".join(shape.models))
+def _key(shape: TaskShape, spec: str | None = None) -> tuple[int, int, int, str]:
+    return (shape.cpu_milli, shape.milli if shape.gpus else 0, shape.gpus,
+            "|".join(shape.models) if spec is None else spec)
 
 
-def typical_task_types(shapes: Iterable[TaskShape],
-                       coverage: float = DEFAULT_COVERAGE) -> TaskTypes:
+def typical_task_types(shapes: Iterable[TaskShape], coverage: float = DEFAULT_COVERAGE,
+                       specs: Iterable[str] | None = None) -> TaskTypes:
     """The most frequent task types covering ``coverage`` of the tasks (see the module docs).
 
     Types are ranked by count, ties by the larger (CPU, share, count, models) first, and added one
-    by one until their tasks reach ``coverage`` of all tasks.
+    by one until their tasks reach ``coverage`` of all tasks. ``specs``: per shape, its model
+    constraint as written (the paper's simulator keys types by that text, repeats included);
+    default: the shape's models.
     """
-    counts = Counter(_key(s) for s in shapes)
+    shapes = list(shapes)
+    specs = [None] * len(shapes) if specs is None else list(specs)
+    counts = Counter(_key(s, t) for s, t in zip(shapes, specs))
     if not counts:
         raise ValueError("no task to take the typical task types from")
     ranked = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
@@ -82,7 +87,9 @@ def typical_task_types(shapes: Iterable[TaskShape],
             break
         kept.append((key, count))
         covered += count
-    freq = np.array([c for _, c in kept], dtype=float) / covered
+    freq = np.array([c for _, c in kept], dtype=float) / total
+    if len(kept) < len(ranked):  # renormalised as the simulator does: share / covered share
+        freq = freq / (covered / total)
     keys = [k for k, _ in kept]
     return TaskTypes(np.array([k[0] for k in keys], dtype=np.int64),
                      np.array([k[1] for k in keys], dtype=np.int64),
@@ -90,33 +97,56 @@ def typical_task_types(shapes: Iterable[TaskShape],
                      tuple(tuple(k[3].split("|")) if k[3] else () for k in keys), freq)
 
 
+#: The classes of a (node, task type) pair whose free GPU share the paper's simulator counts as
+#: fragment, in the order it adds them up (lacking GPU and CPU, lacking GPU, lacking CPU, CPU-only
+#: type served, CPU-only type lacking CPU, GPU model not allowed); a GPU type the node can serve
+#: adds the GPUs too small for it to "lacking GPU".
+_CLASSES = ("lack_both", "lack_gpu", "lack_cpu", "cpu_only", "cpu_only_lacking", "no_access")
+_LACK_BOTH, _LACK_GPU, _LACK_CPU, _CPU_ONLY, _CPU_ONLY_LACKING, _NO_ACCESS = range(len(_CLASSES))
+
+
 class FragMeter:
-    """Fragmentation of node states of one cluster against fixed task types (vectorised)."""
+    """Fragmentation of node states of one cluster against fixed task types (vectorised).
+
+    The floating-point sums follow the paper's simulator: per class, ``frequency x milli-GPU``
+    added type by type in the types' order, then the classes added in :data:`_CLASSES` order, so
+    that equal fragmentation before and after a placement gives the same float (FGD's score is
+    50 exactly then) as it does there.
+    """
 
     def __init__(self, cluster: GpuCluster, types: TaskTypes) -> None:
         self.types = types
-        gpu = types.milli > 0
-        self.levels, self.level_of = np.unique(types.milli[gpu], return_inverse=True)
-        self.cpu_k, self.gpus_k, self.freq_k = types.cpu_milli[gpu], types.gpus[gpu], types.freq[gpu]
-        self.access_k = types.access(cluster.model_names)[:, gpu]  # [model, GPU type]
-        self.cpu_freq = types.freq[~gpu].sum()  # CPU-only types: every free GPU is fragment
+        self.gpu = types.milli > 0
+        self.levels, self.level_of = np.unique(types.milli[self.gpu], return_inverse=True)
+        self.gpus_k = types.gpus[self.gpu]
+        self.access = types.access(cluster.model_names)  # [model, type]
 
     def frag(self, cpu_left: np.ndarray, gpu_left: np.ndarray, model: np.ndarray) -> np.ndarray:
         """Fragmentation (milli-GPU) of B node states: ``cpu_left[B]``, ``gpu_left[B, G]``,
         ``model[B]`` (-1: no GPU).
 
         Per GPU type: the free share of the GPUs too small for it where the node can host it,
-        else the whole free share (integers, summed with the frequencies at the end).
+        else the whole free share; per CPU-only type, the whole free share.
         """
         free = gpu_left.sum(axis=1)
-        if not len(self.levels):
-            return free * self.cpu_freq
-        fits = gpu_left[:, None, :] >= self.levels[None, :, None]          # B x L x G
-        able = fits.sum(axis=2)[:, self.level_of]                          # B x K'
-        usable = (gpu_left[:, None, :] * fits).sum(axis=2)[:, self.level_of]
-        ok = (able >= self.gpus_k) & (cpu_left[:, None] >= self.cpu_k) & self.access_k[model]
-        part = np.where(ok, free[:, None] - usable, free[:, None])
-        return free * self.cpu_freq + part @ self.freq_k
+        cpu_ok = cpu_left[:, None] >= self.types.cpu_milli[None, :]          # B x K
+        classes = np.where(cpu_ok, _CPU_ONLY, _CPU_ONLY_LACKING)
+        amount = np.repeat(free[:, None], len(self.types), axis=1)
+        if len(self.levels):
+            fits = gpu_left[:, None, :] >= self.levels[None, :, None]      # B x L x G
+            host = fits.sum(axis=2)[:, self.level_of] >= self.gpus_k        # B x K'
+            usable = (gpu_left[:, None, :] * fits).sum(axis=2)[:, self.level_of]
+            cpu, allowed = cpu_ok[:, self.gpu], self.access[model][:, self.gpu]
+            lacking = np.where(host, _LACK_CPU, np.where(cpu, _LACK_GPU, _LACK_BOTH))
+            served = host & cpu & allowed
+            classes[:, self.gpu] = np.where(allowed, np.where(served, _LACK_GPU, lacking),
+                                            _NO_ACCESS)
+            amount[:, self.gpu] = np.where(served, free[:, None] - usable, free[:, None])
+        terms = self.types.freq[None, :] * amount
+        total = np.zeros(len(free))
+        for k in range(len(_CLASSES)):  # sequential sums (cumsum), as the simulator adds
+            total = total + np.cumsum(np.where(classes == k, terms, 0.0), axis=1)[:, -1]
+        return total
 
     def of_cluster(self, cluster: GpuCluster,
                    nodes: np.ndarray | slice = slice(None)) -> np.ndarray:

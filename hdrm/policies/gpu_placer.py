@@ -38,10 +38,13 @@ class Placer:
         rng: the run's generator (the shuffled order, random ties, random choices).
         ties: ``"shuffled"``, ``"name"`` or ``"random"`` (see the module docstring); the
             shuffled order is drawn here, so creating the placer advances ``rng``.
+        tie_rank: with ``ties="shuffled"``, a given order instead of drawing one: the rank of
+            each node, in name order (the FGD paper's draws,
+            :func:`hdrm.fragmentation.paper_draws.paper_order`); ``rng`` is then not advanced.
     """
 
     def __init__(self, placement: Placement, rng: np.random.Generator,
-                 ties: str = "name") -> None:
+                 ties: str = "name", tie_rank: np.ndarray | None = None) -> None:
         if ties not in TIE_RULES:
             raise ConfigError(f"ties: unknown rule {ties!r}; choose one of: {', '.join(TIE_RULES)}")
         self.ties = ties
@@ -53,7 +56,10 @@ class Placer:
         #: each node's rank in the tie order ("shuffled": a random permutation of the name order)
         self.tie_rank = self.cluster.name_rank
         if ties == "shuffled":
-            self.tie_rank = rng.permutation(self.cluster.nb_nodes)[self.cluster.name_rank]
+            ranks = rng.permutation(self.cluster.nb_nodes) if tie_rank is None else tie_rank
+            if len(ranks) != self.cluster.nb_nodes:
+                raise ConfigError(f"tie_rank: {len(ranks)} ranks for {self.cluster.nb_nodes} nodes")
+            self.tie_rank = np.asarray(ranks)[self.cluster.name_rank]
 
     def scores(self, shape: TaskShape) -> np.ndarray:
         """Current scores of every node for the shape (``-inf`` where it does not fit)."""

@@ -248,7 +248,8 @@ class Fgd(Placement):
 
     def _scores(self, before, cpu, left, model):
         after = self.frag_of(cpu, left, model)
-        return np.floor(100 / (1 + np.exp(-(before - after) / 1000)))
+        # the simulator's arithmetic: int(sigmoid(x) * 100), x the fragmentation saved / 1000
+        return np.floor(1 / (1 + np.exp(-((before - after) / 1000))) * 100)
 
     def frag_of(self, cpu: np.ndarray, left: np.ndarray, model: np.ndarray) -> np.ndarray:
         """:meth:`FragMeter.frag` of B node states; a few states (a step of a replay: the nodes
