@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from hdrm.fragmentation.experiment import TIES, parse_seeds, run_experiment
-from hdrm.fragmentation.protocol import DEFAULT_TUNING_RATIO
+from hdrm.fragmentation.protocol import DEFAULT_TUNING_RATIO, DRAWS
 from hdrm.policies.placement import PLACEMENTS
 
 
@@ -43,6 +43,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="equal best scores go to the first node of a random order drawn "
                         "per seed (shuffled, the paper's simulator) or to the first node name "
                         "(first) (default %(default)s)")
+    parser.add_argument("--draws", choices=DRAWS, default="numpy",
+                        help="where each seed's arrival order and tie order come from: a numpy "
+                        "generator seeded with it, or the paper's simulator's own draws of that "
+                        "seed (paper: seeds 42-51, --ties shuffled; a seed is then the paper's "
+                        "experiment of that seed) (default %(default)s)")
     parser.add_argument("--processes", type=int, default=1, metavar="N",
                         help="worker processes for the seeds (default %(default)s)")
     parser.set_defaults(func=run)
@@ -53,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     """Carry out ``hdrm fragmentation``; returns the exit status."""
     seeds = parse_seeds(args.seeds)
     summary = run_experiment(args.nodes, args.pods, args.policy, seeds, args.outdir,
-                             args.workload_tuning_ratio, args.processes, args.ties)
+                             args.workload_tuning_ratio, args.processes, args.ties, args.draws)
     unalloc = summary["unallocated_gpus_pct"]
     per_seed = " ".join(f"{s}:{v:.2f}" for s, v in unalloc["per_seed"].items())
     print(f"{summary['policy']}: unallocated GPUs at 100% arrived workload, median "

@@ -112,3 +112,18 @@ def test_an_unknown_tie_rule_is_refused():
     with pytest.raises(ConfigError, match=r"^--ties: unknown rule 'name'; choose one of: "
                                           r"shuffled, first$"):
         run_seeds("n.csv", "p.csv", "fgd", [1], ties="name")
+
+
+def test_command_takes_the_papers_draws_for_its_seeds_only(tmp_path, capsys):
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\na,4000,1024,1,T4\nb,4000,1024,1,T4\n")
+    pods = tmp_path / "pods.csv"
+    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\nc,4000,10,0,0\n"
+                    "g1,1000,10,1,1000\ng2,1000,10,1,1000\n")
+    args = ["fragmentation", "--nodes", str(nodes), "--pods", str(pods), "--policy", "first_fit",
+            "--workload-tuning-ratio", "0", "--draws", "paper"]
+    assert main(args + ["--seeds", "42-43", "--outdir", str(tmp_path / "o")]) == 0
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["draws"] == "paper"
+    assert main(args + ["--seeds", "7", "--outdir", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "shipped for seeds 42-51, not 7" in err[0]
