@@ -48,12 +48,12 @@ class HostRuns:
         return all(0 <= lo and hi <= n and self._all(job_on, lo, hi, _FREE) for lo, hi in runs)
 
     @staticmethod
-    def _all(values: list | array.array, lo: int, hi: int, value: object) -> bool:
-        """True when ``values[lo:hi]`` (a host list or array) all equal ``value``; long runs
-        of arrays compare in numpy, over a view of their memory."""
-        if hi - lo <= _NUMPY_MIN_RUN or isinstance(values, list):
+    def _all(values: list | array.array, lo: int, hi: int, value: int) -> bool:
+        """True when ``values[lo:hi]`` (a host list, or an array of integers) all equal
+        ``value``; arrays compare their bytes with those of ``value`` repeated (one memcmp)."""
+        if type(values) is list:
             return values[lo:hi].count(value) == hi - lo
-        return bool((_view(values)[lo:hi] == value).all())
+        return values[lo:hi].tobytes() == _pattern(values.typecode, value) * (hi - lo)
 
     @staticmethod
     def _fill(values: list | array.array, lo: int, hi: int, value: object) -> None:
@@ -141,6 +141,19 @@ class HostRuns:
             for c in range(lo, hi):
                 acc[c] += power * (now - last[c])
         last[lo:hi] = [now] * (hi - lo)
+
+
+def _pattern(typecode: str, value: int) -> bytes:
+    """The bytes of ``value`` as one item of an integer array of ``typecode`` (integers are
+    equal exactly when their bytes are)."""
+    key = (typecode, value)
+    found = _PATTERNS.get(key)
+    if found is None:
+        found = _PATTERNS[key] = array.array(typecode, [value]).tobytes()
+    return found
+
+
+_PATTERNS: dict[tuple[str, int], bytes] = {}
 
 
 def _view(values: array.array) -> np.ndarray:
