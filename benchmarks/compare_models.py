@@ -103,7 +103,7 @@ def learner_column(meta: dict[str, Any]) -> str:
     than HDeepRM's 36 gets its own column, ``"PPO-mlp, 54 pairs (event)"``, and a ``job_pick``
     learner trained under the no-leakage rule that sees another observation than ``job_window``
     its own, ``"PPO-kernel, job_window_queue (event)"``, as does one trained with a wait
-    penalty, ``"PPO-kernel, wait penalty 4 (event)"`` (so seeds are never averaged with another
+    penalty or a validation guard, ``"PPO-kernel, wait penalty 4, guard 1.25 (event)"`` (so seeds are never averaged with another
     setting's); a model that records no no-leakage rule is marked ``"[pre-rule]"``
     (trained before the rule; its column stays as it was)."""
     setting = meta["setting"]
@@ -116,6 +116,8 @@ def learner_column(meta: dict[str, Any]) -> str:
         extra = f", {observation}"
     if setting.get("wait_penalty") and isinstance(meta.get("rule"), dict):
         extra += f", wait penalty {setting['wait_penalty']:g}"
+    if setting.get("validation_guard") and isinstance(meta.get("rule"), dict):
+        extra += f", guard {setting['validation_guard']:g}"
     mark = "" if isinstance(meta.get("rule"), dict) else f" [{PRE_RULE}]"
     return f"{meta['label']}{extra} ({setting['decision']}){mark}"
 

@@ -6,7 +6,7 @@ Usage::
         [--network kernel|attention] [--decision event|commit] [--pick any|fitting|env]
         [--observation job_window|job_window_reservation|job_window_predicted|job_window_queue
          [--reservation wfp3]]
-        [--window 128] [--reward-timing end|accrued] [--wait-penalty W]
+        [--window 128] [--reward-timing end|accrued] [--wait-penalty W] [--validation-guard F]
         [--rollout-device cpu|cuda|cuda:N|auto] [--update-device cpu|cuda|cuda:N|auto]
         [--imitate HEURISTIC [--imitate-backfill easy] [--imitate-episodes N] [--imitate-epochs E]]
         [--workers N [--address ADDR]] [--num-envs K]
@@ -38,6 +38,10 @@ core selections (e.g. the six of HDeepRM plus ``sjf_pred,wfp3_pred,unicep_pred``
 score the schedule as before. The model records it (its column in ``benchmarks/compare.py``
 says so), and the observation's feature names, which evaluation checks.
 
+``--validation-guard F`` keeps a validated model only if its longest wait and makespan on the
+validation sequences stay within ``F`` times the best heuristic's there
+(:mod:`benchmarks.train_guard`); ``validation.csv`` logs both ratios.
+
 ``--imitate`` warm-starts a policy learner by imitating a heuristic first
 (:mod:`benchmarks.imitation`): a queue heuristic with backfilling in ``job_pick`` mode, a fixed
 pair in ``policy_pair`` mode. A learner is any name of the agent registry; ``--agent-json``
@@ -67,7 +71,7 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import imitation, protocol, train_rule, train_workers  # noqa: E402
+from benchmarks import imitation, protocol, train_guard, train_rule, train_workers  # noqa: E402
 from benchmarks.train_settings import (  # noqa: E402,F401 (importable from here, as before)
     LEARNER_DEFAULTS,
     MODE_DEFAULTS,
@@ -123,9 +127,13 @@ class Validator:
         self.best = float("inf")
         self.best_state: tuple[dict, dict] | None = None
         self.best_env_steps = 0
+        self.guard = train_guard.build_guard(s, starts, self.env.config.nb_jobs)
+        #: the last validation's longest wait and makespan over the guard's reference (or NaN)
+        self.ratios = (float("nan"), float("nan"))
 
     def __call__(self, agent: Any, env_steps: int) -> tuple[float, bool]:
-        """Validate now; returns the mean objective and whether it is the best so far."""
+        """Validate now; returns the mean objective and whether it is the best so far (and,
+        with a guard, within its bound)."""
         agent.train_mode(False)
         scores = [protocol.run_agent(agent, self.env, start, seed=0,
                                      pick=self.settings.pick, load_factor=factor).score
@@ -133,6 +141,10 @@ class Validator:
         agent.train_mode(True)
         value = float(np.mean([sc.value(self.settings.objective) for sc in scores]))
         improved = value < self.best
+        if self.guard is not None:
+            combined = protocol.Score.mean(scores)
+            self.ratios = self.guard.ratios(combined)
+            improved = improved and self.guard.allows(combined)
         if improved:
             self.best, self.best_env_steps = value, env_steps
             self.best_state = (copy.deepcopy(agent.state_dict()),
@@ -149,6 +161,7 @@ def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict
         "setting": {"trace": s.trace, "backfill": s.backfill, "decision": s.decision,
                     "mode": s.mode, "objective": s.objective, "platform": s.platform,
                     "reward_timing": s.reward_timing, "wait_penalty": s.wait_penalty,
+                    "validation_guard": s.validation_guard,
                     "pick": s.pick if s.mode == "job_pick" else "env",
                     "observation": s.observation, "reservation": s.reservation,
                     "features": observation_features(s.observation),
@@ -235,7 +248,8 @@ class _Run:
             "episode", "start_index", "load_factor", "decisions", "env_steps", "objective", "loss",
             "wall_s"))
         self.val_log = CsvLog(log_dir / "validation.csv",
-                              ("episode", "env_steps", "objective", "best", "wall_s"))
+                              ("episode", "env_steps", "objective", "best", "wall_s",
+                               "max_wait_ratio", "makespan_ratio"))
         self.env_steps = self.episode = 0
         self.imitation: dict[str, Any] = {}
         self.init: dict[str, Any] = {}
@@ -313,7 +327,8 @@ class _Run:
     def validation(self, train_value: float, wall: float) -> None:
         """Validate, log, and save the model when it is the best so far."""
         score, improved = self.validate(self.agent, self.env_steps)
-        self.val_log.row(self.episode, self.env_steps, score, int(improved), self.wall_s())
+        self.val_log.row(self.episode, self.env_steps, score, int(improved), self.wall_s(),
+                         *self.validate.ratios)
         self.echo(f"episode {self.episode:5d}  env steps {self.env_steps:9d}  train "
                   f"{train_value:10.2f}  validation {score:10.2f}{'  *' if improved else ''}  "
                   f"{wall / 60:6.1f} min")
@@ -341,6 +356,11 @@ class _Run:
             figures["init_model"] = self.init
         if self.distributed:
             figures["distributed"] = self.distributed
+        if v.guard is not None:
+            figures["validation_guard"] = v.guard.record()
+        if v.best_state is None and v.guard is not None:
+            self.echo("note: no validated model kept within the validation guard; the last "
+                      "weights are written")
         if v.best_state is not None:
             self.agent.load_state_dict(v.best_state[0])
             self.agent.load_optimizer_state_dict(v.best_state[1])

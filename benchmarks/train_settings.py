@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import protocol
+from benchmarks.train_guard import check_guard
 from hdrm.env.objectives import REWARD_TIMINGS
 from hdrm.env.observations import job_window_kinds
 from hdrm.errors import ConfigError
@@ -68,6 +69,7 @@ class TrainSettings:
     objective: str = "avg_bounded_slowdown"
     reward_timing: str = "end"
     wait_penalty: float = 0.0
+    validation_guard: float = 0.0
     pick: str = "any"
     observation: str | None = None
     reservation: str = "fcfs"
@@ -172,6 +174,7 @@ def check_settings(s: TrainSettings) -> None:
     if s.wait_penalty and (s.workers or s.num_envs > 1):
         raise ConfigError(f"--wait-penalty {s.wait_penalty:g}: shapes the rewards of episodes "
                           "played in this process; leave --workers and --num-envs out")
+    check_guard(s)
     if s.window < 1:
         raise ConfigError(f"--window: expected a positive number of jobs, got {s.window}")
     check_workers(s)
@@ -269,6 +272,10 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
                    help="training only: rewards also lose W x the jobs' mean waiting time in "
                         "hours (as each job ends), against schedules that starve jobs the mean "
                         "slowdown barely counts (long, wide ones); default 0: none")
+    p.add_argument("--validation-guard", type=float, default=0.0, metavar="F",
+                   help="keep a validated model only if its longest wait and makespan on the "
+                        "validation sequences stay within F x the best heuristic's there (e.g. "
+                        "1.25; default 0: no guard)")
     p.add_argument("--observation",
                    help="policy_pair mode: minimal, small (default), small_waits, "
                         "small_waits_predicted or normal (HDeepRM's); "
@@ -360,6 +367,7 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
         rollout_device=a.rollout_device, update_device=a.update_device,
         decision=a.decision, mode=a.mode, platform=a.platform, objective=a.objective,
         reward_timing=a.reward_timing, wait_penalty=a.wait_penalty,
+        validation_guard=a.validation_guard,
         pick=a.pick, seed=a.seed, reservation=a.reservation, window=a.window,
         observation=a.observation, job_selections=selections,
         minutes=a.minutes, max_steps=a.max_steps, validate_every=max(1, a.validate_every),

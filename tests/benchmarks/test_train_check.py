@@ -14,7 +14,7 @@ from hdrm.agents.checkpoint import read_checkpoint, save_snapshot
 from hdrm.env.observations import QUEUE_JOB_FEATURES, RESERVATION_JOB_FEATURES
 from hdrm.errors import ConfigError
 
-from .test_compare import NB_JOBS, SLICES, tiny_settings
+from .test_compare import NB_JOBS, SLICES, TINY_PPO, tiny_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -198,3 +198,79 @@ def test_a_wait_penalty_model_records_it_and_gets_its_own_column(tiny):
     shaped = dict(meta, setting=dict(meta["setting"], wait_penalty=4.0))
     assert compare.learner_column(shaped) == ("PPO-kernel, job_window_queue, wait penalty 4 "
                                               "(event)")
+
+
+# ------------------------------------------------------------------------- validation guard
+def test_the_guard_bounds_the_longest_wait_and_the_makespan():
+    from benchmarks.protocol_score import Score
+    from benchmarks.train_guard import Guard
+
+    guard = Guard(1.25, "f1", max_wait_s=1000.0, makespan_s=4000.0)
+    assert guard.ratios(Score(5.0, 0.5, 0.0, max_wait_s=1250.0, makespan_s=4000.0)) == (1.25, 1.0)
+    assert guard.allows(Score(5.0, 0.5, 0.0, max_wait_s=1250.0, makespan_s=5000.0))
+    assert not guard.allows(Score(5.0, 0.5, 0.0, max_wait_s=1251.0, makespan_s=100.0))
+    assert not guard.allows(Score(5.0, 0.5, 0.0, max_wait_s=10.0, makespan_s=5001.0))
+
+
+def test_the_guard_s_reference_is_the_best_heuristic_on_the_validation_sequences(tiny):
+    from benchmarks.train_guard import REFERENCE_HEURISTICS, build_guard
+
+    traces, _ = tiny
+    s = tiny_settings(traces, Path("unused.pt"), validation_guard=1.5)
+    guard = build_guard(s, (200, 300), NB_JOBS)
+    path = str(traces / "lublin_256.swf.gz")
+    scores = {h: evaluation.evaluate(evaluation.EvalRun(
+        "heuristic", h, str(traces), "unused", (200, 300), NB_JOBS, "lublin", "none", "event",
+        trace_file=path)) for h in REFERENCE_HEURISTICS}
+    best = min(scores, key=lambda h: scores[h].bsld)
+    assert (guard.factor, guard.reference) == (1.5, best)
+    assert (guard.max_wait_s, guard.makespan_s) == (scores[best].max_wait_s,
+                                                    scores[best].makespan_s)
+    assert build_guard(tiny_settings(traces, Path("unused.pt")), (200,), NB_JOBS) is None
+
+
+def test_a_guarded_run_keeps_only_models_within_the_bound(tiny, tmp_path):
+    import csv
+
+    traces, _ = tiny
+    out = tmp_path / "g.pt"
+    train.train(tiny_settings(traces, out, max_steps=200, validation_guard=1.0),
+                echo=lambda *_: None)
+    rows = list(csv.DictReader((tmp_path / "log_g" / "validation.csv").open()))
+    assert rows and all(r["max_wait_ratio"] and r["makespan_ratio"] for r in rows)
+    for r in rows:  # kept only within the bound (and better than before)
+        if r["best"] == "1":
+            assert float(r["max_wait_ratio"]) <= 1.0 and float(r["makespan_ratio"]) <= 1.0
+    meta = read_checkpoint(out)["options"]
+    assert meta["setting"]["validation_guard"] == 1.0
+    assert meta["training"]["validation_guard"]["factor"] == 1.0
+    assert meta["training"]["validation_guard"]["reference"]
+
+
+@pytest.mark.parametrize("kw,message", [
+    ({"validation_guard": 0.5}, "--validation-guard: expected a factor >= 1 (e.g. 1.25; 0: none), "
+                                "got 0.5"),
+    ({"validation_guard": 1.25, "validation_load_factors": (1.0, 2.0)},
+     "--validation-guard: the reference runs at the trace's load; leave "
+     "--validation-load-factors out"),
+])
+def test_validation_guard_settings_are_checked(tiny, tmp_path, kw, message):
+    traces, _ = tiny
+    with pytest.raises(ConfigError) as err:
+        train.check_settings(tiny_settings(traces, tmp_path / "x.pt", **kw))
+    assert str(err.value) == message
+
+
+def test_a_validation_beyond_the_bound_is_never_the_best(tiny):
+    from benchmarks.train_guard import Guard
+
+    traces, _ = tiny
+    s = tiny_settings(traces, Path("unused.pt"), validation_guard=1.25)
+    validate = train.Validator(s, (200,))
+    agent = train.build_agent("ppo", dict(TINY_PPO), validate.env, seed=0)
+    validate.guard = Guard(1.25, "f1", max_wait_s=1e-3, makespan_s=1e-3)  # nothing fits in it
+    value, improved = validate(agent, 0)
+    assert not improved and validate.best == float("inf") and validate.best_state is None
+    assert validate.ratios[0] > 1.25 or validate.ratios[1] > 1.25
+    validate.guard = Guard(1.25, "f1", max_wait_s=1e12, makespan_s=1e12)  # everything does
+    assert validate(agent, 0) == (value, True) and validate.best == value

@@ -1,0 +1,102 @@
+"""Model selection that refuses to keep a starving model (``train.py --validation-guard F``).
+
+``benchmarks/train.py`` keeps the model that validates best. By the mean bounded slowdown alone
+the best is often a policy that holds long or wide jobs back for a long time (the mean barely
+counts them; issue 26). With a guard, a validated model is a candidate only if its longest wait
+and its makespan on the validation sequences stay within ``F`` times those of the best heuristic
+there: the event-driven queue heuristics of the protocol and the predicted-run-time ones, with
+the run's backfilling, the best by the run's objective (the comparison table's flag, on jobs of
+the validation range, with its factor 1.5). The reference is computed once, from the
+validation sequences only.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from benchmarks import protocol
+from benchmarks.protocol import Score
+from hdrm.errors import ConfigError
+from hdrm.platform.model import Platform
+
+if TYPE_CHECKING:
+    from benchmarks.train_settings import TrainSettings
+
+logger = logging.getLogger(__name__)
+
+#: The heuristics whose best is the reference (event-driven, as in the comparison table).
+REFERENCE_HEURISTICS = protocol.HEURISTICS + protocol.PREDICTED_HEURISTICS
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The bound a validated model must keep to be a candidate.
+
+    Attributes:
+        factor: at most this many times the reference's longest wait and makespan.
+        reference: the best heuristic on the validation sequences.
+        max_wait_s: its longest wait there (over all sequences).
+        makespan_s: its mean makespan there.
+    """
+
+    factor: float
+    reference: str
+    max_wait_s: float
+    makespan_s: float
+
+    def ratios(self, score: Score) -> tuple[float, float]:
+        """A validation score's longest wait and makespan over the reference's."""
+        return (_ratio(score.max_wait_s, self.max_wait_s),
+                _ratio(score.makespan_s, self.makespan_s))
+
+    def allows(self, score: Score) -> bool:
+        """Whether ``score`` (the validation sequences combined) stays within the bound."""
+        return all(r <= self.factor for r in self.ratios(score))
+
+    def record(self) -> dict[str, Any]:
+        """What the model file records of the guard."""
+        return asdict(self)
+
+
+def _ratio(value: float, ref: float) -> float:
+    return value / ref if ref > 0 else (1.0 if value <= 0 else math.inf)
+
+
+def check_guard(s: "TrainSettings") -> None:
+    """The guard's settings.
+
+    Raises:
+        ConfigError: a factor below 1 or not finite, ``policy_pair`` mode, or validation at
+            other loads than the trace's (one line each).
+    """
+    if not s.validation_guard:
+        return
+    if not (math.isfinite(s.validation_guard) and s.validation_guard >= 1):
+        raise ConfigError(f"--validation-guard: expected a factor >= 1 (e.g. 1.25; 0: none), got "
+                          f"{s.validation_guard:g}")
+    if s.mode != "job_pick":
+        raise ConfigError("--validation-guard: its reference is a queue heuristic of job_pick "
+                          f"mode; leave it out in {s.mode} mode")
+    if tuple(s.validation_load_factors) != (1.0,):
+        raise ConfigError("--validation-guard: the reference runs at the trace's load; leave "
+                          "--validation-load-factors out")
+
+
+def build_guard(s: "TrainSettings", starts: Sequence[int], nb_jobs: int) -> Guard | None:
+    """The guard of a run validating on ``starts`` (``nb_jobs`` jobs each); None without one."""
+    if not s.validation_guard:
+        return None
+    path = str(protocol.trace_path(s.trace, s.traces))
+    sequences = protocol.file_sequences(path, starts, nb_jobs)
+    platform = Platform.homogeneous(protocol.load_trace_file(path).nb_res)
+    config = protocol.sim_config(s.backfill, "event")
+    scores = {name: Score.mean(protocol.run_policy(platform, w, name, config) for w in sequences)
+              for name in REFERENCE_HEURISTICS}
+    best = min(scores, key=lambda n: scores[n].value(s.objective))
+    guard = Guard(float(s.validation_guard), best, scores[best].max_wait_s,
+                  scores[best].makespan_s)
+    logger.info("validation guard: %s", guard)
+    return guard
