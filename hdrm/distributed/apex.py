@@ -39,12 +39,12 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from hdrm.agents.devices import to_cpu
 from hdrm.agents.dqn import DQNAgent, beta_at
 from hdrm.agents.replay import PrioritizedReplayBuffer, ReplayBatch
 from hdrm.agents.settings import parse_settings
 from hdrm.distributed.apex_actor import (ActorSpec, ApexActor, EpisodeSpec, actor_epsilons,
                                          dqn_factory)
+from hdrm.distributed import wire
 from hdrm.distributed.apex_replay import ApexReplay
 from hdrm.distributed.learners import StatsMean
 from hdrm.errors import HdrmError
@@ -124,8 +124,12 @@ class _ActorHost:
         self.actor = ApexActor(index, spec, lambda block: replay.add.remote(block))
 
     def collect(self, weights: Any, version: int, steps: int) -> dict[str, Any]:
+        """:meth:`ApexActor.collect` with the published weights (numpy arrays: every call is
+        given them, and Ray reads arrays from its store without unpickling torch tensors)."""
         import os
 
+        if weights is not None and version != self.actor.version:
+            weights = wire.from_wire(weights)
         return {**self.actor.collect(weights, version, steps), "pid": os.getpid()}
 
     def pid(self) -> int:
@@ -189,7 +193,7 @@ class ApexTrainer:
         # decisions the actors may be ahead of the learner's minimum: enough to start learning
         self.lead = max(s.learning_starts, s.batch_size) + settings.actors * settings.actor_steps
         self.progress = ApexProgress(env_steps=learner.env_steps, updates=learner.updates)
-        self._weights = ray.put(to_cpu(learner.state_dict()))
+        self._weights = ray.put(wire.to_wire(learner.state_dict()))
         self._inflight: dict[Any, int] = {}
         self._sample: Any = None
         self._pids: dict[int, int] = {}
@@ -312,7 +316,7 @@ class ApexTrainer:
 
     def publish(self) -> None:
         """Make the learner's current weights the ones actors pick up next."""
-        self._weights = self.ray.put(to_cpu(self.learner.state_dict()))
+        self._weights = self.ray.put(wire.to_wire(self.learner.state_dict()))
         self.progress.weights_version += 1
 
     def replay_stats(self) -> dict[str, float]:
