@@ -65,11 +65,11 @@ class SeedRun:
 
     @property
     def arrived_pct(self) -> np.ndarray:
-        return 100.0 * self.arrived_milli / self.total_milli
+        return percent_of(self.arrived_milli, self.total_milli)
 
     @property
     def allocation_pct(self) -> np.ndarray:
-        return 100.0 * self.allocated_milli / self.total_milli
+        return percent_of(self.allocated_milli, self.total_milli)
 
     @property
     def frag_ratio_pct(self) -> np.ndarray:
@@ -94,8 +94,18 @@ class SeedRun:
                     self.frag_ratio_pct))]
 
 
+def percent_of(milli: np.ndarray, total_milli: float) -> np.ndarray:
+    """Milli-GPU as % of the cluster's, computed as the paper's analysis does (milli / GPUs /
+    10: the floats, and so the roundings of :func:`allocation_at`, are the same)."""
+    return milli / (total_milli / 1000) / 10
+
+
 def allocation_at(arrived_pct: np.ndarray, allocation_pct: np.ndarray, arrived: float) -> float:
     """Mean allocation % over the arrivals whose arrived % rounds to ``arrived`` (else within 1).
+
+    The roundings are the paper's analysis' (pandas): each arrived % to an integer and each
+    allocation % to 2 decimals as Python's ``round`` does (the exact binary value decides a
+    half), their mean to 2 decimals as numpy's.
 
     Raises:
         ValueError: the curve never comes near ``arrived``.
@@ -107,7 +117,8 @@ def allocation_at(arrived_pct: np.ndarray, allocation_pct: np.ndarray, arrived: 
     if not rows.any():
         raise ValueError(f"the arrived workload never reaches {arrived:g}% "
                          f"(last {float(arrived_pct[-1]) if len(arrived_pct) else 0:.1f}%)")
-    return round(float(np.round(allocation_pct[rows], 2).mean()), 2)
+    values = np.array([round(v, 2) for v in allocation_pct[rows].tolist()])
+    return float(np.round(values.mean(), 2))
 
 
 def arrival_order(shapes: Sequence[TaskShape], names: Sequence[str], total_milli: int,

@@ -28,7 +28,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from hdrm.errors import ConfigError
-from hdrm.fragmentation.protocol import allocation_at
+from hdrm.fragmentation.protocol import allocation_at, percent_of
 from hdrm.viz.common import category_colors, new_figure
 
 logger = logging.getLogger(__name__)
@@ -118,9 +118,9 @@ def _total_milli(summary: dict, arrived: np.ndarray, path: Path) -> float:
 def seed_values(arrived: np.ndarray, allocated: np.ndarray, frag: np.ndarray, total: float,
                 metric: str, grid: np.ndarray) -> np.ndarray:
     """One seed's ``metric`` at each whole arrived % of ``grid`` (nan where never near it)."""
-    arrived_pct = 100.0 * arrived / total
+    arrived_pct = percent_of(arrived, total)
     if metric == "unallocated":
-        values, flip = 100.0 * allocated / total, True
+        values, flip = percent_of(allocated, total), True
     elif metric == "frag_amount":
         values, flip = 100.0 * frag / total, False
     else:

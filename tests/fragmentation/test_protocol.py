@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hdrm.cli.main import main
-from hdrm.fragmentation.protocol import allocation_at, arrival_order
+from hdrm.fragmentation.protocol import allocation_at, arrival_order, percent_of
 from hdrm.policies.gpu_state import TaskShape
 
 
@@ -31,6 +31,15 @@ def test_allocation_at_100_is_the_mean_of_the_rows_rounding_to_100():
     assert allocation_at(np.array([98.0, 101.0]), np.array([1.0, 3.0]), 100) == 3.0  # within 1
     with pytest.raises(ValueError, match="never reaches 100%"):
         allocation_at(np.array([10.0]), np.array([1.0]), 100)
+
+
+def test_allocation_rows_round_as_the_papers_analysis():
+    # 1,553 of 6,212,000 milli-GPU is 0.025% (as a float, a hair above): the analysis rounds
+    # each row with Python's round (0.03), not numpy's (0.02); the mean then with numpy's
+    pct = percent_of(np.array([6_212_000, 1553, 4659]), 6_212_000)
+    assert pct[0] == 100.0 and round(float(pct[1]), 2) == 0.03 and np.round(pct[1], 2) == 0.02
+    assert allocation_at(np.array([100.0]), pct[1:2], 100) == 0.03
+    assert allocation_at(np.array([100.0, 100.0]), pct[1:], 100) == 0.05  # (0.03 + 0.07) / 2
 
 
 def test_command_writes_curves_and_the_summary(tmp_path, capsys):
