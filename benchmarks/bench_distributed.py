@@ -27,6 +27,11 @@ For each it prints the load average (``os.getloadavg``) before and after, and
   workers' collect calls (sending weights and fragments through Ray, scheduling) and the share
   of the collection the learner waited for the slowest worker after the others had finished.
 
+After the setups of a round, the control: as many processes as workers, without Ray, each
+collecting its share with fixed weights, started together (what the machine gives that many
+processes now: on a machine shared per login session, two processes of one session split its
+share instead of getting a core each).
+
 The setups run one after the other, ``--repeat`` rounds (the machine's load moves between them);
 each round's table is printed, then the best round of each setup and the spread over the rounds.
 """
@@ -182,6 +187,47 @@ def with_workers(ray: Any, options: Path, workers: int, env_steps: int) -> dict[
             "wait_share": collect.wait_s / collect.seconds}
 
 
+def plain_processes(options: Path, count: int, env_steps: int) -> dict[str, Any]:
+    """The control: ``count`` processes without Ray (spawned from this one), each collecting
+    ``env_steps / count`` steps with fixed weights after one warm-up rollout, started together.
+    What this machine gives that many processes of this session now: the ceiling of the workers'
+    collection speed, with no Ray, transfer or learner."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    barrier, queue = context.Barrier(count), context.Queue()
+    args = [(str(options), w, env_steps // count, barrier, queue) for w in range(count)]
+    processes = [context.Process(target=_collect_alone, args=a) for a in args]
+    for process in processes:
+        process.start()
+    figures = [queue.get(timeout=600) for _ in processes]
+    for process in processes:
+        process.join()
+    wall = max(f["end"] for f in figures) - min(f["start"] for f in figures)
+    steps, cpu = sum(f["steps"] for f in figures), sum(f["cpu_s"] for f in figures)
+    return {"processes": count, "collect_steps_per_s": steps / wall,
+            "steps_per_cpu_s": steps / cpu, "cpu_share": cpu / sum(f["wall_s"] for f in figures)}
+
+
+def _collect_alone(options: str, worker: int, steps: int, barrier: Any, queue: Any) -> None:
+    import torch
+
+    from hdrm.distributed.ppo_rollout import RolloutCollector
+
+    torch.set_num_threads(1)
+    agent, task = learner(Path(options))
+    collector = RolloutCollector(task, worker, 1, agent.settings.rollout_steps, agent.seed)
+    weights = agent.state_dict()
+    collector.collect(weights)  # warm-up
+    barrier.wait()
+    done, cpu, start = 0, 0.0, time.perf_counter()
+    while done < steps:
+        collected = collector.collect(weights)
+        done, cpu = done + collected.env_steps, cpu + collected.cpu_s
+    end = time.perf_counter()
+    queue.put({"steps": done, "cpu_s": cpu, "wall_s": end - start, "start": start, "end": end})
+
+
 def _row(name: str, steps: int, updates: int, collect_s: float, update_s: float, wall_s: float,
          start_s: float, load: float) -> dict[str, Any]:
     return {"setup": name, "env_steps": steps, "updates": updates,
@@ -251,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     from hdrm.distributed import ray_backend
 
     rounds: list[list[dict[str, Any]]] = []
+    controls: list[list[dict[str, Any]]] = []
     with tempfile.TemporaryDirectory() as folder:
         options = write_options(Path(folder), a.jobs, a.rollout)
         with ray_backend.connect(None, num_cpus=max(counts)) as ray:
@@ -258,11 +305,16 @@ def main(argv: list[str] | None = None) -> int:
                 rows = [single_process(options, a.env_steps)]
                 rows += [with_workers(ray, options, n, a.env_steps) for n in counts]
                 rounds.append(rows)
+                controls.append([plain_processes(options, n, a.env_steps) for n in counts])
     print(f"PPO, {a.jobs}-job episodes, rollout {a.rollout} steps, {a.env_steps} env steps; "
           f"{os.cpu_count()} CPUs; {a.repeat} round(s)")
     for number, rows in enumerate(rounds, 1):
         print(f"round {number}:")
         print(table(rows))
+        print("control, processes without Ray collecting with fixed weights (no learner): "
+              + "; ".join(f"{c['processes']}: {c['collect_steps_per_s']:,.0f} steps/s, "
+                          f"{c['steps_per_cpu_s']:,.0f} steps per CPU s, core share "
+                          f"{c['cpu_share']:.2f}" for c in controls[number - 1]))
     best = [max((rows[i] for rows in rounds), key=lambda r: r["end_to_end_steps_per_s"])
             for i in range(len(rounds[0]))]
     print("best of the rounds, per setup:")
@@ -270,7 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"spread over the {a.repeat} round(s), ratios to the single process of each round:")
     print(spread(rounds))
     if a.json:
-        Path(a.json).write_text(json.dumps(rounds, indent=1), encoding="utf-8")
+        Path(a.json).write_text(json.dumps({"rounds": rounds, "controls": controls}, indent=1),
+                                encoding="utf-8")
     return 0 if all(math.isfinite(r["end_to_end_steps_per_s"]) for r in best) else 1
 
 
