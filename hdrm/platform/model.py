@@ -33,10 +33,11 @@ MAX_CORES_ENV = "HDRM_MAX_CORES"
 
 #: Memory a replay takes per core: the platform, the decision core's per-core arrays and the
 #: engine (a finished job's record costs its runs of cores, not its cores). Maximum resident
-#: set of replays of 50 jobs (FCFS + EASY): ``hdrm replay --homogeneous-procs 1000000`` (one-core
-#: nodes, the worst case) 704 MB; 2**20 one-core nodes without the outputs 727 MB
-#: (``tests/sim/test_scale_memory.py`` holds it to this estimate); 10^6 cores as 25,000 nodes of
-#: 40 cores 553 MB (``benchmarks/bench_scale.py --cells nodes50@1000000``).
+#: set of replays of 50 jobs (FCFS + EASY): platform files are the worst case, 10^6 cores as
+#: 25,000 nodes of 40 cores 553 MB (``benchmarks/bench_scale.py --cells nodes50@1000000``);
+#: one-core nodes keep almost nothing per core (``hdrm replay --homogeneous-procs 1000000``
+#: ~100 MB, the interpreter included; ``tests/sim/test_scale_memory.py`` holds 2**20 of them to
+#: this estimate and to 200 MB).
 REPLAY_BYTES_PER_CORE = 800
 
 
