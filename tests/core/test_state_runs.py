@@ -138,3 +138,16 @@ def test_counters_of_one_core_nodes_are_made_when_read():
     slow.release(wide, 1.0)
     assert fast.proc_running[200:300] == [0] * 100 and fast.core_state[250] == SLEEPING
     assert snapshot(fast) == snapshot(slow)
+
+
+def test_unknown_or_negative_cores_are_refused_with_nothing_changed():
+    """On one-core nodes the free runs check every core: an id beyond the platform or a
+    negative one (which a list would read from its end) is refused by name."""
+    fast, _ = pair()
+    fast.allocate(job(0, res=2), [3, 4], 0.0)
+    before = snapshot(fast)
+    with pytest.raises(SimulationError, match=rf"unknown core {N} \(0..{N - 1}\)"):
+        fast.allocate(job(1, res=2), [5, N], 0.0)
+    with pytest.raises(SimulationError, match="unknown core -1"):
+        fast.allocate(job(2, res=80), [-1] + list(range(10, 89)), 0.0)
+    assert snapshot(fast) == before and fast.free_set.runs == [(0, 3), (5, N)]
