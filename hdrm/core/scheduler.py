@@ -18,8 +18,9 @@ Decision semantics (``decision``):
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,7 +90,11 @@ class DecisionCore:
         self._ends = (ExpectedEnds(by_size=self.backfilling == "easy_first")
                       if self.backfilling != "none" else None)
         self.committed: Job | None = None
+        #: True when a job started or left since the engine last took the cluster mirror's
+        #: state changes (it sets it back to False then): without it, no change is queued.
+        self.changed = False
         self._max_node_mem = max(platform.node_memory_mb)
+        self._nb_cores = platform.nb_cores
         self._capacities: dict[float, int] = {}
         self._blocked: set[int] = set()
         #: Jobs queued so far (arrival numbers), and the queue kept in the order of each static
@@ -105,21 +110,24 @@ class DecisionCore:
     # ------------------------------------------------------------------ events
     def submit(self, job: Job, now: float) -> str | None:
         """Queue ``job``; returns why it must be rejected (it can never run here), or None."""
-        if job.res > self.platform.nb_cores:
-            return f"requests {job.res} cores, the platform has {self.platform.nb_cores}"
-        if job.res <= 0:
+        res, mem = job.res, job.mem_mb
+        if res > self._nb_cores:
+            return f"requests {res} cores, the platform has {self._nb_cores}"
+        if res <= 0:
             return "requests no core"
-        if job.mem_mb > self._max_node_mem:
-            return f"needs {job.mem_mb:g} MB per core, the largest node has {self._max_node_mem:g} MB"
-        capacity = self._memory_capacity(job.mem_mb)
-        if job.res > capacity:
-            return (f"requests {job.res} cores of {job.mem_mb:g} MB, the nodes' memory holds at "
-                    f"most {capacity} such cores")
+        if mem > 0:  # without memory per core, every core can hold the job
+            if mem > self._max_node_mem:
+                return f"needs {mem:g} MB per core, the largest node has {self._max_node_mem:g} MB"
+            capacity = self._memory_capacity(mem)
+            if res > capacity:
+                return (f"requests {res} cores of {mem:g} MB, the nodes' memory holds at "
+                        f"most {capacity} such cores")
         self.queue.append(job)
         self._arrivals += 1
-        for name, kept in self._orders.items():
-            if kept is not None and not kept.add(job, self._arrivals):
-                self._orders[name] = None
+        if self._orders:
+            for name, kept in self._orders.items():
+                if kept is not None and not kept.add(job, self._arrivals):
+                    self._orders[name] = None
         return None
 
     def _memory_capacity(self, mem_mb: float) -> int:
@@ -137,13 +145,15 @@ class DecisionCore:
 
     def complete(self, job: Job, now: float) -> tuple[int, ...]:
         """``job`` left the machine (finished or killed): free its cores."""
+        self.changed = True
         info = self.running.pop(job.idx, None)
         if info is not None:
             if self._ends is not None:
                 self._ends.remove(job)
             self.predictor.observe(job, now - info.start_s)
-            for hook in self.usage_hooks:
-                hook(job, now, -1)
+            if self.usage_hooks:
+                for hook in self.usage_hooks:
+                    hook(job, now, -1)
         return self.state.release(job, now)
 
     def take_changes(self) -> list[tuple[int, float, list[int]]]:
@@ -160,26 +170,28 @@ class DecisionCore:
                 and not self._fits(committed, now)):
             return []  # the held pick waits and nothing may overtake it: no need to order
         order = self._order(pair.job, now)
-        if committed is not None:
-            order = [committed] + [j for j in order if j is not committed]
+        if committed is not None:  # the held pick first, then the others in order
+            order = itertools.chain((committed,), (j for j in order if j is not committed))
         started: list[Start] = []
         head = None
-        for i, job in enumerate(order):
-            cores = self._place(job, pair.core, now)
+        fits, select, state, rng = self._fits, pair.core.select, self.state, self.rng
+        jobs = iter(order)
+        for job in jobs:  # _place, inline
+            cores = select(state, job, rng) if fits(job, now) else None
             if cores is None:
                 head = job
-                rest = order[i + 1:]
                 break
             self._start(job, cores, now)
             started.append((job, cores))
         if head is not None:
             if self.decision == "commit":
                 self.committed = head
-            if self.backfilling != "none" and rest:
-                started += self._backfill(now, head, rest, pair.core)
+            if self.backfilling != "none":  # the rest of the order, read as far as needed
+                started += self._backfill(now, head, jobs, pair.core)
         elif self.decision == "commit":
             self.committed = None
-        self._dequeue(started)
+        if started:
+            self._dequeue(started)
         return started
 
     def start_now(self, job: Job, core: CorePolicy, now: float) -> list[int] | None:
@@ -244,8 +256,10 @@ class DecisionCore:
     def _dequeue(self, started: list[Start]) -> None:
         queue = self.queue
         if self._orders:
-            for job, _ in started:
-                self._forget(job)
+            kept_orders = [kept for kept in self._orders.values() if kept is not None]
+            for job, _ in started:  # _forget, inline
+                for kept in kept_orders:
+                    kept.remove(job)
         if len(started) > 64:
             taken = {id(job) for job, _ in started}
             self.queue = [j for j in queue if id(j) not in taken]
@@ -256,7 +270,8 @@ class DecisionCore:
     def _fits(self, job: Job, now: float) -> bool:
         """Whether ``job`` fits now; the first time it does not, that is recorded."""
         state = self.state
-        if job.res > state.free_cores or not state.fits(job):
+        # without memory per core, enough free cores is what state.fits asks
+        if job.res > state.free_cores or (job.mem_mb > 0 and not state.fits(job)):
             if job.idx not in self._blocked:
                 self._blocked.add(job.idx)
                 state.records.core(now, job.id, job.res, state.allocatable(job.mem_mb))
@@ -269,19 +284,25 @@ class DecisionCore:
         return core.select(self.state, job, self.rng)
 
     def _start(self, job: Job, cores: list[int], now: float) -> None:
+        self.changed = True
         self.state.allocate(job, cores, now)
-        info = self.running[job.idx] = RunInfo(job, now, now + estimated_duration_s(job))
+        end_s = now + estimated_duration_s(job)
+        self.running[job.idx] = RunInfo(job, now, end_s)
         if self._ends is not None:
-            self._ends.add(job, info.expected_end_s)
-        for hook in self.usage_hooks:
-            hook(job, now, 1)
+            self._ends.add(job, end_s)
+        if self.usage_hooks:
+            for hook in self.usage_hooks:
+                hook(job, now, 1)
 
-    def _backfill(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
+    def _backfill(self, now: float, head: Job, rest: Iterable[Job], core: CorePolicy
+                  ) -> list[Start]:
+        """Backfill around ``head`` with the jobs of ``rest`` in their order (read once, as far
+        as needed: an iterator over the rest of the order)."""
         if self.backfilling != "conservative":
             return self._easy(now, head, rest, core)
         return self._conservative(now, head, rest, core)
 
-    def _easy(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
+    def _easy(self, now: float, head: Job, rest: Iterable[Job], core: CorePolicy) -> list[Start]:
         state = self.state
         memory_bound = state.bounded_memory and head.mem_mb > 0
         started: list[Start] = []
@@ -315,7 +336,8 @@ class DecisionCore:
                 ends = self.expected_ends(now)  # its cores come back by the shadow time
         return started
 
-    def _conservative(self, now: float, head: Job, rest: list[Job], core: CorePolicy) -> list[Start]:
+    def _conservative(self, now: float, head: Job, rest: Iterable[Job], core: CorePolicy
+                      ) -> list[Start]:
         if self.state.bounded_memory:
             return self._conservative_memory(now, head, rest, core)
         state = self.state
@@ -335,7 +357,7 @@ class DecisionCore:
                 profile.reserve(max(t, now), duration, job.res)
         return started
 
-    def _conservative_memory(self, now: float, head: Job, rest: list[Job], core: CorePolicy
+    def _conservative_memory(self, now: float, head: Job, rest: Iterable[Job], core: CorePolicy
                              ) -> list[Start]:
         """Conservative backfilling with per-node cores and memory (:class:`NodeProfile`)."""
         state = self.state

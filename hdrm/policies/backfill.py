@@ -47,8 +47,10 @@ for _name in ("none", "easy", "easy_first", "conservative"):
 
 
 def estimated_duration_s(job: Job) -> float:
-    """The duration the scheduler assumes: the walltime, or the run time when there is none."""
-    return job.walltime_s if job.has_walltime else job.run_time_s
+    """The duration the scheduler assumes: the walltime, or the run time when there is none
+    (:attr:`~hdrm.workload.job.Job.has_walltime`: finite and positive, tested inline here)."""
+    walltime = job.walltime_s
+    return walltime if 0.0 < walltime < math.inf else job.run_time_s
 
 
 class ExpectedEnds:

@@ -197,30 +197,42 @@ class Simulation:
     def next_decision(self) -> bool:
         """Advance to the next instant with events and process them; False when nothing is left."""
         machine = self.machine
-        jobs = self._jobs
         arrivals = self._arrivals
-        t_sub = arrivals[self._next].submit_s if self._next < len(arrivals) else math.inf
-        if self._releases:
-            t_sub = min(t_sub, self._releases[0][0])
-        t = min(t_sub, machine.next_time())
+        nxt = self._next
+        t = arrivals[nxt].submit_s if nxt < len(arrivals) else math.inf
+        releases = self._releases
+        if releases and releases[0][0] < t:
+            t = releases[0][0]
+        t_end = machine.next_time()
+        if t_end < t:
+            t = t_end
         if t == math.inf:
             return False
         self.now = t
         core = self.core
-        released = self._released
-        for end in machine.advance(t):
-            job = released.pop(end.key, None) if released else None
-            job = job or jobs[end.key]
-            core.complete(job, t)
-            self._record(job, Outcome(job, end.state, end.start_s, end.finish_s, end.cores, end.energy_j))
+        ends = machine.advance(t)
+        if ends:
+            released, jobs, complete, record = (self._released, self._jobs, core.complete,
+                                                self._record)
+            for end in ends:
+                job = released.pop(end.key, None) if released else None
+                if job is None:
+                    job = jobs[end.key]
+                complete(job, t)
+                record(job, Outcome(job, end.state, end.start_s, end.finish_s, end.cores,
+                                    end.energy_j))
         n = len(arrivals)
-        while self._next < n and arrivals[self._next].submit_s <= t:
-            job = arrivals[self._next]
-            self._next += 1
-            reason = core.submit(job, t)
-            if reason is not None:
-                self._record(job, Outcome(job, REJECTED, reason=reason))
-        if self._releases:
+        if nxt < n and arrivals[nxt].submit_s <= t:
+            submit = core.submit
+            while nxt < n and arrivals[nxt].submit_s <= t:
+                job = arrivals[nxt]
+                nxt += 1
+                reason = submit(job, t)
+                if reason is not None:
+                    self._next = nxt
+                    self._record(job, Outcome(job, REJECTED, reason=reason))
+            self._next = nxt
+        if releases:
             self._submit_released(t)
         self._flush_changes()
         return True
@@ -297,19 +309,29 @@ class Simulation:
         machine = self.machine
         self.decisions += 1
         self._flush_changes()
-        for job, cores in starts:
-            machine.start(job.idx, cores, **start_kwargs(job))
+        if starts:
+            start = machine.start
+            for job, cores in starts:
+                start(job.idx, cores, **start_kwargs(job))
         if self.config.record_timeline:
-            state = self.core.state
-            self.timeline.add(self.now, len(self.core.queue), machine.running, state.busy_cores,
+            core = self.core
+            state = core.state
+            self.timeline.add(self.now, len(core.queue), machine.running, state.busy_cores,
                               state.contended, machine.power_w, machine.energy_j())
 
     def _flush_changes(self) -> None:
-        runs = self.core.state.take_pending_runs()
+        """Apply the cluster mirror's queued power-state changes to the machine (none queued
+        unless a job started or left since the last call: :attr:`DecisionCore.changed`)."""
+        core = self.core
+        if not core.changed:
+            return
+        core.changed = False
+        state = core.state
+        runs = state.take_pending_runs()
         if runs:
             self.machine.apply_runs(runs)
             return
-        pending = self.core.state.take_pending()
+        pending = state.take_pending()
         if pending:
             self.machine.apply_states(pending)
 

@@ -103,7 +103,7 @@ class Job:
     @property
     def has_walltime(self) -> bool:
         """True when the job has a finite requested time."""
-        return math.isfinite(self.walltime_s) and self.walltime_s > 0
+        return 0.0 < self.walltime_s < math.inf  # finite and positive (NaN is neither)
 
 
 @dataclass
