@@ -120,6 +120,7 @@ class FragMeter:
         self.levels, self.level_of = np.unique(types.milli[self.gpu], return_inverse=True)
         self.gpus_k = types.gpus[self.gpu]
         self.access = types.access(cluster.model_names)  # [model, type]
+        self._columns = np.arange(len(types))
 
     def frag(self, cpu_left: np.ndarray, gpu_left: np.ndarray, model: np.ndarray) -> np.ndarray:
         """Fragmentation (milli-GPU) of B node states: ``cpu_left[B]``, ``gpu_left[B, G]``,
@@ -129,7 +130,7 @@ class FragMeter:
         else the whole free share; per CPU-only type, the whole free share.
         """
         free = gpu_left.sum(axis=1)
-        cpu_ok = cpu_left[:, None] >= self.types.cpu_milli[None, :]          # B x K
+        cpu_ok = cpu_left[:, None] >= self.types.cpu_milli                  # B x K
         classes = np.where(cpu_ok, _CPU_ONLY, _CPU_ONLY_LACKING)
         amount = np.repeat(free[:, None], len(self.types), axis=1)
         if len(self.levels):
@@ -142,10 +143,14 @@ class FragMeter:
             classes[:, self.gpu] = np.where(allowed, np.where(served, _LACK_GPU, lacking),
                                             _NO_ACCESS)
             amount[:, self.gpu] = np.where(served, free[:, None] - usable, free[:, None])
-        terms = self.types.freq[None, :] * amount
-        total = np.zeros(len(free))
-        for k in range(len(_CLASSES)):  # sequential sums (cumsum), as the simulator adds
-            total = total + np.cumsum(np.where(classes == k, terms, 0.0), axis=1)[:, -1]
+        # each term in its class's row, then sequential sums (cumsum) type by type, then the
+        # classes one after the other, as the simulator adds them
+        grid = np.zeros((len(free), len(_CLASSES), len(self.types)))
+        grid[np.arange(len(free))[:, None], classes, self._columns] = self.types.freq * amount
+        sums = np.cumsum(grid, axis=2)[:, :, -1]
+        total = sums[:, 0]
+        for k in range(1, len(_CLASSES)):
+            total = total + sums[:, k]
         return total
 
     def of_cluster(self, cluster: GpuCluster,
