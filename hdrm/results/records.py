@@ -212,9 +212,18 @@ def _merged(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def format_interval_set(core_ids: Iterable[int]) -> str:
     """Write core ids as an interval set, exactly as ``str(procset.ProcSet(...))`` does.
 
-    Example: ``format_interval_set([8, 0, 1, 2, 3]) == "0-3 8"``; no ids give ``""``.
+    Example: ``format_interval_set([8, 0, 1, 2, 3]) == "0-3 8"``; no ids give ``""``. A list or
+    tuple of consecutive ascending ids (what placements mostly give) is recognised by one C-level
+    comparison.
     """
-    return " ".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in interval_ranges(core_ids))
+    kind = type(core_ids)
+    if kind is tuple or kind is list:
+        n = len(core_ids)
+        if n and type(core_ids[0]) is int:
+            first = core_ids[0]
+            if core_ids[-1] - first == n - 1 and core_ids == kind(range(first, first + n)):
+                return str(first) if n == 1 else f"{first}-{first + n - 1}"
+    return " ".join([str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in interval_ranges(core_ids)])
 
 
 def parse_interval_ranges(text: str) -> list[tuple[int, int]]:

@@ -30,28 +30,19 @@ def job_result(outcome: Outcome, workload_name: str = "w0") -> JobResult:
     final end and, as execution time, the run time its segments used)."""
     job = outcome.job
     requested = job.walltime_s if job.has_walltime else -1.0
-    common = dict(
-        job_id=str(job.id),
-        workload_name=workload_name,
-        profile=job.profile or f"p{job.id}",
-        submission_time=job.submit_s,
-        requested_number_of_resources=job.res,
-        requested_time=requested,
-        metadata=job_metadata(job),
-    )
-    if outcome.state == REJECTED:
-        return JobResult(**common, success=0, final_state=REJECTED, consumed_energy=None)
-    return JobResult(
-        **common,
-        success=1 if outcome.state == COMPLETED_SUCCESSFULLY else 0,
-        final_state=outcome.state,
-        starting_time=outcome.start_s,
-        execution_time=(outcome.run_s if isinstance(outcome, PreemptedOutcome)
-                        else outcome.finish_s - outcome.start_s),
-        finish_time=outcome.finish_s,
-        allocated_resources=format_interval_set(outcome.cores),
-        consumed_energy=outcome.energy_j,
-    )
+    job_id = str(job.id)
+    profile = job.profile or f"p{job.id}"
+    metadata = job_metadata(job)
+    state = outcome.state
+    if state == REJECTED:
+        return JobResult(job_id, workload_name, profile, job.submit_s, job.res, requested, 0,
+                         REJECTED, consumed_energy=None, metadata=metadata)
+    start, finish = outcome.start_s, outcome.finish_s
+    run_s = outcome.run_s if isinstance(outcome, PreemptedOutcome) else finish - start
+    return JobResult(job_id, workload_name, profile, job.submit_s, job.res, requested,
+                     1 if state == COMPLETED_SUCCESSFULLY else 0, state, start, run_s, finish,
+                     allocated_resources=format_interval_set(outcome.cores),
+                     consumed_energy=outcome.energy_j, metadata=metadata)
 
 
 def job_metadata(job: Job) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -38,6 +39,23 @@ def test_format_interval_set_examples(cores, text):
 @given(core_sets)
 def test_format_interval_set_matches_procset(cores):
     assert format_interval_set(cores) == str(ProcSet(*cores))
+
+
+@settings(deadline=None)  # timing varies on a shared machine
+@given(st.integers(0, 300), st.integers(1, 80), st.sampled_from([list, tuple]), st.integers(-1, 80))
+def test_format_interval_set_of_consecutive_ids_matches_procset(first, n, kind, swap):
+    # the ids placements mostly give (one ascending run), and the same ids with two swapped
+    ids = list(range(first, first + n))
+    if 0 <= swap < n - 1:
+        ids[swap], ids[swap + 1] = ids[swap + 1], ids[swap]
+    assert format_interval_set(kind(ids)) == str(ProcSet(*ids))
+    assert format_interval_set(kind(ids + [first + n - 1])) == str(ProcSet(*ids))  # a repeat
+
+
+def test_format_interval_set_of_other_number_types():
+    assert format_interval_set(tuple(np.arange(3, 7))) == "3-6"
+    assert format_interval_set([np.int32(4), np.int32(5)]) == "4-5"
+    assert format_interval_set((True, 2)) == "1-2"
 
 
 @settings(deadline=None)  # timing varies on a shared machine
