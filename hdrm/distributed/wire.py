@@ -9,18 +9,22 @@ the learner's objects into numpy before sending and back into tensors after rece
 value keeps its dtype and bits, so a rollout played with received weights is the one played
 with the originals.
 
-Nothing here imports Ray.
+Nothing here imports Ray, and torch only inside the functions (``import hdrm.distributed.wire``
+stays light, like the rest of the package's light modules).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping, Sequence
+import sys
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
-import torch
 
-from hdrm.agents.buffers import RolloutBatch
+if TYPE_CHECKING:
+    import torch
+
+    from hdrm.agents.buffers import RolloutBatch
 
 logger = logging.getLogger(__name__)
 
@@ -38,11 +42,15 @@ def from_wire(state: Mapping[str, Any]) -> dict[str, Any]:
 
 def batch_to_wire(batch: RolloutBatch) -> RolloutBatch:
     """The fragment ``batch`` with numpy columns (no copy of CPU tensors)."""
-    return RolloutBatch(*(_array(column) for column in batch))
+    return type(batch)(*(_array(column) for column in batch))
 
 
 def join_batches(parts: Sequence[RolloutBatch]) -> RolloutBatch:
     """The fragments (numpy or tensor columns) end to end, in order, as one batch of tensors."""
+    import torch
+
+    from hdrm.agents.buffers import RolloutBatch
+
     return RolloutBatch(*(torch.from_numpy(np.concatenate([_array(c) for c in column]))
                           for column in zip(*parts)))
 
@@ -58,7 +66,8 @@ def generator_from_wire(state: Any) -> torch.Tensor | None:
 
 
 def _array(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
+    torch = _torch()
+    if torch is not None and isinstance(value, torch.Tensor):
         value = value.detach().cpu()
         return value if value.dtype == torch.bfloat16 else value.numpy()  # numpy has no bf16
     return value
@@ -66,8 +75,15 @@ def _array(value: Any) -> Any:
 
 def _tensor(value: Any) -> Any:
     if isinstance(value, np.ndarray):  # arrays read from Ray's store are read-only: copy
+        import torch
+
         return torch.from_numpy(np.array(value, copy=True))
     return value
+
+
+def _torch() -> Any:
+    """torch when something has imported it (a tensor cannot exist otherwise), else None."""
+    return sys.modules.get("torch")
 
 
 __all__ = ["batch_to_wire", "from_wire", "generator_from_wire", "generator_to_wire",
