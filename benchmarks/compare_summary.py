@@ -116,7 +116,11 @@ def discriminates(values: Sequence[float]) -> bool:
 def _targets(row: Any, cells: dict[str, Any], best: float, eligible: list[str],
              seeds: dict[str, int], flagged: dict[str, str], differ: bool = True) -> None:
     """The target cells: met only by an eligible learner's mean over enough seeds, unflagged;
-    none on a generalisation row whose fixed policies all score the same (``differ`` False)."""
+    none on a generalisation row whose fixed policies all score the same (``differ`` False).
+
+    The best rule-abiding learner is reported; when it is flagged or has too few seeds, the
+    best of the others that qualifies may still meet the target (``target met by``: a flagged
+    learner never meets one, so it does not hide one that does)."""
     if row.group == "protocol":
         cells[f"target ({TARGET_FACTOR} x best heuristic)"] = TARGET_FACTOR * best
     if row.group == "generalisation" and not differ:
@@ -127,20 +131,25 @@ def _targets(row: Any, cells: dict[str, Any], best: float, eligible: list[str],
         cells["target met"] = "n/a: no model trained under the no-leakage rule"
         return
     name = min(eligible, key=lambda c: cells[c])
-    value = cells[name]
-    cells["best rule-abiding learner"], cells["best rule-abiding learner name"] = value, name
-    if row.group == "protocol":
-        ppo = protocol.PUBLISHED[(row.trace, row.backfill)]["PPO"]
-        beats = value <= TARGET_FACTOR * best and value <= ppo
-    elif row.group == "generalisation":  # at least as good as the best heuristic
-        beats = value <= best
-    else:  # hetero: better than the best fixed pair
-        beats = value < best
-    if not beats:
+    cells["best rule-abiding learner"], cells["best rule-abiding learner name"] = cells[name], name
+    qualified = [c for c in eligible if _beats(row, cells, cells[c], best)
+                 and c not in flagged and seeds.get(c, 0) >= MIN_SEEDS]
+    if qualified:
+        cells["target met"] = True
+        cells["target met by"] = min(qualified, key=lambda c: cells[c])
+    elif not _beats(row, cells, cells[name], best):
         cells["target met"] = False
     elif name in flagged:
         cells["target met"] = f"no: flagged ({flagged[name]})"
-    elif seeds.get(name, 0) < MIN_SEEDS:
-        cells["target met"] = f"no: {seeds.get(name, 0)} seed(s), {MIN_SEEDS} needed"
     else:
-        cells["target met"] = True
+        cells["target met"] = f"no: {seeds.get(name, 0)} seed(s), {MIN_SEEDS} needed"
+
+
+def _beats(row: Any, cells: dict[str, Any], value: float, best: float) -> bool:
+    """Whether a learner's ``value`` beats the row's target (before flags and seeds)."""
+    if row.group == "protocol":
+        ppo = protocol.PUBLISHED[(row.trace, row.backfill)]["PPO"]
+        return value <= TARGET_FACTOR * best and value <= ppo
+    if row.group == "generalisation":  # at least as good as the best heuristic
+        return value <= best
+    return value < best  # hetero: better than the best fixed pair

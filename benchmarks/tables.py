@@ -129,4 +129,5 @@ INTRO = ("Written by ``python benchmarks/compare.py --evaluate-only --allow-leak
          "on test jobs; its figures are shown for the record and never meet a target), "
          "**[leaky]** a model evaluated on jobs it trained or validated on. *flags* names the "
          "learners with a seed whose longest wait or makespan exceeds 1.5 times the best "
-         "heuristic's.")
+         "heuristic's; *target met by* names the learner that meets a row's target when the "
+         "best rule-abiding one cannot (flagged, or fewer than 3 seeds).")

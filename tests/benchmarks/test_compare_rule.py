@@ -346,3 +346,18 @@ def test_a_generalisation_row_where_every_policy_scores_the_same_has_no_target()
     cells = {"F1 (event)": 1.0, "FCFS (event)": 2.0, "L": 1.0}
     compare_summary.summarise(_row("generalisation"), cells, ["L"], ["L"], {"L": 3}, tail, ())
     assert cells["target met"] is True  # at least as good as the best heuristic
+
+
+def test_a_flagged_best_learner_does_not_hide_another_that_meets_the_target():
+    tail = {"max_wait_s": {"F1 (event)": 10.0, "S": 100.0, "G": 11.0, "T": 10.0},
+            "makespan_s": {"F1 (event)": 10.0, "S": 10.0, "G": 10.0, "T": 10.0}}
+    cells = {"F1 (event)": 100.0, "S": 50.0, "G": 80.0, "T": 70.0}
+    # S is the best but flagged; T is better than G but has 2 seeds: G meets the target
+    compare_summary.summarise(_row(), cells, ["S", "G", "T"], ["S", "G", "T"],
+                              {"S": 3, "G": 3, "T": 2}, tail, ())
+    assert cells["best rule-abiding learner name"] == "S"
+    assert cells["target met"] is True and cells["target met by"] == "G"
+    cells = {"F1 (event)": 100.0, "S": 50.0, "G": 96.0}  # G above 0.95 x 100: nobody meets it
+    compare_summary.summarise(_row(), cells, ["S", "G"], ["S", "G"], {"S": 3, "G": 3}, tail, ())
+    assert cells["target met"] == "no: flagged (max wait 10.00x F1 (event) (worst of 3 seeds))"
+    assert "target met by" not in cells
