@@ -38,7 +38,6 @@ import os
 import time
 from typing import Any, Callable
 
-
 from hdrm.distributed import ray_backend, wire
 from hdrm.distributed.learners import EndedEpisode, RolloutTask, TrainingRun, WorkerPlan
 from hdrm.distributed.ppo_rollout import Collected, RolloutCollector
