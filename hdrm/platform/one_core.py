@@ -51,23 +51,39 @@ class Same(_MadeOnDemand):
 
 
 class Ids(_MadeOnDemand):
-    """The ids ``0 .. n - 1``: the tuple ``tuple(range(n))`` in constant memory."""
+    """The ids ``0 .. n - 1``: the tuple ``tuple(range(n))`` in memory that follows use.
 
-    __slots__ = ("_n",)
+    Items and slices are read from a pool of int objects made up to the highest id asked for,
+    so that the lists of core ids that jobs keep share one object per id (as the tuple's items
+    were shared) instead of each holding new ones.
+    """
+
+    __slots__ = ("_n", "_pool")
 
     def __init__(self, n: int) -> None:
         self._n = n
+        self._pool: list[int] = []
 
     def __len__(self) -> int:
         return self._n
 
     def _item(self, i: int) -> int:
-        return i
+        return self[i]
+
+    def _upto(self, end: int) -> list[int]:
+        """The pool, made up to id ``end - 1`` at least."""
+        pool = self._pool
+        if end > len(pool):
+            pool.extend(range(len(pool), end))
+        return pool
 
     def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return tuple(range(self._n)[index])
-        return range(self._n)[index]  # negative indices, IndexError as a tuple gives them
+        ids = range(self._n)[index]  # negative indices, IndexError as a tuple gives them
+        if isinstance(ids, int):
+            return self._upto(ids + 1)[ids]
+        if ids.step == 1:
+            return tuple(self._upto(ids.stop)[ids.start:ids.stop])
+        return tuple(ids)
 
     def __iter__(self) -> Iterator[int]:
         return iter(range(self._n))

@@ -168,6 +168,7 @@ def test_homogeneous_tables_hold_nothing_per_core_and_equal_tuples():
     assert p.core_processor == tuple(range(5)) == p.core_node
     assert hash(p.core_node) == hash(tuple(range(5)))
     assert p.core_node[1:4] == (1, 2, 3) and p.core_node[-1] == 4 and p.core_power_w[-2] == 50.0
+    assert p.core_node[2:5][0] == 2 and p.core_node[::-2] == (4, 2, 0)
     assert list(p.node_memory_mb) == [float("inf")] * 5 and p.processor_mem_bw_gbps[4] == float("inf")
     assert np.asarray(p.core_node).tolist() == [0, 1, 2, 3, 4]
     assert np.asarray(p.core_gflops, dtype=float).tolist() == [2.0] * 5
