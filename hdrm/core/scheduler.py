@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -171,7 +171,7 @@ class DecisionCore:
             return []  # the held pick waits and nothing may overtake it: no need to order
         order = self._order(pair.job, now)
         if committed is not None:  # the held pick first, then the others in order
-            order = itertools.chain((committed,), (j for j in order if j is not committed))
+            order = _first(committed, order)
         started: list[Start] = []
         head = None
         fits, select, state, rng = self._fits, pair.core.select, self.state, self.rng
@@ -381,6 +381,16 @@ class DecisionCore:
                         take[node] = take.get(node, 0) + 1
             profile.reserve(job, max(t, now), duration, take)
         return started
+
+
+def _first(job: Job, order: list[Job]) -> Iterator[Job]:
+    """``job``, then the jobs of ``order`` but ``job`` in their order (read in C: the queue is
+    not copied, and a backfilling pass reads only as far as it needs)."""
+    try:
+        k = order.index(job)  # jobs compare by identity
+    except ValueError:
+        return itertools.chain((job,), order)
+    return itertools.chain((job,), itertools.islice(order, k), itertools.islice(order, k + 1, None))
 
 
 def _within(cores: list[int], capacity, state: ClusterState) -> list[int]:
