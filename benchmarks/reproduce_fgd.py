@@ -31,7 +31,8 @@ Usage::
 ``--policies`` runs a subset (the checks then apply to it); ``--no-timing`` skips the
 one-process FGD timing.
 
-Exit status 1 when a check fails.
+Exit status 1 when a check fails, 2 on bad input (one line on stderr: a seed without the paper's
+draws, an unreadable list).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hdrm.errors import HdrmError  # noqa: E402
 from hdrm.fragmentation.experiment import load_inputs, parse_seeds, run_seeds  # noqa: E402
 from hdrm.fragmentation.protocol import DRAWS, run_seed  # noqa: E402
 
@@ -206,5 +208,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if ok else 1
 
 
+def cli(argv: list[str] | None = None) -> int:
+    """:func:`main`, with a bad input (a seed without the paper's draws, an unreadable list) as
+    one line on stderr and exit status 2."""
+    try:
+        return main(argv)
+    except HdrmError as exc:
+        print(f"reproduce_fgd: {exc}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

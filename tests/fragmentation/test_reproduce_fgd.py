@@ -69,3 +69,11 @@ def test_the_papers_draws_give_the_published_value_of_each_seed(tmp_path, capsys
     out = capsys.readouterr().out
     assert "per seed: 1 of 1 values equal to the published ones" in out  # best_fit, 7.06
     assert status == 0 and "published: random > best_fit" in out
+
+
+def test_seeds_without_the_papers_draws_are_one_line(traces, capsys):
+    assert reproduce_fgd.cli(["--traces", str(traces), "--variants", "default", "--seeds", "1",
+                              "--policies", "fgd", "--no-timing", "--processes", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "shipped for seeds 42-51, not 1; " in err[0]
+    assert "--draws numpy" in err[0]
