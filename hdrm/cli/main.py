@@ -18,22 +18,38 @@ import sys
 from hdrm import __version__
 from hdrm.errors import HdrmError
 
+#: Sub-command name -> its module, in the order ``hdrm --help`` lists them.
+COMMANDS = {
+    "platform": "platform_cmd",
+    "workload": "workload_cmd",
+    "replay": "replay_cmd",
+    "serve": "serve_cmd",
+    "plot": "plot_cmd",
+    "compare": "compare_cmd",
+    "sweep": "sweep_cmd",
+    "fragmentation": "fragmentation_cmd",
+    "dag": "dag_cmd",
+}
 #: Sub-command modules, in the order ``hdrm --help`` lists them.
-SUBCOMMANDS = (
-    "platform_cmd",
-    "workload_cmd",
-    "replay_cmd",
-    "serve_cmd",
-    "plot_cmd",
-    "compare_cmd",
-    "sweep_cmd",
-    "fragmentation_cmd",
-    "dag_cmd",
-)
+SUBCOMMANDS = tuple(COMMANDS.values())
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the ``hdrm`` parser with every sub-command that is installed."""
+def _named_command(argv: list[str]) -> str | None:
+    """The sub-command that ``argv`` names (its first word that is not an option), if known."""
+    first = next((w for w in argv if not w.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """Build the ``hdrm`` parser with every sub-command that is installed.
+
+    Args:
+        argv: the command line about to be parsed, if known: when its first word names a
+            sub-command, only that sub-command's module is imported (the others' imports: GPU
+            data, DAG tools, Ray's sweep, cost a short replay a good share of its time). Without it,
+            or without a known sub-command in it (``hdrm --help``, a typo), every one is built,
+            so help and argparse's "invalid choice" list them all.
+    """
     parser = argparse.ArgumentParser(
         prog="hdrm",
         description="Learn and evaluate job-scheduling policies on heterogeneous clusters.",
@@ -41,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hdrm {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    named = _named_command(argv) if argv is not None else None
+    for name in (COMMANDS[named],) if named else SUBCOMMANDS:
         try:
             module = importlib.import_module(f"hdrm.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -54,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``hdrm``; returns the exit status (0 ok, 2 bad input)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.WARNING - 10 * min(args.verbose, 2),
