@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from hdrm.cli.strict_reads import unskippable
 from hdrm.fragmentation.experiment import TIES, parse_seeds, run_experiment
 from hdrm.fragmentation.protocol import DEFAULT_TUNING_RATIO, DRAWS
 from hdrm.policies.placement import PLACEMENTS
+from hdrm.workload.swf import SkippableLineError
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -57,8 +59,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Carry out ``hdrm fragmentation``; returns the exit status."""
     seeds = parse_seeds(args.seeds)
-    summary = run_experiment(args.nodes, args.pods, args.policy, seeds, args.outdir,
-                             args.workload_tuning_ratio, args.processes, args.ties, args.draws)
+    try:
+        summary = run_experiment(args.nodes, args.pods, args.policy, seeds, args.outdir,
+                                 args.workload_tuning_ratio, args.processes, args.ties,
+                                 args.draws)
+    except SkippableLineError as exc:  # both lists are read whole: no row is skipped
+        raise unskippable(exc) from None
     unalloc = summary["unallocated_gpus_pct"]
     per_seed = " ".join(f"{s}:{v:.2f}" for s, v in unalloc["per_seed"].items())
     print(f"{summary['policy']}: unallocated GPUs at 100% arrived workload, median "

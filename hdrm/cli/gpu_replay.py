@@ -5,15 +5,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hdrm.cli.strict_reads import unskippable
 from hdrm.core.gpu_scheduler import GPU_BACKFILLING, resolve_gpu_policy
 from hdrm.errors import ConfigError
 from hdrm.platform.model import Platform
 from hdrm.results.sla import report_from_outcomes, write_and_print
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
-from hdrm.sim.gpu_inputs import load_gpu_inputs
+from hdrm.sim.gpu_inputs import load_gpu_platform, load_gpu_workload
 from hdrm.sim.gpu_outputs import gpu_summary, write_gpu_outputs
 from hdrm.sim.outputs import check_outdir
 from hdrm.workload.job import Workload
+from hdrm.workload.select import select
 from hdrm.workload.swf import SkippableLineError
 from hdrm.workload.tenant_files import tenants_for
 
@@ -27,12 +29,7 @@ def run_gpu(args: argparse.Namespace, platform: Platform | None = None,
                           f"needs reservations over GPU shares); use one of "
                           f"{', '.join(GPU_BACKFILLING)}")
     if platform is None or workload is None:
-        try:
-            platform, workload = load_gpu_inputs(args.platform, args.workload, args.throughputs,
-                                                 not args.no_strict, args.start_index,
-                                                 args.nb_jobs)
-        except SkippableLineError as exc:  # name the flag, not the reader's argument
-            raise exc.relaxed_by("rerun with --no-strict") from None
+        platform, workload = _inputs(args)
     tenants = (tenants_for(workload, args.tenants, args.sla)
                if getattr(args, "tenants", None) is not None else None)
     check_outdir(args.outdir)
@@ -45,6 +42,20 @@ def run_gpu(args: argparse.Namespace, platform: Platform | None = None,
         write_and_print(report_from_outcomes(tenants, workload.jobs, result.outcomes),
                         args.outdir)
     return 0 if paths else 1
+
+
+def _inputs(args: argparse.Namespace) -> tuple[Platform, Workload]:
+    """The GPU platform, read whole (``--no-strict`` never drops a node), and the selected
+    workload, whose bad rows ``--no-strict`` skips and counts."""
+    try:
+        platform = load_gpu_platform(args.platform)
+    except SkippableLineError as exc:
+        raise unskippable(exc) from None
+    try:
+        workload = load_gpu_workload(args.workload, args.throughputs, not args.no_strict)
+    except SkippableLineError as exc:  # name the flag, not the reader's argument
+        raise exc.relaxed_by("rerun with --no-strict") from None
+    return platform, select(workload, args.start_index, args.nb_jobs)
 
 
 def _skipped(skipped: dict[str, int]) -> str:

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
+from hdrm.cli.strict_reads import unskippable
 from hdrm.errors import ConfigError
 from hdrm.platform.library import TypeLibrary, default_library
 from hdrm.platform.loader import platform_from_dict
@@ -28,6 +29,7 @@ from hdrm.platform.simgrid import MASTER_HOST, write_simgrid_xml
 from hdrm.sim.inputs import load_platform_any
 from hdrm.platform.summary import PlatformSummary, summarize_platform
 from hdrm.workload.openb import read_openb_nodes
+from hdrm.workload.swf import SkippableLineError
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -97,7 +99,10 @@ def _from_openb(args: argparse.Namespace) -> int:
     """``hdrm platform from-openb NODES.csv -o OUT.json``: convert, validate, summarise."""
     if not args.nodes or not args.output:
         raise ConfigError(f"usage: hdrm platform {FROM_OPENB} NODES.csv -o OUT.json (give both)")
-    nodes, _ = read_openb_nodes(args.nodes)
+    try:
+        nodes, _ = read_openb_nodes(args.nodes)
+    except SkippableLineError as exc:  # a platform keeps every node: no row is skipped
+        raise unskippable(exc) from None
     out = Path(args.output)
     doc = platform_json_from_openb(nodes, out.stem, source=args.nodes)
     platform = platform_from_dict(doc, source=str(out))

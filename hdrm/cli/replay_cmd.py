@@ -14,7 +14,7 @@ from hdrm.policies.pairs import resolve_policy
 from hdrm.policies.sla_orders import SLA_POLICIES, bind_tenants
 from hdrm.results.sla import sla_report, summary_lines, write_sla_csv
 from hdrm.sim.engine import Simulation, SimulationConfig
-from hdrm.sim.gpu_inputs import is_gpu_input
+from hdrm.sim.gpu_inputs import is_gpu_input, load_gpu_platform
 from hdrm.sim.inputs import InputSpec, load_inputs
 from hdrm.sim.outputs import check_outdir, job_results, schedule_summary, write_outputs
 from hdrm.sim.preemption import parse_preemption, refuse_accelerators
@@ -67,7 +67,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--conventions", default="default", choices=("default", "rlscheduler"))
     parser.add_argument("--no-strict", action="store_true",
                         help="skip and count SWF lines the standard does not allow (malformed, "
-                        "fractional processors, a repeated job number)")
+                        "fractional processors, a repeated job number), or bad rows of an openb "
+                        "pod list or a Gavel trace (never the nodes of a platform)")
     parser.add_argument("--bandwidth", default="hdeeprm", help="memory-bandwidth distribution of SWF jobs")
     parser.add_argument("--dependencies", action=argparse.BooleanOptionalAction, default=None,
                         help="submit a job with a preceding job (SWF fields 17-18) when that job "
@@ -112,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--preemption: Batsim cannot suspend a job and resume its remaining "
                           "work with its progress kept; use --engine builtin, or --preemption "
                           "none or request")
-    if builtin and args.platform and is_gpu_input(args.platform, args.workload, args.throughputs):
+    if args.platform and is_gpu_input(args.platform, args.workload, args.throughputs):
+        if not builtin:  # the inputs are not SWF: say why Batsim cannot run them
+            _refuse_batsim_on(args.platform)
         refuse_accelerators(preemption.suspends)
         return run_gpu(args)
     if not args.platform and is_gpu_input(None, args.workload, args.throughputs):
@@ -186,6 +189,19 @@ def run(args: argparse.Namespace) -> int:
         paths["preemptions"] = write_preemptions(result, Path(args.outdir) / "out_preemptions.csv")
     _print_summary(result, paths, pair.name, args, tenants)
     return 0
+
+
+def _refuse_batsim_on(platform_path: str) -> None:
+    """Refuse engine batsim on a GPU platform (or an openb node list) in Batsim's terms.
+
+    Raises:
+        ConfigError: always; the platform's GPUs by model, or that it has none.
+    """
+    from hdrm.batsim.process import refuse_accelerators as refuse_gpus  # imports pybatsim
+
+    refuse_gpus(load_gpu_platform(platform_path))
+    raise ConfigError(f"{platform_path}: engine 'batsim' runs SWF or Batsim JSON workloads, not "
+                      "openb or Gavel ones; use --engine builtin")
 
 
 def _tenants(args: argparse.Namespace, workload, policy: str) -> TenantTable | None:
