@@ -188,7 +188,8 @@ class PowerStates:
         change = (state, 1.0)
         if self._lazy:  # the counters are made on read
             self._version += 1
-            queue.extend((lo, hi, change) for lo, hi in runs)
+            for lo, hi in runs:
+                queue.append((lo, hi, change))
             return
         demand = 0.0 + bw if taken else 0.0  # an idle processor's demand is 0.0
         running, free = (1, 0) if taken else (0, 1)

@@ -207,9 +207,10 @@ class ClusterState(PowerStates):
                     core_job[lo:hi] = [FREE] * (hi - lo)
             self._account_singletons(runs, job.mem_bw_gbps, -1)
             return cores
-        if self._lazy:
-            self._give_set(self._held.pop(job.idx))
-            self._account_nominal(cores, job.mem_bw_gbps, -1)
+        if self._lazy:  # the runs of a narrow job: given back and queued as run changes
+            runs = self._held.pop(job.idx)
+            self._give_set(runs)
+            self._account_singletons(runs, job.mem_bw_gbps, -1)
             return cores
         core_job, core_node, free_mem = self._core_job, self.core_node, self.node_free_mem
         mem = job.mem_mb
@@ -235,9 +236,15 @@ class ClusterState(PowerStates):
         runs = self._pending_runs
         if self._pending or not runs:
             return None
+        if len(runs) == 1:  # one run (one job's cores, mostly): nothing to overlap
+            self._pending_runs = []
+            return runs
         ordered = sorted(runs)
-        if any(a[1] > b[0] for a, b in zip(ordered, ordered[1:])):
-            return None  # a core changed twice: the mapping keeps its last change
+        end = ordered[0][0]
+        for first, last, _ in ordered:
+            if first < end:
+                return None  # a core changed twice: the mapping keeps its last change
+            end = last
         self._pending_runs = []
         return runs
 
@@ -285,7 +292,7 @@ class ClusterState(PowerStates):
             held = tuple(cores)
             self.alloc[key] = held
             self._held[key] = runs
-            self._account_nominal(held, bw, +1)
+            self._account_singletons(runs, bw, +1)
 
     def _take_set(self, runs: list[tuple[int, int]]) -> bool:
         """Take ``runs`` out of :attr:`free_set` when all their cores are free and distinct;

@@ -96,6 +96,8 @@ class HostRuns:
     def _apply_free_runs(self, runs: list[tuple[int, int, tuple[int, float]]]) -> bool:
         """Apply disjoint ``runs`` of changes whose hosts run no job and share, run by run, one
         type and one state other than the new one; False, with nothing done, otherwise."""
+        if self._one_row and self._energy_acc is None and type(self.state) is list:
+            return self._apply_free_list_runs(runs)
         rows = []
         job_on = self.job_on
         for lo, hi, (state, _) in runs:
@@ -114,6 +116,44 @@ class HostRuns:
                 self._fill(self._factor, lo, hi, speed_factor)
                 self._unit_factors = self._unit_factors and speed_factor == 1.0
         if delta:
+            self._total_energy += self._total_power * (now - self._total_t)
+            self._total_t = now
+            self._total_power += delta
+        return True
+
+    def _apply_free_list_runs(self, runs: list[tuple[int, int, tuple[int, float]]]) -> bool:
+        """:meth:`_apply_free_runs` on a machine of host lists whose hosts share one power row
+        and keep no energy accounts (small machines of identical hosts): the checks and writes
+        are list slices, with no per-run helper calls."""
+        states, job_on = self.state, self.job_on
+        size = len(states)
+        olds = []
+        for lo, hi, (state, _) in runs:
+            if not 0 <= lo < hi <= size:
+                return False
+            old = states[lo]
+            n = hi - lo
+            if old == state or states[lo:hi].count(old) != n or job_on[lo:hi].count(_FREE) != n:
+                return False
+            olds.append(old)
+        row = self._power[0]
+        unit = self._unit_factors
+        delta = 0.0
+        for (lo, hi, (state, speed_factor)), old in zip(runs, olds):
+            n = hi - lo
+            step = row[state] - row[old]
+            if n <= WIDE:
+                for _ in range(n):
+                    delta += step
+            else:
+                delta = _repeated_sum(delta, step, n)
+            states[lo:hi] = [state] * n
+            if speed_factor != 1.0 or not unit:  # else: all 1 already
+                self._factor[lo:hi] = [speed_factor] * n
+                unit = unit and speed_factor == 1.0
+        self._unit_factors = unit
+        if delta:
+            now = self.now
             self._total_energy += self._total_power * (now - self._total_t)
             self._total_t = now
             self._total_power += delta

@@ -306,7 +306,7 @@ class Machine(HostRuns, MachineQueries):
         that do not overlap: the same result as the mapping of every host of every run, in
         order, at a cost that follows the runs (C-level passes) when their hosts are free."""
         runs = list(runs)
-        if sum(hi - lo for lo, hi, _ in runs) <= 2 * WIDE or not self._apply_free_runs(runs):
+        if not self._apply_free_runs(runs):
             changes: dict[int, tuple[int, float]] = {}
             for lo, hi, change in runs:
                 changes.update(dict.fromkeys(range(lo, hi), change))

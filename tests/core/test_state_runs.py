@@ -151,3 +151,32 @@ def test_unknown_or_negative_cores_are_refused_with_nothing_changed():
     with pytest.raises(SimulationError, match="unknown core -1"):
         fast.allocate(job(2, res=80), [-1] + list(range(10, 89)), 0.0)
     assert snapshot(fast) == before and fast.free_set.runs == [(0, 3), (5, N)]
+
+
+def test_narrow_jobs_of_a_lazy_state_queue_run_changes():
+    """On lazy one-core nodes a narrow job's wake and sleep are queued as its runs of cores
+    (no mapping of one change per core); two jobs' runs come back in their order."""
+    fast, _ = pair()
+    fast.allocate(job(0, res=3), [3, 4, 5], 0.0)
+    fast.allocate(job(1, res=2), [9, 7], 0.0)
+    assert fast._pending == {}
+    assert fast.take_pending_runs() == [(3, 6, (RUNNING, 1.0)), (9, 10, (RUNNING, 1.0)),
+                                        (7, 8, (RUNNING, 1.0))]
+    assert fast.take_pending_runs() is None and fast.take_pending() == {}
+    fast.release(job(0, res=3), 1.0)
+    assert fast.take_pending_runs() == [(3, 6, (SLEEPING, 1.0))]
+
+
+def test_a_core_changed_twice_comes_back_core_by_core():
+    """Runs that overlap (a core released and taken again before the engine reads them, or
+    the same run twice) are not given as runs: the mapping keeps each core's last change."""
+    fast, _ = pair()
+    fast.allocate(job(0, res=2), [3, 4], 0.0)
+    fast.release(job(0, res=2), 1.0)
+    assert fast.take_pending_runs() is None
+    assert fast.take_pending() == {3: (SLEEPING, 1.0), 4: (SLEEPING, 1.0)}
+    fast.allocate(job(1, res=2), [3, 4], 2.0)
+    fast.release(job(1, res=2), 3.0)
+    fast.allocate(job(2, res=1), [4], 4.0)
+    assert fast.take_pending_runs() is None
+    assert fast.take_pending() == {3: (SLEEPING, 1.0), 4: (RUNNING, 1.0)}

@@ -211,3 +211,33 @@ def test_compact_hosts_equal_lists(split, script, seed, numpy_min_run):
     finally:
         machine_module.ARRAY_MIN_HOSTS, host_runs._NUMPY_MIN_RUN = limits
     assert len(compact.state) == N and compact.job_on.tolist() == [-1] * N
+
+
+def test_small_runs_of_identical_hosts_by_hand(monkeypatch):
+    """An engine machine of identical hosts (host lists, no per-host accounts) applies short
+    runs of free hosts run by run too, never host by host."""
+    m = Machine([SPEEDS[0]] * 8, [POWERS[0]] * 8, 3, host_energy=False)
+    monkeypatch.setattr(m, "apply_states", None)
+    m.apply_runs([(2, 5, (0, 1.0)), (6, 7, (0, 1.0))])  # 4 hosts wake: 4 x (190 - 9.75) W more
+    assert m.state == [3, 3, 0, 0, 0, 3, 0, 3] and m.power_w == 8 * 9.75 + 4 * 180.25 == 799.0
+    m.start(1, [2, 3, 4], delay_s=10.0)
+    ends = m.advance(10.0)
+    assert [(e.key, e.energy_j) for e in ends] == [(1, 3 * 190.0 * 10.0)]
+    m.apply_runs([(2, 5, (3, 1.0))])  # its 3 hosts sleep again at t = 10
+    assert m.state == [3] * 6 + [0, 3] and m.power_w == 799.0 - 3 * 180.25 == 258.25
+    assert m.energy_j() == 799.0 * 10.0
+    assert m._factor == [1.0] * 8 and m._unit_factors
+
+
+small_steps = st.lists(st.tuples(st.integers(0, N - 1), st.integers(1, 70), st.integers(0, 3),
+                                 st.booleans(), st.booleans()), min_size=1, max_size=40)
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_steps, st.integers(0, 2**16))
+def test_small_runs_of_identical_hosts_equal_host_by_host(script, seed):
+    """Short runs of changes on identical hosts without per-host accounts (busy and free
+    hosts, unchanged states, factors other than 1) give the very states, powers, total and
+    job energies of the host-by-host rules."""
+    lean = Machine([SPEEDS[0]] * N, [POWERS[0]] * N, 3, host_energy=False)
+    _replay_both((lean, machines([0] * N)[1]), script, seed, look=_without_hosts)
