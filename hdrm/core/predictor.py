@@ -49,12 +49,19 @@ class RuntimePredictor:
         if runs is None:
             runs = self._runs[user] = deque(maxlen=self.history)
         runs.append(max(float(run_s), 0.0))
-        self._mean[user] = sum(runs) / len(runs)
+        if self._mean:  # the user's mean is made again when next read (none is read by most
+            self._mean.pop(user, None)  # policies: observing costs no mean then)
 
     def user_mean(self, user_id: int) -> float:
         """Mean run time of the user's last ended jobs; ``inf`` while there is none (so that
         ``min(requested, user_mean)`` is the prediction)."""
-        return self._mean.get(user_id, math.inf)
+        mean = self._mean.get(user_id)
+        if mean is None:
+            runs = self._runs.get(user_id)
+            if runs is None:
+                return math.inf
+            mean = self._mean[user_id] = sum(runs) / len(runs)
+        return mean
 
     def predict(self, job: Job) -> float:
         """The predicted run time of ``job`` in seconds: its user's recent mean run time, at most

@@ -70,6 +70,11 @@ class Ids(_MadeOnDemand):
     def _item(self, i: int) -> int:
         return self[i]
 
+    def upto(self, end: int) -> list[int]:
+        """The pool of id objects, made up to id ``end - 1`` at least (item ``i`` is ``i``):
+        callers that read many slices slice it directly (read only)."""
+        return self._upto(end)
+
     def _upto(self, end: int) -> list[int]:
         """The pool, made up to id ``end - 1`` at least."""
         pool = self._pool

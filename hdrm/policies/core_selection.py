@@ -21,6 +21,7 @@ import numpy as np
 
 from hdrm.core.runs import WIDE, CoreRuns
 from hdrm.core.state import FREE, ClusterState
+from hdrm.platform.one_core import Ids
 from hdrm.registry import Registry
 from hdrm.workload.job import Job
 
@@ -71,6 +72,8 @@ class CorePolicy:
             if job.res > WIDE:  # runs of ids, never one int per core
                 return CoreRuns(runs)
             ids = state.core_proc  # the platform's own id objects: outcomes keep these lists
+            if type(ids) is Ids:  # its pool, sliced as a list (runs ascend: the last ends last)
+                ids = ids.upto(runs[-1][1])
             chosen: list[int] = []
             for lo, hi in runs:
                 chosen += ids[lo:hi]

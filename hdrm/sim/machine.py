@@ -181,7 +181,7 @@ class Machine(HostRuns, MachineQueries):
         job_on = self.job_on
         if runs is not None and not self._free_runs(runs):
             runs = None  # the host-by-host checks name the culprit
-        if runs is None:
+        if runs is None and not (len(held) > 4 and self._free_span(held)):
             for c in cores:
                 if not 0 <= c < len(job_on):
                     raise SimulationError(f"job {key}: unknown resource {c} (0..{len(job_on) - 1})")
@@ -336,6 +336,16 @@ class Machine(HostRuns, MachineQueries):
         return ended
 
     # ------------------------------------------------------------------ internals
+    def _free_span(self, hosts: tuple[int, ...]) -> bool:
+        """True when ``hosts`` (a non-empty tuple) are consecutive ascending ids of existing
+        hosts that run no job, checked by C-level comparisons (a slice count); False when they
+        are not (the host-by-host checks then decide, and name any culprit)."""
+        job_on = self.job_on
+        first, n = hosts[0], len(hosts)
+        return (hosts[-1] - first == n - 1 and 0 <= first and first + n <= len(job_on)
+                and hosts == tuple(range(first, first + n))
+                and job_on[first:first + n].count(_FREE) == n)
+
     def _push(self, job: RunningJob, end_s: float) -> None:
         job.version += 1
         job.end_s = end_s
@@ -348,10 +358,11 @@ class Machine(HostRuns, MachineQueries):
         job.version += 1
         energy = job.energy_j + job.power_w * (self.now - job.energy_t)
         job_on = self.job_on
-        if isinstance(job.cores, CoreRuns):
-            for lo, hi in job.cores.runs:
+        cores = job.cores
+        if type(cores) is not tuple and isinstance(cores, CoreRuns):  # tuples: no ABC check
+            for lo, hi in cores.runs:
                 self._fill(job_on, lo, hi, _FREE)
         else:
-            for c in job.cores:
+            for c in cores:
                 job_on[c] = _FREE
         return JobEnd(job.key, state, job.start_s, self.now, job.cores, energy, progress)

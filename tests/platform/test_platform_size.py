@@ -178,3 +178,12 @@ def test_homogeneous_tables_hold_nothing_per_core_and_equal_tuples():
     assert pickle.loads(pickle.dumps(p)) == p
     with pytest.raises(IndexError):
         p.core_node[5]
+
+
+def test_homogeneous_ids_pool_is_the_items_objects():
+    """``Ids.upto`` gives the pool the items and slices are read from: id i at index i, the
+    very objects (placements slice it as a list; outcomes then share one int per core)."""
+    ids = Platform.homogeneous(2000).core_processor
+    pool = ids.upto(1500)
+    assert len(pool) >= 1500 and pool[:1500] == list(range(1500))
+    assert pool[1234] is ids[1234] and ids[1000:1003][2] is pool[1002]

@@ -354,6 +354,22 @@ class TestErrors:
         with pytest.raises(SimulationError, match=r"job 0: unknown resource 4 \(0..3\)"):
             golden_machine().start(0, [4], delay_s=1.0)
 
+    @pytest.mark.parametrize("hosts, message", [
+        ((3, 4, 5, 6, 7, 8), "resource 5 is busy with job 0"),  # consecutive, one busy
+        ((6, 7, 8, 9, 10, 11), r"unknown resource 10 \(0..9\)"),  # consecutive, past the end
+        ((-1, 0, 1, 2, 3, 4), r"unknown resource -1 \(0..9\)"),
+        ((8, 7, 6, 5, 4), "resource 5 is busy with job 0"),  # not ascending: host by host
+    ])
+    def test_spans_of_hosts_are_checked_host_by_host_when_refused(self, hosts, message):
+        m = Machine([[1.0]] * 10, [[1.0]] * 10)
+        m.start(0, [5], delay_s=5.0)
+        with pytest.raises(SimulationError, match=f"job 1: {message}"):
+            m.start(1, hosts, delay_s=5.0)
+        assert m.job_on == [-1] * 5 + [0] + [-1] * 4 and not m.is_running(1)
+        m.start(2, (6, 7, 8, 9, 0), delay_s=1.0)  # free hosts, not consecutive
+        m.start(3, (1, 2, 3, 4), delay_s=1.0)
+        assert m.job_on == [2, 3, 3, 3, 3, 0, 2, 2, 2, 2]
+
     def test_job_already_running(self):
         m = golden_machine()
         m.start(0, [0], delay_s=5.0)
