@@ -13,6 +13,7 @@ Rules (mixed into :class:`~hdrm.core.state.ClusterState`):
 
 from __future__ import annotations
 
+import itertools
 from typing import Sequence
 
 from hdrm.core.contention import ContentionModel
@@ -120,14 +121,13 @@ class PowerStates:
             self._account_nominal(cores, bw, sign)
             return
         by_proc: dict[int, list[int]] = {}
-        core_proc = self.core_proc
-        for c in cores:
-            p = core_proc[c]
+        # cores of one processor mostly come together: one group each, split in C
+        for p, group in itertools.groupby(cores, self.core_proc.__getitem__):
             mine = by_proc.get(p)
             if mine is None:
-                by_proc[p] = [c]
+                by_proc[p] = list(group)
             else:
-                mine.append(c)
+                mine.extend(group)
         node_free, proc_node = self._node_free_cores, self.proc_node
         proc_free, proc_running = self._proc_free, self._proc_running
         proc_demand = self._proc_demand

@@ -265,3 +265,16 @@ class TestRegistry:
                            match=r"contention: unknown contention model 'smoth'; did you mean "
                                  r"'smooth'\? choose one of: .*hdeeprm"):
             make_contention("smoth")
+
+
+def test_cores_of_one_processor_given_apart_are_counted_together():
+    """A job's cores grouped by processor when they come apart ([0, 4, 1, 6, 2]): processor 0
+    is counted once with its 3 cores, in the order given, as when they come together."""
+    apart, together = state_of(), state_of()
+    apart.allocate(job(1, res=5, mem_bw_gbps=3.0), [0, 4, 1, 6, 2], 0.0)
+    together.allocate(job(1, res=5, mem_bw_gbps=3.0), [0, 1, 2, 4, 6], 0.0)
+    assert apart.proc_running == [3, 1, 1] and apart.proc_free == [1, 1, 1]
+    assert apart.proc_demand == [9.0, 3.0, 3.0] == together.proc_demand
+    assert apart.core_state == together.core_state and apart.contended == together.contended
+    assert list(apart.take_pending()) == [0, 1, 2, 3, 4, 5, 6, 7]  # processor 0's first
+    assert apart.core_factor[:4] == together.core_factor[:4]
