@@ -7,8 +7,8 @@ Rules (mixed into :class:`~hdrm.core.state.ClusterState`):
 * the running cores of a processor demand ``job.mem_bw_gbps`` each; the contention model maps
   demand and capacity to the speed of every running core of that processor (state 0 at full speed,
   state 1 when slowed), and spans of oversubscription are recorded;
-* changes are queued per core (``_pending``), or per run of cores for wide jobs on one-core nodes
-  (``_pending_runs``), for the engine to take.
+* changes are queued per core (``_pending``), or per run of cores (``_pending_runs``) for wide
+  jobs on one-core nodes and for every job of a lazy state, for the engine to take.
 """
 
 from __future__ import annotations
@@ -145,11 +145,8 @@ class PowerStates:
 
         The bandwidth demand is still kept: the ``high_mem_bw`` placement reads it.
         """
-        self._spill()  # keep the order of the queued changes
-        if self._lazy:  # one-core nodes: the cores run or sleep; the counters are made on read
-            self._version += 1
-            self._pending.update(dict.fromkeys(cores, (RUNNING if sign > 0 else SLEEPING, 1.0)))
-            return
+        self._spill()  # keep the order of the queued changes (lazy states never come here:
+        # their jobs' cores are runs, :meth:`_account_singletons`)
         core_proc, proc_cores, proc_node = self.core_proc, self.proc_cores, self.proc_node
         proc_free, proc_running = self._proc_free, self._proc_running
         node_free = self._node_free_cores

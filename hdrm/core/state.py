@@ -231,8 +231,9 @@ class ClusterState(PowerStates):
 
     def take_pending_runs(self) -> list[tuple[int, int, tuple[int, float]]] | None:
         """Pending power-state changes as disjoint runs ``(first, last + 1, (state,
-        speed_factor))`` and clears them, when they are all runs (wide jobs on one-core nodes);
-        else None, and :meth:`take_pending` gives them core by core."""
+        speed_factor))`` and clears them, when they are all runs (wide jobs on one-core nodes,
+        any job of a lazy state) and no core changed twice; else None, and
+        :meth:`take_pending` gives them core by core."""
         runs = self._pending_runs
         if self._pending or not runs:
             return None
@@ -275,7 +276,7 @@ class ClusterState(PowerStates):
     def _allocated(self, job: Job, cores: Sequence[int], runs: list[tuple[int, int]],
                    wide: bool) -> None:
         """Book ``cores`` (taken out of :attr:`free_set` as ``runs``) for ``job``: wide jobs
-        keep runs and queue run changes, narrow ones (lazy only) a tuple and core changes."""
+        keep runs, narrow ones (lazy only) a tuple; both queue run changes."""
         key, bw = job.idx, job.mem_bw_gbps
         self.free_cores -= len(cores)
         if self._lazy:
