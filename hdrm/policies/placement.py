@@ -100,9 +100,7 @@ class Placement:
 
 
 PLACEMENTS: Registry[type[Placement]] = Registry("placement policy")
-#: FGD memoises the fragmentation of node states when scoring at most this many at once.
-_MEMO_ROWS = 64
-#: ... and forgets them all past this many states (a bound on memory).
+#: FGD forgets its interned node states and kept scores past this many (a bound on memory).
 _MEMO_SIZE = 200_000
 
 
@@ -223,6 +221,16 @@ class GpuPacking(Placement):
 
 @_register
 class Fgd(Placement):
+    """FGD's scores, computed once per distinct (node state, task demand).
+
+    A node's score depends only on its state (free CPU, model, free GPU shares up to their
+    order) and the task's (CPU, share, GPU count), and node states repeat a great deal (about
+    1,200 openb nodes are in some 16 states at a time). Each node's state is interned to an id
+    when the node changes; the nodes asked about are grouped by id, and a score is computed by
+    :class:`FragMeter` once per (state id, demand) and kept, so every node in one state gets
+    the same float it would get alone.
+    """
+
     name = "fgd"
 
     def __init__(self, cluster: GpuCluster, types: TaskTypes | None = None,
@@ -231,77 +239,103 @@ class Fgd(Placement):
         if types is None:
             raise ValueError("fgd needs the workload's task types")
         self.meter = FragMeter(cluster, types)
-        # every node's fragmentation now, kept with the node version it was computed at
-        self._frag = np.zeros(cluster.nb_nodes)
-        self._frag_version = np.full(cluster.nb_nodes, -1, dtype=np.int64)
-        self._memo: dict[tuple, float] = {}  # node state -> fragmentation (see frag_of)
+        self._forget()
 
-    def _before(self, nodes: NodeIds) -> np.ndarray:
-        """The nodes' fragmentation as they are (cached until a node changes)."""
+    def _forget(self) -> None:
+        """Drop every interned state and kept score (a bound on memory)."""
+        self._state_version = np.full(self.cluster.nb_nodes, -1, dtype=np.int64)
+        self._state = np.zeros(self.cluster.nb_nodes, dtype=np.int64)  # node -> state id
+        self._ids: dict[tuple, int] = {}  # state -> id
+        self._state_frag: list[float] = []  # state id -> its fragmentation
+        self._kept: dict[tuple, float] = {}  # (state id, demand[, GPU share]) -> score
+
+    def _states(self, nodes: NodeIds) -> np.ndarray:
+        """The nodes' state ids, interning the states of nodes changed since last asked."""
         c = self.cluster
-        stale = nodes[self._frag_version[nodes] != c.version[nodes]]
+        if len(self._ids) + len(self._kept) > _MEMO_SIZE:
+            self._forget()
+        stale = nodes[self._state_version[nodes] != c.version[nodes]]
         if len(stale):
-            self._frag[stale] = self.frag_of(c.cpu_left[stale], c.gpu_left[stale],
-                                             c.model[stale])
-            self._frag_version[stale] = c.version[stale]
-        return self._frag[nodes]
+            cpu, model = c.cpu_left[stale], c.model[stale]
+            left = c.gpu_left[stale]
+            keys = zip(cpu.tolist(), model.tolist(), map(_sorted_tuple, left.tolist()))
+            ids, new, sids = self._ids, [], []
+            for i, key in enumerate(keys):
+                sid = ids.get(key)
+                if sid is None:
+                    sid = ids[key] = len(ids)
+                    new.append(i)
+                sids.append(sid)
+            if new:
+                self._state_frag.extend(
+                    self.meter.frag(cpu[new], left[new], model[new]).tolist())
+            self._state[stale] = sids
+            self._state_version[stale] = c.version[stale]
+        return self._state[nodes]
 
     def _scores(self, before, cpu, left, model):
-        after = self.frag_of(cpu, left, model)
+        after = self.meter.frag(cpu, left, model)
         # the simulator's arithmetic: int(sigmoid(x) * 100), x the fragmentation saved / 1000
         return np.floor(1 / (1 + np.exp(-((before - after) / 1000))) * 100)
 
-    def frag_of(self, cpu: np.ndarray, left: np.ndarray, model: np.ndarray) -> np.ndarray:
-        """:meth:`FragMeter.frag` of B node states; a few states (a step of a replay: the nodes
-        that changed) are memoised by state, since node states repeat across nodes and time. A
-        node's fragmentation does not depend on the order of its GPUs, so a state's key holds
-        its free shares sorted."""
-        if len(cpu) > _MEMO_ROWS:
-            return self.meter.frag(cpu, left, model)
-        memo = self._memo
-        keys = list(zip(cpu.tolist(), model.tolist(), map(_sorted_tuple, left.tolist())))
-        out = [memo.get(key) for key in keys]
+    def _kept_scores(self, keys: list[tuple], compute) -> np.ndarray:
+        """The scores kept for ``keys``; ``compute(indices)`` gives those of the others."""
+        kept = self._kept
+        out = [kept.get(key) for key in keys]
         missing = [i for i, value in enumerate(out) if value is None]
         if missing:
-            if len(memo) > _MEMO_SIZE:
-                memo.clear()
-            values = self.meter.frag(cpu[missing], left[missing], model[missing]).tolist()
-            for i, value in zip(missing, values):
-                memo[keys[i]] = out[i] = value
-        return np.array(out)
+            for i, value in zip(missing, compute(np.array(missing)).tolist()):
+                kept[keys[i]] = out[i] = value
+        return np.array(out, dtype=float)
 
     def per_gpu(self, shape: TaskShape, nodes: NodeIds) -> np.ndarray:
         """``[node, gpu]`` scores of a shared task on each GPU (``-inf`` where it cannot go)."""
         c = self.cluster
-        cpu, left, model = c.cpu_left[nodes], c.gpu_left[nodes], c.model[nodes]
-        before = self._before(nodes)
+        left = c.gpu_left[nodes]
         out = np.full(left.shape, -np.inf)
         rows, gpus = np.nonzero(left >= shape.milli)  # every (node, GPU) that fits, one batch
         if not len(rows):
             return out
-        # GPUs of one node with the same free share give the same node state up to the order
-        # of its GPUs, hence the same score: score the first of each, then spread
-        pick, spread = slice(None), slice(None)
-        if len(rows) > _MEMO_ROWS:
-            _, pick, spread = np.unique(rows * (MILLI + 1) + left[rows, gpus], return_index=True,
-                                        return_inverse=True)
+        # a GPU's score depends on its node's state and its own free share only: score the
+        # first (node, GPU) of each such pair, then spread
+        sid = self._states(nodes)
+        pairs = sid[rows] * (MILLI + 1) + left[rows, gpus]
+        uniq, pick, spread = np.unique(pairs, return_index=True, return_inverse=True)
         r, g = rows[pick], gpus[pick]
-        moved = left[r]
-        moved[np.arange(len(r)), g] -= shape.milli
-        scores = self._scores(before[r], cpu[r] - shape.cpu_milli, moved, model[r])
-        out[rows, gpus] = scores[spread]
+        demand = (shape.cpu_milli, shape.milli, shape.gpus)
+        sids = sid[r].tolist()
+
+        def compute(idx: np.ndarray) -> np.ndarray:
+            n, gi = nodes[r[idx]], g[idx]
+            moved = c.gpu_left[n]
+            moved[np.arange(len(n)), gi] -= shape.milli
+            before = np.array([self._state_frag[sids[i]] for i in idx.tolist()])
+            return self._scores(before, c.cpu_left[n] - shape.cpu_milli, moved, c.model[n])
+
+        keys = [(s, demand, share) for s, share in zip(sids, (uniq % (MILLI + 1)).tolist())]
+        out[rows, gpus] = self._kept_scores(keys, compute)[spread.ravel()]
         return out
 
     def node_scores(self, shape, nodes):
         if shape.is_shared:
             return self.per_gpu(shape, nodes).max(axis=1)
         c = self.cluster
-        cpu, left, model = c.cpu_left[nodes], c.gpu_left[nodes], c.model[nodes]
-        before = self._before(nodes)
-        if shape.gpus:
-            whole = left == MILLI
-            left = np.where(whole & (np.cumsum(whole, axis=1) <= shape.gpus), 0, left)
-        return self._scores(before, cpu - shape.cpu_milli, left, model)
+        sid = self._states(nodes)
+        uniq, pick, spread = np.unique(sid, return_index=True, return_inverse=True)
+        reps = nodes[pick]
+        demand = (shape.cpu_milli, shape.milli, shape.gpus)
+
+        def compute(idx: np.ndarray) -> np.ndarray:
+            n = reps[idx]
+            left = c.gpu_left[n]
+            if shape.gpus:
+                whole = left == MILLI
+                left = np.where(whole & (np.cumsum(whole, axis=1) <= shape.gpus), 0, left)
+            before = np.array([self._state_frag[s] for s in uniq[idx].tolist()])
+            return self._scores(before, c.cpu_left[n] - shape.cpu_milli, left, c.model[n])
+
+        keys = [(s, demand) for s in uniq.tolist()]
+        return self._kept_scores(keys, compute)[spread.ravel()]
 
     def gpu_for_share(self, node, shape, rng):
         return int(np.argmax(self.per_gpu(shape, np.array([node]))[0]))
