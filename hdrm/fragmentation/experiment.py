@@ -96,8 +96,8 @@ def parse_seeds(text: str) -> list[int]:
 _WORKER: dict = {}
 
 
-def _init_worker(nodes_csv: str, pods_csv: str) -> None:
-    inputs = load_inputs(nodes_csv, pods_csv)
+def _init_worker(inputs: Inputs) -> None:
+    """Keep the inputs (read once by the parent) and their task types for :func:`_one`."""
     _WORKER.update(inputs=inputs, types=inputs.types)
 
 
@@ -153,11 +153,13 @@ def run_seeds(nodes_csv: str | Path, pods_csv: str | Path, policy: str, seeds: S
     placer_ties(ties)
     check_draws(draws, ties, seeds)
     jobs = [(policy, seed, ratio, ties, draws) for seed in seeds]
+    # read and checked here, before any worker starts: a bad list is the reader's one-line
+    # error, not a worker's traceback (the workers get the lists as read)
+    inputs = load_inputs(nodes_csv, pods_csv)
     if processes <= 1 or len(jobs) == 1:
-        _init_worker(str(nodes_csv), str(pods_csv))
+        _init_worker(inputs)
         return [_one(job) for job in jobs]
-    with ProcessPoolExecutor(processes, initializer=_init_worker,
-                             initargs=(str(nodes_csv), str(pods_csv))) as pool:
+    with ProcessPoolExecutor(processes, initializer=_init_worker, initargs=(inputs,)) as pool:
         return list(pool.map(_one, jobs))
 
 

@@ -136,3 +136,36 @@ def test_command_takes_the_papers_draws_for_its_seeds_only(tmp_path, capsys):
     assert main(args + ["--seeds", "7", "--outdir", str(tmp_path / "p")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "shipped for seeds 42-51, not 7" in err[0]
+
+
+@pytest.mark.parametrize("bad", ["missing", "row"])
+def test_bad_lists_are_one_line_before_the_workers_start(tmp_path, capsys, bad):
+    """With --processes 2 the lists are read in the parent: its one-line error, exit 2 (it was
+    a BrokenProcessPool traceback from the workers' initializer)."""
+    nodes = tmp_path / "nodes.csv"
+    if bad == "row":
+        nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\na,4000,1024,1,T4\nb,lots,1024,1,T4\n")
+    pods = tmp_path / "pods.csv"
+    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\ng1,1000,10,1,1000\n")
+    assert main(["fragmentation", "--nodes", str(nodes), "--pods", str(pods), "--policy", "fgd",
+                 "--seeds", "1-2", "--processes", "2", "--outdir", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(nodes) in err
+    assert "Traceback" not in err and "BrokenProcessPool" not in err
+    assert (f"{nodes}:3:" in err and "'lots'" in err) if bad == "row" else "check the path" in err
+
+
+def test_seeds_over_two_processes_give_the_values_of_one(tmp_path):
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\na,4000,1024,1,T4\nb,4000,1024,1,T4\n")
+    pods = tmp_path / "pods.csv"
+    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\nc,4000,10,0,0\n"
+                    "g1,1000,10,1,1000\ng2,1000,10,1,1000\n")
+    per_seed = []
+    for processes in ("1", "2"):
+        out = tmp_path / processes
+        assert main(["fragmentation", "--nodes", str(nodes), "--pods", str(pods), "--policy",
+                     "fgd", "--seeds", "1-4", "--processes", processes, "--outdir", str(out),
+                     "--workload-tuning-ratio", "0"]) == 0
+        per_seed.append(json.loads((out / "summary.json").read_text())["unallocated_gpus_pct"])
+    assert per_seed[0]["per_seed"] == per_seed[1]["per_seed"]
