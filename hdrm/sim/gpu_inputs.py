@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from hdrm.errors import ConfigError
+from hdrm.errors import ConfigError, WorkloadError
 from hdrm.platform.loader import platform_from_dict
 from hdrm.platform.model import Platform
 from hdrm.platform.openb import platform_json_from_openb
@@ -22,6 +22,7 @@ from hdrm.workload.gavel import read_gavel
 from hdrm.workload.job import Workload
 from hdrm.workload.openb import read_openb_nodes, read_openb_pods
 from hdrm.workload.select import select
+from hdrm.workload.swf import SkippableLineError
 
 logger = logging.getLogger(__name__)
 
@@ -39,9 +40,14 @@ def load_gpu_platform(path: str | Path) -> Platform:
 
     Raises:
         ConfigError: the platform has no accelerators.
+        WorkloadError: a bad node row, ``FILE:LINE: problem (value ...); fix the row``: a
+            platform's nodes are never skipped, so no caller may offer a way to skip it.
     """
     if str(path).lower().endswith(".csv"):
-        nodes, _ = read_openb_nodes(path)
+        try:
+            nodes, _ = read_openb_nodes(path)
+        except SkippableLineError as exc:  # not skippable here: drop the skip offer
+            raise WorkloadError(f"{exc.problem}; {exc.fix}") from None
         doc = platform_json_from_openb(nodes, Path(path).stem, str(path))
         platform = platform_from_dict(doc, source=str(path))
     else:
