@@ -103,6 +103,9 @@ def typical_task_types(shapes: Iterable[TaskShape], coverage: float = DEFAULT_CO
 #: adds the GPUs too small for it to "lacking GPU".
 _CLASSES = ("lack_both", "lack_gpu", "lack_cpu", "cpu_only", "cpu_only_lacking", "no_access")
 _LACK_BOTH, _LACK_GPU, _LACK_CPU, _CPU_ONLY, _CPU_ONLY_LACKING, _NO_ACCESS = range(len(_CLASSES))
+#: :meth:`FragMeter.frag` adds up this many node states or fewer in Python floats (less overhead
+#: than numpy's calls for one or two states; the same bits).
+_FEW = 2
 
 
 class FragMeter:
@@ -121,6 +124,10 @@ class FragMeter:
         self.gpus_k = types.gpus[self.gpu]
         self.access = types.access(cluster.model_names)  # [model, type]
         self._columns = np.arange(len(types))
+        # the same data as Python numbers, for a few states at a time (:meth:`_frag_one`)
+        self._type_rows = list(zip(types.cpu_milli.tolist(), types.milli.tolist(),
+                                   types.gpus.tolist(), types.freq.tolist()))
+        self._access_rows = self.access.tolist()
 
     def frag(self, cpu_left: np.ndarray, gpu_left: np.ndarray, model: np.ndarray) -> np.ndarray:
         """Fragmentation (milli-GPU) of B node states: ``cpu_left[B]``, ``gpu_left[B, G]``,
@@ -129,6 +136,9 @@ class FragMeter:
         Per GPU type: the free share of the GPUs too small for it where the node can host it,
         else the whole free share; per CPU-only type, the whole free share.
         """
+        if len(cpu_left) <= _FEW:
+            return np.array([self._frag_one(c, g, m) for c, g, m in
+                             zip(cpu_left.tolist(), gpu_left.tolist(), model.tolist())])
         free = gpu_left.sum(axis=1)
         cpu_ok = cpu_left[:, None] >= self.types.cpu_milli                  # B x K
         classes = np.where(cpu_ok, _CPU_ONLY, _CPU_ONLY_LACKING)
@@ -151,6 +161,34 @@ class FragMeter:
         total = sums[:, 0]
         for k in range(1, len(_CLASSES)):
             total = total + sums[:, k]
+        return total
+
+    def _frag_one(self, cpu_left: int, gpu_left: list[int], model: int) -> float:
+        """:meth:`frag` of one node state in Python floats: the same products, added in the
+        same order (a class's sum skips the other classes' zeros, which leave it unchanged)."""
+        free = sum(gpu_left)
+        allowed = self._access_rows[model]
+        sums = [0.0] * len(_CLASSES)
+        fitting: dict[int, tuple[int, int]] = {}  # share -> (GPUs that hold it, their shares)
+        for k, (cpu_k, milli, gpus, freq) in enumerate(self._type_rows):
+            cpu_ok = cpu_left >= cpu_k
+            if not milli:
+                sums[_CPU_ONLY if cpu_ok else _CPU_ONLY_LACKING] += freq * free
+            elif not allowed[k]:
+                sums[_NO_ACCESS] += freq * free
+            else:
+                if milli not in fitting:
+                    held = [g for g in gpu_left if g >= milli]
+                    fitting[milli] = (len(held), sum(held))
+                count, usable = fitting[milli]
+                if count >= gpus and cpu_ok:
+                    sums[_LACK_GPU] += freq * (free - usable)
+                else:
+                    lacking = _LACK_CPU if count >= gpus else _LACK_GPU if cpu_ok else _LACK_BOTH
+                    sums[lacking] += freq * free
+        total = sums[0]
+        for value in sums[1:]:
+            total = total + value
         return total
 
     def of_cluster(self, cluster: GpuCluster,

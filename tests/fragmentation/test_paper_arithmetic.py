@@ -63,6 +63,34 @@ def test_the_sum_is_the_simulators_to_the_bit(rows, cpu_left, left, model):
     assert got == reference_frag(cpu_left, left, model, types)  # bitwise, not approximately
 
 
+node_states = st.lists(st.tuples(st.integers(0, 8000), st.lists(st.integers(0, 1000), min_size=3,
+                                                                 max_size=3),
+                                 st.sampled_from([0, 1, 2])), min_size=1, max_size=7)
+
+
+@settings(max_examples=150, deadline=None)
+@given(type_rows, node_states)
+def test_batches_of_any_size_give_the_simulators_bits(rows, states):
+    """One or two states are added up in Python floats, more with numpy: both to the bit."""
+    weights = np.array([w for *_, w in rows], dtype=float)
+    types = TaskTypes(np.array([r[0] for r in rows]), np.array([r[1] for r in rows]),
+                      np.array([r[2] if r[1] else 0 for r in rows]),
+                      tuple(r[3] if r[1] else () for r in rows), weights / 3 / weights.sum() * 3)
+    # nodes of model T4, of model V100M16, and without GPU (model -1: every share is 0)
+    cluster = GpuCluster([8000] * 3, [1000] * 3, [3, 3, 0], ["T4", "V100M16", ""])
+    meter = FragMeter(cluster, types)
+    cpu = np.array([c for c, _, _ in states])
+    left = np.array([g if n < 2 else [0, 0, 0] for _, g, n in states])
+    model = cluster.model[[n for *_, n in states]]
+    names = [MODELS[n] if n < 2 else "" for *_, n in states]
+    expected = [reference_frag(int(c), g.tolist(), m, types)
+                for c, g, m in zip(cpu, left, names)]
+    assert meter.frag(cpu, left, model).tolist() == expected  # bitwise
+    for size in (1, 2):  # the Python floats' path, whatever the batch's size
+        got = [meter.frag(cpu[i:i + size], left[i:i + size], model[i:i + size]).tolist()
+               for i in range(0, len(states), size)]
+        assert sum(got, []) == expected
+
 def test_the_worked_example_still_gives_500():
     types = TaskTypes(np.array([4000, 2000, 1000]), np.array([1000, 500, 0]), np.array([1, 1, 0]),
                       ((), (), ()), np.array([0.5, 0.3, 0.2]))
