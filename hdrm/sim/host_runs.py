@@ -96,8 +96,10 @@ class HostRuns:
     def _apply_free_runs(self, runs: list[tuple[int, int, tuple[int, float]]]) -> bool:
         """Apply disjoint ``runs`` of changes whose hosts run no job and share, run by run, one
         type and one state other than the new one; False, with nothing done, otherwise."""
-        if self._one_row and self._energy_acc is None and type(self.state) is list:
-            return self._apply_free_list_runs(runs)
+        if self._one_row and self._energy_acc is None:
+            if type(self.state) is list:
+                return self._apply_free_list_runs(runs)
+            return self._apply_free_array_runs(runs)
         rows = []
         job_on = self.job_on
         for lo, hi, (state, _) in runs:
@@ -159,6 +161,45 @@ class HostRuns:
             self._total_power += delta
         return True
 
+    def _apply_free_array_runs(self, runs: list[tuple[int, int, tuple[int, float]]]) -> bool:
+        """:meth:`_apply_free_runs` on a machine of host arrays whose hosts share one power row
+        and keep no energy accounts (engine machines of identical hosts): each run is checked
+        by two byte comparisons made here, with no per-run helper calls for the checks."""
+        states, job_on = self.state, self.job_on
+        size, code = len(states), states.typecode
+        free = _pattern(job_on.typecode, _FREE)
+        olds = []
+        for lo, hi, (state, _) in runs:
+            if not 0 <= lo < hi <= size:
+                return False
+            old = states[lo]
+            n = hi - lo
+            if (old == state or job_on[lo:hi].tobytes() != free * n
+                    or states[lo:hi].tobytes() != _pattern(code, old) * n):
+                return False
+            olds.append(old)
+        row = self._power[0]
+        fill = self._fill
+        unit = self._unit_factors
+        delta = 0.0
+        for (lo, hi, (state, speed_factor)), old in zip(runs, olds):
+            n = hi - lo
+            delta = _repeated_sum(delta, row[state] - row[old], n)
+            if n <= _NUMPY_MIN_RUN:  # as _fill does, with the one-item array kept
+                states[lo:hi] = _item(code, state) * n
+            else:
+                fill(states, lo, hi, state)
+            if speed_factor != 1.0 or not unit:  # else: all 1 already
+                fill(self._factor, lo, hi, speed_factor)
+                unit = unit and speed_factor == 1.0
+        self._unit_factors = unit
+        if delta:
+            now = self.now
+            self._total_energy += self._total_power * (now - self._total_t)
+            self._total_t = now
+            self._total_power += delta
+        return True
+
     def _charge(self, lo: int, hi: int, power: float) -> None:
         """Close the energy accounts of hosts ``lo..hi - 1``, which drew ``power`` since their
         last change: ``acc += power * (now - last)``, ``last = now``, host by host."""
@@ -196,6 +237,18 @@ def _pattern(typecode: str, value: int) -> bytes:
 _PATTERNS: dict[tuple[str, int], bytes] = {}
 
 
+def _item(typecode: str, value: int) -> array.array:
+    """A one-item integer array of ``typecode`` holding ``value`` (kept: do not change it)."""
+    key = (typecode, value)
+    found = _ITEMS.get(key)
+    if found is None:
+        found = _ITEMS[key] = array.array(typecode, [value])
+    return found
+
+
+_ITEMS: dict[tuple[str, int], array.array] = {}
+
+
 def _view(values: array.array) -> np.ndarray:
     """A numpy view of the memory of ``values`` (no copy: writes reach the array)."""
     return np.frombuffer(values, dtype=_DTYPES[values.typecode])
@@ -222,12 +275,26 @@ def _repeated_sum(total: float, value: float, count: int) -> float:
         return total
     if value == 0.0:
         return total + value  # the first addition may turn -0.0 into 0.0; the others change nothing
-    exact = _exact_repeated_sum(total, value, count)
-    if exact is not None:
-        return exact
-    steps = np.full(count + 1, value, dtype=float)
-    steps[0] = total
-    return float(np.add.accumulate(steps)[-1])
+    key = (total, value, count)
+    found = _SUMS.get(key)
+    if found is not None:
+        return found
+    found = _exact_repeated_sum(total, value, count)
+    if found is None:
+        steps = np.full(count + 1, value, dtype=float)
+        steps[0] = total
+        found = float(np.add.accumulate(steps)[-1])
+    if len(_SUMS) >= _SUMS_MAX:
+        _SUMS.clear()
+    _SUMS[key] = found
+    return found
+
+
+#: Long repeated sums already made, by ``(total, value, count)`` with a nonzero ``value`` (the
+#: sign of a zero ``total`` then changes nothing, so the two zeros, equal as keys, may share an
+#: entry). Jobs of one size waking or leaving hosts of one power row ask for the same sums again.
+_SUMS: dict[tuple[float, float, int], float] = {}
+_SUMS_MAX = 4096
 
 
 

@@ -241,3 +241,43 @@ def test_small_runs_of_identical_hosts_equal_host_by_host(script, seed):
     job energies of the host-by-host rules."""
     lean = Machine([SPEEDS[0]] * N, [POWERS[0]] * N, 3, host_energy=False)
     _replay_both((lean, machines([0] * N)[1]), script, seed, look=_without_hosts)
+
+
+def _compact_identical(n: int) -> Machine:
+    """An engine machine of ``n`` identical hosts kept in arrays (no per-host accounts)."""
+    limit = machine_module.ARRAY_MIN_HOSTS
+    machine_module.ARRAY_MIN_HOSTS = 0
+    try:
+        return Machine([SPEEDS[0]] * n, [POWERS[0]] * n, 3, host_energy=False, compact=True)
+    finally:
+        machine_module.ARRAY_MIN_HOSTS = limit
+
+
+def test_runs_of_identical_hosts_in_arrays_by_hand(monkeypatch):
+    """A compact machine of identical hosts applies runs of free hosts run by run (never host
+    by host) and checks them without the per-run helpers (``_uniform``, ``_all``); a run on a
+    busy host goes host by host and re-times its job."""
+    m = _compact_identical(8)
+    assert m.state.typecode == "b"
+    with monkeypatch.context() as patch:
+        for name in ("apply_states", "_uniform", "_all", "_charge"):
+            patch.setattr(m, name, None)
+        m.apply_runs([(2, 5, (0, 1.0)), (6, 7, (0, 1.0))])  # 4 hosts wake: 4 x 180.25 W more
+        assert m.state.tolist() == [3, 3, 0, 0, 0, 3, 0, 3] and m.power_w == 799.0
+        m.advance(10.0)
+        m.apply_runs([(2, 4, (3, 1.0))])  # 2 of them sleep again at t = 10
+    assert m.state.tolist() == [3, 3, 3, 3, 0, 3, 0, 3] and m.power_w == 799.0 - 2 * 180.25
+    assert m.energy_j() == 799.0 * 10.0
+    m.start(1, [4, 6], ops_gflop=100.0)  # 10 GFLOP/s: ends at t = 20
+    m.apply_runs([(4, 5, (1, 1.0))])  # one of its hosts at half speed: 5 more s of work
+    assert m.state.tolist() == [3, 3, 3, 3, 1, 3, 0, 3]
+    assert [(e.key, e.finish_s) for e in m.advance(30.0)] == [(1, 30.0)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_steps, st.integers(0, 2**16))
+def test_runs_of_identical_hosts_in_arrays_equal_host_by_host(script, seed):
+    """Runs of changes on a compact machine of identical hosts (busy and free hosts, unchanged
+    states, factors other than 1) give the very states, powers, total and job energies of the
+    host-by-host rules."""
+    _replay_both((_compact_identical(N), machines([0] * N)[1]), script, seed, look=_without_hosts)
