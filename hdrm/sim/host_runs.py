@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import array
 import math
+from typing import Sequence
 
 import numpy as np
 
@@ -199,6 +200,38 @@ class HostRuns:
             self._total_t = now
             self._total_power += delta
         return True
+
+    def _occupy_runs(self, runs: Sequence[tuple[int, int]], key: int) -> float | None:
+        """Give the hosts of ``runs`` (disjoint) to job ``key`` on a machine whose hosts share one
+        power row; returns their power added host by host in order, or None with nothing done
+        when a host is unknown or busy (the caller's host-by-host checks then name it)."""
+        job_on, states = self.job_on, self.state
+        size = len(job_on)
+        lists = type(job_on) is list
+        free = None if lists else _pattern(job_on.typecode, _FREE)
+        for lo, hi in runs:
+            if not 0 <= lo < hi <= size:
+                return None
+            n = hi - lo
+            if (job_on[lo:hi].count(_FREE) != n if lists
+                    else job_on[lo:hi].tobytes() != free * n):
+                return None
+        row = self._power[0]
+        total = 0.0
+        for lo, hi in runs:
+            n = hi - lo
+            if lists:
+                job_on[lo:hi] = [key] * n
+            else:
+                self._fill(job_on, lo, hi, key)
+            state = states[lo]
+            if (states[lo:hi].count(state) == n if lists
+                    else states[lo:hi].tobytes() == _pattern(states.typecode, state) * n):
+                total = _repeated_sum(total, row[state], n)
+            else:
+                for c in range(lo, hi):
+                    total += row[states[c]]
+        return total
 
     def _charge(self, lo: int, hi: int, power: float) -> None:
         """Close the energy accounts of hosts ``lo..hi - 1``, which drew ``power`` since their

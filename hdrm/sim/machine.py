@@ -179,7 +179,12 @@ class Machine(HostRuns, MachineQueries):
         else:
             held, runs = tuple(cores), None
         job_on = self.job_on
-        if runs is not None and not self._free_runs(runs):
+        power_w: float | None = None
+        if runs is not None and self._one_row:
+            power_w = self._occupy_runs(runs, key)  # None: taken host by host below
+            if power_w is None:
+                runs = None
+        elif runs is not None and not self._free_runs(runs):
             runs = None  # the host-by-host checks name the culprit
         if runs is None and not (len(held) > 4 and self._free_span(held)):
             for c in cores:
@@ -189,12 +194,13 @@ class Machine(HostRuns, MachineQueries):
                     raise SimulationError(f"job {key}: resource {c} is busy with job {job_on[c]}")
         job = RunningJob(key, held, self.now, walltime_s if self.kill_on_walltime else math.inf)
         power, states = self._power, self.state
-        power_w = 0.0
-        if runs is not None:
+        if power_w is None and runs is not None:
+            power_w = 0.0
             for lo, hi in runs:
                 self._fill(job_on, lo, hi, key)
                 power_w = self._sum_power(lo, hi, power_w)
-        else:
+        elif power_w is None:  # (else: the runs are taken)
+            power_w = 0.0
             for c in cores:
                 job_on[c] = key
                 power_w += power[c][states[c]]

@@ -281,3 +281,24 @@ def test_runs_of_identical_hosts_in_arrays_equal_host_by_host(script, seed):
     states, factors other than 1) give the very states, powers, total and job energies of the
     host-by-host rules."""
     _replay_both((_compact_identical(N), machines([0] * N)[1]), script, seed, look=_without_hosts)
+
+
+@pytest.mark.parametrize("compact", [True, False])
+def test_wide_job_on_identical_hosts_by_hand(monkeypatch, compact):
+    """A wide job on identical hosts (arrays or lists) is given its runs without the per-run
+    helpers (``_free_runs``, ``_sum_power``): power summed as host by host (awake hosts at
+    190 W, asleep at 9.75 W); a busy host among them is refused by name, nothing taken."""
+    n = 200
+    m = _compact_identical(n) if compact else Machine([SPEEDS[0]] * n, [POWERS[0]] * n, 3,
+                                                       host_energy=False)
+    m.apply_runs([(0, 50, (0, 1.0))])
+    monkeypatch.setattr(m, "_free_runs", None)
+    monkeypatch.setattr(m, "_sum_power", None)
+    m.start(1, list(range(10)) + list(range(20, 95)), delay_s=10.0)  # 40 awake, 45 asleep
+    assert list(m.job_on[:96]) == [1] * 10 + [-1] * 10 + [1] * 75 + [-1]
+    assert m._jobs[1].power_w == 190.0 * 40 + 9.75 * 45
+    with pytest.raises(SimulationError, match="resource 94 is busy with job 1"):
+        m.start(2, range(94, 194), delay_s=1.0)
+    assert list(m.job_on[95:]) == [-1] * (n - 95) and 2 not in m._jobs
+    [end] = m.advance(10.0)
+    assert end.energy_j == 10.0 * (190.0 * 40 + 9.75 * 45)
