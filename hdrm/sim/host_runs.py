@@ -119,9 +119,7 @@ class HostRuns:
                 self._fill(self._factor, lo, hi, speed_factor)
                 self._unit_factors = self._unit_factors and speed_factor == 1.0
         if delta:
-            self._total_energy += self._total_power * (now - self._total_t)
-            self._total_t = now
-            self._total_power += delta
+            self._step_total_power(delta, now)
         return True
 
     def _apply_free_list_runs(self, runs: list[tuple[int, int, tuple[int, float]]]) -> bool:
@@ -156,10 +154,7 @@ class HostRuns:
                 unit = unit and speed_factor == 1.0
         self._unit_factors = unit
         if delta:
-            now = self.now
-            self._total_energy += self._total_power * (now - self._total_t)
-            self._total_t = now
-            self._total_power += delta
+            self._step_total_power(delta, self.now)
         return True
 
     def _apply_free_array_runs(self, runs: list[tuple[int, int, tuple[int, float]]]) -> bool:
@@ -195,10 +190,7 @@ class HostRuns:
                 unit = unit and speed_factor == 1.0
         self._unit_factors = unit
         if delta:
-            now = self.now
-            self._total_energy += self._total_power * (now - self._total_t)
-            self._total_t = now
-            self._total_power += delta
+            self._step_total_power(delta, self.now)
         return True
 
     def _occupy_runs(self, runs: Sequence[tuple[int, int]], key: int) -> float | None:
@@ -232,6 +224,13 @@ class HostRuns:
                 for c in range(lo, hi):
                     total += row[states[c]]
         return total
+
+    def _step_total_power(self, delta: float, now: float) -> None:
+        """The machine's total power changes by ``delta`` watts at ``now``: the energy up to
+        ``now`` is charged at the old total first."""
+        self._total_energy += self._total_power * (now - self._total_t)
+        self._total_t = now
+        self._total_power += delta
 
     def _charge(self, lo: int, hi: int, power: float) -> None:
         """Close the energy accounts of hosts ``lo..hi - 1``, which drew ``power`` since their

@@ -297,9 +297,7 @@ class Machine(HostRuns, MachineQueries):
         if not unit:
             self._unit_factors = False
         if delta:
-            self._total_energy += self._total_power * (now - self._total_t)
-            self._total_t = now
-            self._total_power += delta
+            self._step_total_power(delta, now)
         for key, min_before in touched.items():
             job = jobs[key]
             if key in stale:
