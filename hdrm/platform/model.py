@@ -39,6 +39,10 @@ MAX_CORES_ENV = "HDRM_MAX_CORES"
 #: ~100 MB, the interpreter included; ``tests/sim/test_scale_memory.py`` holds 2**20 of them to
 #: this estimate and to 200 MB).
 REPLAY_BYTES_PER_CORE = 800
+#: The same for a homogeneous platform of one-core nodes (``--homogeneous-procs``), whose
+#: tables, nodes and free cores take nothing per core: ~85 MB measured at 2**20 cores, the
+#: interpreter included (``tests/sim/test_scale_memory.py`` holds it to this estimate).
+ONE_CORE_REPLAY_BYTES_PER_CORE = 200
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,8 @@ def max_cores() -> int:
     return value
 
 
-def check_size(nb_cores: int, what: str, fix: str) -> None:
+def check_size(nb_cores: int, what: str, fix: str,
+               bytes_per_core: int = REPLAY_BYTES_PER_CORE) -> None:
     """Refuse a platform of more than :func:`max_cores` cores, with the memory it would take.
 
     Args:
@@ -139,6 +144,8 @@ def check_size(nb_cores: int, what: str, fix: str) -> None:
         what: the platform and how its count was reached (``"p.json: clusters[0]...: 10^12
             nodes x 40 cores"``).
         fix: how to shrink it.
+        bytes_per_core: what a replay takes per core on this kind of platform (the estimate
+            quoted).
 
     Raises:
         PlatformError: the platform is too large; one line with the estimate and both fixes.
@@ -148,13 +155,14 @@ def check_size(nb_cores: int, what: str, fix: str) -> None:
         return
     raise PlatformError(
         f"{what} = {nb_cores:,} cores, beyond the limit of {limit:,} cores (a replay takes about "
-        f"{REPLAY_BYTES_PER_CORE:,} bytes per core: {_gb(nb_cores)} here, {_gb(limit)} at the "
-        f"limit); {fix}, or raise the limit with ${MAX_CORES_ENV} if you have the memory"
+        f"{bytes_per_core:,} bytes per core: {_gb(nb_cores, bytes_per_core)} here, "
+        f"{_gb(limit, bytes_per_core)} at the limit); {fix}, or raise the limit with "
+        f"${MAX_CORES_ENV} if you have the memory"
     )
 
 
-def _gb(nb_cores: int) -> str:
-    gb = nb_cores * REPLAY_BYTES_PER_CORE / 1e9
+def _gb(nb_cores: int, bytes_per_core: int) -> str:
+    gb = nb_cores * bytes_per_core / 1e9
     return f"about {gb:,.0f} GB" if gb >= 10 else f"about {gb:.1f} GB"
 
 
@@ -361,7 +369,7 @@ class Platform:
         if nb_cores <= 0:
             raise PlatformError(f"homogeneous platform: need at least 1 core, got {nb_cores}")
         check_size(nb_cores, f"homogeneous platform: {nb_cores:,} one-core nodes",
-                   "give fewer homogeneous processors")
+                   "give fewer homogeneous processors", ONE_CORE_REPLAY_BYTES_PER_CORE)
         ptype = ProcessorType("generic", 1, gflops, 1.0, math.inf, power_w, "generic", "generic")
         ntype = NodeType("generic", (("generic", 1),), math.inf)
         net = NetworkType("generic", 10.0, 1.0)

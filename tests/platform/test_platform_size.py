@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 import tracemalloc
 from pathlib import Path
 
@@ -87,6 +88,20 @@ def test_a_huge_homogeneous_platform_is_refused_up_front(nb):
                                  "beyond the limit of 1,048,576 cores")
     assert str(error).endswith("give fewer homogeneous processors, or raise the limit with "
                                "$HDRM_MAX_CORES if you have the memory")
+
+
+def test_the_refusal_quotes_the_estimate_of_its_kind_of_platform(tmp_path):
+    # one-core nodes keep nothing per core: 200 bytes a core (10**7: 2.0 GB, not the 8.0 GB of
+    # a platform file's 800)
+    with pytest.raises(PlatformError, match=re.escape(
+            "(a replay takes about 200 bytes per core: about 2.0 GB here, about 0.2 GB at the "
+            "limit)")):
+        Platform.homogeneous(10**7)
+    path = _platform_file(tmp_path, 250_000)  # 40-core nodes: 10**7 cores
+    with pytest.raises(PlatformError, match=re.escape(
+            "(a replay takes about 800 bytes per core: about 8.0 GB here, about 0.8 GB at the "
+            "limit)")):
+        load_platform(path)
 
 
 def test_a_simgrid_radical_is_counted_before_it_is_expanded(tmp_path):
