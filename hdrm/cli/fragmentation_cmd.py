@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hdrm.cli.strict_reads import unskippable
 from hdrm.fragmentation.experiment import TIES, parse_seeds, run_experiment
 from hdrm.fragmentation.protocol import DEFAULT_TUNING_RATIO, DRAWS
 from hdrm.policies.placement import PLACEMENTS
@@ -64,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                                  args.workload_tuning_ratio, args.processes, args.ties,
                                  args.draws)
     except SkippableLineError as exc:  # both lists are read whole: no row is skipped
-        raise unskippable(exc) from None
+        raise exc.unskippable() from None
     unalloc = summary["unallocated_gpus_pct"]
     per_seed = " ".join(f"{s}:{v:.2f}" for s, v in unalloc["per_seed"].items())
     print(f"{summary['policy']}: unallocated GPUs at 100% arrived workload, median "

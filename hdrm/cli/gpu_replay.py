@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hdrm.cli.strict_reads import unskippable
 from hdrm.core.gpu_scheduler import GPU_BACKFILLING, resolve_gpu_policy
 from hdrm.errors import ConfigError
 from hdrm.platform.model import Platform
@@ -47,10 +46,7 @@ def run_gpu(args: argparse.Namespace, platform: Platform | None = None,
 def _inputs(args: argparse.Namespace) -> tuple[Platform, Workload]:
     """The GPU platform, read whole (``--no-strict`` never drops a node), and the selected
     workload, whose bad rows ``--no-strict`` skips and counts."""
-    try:
-        platform = load_gpu_platform(args.platform)
-    except SkippableLineError as exc:
-        raise unskippable(exc) from None
+    platform = load_gpu_platform(args.platform)  # a bad node row: one line, no skip offered
     try:
         workload = load_gpu_workload(args.workload, args.throughputs, not args.no_strict)
     except SkippableLineError as exc:  # name the flag, not the reader's argument

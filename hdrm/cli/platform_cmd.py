@@ -20,7 +20,6 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from hdrm.cli.strict_reads import unskippable
 from hdrm.errors import ConfigError
 from hdrm.platform.library import TypeLibrary, default_library
 from hdrm.platform.loader import platform_from_dict
@@ -102,7 +101,7 @@ def _from_openb(args: argparse.Namespace) -> int:
     try:
         nodes, _ = read_openb_nodes(args.nodes)
     except SkippableLineError as exc:  # a platform keeps every node: no row is skipped
-        raise unskippable(exc) from None
+        raise exc.unskippable() from None
     out = Path(args.output)
     doc = platform_json_from_openb(nodes, out.stem, source=args.nodes)
     platform = platform_from_dict(doc, source=str(out))

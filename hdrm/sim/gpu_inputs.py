@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from hdrm.errors import ConfigError, WorkloadError
+from hdrm.errors import ConfigError
 from hdrm.platform.loader import platform_from_dict
 from hdrm.platform.model import Platform
 from hdrm.platform.openb import platform_json_from_openb
@@ -47,7 +47,7 @@ def load_gpu_platform(path: str | Path) -> Platform:
         try:
             nodes, _ = read_openb_nodes(path)
         except SkippableLineError as exc:  # not skippable here: drop the skip offer
-            raise WorkloadError(f"{exc.problem}; {exc.fix}") from None
+            raise exc.unskippable() from None
         doc = platform_json_from_openb(nodes, Path(path).stem, str(path))
         platform = platform_from_dict(doc, source=str(path))
     else:

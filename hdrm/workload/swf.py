@@ -92,6 +92,11 @@ class SkippableLineError(WorkloadError):
         """The same error, naming ``relax`` (``"rerun with --no-strict"``) as the way out."""
         return SkippableLineError(self.problem, self.fix, self.skipped, relax)
 
+    def unskippable(self) -> WorkloadError:
+        """The same one-line error without a way to skip (``FILE:LINE: problem; fix``), for a
+        reader whose caller keeps every line (a platform's nodes, a list read whole)."""
+        return WorkloadError(f"{self.problem}; {self.fix}")
+
 
 def read_swf(
     path: str | Path,
