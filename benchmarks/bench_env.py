@@ -8,6 +8,11 @@ Cases (all on 1,024-job sequences of the SDSC-SP2 trace with a seeded random sta
   view of the queue under WFP3's order), random valid actions;
 * ``pick-predicted``: as ``pick-sdsc`` with the ``job_window_predicted`` observation (the same
   plus run times predicted from the users' ended jobs, reservations in ``wfp3_pred`` order);
+* ``pick-hetero4096``: ``job_pick`` mode (default conventions, hence event decisions and walltime
+  kills; HDeepRM's contention model, window 128) on ``benchmarks/hetero4096.json``, the 4,096-core
+  platform of ``platforms/hetero.json``'s 4 processor generations at scale (86 nodes), with the
+  same SDSC-SP2 sequences, processor counts x 32 (the trace's 128 processors fill 4,096 cores),
+  random valid actions;
 * ``pair-normal``, ``pair-small``: ``policy_pair`` mode (36 pairs) on ``platforms/hetero.json``
   (384 cores of 4 processor generations, HDeepRM's contention model) with the ``normal`` and
   ``small`` observations, random valid actions;
@@ -36,8 +41,10 @@ Without the full trace in ``--traces`` (default ``../shared/traces``) the 468-jo
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -54,9 +61,14 @@ DEFAULT_TRACES = ROOT.parent / "shared" / "traces"
 TRACE = "SDSC-SP2-1998-4.2-cln.swf.gz"
 SLICE = ROOT / "workloads" / "SDSC-SP2-1998-4.2-cln_first500.swf"
 HETERO = str(ROOT / "platforms" / "hetero.json")
-CASES = ("pick-sdsc", "pick-reservation", "pick-predicted", "pair-normal", "pair-small", "ppo-pick", "ppo-pair")
+HETERO4096 = str(ROOT / "benchmarks" / "hetero4096.json")
+#: SDSC-SP2 has 128 processors: x 32 fills the 4,096 cores of ``hetero4096.json``.
+SCALE_4096 = 32
+CASES = ("pick-sdsc", "pick-reservation", "pick-predicted", "pick-hetero4096", "pair-normal",
+         "pair-small", "ppo-pick", "ppo-pair")
 TARGETS = {"pick-sdsc": 5000, "pick-reservation": 5000, "pick-predicted": 5000,
-           "pair-normal": 5000, "pair-small": 5000, "ppo-pick": 1000, "ppo-pair": 1000}
+           "pick-hetero4096": 5000, "pair-normal": 5000, "pair-small": 5000, "ppo-pick": 1000,
+           "ppo-pair": 1000}
 NB_JOBS = 1024
 
 
@@ -71,8 +83,35 @@ def env_settings(case: str, workload: str, nb_jobs: int) -> dict[str, Any]:
         elif case == "pick-predicted":
             pick.update(observation="job_window_predicted", reservation="wfp3_pred")
         return pick
+    if case == "pick-hetero4096":
+        return dict(common, platform_file=HETERO4096, mode="job_pick", window=128)
     observation = "normal" if case == "pair-normal" else "small"
     return dict(common, platform_file=HETERO, observation=observation)
+
+
+def scaled_swf(source: Path, factor: int, target: Path) -> Path:
+    """Write ``source`` (SWF, gzip or not) to ``target``, every processor count times ``factor``.
+
+    The allocated and requested processors of each job (fields 5 and 8, when positive) and the
+    header's ``MaxNodes`` and ``MaxProcs`` are multiplied; everything else is copied as is.
+    """
+    opener = gzip.open if source.suffix == ".gz" else open
+    out = []
+    with opener(source, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith(";"):
+                key, sep, value = line[1:].partition(":")
+                if key.strip() in ("MaxNodes", "MaxProcs") and value.strip().isdigit():
+                    line = f";{key}{sep} {int(value) * factor}\n"
+                out.append(line)
+                continue
+            fields = line.split()
+            for i in (4, 7):
+                if len(fields) > i and fields[i].isdigit() and int(fields[i]) > 0:
+                    fields[i] = str(int(fields[i]) * factor)
+            out.append(" ".join(fields) + "\n")
+    target.write_text("".join(out), encoding="utf-8")
+    return target
 
 
 def random_episodes(env: SchedulingEnv, episodes: int) -> tuple[int, float, list]:
@@ -173,12 +212,17 @@ def main(argv: list[str] | None = None) -> int:
     if not trace.is_file():
         print(f"note: {trace} not found; using {SLICE.name} with {nb_jobs}-job sequences")
     rows = []
-    for case in args.cases.split(","):
-        if case not in CASES:
-            parser.error(f"unknown case {case!r}; choose among {', '.join(CASES)}")
-        runs = [run_case(case, workload, nb_jobs, args.episodes, args.threads)
-                for _ in range(max(1, args.repeat))]
-        rows.append(min(runs, key=lambda row: row["wall_s"]))
+    with tempfile.TemporaryDirectory(prefix="bench-env-") as tmp:
+        for case in args.cases.split(","):
+            if case not in CASES:
+                parser.error(f"unknown case {case!r}; choose among {', '.join(CASES)}")
+            source = workload
+            if case == "pick-hetero4096":
+                scaled = Path(tmp) / f"x{SCALE_4096}.swf"
+                source = str(scaled_swf(Path(workload), SCALE_4096, scaled))
+            runs = [run_case(case, source, nb_jobs, args.episodes, args.threads)
+                    for _ in range(max(1, args.repeat))]
+            rows.append(min(runs, key=lambda row: row["wall_s"]))
     print_table(rows)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")

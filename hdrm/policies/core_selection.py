@@ -154,9 +154,13 @@ def _take_one_core(state: ClusterState, job: Job, ranking: Sequence[int]) -> lis
 
 
 def _take(state: ClusterState, job: Job, ranking: Sequence[int]) -> list[int] | None:
+    """The first free cores of the processors in ``ranking`` order, core ids ascending within a
+    processor, node memory charged core by core; None when ``job`` cannot get all its cores."""
     need, mem = job.res, job.mem_mb
     free, cores_of, node_of = state.proc_free, state.proc_cores, state.proc_node
     core_job, free_mem = state.core_job, state.node_free_mem
+    if mem <= 0:
+        return _take_cores(free, cores_of, core_job, need, ranking)
     charged: dict[int, float] = {}
     chosen: list[int] = []
     for p in ranking:
@@ -174,6 +178,27 @@ def _take(state: ClusterState, job: Job, ranking: Sequence[int]) -> list[int] | 
             chosen.append(c)
             if len(chosen) == need:
                 return chosen
+    return None
+
+
+def _take_cores(free: Sequence[int], cores_of: Sequence[Sequence[int]], core_job: Sequence[int],
+                need: int, ranking: Sequence[int]) -> list[int] | None:
+    """:func:`_take` without memory: a processor whose cores are all free gives a slice of them,
+    another the free ones of a C-level scan (the same cores in the same order, not one Python
+    step per core)."""
+    chosen: list[int] = []
+    for p in ranking:
+        k = free[p]
+        if not k:
+            continue
+        cores = cores_of[p]
+        left = need - len(chosen)
+        if k != len(cores):
+            cores = [c for c in cores if core_job[c] == FREE]
+        if left <= len(cores):
+            chosen += cores[:left]
+            return chosen
+        chosen += cores
     return None
 
 
