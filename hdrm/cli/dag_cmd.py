@@ -10,6 +10,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,11 @@ from hdrm.dag.machines import load_machines
 from hdrm.dag.wfformat import read_workflow, to_dag
 from hdrm.dag.workflow_jobs import critical_path_s, slowest_link, workflow_workload
 from hdrm.errors import ConfigError
+from hdrm.launch.outdir import replay_outdir
 from hdrm.platform.loader import load_platform
 from hdrm.policies.pairs import resolve_policy
 from hdrm.sim.engine import Simulation, SimulationConfig
-from hdrm.sim.outputs import check_outdir, write_outputs
+from hdrm.sim.outputs import write_outputs
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -69,6 +71,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     replay.add_argument("--policy", default="fcfs",
                         help="job selection or 'job-core' pair (default %(default)s)")
     replay.add_argument("-o", "--outdir", required=True, metavar="DIR", help="output folder")
+    replay.add_argument("--overwrite", action="store_true",
+                        help="delete other hdrm outputs found in --outdir (a model, training "
+                             "logs); a previous replay's outputs are always replaced")
     replay.set_defaults(func=run_replay)
     add_periodic_commands(commands)
     parser.set_defaults(func=lambda args: _help(parser))
@@ -105,13 +110,15 @@ def run_replay(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.platform}: has accelerators; hdrm dag replay runs workflows on "
                           "CPU cores: give a platform without them, or use hdrm dag schedule")
     pair = resolve_policy(args.policy, "--policy")
-    check_outdir(args.outdir)
     speed = max(platform.core_gflops) / platform.reference_gflops
     bound_s = critical_path_s(workflow, speed)  # also refuses a cycle, naming a task
     workload = workflow_workload(workflow, platform)
     config = SimulationConfig(kill_on_walltime=False, record_timeline=False)
-    result = Simulation(platform, workload, config).run(pair)
-    paths = write_outputs(result, args.outdir)
+    with replay_outdir(args.outdir, overwrite=args.overwrite) as folder:
+        result = Simulation(platform, workload, config).run(pair)
+        paths = write_outputs(result, args.outdir)
+    if folder.note():
+        print(f"hdrm dag replay: {folder.note()}", file=sys.stderr)
     makespan = result.makespan_s
     print(f"{workflow.name}: {len(workload)} tasks, {len(workflow.edges)} edges as jobs on "
           f"{platform.nb_cores} cores, policy {pair.name} (transfers over "

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from hdrm.core.gpu_scheduler import GPU_BACKFILLING, resolve_gpu_policy
 from hdrm.errors import ConfigError
+from hdrm.launch.outdir import replay_outdir
 from hdrm.platform.model import Platform
 from hdrm.results.sla import report_from_outcomes, write_and_print
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
 from hdrm.sim.gpu_inputs import load_gpu_platform, load_gpu_workload
 from hdrm.sim.gpu_outputs import gpu_summary, write_gpu_outputs
-from hdrm.sim.outputs import check_outdir
 from hdrm.workload.job import Workload
 from hdrm.workload.select import select
 from hdrm.workload.swf import SkippableLineError
@@ -31,15 +32,17 @@ def run_gpu(args: argparse.Namespace, platform: Platform | None = None,
         platform, workload = _inputs(args)
     tenants = (tenants_for(workload, args.tenants, args.sla)
                if getattr(args, "tenants", None) is not None else None)
-    check_outdir(args.outdir)
     config = SimulationConfig(backfilling=args.backfill, decision=args.decision or "event",
                               seed=args.seed)
-    result = Simulation(platform, workload, config).run(policy)
-    paths = write_gpu_outputs(result, args.outdir)
-    print_gpu_summary(result, Path(args.outdir), args.backfill, config.decision)
-    if tenants is not None:  # SLA metrics and out_sla.csv (docs/tenants.rst)
-        write_and_print(report_from_outcomes(tenants, workload.jobs, result.outcomes),
-                        args.outdir)
+    with replay_outdir(args.outdir, overwrite=getattr(args, "overwrite", False)) as folder:
+        result = Simulation(platform, workload, config).run(policy)
+        paths = write_gpu_outputs(result, args.outdir)
+        print_gpu_summary(result, Path(args.outdir), args.backfill, config.decision)
+        if tenants is not None:  # SLA metrics and out_sla.csv (docs/tenants.rst)
+            write_and_print(report_from_outcomes(tenants, workload.jobs, result.outcomes),
+                            args.outdir)
+    if folder.note():
+        print(f"hdrm replay: {folder.note()}", file=sys.stderr)
     return 0 if paths else 1
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -26,11 +27,12 @@ from hdrm.dag.periodic_io import read_taskset, write_taskset
 from hdrm.dag.periodic_metrics import (critical_paths_s, instance_rows, summarise,
                                        write_instances_csv)
 from hdrm.dag.periodic_rules import backfilling_for, resolve_periodic_policy
+from hdrm.launch.outdir import replay_outdir
 from hdrm.platform.loader import load_platform
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
 from hdrm.sim.gpu_outputs import write_gpu_outputs
-from hdrm.sim.outputs import check_outdir, write_outputs
+from hdrm.sim.outputs import write_outputs
 
 
 def add_commands(commands: Any) -> None:
@@ -58,6 +60,9 @@ def add_commands(commands: Any) -> None:
                           "optionally '-CORE_SELECTION' (GPU platform: '-PLACEMENT'), or any "
                           "job selection or 'job-core' pair (default %(default)s)")
     run.add_argument("-o", "--outdir", required=True, metavar="DIR", help="output folder")
+    run.add_argument("--overwrite", action="store_true",
+                     help="delete other hdrm outputs found in --outdir (a model, training logs); "
+                          "a previous replay's outputs are always replaced")
     run.set_defaults(func=run_periodic)
 
 
@@ -77,15 +82,17 @@ def run_periodic(args: argparse.Namespace) -> int:
     taskset = read_taskset(args.taskset)
     platform = load_platform(args.platform)
     pair = resolve_periodic_policy(args.policy, platform, "--policy")
-    check_outdir(args.outdir)
     workload = expand_on(taskset, platform)
     config = SimulationConfig(backfilling=backfilling_for(platform), kill_on_walltime=False,
                               record_timeline=False)
-    result = Simulation(platform, workload, config).run(pair)
-    paths = (write_gpu_outputs if platform.accelerators else write_outputs)(result, args.outdir)
-    bounds = critical_paths_s(taskset, gpus=bool(platform.accelerators))
-    rows = instance_rows(workload.jobs, finish_times(result), bounds)
-    instances = write_instances_csv(rows, Path(args.outdir) / "out_instances.csv")
+    with replay_outdir(args.outdir, overwrite=args.overwrite) as folder:
+        result = Simulation(platform, workload, config).run(pair)
+        paths = (write_gpu_outputs if platform.accelerators else write_outputs)(result, args.outdir)
+        bounds = critical_paths_s(taskset, gpus=bool(platform.accelerators))
+        rows = instance_rows(workload.jobs, finish_times(result), bounds)
+        instances = write_instances_csv(rows, Path(args.outdir) / "out_instances.csv")
+    if folder.note():
+        print(f"hdrm dag periodic: {folder.note()}", file=sys.stderr)
     gpus = len(platform.accelerators)
     print(f"{taskset.name}: {len(taskset.graphs)} graphs, {len(workload)} tasks on "
           f"{platform.nb_cores} cores" + (f" and {gpus} GPUs" if gpus else "") +

@@ -10,13 +10,14 @@ from hdrm.cli.gpu_replay import run_gpu
 from hdrm.core.contention import CONTENTION_MODELS
 from hdrm.errors import ConfigError
 from hdrm.implied import ImpliedSimulation, implied_simulation
+from hdrm.launch.outdir import replay_outdir
 from hdrm.policies.pairs import resolve_policy
 from hdrm.policies.sla_orders import SLA_POLICIES, bind_tenants
 from hdrm.results.sla import sla_report, summary_lines, write_sla_csv
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.sim.gpu_inputs import is_gpu_input, load_gpu_platform
 from hdrm.sim.inputs import InputSpec, load_inputs
-from hdrm.sim.outputs import check_outdir, job_results, schedule_summary, write_outputs
+from hdrm.sim.outputs import job_results, schedule_summary, write_outputs
 from hdrm.sim.preemption import parse_preemption, refuse_accelerators
 from hdrm.sim.preemptive import write_preemptions
 from hdrm.workload.swf import SkippableLineError
@@ -101,6 +102,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--engine", default="builtin", choices=("builtin", "batsim"))
     parser.add_argument("--batsim", default="batsim", metavar="PATH", help="batsim binary (engine batsim)")
     parser.add_argument("--outdir", required=True, metavar="D", help="output folder")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="delete other hdrm outputs found in --outdir (a model, training logs); "
+                             "a previous replay's outputs are always replaced")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
@@ -156,7 +160,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--backfill: greedy is for GPU platforms (no reservation); on a CPU "
                           "platform choose none, easy, easy_first or conservative")
     tenants = _tenants(args, workload, pair.job.name)
-    check_outdir(args.outdir)  # before the run: a bad folder should not cost a whole simulation
     implied = implied_settings(args)
     config = SimulationConfig(
         contention=args.contention,
@@ -167,27 +170,31 @@ def run(args: argparse.Namespace) -> int:
         preemption=args.preemption,
         preemption_overhead_s=args.preemption_overhead,
     )
-    if args.engine == "batsim":
-        from hdrm.batsim.engine import replay_with_batsim  # imports zmq: only when asked
+    if args.engine == "batsim" and pair.job.name == "fair_share":
+        raise ConfigError("--policy: fair_share counts the tenants' usage in the built-in "
+                          "engine's decision core; use --engine builtin (edf, least_laxity "
+                          "and sla_class run on both engines)")
+    # locked from here (before the run: a bad or busy folder should not cost a whole simulation)
+    with replay_outdir(args.outdir, overwrite=args.overwrite) as folder:
+        if args.engine == "batsim":
+            from hdrm.batsim.engine import replay_with_batsim  # imports zmq: only when asked
 
-        if pair.job.name == "fair_share":
-            raise ConfigError("--policy: fair_share counts the tenants' usage in the built-in "
-                              "engine's decision core; use --engine builtin (edf, least_laxity "
-                              "and sla_class run on both engines)")
-        if tenants is not None:  # edf, least_laxity, sla_class read only the table
-            pair = bind_tenants(pair, tenants, None)
-        result, paths = replay_with_batsim(platform, workload, pair, config, args.outdir,
-                                           binary=args.batsim)
+            if tenants is not None:  # edf, least_laxity, sla_class read only the table
+                pair = bind_tenants(pair, tenants, None)
+            result, paths = replay_with_batsim(platform, workload, pair, config, args.outdir,
+                                               binary=args.batsim)
+        else:
+            sim = Simulation(platform, workload, config)
+            if tenants is not None:
+                pair = bind_tenants(pair, tenants, sim.core)
+            result = sim.run(pair, progress=_progress_bar(len(workload), args.quiet))
+            paths = write_outputs(result, args.outdir)
+            if preemption.suspends:
+                paths["preemptions"] = write_preemptions(result, Path(args.outdir) /
+                                                         "out_preemptions.csv")
         _print_summary(result, paths, pair.name, args, tenants)
-        return 0
-    sim = Simulation(platform, workload, config)
-    if tenants is not None:
-        pair = bind_tenants(pair, tenants, sim.core)
-    result = sim.run(pair, progress=_progress_bar(len(workload), args.quiet))
-    paths = write_outputs(result, args.outdir)
-    if preemption.suspends:
-        paths["preemptions"] = write_preemptions(result, Path(args.outdir) / "out_preemptions.csv")
-    _print_summary(result, paths, pair.name, args, tenants)
+    if folder.note():
+        print(f"hdrm replay: {folder.note()}", file=sys.stderr)
     return 0
 
 

@@ -12,17 +12,31 @@
 :mod:`hdrm.launcher` turns the command line into calls of these and does the printing.
 """
 
-from hdrm.launch.experiment import Experiment, build_experiment, check_open_names, seed_globals
-from hdrm.launch.logs import ACTIONS_LIMIT, RunLog, TensorBoardHook, tensorboard_writer
-from hdrm.launch.loop import (
-    EpisodeActions,
-    EpisodeRecord,
-    HookList,
-    Hooks,
-    run_episode,
-    run_episodes,
-    run_experiment,
-)
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Where each re-exported name lives; imported on first use, so that a command needing one
+#: module (``hdrm replay`` takes :mod:`~hdrm.launch.outdir`) does not import the launcher's others.
+_HOMES = {
+    "Experiment": "experiment", "build_experiment": "experiment",
+    "check_open_names": "experiment", "seed_globals": "experiment",
+    "ACTIONS_LIMIT": "logs", "RunLog": "logs", "TensorBoardHook": "logs",
+    "tensorboard_writer": "logs",
+    "EpisodeActions": "loop", "EpisodeRecord": "loop", "HookList": "loop", "Hooks": "loop",
+    "run_episode": "loop", "run_episodes": "loop", "run_experiment": "loop",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'hdrm.launch' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"hdrm.launch.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ACTIONS_LIMIT",

@@ -8,6 +8,11 @@
 * **Stale outputs.** A folder holding a previous run's outputs (:data:`OUTPUT_NAMES`: the files
   hdrm writes, plots included) is refused unless ``overwrite`` is given, which deletes those
   files, and only those: files hdrm does not write are never touched.
+* **Replays.** :func:`replay_outdir` holds the same lock for ``hdrm replay``, ``hdrm dag
+  replay`` and ``hdrm dag periodic``. A previous replay's outputs (:data:`REPLAY_OUTPUTS`) are replaced: those the new
+  replay does not rewrite (an ``out_sla.csv`` of a run with tenants, plots made from the old
+  outputs) are deleted once the new outputs are written, and reported. Outputs of other kinds (a
+  model, training logs) refuse the folder unless ``overwrite`` is given.
 * **Temporary files.** A checkpoint is written to ``.NAME.PID.XXXX.tmp`` and renamed
   (:func:`hdrm.agents.checkpoint.write_atomically`); a ``kill -9`` in the middle leaves that file
   behind. :func:`remove_stale_temps` deletes those whose process is gone.
@@ -20,6 +25,8 @@ import logging
 import os
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +46,14 @@ PLOT_KINDS = ("gantt", "utilisation", "queue", "energy", "contention", "learning
 OUTPUT_NAMES = frozenset(
     (EPISODES_FILE, ACTIONS_FILE, "out_jobs.csv", "out_schedule.csv", "out_timeline.csv",
      "overutilizations.json", "batsim.log", DEFAULT_MODEL, "tensorboard",
-     "out_gpu_timeline.csv", "out_gpu_summary.json")
+     "out_gpu_timeline.csv", "out_gpu_summary.json", "out_sla.csv", "out_preemptions.csv")
+    + tuple(f"{kind}.{ext}" for kind in PLOT_KINDS for ext in ("png", "svg", "pdf"))
+)
+#: What a replay writes into its folder (plots included: they are drawn from these outputs).
+REPLAY_OUTPUTS = frozenset(
+    ("out_jobs.csv", "out_schedule.csv", "out_timeline.csv", "overutilizations.json",
+     "out_preemptions.csv", "out_sla.csv", "out_gpu_timeline.csv", "out_gpu_summary.json",
+     "out_instances.csv", "batsim.log")
     + tuple(f"{kind}.{ext}" for kind in PLOT_KINDS for ext in ("png", "svg", "pdf"))
 )
 #: A checkpoint's temporary file: ``.NAME.PID.RANDOM.tmp``.
@@ -79,7 +93,7 @@ class Claim:
 
 
 def claim_outdir(path: str | Path, *, overwrite: bool = False, keep: tuple[Path, ...] = (),
-                 label: str = "--outdir") -> Claim:
+                 label: str = "--outdir", replaces: frozenset[str] = frozenset()) -> Claim:
     """Create ``path`` if needed, lock it, remove leftover temp files and check for old outputs.
 
     Args:
@@ -87,10 +101,11 @@ def claim_outdir(path: str | Path, *, overwrite: bool = False, keep: tuple[Path,
         overwrite: delete a previous run's outputs instead of refusing the folder.
         keep: files never deleted (the ``--inmodel`` being resumed from).
         label: the option that gave the folder, for messages.
+        replaces: names of previous outputs the run rewrites: neither refused nor deleted here.
 
     Raises:
         ConfigError: the folder cannot be made, another live run holds it, or it holds a previous
-            run's outputs and ``overwrite`` is false.
+            run's outputs (other than ``replaces``) and ``overwrite`` is false.
     """
     folder = make_outdir(path, label)
     fd, stale = _lock(folder, label)
@@ -98,7 +113,7 @@ def claim_outdir(path: str | Path, *, overwrite: bool = False, keep: tuple[Path,
     try:
         claim.removed_temps = remove_stale_temps(folder)
         previous = [p for p in previous_outputs(folder) if p.resolve() not in
-                    {k.resolve() for k in keep}]
+                    {k.resolve() for k in keep} and p.name not in replaces]
         if previous and not overwrite:
             names = ", ".join(p.name for p in previous[:6]) + (", ..." if len(previous) > 6 else "")
             raise ConfigError(
@@ -112,6 +127,62 @@ def claim_outdir(path: str | Path, *, overwrite: bool = False, keep: tuple[Path,
         claim.release()
         raise
     return claim
+
+
+@dataclass
+class ReplayClaim:
+    """A replay's claimed output folder (see :func:`replay_outdir`).
+
+    Attributes:
+        claim: the locked folder.
+        removed: a previous replay's outputs the new one did not rewrite, deleted at the end.
+    """
+
+    claim: Claim
+    removed: list[Path] = field(default_factory=list)
+
+    def note(self) -> str | None:
+        """The line that tells what was deleted (None: nothing)."""
+        if not self.removed:
+            return None
+        names = ", ".join(p.name for p in self.removed)
+        return (f"note: removed a previous replay's outputs that this one does not write, from "
+                f"{self.claim.path}: {names}")
+
+
+@contextmanager
+def replay_outdir(path: str | Path, *, overwrite: bool = False,
+                  label: str = "--outdir") -> Iterator[ReplayClaim]:
+    """Hold ``path`` for a replay: locked while it runs; a previous replay's outputs replaced.
+
+    On a normal exit, every :data:`REPLAY_OUTPUTS` file that was there before and was left
+    untouched by the replay (same inode, size and modification time) is deleted and listed in
+    :attr:`ReplayClaim.removed`; after an error nothing is deleted.
+
+    Raises:
+        ConfigError: as :func:`claim_outdir` (another run holds the folder, or it holds outputs
+            of another kind, such as a model, and ``overwrite`` is false).
+    """
+    claim = claim_outdir(path, overwrite=overwrite, label=label, replaces=REPLAY_OUTPUTS)
+    held = ReplayClaim(claim)
+    try:
+        before = {p: _stamp(p) for p in previous_outputs(claim.path) if p.name in REPLAY_OUTPUTS}
+        yield held
+        for item, stamp in before.items():
+            if _stamp(item) == stamp:
+                shutil.rmtree(item) if item.is_dir() and not item.is_symlink() else item.unlink()
+                held.removed.append(item)
+    finally:
+        claim.release()
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What tells that ``path`` was rewritten: inode, size, modification time (None: gone)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _lock(folder: Path, label: str) -> tuple[int, int | None]:
@@ -191,5 +262,6 @@ def remove_stale_temps(folder: Path) -> list[tuple[Path, int]]:
     return removed
 
 
-__all__ = ["Claim", "DEFAULT_MODEL", "LOCK_NAME", "OUTPUT_NAMES", "TEMP_PATTERN", "claim_outdir",
-           "pid_alive", "previous_outputs", "remove_stale_temps"]
+__all__ = ["Claim", "DEFAULT_MODEL", "LOCK_NAME", "OUTPUT_NAMES", "REPLAY_OUTPUTS", "ReplayClaim",
+           "TEMP_PATTERN", "claim_outdir", "pid_alive", "previous_outputs", "remove_stale_temps",
+           "replay_outdir"]
