@@ -170,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
         preemption=args.preemption,
         preemption_overhead_s=args.preemption_overhead,
     )
+    if args.engine == "batsim":
+        _refuse_inputs_in_the_way(args)
     if args.engine == "batsim" and pair.job.name == "fair_share":
         raise ConfigError("--policy: fair_share counts the tenants' usage in the built-in "
                           "engine's decision core; use --engine builtin (edf, least_laxity "
@@ -196,6 +198,24 @@ def run(args: argparse.Namespace) -> int:
     if folder.note():
         print(f"hdrm replay: {folder.note()}", file=sys.stderr)
     return 0
+
+
+def _refuse_inputs_in_the_way(args: argparse.Namespace) -> None:
+    """Refuse an input file that the Batsim run would overwrite with its own copy.
+
+    The run writes ``platform.xml`` and ``workload.json`` (the selected jobs only) into
+    ``--outdir``; a ``--workload`` or ``--platform`` that is one of those files would be replaced.
+
+    Raises:
+        ConfigError: naming the option, the file and the fix.
+    """
+    outdir = Path(args.outdir).resolve()
+    for option, given, written in (("--workload", args.workload, "workload.json"),
+                                   ("--platform", args.platform, "platform.xml")):
+        if given and Path(given).resolve() == outdir / written:
+            raise ConfigError(f"{option} {given}: --engine batsim writes its own {written} into "
+                              f"--outdir {args.outdir}, which would replace this file; give "
+                              "another --outdir (or move the file)")
 
 
 def _refuse_batsim_on(platform_path: str) -> None:

@@ -6,12 +6,14 @@ outputs refused unless ``--overwrite``, and nothing deleted when the replay fail
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 from hdrm.cli.main import main
 from hdrm.launch.outdir import LOCK_NAME, claim_outdir, replay_outdir
 
+DATA = Path(__file__).resolve().parents[2] / "hdrm" / "data"
 # One processor: job 1 (user 1) runs 0-100 s, job 2 (user 2) 100-150 s.
 LINES = ["1 0 0 100 1 -1 -1 1 200 -1 1 1 1 -1 -1 -1 -1 -1",
          "2 10 0 50 1 -1 -1 1 100 -1 1 2 1 -1 -1 -1 -1 -1"]
@@ -89,3 +91,22 @@ def test_a_failed_replay_deletes_nothing(tmp_path):
     with replay_outdir(outdir) as held:  # a replay that ends normally and rewrites nothing
         pass
     assert held.removed == [outdir / "out_sla.csv"] and not (outdir / "out_sla.csv").exists()
+
+
+def test_batsim_engine_refuses_to_overwrite_an_input_in_the_folder(tmp_path, capsys):
+    """Batsim's run writes workload.json (the selected jobs only) and platform.xml into --outdir:
+    an input at that path was silently replaced by a 3-job copy before."""
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    workload = outdir / "workload.json"
+    platform = str(DATA / "example_platform.json")
+    assert main(["workload", str(DATA / "example_workload.swf"), "--platform", platform,
+                 "--json", str(workload)]) == 0
+    before = workload.read_bytes()
+    capsys.readouterr()
+    status = main(["replay", "--engine", "batsim", "--platform", platform, "--workload",
+                   str(workload), "--nb-jobs", "3", "--outdir", str(outdir), "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1
+    assert f"--workload {workload}: --engine batsim writes its own workload.json" in err
+    assert workload.read_bytes() == before
