@@ -120,6 +120,16 @@ class PowerStates:
         if self._nominal:
             self._account_nominal(cores, bw, sign)
             return
+        if len(cores) == 1:  # one-core jobs (inference requests): the loop below, ungrouped
+            c = cores[0]
+            p = self.core_proc[c]
+            was_running = self._proc_running[p]
+            self._proc_free[p] -= sign
+            self._proc_running[p] = was_running + sign
+            self._proc_demand[p] += sign * bw
+            self._node_free_cores[self.proc_node[p]] -= sign
+            self._refresh(p, [c], sign, was_running, now)
+            return
         by_proc: dict[int, list[int]] = {}
         # cores of one processor mostly come together: one group each, split in C
         for p, group in itertools.groupby(cores, self.core_proc.__getitem__):
