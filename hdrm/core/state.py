@@ -24,6 +24,7 @@ from typing import Sequence
 
 from hdrm.core.contention import ContentionModel
 from hdrm.core.intervals import IntervalSet
+from hdrm.core.proc_runs import ProcRuns, as_disjoint_runs, processor_bounds
 from hdrm.core.records import OverutilizationRecorder
 from hdrm.core.runs import WIDE, CoreRuns, OneEach, Repeated, core_runs
 from hdrm.errors import SimulationError
@@ -43,14 +44,16 @@ def _any_finite(values: Sequence[float]) -> bool:
     return any(map(math.isfinite, values))
 
 
-class ClusterState(PowerStates):
+class ClusterState(PowerStates, ProcRuns):
     """Mutable state of the platform's cores, processors and nodes.
 
     On one-core nodes (core ``i`` is processor ``i`` and node ``i``) the free cores are also kept
     as an :class:`~hdrm.core.intervals.IntervalSet` (:attr:`free_set`), so placements find the
     lowest free cores in the runs they touch; with nominal speeds and unbounded memory as well,
     ``core_job`` and the counters are made when read (see :attr:`_lazy`) and a start or an end
-    costs the runs of its cores.
+    costs the runs of its cores. On processors of several cores numbered in order (platform
+    files), a job that charges no memory and demands no bandwidth while no core is slowed is
+    taken and freed run by run, processor by processor (:class:`~hdrm.core.proc_runs.ProcRuns`).
 
     Args:
         platform: the platform.
@@ -135,6 +138,10 @@ class ClusterState(PowerStates):
         self._runs: dict[int, list[tuple[int, int]]] = {}
         #: Runs of the cores of each narrow job of a lazy state (given back at its end).
         self._held: dict[int, list[tuple[int, int]]] = {}
+        self._proc_held: dict[int, list[tuple[int, int]]] = {}
+        if self.fast_paths and not self._singletons:
+            self._proc_first = processor_bounds(self.proc_cores, n_cores, contention,
+                                                self.proc_capacity)
         self._job_bw: dict[int, float] = {}
 
     # ------------------------------------------------------------------ queries
@@ -181,6 +188,9 @@ class ClusterState(PowerStates):
                 raise self._conflict(job, cores)
         if self._lazy:  # pragma: no cover (handled above)
             raise AssertionError("unreachable")
+        if self._runs_allocate(job.idx, cores, job.mem_mb, job.mem_bw_gbps):
+            return
+        self._spill()  # runs queued before come first
         self._charge(job, cores, now)
         cores = tuple(cores)
         self.alloc[job.idx] = cores
@@ -192,6 +202,11 @@ class ClusterState(PowerStates):
 
     def release(self, job: Job, now: float) -> Sequence[int]:
         """Free the cores of ``job``; returns them."""
+        if self._proc_held:
+            held = self._runs_release(job.idx)
+            if held is not None:
+                return held
+            self._proc_held.pop(job.idx, None)  # (a slowed core: core by core below)
         cores = self.alloc.pop(job.idx, None)
         if cores is None:
             raise SimulationError(f"job {job.id} holds no cores")
@@ -212,6 +227,7 @@ class ClusterState(PowerStates):
             self._give_set(runs)
             self._account_singletons(runs, job.mem_bw_gbps, -1)
             return cores
+        self._spill()  # runs queued before come first
         core_job, core_node, free_mem = self._core_job, self.core_node, self.node_free_mem
         mem = job.mem_mb
         for c in cores:
@@ -232,22 +248,17 @@ class ClusterState(PowerStates):
     def take_pending_runs(self) -> list[tuple[int, int, tuple[int, float]]] | None:
         """Pending power-state changes as disjoint runs ``(first, last + 1, (state,
         speed_factor))`` and clears them, when they are all runs (wide jobs on one-core nodes,
-        any job of a lazy state) and no core changed twice; else None, and
-        :meth:`take_pending` gives them core by core."""
+        any job of a lazy state, jobs taken run by run on processors of several cores); else
+        None, and :meth:`take_pending` gives them core by core. Runs are those of the mapping
+        :meth:`take_pending` would give: a core changed twice keeps its first place and its
+        last change (:func:`~hdrm.core.proc_runs.as_disjoint_runs`)."""
         runs = self._pending_runs
         if self._pending or not runs:
             return None
-        if len(runs) == 1:  # one run (one job's cores, mostly): nothing to overlap
-            self._pending_runs = []
-            return runs
-        ordered = sorted(runs)
-        end = ordered[0][0]
-        for first, last, _ in ordered:
-            if first < end:
-                return None  # a core changed twice: the mapping keeps its last change
-            end = last
         self._pending_runs = []
-        return runs
+        if len(runs) == 1:  # one run (one job's cores, mostly): nothing to overlap
+            return runs
+        return as_disjoint_runs(runs)
 
     def take_changes(self) -> list[tuple[int, float, list[int]]]:
         """Pending power-state changes as ``(state, speed_factor, cores)`` groups; clears them."""

@@ -167,16 +167,16 @@ def test_narrow_jobs_of_a_lazy_state_queue_run_changes():
     assert fast.take_pending_runs() == [(3, 6, (SLEEPING, 1.0))]
 
 
-def test_a_core_changed_twice_comes_back_core_by_core():
+def test_a_core_changed_twice_comes_back_as_the_mappings_runs():
     """Runs that overlap (a core released and taken again before the engine reads them, or
-    the same run twice) are not given as runs: the mapping keeps each core's last change."""
+    the same run twice) come back as the disjoint runs of the mapping: each core at the place
+    of its first change, with its last change (None before: the engine went core by core)."""
     fast, _ = pair()
     fast.allocate(job(0, res=2), [3, 4], 0.0)
     fast.release(job(0, res=2), 1.0)
-    assert fast.take_pending_runs() is None
-    assert fast.take_pending() == {3: (SLEEPING, 1.0), 4: (SLEEPING, 1.0)}
+    assert fast.take_pending_runs() == [(3, 5, (SLEEPING, 1.0))]
     fast.allocate(job(1, res=2), [3, 4], 2.0)
     fast.release(job(1, res=2), 3.0)
     fast.allocate(job(2, res=1), [4], 4.0)
-    assert fast.take_pending_runs() is None
-    assert fast.take_pending() == {3: (SLEEPING, 1.0), 4: (RUNNING, 1.0)}
+    assert fast.take_pending_runs() == [(3, 4, (SLEEPING, 1.0)), (4, 5, (RUNNING, 1.0))]
+    assert fast.take_pending() == {}

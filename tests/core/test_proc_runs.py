@@ -1,0 +1,144 @@
+"""Processors of several cores: jobs without memory or bandwidth are taken and freed run by
+run, with the very same state and the very same changes, in the same order, as the
+core-by-core rules (the general path, ``ClusterState.fast_paths = False``, is the reference)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from builders import Proc, job, make_platform
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hdrm.core.contention import make_contention
+from hdrm.core.proc_runs import as_disjoint_runs
+from hdrm.core.state import FREE, ClusterState
+from hdrm.platform.model import Platform
+from hdrm.platform.power import IDLE, RUNNING, SLEEPING
+
+
+def platform() -> Platform:
+    """Three kinds of node: two processors of 4 cores, one of 1 core and one of 3, and one
+    processor of 6 cores; bandwidth 4 GB/s a processor (a job of 1 GB/s a core on 5 cores
+    oversubscribes one), memory 8 MB a node. 40 cores."""
+    four, one, three, six = (Proc(4, 2.0, 10.0, 4.0, "four"), Proc(1, 1.0, 7.5, 4.0, "one"),
+                             Proc(3, 1.0, 7.5, 4.0, "three"), Proc(6, 3.0, 12.5, 4.0, "six"))
+    return make_platform([(8.0, [four, four]), (8.0, [one, three]), (8.0, [six]),
+                          (8.0, [four, four]), (8.0, [one, three]), (8.0, [six]),
+                          (8.0, [one, three])])
+
+
+N = 40
+
+
+def pair(contention: str) -> tuple[ClusterState, ClusterState]:
+    """The state with the run-by-run path and the same state on the core-by-core path."""
+    fast = ClusterState(platform(), make_contention(contention))
+    try:
+        ClusterState.fast_paths = False
+        slow = ClusterState(platform(), make_contention(contention))
+    finally:
+        ClusterState.fast_paths = True
+    assert fast._proc_first is not None and slow._proc_first is None
+    return fast, slow
+
+
+def snapshot(s: ClusterState) -> tuple:
+    return (list(s.core_job), list(s.core_state), list(s.core_factor), list(s.node_free_mem),
+            list(s.node_free_cores), list(s.proc_free), list(s.proc_running), list(s.proc_demand),
+            list(s.proc_fraction), s.free_cores, s.contended, dict(s.alloc))
+
+
+def changes(s: ClusterState) -> list[tuple[int, tuple[int, float]]]:
+    """The queued changes core by core, in order (runs expanded when given as runs)."""
+    runs = s.take_pending_runs()
+    if runs is None:
+        return list(s.take_pending().items())
+    assert all(a[1] <= b[0] for a, b in zip(sorted(runs), sorted(runs)[1:]))  # disjoint
+    return [(c, change) for lo, hi, change in runs for c in range(lo, hi)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["none", "hdeeprm", "smooth"]), st.integers(0, 2**16),
+       st.lists(st.tuples(st.integers(1, 30), st.integers(0, 3), st.integers(0, 5),
+                          st.booleans()), min_size=1, max_size=25))
+def test_run_by_run_equals_core_by_core(contention, seed, steps):
+    """Jobs of 1..30 cores (the lowest free ones, scattered, or in a shuffled order; most
+    without memory and bandwidth, some with either, so that processors are slowed at times)
+    started and ended in random batches: both paths give the same state and the same changes
+    in the same order."""
+    rng = np.random.default_rng(seed)
+    fast, slow = pair(contention)
+    running = []
+    for i, (res, placing, kind, end_some) in enumerate(steps):
+        if end_some and running:
+            for k in sorted(rng.choice(len(running), rng.integers(1, len(running) + 1),
+                                       False))[::-1]:
+                j = running.pop(k)
+                assert fast.release(j, float(i)) == slow.release(j, float(i))
+        free = [c for c in range(N) if fast.core_job[c] == FREE]
+        if res <= len(free):
+            cores = free[:res] if placing == 0 else sorted(rng.choice(free, res, False).tolist())
+            if placing == 3:
+                cores = rng.permutation(cores).tolist()
+            j = job(i, res=res, mem_mb=1.0 if kind == 4 else 0.0,
+                    mem_bw_gbps=1.0 if kind == 5 else 0.0)
+            fast.allocate(j, cores, float(i))
+            slow.allocate(j, cores, float(i))
+            running.append(j)
+        assert snapshot(fast) == snapshot(slow)
+        if rng.integers(2):
+            assert changes(fast) == changes(slow)
+    assert changes(fast) == changes(slow)
+
+
+def test_a_wide_job_costs_its_processors_not_its_cores():
+    """A job of 20 cores over whole and part processors (with core 9 busy) queues 6 runs of
+    changes, no mapping of one change per core: its cores run, each processor it wakes idles
+    its other cores after them; its end puts the processors it leaves empty to sleep (split
+    where the cores' former states differ, as the machine applies runs of one state) and idles
+    its cores beside core 9."""
+    fast, slow = pair("hdeeprm")
+    small, wide = job(0), job(1, res=20)
+    cores = list(range(0, 8)) + [10, 11] + list(range(14, 24))
+    for s in (fast, slow):
+        s.allocate(small, [9], 0.0)
+        s.take_changes()
+        s.allocate(wide, cores, 0.0)
+    assert fast._pending == {} and len(fast._pending_runs) == 6
+    R, I, S = (RUNNING, 1.0), (IDLE, 1.0), (SLEEPING, 1.0)
+    expected = [(0, 8, R), (10, 12, R), (14, 18, R), (12, 14, I), (18, 24, R), (24, 26, I)]
+    assert fast.take_pending_runs() == expected
+    assert [(c, ch) for lo, hi, ch in expected for c in range(lo, hi)] == changes(slow)
+    for s in (fast, slow):
+        s.release(wide, 1.0)
+    expected = [(0, 8, S), (10, 12, I), (12, 14, S), (14, 24, S), (24, 26, S)]
+    assert fast.take_pending_runs() == expected
+    assert [(c, ch) for lo, hi, ch in expected for c in range(lo, hi)] == changes(slow)
+    assert snapshot(fast) == snapshot(slow)
+    assert fast.proc_running[:7] == [0, 0, 0, 1, 0, 0, 0] and fast.node_free_cores[:3] == [8, 3, 6]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(1, 8), st.integers(0, 3)),
+                max_size=12))
+def test_disjoint_runs_equal_the_mapping(raw):
+    """Runs applied in order to a mapping (first place, last change) give the same items, in
+    the same order, as the disjoint runs made of them."""
+    runs = [(lo, lo + n, (state, 1.0)) for lo, n, state in raw]
+    mapping: dict[int, tuple[int, float]] = {}
+    for lo, hi, change in runs:
+        mapping.update(dict.fromkeys(range(lo, hi), change))
+    out = as_disjoint_runs(runs)
+    assert [(c, ch) for lo, hi, ch in out for c in range(lo, hi)] == list(mapping.items())
+    assert all(lo < hi for lo, hi, _ in out)
+
+
+def test_placements_not_in_processor_order_keep_the_core_by_core_rules():
+    """Cores numbered out of processor order (a platform built by hand) turn the path off."""
+    odd = make_platform([(math.inf, [Proc(2), Proc(2)])])
+    procs = (odd.processors[0].__class__(0, 0, 0, odd.processors[0].type, (0, 2)),
+             odd.processors[1].__class__(1, 0, 0, odd.processors[1].type, (1, 3)))
+    odd = Platform(odd.name, odd.clusters, odd.nodes, procs, odd.cores)
+    assert ClusterState(odd, make_contention("none"))._proc_first is None
