@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
-from typing import Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 from hdrm.core.contention import ContentionModel
 from hdrm.core.runs import WIDE, CoreRuns, core_runs
 from hdrm.platform.power import IDLE, RUNNING, SLEEPING
 
-__all__ = ["ProcRuns", "as_disjoint_runs", "processor_bounds"]
+__all__ = ["Layout", "ProcRuns", "as_disjoint_runs", "layout"]
 
 FREE = -1
 _RUN, _IDLE, _SLEEP = (RUNNING, 1.0), (IDLE, 1.0), (SLEEPING, 1.0)
@@ -33,23 +33,50 @@ _RUN, _IDLE, _SLEEP = (RUNNING, 1.0), (IDLE, 1.0), (SLEEPING, 1.0)
 _Piece = list  # [first, end, change, old_state]
 
 
-def processor_bounds(proc_cores: Sequence[Sequence[int]], nb_cores: int,
-                     contention: ContentionModel, capacities: Sequence[float]) -> list[int] | None:
-    """The first core of each processor and ``nb_cores`` last, when processor ``p`` holds the
-    consecutive cores ``bounds[p] .. bounds[p + 1] - 1`` (cores numbered in processor order, as
-    platform files number them) and an idle processor runs at full speed under ``contention``;
-    else None (the run-by-run path is then never taken)."""
-    bounds = [0]
-    for cores in proc_cores:
-        if not isinstance(cores, range) or cores.step != 1 or cores.start != bounds[-1]:
-            if list(cores) != list(range(bounds[-1], bounds[-1] + len(cores))):
-                return None
-        bounds.append(bounds[-1] + len(cores))
-    if bounds[-1] != nb_cores:
+class Layout(NamedTuple):
+    """Where processors and nodes lie among the cores (cores numbered node by node, processor
+    by processor, as platform files number them)."""
+
+    #: first core of each processor, the number of cores last
+    proc_first: list[int]
+    #: cores of each processor
+    proc_size: list[int]
+    #: first core of each node, the number of cores last
+    node_first: list[int]
+    #: cores of each node
+    node_size: list[int]
+
+
+def layout(proc_cores: Sequence[Sequence[int]], proc_node: Sequence[int],
+           node_cores: Sequence[Sequence[int]], nb_cores: int, contention: ContentionModel,
+           capacities: Sequence[float]) -> Layout | None:
+    """The :class:`Layout` of a platform whose processors and nodes hold consecutive cores in
+    order (each processor inside its node) and whose idle processors run at full speed under
+    ``contention``; else None (the run-by-run path is then never taken)."""
+    proc_first, node_first = _firsts(proc_cores, nb_cores), _firsts(node_cores, nb_cores)
+    if proc_first is None or node_first is None:
         return None
+    for p, node in enumerate(proc_node):
+        if not node_first[node] <= proc_first[p] < proc_first[p + 1] <= node_first[node + 1]:
+            return None
     if any(contention.speed_fraction(0.0, cap) != 1.0 for cap in set(capacities)):
         return None
-    return bounds
+    return Layout(proc_first, list(map(len, proc_cores)), node_first, list(map(len, node_cores)))
+
+
+def _firsts(groups: Sequence[Sequence[int]], nb_cores: int) -> list[int] | None:
+    """The first core of each group and ``nb_cores`` last, when group ``g`` holds the cores
+    ``firsts[g] .. firsts[g + 1] - 1`` (none empty); else None."""
+    firsts = [0]
+    for cores in groups:
+        at = firsts[-1]
+        if not (isinstance(cores, range) and cores.step == 1 and cores.start == at):
+            if list(cores) != list(range(at, at + len(cores))):
+                return None
+        if not cores:
+            return None
+        firsts.append(at + len(cores))
+    return firsts if firsts[-1] == nb_cores else None
 
 
 class ProcRuns:
@@ -69,8 +96,8 @@ class ProcRuns:
     _proc_demand: list[float]
     _node_free_cores: list[int]
     _pending_runs: list[tuple[int, int, tuple[int, float]]]
-    #: First core of each processor, ``nb_cores`` last (:func:`processor_bounds`); None: off.
-    _proc_first: list[int] | None = None
+    #: Where processors and nodes lie (:func:`layout`); None: the path is off.
+    _layout: Layout | None = None
     #: The runs of cores of each job taken on this path (given back at its end).
     _proc_held: dict[int, list[tuple[int, int]]]
 
@@ -79,8 +106,8 @@ class ProcRuns:
         """Give ``cores`` to job ``key`` run by run when the path applies and every core is a
         free, known core, in increasing order; else change nothing and return False (the
         core-by-core rules then decide, and name any culprit)."""
-        first = self._proc_first
-        if first is None or mem_mb != 0 or bw_gbps != 0 or self.contended:
+        where = self._layout
+        if where is None or mem_mb != 0 or bw_gbps != 0 or self.contended:
             return False
         runs = getattr(cores, "runs", None)
         runs = core_runs(cores) if runs is None else runs
@@ -94,8 +121,12 @@ class ProcRuns:
         for lo, hi in runs:
             core_job[lo:hi] = [key] * (hi - lo)
         pieces: list[_Piece] = []
-        for p, segs in _by_processor(runs, first):
-            self._take_processor(p, segs, first[p], first[p + 1], pieces)
+        first = where.proc_first
+        for p, part in _parts(runs, first):
+            if type(part) is int:  # processors p .. part - 1, whole and idle
+                self._take_whole(p, part, pieces)
+            else:
+                self._take_processor(p, part, first[p], first[p + 1], pieces)
         self._queue(pieces)
         n = sum(hi - lo for lo, hi in runs)
         self.free_cores -= n
@@ -110,19 +141,60 @@ class ProcRuns:
         if runs is None or self.contended:
             return None
         del self._proc_held[key]
-        first, core_job = self._proc_first, self._core_job
-        assert first is not None
+        where, core_job = self._layout, self._core_job
+        assert where is not None
         for lo, hi in runs:
             core_job[lo:hi] = [FREE] * (hi - lo)
         pieces: list[_Piece] = []
-        for p, segs in _by_processor(runs, first):
-            self._free_processor(p, segs, first[p], first[p + 1], pieces)
+        first = where.proc_first
+        for p, part in _parts(runs, first):
+            if type(part) is int:  # processors p .. part - 1, whole and held by this job
+                self._free_whole(p, part, pieces)
+            else:
+                self._free_processor(p, part, first[p], first[p + 1], pieces)
         self._queue(pieces)
         cores = self.alloc.pop(key)
         self.free_cores += len(cores)
         return cores
 
-    # ------------------------------------------------------------------ one processor
+    # ------------------------------------------------------------------ processors
+    def _take_whole(self, pa: int, pb: int, pieces: list[_Piece]) -> None:
+        """Processors ``pa .. pb - 1``, idle, taken whole: they run (each processor's first
+        core waking it has no free sibling to idle)."""
+        where = self._layout
+        assert where is not None
+        self._proc_running[pa:pb] = where.proc_size[pa:pb]
+        self._proc_free[pa:pb] = [0] * (pb - pa)
+        lo, hi = where.proc_first[pa], where.proc_first[pb]
+        self._count_nodes(lo, hi, -1)
+        _add(pieces, lo, hi, _RUN, SLEEPING)
+
+    def _free_whole(self, pa: int, pb: int, pieces: list[_Piece]) -> None:
+        """Processors ``pa .. pb - 1``, held whole by the job that ends: they sleep."""
+        where = self._layout
+        assert where is not None
+        self._proc_running[pa:pb] = [0] * (pb - pa)
+        self._proc_free[pa:pb] = where.proc_size[pa:pb]
+        self._proc_demand[pa:pb] = [0.0] * (pb - pa)  # the last running core left
+        lo, hi = where.proc_first[pa], where.proc_first[pb]
+        self._count_nodes(lo, hi, +1)
+        _add(pieces, lo, hi, _SLEEP, RUNNING)
+
+    def _count_nodes(self, lo: int, hi: int, sign: int) -> None:
+        """Count the cores ``lo..hi - 1`` (of whole processors) as freed (+1) or taken (-1) in
+        their nodes' free cores: a node inside the span is set whole, its edges counted."""
+        where = self._layout
+        assert where is not None
+        first, node_free = where.node_first, self._node_free_cores
+        n0, n1 = bisect_right(first, lo) - 1, bisect_right(first, hi - 1) - 1
+        if n0 == n1:
+            node_free[n0] += sign * (hi - lo)
+            return
+        node_free[n0] += sign * (first[n0 + 1] - lo)
+        node_free[n1] += sign * (hi - first[n1])
+        inner = n1 - n0 - 1  # nodes wholly in the span: all free, or all held by the job
+        node_free[n0 + 1:n1] = where.node_size[n0 + 1:n1] if sign > 0 else [0] * inner
+
     def _take_processor(self, p: int, segs: list[tuple[int, int]], lo: int, hi: int,
                         pieces: list[_Piece]) -> None:
         """Count ``segs`` (cores of processor ``p`` = ``lo..hi - 1``) as taken and add their
@@ -186,12 +258,14 @@ class ProcRuns:
             queue.append((lo, hi, change))
 
 
-def _by_processor(runs: list[tuple[int, int]], first: list[int]):
-    """``(processor, its parts of runs)`` for ascending disjoint ``runs``, processors in order."""
+def _parts(runs: list[tuple[int, int]], first: list[int]) -> Iterator[tuple[int, Any]]:
+    """The parts of ascending disjoint ``runs`` in order: ``(p, segments)`` for processor ``p``
+    partly covered (its segments ``(lo, hi)``, from one run or more), ``(pa, pb)`` for the
+    processors ``pa .. pb - 1`` covered whole by one run."""
     p, segs = -1, []
     for lo, hi in runs:
         q = bisect_right(first, lo) - 1
-        while lo < hi:
+        if lo > first[q] or hi < first[q + 1]:  # a head in part of processor q
             end = min(hi, first[q + 1])
             if q != p:
                 if segs:
@@ -199,6 +273,18 @@ def _by_processor(runs: list[tuple[int, int]], first: list[int]):
                 p, segs = q, []
             segs.append((lo, end))
             lo, q = end, q + 1
+            if lo == hi:
+                continue
+        r = bisect_right(first, hi) - 1  # first[r] <= hi < first[r + 1]
+        if r > q:
+            if segs:
+                yield p, segs
+            p, segs = -1, []
+            yield q, r
+        if hi > first[r]:  # a tail in part of processor r
+            if segs:
+                yield p, segs
+            p, segs = r, [(first[r], hi)]
     if segs:
         yield p, segs
 

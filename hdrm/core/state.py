@@ -24,12 +24,13 @@ from typing import Sequence
 
 from hdrm.core.contention import ContentionModel
 from hdrm.core.intervals import IntervalSet
-from hdrm.core.proc_runs import ProcRuns, as_disjoint_runs, processor_bounds
+from hdrm.core.proc_runs import ProcRuns, as_disjoint_runs, layout
 from hdrm.core.records import OverutilizationRecorder
 from hdrm.core.runs import WIDE, CoreRuns, OneEach, Repeated, core_runs
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.one_core import OneCoreProcessors, Same
+from hdrm.platform.run_table import RunTable
 from hdrm.core.power_states import FREE, PowerStates
 from hdrm.platform.power import SLEEPING
 from hdrm.workload.job import Job
@@ -79,8 +80,8 @@ class ClusterState(PowerStates, ProcRuns):
             node_cores = [len(n.core_ids) for n in platform.nodes]
         n_procs = len(self.proc_cores)
         self.proc_capacity: Sequence[float] = platform.processor_mem_bw_gbps  # read only
-        self.core_proc: tuple[int, ...] = platform.core_processor
-        self.core_node: tuple[int, ...] = platform.core_node
+        #: the platform's per-core tables as read here (see :attr:`core_proc`), made on first use
+        self._core_tables: dict[str, Sequence[int]] = {}
         #: True when speeds never change (no contention model, or no finite bandwidth).
         self._nominal = contention.name == "none" or not _any_finite(
             platform.processor_mem_bw_gbps)
@@ -90,8 +91,8 @@ class ClusterState(PowerStates, ProcRuns):
         self._singletons = self.fast_paths and (one_core or (
             node_cores is not None and n_procs == n_cores == len(node_cores)
             and max(map(len, self.proc_cores), default=0) == 1
-            and all(map(operator.eq, self.core_proc, range(n_cores)))
-            and all(map(operator.eq, self.core_node, range(n_cores)))
+            and all(map(operator.eq, platform.core_processor, range(n_cores)))
+            and all(map(operator.eq, platform.core_node, range(n_cores)))
         ))
         #: One-core nodes at nominal speeds with unbounded memory: ``core_job``, the per-core and
         #: per-node counters are made when read (:class:`~hdrm.core.power_states.PowerStates`),
@@ -140,11 +141,34 @@ class ClusterState(PowerStates, ProcRuns):
         self._held: dict[int, list[tuple[int, int]]] = {}
         self._proc_held: dict[int, list[tuple[int, int]]] = {}
         if self.fast_paths and not self._singletons:
-            self._proc_first = processor_bounds(self.proc_cores, n_cores, contention,
-                                                self.proc_capacity)
+            self._layout = layout(self.proc_cores, self.proc_node,
+                                  [n.core_ids for n in platform.nodes], n_cores, contention,
+                                  self.proc_capacity)
         self._job_bw: dict[int, float] = {}
 
     # ------------------------------------------------------------------ queries
+    @property
+    def core_proc(self) -> Sequence[int]:
+        """The processor of each core: the platform's table, as a tuple when it is kept as
+        runs (:class:`~hdrm.platform.run_table.RunTable`, which platform files have), made at the
+        first read: the run-by-run path never reads it, so a platform file keeps no per-core
+        entry until a job needs the core-by-core rules."""
+        return self._core_table("core_processor")
+
+    @property
+    def core_node(self) -> Sequence[int]:
+        """The node of each core (as :attr:`core_proc`)."""
+        return self._core_table("core_node")
+
+    def _core_table(self, name: str) -> Sequence[int]:
+        table = self._core_tables.get(name)
+        if table is None:
+            table = getattr(self.platform, name)
+            if isinstance(table, RunTable):  # indexed core by core from here: a tuple
+                table = tuple(table)
+            self._core_tables[name] = table
+        return table
+
     def allocatable(self, mem_mb: float) -> int:
         """How many cores a job needing ``mem_mb`` per core could get right now."""
         if mem_mb <= 0 or not self.bounded_memory:

@@ -70,6 +70,7 @@ from hdrm.platform.model import (
     check_size,
     max_cores,
 )
+from hdrm.platform.run_table import RunTable
 from hdrm.typedjson import Context, convert_block, join_path
 
 logger = logging.getLogger(__name__)
@@ -248,8 +249,9 @@ def _cores_per_node(node_type: NodeType, types: TypeLibrary) -> int:
 class _Builder:
     """Accumulates the hierarchy, handing out global ids in creation order.
 
-    Cores are not objects: each processor adds its values to the flat per-core lists once for all
-    its cores, and id sets are ``range`` objects.
+    Cores are not objects, nor table entries: each processor adds one run of its cores to the
+    per-core tables (:class:`~hdrm.platform.run_table.RunTable`: its speed, power, processor,
+    node and cluster over the run), and id sets are ``range`` objects.
     """
 
     def __init__(self, types: TypeLibrary) -> None:
@@ -257,11 +259,13 @@ class _Builder:
         self.clusters: list[Cluster] = []
         self.nodes: list[Node] = []
         self.processors: list[Processor] = []
+        self.nb_cores = 0
+        #: per processor: one past its last core, its core speed and power
+        self.proc_end: list[int] = []
         self.gflops: list[float] = []
         self.power_w: list[float] = []
-        self.core_processor: list[int] = []
-        self.core_node: list[int] = []
-        self.core_cluster: list[int] = []
+        self.proc_node: list[int] = []
+        self.proc_cluster: list[int] = []
         self.accelerators: list[Accelerator] = []
 
     def add_cluster(
@@ -280,7 +284,7 @@ class _Builder:
 
     def add_node(self, cluster_id: int, name: str, node_type: NodeType) -> None:
         node_id = len(self.nodes)
-        first_proc, first_core = len(self.processors), len(self.gflops)
+        first_proc, first_core = len(self.processors), self.nb_cores
         for type_name, count in node_type.processors:
             ptype = self.types.processor_types[type_name]
             for _ in range(count):
@@ -296,27 +300,30 @@ class _Builder:
                 type=node_type,
                 memory_mb=node_type.memory_gb * 1024.0,
                 processor_ids=range(first_proc, len(self.processors)),
-                core_ids=range(first_core, len(self.gflops)),
+                core_ids=range(first_core, self.nb_cores),
                 accelerator_ids=range(first_device, len(self.accelerators)) or (),
             )
         )
 
     def add_processor(self, node_id: int, cluster_id: int, ptype: ProcessorType) -> None:
         proc_id = len(self.processors)
-        first_core, n = len(self.gflops), ptype.cores
-        self.gflops.extend([ptype.core_gflops] * n)
-        self.power_w.extend([ptype.core_power_w] * n)
-        self.core_processor.extend([proc_id] * n)
-        self.core_node.extend([node_id] * n)
-        self.core_cluster.extend([cluster_id] * n)
+        first_core = self.nb_cores
+        self.nb_cores += ptype.cores
+        self.proc_end.append(self.nb_cores)
+        self.gflops.append(ptype.core_gflops)
+        self.power_w.append(ptype.core_power_w)
+        self.proc_node.append(node_id)
+        self.proc_cluster.append(cluster_id)
         self.processors.append(
-            Processor(proc_id, node_id, cluster_id, ptype, range(first_core, first_core + n))
+            Processor(proc_id, node_id, cluster_id, ptype, range(first_core, self.nb_cores))
         )
 
     def core_table(self) -> CoreTable:
         """The cores added so far."""
-        return CoreTable(tuple(self.gflops), tuple(self.power_w), tuple(self.core_processor),
-                         tuple(self.core_node), tuple(self.core_cluster))
+        ends = self.proc_end
+        return CoreTable(RunTable(self.gflops, ends), RunTable(self.power_w, ends),
+                         RunTable(range(len(ends)), ends), RunTable(self.proc_node, ends),
+                         RunTable(self.proc_cluster, ends))
 
 
 def _build(

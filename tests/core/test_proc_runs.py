@@ -40,7 +40,7 @@ def pair(contention: str) -> tuple[ClusterState, ClusterState]:
         slow = ClusterState(platform(), make_contention(contention))
     finally:
         ClusterState.fast_paths = True
-    assert fast._proc_first is not None and slow._proc_first is None
+    assert fast._layout is not None and slow._layout is None
     return fast, slow
 
 
@@ -141,4 +141,4 @@ def test_placements_not_in_processor_order_keep_the_core_by_core_rules():
     procs = (odd.processors[0].__class__(0, 0, 0, odd.processors[0].type, (0, 2)),
              odd.processors[1].__class__(1, 0, 0, odd.processors[1].type, (1, 3)))
     odd = Platform(odd.name, odd.clusters, odd.nodes, procs, odd.cores)
-    assert ClusterState(odd, make_contention("none"))._proc_first is None
+    assert ClusterState(odd, make_contention("none"))._layout is None
