@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import math
 from array import array
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -30,7 +30,13 @@ from hdrm import __version__
 from hdrm.errors import ConfigError
 from hdrm.registry import suggest
 from hdrm.results.csvio import BATSIM_SCHEDULE_COLUMNS
-from hdrm.results.records import BSLD_THRESHOLD_S, REJECTED, JobResult
+from hdrm.results.records import (
+    BSLD_THRESHOLD_S,
+    COMPLETED_SUCCESSFULLY,
+    REJECTED,
+    JobResult,
+    bounded_slowdown,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -124,35 +130,103 @@ def machine_times(results: Sequence[JobResult]) -> tuple[float, float]:
     """Batsim's ``(time_computing, time_idle)`` in machine-seconds, from the allocations.
 
     Each core computes during the jobs it runs and is idle from 0 to the end of its last job
-    otherwise; Batsim books nothing after a core's last job. The cost grows with the number of
-    id ranges of the allocations (and once with the number of cores), not with the cores of each
-    job: every range updates a slice of the per-core totals, in job order.
+    otherwise; Batsim books nothing after a core's last job. See :func:`machine_times_of`, which
+    this calls with the id ranges of each job that ran, in order.
     """
-    busy_s, last_end_s = np.zeros(0), np.zeros(0)
+    return machine_times_of(
+        (float(r.execution_time), float(r.finish_time),
+         [(lo, hi + 1) for lo, hi in r.core_ranges()])
+        for r in results if r.final_state != REJECTED)
+
+
+def machine_times_of(
+    spans: Iterable[tuple[float, float, Iterable[tuple[int, int]]]],
+) -> tuple[float, float]:
+    """:func:`machine_times` from ``(execution_time, finish_time, runs)`` of the jobs that ran,
+    in job order, each job's cores as sorted, merged runs ``(first, last + 1)``.
+
+    The cost grows with the number of runs (and once with the number of cores), not with the
+    cores of each job. Every core's busy time is the sum of its jobs' execution times, added in
+    job order (one numpy slice per long run, item by item for short ones: the same additions);
+    its last end is a maximum, exact in any order, so it is taken for :data:`_RUNS_AT_ONCE`
+    runs at a time (:func:`_raise_to_covering_max`).
+    """
+    busy = array("d")
+    view = last_end = np.zeros(0)  # view: numpy view of busy's memory (dropped while it grows)
+    los, his, ends = array("q"), array("q"), array("d")
+    computing = array("d")  # run_s * cores of each run, summed by fsum (no list of spans)
     size = 0
-    computing = array("d")  # run_s * cores of each range, summed by fsum (no list of spans)
-    for r in results:
-        if r.final_state == REJECTED:
-            continue
-        run_s, end_s = float(r.execution_time), float(r.finish_time)
-        for lo, hi in r.core_ranges():
-            hi += 1
-            if hi > busy_s.size:  # grow the per-core totals (doubling), zeros at the end
-                busy_s, last_end_s = _grown(busy_s, hi), _grown(last_end_s, hi)
-            size = max(size, hi)
-            busy_s[lo:hi] += run_s
-            np.maximum(last_end_s[lo:hi], end_s, out=last_end_s[lo:hi])
+    for run_s, end_s, runs in spans:
+        for lo, hi in runs:
+            if hi > size:
+                size = hi
+                if hi > len(busy):  # grow the per-core totals (doubling), zeros at the end
+                    view = None
+                    busy.frombytes(bytes(8 * (max(hi, 2 * len(busy)) - len(busy))))
+                    view = np.frombuffer(busy)
+                    last_end = np.concatenate((last_end, np.zeros(len(busy) - last_end.size)))
+            if hi - lo <= _SHORT_RUN:
+                for c in range(lo, hi):
+                    busy[c] += run_s
+            else:
+                view[lo:hi] += run_s
+            los.append(lo)
+            his.append(hi)
+            ends.append(end_s)
             computing.append(run_s * (hi - lo))
+            if len(los) == _RUNS_AT_ONCE:
+                _raise_to_covering_max(last_end, los, his, ends)
+                del los[:], his[:], ends[:]
     if not computing:
         return 0.0, 0.0
-    return math.fsum(computing), float(np.sum(last_end_s[:size] - busy_s[:size]))
+    _raise_to_covering_max(last_end, los, his, ends)
+    return math.fsum(computing), float(np.sum(last_end[:size] - view[:size]))
 
 
-def _grown(values: np.ndarray, size: int) -> np.ndarray:
-    """``values`` followed by zeros, at least ``size`` long (twice as long, at least)."""
-    grown = np.zeros(max(size, 2 * values.size))
-    grown[:values.size] = values
-    return grown
+#: Runs of at most this many cores add their time item by item (numpy's call costs more).
+_SHORT_RUN = 16
+#: Runs whose ends are kept before they raise the cores' last ends, all at once.
+_RUNS_AT_ONCE = 8192
+
+
+def _raise_to_covering_max(target: np.ndarray, los: array, his: array, values: array) -> None:
+    """Raise each core's ``target`` to the largest ``values[k]`` over the runs
+    ``los[k]..his[k] - 1`` that hold it (as ``np.maximum(target[lo:hi], value)`` run by run:
+    nan spreads, ties keep ``target``); ``target`` is >= 0 or nan where no run holds a core.
+
+    The runs' ends cut the cores into segments that every run covers whole or not at all; a
+    segment tree over them takes each run as O(log) nodes, all runs at once per level (numpy),
+    then each node passes its maximum down to its segments.
+    """
+    if not los:
+        return
+    lo = np.frombuffer(los, dtype=np.int64)
+    hi = np.frombuffer(his, dtype=np.int64)
+    value = np.frombuffer(values)
+    cuts, index = np.unique(np.concatenate((lo, hi)), return_inverse=True)
+    nb_segments = cuts.size - 1
+    width = 1 << max(nb_segments - 1, 0).bit_length()
+    tree = np.zeros(2 * width)
+    left, right = index[:lo.size] + width, index[lo.size:] + width
+    while True:  # bottom-up: a run's node at each end of its span, level by level
+        active = left < right
+        if not active.any():
+            break
+        take = active & (left & 1 == 1)
+        np.maximum.at(tree, left[take], value[take])
+        left += take
+        take = active & (right & 1 == 1) & (left < right)
+        right -= take
+        np.maximum.at(tree, right[take], value[take])
+        left >>= 1
+        right >>= 1
+    level = 1
+    while level < width:  # each node's maximum down to its two children
+        children = tree[2 * level:4 * level].reshape(-1, 2)
+        np.maximum(children, tree[level:2 * level, None], out=children)
+        level *= 2
+    span = target[cuts[0]:cuts[-1]]  # a view: written in place
+    np.maximum(span, np.repeat(tree[width:width + nb_segments], np.diff(cuts)), out=span)
 
 
 def summarize(
@@ -189,9 +263,10 @@ def summarize(
         :data:`hdrm.results.csvio.SCHEDULE_COLUMNS`, ready for ``write_schedule_csv``.
     """
     energy = 0.0 if energy_j is None else float(energy_j)
-    span_s = makespan(results)
     summary: dict[str, Any] = {"batsim_version": batsim_version, "consumed_joules": energy}
-    summary.update(_job_columns(results))
+    figures = _job_figures(results, nb_resources, bsld_threshold_s)
+    span_s = figures.pop("makespan")
+    summary.update(figures, makespan=span_s)
     summary.update(
         {
             "nb_computing_machines": int(nb_resources),
@@ -201,38 +276,53 @@ def summarize(
             "simulation_time": float(simulation_time_s),
         }
     )
-    summary = {column: summary[column] for column in _BATSIM_ORDER}
-    summary.update(_state_times(results, machine_state_times_s or {}))
-    summary.update(
-        {
-            "mean_bounded_slowdown": avg_bounded_slowdown(results, bsld_threshold_s),
-            "max_bounded_slowdown": max_bounded_slowdown(results, bsld_threshold_s),
-            "utilization": avg_utilization(results, nb_resources),
-            "mean_power_w": energy / span_s if span_s > 0 else 0.0,
-        }
-    )
-    return summary
+    ordered = {column: summary[column] for column in _BATSIM_ORDER}
+    ordered.update(_state_times(results, machine_state_times_s or {}))
+    ordered.update({column: summary[column] for column in _HDRM_JOB_COLUMNS})
+    ordered["mean_power_w"] = energy / span_s if span_s > 0 else 0.0
+    return ordered
 
 
-def _job_columns(results: Sequence[JobResult]) -> dict[str, Any]:
-    """The out_schedule.csv columns that depend on the jobs only (counts, means, maxima)."""
+#: hdrm's own columns made from the jobs, in the order written (before ``mean_power_w``).
+_HDRM_JOB_COLUMNS = ("mean_bounded_slowdown", "max_bounded_slowdown", "utilization")
+
+
+def _job_figures(
+    results: Sequence[JobResult], nb_resources: int, threshold_s: float
+) -> dict[str, Any]:
+    """Every summary column made from the jobs alone, in one pass over them: the values of
+    the means, maxima and counts of Batsim's columns, :func:`avg_bounded_slowdown`, :func:`max_bounded_slowdown` and
+    :func:`avg_utilization` (the same lists summed and compared in the same order)."""
     ran = _ran(results)
     nb_jobs = len(results)
-    nb_success = sum(1 for r in ran if not r.killed)
+    span_s = max([float(r.finish_time) for r in ran], default=0.0)
+    stretches = [r.stretch for r in ran]
+    turnarounds = [r.turnaround_time for r in ran]
+    waits = [r.waiting_time for r in ran]
+    bslds = [bounded_slowdown(float(r.waiting_time), float(r.execution_time), threshold_s)
+             for r in ran]
+    nb_success = sum(1 for r in ran if r.final_state == COMPLETED_SUCCESSFULLY)
+    utilization = 0.0
+    if not (span_s <= 0 or nb_resources <= 0):  # as avg_utilization
+        core_s = math.fsum([r.requested_number_of_resources * r.execution_time for r in ran])
+        utilization = core_s / (nb_resources * span_s)
     return {
-        "makespan": makespan(results),
-        "max_slowdown": max((r.stretch for r in ran), default=0.0),
-        "max_turnaround_time": max((r.turnaround_time for r in ran), default=0.0),
-        "max_waiting_time": max((r.waiting_time for r in ran), default=0.0),
-        "mean_slowdown": avg_job_slowdown(results),
-        "mean_turnaround_time": avg_job_completion(results),
-        "mean_waiting_time": avg_waiting_time(results),
+        "makespan": span_s,
+        "max_slowdown": max(stretches, default=0.0),
+        "max_turnaround_time": max(turnarounds, default=0.0),
+        "max_waiting_time": max(waits, default=0.0),
+        "mean_slowdown": batsim_mean(stretches, nb_jobs),
+        "mean_turnaround_time": batsim_mean(turnarounds, nb_jobs),
+        "mean_waiting_time": batsim_mean(waits, nb_jobs),
         "nb_jobs": nb_jobs,
         "nb_jobs_finished": len(ran),
         "nb_jobs_killed": len(ran) - nb_success,
         "nb_jobs_rejected": nb_jobs - len(ran),
         "nb_jobs_success": nb_success,
         "success_rate": nb_success / nb_jobs if nb_jobs else 0.0,
+        "mean_bounded_slowdown": batsim_mean(bslds, nb_jobs),
+        "max_bounded_slowdown": max(bslds, default=0.0),
+        "utilization": utilization,
     }
 
 
@@ -254,8 +344,9 @@ def _state_times(results: Sequence[JobResult], overrides: dict[str, float]) -> d
             f"machine_state_times_s: unknown column {unknown[0]!r}; "
             f"{suggest(unknown[0], _STATE_COLUMNS)}choose among: {', '.join(_STATE_COLUMNS)}"
         )
-    computing_s, idle_s = machine_times(results)
     times = dict.fromkeys(_STATE_COLUMNS, 0.0)
-    times.update(time_computing=computing_s, time_idle=idle_s)
+    if "time_computing" not in overrides or "time_idle" not in overrides:
+        computing_s, idle_s = machine_times(results)
+        times.update(time_computing=computing_s, time_idle=idle_s)
     times.update({k: float(v) for k, v in overrides.items()})
     return times

@@ -17,6 +17,7 @@ import itertools
 import json
 import logging
 import math
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -209,21 +210,41 @@ def _merged(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return ranges
 
 
+def sorted_runs(cores: Iterable[int]) -> list[tuple[int, int]]:
+    """The ids of ``cores`` as sorted, merged, half-open runs ``(first, last + 1)``.
+
+    ``[8, 0, 1, 2, 3] -> [(0, 4), (8, 9)]``. What placements mostly give costs C-level passes
+    and one step per run: a :class:`CoreRuns` whose runs ascend with gaps between them returns
+    its runs; a list or tuple of ascending ints is split where ids skip (one comparison when
+    they are consecutive); anything else goes through :func:`interval_ranges`.
+    """
+    kind = type(cores)
+    if kind is CoreRuns:
+        bounds = cores._bounds
+        if len(bounds) == 2 or all(map(operator.lt, bounds[1:-1:2], bounds[2::2])):
+            return list(zip(bounds[0::2], bounds[1::2]))
+    elif kind is tuple or kind is list:
+        n = len(cores)
+        if n and type(cores[0]) is int:
+            first = cores[0]
+            if cores[-1] - first == n - 1 and cores == kind(range(first, first + n)):
+                return [(first, first + n)]
+            if all(map(operator.lt, cores, cores[1:])):
+                return consecutive_runs(cores)
+    return [(lo, hi + 1) for lo, hi in interval_ranges(cores)]
+
+
 def format_interval_set(core_ids: Iterable[int]) -> str:
     """Write core ids as an interval set, exactly as ``str(procset.ProcSet(...))`` does.
 
-    Example: ``format_interval_set([8, 0, 1, 2, 3]) == "0-3 8"``; no ids give ``""``. A list or
-    tuple of consecutive ascending ids (what placements mostly give) is recognised by one C-level
-    comparison.
+    Example: ``format_interval_set([8, 0, 1, 2, 3]) == "0-3 8"``; no ids give ``""``. The runs
+    are those of :func:`sorted_runs` (C-level passes for what placements mostly give).
     """
-    kind = type(core_ids)
-    if kind is tuple or kind is list:
-        n = len(core_ids)
-        if n and type(core_ids[0]) is int:
-            first = core_ids[0]
-            if core_ids[-1] - first == n - 1 and core_ids == kind(range(first, first + n)):
-                return str(first) if n == 1 else f"{first}-{first + n - 1}"
-    return " ".join([str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in interval_ranges(core_ids)])
+    runs = sorted_runs(core_ids)
+    if len(runs) == 1:
+        lo, hi = runs[0]
+        return str(lo) if lo == hi - 1 else f"{lo}-{hi - 1}"
+    return " ".join([str(lo) if lo == hi - 1 else f"{lo}-{hi - 1}" for lo, hi in runs])
 
 
 def parse_interval_ranges(text: str) -> list[tuple[int, int]]:

@@ -9,15 +9,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from hdrm.errors import ConfigError
 from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
-from hdrm.results.metrics import batsim_mean, summarize
+from hdrm.results.metrics import batsim_mean, machine_times, machine_times_of, summarize
 from hdrm.results.overutil import write_overutilizations
-from hdrm.results.records import BSLD_THRESHOLD_S, JobResult, bounded_slowdown, format_interval_set
+from hdrm.results.records import (
+    BSLD_THRESHOLD_S,
+    JobResult,
+    bounded_slowdown,
+    format_interval_set,
+    sorted_runs,
+)
 from hdrm.results.timeline import write_timeline_csv
 from hdrm.sim.engine import REJECTED, Outcome, SimulationResult
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
@@ -92,16 +100,31 @@ def schedule_summary(result: SimulationResult, results: list[JobResult] | None =
     if shared and "schedule" in result.reports:
         return dict(result.reports["schedule"])
     rows = job_results(result) if results is None else results
+    computing_s, idle_s = machine_times_of(_spans(result)) if shared else machine_times(rows)
     summary = summarize(
         rows,
         result.platform.nb_cores,
         result.energy_j,
         simulation_time_s=result.wall_s,
         scheduling_time_s=result.decision_s,
+        machine_state_times_s={"time_computing": computing_s, "time_idle": idle_s},
     )
     if shared:
         result.reports["schedule"] = dict(summary)
     return summary
+
+
+def _spans(result: SimulationResult) -> Iterator[tuple[float, float, list[tuple[int, int]]]]:
+    """``(execution_time, finish_time, sorted runs of cores)`` of each job that ran, in order:
+    what :func:`~hdrm.results.metrics.machine_times` reads back from the rows of
+    :func:`job_result`, taken from the outcomes (no interval set parsed)."""
+    for outcome in result.outcomes:
+        if outcome.state == REJECTED:
+            continue
+        finish = outcome.finish_s
+        run_s = (outcome.run_s if isinstance(outcome, PreemptedOutcome)
+                 else finish - outcome.start_s)
+        yield float(run_s), float(finish), sorted_runs(outcome.cores)
 
 
 def make_outdir(outdir: str | Path, label: str = "--outdir") -> Path:
@@ -151,12 +174,32 @@ def write_outputs(result: SimulationResult, outdir: str | Path, prefix: str = "o
         ConfigError: the folder or a file in it cannot be written.
     """
     out = make_outdir(outdir)
-    rows = job_results(result)
-    paths = {
-        "jobs": write_jobs_csv(rows, out / f"{prefix}_jobs.csv"),
-        "schedule": write_schedule_csv(schedule_summary(result, rows), out / f"{prefix}_schedule.csv"),
-        "overutilizations": write_overutilizations(result.overutilizations, out / "overutilizations.json"),
-    }
-    if result.timeline:
-        paths["timeline"] = write_timeline_csv(result.timeline, out / f"{prefix}_timeline.csv")
+    with _collector_paused():
+        rows = job_results(result)
+        paths = {
+            "jobs": write_jobs_csv(rows, out / f"{prefix}_jobs.csv"),
+            "schedule": write_schedule_csv(schedule_summary(result, rows),
+                                           out / f"{prefix}_schedule.csv"),
+            "overutilizations": write_overutilizations(result.overutilizations,
+                                                       out / "overutilizations.json"),
+        }
+        if result.timeline:
+            paths["timeline"] = write_timeline_csv(result.timeline, out / f"{prefix}_timeline.csv")
     return paths
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused (if it runs) while the outputs are made.
+
+    The rows kept for every job (a million at a time) would otherwise set off collections that
+    walk every object the run holds, again and again; the rows hold no reference cycles, so
+    nothing is left for the collector, which resumes on the way out.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from unittest import mock
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hdrm.errors import ConfigError
 from hdrm.results.csvio import (
@@ -16,6 +20,7 @@ from hdrm.results.csvio import (
     read_schedule_csv,
 )
 from hdrm.results.example import ENERGY_J, NB_CORES, example_jobs
+from hdrm.results import metrics
 from hdrm.results.metrics import (
     avg_bounded_slowdown,
     avg_job_completion,
@@ -25,11 +30,12 @@ from hdrm.results.metrics import (
     edp,
     energy_consumption,
     machine_times,
+    machine_times_of,
     makespan,
     max_bounded_slowdown,
     summarize,
 )
-from hdrm.results.records import JobResult
+from hdrm.results.records import JobResult, sorted_runs
 
 from .golden import GOLDEN, GOLDEN_RUNS, needs_golden, run_id
 
@@ -149,3 +155,56 @@ def test_machine_times_cost_follows_ranges_not_cores(monkeypatch):
     computing, idle = machine_times(jobs)
     assert computing == 3 * 10.0 * 1_000_000
     assert idle == 0.0  # back to back from 0: no gap on any core
+
+
+def _by_core(spans: list) -> tuple[float, float]:
+    """Batsim's machine times core by core: each core's busy time added in job order, its last
+    end the largest, idle the numpy sum of the differences (the definition, bit for bit)."""
+    size = max((hi for _, _, runs in spans for _, hi in runs), default=0)
+    busy, last_end = [0.0] * size, [0.0] * size
+    computing = []
+    for run_s, end_s, runs in spans:
+        for lo, hi in runs:
+            computing.append(run_s * (hi - lo))
+            for core in range(lo, hi):
+                busy[core] += run_s
+                last_end[core] = max(last_end[core], end_s)
+    if not computing:
+        return 0.0, 0.0
+    return math.fsum(computing), float(np.sum(np.array(last_end) - np.array(busy)))
+
+
+_times = st.floats(0.0, 1e6, allow_nan=False) | st.sampled_from([0.0, 0.1, 1e-7, 3.3, 1e9 / 7])
+_span = st.tuples(_times, _times, st.lists(st.integers(0, 90), min_size=1, max_size=40))
+
+
+@settings(deadline=None)  # timing varies on a shared machine
+@given(st.lists(_span, max_size=30), st.sampled_from([1, 3, 8192]))
+def test_machine_times_of_equals_the_core_by_core_definition(raw, at_once):
+    # any runs (short ones added item by item, long ones by slices), last ends taken a few
+    # runs at a time or all at once: the same two floats as core by core
+    spans = [(run_s, end_s, sorted_runs(cores)) for run_s, end_s, cores in raw]
+    with mock.patch.object(metrics, "_RUNS_AT_ONCE", at_once):
+        assert machine_times_of(spans) == _by_core(spans)
+
+
+def test_summary_columns_equal_the_single_metrics():
+    # summarize makes its job columns in one pass: the same values as each metric alone
+    jobs = example_jobs() + [
+        JobResult("k", starting_time=3.0, execution_time=0.0, final_state="COMPLETED_KILLED",
+                  success=0, allocated_resources="1"),
+        JobResult("r", final_state="REJECTED", success=0, consumed_energy=None),
+    ]
+    summary = summarize(jobs, NB_CORES, ENERGY_J, bsld_threshold_s=30.0)
+    assert summary["makespan"] == makespan(jobs)
+    assert summary["mean_waiting_time"] == avg_waiting_time(jobs)
+    assert summary["mean_turnaround_time"] == avg_job_completion(jobs)
+    assert summary["mean_slowdown"] == avg_job_slowdown(jobs) == math.inf  # the 0 s job
+    assert summary["mean_bounded_slowdown"] == avg_bounded_slowdown(jobs, 30.0)
+    assert summary["max_bounded_slowdown"] == max_bounded_slowdown(jobs, 30.0)
+    assert summary["utilization"] == avg_utilization(jobs, NB_CORES)
+    ran = [job for job in jobs if job.final_state != "REJECTED"]
+    assert (summary["nb_jobs"], summary["nb_jobs_finished"], summary["nb_jobs_killed"]) == (
+        len(jobs), len(ran), sum(job.killed for job in ran))
+    assert summary["nb_jobs_rejected"] == len(jobs) - len(ran) >= 1
+    assert (summary["time_computing"], summary["time_idle"]) == machine_times(jobs)

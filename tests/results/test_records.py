@@ -16,12 +16,14 @@ from hdrm.results.records import (
     COMPLETED_KILLED,
     COMPLETED_SUCCESSFULLY,
     REJECTED,
+    CoreRuns,
     JobResult,
     format_interval_set,
     interval_ranges,
     metadata_user,
     parse_interval_ranges,
     parse_interval_set,
+    sorted_runs,
 )
 
 core_sets = st.lists(st.integers(min_value=0, max_value=300), max_size=60)
@@ -164,3 +166,45 @@ def test_interval_ranges_of_wide_sets_match_the_definition():
 @given(st.lists(st.integers(min_value=0, max_value=2000), min_size=65, max_size=400))
 def test_wide_interval_sets_are_written_as_procset_writes_them(cores):
     assert format_interval_set(cores) == str(ProcSet(*cores))
+
+
+def _runs_of(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Runs ``(first, last + 1)`` from ``(first, length)`` pairs (length >= 1)."""
+    return [(first, first + length) for first, length in pairs]
+
+
+run_pairs = st.lists(st.tuples(st.integers(0, 300), st.integers(1, 40)), max_size=8)
+
+
+@settings(deadline=None)  # timing varies on a shared machine
+@given(run_pairs, st.booleans())
+def test_sorted_runs_of_core_runs_are_the_merged_interval_ranges(pairs, ascending):
+    # ascending runs with gaps come back as they are; any others (touching, overlapping,
+    # unordered) sorted and merged, as the interval set of their ids
+    runs = _runs_of(pairs)
+    if ascending:
+        runs, end = [], 0
+        for first, length in pairs:
+            runs.append((end + first % 7 + 1, end + first % 7 + 1 + length))
+            end = runs[-1][1]
+    cores = CoreRuns(runs)
+    expected = [(lo, hi + 1) for lo, hi in interval_ranges(list(cores))]
+    assert sorted_runs(cores) == expected
+    assert format_interval_set(cores) == str(ProcSet(*cores))
+
+
+@settings(deadline=None)  # timing varies on a shared machine
+@given(core_sets, st.sampled_from([list, tuple]), st.booleans())
+def test_sorted_runs_of_lists_and_tuples_are_the_merged_interval_ranges(cores, kind, ordered):
+    ids = kind(sorted(set(cores)) if ordered else cores)
+    assert sorted_runs(ids) == [(lo, hi + 1) for lo, hi in interval_ranges(cores)]
+
+
+def test_sorted_runs_by_hand():
+    assert sorted_runs((4, 5, 6, 9)) == [(4, 7), (9, 10)]
+    assert sorted_runs([9, 4, 5, 6, 5]) == [(4, 7), (9, 10)]
+    assert sorted_runs(CoreRuns([(4, 7), (0, 2), (9, 10)])) == [(0, 2), (4, 7), (9, 10)]
+    assert sorted_runs(CoreRuns([(0, 2), (5, 9)])) == [(0, 2), (5, 9)]
+    assert sorted_runs(CoreRuns([(0, 3), (1, 5)])) == [(0, 5)]
+    assert sorted_runs(()) == [] and sorted_runs(CoreRuns()) == []
+    assert sorted_runs((True, 2)) == [(1, 3)]

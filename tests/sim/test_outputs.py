@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from builders import job, workload
+import gc
+
+from builders import job, one_node, workload
 
 import hdrm.sim.outputs as outputs
 from hdrm.platform.model import Platform
+from hdrm.policies.pairs import resolve_policy
+from hdrm.policies.sla_orders import bind_tenants
 from hdrm.results.csvio import read_jobs_csv, read_schedule_csv
-from hdrm.results.metrics import avg_bounded_slowdown
+from hdrm.results.metrics import avg_bounded_slowdown, machine_times, summarize
+from hdrm.results.records import JobResult
 from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.workload.tenant_files import tenants_for
 
 
 def _result():
@@ -62,3 +68,50 @@ def test_mean_bounded_slowdown_is_the_rows_mean():
         assert sum(o.state == "REJECTED" for o in result.outcomes) == 12  # 5 cores asked
         expected = avg_bounded_slowdown(outputs.job_results(result))
         assert outputs.mean_bounded_slowdown(result) == expected
+
+
+def test_the_run_summary_reads_no_interval_set_back(monkeypatch):
+    # the machine times come from the outcomes' cores: no allocated_resources text is parsed,
+    # and the columns are those of the rows' own machine times
+    result = _result()
+    rows = outputs.job_results(result)
+    expected = summarize(rows, result.platform.nb_cores, result.energy_j,
+                         simulation_time_s=result.wall_s, scheduling_time_s=result.decision_s)
+
+    def parsed(self):
+        raise AssertionError("the summary parsed an interval set")
+
+    monkeypatch.setattr(JobResult, "core_ranges", parsed)
+    assert outputs.schedule_summary(result) == expected
+    assert expected["time_computing"] == sum(r.execution_time * r.requested_number_of_resources
+                                             for r in rows)
+
+
+def test_a_suspended_job_books_its_run_time_not_its_span():
+    # the bulk job runs 0-4 and 6-12 (10 s of run time over a 12 s span), the urgent one 4-6:
+    # one core computes 12 s and is never idle (its span would make it 14 and -2)
+    jobs = [job(0, 0.0, walltime_s=100, run_time_s=10, ops_gflop=10, user_id=0, id="bulk"),
+            job(1, 3.5, walltime_s=100, run_time_s=2, ops_gflop=2, user_id=1, id="urgent")]
+    load = workload(jobs)
+    sim = Simulation(one_node(1), load, SimulationConfig(preemption="block:1"))
+    result = sim.run(bind_tenants(resolve_policy("edf"), tenants_for(load, "user", "relative:3"),
+                                  sim.core))
+    summary = outputs.schedule_summary(result)
+    assert (summary["time_computing"], summary["time_idle"]) == (12.0, 0.0)
+    assert machine_times(outputs.job_results(result)) == (12.0, 0.0)
+
+
+def test_outputs_are_made_with_the_cycle_collector_paused(tmp_path, monkeypatch):
+    # the rows hold no cycles: the collector waits while they are made and written, then runs
+    # again (or stays off when it was off)
+    seen = []
+    real = outputs.write_jobs_csv
+    monkeypatch.setattr(outputs, "write_jobs_csv", lambda *a: seen.append(gc.isenabled()) or real(*a))
+    outputs.write_outputs(_result(), tmp_path)
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        outputs.write_outputs(_result(), tmp_path)
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        gc.enable()
