@@ -212,11 +212,13 @@ def plain_processes(options: Path, count: int, env_steps: int) -> dict[str, Any]
 def _collect_alone(options: str, worker: int, steps: int, barrier: Any, queue: Any) -> None:
     import torch
 
+    from hdrm.distributed.heap import freeze_setup
     from hdrm.distributed.ppo_rollout import RolloutCollector
 
     torch.set_num_threads(1)
     agent, task = learner(Path(options))
     collector = RolloutCollector(task, worker, 1, agent.settings.rollout_steps, agent.seed)
+    freeze_setup("control")  # as a rollout worker does
     weights = agent.state_dict()
     collector.collect(weights)  # warm-up
     barrier.wait()

@@ -44,7 +44,7 @@ from hdrm.agents.replay import PrioritizedReplayBuffer, ReplayBatch
 from hdrm.agents.settings import parse_settings
 from hdrm.distributed.apex_actor import (ActorSpec, ApexActor, EpisodeSpec, actor_epsilons,
                                          dqn_factory)
-from hdrm.distributed import wire
+from hdrm.distributed import heap, wire
 from hdrm.distributed.apex_replay import ApexReplay
 from hdrm.distributed.learners import StatsMean
 from hdrm.errors import HdrmError
@@ -122,6 +122,7 @@ class _ActorHost:
 
         torch.set_num_threads(1)
         self.actor = ApexActor(index, spec, lambda block: replay.add.remote(block))
+        heap.freeze_setup(f"Ape-X actor {index}")  # alone in its process
 
     def collect(self, weights: Any, version: int, steps: int) -> dict[str, Any]:
         """:meth:`ApexActor.collect` with the published weights (numpy arrays: every call is
@@ -147,6 +148,10 @@ class _ActorHost:
 
 class _ReplayHost(ApexReplay):
     """The Ray actor around the replay (with its process id, for fault tests)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        heap.freeze_setup("Ape-X replay")  # alone in its process
 
     def pid(self) -> int:
         import os

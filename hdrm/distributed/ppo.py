@@ -38,7 +38,7 @@ import os
 import time
 from typing import Any, Callable
 
-from hdrm.distributed import ray_backend, wire
+from hdrm.distributed import heap, ray_backend, wire
 from hdrm.distributed.learners import EndedEpisode, RolloutTask, TrainingRun, WorkerPlan
 from hdrm.distributed.ppo_rollout import Collected, RolloutCollector
 from hdrm.errors import ConfigError, HdrmError
@@ -63,11 +63,19 @@ class RolloutWorker:
 
     What crosses the process boundary is numpy (:mod:`hdrm.distributed.wire`): the weights and
     the generator state it is given, the fragment and the generator state it returns.
+
+    Args:
+        task, worker, num_envs, rollout_steps, seed: see :class:`RolloutCollector`.
+        own_process: the worker is alone in its process (a Ray actor): once its environments
+            and agent are built, what the process holds is frozen out of garbage collection
+            (:func:`hdrm.distributed.heap.freeze_setup`).
     """
 
     def __init__(self, task: RolloutTask, worker: int, num_envs: int, rollout_steps: int,
-                 seed: int) -> None:
+                 seed: int, own_process: bool = False) -> None:
         self.collector = RolloutCollector(task, worker, num_envs, rollout_steps, seed)
+        if own_process:
+            heap.freeze_setup(f"rollout worker {worker}")
 
     def collect(self, weights: dict[str, Any] | None, generator_state: Any,
                 update_stats: dict[str, float] | None, max_episodes: float
@@ -148,8 +156,8 @@ class PPOWorkers:
         actor = ray.remote(num_cpus=cpus, max_restarts=MAX_RESTARTS,
                            max_task_retries=MAX_RESTARTS)(RolloutWorker)
         share = share_steps(agent.settings.rollout_steps, plan.workers, plan.num_envs)
-        self.workers = [actor.remote(task, w, plan.num_envs, share, agent.seed + w)
-                        for w in range(plan.workers)]
+        self.workers = [actor.remote(task, w, plan.num_envs, share, agent.seed + w,
+                                     own_process=True) for w in range(plan.workers)]
         self.pids = self._get([w.pid.remote() for w in self.workers])
         self.restarts = 0
         logger.info("%d rollout workers of %d environments, %d steps each per rollout (pids %s)",
