@@ -176,8 +176,11 @@ class DecisionCore:
         head = None
         fits, select, state, rng = self._fits, pair.core.select, self.state, self.rng
         jobs = iter(order)
-        for job in jobs:  # _place, inline
-            cores = select(state, job, rng) if fits(job, now) else None
+        for job in jobs:  # _place, inline (and _fits when no memory is asked)
+            if (job.res <= state.free_cores and job.mem_mb <= 0) or fits(job, now):
+                cores = select(state, job, rng)
+            else:
+                cores = None
             if cores is None:
                 head = job
                 break
@@ -307,16 +310,23 @@ class DecisionCore:
         memory_bound = state.bounded_memory and head.mem_mb > 0
         started: list[Start] = []
         free = state.free_cores  # changes only when a job starts here
-        ends = None  # the reservation is made when a first job could fit (often none does)
+        # the reservation is made when a first job could fit (often none does); the running
+        # jobs' ends are listed only when memory bounds the head
+        shadow: float | None = None
+        ends: list[tuple[float, Job]] = []
         for job in rest:
             if free == 0:
                 break
             res = job.res
             if res > free:
                 continue
-            if ends is None:
-                ends = self.expected_ends(now)
-                shadow, extra = reservation(state, ends, head, now, self.backfilling == "easy_first")
+            if shadow is None:
+                first = self.backfilling == "easy_first"
+                if memory_bound or self._ends is None:
+                    ends = self.expected_ends(now)
+                    shadow, extra = reservation(state, ends, head, now, first)
+                else:  # read off the kept ends as far as needed
+                    shadow, extra = self._ends.core_reservation(free, head.res, now, first)
             ends_in_time = now + estimated_duration_s(job) <= shadow
             if not ends_in_time and res > extra:
                 continue

@@ -33,13 +33,17 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Iterator
+import operator
+from typing import Iterable, Iterator
 
 import numpy as np
 
 from hdrm.core.state import ClusterState
 from hdrm.registry import Registry
 from hdrm.workload.job import Job
+
+#: The expected end of an :class:`ExpectedEnds` entry.
+_END = operator.itemgetter(0)
 
 BACKFILLING: Registry[str] = Registry("backfilling mode")
 for _name in ("none", "easy", "easy_first", "conservative"):
@@ -105,6 +109,18 @@ class ExpectedEnds:
         return ends
 
 
+    def core_reservation(self, free: int, res: int, now: float, first_release: bool
+                         ) -> tuple[float, int]:
+        """:func:`reservation` of a job of ``res`` cores with no memory bound, ``free`` cores
+        free now: the kept entries are read as far as the shadow time, without making
+        :meth:`at`'s list (made when an expected end has passed: its order matters then)."""
+        entries = self._entries
+        if entries and entries[0][0] <= now:
+            return _core_reservation(free, self.at(now), res, now, first_release)
+        return _core_reservation(free, zip(map(_END, entries), self._jobs), res, now,
+                                 first_release)
+
+
 def reservation(
     state: ClusterState, ends: list[tuple[float, Job]], head: Job, now: float,
     first_release: bool = False,
@@ -139,7 +155,7 @@ def reservation(
 
 
 def _core_reservation(
-    free: int, ends: list[tuple[float, Job]], res: int, now: float, first_release: bool
+    free: int, ends: Iterable[tuple[float, Job]], res: int, now: float, first_release: bool
 ) -> tuple[float, int]:
     """:func:`reservation` when only cores count: ``free`` now, each end gives its cores back."""
     shadow = now if free >= res else math.inf

@@ -62,8 +62,13 @@ class CorePolicy:
             return None
         if self.key is None:
             return _take_random(state, job, rng)
-        ranking = self._ranking(state)
-        in_id_order = self._in_id_order(state, ranking)
+        plan = state.rankings.get(id(self))
+        if plan is None or plan[0] is not self:  # made once per state (static rankings)
+            ranking = self._ranking(state)
+            plan = (self, ranking, self._in_id_order(state, ranking))
+            if self.static:
+                state.rankings[id(self)] = plan
+        _, ranking, in_id_order = plan
         if job.mem_mb <= 0 and state.free_set is not None and in_id_order:
             # one-core nodes ranked by id: the lowest free cores, read off the free runs
             runs = state.free_set.lowest(job.res)

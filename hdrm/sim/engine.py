@@ -27,7 +27,8 @@ from hdrm.policies.core_selection import CorePolicy
 from hdrm.policies.pairs import PolicyPair, resolve_policy
 from hdrm.results.overutil import Overutilizations
 from hdrm.results.timeline import TimelineRow, TimelineRows
-from hdrm.sim.machine import Machine, machine_for, start_kwargs
+from hdrm.sim.job_end import start_job
+from hdrm.sim.machine import Machine, machine_for
 from hdrm.workload.batsim_json import check_supported
 from hdrm.workload.job import Job, Workload
 
@@ -312,7 +313,7 @@ class Simulation:
         if starts:
             start = machine.start
             for job, cores in starts:
-                start(job.idx, cores, **start_kwargs(job))
+                start_job(start, job, cores)
         if self.config.record_timeline:
             core = self.core
             state = core.state

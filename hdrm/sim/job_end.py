@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from hdrm.workload.job import PROFILE_DELAY, Job
 
@@ -49,3 +49,15 @@ def start_kwargs(job: Job) -> dict[str, float]:
     if job.profile_type == PROFILE_DELAY:
         return {"delay_s": job.run_time_s, "walltime_s": walltime}
     return {"ops_gflop": job.ops_gflop, "walltime_s": walltime}
+
+
+def start_job(start: Callable[..., None], job: Job, cores: Sequence[int]) -> None:
+    """Call ``start`` (a machine's :meth:`~hdrm.sim.machine.Machine.start`) for ``job`` on
+    ``cores`` with the arguments :func:`start_kwargs` gives, passed without making a dict."""
+    walltime = job.walltime_s
+    if not 0.0 < walltime < math.inf:  # Job.has_walltime, inline
+        walltime = math.inf
+    if job.profile_type == PROFILE_DELAY:
+        start(job.idx, cores, delay_s=job.run_time_s, walltime_s=walltime)
+    else:
+        start(job.idx, cores, ops_gflop=job.ops_gflop, walltime_s=walltime)
