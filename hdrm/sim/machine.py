@@ -250,7 +250,10 @@ class Machine(HostRuns, MachineQueries):
         is kept up to date in O(1) per changed host, and recomputed over its hosts only when the
         last of its hosts at the minimum speeds up.
         """
-        if len(changes) > 2 * WIDE and self._apply_uniform(changes):
+        if len(changes) <= WIDE:
+            if self._apply_free_hosts(changes):
+                return
+        elif len(changes) > 2 * WIDE and self._apply_uniform(changes):
             return
         now = self.now
         touched: dict[int, float] = {}  # job -> its min speed before the changes
@@ -304,6 +307,32 @@ class Machine(HostRuns, MachineQueries):
                 job.set_min_speed(speeds[h][states[h]] * factor[h] for h in job.cores)
             if job.parallel and job.min_speed != min_before:
                 self._push(job, now + job.run_left_s())
+
+    def _apply_free_hosts(self, changes: dict[int, tuple[int, float]]) -> bool:
+        """:meth:`apply_states` (the same additions in the same order) when no changed host
+        runs a job (woken before its job starts, or freed); False, nothing done, otherwise."""
+        job_on, size = self.job_on, len(self.job_on)
+        for c in changes:
+            if not 0 <= c < size or job_on[c] != _FREE:
+                return False
+        now, power, states, factor = self.now, self._power, self.state, self._factor
+        acc, last, delta = self._energy_acc, self._energy_t, 0.0
+        for c, (state, speed_factor) in changes.items():
+            old = states[c]
+            if old == state and factor[c] == speed_factor:
+                continue
+            pw = power[c]
+            if acc is not None:
+                acc[c] += pw[old] * (now - last[c])
+                last[c] = now
+            delta += pw[state] - pw[old]
+            states[c] = state
+            factor[c] = speed_factor
+            if speed_factor != 1.0:
+                self._unit_factors = False
+        if delta:
+            self._step_total_power(delta, now)
+        return True
 
     def apply_runs(self, runs: Sequence[tuple[int, int, tuple[int, float]]]) -> None:
         """:meth:`apply_states` for runs of hosts ``(first, last + 1, (state, speed_factor))``
