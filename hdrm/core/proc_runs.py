@@ -103,11 +103,12 @@ class ProcRuns:
 
     def _runs_allocate(self, key: int, cores: Sequence[int], mem_mb: float,
                        bw_gbps: float) -> bool:
-        """Give ``cores`` to job ``key`` run by run when the path applies and every core is a
-        free, known core, in increasing order; else change nothing and return False (the
-        core-by-core rules then decide, and name any culprit)."""
+        """Give ``cores`` to job ``key`` run by run when the path applies (no memory; no
+        processor of the job slowed, before or after) and every core is a free, known core, in
+        increasing order; else change nothing and return False (the core-by-core rules then
+        decide, and name any culprit)."""
         where = self._layout
-        if where is None or mem_mb != 0 or bw_gbps != 0 or self.contended:
+        if where is None or mem_mb != 0:
             return False
         runs = getattr(cores, "runs", None)
         runs = core_runs(cores) if runs is None else runs
@@ -116,17 +117,19 @@ class ProcRuns:
             if lo <= end or hi > self.nb_cores or core_job[lo:hi].count(FREE) != hi - lo:
                 return False
             end = hi
-        if not runs:
+        first = where.proc_first
+        parts = list(_parts(runs, first))
+        demands = self._demands(parts, bw_gbps, +1)
+        if not runs or demands is None:
             return False
         for lo, hi in runs:
             core_job[lo:hi] = [key] * (hi - lo)
         pieces: list[_Piece] = []
-        first = where.proc_first
-        for p, part in _parts(runs, first):
+        for (p, part), demand in zip(parts, demands):
             if type(part) is int:  # processors p .. part - 1, whole and idle
-                self._take_whole(p, part, pieces)
+                self._take_whole(p, part, demand, pieces)
             else:
-                self._take_processor(p, part, first[p], first[p + 1], pieces)
+                self._take_processor(p, part, first[p], first[p + 1], demand, pieces)
         self._queue(pieces)
         n = sum(hi - lo for lo, hi in runs)
         self.free_cores -= n
@@ -134,36 +137,79 @@ class ProcRuns:
         self._proc_held[key] = runs
         return True
 
-    def _runs_release(self, key: int) -> Sequence[int] | None:
+    def _runs_release(self, key: int, bw_gbps: float) -> Sequence[int] | None:
         """Free the cores of job ``key`` run by run when it was given them on this path and no
-        core is slowed now; returns them, or None with nothing changed."""
+        processor of it is slowed, before or after; returns them, or None with nothing
+        changed."""
         runs = self._proc_held.get(key)
-        if runs is None or self.contended:
+        where = self._layout
+        if runs is None or where is None:
+            return None
+        first = where.proc_first
+        parts = list(_parts(runs, first))
+        demands = self._demands(parts, bw_gbps, -1)
+        if demands is None:
             return None
         del self._proc_held[key]
-        where, core_job = self._layout, self._core_job
-        assert where is not None
+        core_job = self._core_job
         for lo, hi in runs:
             core_job[lo:hi] = [FREE] * (hi - lo)
         pieces: list[_Piece] = []
-        first = where.proc_first
-        for p, part in _parts(runs, first):
+        for (p, part), demand in zip(parts, demands):
             if type(part) is int:  # processors p .. part - 1, whole and held by this job
                 self._free_whole(p, part, pieces)
             else:
-                self._free_processor(p, part, first[p], first[p + 1], pieces)
+                self._free_processor(p, part, first[p], first[p + 1], demand, pieces)
         self._queue(pieces)
         cores = self.alloc.pop(key)
         self.free_cores += len(cores)
         return cores
 
+    def _demands(self, parts: list[tuple[int, Any]], bw: float, sign: int) -> list | None:
+        """The bandwidth demand of each part's processors once its cores are taken (+1) or
+        freed (-1), as the core-by-core rules add it up (a float for a processor, a list for a
+        span; None for a span freed whole: idle, 0.0); None when a processor of the parts is
+        slowed now or would be then."""
+        where = self._layout
+        assert where is not None
+        fraction, demand, running = self.proc_fraction, self._proc_demand, self._proc_running
+        capacity, speed = self.proc_capacity, self.contention.speed_fraction
+        nominal = self._nominal
+        out: list = []
+        for p, part in parts:
+            if type(part) is int:  # a span of whole processors, idle or held by the job
+                if sign < 0:
+                    if not nominal and fraction[p:part].count(1.0) != part - p:
+                        return None
+                    out.append(None)
+                    continue
+                sizes = where.proc_size[p:part]
+                made = {s: _added(0.0, bw, s, nominal) for s in set(sizes)}
+                if not nominal and any(speed(made[s], cap) != 1.0
+                                       for s, cap in set(zip(sizes, capacity[p:part]))):
+                    return None
+                out.append(list(map(made.__getitem__, sizes)))
+                continue
+            if fraction[p] != 1.0:
+                return None
+            k = sum(b - a for a, b in part)
+            if running[p] + sign * k == 0:
+                out.append(0.0)  # the last running core left: 0.0
+                continue
+            new = _added(demand[p], sign * bw, k, nominal)
+            if not nominal and speed(new, capacity[p]) != 1.0:
+                return None
+            out.append(new)
+        return out
+
     # ------------------------------------------------------------------ processors
-    def _take_whole(self, pa: int, pb: int, pieces: list[_Piece]) -> None:
+    def _take_whole(self, pa: int, pb: int, demand: list[float], pieces: list[_Piece]) -> None:
         """Processors ``pa .. pb - 1``, idle, taken whole: they run (each processor's first
         core waking it has no free sibling to idle)."""
         where = self._layout
         assert where is not None
         self._proc_running[pa:pb] = where.proc_size[pa:pb]
+        self._proc_demand[pa:pb] = demand
         self._proc_free[pa:pb] = [0] * (pb - pa)
         lo, hi = where.proc_first[pa], where.proc_first[pb]
         self._count_nodes(lo, hi, -1)
@@ -196,11 +242,12 @@ class ProcRuns:
         node_free[n0 + 1:n1] = where.node_size[n0 + 1:n1] if sign > 0 else [0] * inner
 
     def _take_processor(self, p: int, segs: list[tuple[int, int]], lo: int, hi: int,
-                        pieces: list[_Piece]) -> None:
-        """Count ``segs`` (cores of processor ``p`` = ``lo..hi - 1``) as taken and add their
-        changes, in the order of the core-by-core rules (the demand, ``+ 0.0``, is unchanged)."""
+                        demand: float, pieces: list[_Piece]) -> None:
+        """Count ``segs`` (cores of processor ``p`` = ``lo..hi - 1``) as taken, its demand
+        now ``demand``, and add their changes in the order of the core-by-core rules."""
         k = sum(b - a for a, b in segs)
         was = self._proc_running[p]
+        self._proc_demand[p] = demand
         self._proc_running[p] = was + k
         self._proc_free[p] -= k
         self._node_free_cores[self.proc_node[p]] -= k
@@ -221,11 +268,12 @@ class ProcRuns:
         _add_gaps(pieces, lo, hi, segs, _IDLE, SLEEPING)
 
     def _free_processor(self, p: int, segs: list[tuple[int, int]], lo: int, hi: int,
-                        pieces: list[_Piece]) -> None:
-        """Count ``segs`` (cores of processor ``p`` = ``lo..hi - 1``) as freed and add their
-        changes, in the order of the core-by-core rules."""
+                        demand: float, pieces: list[_Piece]) -> None:
+        """Count ``segs`` (cores of processor ``p`` = ``lo..hi - 1``) as freed, its demand now
+        ``demand``, and add their changes in the order of the core-by-core rules."""
         k = sum(b - a for a, b in segs)
         left = self._proc_running[p] - k
+        self._proc_demand[p] = demand
         self._proc_running[p] = left
         self._proc_free[p] += k
         self._node_free_cores[self.proc_node[p]] += k
@@ -233,7 +281,6 @@ class ProcRuns:
             for a, b in segs:
                 _add(pieces, a, b, _IDLE, RUNNING)
             return
-        self._proc_demand[p] = 0.0  # the last running core left
         if self._nominal:  # each freed core idles; the last one puts the processor to sleep
             last = segs[-1][1] - 1
             early = segs[:-1] + [(segs[-1][0], last)]
@@ -287,6 +334,16 @@ def _parts(runs: list[tuple[int, int]], first: list[int]) -> Iterator[tuple[int,
             p, segs = r, [(first[r], hi)]
     if segs:
         yield p, segs
+
+
+def _added(demand: float, bw: float, k: int, nominal: bool) -> float:
+    """``demand`` after ``k`` cores of ``bw`` each came (or left: ``bw`` negative), added as the
+    core-by-core rules add it: once ``k * bw`` with contention, core by core without."""
+    if not nominal:
+        return demand + k * bw
+    for _ in range(k):
+        demand = demand + bw
+    return demand
 
 
 def _add(pieces: list[_Piece], lo: int, hi: int, change: tuple[int, float], old: int) -> None:

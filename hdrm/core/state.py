@@ -227,10 +227,10 @@ class ClusterState(PowerStates, ProcRuns):
     def release(self, job: Job, now: float) -> Sequence[int]:
         """Free the cores of ``job``; returns them."""
         if self._proc_held:
-            held = self._runs_release(job.idx)
+            held = self._runs_release(job.idx, job.mem_bw_gbps)
             if held is not None:
                 return held
-            self._proc_held.pop(job.idx, None)  # (a slowed core: core by core below)
+            self._proc_held.pop(job.idx, None)  # (a slowed processor: core by core below)
         cores = self.alloc.pop(job.idx, None)
         if cores is None:
             raise SimulationError(f"job {job.id} holds no cores")

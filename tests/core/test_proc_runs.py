@@ -59,15 +59,15 @@ def changes(s: ClusterState) -> list[tuple[int, tuple[int, float]]]:
     return [(c, change) for lo, hi, change in runs for c in range(lo, hi)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.sampled_from(["none", "hdeeprm", "smooth"]), st.integers(0, 2**16),
        st.lists(st.tuples(st.integers(1, 30), st.integers(0, 3), st.integers(0, 5),
                           st.booleans()), min_size=1, max_size=25))
 def test_run_by_run_equals_core_by_core(contention, seed, steps):
-    """Jobs of 1..30 cores (the lowest free ones, scattered, or in a shuffled order; most
-    without memory and bandwidth, some with either, so that processors are slowed at times)
-    started and ended in random batches: both paths give the same state and the same changes
-    in the same order."""
+    """Jobs of 1..30 cores (the lowest free ones, scattered, or in a shuffled order; without
+    memory and bandwidth, with 0.3, 0.7 or 1 GB/s a core, so that processors are slowed at
+    times and demands are sums that round, or with memory) started and ended in random
+    batches: both paths give the same state and the same changes in the same order."""
     rng = np.random.default_rng(seed)
     fast, slow = pair(contention)
     running = []
@@ -83,7 +83,7 @@ def test_run_by_run_equals_core_by_core(contention, seed, steps):
             if placing == 3:
                 cores = rng.permutation(cores).tolist()
             j = job(i, res=res, mem_mb=1.0 if kind == 4 else 0.0,
-                    mem_bw_gbps=1.0 if kind == 5 else 0.0)
+                    mem_bw_gbps=(0.0, 0.0, 0.3, 0.7, 0.0, 1.0)[kind])
             fast.allocate(j, cores, float(i))
             slow.allocate(j, cores, float(i))
             running.append(j)
