@@ -5,15 +5,19 @@
 keep resource sets. An id is in the set when an odd number of boundaries lie at or below it, so
 membership, taking a run out and putting one back each cost one binary search and a short list
 edit: they follow the number of runs, never the number of ids.
+
+:func:`as_disjoint_runs` turns runs of changes applied in turn (``(first, end, change)``, which
+may overlap) into the disjoint runs of the mapping ``{id: change}`` they give, in its order.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from bisect import bisect_right
-from typing import Iterator
+from typing import Any, Iterator
 
-__all__ = ["IntervalSet"]
+__all__ = ["IntervalSet", "as_disjoint_runs"]
 
 
 class IntervalSet:
@@ -105,3 +109,45 @@ class IntervalSet:
 
     def __repr__(self) -> str:
         return f"IntervalSet({self.runs})"
+
+
+def as_disjoint_runs(runs: list[tuple[int, int, Any]]
+                     ) -> list[tuple[int, int, Any]]:
+    """Disjoint runs equal to the mapping ``{core: change}`` that applying ``runs`` in order
+    gives: a core keeps the place of the first run that named it and the change of the last.
+
+    Runs that do not overlap come back as they are; otherwise a sweep over their bounds (cost in
+    the number of runs, not of cores).
+    """
+    ordered = sorted((lo, hi) for lo, hi, _ in runs)
+    if all(a[1] <= b[0] for a, b in zip(ordered, ordered[1:])):
+        return runs
+    points = sorted({x for lo, hi, _ in runs for x in (lo, hi)})
+    starts = sorted(range(len(runs)), key=lambda i: runs[i][0])
+    lows: list[int] = []  # active runs, smallest index first (stale ones dropped when read)
+    highs: list[int] = []  # the same, largest index first (negated)
+    pieces: list[tuple[int, int, int, int]] = []  # (first run, lo, hi, last run)
+    k = 0
+    for x, nxt in zip(points, points[1:]):
+        while k < len(starts) and runs[starts[k]][0] <= x:
+            heapq.heappush(lows, starts[k])
+            heapq.heappush(highs, -starts[k])
+            k += 1
+        while lows and runs[lows[0]][1] <= x:
+            heapq.heappop(lows)
+        while highs and runs[-highs[0]][1] <= x:
+            heapq.heappop(highs)
+        if lows:
+            pieces.append((lows[0], x, nxt, -highs[0]))
+    pieces.sort()
+    out: list[tuple[int, int, Any]] = []
+    place = -1
+    for first, lo, hi, last in pieces:
+        change = runs[last][2]
+        if out and first == place and out[-1][1] == lo and out[-1][2] == change:
+            out[-1] = (out[-1][0], hi, change)
+        else:
+            out.append((lo, hi, change))
+        place = first
+    return out
+

@@ -10,14 +10,13 @@ consecutive cores, processor by processor, with list slices for the cores' value
 the changes as runs whose order, cores and values are exactly those of the core-by-core
 mapping (so the machine adds the same powers in the same order: the same bits).
 
-:func:`as_disjoint_runs` turns runs queued by several jobs, which may overlap (a core freed and
-taken again before the engine reads the changes), into disjoint runs equal to the mapping that
-applying them one by one would give.
+Runs queued by several jobs may overlap (a core freed and taken again before the engine reads
+the changes): :func:`~hdrm.core.intervals.as_disjoint_runs` turns them into the disjoint runs of
+the mapping that applying them one by one would give.
 """
 
 from __future__ import annotations
 
-import heapq
 from bisect import bisect_right
 from typing import Any, Iterator, NamedTuple, Sequence
 
@@ -25,7 +24,7 @@ from hdrm.core.contention import ContentionModel
 from hdrm.core.runs import WIDE, CoreRuns, core_runs
 from hdrm.platform.power import IDLE, RUNNING, SLEEPING
 
-__all__ = ["Layout", "ProcRuns", "as_disjoint_runs", "layout"]
+__all__ = ["Layout", "ProcRuns", "layout"]
 
 FREE = -1
 _RUN, _IDLE, _SLEEP = (RUNNING, 1.0), (IDLE, 1.0), (SLEEPING, 1.0)
@@ -367,45 +366,3 @@ def _add_gaps(pieces: list[_Piece], lo: int, hi: int, segs: list[tuple[int, int]
         _add(pieces, at, min(a, hi), change, old)
         at = max(at, b)
     _add(pieces, at, hi, change, old)
-
-
-def as_disjoint_runs(runs: list[tuple[int, int, tuple[int, float]]]
-                     ) -> list[tuple[int, int, tuple[int, float]]]:
-    """Disjoint runs equal to the mapping ``{core: change}`` that applying ``runs`` in order
-    gives: a core keeps the place of the first run that named it and the change of the last.
-
-    Runs that do not overlap come back as they are; otherwise a sweep over their bounds (cost in
-    the number of runs, not of cores).
-    """
-    ordered = sorted((lo, hi) for lo, hi, _ in runs)
-    if all(a[1] <= b[0] for a, b in zip(ordered, ordered[1:])):
-        return runs
-    points = sorted({x for lo, hi, _ in runs for x in (lo, hi)})
-    starts = sorted(range(len(runs)), key=lambda i: runs[i][0])
-    lows: list[int] = []  # active runs, smallest index first (stale ones dropped when read)
-    highs: list[int] = []  # the same, largest index first (negated)
-    pieces: list[tuple[int, int, int, int]] = []  # (first run, lo, hi, last run)
-    k = 0
-    for x, nxt in zip(points, points[1:]):
-        while k < len(starts) and runs[starts[k]][0] <= x:
-            heapq.heappush(lows, starts[k])
-            heapq.heappush(highs, -starts[k])
-            k += 1
-        while lows and runs[lows[0]][1] <= x:
-            heapq.heappop(lows)
-        while highs and runs[-highs[0]][1] <= x:
-            heapq.heappop(highs)
-        if lows:
-            pieces.append((lows[0], x, nxt, -highs[0]))
-    pieces.sort()
-    out: list[tuple[int, int, tuple[int, float]]] = []
-    place = -1
-    for first, lo, hi, last in pieces:
-        change = runs[last][2]
-        if out and first == place and out[-1][1] == lo and out[-1][2] == change:
-            out[-1] = (out[-1][0], hi, change)
-        else:
-            out.append((lo, hi, change))
-        place = first
-    return out
-

@@ -23,8 +23,8 @@ import operator
 from typing import Sequence
 
 from hdrm.core.contention import ContentionModel
-from hdrm.core.intervals import IntervalSet
-from hdrm.core.proc_runs import ProcRuns, as_disjoint_runs, layout
+from hdrm.core.intervals import IntervalSet, as_disjoint_runs
+from hdrm.core.proc_runs import ProcRuns, layout
 from hdrm.core.records import OverutilizationRecorder
 from hdrm.core.runs import WIDE, CoreRuns, OneEach, Repeated, core_runs
 from hdrm.errors import SimulationError
@@ -275,7 +275,7 @@ class ClusterState(PowerStates, ProcRuns):
         any job of a lazy state, jobs taken run by run on processors of several cores); else
         None, and :meth:`take_pending` gives them core by core. Runs are those of the mapping
         :meth:`take_pending` would give: a core changed twice keeps its first place and its
-        last change (:func:`~hdrm.core.proc_runs.as_disjoint_runs`)."""
+        last change (:func:`~hdrm.core.intervals.as_disjoint_runs`)."""
         runs = self._pending_runs
         if self._pending or not runs:
             return None

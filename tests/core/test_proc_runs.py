@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hdrm.core.contention import make_contention
-from hdrm.core.proc_runs import as_disjoint_runs
+from hdrm.core.intervals import as_disjoint_runs
 from hdrm.core.state import FREE, ClusterState
 from hdrm.platform.model import Platform
 from hdrm.platform.power import IDLE, RUNNING, SLEEPING
