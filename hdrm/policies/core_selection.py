@@ -64,21 +64,20 @@ class CorePolicy:
             return _take_random(state, job, rng)
         plan = state.rankings.get(id(self))
         if plan is None or plan[0] is not self:  # made once per state (static rankings)
-            ranking = self._ranking(state)
-            plan = (self, ranking, self._in_id_order(state, ranking))
-            if self.static:
-                state.rankings[id(self)] = plan
-        _, ranking, in_id_order = plan
-        if job.mem_mb <= 0 and state.free_set is not None and in_id_order:
+            plan = self._plan(state)
+        _, ranking, in_id_order, ids = plan
+        if ids is not None and job.mem_mb <= 0:
             # one-core nodes ranked by id: the lowest free cores, read off the free runs
             runs = state.free_set.lowest(job.res)
             if runs is None:
                 return None
             if job.res > WIDE:  # runs of ids, never one int per core
                 return CoreRuns(runs)
-            ids = state.core_proc  # the platform's own id objects: outcomes keep these lists
             if type(ids) is Ids:  # its pool, sliced as a list (runs ascend: the last ends last)
                 ids = ids.upto(runs[-1][1])
+            if len(runs) == 1 and type(ids) is list:  # one slice: a new list already
+                lo, hi = runs[0]
+                return ids[lo:hi]
             chosen: list[int] = []
             for lo, hi in runs:
                 chosen += ids[lo:hi]
@@ -88,6 +87,18 @@ class CorePolicy:
         if job.mem_mb <= 0 and in_id_order and _core_per_processor(state):
             return _first_free(state, job.res)
         return _take(state, job, ranking)
+
+    def _plan(self, state: ClusterState) -> tuple:
+        """``(self, ranking, in id order, ids)`` on ``state``, kept there for a static policy:
+        ``ids`` is the platform's table of core ids (outcomes keep these objects) when free
+        cores are read off the free runs (one-core nodes ranked by id), else None."""
+        ranking = self._ranking(state)
+        in_id_order = self._in_id_order(state, ranking)
+        ids = state.core_proc if in_id_order and state.free_set is not None else None
+        plan = (self, ranking, in_id_order, ids)
+        if self.static:
+            state.rankings[id(self)] = plan
+        return plan
 
     def _in_id_order(self, state: ClusterState, ranking: list[int]) -> bool:
         """True when a static ``ranking`` is processor ids in increasing order (cached)."""
