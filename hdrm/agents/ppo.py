@@ -53,6 +53,24 @@ class PPOSettings(ValueSettings):
     per step for all of them); the single-environment loop (``decide``) ignores it."""
 
 
+def _mask_rows(masks: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
+    """The action masks of a vector env's environments as one bool array (row i: environment
+    i), from bool, int8, uint8 or int values.
+
+    Raises:
+        ValueError: not one row per environment, or a row without a valid action.
+    """
+    rows = masks if isinstance(masks, np.ndarray) else np.stack([np.asarray(m) for m in masks])
+    if rows.ndim != 2:
+        raise ValueError(f"decide_batch: masks of shape {rows.shape}, expected one row per "
+                         "environment (num_envs, n_actions)")
+    if rows.dtype != np.bool_:
+        rows = rows != 0
+    if not rows.any(axis=1).all():
+        raise ValueError("action mask has no valid action; the environment must always offer one")
+    return rows
+
+
 def mean_update_stats(stats: Sequence[Mapping[str, float]]) -> dict[str, float]:
     """The mean of each statistic over several updates; ``{"loss": nan}`` when there were none."""
     if not stats:
@@ -96,6 +114,11 @@ class PPOAgent(ValueLearningAgent):
 
     def decide(self, observation: Any, mask: np.ndarray) -> int:
         """Sample a valid action; when training, store it (and update first if a rollout waits)."""
+        return self._decide_one(observation, mask)
+
+    def _decide_one(self, observation: Any, mask: np.ndarray) -> int:
+        """PPO's decision for one observation (:meth:`decide`, and :meth:`decide_batch` for one
+        environment: a subclass that overrides ``decide`` changes neither)."""
         obs = as_tensor(self.observe(observation))
         mask_t = mask_tensor(mask)
         on_device = self.to_rollout(obs)
@@ -128,28 +151,35 @@ class PPOAgent(ValueLearningAgent):
         Raises:
             ValueError: not ``num_envs`` rows, or a row without a valid action.
         """
-        obs = as_tensor(np.stack([self.observe(o) for o in observations]))
-        mask_t = torch.stack([mask_tensor(m) for m in masks])
-        if obs.shape[0] != len(self.env_buffers) or mask_t.shape[0] != obs.shape[0]:
+        if len(self.env_buffers) == 1 and len(observations) == 1 and len(masks) == 1:
+            # one environment: the single-environment path (no stacking, no batch of one), whose
+            # decisions and stored steps these are (one environment's share is self.buffer)
+            return np.array([self._decide_one(observations[0], masks[0])], dtype=np.int64)
+        rows = np.stack([self.observe(o) for o in observations])
+        obs = as_tensor(rows)
+        mask_rows = _mask_rows(masks)
+        if obs.shape[0] != len(self.env_buffers) or mask_rows.shape[0] != obs.shape[0]:
             raise ValueError(
-                f"decide_batch: {obs.shape[0]} observations and {mask_t.shape[0]} masks for "
+                f"decide_batch: {obs.shape[0]} observations and {mask_rows.shape[0]} masks for "
                 f"num_envs={len(self.env_buffers)} (pybatsim.agent.params.num_envs)"
             )
         on_device = self.to_rollout(obs)
         self._learn_pending(on_device)
         with torch.no_grad():
             logits, values = self.rollout_network(on_device)
-            logits = masked_logits(logits.cpu(), mask_t)
+            logits = masked_logits(logits.cpu(), torch.from_numpy(mask_rows))
         if not self.training and self.greedy:
             return logits.argmax(-1).numpy()
-        actions = torch.multinomial(torch.softmax(logits, -1), 1, generator=self.generator)[:, 0]
-        if self.training:
-            log_probs = torch.log_softmax(logits, -1).gather(-1, actions[:, None])[:, 0]
-            values = values.cpu()
+        sampled = torch.multinomial(torch.softmax(logits, -1), 1, generator=self.generator)
+        actions = sampled.view(-1).numpy()
+        if self.training:  # the stored columns read as numpy (no tensor per environment)
+            log_probs = torch.log_softmax(logits, -1).gather(-1, sampled).view(-1).numpy()
+            values = values.cpu().reshape(len(self.env_buffers)).numpy()
+            obs_rows = obs.numpy()  # float32, as ``rows`` unless observe gave another dtype
             for i, buffer in enumerate(self.env_buffers):
-                buffer.add(obs[i].numpy(), mask_t[i].numpy(), int(actions[i]),
-                           float(log_probs[i]), float(values[i]))
-        return actions.numpy()
+                buffer.add(obs_rows[i], mask_rows[i], int(actions[i]), float(log_probs[i]),
+                           float(values[i]))
+        return actions
 
     @property
     def rollout_waiting(self) -> bool:
@@ -169,7 +199,8 @@ class PPOAgent(ValueLearningAgent):
                 last_values = self.rollout_network.value(on_device).cpu()
             self._update_all([float(v) for v in last_values])
 
-    def rewarded_batch(self, rewards: np.ndarray, dones: np.ndarray) -> None:
+    def rewarded_batch(self, rewards: Sequence[float] | np.ndarray,
+                       dones: Sequence[bool] | np.ndarray) -> None:
         """The rewards of the last :meth:`decide_batch` and whether each environment's episode ended
         (its next observation is then the first of a new episode); updates when the rollout is full.
         """

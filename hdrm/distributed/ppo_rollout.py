@@ -141,7 +141,8 @@ class RolloutCollector:
             env_steps += len(self.slots)
             finished = self._batch is not None or self.agent.updates > updates
             self._credit(self.agent.take_update_stats())
-            ended.extend(self._close(dones, finished and not self.local, results, len(ended)))
+            if any(dones):
+                ended.extend(self._close(dones, finished and not self.local, results, len(ended)))
             if len(ended) >= max_episodes:
                 break
             if self.agent.rollout_waiting:
@@ -158,19 +159,21 @@ class RolloutCollector:
         return Collected(self._batch, ended, env_steps, state, time.perf_counter() - t0,
                          time.process_time() - cpu0)
 
-    def _step(self) -> np.ndarray:
+    def _step(self) -> list[bool]:
         """One decision per environment, then one step of each; returns which episodes ended."""
-        actions = self.agent.decide_batch([slot.obs for slot in self.slots],
-                                          [slot.mask for slot in self.slots])
-        rewards = np.zeros(len(self.slots))
-        dones = np.zeros(len(self.slots), dtype=bool)
-        for i, slot in enumerate(self.slots):
-            action = self._checked(slot, actions[i])
+        slots = self.slots
+        actions = self.agent.decide_batch([slot.obs for slot in slots],
+                                          [slot.mask for slot in slots])
+        rewards: list[float] = []
+        dones: list[bool] = []
+        for slot, chosen in zip(slots, actions):
+            action = self._checked(slot, chosen)
             slot.trace.decided(slot.info, action)
             slot.obs, reward, terminated, truncated, slot.info = slot.env.step(action)
             slot.mask = slot.info["action_mask"]
             slot.trace.rewarded(reward)
-            rewards[i], dones[i] = reward, terminated or truncated
+            rewards.append(float(reward))
+            dones.append(bool(terminated or truncated))
         self.agent.rewarded_batch(rewards, dones)
         return dones
 
@@ -183,10 +186,12 @@ class RolloutCollector:
 
     def _credit(self, stats: list[dict[str, float]]) -> None:
         """Updates made now belong to every episode under way."""
+        if not stats:
+            return
         for slot in self.slots:
             slot.trace.update_stats.extend(stats)
 
-    def _close(self, dones: np.ndarray, awaiting: bool, results: dict[int, Any], first: int
+    def _close(self, dones: list[bool], awaiting: bool, results: dict[int, Any], first: int
                ) -> list[EndedEpisode]:
         """Record the episodes that ended (numbered from ``first`` in this call, their results
         put in ``results``) and reset their environments."""

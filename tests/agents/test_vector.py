@@ -148,3 +148,56 @@ def test_mismatches_are_one_line_errors():
         envs = vector(JobWindow, 3)
         obs, info = envs.reset(seed=0)
         ppo(JobWindow(), num_envs=2).decide_batch(obs, info["action_mask"])
+
+
+def test_one_env_decides_as_ppo_whatever_a_subclass_does_to_decide():
+    """decide_batch of one environment takes PPO's single-observation path (no batch of one):
+    the same draws and stored steps as PPOAgent.decide, not a subclass's override of it."""
+
+    class AlwaysVoid(PPOAgent):
+        def decide(self, observation, mask):
+            return len(mask) - 1
+
+    env = JobWindow()
+    plain, sub = ppo(env), ppo(env)
+    sub.__class__ = AlwaysVoid
+    envs = vector(JobWindow, 1)
+    obs, info = envs.reset(seed=3)
+    for _ in range(10):
+        chosen = plain.decide(obs[0], info["action_mask"][0])
+        actions = sub.decide_batch(obs, info["action_mask"].astype(np.int8))  # int masks too
+        assert actions.dtype == np.int64 and actions.tolist() == [chosen]
+        obs, rewards, terminated, truncated, info = envs.step(actions)
+        plain.rewarded(rewards[0], bool(terminated[0] or truncated[0]))
+        sub.rewarded_batch(rewards, terminated | truncated)
+    for column in ("obs", "masks", "actions", "log_probs", "values", "rewards", "dones"):
+        assert np.array_equal(getattr(plain.buffer, column), getattr(sub.buffer, column))
+
+
+def test_several_envs_store_the_steps_of_one_pass():
+    """Each environment's share holds its row of the forward pass: the masked log-probability
+    of the action drawn and the value (by hand from the network)."""
+    agent = ppo(JobWindow(), num_envs=3)
+    obs, info = vector(JobWindow, 3).reset(seed=5)
+    actions = agent.decide_batch(obs, info["action_mask"])
+    with torch.no_grad():
+        logits, values = agent.rollout_network(torch.from_numpy(obs))
+    log_p = torch.log_softmax(logits.masked_fill(~torch.from_numpy(info["action_mask"]), -1e9), -1)
+    for i, buffer in enumerate(agent.env_buffers):
+        assert buffer.pos == 1 and buffer.actions[0] == actions[i]
+        assert np.array_equal(buffer.obs[0], obs[i]) and np.array_equal(buffer.masks[0],
+                                                                        info["action_mask"][i])
+        assert buffer.log_probs[0] == np.float32(log_p[i, actions[i]])
+        assert buffer.values[0] == np.float32(values.reshape(-1)[i])
+
+
+def test_masks_not_one_row_per_env_are_one_line_errors():
+    agent = ppo(JobWindow(), num_envs=2)
+    obs, info = vector(JobWindow, 2).reset(seed=0)
+    with pytest.raises(ValueError, match=r"^decide_batch: masks of shape \(7,\), expected one "
+                                         r"row per environment \(num_envs, n_actions\)$"):
+        agent.decide_batch(obs, info["action_mask"][0])
+    none_valid = np.zeros_like(info["action_mask"])
+    none_valid[0] = info["action_mask"][0]
+    with pytest.raises(ValueError, match="^action mask has no valid action"):
+        agent.decide_batch(obs, none_valid)
