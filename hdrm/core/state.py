@@ -212,7 +212,8 @@ class ClusterState(PowerStates, ProcRuns):
                 raise self._conflict(job, cores)
         if self._lazy:  # pragma: no cover (handled above)
             raise AssertionError("unreachable")
-        if self._runs_allocate(job.idx, cores, job.mem_mb, job.mem_bw_gbps):
+        # a one-core job (an inference request) costs fewer steps core by core
+        if len(cores) > 1 and self._runs_allocate(job.idx, cores, job.mem_mb, job.mem_bw_gbps):
             return
         self._spill()  # runs queued before come first
         self._charge(job, cores, now)
