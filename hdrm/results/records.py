@@ -118,8 +118,10 @@ class CoreRuns(Sequence):
 
     @property
     def runs(self) -> list[tuple[int, int]]:
-        """The runs ``(first, last + 1)``, in order."""
+        """The runs ``(first, last + 1)``, in order (a new list each time)."""
         bounds = self._bounds
+        if len(bounds) == 2:  # one run (most wide jobs): its bounds are the pair
+            return [bounds]
         return list(zip(bounds[0::2], bounds[1::2]))
 
     def __len__(self) -> int:

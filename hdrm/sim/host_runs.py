@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import array
 import math
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -162,8 +162,9 @@ class HostRuns:
         and keep no energy accounts (engine machines of identical hosts): each run is checked
         by two byte comparisons made here, with no per-run helper calls for the checks."""
         states, job_on = self.state, self.job_on
-        size, code = len(states), states.typecode
-        free = _pattern(job_on.typecode, _FREE)
+        size = len(states)
+        free = _PATTERNS[job_on.typecode][_FREE]
+        patterns = _PATTERNS[states.typecode]
         olds = []
         for lo, hi, (state, _) in runs:
             if not 0 <= lo < hi <= size:
@@ -171,22 +172,22 @@ class HostRuns:
             old = states[lo]
             n = hi - lo
             if (old == state or job_on[lo:hi].tobytes() != free * n
-                    or states[lo:hi].tobytes() != _pattern(code, old) * n):
+                    or states[lo:hi].tobytes() != patterns[old] * n):
                 return False
             olds.append(old)
         row = self._power[0]
-        fill = self._fill
+        items = _ITEMS[states.typecode]
         unit = self._unit_factors
         delta = 0.0
         for (lo, hi, (state, speed_factor)), old in zip(runs, olds):
             n = hi - lo
             delta = _repeated_sum(delta, row[state] - row[old], n)
             if n <= _NUMPY_MIN_RUN:  # as _fill does, with the one-item array kept
-                states[lo:hi] = _item(code, state) * n
+                states[lo:hi] = items[state] * n
             else:
-                fill(states, lo, hi, state)
+                self._fill(states, lo, hi, state)
             if speed_factor != 1.0 or not unit:  # else: all 1 already
-                fill(self._factor, lo, hi, speed_factor)
+                self._fill(self._factor, lo, hi, speed_factor)
                 unit = unit and speed_factor == 1.0
         self._unit_factors = unit
         if delta:
@@ -256,29 +257,37 @@ class HostRuns:
         last[lo:hi] = [now] * (hi - lo)
 
 
+class _Kept(dict):
+    """``kept[typecode][value]``: ``made(typecode, value)``, made once when first asked (states
+    and the free mark: a handful of values per array type; two lookups, no key tuple)."""
+
+    def __init__(self, made: Callable[[str, int], Any], typecode: str = "") -> None:
+        super().__init__()
+        self.made, self.typecode = made, typecode
+
+    def __missing__(self, key: Any) -> Any:
+        if self.typecode:  # a table of one type: key is a value
+            found = self[key] = self.made(self.typecode, key)
+        else:  # the table of tables: key is a typecode
+            found = self[key] = _Kept(self.made, key)
+        return found
+
+
+#: ``_PATTERNS[typecode][value]``: the bytes of ``value`` as one item of an integer array of
+#: ``typecode`` (integers are equal exactly when their bytes are).
+_PATTERNS = _Kept(lambda typecode, value: array.array(typecode, [value]).tobytes())
+#: ``_ITEMS[typecode][value]``: a one-item integer array holding ``value`` (do not change it).
+_ITEMS = _Kept(lambda typecode, value: array.array(typecode, [value]))
+
+
 def _pattern(typecode: str, value: int) -> bytes:
-    """The bytes of ``value`` as one item of an integer array of ``typecode`` (integers are
-    equal exactly when their bytes are)."""
-    key = (typecode, value)
-    found = _PATTERNS.get(key)
-    if found is None:
-        found = _PATTERNS[key] = array.array(typecode, [value]).tobytes()
-    return found
-
-
-_PATTERNS: dict[tuple[str, int], bytes] = {}
+    """The bytes of ``value`` as one item of an integer array of ``typecode``."""
+    return _PATTERNS[typecode][value]
 
 
 def _item(typecode: str, value: int) -> array.array:
     """A one-item integer array of ``typecode`` holding ``value`` (kept: do not change it)."""
-    key = (typecode, value)
-    found = _ITEMS.get(key)
-    if found is None:
-        found = _ITEMS[key] = array.array(typecode, [value])
-    return found
-
-
-_ITEMS: dict[tuple[str, int], array.array] = {}
+    return _ITEMS[typecode][value]
 
 
 def _view(values: array.array) -> np.ndarray:
@@ -289,9 +298,10 @@ def _view(values: array.array) -> np.ndarray:
 #: numpy types of the array types hosts are kept in.
 _DTYPES = {"b": np.int8, "i": np.intc, "d": np.float64}
 
-#: Runs of host arrays up to this long are checked and filled by the arrays' own methods
-#: (numpy's call overhead costs more there).
-_NUMPY_MIN_RUN = 512
+#: Runs of host arrays up to this long are filled by the arrays' own methods (a one-item array
+#: repeated: C-level copies that cost less than a numpy view's setup up to ~32k items of
+#: 1 to 8 bytes, measured on CPython 3.11).
+_NUMPY_MIN_RUN = 32768
 
 
 def _repeated_sum(total: float, value: float, count: int) -> float:
@@ -300,7 +310,17 @@ def _repeated_sum(total: float, value: float, count: int) -> float:
     When no partial sum needs rounding (powers such as 100 W or 9.75 W: every partial sum is a
     multiple of a common power of two below 2**53 of it), the result is exactly
     ``total + count * value``, computed in integers; otherwise the additions are made in turn.
+    Whole numbers of watts (the usual case) take that path in floats, at any count.
     """
+    if (count > 0 and type(value) is float and type(total) is float and value.is_integer()
+            and total.is_integer()):
+        # whole partial sums below 2**53 in size are exact: the sum is one multiply-add, and
+        # the checks below hold exactly when the true product and sum are that small
+        step = count * value
+        if -_EXACT < step < _EXACT and -_EXACT < total < _EXACT:
+            last = total + step
+            if -_EXACT < last < _EXACT:
+                return last
     if count <= WIDE:
         for _ in range(count):
             total += value

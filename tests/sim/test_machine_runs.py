@@ -162,6 +162,35 @@ def test_repeated_sums_equal_additions_in_turn(total, value, count):
     assert math.copysign(1.0, got) == math.copysign(1.0, expected)
 
 
+whole = st.one_of(st.integers(-2**53, 2**53).map(float),
+                  st.sampled_from([0.0, -0.0, 95.0, -95.0, 2.0**53, -(2.0**53), 2.0**53 - 1]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(whole, whole, st.integers(0, 3000))
+def test_whole_number_sums_equal_additions_in_turn(total, value, count):
+    """Whole numbers of watts are summed in one multiply-add when every partial sum stays below
+    2**53 in size, else in turn: the bits of adding host by host (near 2**53 too)."""
+    from hdrm.sim.host_runs import _repeated_sum
+
+    expected, got = _added_in_turn(total, value, count), _repeated_sum(total, value, count)
+    assert got == expected and math.copysign(1.0, got) == math.copysign(1.0, expected)
+
+
+def test_whole_number_sums_take_no_loop(monkeypatch):
+    # 95 W over a run of 64 hosts (a short run, once added host by host in a Python loop)
+    from hdrm.sim import host_runs
+
+    def no_loop(*args):
+        raise AssertionError("a whole-number sum was added in turn")
+
+    monkeypatch.setattr(host_runs, "range", no_loop, raising=False)
+    assert host_runs._repeated_sum(20480.0, 95.0, 64) == 20480.0 + 64 * 95.0
+    assert host_runs._repeated_sum(0.0, 95.0, 2**30) == 95.0 * 2**30
+    assert host_runs._repeated_sum(-0.0, 0.0, 3) == 0.0  # -0.0 + 0.0: the first addition's sign
+    assert math.copysign(1.0, host_runs._repeated_sum(-0.0, -0.0, 3)) == -1.0
+
+
 def test_a_pickled_large_machine_keeps_its_energy_accounts():
     """A copy (environments are pickled mid-episode) updates its own accounts, not views of
     the original's memory."""
