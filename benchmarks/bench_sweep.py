@@ -8,11 +8,13 @@ shipped 500-job SDSC-SP2 slice). The same sweep file runs, one after the other, 
 * ``ray``: ``hdrm sweep``'s default, Ray tasks on a local Ray started in this process (loopback
   only, ``--cpus`` CPUs), Ray's start and stop included;
 * ``ray-warm`` (with ``--warm``): the same on a Ray started before the clock runs (the runs
-  alone, without Ray's start and stop);
+  alone, without Ray's start and stop, which are then timed and printed apart);
 * ``processes`` (with ``--processes``): local worker processes, no Ray.
 
-For each: wall seconds, CPU seconds (this process, plus the runs' own CPU as they measured it in
-their workers, plus Ray's and the workers' processes where the OS reports them once reaped), and
+For each: wall seconds, CPU seconds (this process; the runs' own CPU as they measured it in
+their workers; the processes under this one: those reaped, and, with psutil, those still alive,
+such as a warm Ray's raylet, GCS and workers), ``other_cpu_s`` (all that CPU but the runs' own:
+what running them costs besides the replays, the figure to compare on a shared machine), and
 the machine's load average before and after (the machine may be shared). Then the speed-up over
 serial and whether every backend produced identical outputs (every run's out_jobs.csv,
 out_timeline.csv and overutilizations.json, and the results table).
@@ -68,20 +70,41 @@ def runs_cpu_s(outdir: Path) -> float:
                for p in (outdir / "runs").glob("*/done.json"))
 
 
+def live_descendants_cpu() -> dict[int, float]:
+    """CPU seconds of every process under this one that is alive now (a warm Ray's raylet, GCS
+    and workers), with what their own reaped children used; empty without psutil."""
+    try:
+        import psutil
+    except ModuleNotFoundError:
+        return {}
+    found = {}
+    for process in psutil.Process().children(recursive=True):
+        try:
+            t = process.cpu_times()
+        except psutil.Error:
+            continue
+        found[process.pid] = t.user + t.system + t.children_user + t.children_system
+    return found
+
+
 def measure(name: str, sweep: Path, outdir: Path, **kwargs) -> dict:
     """Run the sweep once with ``kwargs`` (``backend``, ``max_parallel``) and time it."""
     load_before = os.getloadavg()[0]
     own0, kids0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    live0 = live_descendants_cpu()
     wall0 = time.perf_counter()
     report = run_sweep(sweep, outdir, progress=False, **kwargs)
     wall_s = time.perf_counter() - wall0
     own1, kids1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    live1 = live_descendants_cpu()
     own_s = own1.ru_utime + own1.ru_stime - own0.ru_utime - own0.ru_stime
     kids_s = kids1.ru_utime + kids1.ru_stime - kids0.ru_utime - kids0.ru_stime
+    kids_s += sum(cpu - live0.get(pid, 0.0) for pid, cpu in live1.items())
+    runs_s = runs_cpu_s(outdir)
     return {"backend": name, "runs": report.nb_run, "parallel": report.parallel,
-            "wall_s": wall_s, "driver_cpu_s": own_s, "reaped_children_cpu_s": kids_s,
-            "runs_cpu_s": runs_cpu_s(outdir), "load_before": load_before,
-            "load_after": os.getloadavg()[0]}
+            "wall_s": wall_s, "driver_cpu_s": own_s, "children_cpu_s": kids_s,
+            "runs_cpu_s": runs_s, "other_cpu_s": own_s + kids_s - runs_s,
+            "load_before": load_before, "load_after": os.getloadavg()[0]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,12 +124,17 @@ def main(argv: list[str] | None = None) -> int:
         sweep = write_sweep(folder, args.trace.resolve(), args.seeds, args.jobs)
         rows = [measure("serial", sweep, folder / "serial", backend="serial"),
                 measure("ray", sweep, folder / "ray", backend="ray", max_parallel=args.cpus)]
+        start_stop = None
         if args.warm:
             from hdrm.distributed.ray_backend import connect
 
+            t0 = time.perf_counter()
             with connect(None, num_cpus=args.cpus):  # started before the clock runs
+                t1 = time.perf_counter()
                 rows.append(measure("ray-warm", sweep, folder / "ray-warm", backend="ray",
                                     max_parallel=args.cpus))
+                t2 = time.perf_counter()
+            start_stop = (t1 - t0, time.perf_counter() - t2)
         if args.processes:
             rows.append(measure("processes", sweep, folder / "processes", backend="processes",
                                 max_parallel=args.cpus))
@@ -117,14 +145,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"sweep: 36 pairs x {args.seeds} seeds, easy backfilling, {args.trace.name} "
           f"({args.jobs or 'all'} jobs) on {PLATFORM.name}; {os.cpu_count()} CPUs on this machine")
     header = ("backend", "runs", "par", "wall_s", "speedup", "driver_cpu_s", "runs_cpu_s",
-              "children_cpu_s", "load_1min", "identical")
+              "children_cpu_s", "other_cpu_s", "load_1min", "identical")
     print(" ".join(f"{h:>14}" for h in header))
     for r in rows:
         cells = (r["backend"], r["runs"], r["parallel"], f"{r['wall_s']:.1f}", f"{r['speedup']:.2f}x",
                  f"{r['driver_cpu_s']:.1f}", f"{r['runs_cpu_s']:.1f}",
-                 f"{r['reaped_children_cpu_s']:.1f}", f"{r['load_before']:.1f}->{r['load_after']:.1f}",
-                 r["identical_to_serial"])
+                 f"{r['children_cpu_s']:.1f}", f"{r['other_cpu_s']:.1f}",
+                 f"{r['load_before']:.1f}->{r['load_after']:.1f}", r["identical_to_serial"])
         print(" ".join(f"{c!s:>14}" for c in cells))
+    if start_stop is not None:
+        print(f"local Ray ({args.cpus} CPUs): start {start_stop[0]:.1f} s, shutdown "
+              f"{start_stop[1]:.1f} s (the ray row includes both, ray-warm neither)")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     return 0 if all(r["identical_to_serial"] for r in rows) else 1

@@ -33,7 +33,7 @@ from typing import Any
 
 from hdrm.distributed import RAY_MISSING
 from hdrm.distributed.local import OnDone
-from hdrm.distributed.runner import execute_reporting, raise_failure
+from hdrm.distributed.runner import done_info, execute_reporting, is_done, raise_failure
 from hdrm.distributed.spec import RunSpec
 from hdrm.errors import ConfigError, HdrmError
 
@@ -43,6 +43,10 @@ logger = logging.getLogger(__name__)
 LOCAL_NODE_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 #: Times a task is retried when its worker process dies (not when the run itself fails).
 MAX_RETRIES = 2
+#: Most runs one Ray task plays (see :func:`run_ray`).
+MAX_CHUNK = 32
+#: A chunk holds at most the runs left over this many per run at a time (:func:`chunk_size`).
+CHUNK_SPLIT = 4
 #: Niceness a local Ray adds to its worker processes (Ray's own default is 15): 0 runs them at
 #: the priority of the process that started Ray, as the same work would run in that process.
 WORKER_NICENESS = 0
@@ -171,45 +175,78 @@ def cluster_cpus(ray: Any) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
+def chunk_size(left: int, parallel: int) -> int:
+    """Runs in the next chunk when ``left`` runs are still to submit: at most
+    :data:`MAX_CHUNK`, and at most ``left / (CHUNK_SPLIT x parallel)`` (at least one), so the last
+    chunks shrink and the workers finish together."""
+    return max(1, min(MAX_CHUNK, left // (CHUNK_SPLIT * max(parallel, 1))))
+
+
+def run_chunk(runs: Sequence[RunSpec], runs_dir: str,
+              function: Callable[[RunSpec, str], dict] = execute_reporting) -> list[dict]:
+    """One Ray task: ``function(run, runs_dir)`` for each run in order, in this process.
+
+    A run already finished (the task is a retry: its worker died after that run) is reported
+    from its done.json and not run again. The first run that fails ends the chunk.
+
+    Returns:
+        one result of ``function`` (or of the done.json) per run played, in order.
+    """
+    results = []
+    for run in runs:
+        info = done_info(run, runs_dir) or function(run, runs_dir)
+        results.append(info)
+        if "error" in info:
+            break
+    return results
+
+
 def run_ray(ray: Any, runs: Sequence[RunSpec], runs_dir: Path, on_done: OnDone,
             max_parallel: int, function: Callable[[RunSpec, str], dict] = execute_reporting
             ) -> None:
     """Run the runs as Ray tasks (one CPU each), at most ``max_parallel`` at a time.
 
+    Each task plays a chunk of runs one after the other (:func:`chunk_size`, :func:`run_chunk`):
+    a task costs milliseconds of submission, scheduling and reply, a short replay tens of them.
+    Every run is still written on its own (scratch folder, done.json, rename: :mod:`runner`), so
+    an interruption keeps the finished runs of a chunk and a resume skips them; ``on_done`` is
+    called for each run when its chunk returns.
+
     The run folder must be on storage every node sees (it is, on one machine). A task whose
-    worker dies is retried (:data:`MAX_RETRIES`); a run that fails stops the sweep with its
-    error; an interruption cancels the tasks in flight.
+    worker dies is retried (:data:`MAX_RETRIES`; it resumes after its finished runs); a run that
+    fails stops the sweep with its error; an interruption cancels the tasks in flight.
 
     Args:
         function: what each task calls with a run and the run folder (tests replace it).
     """
-    task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(function)
+    task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(run_chunk)
     queue = list(reversed(runs))
-    pending: dict[Any, RunSpec] = {}
+    pending: dict[Any, list[RunSpec]] = {}
     folder = str(Path(runs_dir).resolve())
     try:
         while queue or pending:
             while queue and len(pending) < max_parallel:
-                run = queue.pop()
-                pending[task.remote(run, folder)] = run
+                chunk = [queue.pop() for _ in range(chunk_size(len(queue), max_parallel))]
+                pending[task.remote(chunk, folder, function)] = chunk
             finished, _ = ray.wait(list(pending), num_returns=1)
             for ref in finished:
-                run = pending.pop(ref)
-                on_done(raise_failure(_value(ray, ref, run)))
+                chunk = pending.pop(ref)
+                for info in _value(ray, ref, chunk, folder):
+                    on_done(raise_failure(info))
     except BaseException:
         for ref in pending:
             ray.cancel(ref, force=True)
         raise
 
 
-def _value(ray: Any, ref: Any, run: RunSpec) -> dict:
-    """A task's result; Ray's own failures (a worker lost more often than retried, a node
-    gone) become one line naming the run."""
+def _value(ray: Any, ref: Any, chunk: Sequence[RunSpec], folder: str) -> list[dict]:
+    """A chunk's results; Ray's own failures (a worker lost more often than retried, a node
+    gone) become one line naming the chunk's first run that did not finish."""
     try:
         return ray.get(ref)
     except ray.exceptions.RayError as exc:
+        run = next((r for r in chunk if not is_done(r, folder)), chunk[0])
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise HdrmError(f"run {run.name}: Ray could not run it ({type(exc).__name__}: {reason}); "
                         "its worker was retried "
                         f"{MAX_RETRIES} times; run the same command again to resume") from None
-

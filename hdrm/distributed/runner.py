@@ -93,6 +93,20 @@ def is_done(run: RunSpec | Producer, runs_dir: str | Path) -> bool:
     return True
 
 
+def done_info(run: RunSpec | Producer, runs_dir: str | Path) -> dict | None:
+    """``{"name", "wall_s", "cpu_s"}`` of ``run`` as its done.json records them when it has
+    finished in ``runs_dir`` (as :func:`execute` returned them), else None.
+
+    Raises:
+        ConfigError: see :func:`is_done`.
+    """
+    if not is_done(run, runs_dir):
+        return None
+    marker = json.loads((Path(runs_dir) / run.name / DONE_FILE).read_text(encoding="utf-8"))
+    return {"name": run.name, "wall_s": float(marker.get("wall_s", 0.0)),
+            "cpu_s": float(marker.get("cpu_s", 0.0))}
+
+
 def execute(run: RunSpec | Producer, runs_dir: str | Path) -> dict:
     """Replay ``run`` and publish its outputs as ``runs_dir/run.name``.
 

@@ -197,3 +197,29 @@ def test_a_local_rays_workers_run_at_this_processs_priority(ray):
         assert ray.get([task_niceness.remote(), actor.niceness.remote()]) == [expected] * 2
     finally:
         ray.kill(actor)
+
+
+def test_runs_go_to_ray_in_chunks_with_the_outputs_of_single_runs(ray, tmp_path):
+    from hdrm.distributed.runner import execute_reporting
+    from hdrm.distributed.spec import expand, load_sweep
+
+    path = write_sweep(tmp_path, seeds=list(range(10)), nb_jobs=10)
+    runs = expand(load_sweep(path))  # 40 runs
+
+    def tagged(run, runs_dir):  # pickled by value into the workers
+        import ray as module
+
+        info = execute_reporting(run, runs_dir)
+        return {**info, "task": module.get_runtime_context().get_task_id()}
+
+    runs_dir = tmp_path / "out" / "runs"
+    runs_dir.mkdir(parents=True)
+    done = []
+    ray_backend.run_ray(ray, runs, runs_dir, done.append, 2, function=tagged)
+    assert sorted(info["name"] for info in done) == sorted(run.name for run in runs)
+    # by hand (2 at a time): chunks of 5, 4, 3, 3, 3, 2, 2, 2, 2 runs, then 14 of one
+    assert len({info["task"] for info in done}) == 23
+    run_sweep(path, tmp_path / "clean", backend="serial", progress=False)
+    for run in runs:
+        assert ((runs_dir / run.name / "out_jobs.csv").read_bytes()
+                == (tmp_path / "clean" / "runs" / run.name / "out_jobs.csv").read_bytes())
