@@ -27,6 +27,7 @@ from hdrm.policies.core_selection import CorePolicy
 from hdrm.policies.pairs import PolicyPair, resolve_policy
 from hdrm.results.overutil import Overutilizations
 from hdrm.results.timeline import TimelineRow, TimelineRows
+from hdrm.sim.collector import collector_paused
 from hdrm.sim.job_end import start_job
 from hdrm.sim.machine import Machine, machine_for
 from hdrm.workload.batsim_json import check_supported
@@ -180,10 +181,11 @@ class Simulation:
         """Run to the end with a fixed policy (a heuristic name or a "job-core" pair)."""
         pair = self.resolve(policy) if isinstance(policy, str) else policy
         total = len(self._jobs)
-        while self.next_decision():
-            self.decide(pair)
-            if progress is not None and self.decisions % 4096 == 0:
-                progress(len(self.outcomes), total)
+        with collector_paused():  # the run makes no reference cycles (hdrm.sim.collector)
+            while self.next_decision():
+                self.decide(pair)
+                if progress is not None and self.decisions % 4096 == 0:
+                    progress(len(self.outcomes), total)
         return self.result()
 
     def resolve(self, name: str) -> PolicyPair:

@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 from pathlib import Path
 from typing import Any, Iterator
@@ -27,6 +25,7 @@ from hdrm.results.records import (
     sorted_runs,
 )
 from hdrm.results.timeline import write_timeline_csv
+from hdrm.sim.collector import collector_paused
 from hdrm.sim.engine import REJECTED, Outcome, SimulationResult
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
 from hdrm.sim.preemptive import PreemptedOutcome
@@ -174,7 +173,7 @@ def write_outputs(result: SimulationResult, outdir: str | Path, prefix: str = "o
         ConfigError: the folder or a file in it cannot be written.
     """
     out = make_outdir(outdir)
-    with _collector_paused():
+    with collector_paused():  # the rows hold no cycles: hdrm.sim.collector
         rows = job_results(result)
         paths = {
             "jobs": write_jobs_csv(rows, out / f"{prefix}_jobs.csv"),
@@ -186,20 +185,3 @@ def write_outputs(result: SimulationResult, outdir: str | Path, prefix: str = "o
         if result.timeline:
             paths["timeline"] = write_timeline_csv(result.timeline, out / f"{prefix}_timeline.csv")
     return paths
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector paused (if it runs) while the outputs are made.
-
-    The rows kept for every job (a million at a time) would otherwise set off collections that
-    walk every object the run holds, again and again; the rows hold no reference cycles, so
-    nothing is left for the collector, which resumes on the way out.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
