@@ -58,13 +58,15 @@ class HostRuns:
 
     @staticmethod
     def _fill(values: list | array.array, lo: int, hi: int, value: object) -> None:
-        """``values[lo:hi] = value`` for each host (arrays: one numpy slice assignment)."""
-        if isinstance(values, list):
-            values[lo:hi] = [value] * (hi - lo)
-        elif hi - lo <= _NUMPY_MIN_RUN:
-            values[lo:hi] = array.array(values.typecode, [value]) * (hi - lo)
+        """``values[lo:hi] = value`` for each host (arrays: a one-item array repeated, or one
+        numpy slice assignment on long runs)."""
+        if type(values) is array.array:
+            if hi - lo <= _NUMPY_MIN_RUN:
+                values[lo:hi] = array.array(values.typecode, (value,)) * (hi - lo)
+            else:
+                _view(values)[lo:hi] = value
         else:
-            _view(values)[lo:hi] = value
+            values[lo:hi] = [value] * (hi - lo)
 
     def _uniform(self, lo: int, hi: int) -> tuple[tuple[float, ...], int] | None:
         """``(power row, state)`` shared by every host of ``lo..hi - 1``, or None."""
@@ -176,12 +178,19 @@ class HostRuns:
                 return False
             olds.append(old)
         row = self._power[0]
+        whole = _whole(row)
         items = _ITEMS[states.typecode]
         unit = self._unit_factors
         delta = 0.0
         for (lo, hi, (state, speed_factor)), old in zip(runs, olds):
             n = hi - lo
-            delta = _repeated_sum(delta, row[state] - row[old], n)
+            step = row[state] - row[old]
+            added = n * step  # whole watts: exact in one multiply-add (see _repeated_sum)
+            if whole and -_EXACT < added < _EXACT and -_EXACT < delta < _EXACT and (
+                    -_EXACT < delta + added < _EXACT):
+                delta += added
+            else:
+                delta = _repeated_sum(delta, step, n)
             if n <= _NUMPY_MIN_RUN:  # as _fill does, with the one-item array kept
                 states[lo:hi] = items[state] * n
             else:
@@ -210,17 +219,27 @@ class HostRuns:
                     else job_on[lo:hi].tobytes() != free * n):
                 return None
         row = self._power[0]
+        whole = _whole(row)
+        mine = None if lists else array.array(job_on.typecode, (key,))
+        patterns = None if lists else _PATTERNS[states.typecode]
         total = 0.0
         for lo, hi in runs:
             n = hi - lo
             if lists:
                 job_on[lo:hi] = [key] * n
+            elif n <= _NUMPY_MIN_RUN:
+                job_on[lo:hi] = mine * n
             else:
                 self._fill(job_on, lo, hi, key)
             state = states[lo]
             if (states[lo:hi].count(state) == n if lists
-                    else states[lo:hi].tobytes() == _pattern(states.typecode, state) * n):
-                total = _repeated_sum(total, row[state], n)
+                    else states[lo:hi].tobytes() == patterns[state] * n):
+                added = n * row[state]  # whole watts: exact in one multiply-add
+                if whole and -_EXACT < added < _EXACT and -_EXACT < total < _EXACT and (
+                        -_EXACT < total + added < _EXACT):
+                    total += added
+                else:
+                    total = _repeated_sum(total, row[state], n)
             else:
                 for c in range(lo, hi):
                     total += row[states[c]]
@@ -302,6 +321,22 @@ _DTYPES = {"b": np.int8, "i": np.intc, "d": np.float64}
 #: repeated: C-level copies that cost less than a numpy view's setup up to ~32k items of
 #: 1 to 8 bytes, measured on CPython 3.11).
 _NUMPY_MIN_RUN = 32768
+
+
+def _whole(row: tuple[float, ...]) -> bool:
+    """True when every power of ``row`` is a float holding a whole number of watts (sums of
+    them below 2**53 in size are then exact: see :func:`_repeated_sum`)."""
+    found = _WHOLE.get(row)
+    if found is None:
+        found = all(type(w) is float and w.is_integer() for w in row)
+        if len(_WHOLE) >= _SUMS_MAX:
+            _WHOLE.clear()
+        _WHOLE[row] = found
+    return found
+
+
+#: :func:`_whole` of the power rows met so far (a handful: one per host type).
+_WHOLE: dict[tuple[float, ...], bool] = {}
 
 
 def _repeated_sum(total: float, value: float, count: int) -> float:

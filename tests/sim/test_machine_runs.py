@@ -312,6 +312,30 @@ def test_runs_of_identical_hosts_in_arrays_equal_host_by_host(script, seed):
     _replay_both((_compact_identical(N), machines([0] * N)[1]), script, seed, look=_without_hosts)
 
 
+#: Whole numbers of watts (the default row of identical hosts), and whole rows so large that
+#: sums over 300 hosts pass 2**53 and round (the multiply-add path must then step aside).
+WHOLE_POWERS = [(100.0, 100.0, 30.0, 5.0), (2.0**51 + 3.0, 2.0**50 + 1.0, 3.0, -1.0)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(steps, small_steps), st.integers(0, 2**16), st.sampled_from(WHOLE_POWERS))
+def test_whole_watt_runs_in_arrays_equal_host_by_host(script, seed, row):
+    """Runs of identical hosts whose powers are whole watts (flushes and wide jobs summed in one
+    multiply-add when exact) give the very states, powers, total and job energies of the
+    host-by-host rules, also where the sums pass 2**53."""
+    limit = machine_module.ARRAY_MIN_HOSTS
+    machine_module.ARRAY_MIN_HOSTS = 0
+    try:
+        compact = Machine([SPEEDS[0]] * N, [row] * N, 3, host_energy=False, compact=True)
+    finally:
+        machine_module.ARRAY_MIN_HOSTS = limit
+    slow = Machine([SPEEDS[0]] * N, [row] * N, 3)
+    slow._energy_acc, slow._energy_t = [0.0] * N, [0.0] * N
+    slow._free_runs = lambda runs: False
+    slow._apply_free_runs = lambda runs: False
+    _replay_both((compact, slow), script, seed, look=_without_hosts)
+
+
 @pytest.mark.parametrize("compact", [True, False])
 def test_wide_job_on_identical_hosts_by_hand(monkeypatch, compact):
     """A wide job on identical hosts (arrays or lists) is given its runs without the per-run
