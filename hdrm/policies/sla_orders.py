@@ -100,45 +100,77 @@ class TenantUsage:
         return self._done + self._cores * (now - self._since)
 
 
-class _Deadline:
-    def __init__(self, table: TenantTable) -> None:
-        self.deadline = table.deadline_s
+def _reader(values: np.ndarray) -> Any:
+    """``values`` read one item at a time as Python numbers: a memoryview of the array (no
+    numpy scalar made per read, the same value), or the array itself when it has no buffer."""
+    try:
+        return memoryview(np.ascontiguousarray(values))
+    except (TypeError, ValueError, BufferError):
+        return values
 
+
+class _TableKey:
+    """A key reading the run's :class:`~hdrm.workload.tenants.TenantTable` by job (its
+    memoryviews are made again when a pickled copy is loaded: environments are copied)."""
+
+    def __init__(self, table: TenantTable) -> None:
+        self.table = table
+        self._read()
+
+    def _read(self) -> None:
+        self.deadline = _reader(self.table.deadline_s)
+        self.tenant_of = _reader(self.table.tenant_of)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"table": self.table}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.table = state["table"]
+        self._read()
+
+
+class _Deadline(_TableKey):
     def __call__(self, job: Job, now: float) -> float:
         return float(self.deadline[job.idx])
 
 
-class _Laxity(_Deadline):
+class _Laxity(_TableKey):
     def __call__(self, job: Job, now: float) -> float:
         d = float(self.deadline[job.idx])
         return d - estimated_duration_s(job) if math.isfinite(d) else math.inf
 
 
-class _ClassRank:
-    def __init__(self, table: TenantTable) -> None:
-        self.rank = table.ranks
-        self.tenant_of = table.tenant_of
+class _ClassRank(_TableKey):
+    def _read(self) -> None:
+        super()._read()
+        self.rank = self.table.ranks.tolist()
 
     def __call__(self, job: Job, now: float) -> float:
         return float(self.rank[self.tenant_of[job.idx]])
 
 
-class _FairShare:
+class _FairShare(_TableKey):
     def __init__(self, usage: TenantUsage) -> None:
         self.usage = usage
-        self.tenant_of = usage.table.tenant_of
+        super().__init__(usage.table)
+
+    def _read(self) -> None:
+        super()._read()
         self._at: float | None = None
-        self._per_share = np.zeros(0)
+        self._per_share: list[float] = []
 
     def __call__(self, job: Job, now: float) -> float:
         if self._at != now:  # one usage vector per decision, not per job
-            self._per_share = self.usage.usage(now) / self.usage.shares
+            self._per_share = (self.usage.usage(now) / self.usage.shares).tolist()
             self._at = now
-        return float(self._per_share[self.tenant_of[job.idx]])
+        return self._per_share[self.tenant_of[job.idx]]
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"usage": self.usage, "tenant_of": self.tenant_of, "_at": None,
-                "_per_share": np.zeros(0)}
+        return {"table": self.table, "usage": self.usage}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.usage = state["usage"]
+        super().__setstate__(state)
 
 
 def bind_tenants(pair: Any, table: TenantTable, core: Any) -> Any:
