@@ -1,14 +1,17 @@
 """Jobs on processors of several cores, taken and freed run by run (platform files).
 
 The cluster mirror's core-by-core rules (:mod:`hdrm.core.power_states`) cost a few Python steps
-per core of a job; a job of 500,000 cores on 40-core nodes costs seconds and a mapping of one
-change per core. When a job charges no memory, demands no bandwidth and no processor is slowed
-by contention, those rules reduce to facts about processors: a taken core runs, the first taken
-core of a sleeping processor wakes its free cores (idle), a freed core idles, and the last freed
-core of a processor puts all its cores to sleep. :class:`ProcRuns` applies them to runs of
-consecutive cores, processor by processor, with list slices for the cores' values, and queues
-the changes as runs whose order, cores and values are exactly those of the core-by-core
-mapping (so the machine adds the same powers in the same order: the same bits).
+per core of a job; a job of 500,000 cores on 40-core nodes cost seconds and a mapping of one
+change per core. For a job that charges no memory those rules reduce to facts about
+processors: a taken core runs (at the speed its processor's new demand gives), the first taken
+core of a sleeping processor wakes its free cores (idle), a freed core idles, and the last
+freed core of a processor puts all its cores to sleep. :class:`ProcRuns` applies them to runs
+of consecutive cores: spans of whole processors by list slices (their counters, states and
+speed factors), a processor covered in part by its own cores
+(:class:`~hdrm.core.proc_contention.ContendedRuns` when speeds may change), and queues the
+changes as runs whose order, cores and values are exactly those of the core-by-core mapping
+(so the machine adds the same powers in the same order: the same bits). Bandwidth records are
+made processor by processor, as the rules make them.
 
 Runs queued by several jobs may overlap (a core freed and taken again before the engine reads
 the changes): :func:`~hdrm.core.intervals.as_disjoint_runs` turns them into the disjoint runs of
@@ -18,9 +21,11 @@ the mapping that applying them one by one would give.
 from __future__ import annotations
 
 from bisect import bisect_right
+from functools import partial
 from typing import Any, Iterator, NamedTuple, Sequence
 
 from hdrm.core.contention import ContentionModel
+from hdrm.core.proc_contention import ContendedRuns
 from hdrm.core.runs import WIDE, CoreRuns, core_runs
 from hdrm.platform.power import IDLE, RUNNING, SLEEPING
 
@@ -78,7 +83,7 @@ def _firsts(groups: Sequence[Sequence[int]], nb_cores: int) -> list[int] | None:
     return firsts if firsts[-1] == nb_cores else None
 
 
-class ProcRuns:
+class ProcRuns(ContendedRuns):
     """The run-by-run path of :class:`~hdrm.core.state.ClusterState` (its attributes, set
     there): jobs that charge no memory and demand no bandwidth while no core is slowed."""
 
@@ -100,12 +105,11 @@ class ProcRuns:
     #: The runs of cores of each job taken on this path (given back at its end).
     _proc_held: dict[int, list[tuple[int, int]]]
 
-    def _runs_allocate(self, key: int, cores: Sequence[int], mem_mb: float,
-                       bw_gbps: float) -> bool:
-        """Give ``cores`` to job ``key`` run by run when the path applies (no memory; no
-        processor of the job slowed, before or after) and every core is a free, known core, in
-        increasing order; else change nothing and return False (the core-by-core rules then
-        decide, and name any culprit)."""
+    def _runs_allocate(self, key: int, cores: Sequence[int], mem_mb: float, bw_gbps: float,
+                       now: float) -> bool:
+        """Give ``cores`` to job ``key`` run by run when it charges no memory and every core
+        is a free, known core, in increasing order; else change nothing and return False (the
+        core-by-core rules then decide, and name any culprit)."""
         where = self._layout
         if where is None or mem_mb != 0:
             return False
@@ -116,19 +120,20 @@ class ProcRuns:
             if lo <= end or hi > self.nb_cores or core_job[lo:hi].count(FREE) != hi - lo:
                 return False
             end = hi
-        first = where.proc_first
-        parts = list(_parts(runs, first))
-        demands = self._demands(parts, bw_gbps, +1)
-        if not runs or demands is None:
+        if not runs:
             return False
         for lo, hi in runs:
             core_job[lo:hi] = [key] * (hi - lo)
         pieces: list[_Piece] = []
-        for (p, part), demand in zip(parts, demands):
+        add = partial(_add, pieces)
+        first = where.proc_first
+        for p, part in _parts(runs, first):
             if type(part) is int:  # processors p .. part - 1, whole and idle
-                self._take_whole(p, part, demand, pieces)
+                self._take_whole(p, part, bw_gbps, now, add)
+            elif self._nominal:
+                self._take_processor(p, part, first[p], first[p + 1], bw_gbps, add)
             else:
-                self._take_processor(p, part, first[p], first[p + 1], demand, pieces)
+                self._refresh_processor(p, first[p], first[p + 1], part, +1, bw_gbps, now, add)
         self._queue(pieces)
         n = sum(hi - lo for lo, hi in runs)
         self.free_cores -= n
@@ -136,85 +141,56 @@ class ProcRuns:
         self._proc_held[key] = runs
         return True
 
-    def _runs_release(self, key: int, bw_gbps: float) -> Sequence[int] | None:
-        """Free the cores of job ``key`` run by run when it was given them on this path and no
-        processor of it is slowed, before or after; returns them, or None with nothing
-        changed."""
-        runs = self._proc_held.get(key)
+    def _runs_release(self, key: int, bw_gbps: float, now: float) -> Sequence[int] | None:
+        """Free the cores of job ``key`` run by run when it was given them on this path;
+        returns them, or None with nothing changed."""
+        runs = self._proc_held.pop(key, None)
         where = self._layout
         if runs is None or where is None:
             return None
-        first = where.proc_first
-        parts = list(_parts(runs, first))
-        demands = self._demands(parts, bw_gbps, -1)
-        if demands is None:
-            return None
-        del self._proc_held[key]
         core_job = self._core_job
         for lo, hi in runs:
             core_job[lo:hi] = [FREE] * (hi - lo)
         pieces: list[_Piece] = []
-        for (p, part), demand in zip(parts, demands):
+        add = partial(_add, pieces)
+        first = where.proc_first
+        for p, part in _parts(runs, first):
             if type(part) is int:  # processors p .. part - 1, whole and held by this job
-                self._free_whole(p, part, pieces)
+                self._free_whole(p, part, now, add)
+            elif self._nominal:
+                self._free_processor(p, part, first[p], first[p + 1], bw_gbps, add)
             else:
-                self._free_processor(p, part, first[p], first[p + 1], demand, pieces)
+                self._refresh_processor(p, first[p], first[p + 1], part, -1, bw_gbps, now, add)
         self._queue(pieces)
         cores = self.alloc.pop(key)
         self.free_cores += len(cores)
         return cores
 
-    def _demands(self, parts: list[tuple[int, Any]], bw: float, sign: int) -> list | None:
-        """The bandwidth demand of each part's processors once its cores are taken (+1) or
-        freed (-1), as the core-by-core rules add it up (a float for a processor, a list for a
-        span; None for a span freed whole: idle, 0.0); None when a processor of the parts is
-        slowed now or would be then."""
-        where = self._layout
-        assert where is not None
-        fraction, demand, running = self.proc_fraction, self._proc_demand, self._proc_running
-        capacity, speed = self.proc_capacity, self.contention.speed_fraction
-        nominal = self._nominal
-        out: list = []
-        for p, part in parts:
-            if type(part) is int:  # a span of whole processors, idle or held by the job
-                if sign < 0:
-                    if not nominal and fraction[p:part].count(1.0) != part - p:
-                        return None
-                    out.append(None)
-                    continue
-                sizes = where.proc_size[p:part]
-                made = {s: _added(0.0, bw, s, nominal) for s in set(sizes)}
-                if not nominal and any(speed(made[s], cap) != 1.0
-                                       for s, cap in set(zip(sizes, capacity[p:part]))):
-                    return None
-                out.append(list(map(made.__getitem__, sizes)))
-                continue
-            if fraction[p] != 1.0:
-                return None
-            k = sum(b - a for a, b in part)
-            if running[p] + sign * k == 0:
-                out.append(0.0)  # the last running core left: 0.0
-                continue
-            new = _added(demand[p], sign * bw, k, nominal)
-            if not nominal and speed(new, capacity[p]) != 1.0:
-                return None
-            out.append(new)
-        return out
-
     # ------------------------------------------------------------------ processors
-    def _take_whole(self, pa: int, pb: int, demand: list[float], pieces: list[_Piece]) -> None:
-        """Processors ``pa .. pb - 1``, idle, taken whole: they run (each processor's first
-        core waking it has no free sibling to idle)."""
+    def _take_whole(self, pa: int, pb: int, bw: float, now: float, add: Any) -> None:
+        """Processors ``pa .. pb - 1``, idle, taken whole by a job of ``bw`` GB/s a core: they
+        run (each processor's first core waking it has no free sibling to idle), at the speed
+        their new demand gives."""
         where = self._layout
         assert where is not None
-        self._proc_running[pa:pb] = where.proc_size[pa:pb]
-        self._proc_demand[pa:pb] = demand
+        sizes = where.proc_size[pa:pb]
+        nominal = self._nominal
+        made = {s: _added(0.0, bw, s, nominal) for s in set(sizes)}
+        self._proc_running[pa:pb] = sizes
+        self._proc_demand[pa:pb] = list(map(made.__getitem__, sizes))
         self._proc_free[pa:pb] = [0] * (pb - pa)
         lo, hi = where.proc_first[pa], where.proc_first[pb]
         self._count_nodes(lo, hi, -1)
-        _add(pieces, lo, hi, _RUN, SLEEPING)
+        if not nominal:
+            speed = self.contention.speed_fraction
+            fractions = {(s, cap): speed(made[s], cap)
+                         for s, cap in set(zip(sizes, self.proc_capacity[pa:pb]))}
+            if any(f != 1.0 for f in fractions.values()):
+                self._contend_whole(pa, pb, where.proc_first, fractions, now, add)
+                return
+        add(lo, hi, _RUN, SLEEPING)
 
-    def _free_whole(self, pa: int, pb: int, pieces: list[_Piece]) -> None:
+    def _free_whole(self, pa: int, pb: int, now: float, add: Any) -> None:
         """Processors ``pa .. pb - 1``, held whole by the job that ends: they sleep."""
         where = self._layout
         assert where is not None
@@ -223,7 +199,10 @@ class ProcRuns:
         self._proc_demand[pa:pb] = [0.0] * (pb - pa)  # the last running core left
         lo, hi = where.proc_first[pa], where.proc_first[pb]
         self._count_nodes(lo, hi, +1)
-        _add(pieces, lo, hi, _SLEEP, RUNNING)
+        if not self._nominal and self.proc_fraction[pa:pb].count(1.0) != pb - pa:
+            self._relax_whole(pa, pb, where.proc_first, now, add)
+            return
+        add(lo, hi, _SLEEP, RUNNING)
 
     def _count_nodes(self, lo: int, hi: int, sign: int) -> None:
         """Count the cores ``lo..hi - 1`` (of whole processors) as freed (+1) or taken (-1) in
@@ -241,66 +220,59 @@ class ProcRuns:
         node_free[n0 + 1:n1] = where.node_size[n0 + 1:n1] if sign > 0 else [0] * inner
 
     def _take_processor(self, p: int, segs: list[tuple[int, int]], lo: int, hi: int,
-                        demand: float, pieces: list[_Piece]) -> None:
-        """Count ``segs`` (cores of processor ``p`` = ``lo..hi - 1``) as taken, its demand
-        now ``demand``, and add their changes in the order of the core-by-core rules."""
+                        bw: float, add: Any) -> None:
+        """Nominal speeds: count ``segs`` (cores of processor ``p`` = ``lo..hi - 1``) as
+        taken by a job of ``bw`` GB/s a core, and add their changes in the order of the
+        core-by-core rules: the first core runs, wakes its free siblings, then the others run."""
         k = sum(b - a for a, b in segs)
         was = self._proc_running[p]
-        self._proc_demand[p] = demand
+        self._proc_demand[p] = _added(self._proc_demand[p], bw, k, True)
         self._proc_running[p] = was + k
         self._proc_free[p] -= k
         self._node_free_cores[self.proc_node[p]] -= k
         if was:
             for a, b in segs:
-                _add(pieces, a, b, _RUN, IDLE)
+                add(a, b, _RUN, IDLE)
             return
-        if self._nominal:  # the first core runs, wakes its free siblings, then the others run
-            a0, b0 = segs[0]
-            _add(pieces, a0, a0 + 1, _RUN, SLEEPING)
-            _add_gaps(pieces, lo, hi, segs, _IDLE, SLEEPING)
-            _add(pieces, a0 + 1, b0, _RUN, SLEEPING)
-            for a, b in segs[1:]:
-                _add(pieces, a, b, _RUN, SLEEPING)
-            return
-        for a, b in segs:  # the taken cores run, then the processor's free cores wake
-            _add(pieces, a, b, _RUN, SLEEPING)
-        _add_gaps(pieces, lo, hi, segs, _IDLE, SLEEPING)
+        a0, b0 = segs[0]
+        add(a0, a0 + 1, _RUN, SLEEPING)
+        _add_gaps(add, lo, hi, segs, _IDLE, SLEEPING)
+        add(a0 + 1, b0, _RUN, SLEEPING)
+        for a, b in segs[1:]:
+            add(a, b, _RUN, SLEEPING)
 
     def _free_processor(self, p: int, segs: list[tuple[int, int]], lo: int, hi: int,
-                        demand: float, pieces: list[_Piece]) -> None:
-        """Count ``segs`` (cores of processor ``p`` = ``lo..hi - 1``) as freed, its demand now
-        ``demand``, and add their changes in the order of the core-by-core rules."""
+                        bw: float, add: Any) -> None:
+        """Nominal speeds: count ``segs`` (cores of processor ``p`` = ``lo..hi - 1``) as freed
+        by a job of ``bw`` GB/s a core, and add their changes in the order of the core-by-core
+        rules: each freed core idles; the last one puts the processor to sleep."""
         k = sum(b - a for a, b in segs)
         left = self._proc_running[p] - k
-        self._proc_demand[p] = demand
+        self._proc_demand[p] = _added(self._proc_demand[p], -bw, k, True) if left else 0.0
         self._proc_running[p] = left
         self._proc_free[p] += k
         self._node_free_cores[self.proc_node[p]] += k
         if left:
             for a, b in segs:
-                _add(pieces, a, b, _IDLE, RUNNING)
+                add(a, b, _IDLE, RUNNING)
             return
-        if self._nominal:  # each freed core idles; the last one puts the processor to sleep
-            last = segs[-1][1] - 1
-            early = segs[:-1] + [(segs[-1][0], last)]
-            for a, b in early:
-                _add(pieces, a, b, _SLEEP, RUNNING)
-            _add_gaps(pieces, lo, last, early, _SLEEP, IDLE)
-            _add(pieces, last, last + 1, _SLEEP, RUNNING)
-            _add_gaps(pieces, last + 1, hi, [], _SLEEP, IDLE)
-            return
-        at = lo  # every core of the processor sleeps, in order
-        for a, b in segs:
-            _add(pieces, at, a, _SLEEP, IDLE)
-            _add(pieces, a, b, _SLEEP, RUNNING)
-            at = b
-        _add(pieces, at, hi, _SLEEP, IDLE)
+        last = segs[-1][1] - 1
+        early = segs[:-1] + [(segs[-1][0], last)]
+        for a, b in early:
+            add(a, b, _SLEEP, RUNNING)
+        _add_gaps(add, lo, last, early, _SLEEP, IDLE)
+        add(last, last + 1, _SLEEP, RUNNING)
+        _add_gaps(add, last + 1, hi, [], _SLEEP, IDLE)
 
     def _queue(self, pieces: list[_Piece]) -> None:
-        """Write the new states of ``pieces`` and queue them as change runs."""
+        """Write the new states (and speed factors) of ``pieces`` and queue them as change
+        runs."""
         core_state, queue = self._core_state, self._pending_runs
+        factors = None if self._nominal else self.core_factor
         for lo, hi, change, _ in pieces:
             core_state[lo:hi] = [change[0]] * (hi - lo)
+            if factors is not None:
+                factors[lo:hi] = [change[1]] * (hi - lo)
             queue.append((lo, hi, change))
 
 
@@ -358,11 +330,12 @@ def _add(pieces: list[_Piece], lo: int, hi: int, change: tuple[int, float], old:
     pieces.append([lo, hi, change, old])
 
 
-def _add_gaps(pieces: list[_Piece], lo: int, hi: int, segs: list[tuple[int, int]],
+def _add_gaps(add: Any, lo: int, hi: int, segs: list[tuple[int, int]],
               change: tuple[int, float], old: int) -> None:
-    """Add the change of the cores of ``lo..hi - 1`` outside ``segs`` (ascending), in order."""
+    """``add`` the change of the cores of ``lo..hi - 1`` outside ``segs`` (ascending), in
+    order."""
     at = lo
     for a, b in segs:
-        _add(pieces, at, min(a, hi), change, old)
+        add(at, min(a, hi), change, old)
         at = max(at, b)
-    _add(pieces, at, hi, change, old)
+    add(at, hi, change, old)

@@ -213,7 +213,8 @@ class ClusterState(PowerStates, ProcRuns):
         if self._lazy:  # pragma: no cover (handled above)
             raise AssertionError("unreachable")
         # a one-core job (an inference request) costs fewer steps core by core
-        if len(cores) > 1 and self._runs_allocate(job.idx, cores, job.mem_mb, job.mem_bw_gbps):
+        if len(cores) > 1 and self._runs_allocate(job.idx, cores, job.mem_mb, job.mem_bw_gbps,
+                                                  now):
             return
         self._spill()  # runs queued before come first
         self._charge(job, cores, now)
@@ -228,10 +229,9 @@ class ClusterState(PowerStates, ProcRuns):
     def release(self, job: Job, now: float) -> Sequence[int]:
         """Free the cores of ``job``; returns them."""
         if self._proc_held:
-            held = self._runs_release(job.idx, job.mem_bw_gbps)
+            held = self._runs_release(job.idx, job.mem_bw_gbps, now)
             if held is not None:
                 return held
-            self._proc_held.pop(job.idx, None)  # (a slowed processor: core by core below)
         cores = self.alloc.pop(job.idx, None)
         if cores is None:
             raise SimulationError(f"job {job.id} holds no cores")

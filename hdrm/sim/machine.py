@@ -51,6 +51,7 @@ from hdrm.core.runs import WIDE, CoreRuns
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.power import SLEEPING, state_power_w, state_speeds_gflops
+from hdrm.sim.host_changes import HostChanges
 from hdrm.sim.host_runs import HostRuns
 from hdrm.sim.job_end import (  # noqa: F401 (re-exported: their former home)
     COMPLETED_KILLED,
@@ -78,7 +79,7 @@ def machine_for(platform: Platform, kill_on_walltime: bool = True) -> "Machine":
     return Machine(speeds, powers, SLEEPING, kill_on_walltime, host_energy=False, compact=True)
 
 
-class Machine(HostRuns, MachineQueries):
+class Machine(HostRuns, HostChanges, MachineQueries):
     """Hosts with power states executing jobs.
 
     Its read-only queries (size, power, energies, progress of running jobs, next end) are those
@@ -210,8 +211,8 @@ class Machine(HostRuns, MachineQueries):
         if delay_s is not None:
             self._push(job, self.now + job.delay_run_s(delay_s))
         else:
-            speeds, factor = self._speeds, self._factor
-            job.make_parallel(ops_gflop, [speeds[c][states[c]] * factor[c] for c in cores])
+            job.make_parallel(ops_gflop, ())
+            job.min_speed, job.at_min = self._slowest(held)  # run by run
             self._push(job, self.now + job.run_left_s())
 
     def kill(self, key: int) -> JobEnd:
@@ -255,58 +256,10 @@ class Machine(HostRuns, MachineQueries):
                 return
         elif len(changes) > 2 * WIDE and self._apply_uniform(changes):
             return
-        now = self.now
         touched: dict[int, float] = {}  # job -> its min speed before the changes
         stale: set[int] = set()  # jobs whose min speed must be recomputed
-        power, speeds, states, factor = self._power, self._speeds, self.state, self._factor
-        acc, last, job_on, jobs = self._energy_acc, self._energy_t, self.job_on, self._jobs
-        accounts = acc is not None
-        unit = True
-        delta = 0.0
-        for c, (state, speed_factor) in changes.items():
-            old, old_factor = states[c], factor[c]
-            if old == state and old_factor == speed_factor:
-                continue
-            key = job_on[c]
-            pw = power[c]
-            if key != _FREE:
-                job = jobs[key]
-                if key not in touched:
-                    if job.parallel:
-                        job.sync(now)
-                    touched[key] = job.min_speed
-                job.energy_j += job.power_w * (now - job.energy_t)
-                job.energy_t = now
-                job.power_w += pw[state] - pw[old]
-                if job.parallel and key not in stale:  # the slowest speed, in O(1)
-                    sp = speeds[c]
-                    was, new, low = sp[old] * old_factor, sp[state] * speed_factor, job.min_speed
-                    if new < low:
-                        job.min_speed, job.at_min = new, 1
-                    elif new == low:
-                        job.at_min += was != low
-                    elif was == low:
-                        job.at_min -= 1
-                        if not job.at_min:  # the last host at the minimum sped up
-                            stale.add(key)
-            if accounts:
-                acc[c] += pw[old] * (now - last[c])
-                last[c] = now
-            delta += pw[state] - pw[old]
-            states[c] = state
-            factor[c] = speed_factor
-            if speed_factor != 1.0:
-                unit = False
-        if not unit:
-            self._unit_factors = False
-        if delta:
-            self._step_total_power(delta, now)
-        for key, min_before in touched.items():
-            job = jobs[key]
-            if key in stale:
-                job.set_min_speed(speeds[h][states[h]] * factor[h] for h in job.cores)
-            if job.parallel and job.min_speed != min_before:
-                self._push(job, now + job.run_left_s())
+        delta = self._change_hosts(changes.items(), 0.0, touched, stale)
+        self._after_changes(delta, touched, stale)
 
     def _apply_free_hosts(self, changes: dict[int, tuple[int, float]]) -> bool:
         """:meth:`apply_states` (the same additions in the same order) when no changed host
@@ -340,10 +293,7 @@ class Machine(HostRuns, MachineQueries):
         order, at a cost that follows the runs (C-level passes) when their hosts are free."""
         runs = list(runs)
         if not self._apply_free_runs(runs):
-            changes: dict[int, tuple[int, float]] = {}
-            for lo, hi, change in runs:
-                changes.update(dict.fromkeys(range(lo, hi), change))
-            self.apply_states(changes)
+            self._apply_mixed(runs)  # runs of free hosts still by runs, the others host by host
 
     def advance(self, t: float) -> list[JobEnd]:
         """Move time to ``t`` and return the jobs that end at or before ``t``, in end order.

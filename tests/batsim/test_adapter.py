@@ -62,7 +62,8 @@ def run_adapter(scheduler: HdrmScheduler, platform: Path, workload: Path, timeou
 
 
 def spy_states(sim: Simulation) -> list[tuple[float, dict[int, int]]]:
-    """Record the power states the engine applies: [(time, {core: state})]."""
+    """Record the power states the engine applies, core by core or by runs of cores:
+    [(time, {core: state})]."""
     log: list[tuple[float, dict[int, int]]] = []
     apply = sim.machine.apply_states
 
@@ -71,6 +72,14 @@ def spy_states(sim: Simulation) -> list[tuple[float, dict[int, int]]]:
         apply(changes)
 
     sim.machine.apply_states = spy
+    apply_runs = sim.machine.apply_runs
+
+    def spy_runs(runs):  # runs of cores (platforms of several cores a processor, wide jobs)
+        runs = list(runs)
+        log.append((sim.now, {c: s for lo, hi, (s, _) in runs for c in range(lo, hi)}))
+        apply_runs(runs)
+
+    sim.machine.apply_runs = spy_runs
     return log
 
 

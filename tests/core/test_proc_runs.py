@@ -47,7 +47,8 @@ def pair(contention: str) -> tuple[ClusterState, ClusterState]:
 def snapshot(s: ClusterState) -> tuple:
     return (list(s.core_job), list(s.core_state), list(s.core_factor), list(s.node_free_mem),
             list(s.node_free_cores), list(s.proc_free), list(s.proc_running), list(s.proc_demand),
-            list(s.proc_fraction), s.free_cores, s.contended, dict(s.alloc))
+            list(s.proc_fraction), s.free_cores, s.contended, dict(s.alloc), repr(s.records.data),
+            dict(s.records._open))
 
 
 def changes(s: ClusterState) -> list[tuple[int, tuple[int, float]]]:
