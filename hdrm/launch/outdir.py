@@ -157,12 +157,14 @@ def replay_outdir(path: str | Path, *, overwrite: bool = False,
 
     On a normal exit, every :data:`REPLAY_OUTPUTS` file that was there before and was left
     untouched by the replay (same inode, size and modification time) is deleted and listed in
-    :attr:`ReplayClaim.removed`; after an error nothing is deleted.
+    :attr:`ReplayClaim.removed`; after an error nothing is deleted, and a folder made here that
+    is still empty is removed.
 
     Raises:
         ConfigError: as :func:`claim_outdir` (another run holds the folder, or it holds outputs
             of another kind, such as a model, and ``overwrite`` is false).
     """
+    made = not Path(path).exists()
     claim = claim_outdir(path, overwrite=overwrite, label=label, replaces=REPLAY_OUTPUTS)
     held = ReplayClaim(claim)
     try:
@@ -172,6 +174,14 @@ def replay_outdir(path: str | Path, *, overwrite: bool = False,
             if _stamp(item) == stamp:
                 shutil.rmtree(item) if item.is_dir() and not item.is_symlink() else item.unlink()
                 held.removed.append(item)
+    except BaseException:
+        claim.release()
+        if made:  # a replay that failed before writing anything leaves no empty folder behind
+            try:
+                claim.path.rmdir()
+            except OSError:
+                pass
+        raise
     finally:
         claim.release()
 

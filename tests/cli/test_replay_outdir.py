@@ -110,3 +110,11 @@ def test_batsim_engine_refuses_to_overwrite_an_input_in_the_folder(tmp_path, cap
     assert status == 2 and len(err.strip().splitlines()) == 1
     assert f"--workload {workload}: --engine batsim writes its own workload.json" in err
     assert workload.read_bytes() == before
+
+
+def test_a_failed_replay_into_a_new_folder_leaves_no_folder(tmp_path):
+    outdir = tmp_path / "new"
+    with pytest.raises(RuntimeError), replay_outdir(outdir):
+        assert outdir.is_dir()
+        raise RuntimeError("batsim not found")
+    assert not outdir.exists()
