@@ -26,7 +26,6 @@ from typing import Any, Callable
 
 from hdrm.errors import ConfigError
 from hdrm.registry import suggest
-from hdrm.results._files import write_text
 from hdrm.jsonfile import read_json
 
 logger = logging.getLogger(__name__)
@@ -178,12 +177,30 @@ def write_overutilizations(over: Overutilizations, path: str | Path) -> Path:
         The path written.
     """
     path = Path(path)
-    data = {}
-    for name, (_, schema) in _SCHEMAS.items():
-        data[name] = [
-            {key: _json_value(getattr(item, attr)) for key, attr, _ in schema
-             if not (key == "cores" and not getattr(item, attr))}
-            for item in getattr(over, name)
-        ]
-    write_text(path, json.dumps(data, indent=1, allow_nan=False) + "\n")
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as out:
+            _write_sections(over, out)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write: {exc.strerror or exc}") from None
     return path
+
+
+def _write_sections(over: Overutilizations, out: Any) -> None:
+    """The text of ``json.dumps(sections, indent=1, allow_nan=False)`` and a newline, written
+    entry by entry (no list of entries nor the whole text is held: 144,000 bandwidth spans
+    made ~240 MB of them)."""
+    out.write("{")
+    for i, (name, (_, schema)) in enumerate(_SCHEMAS.items()):
+        out.write(f'{"," if i else ""}\n {json.dumps(name)}: ')
+        items = getattr(over, name)
+        if not items:
+            out.write("[]")
+            continue
+        out.write("[")
+        for k, item in enumerate(items):
+            entry = {key: _json_value(getattr(item, attr)) for key, attr, _ in schema
+                     if not (key == "cores" and not getattr(item, attr))}
+            text = json.dumps(entry, indent=1, allow_nan=False).replace("\n", "\n  ")
+            out.write(f'{"," if k else ""}\n  {text}')
+        out.write("\n ]")
+    out.write("\n}\n")

@@ -8,11 +8,15 @@ import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hdrm.errors import ConfigError
 from hdrm.results.example import example_overutilizations
 from hdrm.results.overutil import (
     BandwidthSpan,
+    CoreShortage,
+    MemoryShortage,
     Overutilizations,
     read_overutilizations,
     write_overutilizations,
@@ -78,3 +82,57 @@ def test_open_span_is_written_as_null_and_read_as_infinite(tmp_path: Path):
     (span,) = read_overutilizations(path).bandwidth
     assert span.end_s == math.inf and span.end_or(12.0) == 12.0
     assert BandwidthSpan(0, 0, 0.0, 3.0, 1.0, 1.0).end_or(12.0) == 3.0
+
+
+def _as_one_text(over) -> str:
+    """overutilizations.json as it was written before it was streamed: one json.dumps."""
+    import json
+
+    from hdrm.results.overutil import _SCHEMAS, _json_value
+
+    data = {name: [{key: _json_value(getattr(item, attr)) for key, attr, _ in schema
+                    if not (key == "cores" and not getattr(item, attr))}
+                   for item in getattr(over, name)]
+            for name, (_, schema) in _SCHEMAS.items()}
+    return json.dumps(data, indent=1, allow_nan=False) + "\n"
+
+
+_floats = st.floats(allow_nan=True, allow_infinity=True)
+_texts = st.text(max_size=6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.builds(CoreShortage, _floats.filter(math.isfinite), _texts, st.integers(),
+                          st.integers()), max_size=3),
+       st.lists(st.builds(MemoryShortage, _floats.filter(math.isfinite), _texts, st.integers(),
+                          _floats.filter(math.isfinite), _floats.filter(math.isfinite)),
+                max_size=3),
+       st.lists(st.builds(BandwidthSpan, st.integers(), st.integers(),
+                          _floats.filter(math.isfinite), _floats,
+                          _floats.filter(math.isfinite), _floats.filter(math.isfinite),
+                          _texts), max_size=3))
+def test_the_streamed_file_has_the_bytes_of_one_dump(tmp_path_factory, cores, memory, spans):
+    """Written entry by entry, the file is byte for byte the single json.dumps it was (open
+    spans as null, empty sections, names with quotes, newlines and non-ASCII letters)."""
+    over = Overutilizations(cores, memory, spans)
+    path = tmp_path_factory.mktemp("o") / "overutilizations.json"
+    write_overutilizations(over, path)
+    assert path.read_bytes() == _as_one_text(over).encode("utf-8")
+
+
+def test_writing_holds_one_entry_at_a_time(tmp_path):
+    """20,000 bandwidth spans (a platform of 10**6 cores had 144,000): writing peaks at a few
+    entries' worth (tracemalloc), where the list of entries and the whole text took ~20 MB."""
+    import tracemalloc
+
+    spans = [BandwidthSpan(p, p // 2, 1.5 * p, 2.5 * p, 150.25, 128.0, f"{20 * p}-{20 * p + 19}")
+             for p in range(20_000)]
+    over = Overutilizations(bandwidth=spans)
+    tracemalloc.start()
+    try:
+        write_overutilizations(over, tmp_path / "overutilizations.json")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000, peak
+    assert (tmp_path / "overutilizations.json").read_bytes() == _as_one_text(over).encode()
