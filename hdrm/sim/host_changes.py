@@ -15,11 +15,15 @@ from __future__ import annotations
 import array
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from hdrm.core.runs import CoreRuns
-from hdrm.sim.host_runs import _repeated_sum
+from hdrm.sim.host_runs import _repeated_sum, _view
 from hdrm.sim.running import RunningJob
 
 _FREE = -1
+#: Runs of hosts of mixed states longer than this find their slowest host by numpy.
+_NUMPY_MIN = 256
 
 
 class HostChanges:
@@ -145,13 +149,27 @@ class HostChanges:
             if hi - lo > 1 and self._alike(lo, hi):
                 items = [(speeds[lo][states[lo]] * factor[lo], hi - lo)]
             else:
-                items = [(speeds[c][states[c]] * factor[c], 1) for c in range(lo, hi)]
+                items = self._run_speeds(lo, hi)
             for s, n in items:
                 if s < low:
                     low, count = s, n
                 elif s == low:
                     count += n
         return low, count
+
+    def _run_speeds(self, lo: int, hi: int) -> list[tuple[float, int]]:
+        """``(speed, count)`` items of hosts ``lo..hi - 1``: their lowest speed and its count
+        by numpy when they share one speed row on a machine of arrays (the same products of
+        doubles, no NaN), else each host's speed."""
+        speeds, states, factor = self._speeds, self.state, self._factor
+        row = speeds[lo]
+        if (hi - lo > _NUMPY_MIN and type(states) is not list and type(factor) is not list
+                and speeds[lo:hi].count(row) == hi - lo):
+            values = np.asarray(row, dtype=np.float64)[_view(states)[lo:hi]] * _view(factor)[lo:hi]
+            if not np.isnan(values).any():
+                least = values.min()
+                return [(float(least), int(np.count_nonzero(values == least)))]
+        return [(speeds[c][states[c]] * factor[c], 1) for c in range(lo, hi)]
 
     def _alike(self, lo: int, hi: int) -> bool:
         """True when hosts ``lo..hi - 1`` share one speed row, one state and one factor."""

@@ -100,6 +100,14 @@ def test_slowest_host_run_by_run():
         assert m._slowest(hosts) == (low, speeds.count(low))
     assert m._slowest(CoreRuns([(0, 100)])) == (7.5, 10)
     assert m._slowest(()) == (math.inf, 0)
+    big = Machine([SPEEDS[0]] * 2000, [POWERS[0]] * 2000, 0, compact=True)  # arrays: numpy
+    big.apply_states({c: (1, 1.0) for c in range(300, 1700, 7)} | {999: (0, 0.7)})
+    for hosts in (CoreRuns([(0, 2000)]), CoreRuns([(0, 300), (301, 1300)])):
+        speeds = [big._speeds[c][big.state[c]] * big._factor[c] for c in hosts]
+        low = min(speeds)
+        assert big._slowest(hosts) == (low, speeds.count(low)) == (7.0, 1)
+    big.apply_states({999: (0, 1.0)})
+    assert big._slowest(CoreRuns([(0, 2000)])) == (7.5, 200)
 
 
 def test_a_few_busy_hosts_leave_the_free_runs_to_runs(monkeypatch):
