@@ -62,3 +62,22 @@ def test_a_workers_fragment_is_numpy_and_joins_into_the_learners_batch(tmp_path)
     for column, first, second in zip(joined, replies[0].batch, replies[1].batch):
         assert column.dtype == torch.from_numpy(first).dtype
         assert np.array_equal(column.numpy(), np.concatenate([first, second]))
+
+
+def test_small_weights_go_inside_the_calls_large_ones_through_the_store_once():
+    from hdrm.distributed.ppo import INLINE_WEIGHTS_BYTES, send_weights
+
+    class Store:  # stands for Ray: counts the puts
+        def __init__(self):
+            self.puts = []
+
+        def put(self, value):
+            self.puts.append(value)
+            return ("ref", len(self.puts))
+
+    store = Store()
+    small = {"w": np.zeros(INLINE_WEIGHTS_BYTES // 4, dtype=np.float32), "step": 3}
+    assert send_weights(store, small) is small and store.puts == []  # exactly at the limit
+    large = {"w": np.zeros(INLINE_WEIGHTS_BYTES // 4 + 1, dtype=np.float32),
+             "b": torch.zeros(2)}
+    assert send_weights(store, large) == ("ref", 1) and store.puts == [large]
