@@ -187,20 +187,27 @@ def write_overutilizations(over: Overutilizations, path: str | Path) -> Path:
 
 def _write_sections(over: Overutilizations, out: Any) -> None:
     """The text of ``json.dumps(sections, indent=1, allow_nan=False)`` and a newline, written
-    entry by entry (no list of entries nor the whole text is held: 144,000 bandwidth spans
-    made ~240 MB of them)."""
+    entry by entry: no list of entries nor the whole text is held (144,000 bandwidth spans
+    made ~240 MB of them), and each value is encoded alone by the C encoder (an indented dump
+    makes reference cycles of Python closures at each call)."""
     out.write("{")
     for i, (name, (_, schema)) in enumerate(_SCHEMAS.items()):
-        out.write(f'{"," if i else ""}\n {json.dumps(name)}: ')
+        out.write(f'{"," if i else ""}\n {_encode(name)}: ')
         items = getattr(over, name)
         if not items:
             out.write("[]")
             continue
         out.write("[")
+        keys = [(key, attr, f"\n   {_encode(key)}: ") for key, attr, _ in schema]
         for k, item in enumerate(items):
-            entry = {key: _json_value(getattr(item, attr)) for key, attr, _ in schema
-                     if not (key == "cores" and not getattr(item, attr))}
-            text = json.dumps(entry, indent=1, allow_nan=False).replace("\n", "\n  ")
+            fields = [head + _encode(_json_value(getattr(item, attr)))
+                      for key, attr, head in keys
+                      if not (key == "cores" and not getattr(item, attr))]
+            text = "{" + ",".join(fields) + "\n  }" if fields else "{}"
             out.write(f'{"," if k else ""}\n  {text}')
         out.write("\n ]")
     out.write("\n}\n")
+
+
+#: One value as JSON (a number, a string or null; no NaN or infinity).
+_encode = json.JSONEncoder(allow_nan=False).encode
