@@ -18,6 +18,7 @@ files stay readable.
 from __future__ import annotations
 
 import json
+import json.encoder
 import logging
 import math
 from dataclasses import dataclass, field
@@ -209,5 +210,20 @@ def _write_sections(over: Overutilizations, out: Any) -> None:
     out.write("\n}\n")
 
 
-#: One value as JSON (a number, a string or null; no NaN or infinity).
-_encode = json.JSONEncoder(allow_nan=False).encode
+def _encode(value: Any) -> str:
+    """One value as ``json.dumps`` writes it (a finite float, an int, a string, null; other
+    values through the encoder itself)."""
+    kind = type(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is str:
+        return _ascii_string(value)
+    if value is None:
+        return "null"
+    return _ENCODER(value)
+
+
+_ascii_string = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_ENCODER = json.JSONEncoder(allow_nan=False).encode
