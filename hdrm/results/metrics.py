@@ -143,7 +143,18 @@ def machine_times_of(
     spans: Iterable[tuple[float, float, Iterable[tuple[int, int]]]],
 ) -> tuple[float, float]:
     """:func:`machine_times` from ``(execution_time, finish_time, runs)`` of the jobs that ran,
-    in job order, each job's cores as sorted, merged runs ``(first, last + 1)``.
+    in job order, each job's cores as sorted, merged runs ``(first, last + 1)`` (see
+    :class:`MachineTimes`)."""
+    times = MachineTimes()
+    add = times.add
+    for run_s, end_s, runs in spans:
+        add(run_s, end_s, runs)
+    return times.totals()
+
+
+class MachineTimes:
+    """:func:`machine_times` made job by job: :meth:`add` each job that ran, in job order, then
+    read :meth:`totals` (what the engine's outputs do as they make the job rows).
 
     The cost grows with the number of runs (and once with the number of cores), not with the
     cores of each job. Every core's busy time is the sum of its jobs' execution times, added in
@@ -151,20 +162,26 @@ def machine_times_of(
     its last end is a maximum, exact in any order, so it is taken for :data:`_RUNS_AT_ONCE`
     runs at a time (:func:`_raise_to_covering_max`).
     """
-    busy = array("d")
-    view = last_end = np.zeros(0)  # view: numpy view of busy's memory (dropped while it grows)
-    los, his, ends = array("q"), array("q"), array("d")
-    computing = array("d")  # run_s * cores of each run, summed by fsum (no list of spans)
-    size = 0
-    for run_s, end_s, runs in spans:
+
+    def __init__(self) -> None:
+        self._busy = array("d")
+        self._view = np.zeros(0)  # numpy view of _busy's memory (dropped while it grows)
+        self._last_end = np.zeros(0)
+        self._los, self._his, self._ends = array("q"), array("q"), array("d")
+        self._computing = array("d")  # run_s * cores of each run, summed by fsum at the end
+        self._size = 0
+
+    def add(self, run_s: float, end_s: float, runs: Iterable[tuple[int, int]]) -> None:
+        """Book a job that ran ``run_s`` seconds, ended at ``end_s``, on the cores of ``runs``
+        (sorted, merged ``(first, last + 1)``)."""
+        busy, view = self._busy, self._view
+        los, his, ends, computing = self._los, self._his, self._ends, self._computing
         for lo, hi in runs:
-            if hi > size:
-                size = hi
-                if hi > len(busy):  # grow the per-core totals (doubling), zeros at the end
-                    view = None
-                    busy.frombytes(bytes(8 * (max(hi, 2 * len(busy)) - len(busy))))
-                    view = np.frombuffer(busy)
-                    last_end = np.concatenate((last_end, np.zeros(len(busy) - last_end.size)))
+            if hi > self._size:
+                self._size = hi
+                if hi > len(busy):
+                    view = None  # the old view holds the memory: let it go first
+                    view = self._grow(hi)
             if hi - lo <= _SHORT_RUN:
                 for c in range(lo, hi):
                     busy[c] += run_s
@@ -175,12 +192,29 @@ def machine_times_of(
             ends.append(end_s)
             computing.append(run_s * (hi - lo))
             if len(los) == _RUNS_AT_ONCE:
-                _raise_to_covering_max(last_end, los, his, ends)
+                _raise_to_covering_max(self._last_end, los, his, ends)
                 del los[:], his[:], ends[:]
-    if not computing:
-        return 0.0, 0.0
-    _raise_to_covering_max(last_end, los, his, ends)
-    return math.fsum(computing), float(np.sum(last_end[:size] - view[:size]))
+
+    def totals(self) -> tuple[float, float]:
+        """``(time_computing, time_idle)`` of the jobs added so far."""
+        if not self._computing:
+            return 0.0, 0.0
+        _raise_to_covering_max(self._last_end, self._los, self._his, self._ends)
+        del self._los[:], self._his[:], self._ends[:]
+        size = self._size
+        return (math.fsum(self._computing),
+                float(np.sum(self._last_end[:size] - self._view[:size])))
+
+    def _grow(self, size: int) -> np.ndarray:
+        """Grow the per-core totals to at least ``size`` cores (doubling, zeros at the end);
+        returns the new numpy view of the busy times."""
+        busy = self._busy
+        self._view = None
+        busy.frombytes(bytes(8 * (max(size, 2 * len(busy)) - len(busy))))
+        self._view = np.frombuffer(busy)
+        last_end = self._last_end
+        self._last_end = np.concatenate((last_end, np.zeros(len(busy) - last_end.size)))
+        return self._view
 
 
 #: Runs of at most this many cores add their time item by item (numpy's call costs more).
@@ -264,9 +298,8 @@ def summarize(
     """
     energy = 0.0 if energy_j is None else float(energy_j)
     summary: dict[str, Any] = {"batsim_version": batsim_version, "consumed_joules": energy}
-    figures = _job_figures(results, nb_resources, bsld_threshold_s)
-    span_s = figures.pop("makespan")
-    summary.update(figures, makespan=span_s)
+    summary.update(_job_figures(results, nb_resources, bsld_threshold_s))
+    span_s = summary["makespan"]
     summary.update(
         {
             "nb_computing_machines": int(nb_resources),
@@ -290,9 +323,10 @@ _HDRM_JOB_COLUMNS = ("mean_bounded_slowdown", "max_bounded_slowdown", "utilizati
 def _job_figures(
     results: Sequence[JobResult], nb_resources: int, threshold_s: float
 ) -> dict[str, Any]:
-    """Every summary column made from the jobs alone, in one pass over them: the values of
-    the means, maxima and counts of Batsim's columns, :func:`avg_bounded_slowdown`, :func:`max_bounded_slowdown` and
-    :func:`avg_utilization` (the same lists summed and compared in the same order)."""
+    """Every summary column made from the jobs alone, each per-job list made once: Batsim's
+    means, maxima and counts, and the values of :func:`avg_bounded_slowdown`,
+    :func:`max_bounded_slowdown` and :func:`avg_utilization` (the same lists, summed and
+    compared in the same order)."""
     ran = _ran(results)
     nb_jobs = len(results)
     span_s = max([float(r.finish_time) for r in ran], default=0.0)

@@ -242,7 +242,12 @@ def format_interval_set(core_ids: Iterable[int]) -> str:
     Example: ``format_interval_set([8, 0, 1, 2, 3]) == "0-3 8"``; no ids give ``""``. The runs
     are those of :func:`sorted_runs` (C-level passes for what placements mostly give).
     """
-    runs = sorted_runs(core_ids)
+    return format_runs(sorted_runs(core_ids))
+
+
+def format_runs(runs: Sequence[tuple[int, int]]) -> str:
+    """The interval set of sorted, merged runs ``(first, last + 1)`` (as :func:`sorted_runs`
+    gives them): ``[(0, 4), (8, 9)] -> "0-3 8"``."""
     if len(runs) == 1:
         lo, hi = runs[0]
         return str(lo) if lo == hi - 1 else f"{lo}-{hi - 1}"

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from hdrm.errors import ConfigError
 from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
-from hdrm.results.metrics import batsim_mean, machine_times, machine_times_of, summarize
+from hdrm.results.metrics import MachineTimes, batsim_mean, machine_times, summarize
 from hdrm.results.overutil import write_overutilizations
 from hdrm.results.records import (
     BSLD_THRESHOLD_S,
     JobResult,
     bounded_slowdown,
-    format_interval_set,
+    format_runs,
     sorted_runs,
 )
 from hdrm.results.timeline import write_timeline_csv
@@ -32,9 +32,11 @@ from hdrm.sim.preemptive import PreemptedOutcome
 from hdrm.workload.job import Job
 
 
-def job_result(outcome: Outcome, workload_name: str = "w0") -> JobResult:
+def job_result(outcome: Outcome, workload_name: str = "w0",
+               times: MachineTimes | None = None) -> JobResult:
     """The out_jobs.csv row of one job (a job suspended by block preemption: its first start,
-    final end and, as execution time, the run time its segments used)."""
+    final end and, as execution time, the run time its segments used); a job that ran is also
+    added to ``times`` when given (its cores' runs made once for both)."""
     job = outcome.job
     requested = job.walltime_s if job.has_walltime else -1.0
     job_id = str(job.id)
@@ -46,9 +48,12 @@ def job_result(outcome: Outcome, workload_name: str = "w0") -> JobResult:
                          REJECTED, consumed_energy=None, metadata=metadata)
     start, finish = outcome.start_s, outcome.finish_s
     run_s = outcome.run_s if isinstance(outcome, PreemptedOutcome) else finish - start
+    runs = sorted_runs(outcome.cores)
+    if times is not None:
+        times.add(float(run_s), float(finish), runs)
     return JobResult(job_id, workload_name, profile, job.submit_s, job.res, requested,
                      1 if state == COMPLETED_SUCCESSFULLY else 0, state, start, run_s, finish,
-                     allocated_resources=format_interval_set(outcome.cores),
+                     allocated_resources=format_runs(runs),
                      consumed_energy=outcome.energy_j, metadata=metadata)
 
 
@@ -67,7 +72,9 @@ def job_results(result: SimulationResult) -> list[JobResult]:
     """
     rows = result.reports.get("jobs")
     if rows is None or len(rows) != len(result.outcomes):
-        rows = result.reports["jobs"] = [job_result(o) for o in result.outcomes]
+        times = MachineTimes()  # the summary's machine times, made from the same runs
+        rows = result.reports["jobs"] = [job_result(o, times=times) for o in result.outcomes]
+        result.reports["machine_times"] = times.totals()
         result.reports.pop("schedule", None)
     return rows
 
@@ -99,7 +106,8 @@ def schedule_summary(result: SimulationResult, results: list[JobResult] | None =
     if shared and "schedule" in result.reports:
         return dict(result.reports["schedule"])
     rows = job_results(result) if results is None else results
-    computing_s, idle_s = machine_times_of(_spans(result)) if shared else machine_times(rows)
+    times = result.reports.get("machine_times") if shared else None  # made with the rows
+    computing_s, idle_s = machine_times(rows) if times is None else times
     summary = summarize(
         rows,
         result.platform.nb_cores,
@@ -111,19 +119,6 @@ def schedule_summary(result: SimulationResult, results: list[JobResult] | None =
     if shared:
         result.reports["schedule"] = dict(summary)
     return summary
-
-
-def _spans(result: SimulationResult) -> Iterator[tuple[float, float, list[tuple[int, int]]]]:
-    """``(execution_time, finish_time, sorted runs of cores)`` of each job that ran, in order:
-    what :func:`~hdrm.results.metrics.machine_times` reads back from the rows of
-    :func:`job_result`, taken from the outcomes (no interval set parsed)."""
-    for outcome in result.outcomes:
-        if outcome.state == REJECTED:
-            continue
-        finish = outcome.finish_s
-        run_s = (outcome.run_s if isinstance(outcome, PreemptedOutcome)
-                 else finish - outcome.start_s)
-        yield float(run_s), float(finish), sorted_runs(outcome.cores)
 
 
 def make_outdir(outdir: str | Path, label: str = "--outdir") -> Path:

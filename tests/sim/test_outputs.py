@@ -6,6 +6,7 @@ import gc
 
 from builders import job, one_node, workload
 
+import hdrm.results.records as records
 import hdrm.sim.outputs as outputs
 from hdrm.platform.model import Platform
 from hdrm.policies.pairs import resolve_policy
@@ -115,3 +116,23 @@ def test_outputs_are_made_with_the_cycle_collector_paused(tmp_path, monkeypatch)
         assert seen == [False, False] and not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_each_job_s_cores_are_read_once_for_its_row_and_the_machine_times(tmp_path, monkeypatch):
+    # the out_jobs.csv rows and the schedule's machine times share each job's runs of cores
+    calls = []
+    real = records.sorted_runs
+
+    def counted(cores):
+        calls.append(1)
+        return real(cores)
+
+    monkeypatch.setattr(records, "sorted_runs", counted)  # format_interval_set's
+    monkeypatch.setattr(outputs, "sorted_runs", counted, raising=False)
+    result = _result()
+    outputs.write_outputs(result, tmp_path)
+    ran = [o for o in result.outcomes if o.state != "REJECTED"]
+    assert len(calls) == len(ran) == 12
+    rows = outputs.job_results(result)
+    assert (outputs.schedule_summary(result)["time_computing"],
+            outputs.schedule_summary(result)["time_idle"]) == machine_times(rows)
