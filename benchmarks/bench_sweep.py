@@ -14,7 +14,8 @@ shipped 500-job SDSC-SP2 slice). The same sweep file runs, one after the other, 
 For each: wall seconds, CPU seconds (this process; the runs' own CPU as they measured it in
 their workers; the processes under this one: those reaped, and, with psutil, those still alive,
 such as a warm Ray's raylet, GCS and workers), ``other_cpu_s`` (all that CPU but the runs' own:
-what running them costs besides the replays, the figure to compare on a shared machine), and
+what running them costs besides the replays, the figure to compare on a shared machine; n/a for
+the ``ray`` row, whose workers end with the Ray it stops, unseen by this process), and
 the machine's load average before and after (the machine may be shared). Then the speed-up over
 serial and whether every backend produced identical outputs (every run's out_jobs.csv,
 out_timeline.csv and overutilizations.json, and the results table).
@@ -101,9 +102,10 @@ def measure(name: str, sweep: Path, outdir: Path, **kwargs) -> dict:
     kids_s = kids1.ru_utime + kids1.ru_stime - kids0.ru_utime - kids0.ru_stime
     kids_s += sum(cpu - live0.get(pid, 0.0) for pid, cpu in live1.items())
     runs_s = runs_cpu_s(outdir)
+    other = own_s + kids_s - runs_s
     return {"backend": name, "runs": report.nb_run, "parallel": report.parallel,
             "wall_s": wall_s, "driver_cpu_s": own_s, "children_cpu_s": kids_s,
-            "runs_cpu_s": runs_s, "other_cpu_s": own_s + kids_s - runs_s,
+            "runs_cpu_s": runs_s, "other_cpu_s": other if other >= 0 else None,
             "load_before": load_before, "load_after": os.getloadavg()[0]}
 
 
@@ -150,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         cells = (r["backend"], r["runs"], r["parallel"], f"{r['wall_s']:.1f}", f"{r['speedup']:.2f}x",
                  f"{r['driver_cpu_s']:.1f}", f"{r['runs_cpu_s']:.1f}",
-                 f"{r['children_cpu_s']:.1f}", f"{r['other_cpu_s']:.1f}",
+                 f"{r['children_cpu_s']:.1f}",
+                 "n/a" if r["other_cpu_s"] is None else f"{r['other_cpu_s']:.1f}",
                  f"{r['load_before']:.1f}->{r['load_after']:.1f}", r["identical_to_serial"])
         print(" ".join(f"{c!s:>14}" for c in cells))
     if start_stop is not None:
