@@ -59,6 +59,7 @@ from hdrm.platform.library import (
     read_json_file,
 )
 from hdrm.platform.model import (
+    PLATFORM_FILE_REPLAY_BYTES_PER_CORE,
     Cluster,
     CoreTable,
     NetworkType,
@@ -239,7 +240,7 @@ def _check_size(clusters: list[_ClusterSpec], types: TypeLibrary, ctx: Context) 
             f"{_cores_per_node(node_type, types):,} cores")
     if len(groups) > 1:
         what += f" and {len(groups) - 1} other node groups"
-    check_size(total, what, "give fewer nodes")
+    check_size(total, what, "give fewer nodes", PLATFORM_FILE_REPLAY_BYTES_PER_CORE)
 
 
 def _cores_per_node(node_type: NodeType, types: TypeLibrary) -> int:

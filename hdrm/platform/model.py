@@ -25,20 +25,24 @@ from hdrm.errors import PlatformError
 from hdrm.platform.accelerators import Accelerator
 
 #: Default largest platform, in cores (2**20): over 11 times the largest machine of the archive
-#: traces hdrm is checked on (CEA Curie, 93,312 cores); a replay on it takes about 0.8 GB.
+#: traces hdrm is checked on (CEA Curie, 93,312 cores); a replay on it takes about 0.4 GB as a
+#: platform file, 0.2 GB as one-core nodes (the estimates below).
 DEFAULT_MAX_CORES = 1_048_576
 
 #: Environment variable that raises (or lowers) the limit.
 MAX_CORES_ENV = "HDRM_MAX_CORES"
 
-#: Memory a replay takes per core: the platform, the decision core's per-core arrays and the
-#: engine (a finished job's record costs its runs of cores, not its cores). Maximum resident
-#: set of replays of 50 jobs (FCFS + EASY): platform files are the worst case, 10^6 cores as
-#: 25,000 nodes of 40 cores 553 MB (``benchmarks/bench_scale.py --cells nodes50@1000000``);
-#: one-core nodes keep almost nothing per core (``hdrm replay --homogeneous-procs 1000000``
-#: ~100 MB, the interpreter included; ``tests/sim/test_scale_memory.py`` holds 2**20 of them to
-#: this estimate and to 200 MB).
+#: Memory a replay takes per core where no finer estimate is known (SimGrid XML platforms,
+#: whose hosts are objects): the platform, the decision core's per-core state and the engine
+#: (a finished job's record costs its runs of cores, not its cores).
 REPLAY_BYTES_PER_CORE = 800
+#: The same for a platform file (JSON): its per-core tables are runs (one entry per processor
+#: or node) and jobs without memory are taken and freed processor by processor, so a replay of
+#: 50 jobs on 10^6 cores as 25,000 nodes of 40 cores peaks at ~210 MB with HDeepRM's bandwidth
+#: draws (``benchmarks/bench_scale.py --cells nodes50@1000000``; 510 MB before); the worst case
+#: is jobs that all charge memory (the core-by-core rules, ~360 MB), which this covers.
+#: ``tests/sim/test_scale_memory.py`` holds the first to it.
+PLATFORM_FILE_REPLAY_BYTES_PER_CORE = 400
 #: The same for a homogeneous platform of one-core nodes (``--homogeneous-procs``), whose
 #: tables, nodes and free cores take nothing per core: ~85 MB measured at 2**20 cores, the
 #: interpreter included (``tests/sim/test_scale_memory.py`` holds it to this estimate).

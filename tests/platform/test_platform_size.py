@@ -67,7 +67,7 @@ def test_a_trillion_nodes_are_refused_before_any_is_made(tmp_path):
     assert str(error) == (
         f"{path}: clusters[0].nodes[0].count: 1,000,000,000,000 nodes x 40 cores = "
         "40,000,000,000,000 cores, beyond the limit of 1,048,576 cores (a replay takes about "
-        "800 bytes per core: about 32,000,000 GB here, about 0.8 GB at the limit); give fewer "
+        "400 bytes per core: about 16,000,000 GB here, about 0.4 GB at the limit); give fewer "
         "nodes, or raise the limit with $HDRM_MAX_CORES if you have the memory")
     assert peak_mb < 2
 
@@ -91,15 +91,16 @@ def test_a_huge_homogeneous_platform_is_refused_up_front(nb):
 
 
 def test_the_refusal_quotes_the_estimate_of_its_kind_of_platform(tmp_path):
-    # one-core nodes keep nothing per core: 200 bytes a core (10**7: 2.0 GB, not the 8.0 GB of
-    # a platform file's 800)
+    # one-core nodes keep nothing per core: 200 bytes a core (10**7: 2.0 GB); a platform file
+    # keeps runs of cores, but jobs with memory go core by core: 400 (4.0 GB; 800 before its
+    # per-core tables were runs)
     with pytest.raises(PlatformError, match=re.escape(
             "(a replay takes about 200 bytes per core: about 2.0 GB here, about 0.2 GB at the "
             "limit)")):
         Platform.homogeneous(10**7)
     path = _platform_file(tmp_path, 250_000)  # 40-core nodes: 10**7 cores
     with pytest.raises(PlatformError, match=re.escape(
-            "(a replay takes about 800 bytes per core: about 8.0 GB here, about 0.8 GB at the "
+            "(a replay takes about 400 bytes per core: about 4.0 GB here, about 0.4 GB at the "
             "limit)")):
         load_platform(path)
 
