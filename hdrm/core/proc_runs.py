@@ -85,7 +85,7 @@ def _firsts(groups: Sequence[Sequence[int]], nb_cores: int) -> list[int] | None:
 
 class ProcRuns(ContendedRuns):
     """The run-by-run path of :class:`~hdrm.core.state.ClusterState` (its attributes, set
-    there): jobs that charge no memory and demand no bandwidth while no core is slowed."""
+    there): jobs that charge no memory, on cores given in increasing order."""
 
     nb_cores: int
     free_cores: int
