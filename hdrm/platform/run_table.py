@@ -67,6 +67,24 @@ class RunTable(_MadeOnDemand):
     def _item(self, i: int) -> Any:
         return self._values[bisect_right(self._ends, i)]
 
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            first, end, step = index.indices(len(self))
+            if step == 1:  # a span: its runs repeated in C
+                return tuple(self.span(first, end))
+        return super().__getitem__(index)
+
+    def span(self, first: int, end: int) -> Iterator[Any]:
+        """The items ``first .. end - 1`` (``0 <= first``, ``end <= len``), run by run."""
+        ends, values = self._ends, self._values
+        k = bisect_right(ends, first)
+        pieces = []
+        while first < end:
+            stop = min(end, ends[k])
+            pieces.append(itertools.repeat(values[k], stop - first))
+            first, k = stop, k + 1
+        return itertools.chain.from_iterable(pieces)
+
     def __iter__(self) -> Iterator[Any]:
         return itertools.chain.from_iterable(map(itertools.repeat, self._values, self._counts()))
 

@@ -8,8 +8,10 @@ every core running, ``idle_power_w`` with every core idle in an awake processor 
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
+from typing import Iterable, Sequence
 
 from hdrm.platform import power
 from hdrm.platform.model import Platform
@@ -91,22 +93,42 @@ def _processor_types(platform: Platform) -> tuple[ProcessorTypeSummary, ...]:
 def _clusters(platform: Platform) -> tuple[ClusterSummary, ...]:
     rows = []
     for cluster in platform.clusters:
-        core_ids = [c for n in cluster.node_ids for c in platform.nodes[n].core_ids]
+        spans = _spans(platform.nodes[n].core_ids for n in cluster.node_ids)
+        gflops = platform.core_gflops
         rows.append(
             ClusterSummary(
                 name=cluster.name,
                 network=cluster.network.name,
                 nb_nodes=len(cluster.node_ids),
-                nb_cores=len(core_ids),
-                total_gflops=math.fsum(platform.core_gflops[c] for c in core_ids),
+                nb_cores=sum(len(ids) for ids in spans),
+                total_gflops=math.fsum(itertools.chain.from_iterable(
+                    gflops[ids.start:ids.stop] if type(ids) is range else map(gflops.__getitem__, ids)
+                    for ids in spans)),
                 memory_mb=math.fsum(platform.node_memory_mb[n] for n in cluster.node_ids),
             )
         )
     return tuple(rows)
 
 
+def _spans(groups: Iterable[Sequence[int]]) -> list[Sequence[int]]:
+    """The cores of ``groups`` in order, consecutive ranges joined (a cluster of a platform
+    file: one range); other groups as they are."""
+    spans: list[Sequence[int]] = []
+    for ids in groups:
+        if type(ids) is range and ids.step == 1 and spans and type(spans[-1]) is range \
+                and spans[-1].stop == ids.start:
+            spans[-1] = range(spans[-1].start, ids.stop)
+        elif type(ids) is range and ids.step != 1:
+            spans.append(tuple(ids))
+        else:
+            spans.append(ids)
+    return spans
+
+
 def _state_power_w(platform: Platform, state: int) -> float:
-    return math.fsum(power.state_power_w(w)[state] for w in platform.core_power_w)
+    table = platform.core_power_w
+    of = {w: power.state_power_w(w)[state] for w in set(table)}  # once per distinct power
+    return math.fsum(map(of.__getitem__, table))
 
 
 def summarize_platform(platform: Platform) -> PlatformSummary:

@@ -57,3 +57,31 @@ def test_homogeneous_platform_summary_is_json_ready():
     data = dataclasses.asdict(s)
     assert data["processor_types"][0]["nb_cores"] == 3
     assert json.loads(json.dumps(data, default=str))["nb_nodes"] == 3
+
+
+def test_summary_sums_equal_core_by_core_sums(tmp_path):
+    """The cluster speed sums (read run by run from the tables) and the state power sums (one
+    power table per distinct core power) equal the exact sums taken core by core."""
+    import json
+    import math
+
+    from hdrm.platform import power
+    from hdrm.platform.loader import load_platform
+    from hdrm.platform.summary import summarize_platform
+
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps({"clusters": [
+        {"name": "a", "network": "infiniband_edr",
+         "nodes": [{"type": "dell_r640_gold6148", "count": 3}, {"type": "small", "count": 2}]},
+        {"name": "b", "network": "infiniband_edr", "nodes": [{"type": "small", "count": 5}]}],
+        "node_types": {"small": {"processors": [{"type": "quad", "count": 2}], "memory_gb": 8}},
+        "processor_types": {"quad": {"cores": 4, "clock_ghz": 2.3, "flops_per_cycle": 16,
+                                     "mem_bw_gbps": 20, "tdp_w": 61}}}))
+    platform = load_platform(path)
+    summary = summarize_platform(platform)
+    for cluster, row in zip(platform.clusters, summary.clusters):
+        cores = [c for n in cluster.node_ids for c in platform.nodes[n].core_ids]
+        assert row.nb_cores == len(cores)
+        assert row.total_gflops == math.fsum(platform.core_gflops[c] for c in cores)
+    assert summary.idle_power_w == math.fsum(power.state_power_w(w)[power.IDLE]
+                                             for w in platform.core_power_w)

@@ -29,6 +29,8 @@ def test_a_run_table_reads_as_its_tuple(runs):
     assert table == expected and expected == table and hash(table) == hash(expected)
     assert [table[i] for i in range(-len(expected), len(expected))] == list(expected * 2)
     assert table[1:-1:2] == expected[1:-1:2] and table[::-1] == expected[::-1]
+    for lo in range(-2, len(expected) + 2):  # spans, read run by run
+        assert table[lo:] == expected[lo:] and table[lo:lo + 3] == expected[lo:lo + 3]
     assert [math.copysign(1, x) for x in table if x == 0 and type(x) is float] == \
         [math.copysign(1, x) for x in expected if x == 0 and type(x) is float]
     with pytest.raises(IndexError):
