@@ -26,16 +26,18 @@ from hdrm.platform.accelerators import Accelerator
 
 #: Default largest platform, in cores (2**20): over 11 times the largest machine of the archive
 #: traces hdrm is checked on (CEA Curie, 93,312 cores); a replay on it takes about 0.4 GB as a
-#: platform file, 0.2 GB as one-core nodes (the estimates below).
+#: platform file, 0.2 GB as one-core nodes, 1.2 GB as a SimGrid file (the estimates below).
 DEFAULT_MAX_CORES = 1_048_576
 
 #: Environment variable that raises (or lowers) the limit.
 MAX_CORES_ENV = "HDRM_MAX_CORES"
 
 #: Memory a replay takes per core where no finer estimate is known (SimGrid XML platforms,
-#: whose hosts are objects): the platform, the decision core's per-core state and the engine
-#: (a finished job's record costs its runs of cores, not its cores).
-REPLAY_BYTES_PER_CORE = 800
+#: whose hosts are objects: the parsed XML, a host, node, processor and core object each): the
+#: platform, the decision core's per-core state and the engine (a finished job's record costs
+#: its runs of cores, not its cores). A radical of 2**19 hosts replays 50 jobs in 566 MB
+#: (~1,080 bytes a host, the interpreter included).
+REPLAY_BYTES_PER_CORE = 1_100
 #: The same for a platform file (JSON): its per-core tables are runs (one entry per processor
 #: or node) and jobs without memory are taken and freed processor by processor, so a replay of
 #: 50 jobs on 10^6 cores as 25,000 nodes of 40 cores peaks at ~210 MB with HDeepRM's bandwidth
