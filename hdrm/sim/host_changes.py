@@ -144,8 +144,15 @@ class HostChanges:
         them; a run of hosts of one type, state and factor is one comparison."""
         speeds, states, factor = self._speeds, self.state, self._factor
         low, count = float("inf"), 0
-        runs = hosts.runs if isinstance(hosts, CoreRuns) else [(c, c + 1) for c in hosts]
-        for lo, hi in runs:
+        if type(hosts) is tuple or not isinstance(hosts, CoreRuns):  # narrow: host by host
+            for c in hosts:
+                s = speeds[c][states[c]] * factor[c]
+                if s < low:
+                    low, count = s, 1
+                elif s == low:
+                    count += 1
+            return low, count
+        for lo, hi in hosts.runs:
             if hi - lo > 1 and self._alike(lo, hi):
                 items = [(speeds[lo][states[lo]] * factor[lo], hi - lo)]
             else:

@@ -69,3 +69,16 @@ def test_free_hosts_equal_host_by_host(script, host_energy, seed):
         assert look(fast) == look(slow)
     assert [e.key for e in fast.advance(now + 1e6)] == [e.key for e in slow.advance(now + 1e6)]
     assert look(fast) == look(slow)
+
+
+def test_a_narrow_job_takes_its_slowest_host_host_by_host():
+    """A job on a few hosts (a tuple) gets the slowest speed and its count as the runs of
+    hosts would give them, read host by host (an inference request: one host)."""
+    m, _ = pair()
+    m.apply_states({0: (0, 1.0), 1: (1, 1.0), 2: (1, 0.5), 5: (1, 0.5)})
+    assert m._slowest((0,)) == (10.0, 1)
+    assert m._slowest((0, 1, 2)) == (3.75, 1)  # 7.5 x 0.5
+    assert m._slowest((1, 0, 1)) == (7.5, 2)
+    assert m._slowest((5, 2)) == (2.625, 1)  # 5.25 x 0.5 on the second type
+    m.start(9, (0, 1), ops_gflop=75.0)
+    assert (m._jobs[9].min_speed, m._jobs[9].at_min, m._jobs[9].end_s) == (7.5, 1, 10.0)
