@@ -35,7 +35,13 @@ from hdrm.core.power_states import FREE, PowerStates
 from hdrm.platform.power import SLEEPING
 from hdrm.workload.job import Job
 
-__all__ = ["FREE", "ClusterState"]
+__all__ = ["FREE", "RUNS_ALWAYS_CORES", "ClusterState"]
+
+#: From this many cores on, jobs of any width on processors of several cores are taken run by
+#: run (the core-by-core rules would build per-core tables of the whole platform); below it,
+#: only jobs of more than :data:`~hdrm.core.runs.WIDE` cores are (on hdrm's heterogeneous
+#: example platform a narrow job costs ~10 % more steps run by run: the environments' case).
+RUNS_ALWAYS_CORES = 1 << 16
 
 
 def _any_finite(values: Sequence[float]) -> bool:
@@ -140,6 +146,8 @@ class ClusterState(PowerStates, ProcRuns):
         #: Runs of the cores of each narrow job of a lazy state (given back at its end).
         self._held: dict[int, list[tuple[int, int]]] = {}
         self._proc_held: dict[int, list[tuple[int, int]]] = {}
+        #: Narrow jobs too take the run-by-run path (:data:`RUNS_ALWAYS_CORES`).
+        self._runs_always = n_cores >= RUNS_ALWAYS_CORES
         if self.fast_paths and not self._singletons:
             self._layout = layout(self.proc_cores, self.proc_node,
                                   [n.core_ids for n in platform.nodes], n_cores, contention,
@@ -212,9 +220,11 @@ class ClusterState(PowerStates, ProcRuns):
                 raise self._conflict(job, cores)
         if self._lazy:  # pragma: no cover (handled above)
             raise AssertionError("unreachable")
-        # a one-core job (an inference request) costs fewer steps core by core
-        if len(cores) > 1 and self._runs_allocate(job.idx, cores, job.mem_mb, job.mem_bw_gbps,
-                                                  now):
+        # Run by run pays off for wide jobs, and on large platforms, where the core-by-core
+        # rules would make the per-core tables; a narrow job on a small platform (the
+        # environments' case) costs fewer steps core by core.
+        if ((len(cores) > WIDE or (self._runs_always and len(cores) > 1))
+                and self._runs_allocate(job.idx, cores, job.mem_mb, job.mem_bw_gbps, now)):
             return
         self._spill()  # runs queued before come first
         self._charge(job, cores, now)

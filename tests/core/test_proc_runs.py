@@ -35,6 +35,7 @@ N = 40
 def pair(contention: str) -> tuple[ClusterState, ClusterState]:
     """The state with the run-by-run path and the same state on the core-by-core path."""
     fast = ClusterState(platform(), make_contention(contention))
+    fast._runs_always = True  # narrow jobs too, as on a platform of RUNS_ALWAYS_CORES cores
     try:
         ClusterState.fast_paths = False
         slow = ClusterState(platform(), make_contention(contention))
@@ -143,3 +144,22 @@ def test_placements_not_in_processor_order_keep_the_core_by_core_rules():
              odd.processors[1].__class__(1, 0, 0, odd.processors[1].type, (1, 3)))
     odd = Platform(odd.name, odd.clusters, odd.nodes, procs, odd.cores)
     assert ClusterState(odd, make_contention("none"))._layout is None
+
+
+def test_narrow_jobs_go_core_by_core_on_small_platforms_and_run_by_run_on_large_ones():
+    """Below RUNS_ALWAYS_CORES cores a job of at most WIDE cores takes the core-by-core rules
+    (fewer steps for it); a wider job, or any job of two cores or more on a platform of that
+    many cores, takes the run-by-run path."""
+    from hdrm.core.runs import WIDE
+    from hdrm.core.state import RUNS_ALWAYS_CORES
+
+    state = ClusterState(platform(), make_contention("none"))
+    assert not state._runs_always
+    state.allocate(job(0, res=5), list(range(5)), 0.0)
+    assert 0 not in state._proc_held and state.alloc[0] == (0, 1, 2, 3, 4)
+    big = make_platform([(8.0, [Proc(64, 2.0, 10.0, 4.0, "p64")])] * (RUNS_ALWAYS_CORES // 64))
+    state = ClusterState(big, make_contention("none"))
+    assert state._runs_always and state._layout is not None
+    state.allocate(job(0, res=5), list(range(5)), 0.0)
+    state.allocate(job(1, res=WIDE + 1), list(range(64, 64 + WIDE + 1)), 0.0)
+    assert state._proc_held == {0: [(0, 5)], 1: [(64, 64 + WIDE + 1)]}

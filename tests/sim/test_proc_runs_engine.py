@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 
+from hdrm.core import state as state_module
 from hdrm.core.state import ClusterState
 from hdrm.platform.loader import load_platform
 from hdrm.platform.power import SLEEPING
@@ -39,6 +40,8 @@ def run(path, bandwidth: bool, contention: str, general: bool, monkeypatch) -> t
         patch.setattr(engine, "machine_for", machine_with_accounts)
         if general:
             patch.setattr(ClusterState, "fast_paths", False)
+        else:  # narrow jobs too take the run-by-run path, as on a platform of 2**16 cores
+            patch.setattr(state_module, "RUNS_ALWAYS_CORES", 0)
         sim = Simulation(platform, workload, SimulationConfig(contention=contention,
                                                               backfilling="easy"))
         assert (sim.core.state._layout is None) == general
