@@ -28,7 +28,7 @@ from typing import Any, Iterable, Literal, Mapping, NamedTuple
 from procset import ProcSet
 
 from hdrm.errors import ProtocolError
-from hdrm.results.records import format_interval_set
+from hdrm.results.core_sets import format_interval_set
 from hdrm.typedjson import Context, convert_tagged, show
 
 #: Final job states of JOB_COMPLETED.
@@ -182,7 +182,7 @@ def parse_resource_ids(text: Any, where: str) -> list[int]:
 def format_resources(resource_ids: Iterable[int]) -> str:
     """The interval-set text of resource ids, exactly ``str(ProcSet(*ids))`` (``"0-3 7"``).
 
-    Written with :func:`hdrm.results.records.format_interval_set`, which is several times faster
+    Written with :func:`hdrm.results.core_sets.format_interval_set`, which is several times faster
     than building a ProcSet id by id for large allocations.
     """
     return format_interval_set(resource_ids)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from hdrm.results.overutil import BandwidthSpan, CoreShortage, MemoryShortage, Overutilizations
-from hdrm.results.records import format_interval_set
+from hdrm.results.core_sets import format_interval_set
 
 
 class OverutilizationRecorder:

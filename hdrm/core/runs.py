@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, Iterator
 
-from hdrm.results.records import CoreRuns, consecutive_runs
+from hdrm.results.core_sets import CoreRuns, consecutive_runs
 
 #: Allocations of more cores than this are kept run by run on one-core nodes (below it, the
 #: core-by-core loops cost less than the C-level passes' setup).
@@ -26,7 +26,7 @@ def core_runs(cores: Sequence[int]) -> list[tuple[int, int]]:
 
     A list or tuple of consecutive ascending ids (what placements mostly give) is recognised by
     one C-level comparison; anything else is split by
-    :func:`~hdrm.results.records.consecutive_runs`.
+    :func:`~hdrm.results.core_sets.consecutive_runs`.
     """
     kind = type(cores)
     if kind is list or kind is tuple:

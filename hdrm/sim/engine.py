@@ -39,7 +39,7 @@ REJECTED = "REJECTED"
 @dataclass(slots=True)
 class Outcome:
     """What happened to one job (``cores`` as the machine gave them: a tuple, or for a wide job a
-    :class:`~hdrm.results.records.CoreRuns`, which costs its runs of consecutive cores)."""
+    :class:`~hdrm.results.core_sets.CoreRuns`, which costs its runs of consecutive cores)."""
 
     job: Job
     state: str

@@ -29,7 +29,7 @@ class JobEnd:
     """How and when a job left the machine.
 
     ``cores`` are in the order the job was given them: a tuple, or for more than
-    :data:`~hdrm.core.runs.WIDE` cores a :class:`~hdrm.results.records.CoreRuns` (equal to that
+    :data:`~hdrm.core.runs.WIDE` cores a :class:`~hdrm.results.core_sets.CoreRuns` (equal to that
     tuple).
     """
 

@@ -25,7 +25,7 @@ over time; a job's energy is what its hosts consumed while it ran (Batsim's ``co
 Wide jobs cost runs of hosts, not hosts: starting, ending and power-state changes of runs of
 consecutive free hosts of one type go through :mod:`hdrm.sim.host_runs` (C-level passes, the same
 float operations in the same order). A wide job keeps its hosts as a
-:class:`~hdrm.results.records.CoreRuns` (two integers per run of consecutive hosts), and so does
+:class:`~hdrm.results.core_sets.CoreRuns` (two integers per run of consecutive hosts), and so does
 its :class:`~hdrm.sim.job_end.JobEnd`: records of finished jobs cost their runs, not their hosts
 (narrow jobs keep a tuple of at most :data:`~hdrm.core.runs.WIDE` shared ids). Each host's energy
 account (energy so far and the time of its last state change) lives in two Python lists on
