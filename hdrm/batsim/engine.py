@@ -48,7 +48,8 @@ from hdrm.results.csvio import read_jobs_csv, read_schedule_csv
 from hdrm.results.overutil import write_overutilizations
 from hdrm.results.records import REJECTED, JobResult
 from hdrm.sim.engine import Outcome, SimulationConfig, SimulationResult
-from hdrm.sim.machine import JobEnd, machine_for, start_kwargs
+from hdrm.sim.job_end import start_job
+from hdrm.sim.machine import JobEnd, machine_for
 from hdrm.workload.batsim_json import write_batsim_json
 from hdrm.workload.job import Job, Workload
 
@@ -248,7 +249,7 @@ class MachineMirror:
 
     def start(self, job: Job, cores: list[int]) -> None:
         """Start ``job`` on ``cores`` now, as the built-in engine does."""
-        self.machine.start(job.idx, cores, **start_kwargs(job))
+        start_job(self.machine.start, job, cores)
 
     def job_left(self, idx: int, t: float) -> float:
         """Batsim ended job ``idx`` at ``t``: drop it; returns the energy its hosts used (J)."""

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from hdrm.platform.model import Platform
-from hdrm.sim.machine import JobEnd, machine_for, start_kwargs
+from hdrm.sim.job_end import start_job
+from hdrm.sim.machine import JobEnd, machine_for
 from hdrm.workload.job import PROFILE_DELAY, Job
 
 logger = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ class InstantGrouper:
 
     def start(self, job: Job, cores: list[int]) -> None:
         """The decision core started ``job`` on ``cores`` at the current instant."""
-        self.machine.start(job.idx, cores, **start_kwargs(job))
+        start_job(self.machine.start, job, cores)
 
     def complete_instants(self, now: float) -> Iterator[Instant]:
         """The instants whose events have all arrived, in order, once Batsim's time is ``now``.

@@ -44,16 +44,16 @@ class JobEnd:
 
 def start_kwargs(job: Job) -> dict[str, float]:
     """Keyword arguments of :meth:`~hdrm.sim.machine.Machine.start` for ``job``'s profile and
-    walltime."""
-    walltime = job.walltime_s if job.has_walltime else math.inf
-    if job.profile_type == PROFILE_DELAY:
-        return {"delay_s": job.run_time_s, "walltime_s": walltime}
-    return {"ops_gflop": job.ops_gflop, "walltime_s": walltime}
+    walltime: those :func:`start_job` passes."""
+    kwargs: dict[str, float] = {}
+    start_job(lambda _key, _cores, **given: kwargs.update(given), job, ())
+    return kwargs
 
 
 def start_job(start: Callable[..., None], job: Job, cores: Sequence[int]) -> None:
     """Call ``start`` (a machine's :meth:`~hdrm.sim.machine.Machine.start`) for ``job`` on
-    ``cores`` with the arguments :func:`start_kwargs` gives, passed without making a dict."""
+    ``cores``: its profile's work (a fixed delay or an amount of computation) and its walltime
+    (inf when it has none), passed without making a dict."""
     walltime = job.walltime_s
     if not 0.0 < walltime < math.inf:  # Job.has_walltime, inline
         walltime = math.inf
