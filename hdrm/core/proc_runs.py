@@ -85,7 +85,8 @@ def _firsts(groups: Sequence[Sequence[int]], nb_cores: int) -> list[int] | None:
 
 class ProcRuns(ContendedRuns):
     """The run-by-run path of :class:`~hdrm.core.state.ClusterState` (its attributes, set
-    there): jobs that charge no memory, on cores given in increasing order."""
+    there): jobs that charge no memory, on cores given processor by processor, each
+    processor's cores in increasing order."""
 
     nb_cores: int
     free_cores: int
@@ -108,20 +109,20 @@ class ProcRuns(ContendedRuns):
     def _runs_allocate(self, key: int, cores: Sequence[int], mem_mb: float, bw_gbps: float,
                        now: float) -> bool:
         """Give ``cores`` to job ``key`` run by run when it charges no memory and every core
-        is a free, known core, in increasing order; else change nothing and return False (the
-        core-by-core rules then decide, and name any culprit)."""
+        is a free, known core, the cores of each processor coming together in increasing order
+        (processors in any order: a placement's ranking); else change nothing and return False
+        (the core-by-core rules then decide, and name any culprit)."""
         where = self._layout
         if where is None or mem_mb != 0:
             return False
         runs = getattr(cores, "runs", None)
         runs = core_runs(cores) if runs is None else runs
-        core_job, end = self._core_job, -1
-        for lo, hi in runs:
-            if lo <= end or hi > self.nb_cores or core_job[lo:hi].count(FREE) != hi - lo:
-                return False
-            end = hi
-        if not runs:
+        if not runs or not _in_blocks(runs, where.proc_first, self.nb_cores):
             return False
+        core_job = self._core_job
+        for lo, hi in runs:
+            if core_job[lo:hi].count(FREE) != hi - lo:
+                return False
         for lo, hi in runs:
             core_job[lo:hi] = [key] * (hi - lo)
         pieces: list[_Piece] = []
@@ -276,8 +277,34 @@ class ProcRuns(ContendedRuns):
             queue.append((lo, hi, change))
 
 
+def _in_blocks(runs: list[tuple[int, int]], first: list[int], nb_cores: int) -> bool:
+    """True when ``runs`` (non-empty) are runs of known cores in which each processor's cores
+    come as one block in increasing order: runs ascend while they share a processor, and the
+    spans of processors of these blocks do not overlap (so no core comes twice). Ascending
+    disjoint runs always do; processors taken in a ranking's order do too."""
+    spans: list[tuple[int, int]] = []
+    end, last = -1, -1  # the previous run's end and its last processor
+    for lo, hi in runs:
+        if lo < 0 or hi > nb_cores or lo >= hi:
+            return False
+        p = bisect_right(first, lo) - 1
+        q = bisect_right(first, hi - 1) - 1
+        if p == last:  # the block of processor p goes on
+            if lo < end:
+                return False
+            spans[-1] = (spans[-1][0], q)
+        else:
+            spans.append((p, q))
+        end, last = hi, q
+    if len(spans) > 1:
+        spans.sort()
+        return all(a[1] < b[0] for a, b in zip(spans, spans[1:]))
+    return True
+
+
 def _parts(runs: list[tuple[int, int]], first: list[int]) -> Iterator[tuple[int, Any]]:
-    """The parts of ascending disjoint ``runs`` in order: ``(p, segments)`` for processor ``p``
+    """The parts of disjoint ``runs`` (each processor's cores in one ascending block,
+    :func:`_in_blocks`) in order: ``(p, segments)`` for processor ``p``
     partly covered (its segments ``(lo, hi)``, from one run or more), ``(pa, pb)`` for the
     processors ``pa .. pb - 1`` covered whole by one run."""
     p, segs = -1, []

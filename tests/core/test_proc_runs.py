@@ -61,12 +61,19 @@ def changes(s: ClusterState) -> list[tuple[int, tuple[int, float]]]:
     return [(c, change) for lo, hi, change in runs for c in range(lo, hi)]
 
 
+def by_processors(s: ClusterState, cores: list[int], rng: np.random.Generator) -> list[int]:
+    """``cores`` (ascending) processor by processor, the processors in a shuffled order."""
+    procs = sorted({s.core_proc[c] for c in cores})
+    return [c for p in rng.permutation(procs).tolist() for c in cores if s.core_proc[c] == p]
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.sampled_from(["none", "hdeeprm", "smooth"]), st.integers(0, 2**16),
-       st.lists(st.tuples(st.integers(1, 30), st.integers(0, 3), st.integers(0, 5),
+       st.lists(st.tuples(st.integers(1, 30), st.integers(0, 4), st.integers(0, 5),
                           st.booleans()), min_size=1, max_size=25))
 def test_run_by_run_equals_core_by_core(contention, seed, steps):
-    """Jobs of 1..30 cores (the lowest free ones, scattered, or in a shuffled order; without
+    """Jobs of 1..30 cores (the lowest free ones, scattered, in a shuffled order, or processor
+    by processor in a shuffled order of processors, as a placement's ranking gives; without
     memory and bandwidth, with 0.3, 0.7 or 1 GB/s a core, so that processors are slowed at
     times and demands are sums that round, or with memory) started and ended in random
     batches: both paths give the same state and the same changes in the same order."""
@@ -84,6 +91,8 @@ def test_run_by_run_equals_core_by_core(contention, seed, steps):
             cores = free[:res] if placing == 0 else sorted(rng.choice(free, res, False).tolist())
             if placing == 3:
                 cores = rng.permutation(cores).tolist()
+            elif placing == 4:
+                cores = by_processors(fast, cores, rng)
             j = job(i, res=res, mem_mb=1.0 if kind == 4 else 0.0,
                     mem_bw_gbps=(0.0, 0.0, 0.3, 0.7, 0.0, 1.0)[kind])
             fast.allocate(j, cores, float(i))
@@ -163,3 +172,31 @@ def test_narrow_jobs_go_core_by_core_on_small_platforms_and_run_by_run_on_large_
     state.allocate(job(0, res=5), list(range(5)), 0.0)
     state.allocate(job(1, res=WIDE + 1), list(range(64, 64 + WIDE + 1)), 0.0)
     assert state._proc_held == {0: [(0, 5)], 1: [(64, 64 + WIDE + 1)]}
+
+
+def test_processors_in_a_ranking_order_go_run_by_run():
+    """Cores given processor by processor in a ranking's order (not ascending) take the
+    run-by-run path, with the state and the changes of the core-by-core rules in their order
+    (the six-core processor is slowed first); a processor met twice (its cores not in one
+    block) or a core given twice turns the path off."""
+    from hdrm.core.proc_runs import _in_blocks
+
+    fast, slow = pair("hdeeprm")
+    wide = job(0, res=17, mem_bw_gbps=0.7)  # 6 x 0.7 > 4 GB/s: the six-core processor slows
+    cores = list(range(12, 18)) + list(range(4, 8)) + list(range(0, 4)) + [9, 10, 8]
+    for s in (fast, slow):
+        s.allocate(wide, cores, 0.0)
+    assert fast._proc_held == {0: [(12, 18), (4, 8), (0, 4), (9, 11), (8, 9)]}
+    assert snapshot(fast) == snapshot(slow) and fast.contended == 6
+    assert changes(fast) == changes(slow)
+    for s in (fast, slow):
+        s.release(wide, 1.0)
+    assert snapshot(fast) == snapshot(slow) and changes(fast) == changes(slow)
+    split = job(1, res=5)
+    fast.allocate(split, [22, 23, 0, 1, 24], 2.0)  # processor 22..25 met twice
+    assert 1 not in fast._proc_held and fast.alloc[1] == (22, 23, 0, 1, 24)
+    first = fast._layout.proc_first
+    assert not _in_blocks([(0, 2), (20, 21), (1, 2)], first, N)  # core 1 twice
+    assert not _in_blocks([(4, 6), (2, 5)], first, N)  # overlapping, one processor
+    assert not _in_blocks([(38, 41)], first, N)  # core 40 unknown
+    assert _in_blocks([(30, 36), (0, 2), (3, 4), (26, 27)], first, N)
