@@ -116,6 +116,9 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
     meta = _metadata(a, setting, config)
     wall0, cpu0, episodes, steps = time.perf_counter(), time.process_time(), 0, 0
     best: dict[str, Any] = {"value": float("inf")}
+    if a.imitate:
+        meta["training"]["imitation"] = warm_start(agent, env, a)
+        _keep_best(best, agent, validate(agent, setting, a.window, a.seed, a.pick), 0)
     while episodes < a.episodes and time.perf_counter() - wall0 < 60 * a.minutes:
         stats = play_episode(env, agent, drivers(dict(agent.frozen)), seed=a.seed + episodes)
         episodes, steps = episodes + 1, steps + int(stats.get("steps", 0))
@@ -131,10 +134,45 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
     return meta["training"]
 
 
+def teachers(imitate: str, frozen: dict[str, str]) -> dict[str, Any]:
+    """The heuristic drivers of an imitation warm start: the pair ``imitate``'s order and
+    placement, an agent frozen to a heuristic keeping its own.
+
+    Raises:
+        ConfigError: ``imitate`` is not an ``ORDER-PLACEMENT`` pair.
+    """
+    from hdrm.core.gpu_scheduler import resolve_gpu_policy
+
+    if "-" not in imitate:
+        raise ConfigError(f"--imitate: expected a pair 'ORDER-PLACEMENT' such as sjf-first_fit, "
+                          f"got {imitate!r}")
+    policy = resolve_gpu_policy(imitate, "--imitate")
+    return drivers({"order": policy.order.name, "place": policy.placement, **frozen})
+
+
+def warm_start(agent: Any, env: Any, a: argparse.Namespace) -> dict[str, Any]:
+    """Behaviour cloning of ``--imitate`` on ``--imitate-episodes`` training episodes
+    (:mod:`hdrm.agents.mappo_imitation`); its figures."""
+    from hdrm.agents.mappo_imitation import behaviour_clone, collect_demonstrations
+
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    demos = collect_demonstrations(env, agent, teachers(a.imitate, dict(agent.frozen)),
+                                   a.imitate_episodes, seed=a.seed + 10**6)
+    stats = behaviour_clone(agent, demos, a.imitate_epochs, a.imitate_lr)
+    figures = {"pair": a.imitate, "episodes": a.imitate_episodes, "epochs": a.imitate_epochs,
+               "lr": a.imitate_lr, "skipped": demos.skipped,
+               **{k: round(v, 4) for k, v in stats.items()},
+               "wall_min": round((time.perf_counter() - wall0) / 60, 1),
+               "cpu_min": round((time.process_time() - cpu0) / 60, 1)}
+    print(f"imitation of {a.imitate}: {json.dumps(figures)}", flush=True)
+    return figures
+
+
 def _metadata(a: argparse.Namespace, setting: Setting, config: dict[str, Any]) -> dict[str, Any]:
     """What the saved model records: learner, agent settings, setting, training budget."""
     return {"learner": "mappo", "agent": {k: v for k, v in config.items() if k != "run"},
             "setting": {"workload": a.workload, "role": a.role, "window": a.window,
+                        "imitate": a.imitate,
                         "pick": a.pick, "quick": a.quick, "seed": a.seed,
                         "load_factor": setting.load_factor,
                         "window_tasks": setting.window_tasks,
@@ -179,6 +217,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--freeze-order", default="sjf", help="order of the learned_place role")
     p.add_argument("--freeze-place", default="fgd", help="placement of the learned_order role")
     p.add_argument("--agent-json", default="{}", help="agent settings over the role's")
+    p.add_argument("--imitate", default="", help="warm start: behaviour cloning of this "
+                   "ORDER-PLACEMENT pair's decisions before MAPPO (e.g. sjf-first_fit)")
+    p.add_argument("--imitate-episodes", type=int, default=20,
+                   help="training episodes the pair plays for the warm start")
+    p.add_argument("--imitate-epochs", type=int, default=10, help="passes over them")
+    p.add_argument("--imitate-lr", type=float, default=1e-3, help="learning rate of the cloning")
     p.add_argument("--traces", default=str(gpu_protocol.DEFAULT_TRACES))
     p.add_argument("--cache", default=str(gpu_protocol.CACHE_DIR))
     p.add_argument("--out", required=True, help="model file to write")

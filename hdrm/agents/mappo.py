@@ -175,12 +175,7 @@ class MAPPOAgent(Agent):
             raise ValueError(f"MAPPO: the {agent} agent is frozen to {self.frozen[agent]!r}; "
                              "its phases are the driver's, not decide()'s")
         obs = observation_arrays(observation)
-        allowed = obs[f"{agent}_mask"] & (np.asarray(mask)[:obs[f"{agent}_mask"].shape[0]] != 0)
-        if not allowed.any():
-            raise ValueError(f"MAPPO: no valid {agent} action: the {agent} agent's action_mask "
-                             "and the given mask share none")
-        if agent == "order" and self.settings.work_conserving and allowed[:-1].any():
-            allowed[-1] = False
+        allowed = self.allowed(agent, obs, mask)
         obs[f"{agent}_mask"] = allowed
         batch = stack_steps([obs])
         with torch.no_grad():
@@ -190,6 +185,23 @@ class MAPPOAgent(Agent):
             log_prob = float(torch.log_softmax(logits, -1)[action])
             self._store(obs, batch, phase, action, log_prob)
         return action
+
+    def allowed(self, agent: str, obs: Mapping[str, np.ndarray], mask: np.ndarray) -> np.ndarray:
+        """The actions ``agent`` may take: its own ``action_mask`` (in ``obs``, the arrays of
+        :func:`~hdrm.agents.mappo_buffer.observation_arrays`) and ``mask``, the wait action
+        removed while a task fits when ``work_conserving`` is set.
+
+        Raises:
+            ValueError: no action is left.
+        """
+        own = obs[f"{agent}_mask"]
+        allowed = own & (np.asarray(mask)[:own.shape[0]] != 0)
+        if not allowed.any():
+            raise ValueError(f"MAPPO: no valid {agent} action: the {agent} agent's action_mask "
+                             "and the given mask share none")
+        if agent == "order" and self.settings.work_conserving and allowed[:-1].any():
+            allowed[-1] = False
+        return allowed
 
     def _logits(self, agent: str, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         if agent == "order":
