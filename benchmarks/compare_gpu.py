@@ -37,7 +37,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import gpu_page, gpu_protocol, gpu_tables  # noqa: E402
+from benchmarks import gpu_page, gpu_protocol, gpu_seeds, gpu_tables  # noqa: E402
 from benchmarks.evaluation import Execution  # noqa: E402
 from benchmarks.gpu_evaluation import GpuEvalRun, model_run, run_gpu_evaluations  # noqa: E402
 from benchmarks.gpu_learners import GpuModel, applies, discover_models  # noqa: E402
@@ -82,6 +82,7 @@ def build_table(settings: dict[str, Setting], pairs: list[str], models: list[Gpu
     """Evaluate every pair (under each backfilling mode) and model on every setting; the table
     and its row names."""
     keys, runs = [], []
+    columns = gpu_seeds.file_columns(models)
     for key, setting in settings.items():
         for pair in pairs:
             for backfill in backfills:
@@ -89,7 +90,7 @@ def build_table(settings: dict[str, Setting], pairs: list[str], models: list[Gpu
                 runs.append(GpuEvalRun("pair", pair, setting, seeds, backfill=backfill))
         for model in models:
             if applies(model, setting):
-                keys.append((key, "model", model.column))
+                keys.append((key, "model", columns[model.path]))
                 runs.append(model_run(model.path, setting, seeds))
     summaries = run_gpu_evaluations(runs, execution)
     table: dict[str, dict[str, Any]] = {}
@@ -97,9 +98,10 @@ def build_table(settings: dict[str, Setting], pairs: list[str], models: list[Gpu
     for key, setting in settings.items():
         found = {(kind, col): s for (k, kind, col), s in zip(keys, summaries) if k == key}
         names[key] = row_name(setting, gpu_protocol.WORKLOADS[key].label)
+        per_file = {c: s for (kind, c), s in found.items() if kind == "model"}
         table.update(gpu_tables.row_cells(
             names[key], {c: s for (kind, c), s in found.items() if kind == "pair"},
-            {c: s for (kind, c), s in found.items() if kind == "model"}))
+            gpu_seeds.combine(per_file), gpu_seeds.seeded(per_file)))
     return table, names
 
 

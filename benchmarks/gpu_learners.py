@@ -64,13 +64,16 @@ def applies(model: GpuModel, setting: Setting) -> bool:
 
 
 def model_column(meta: dict[str, Any]) -> str:
-    """A model's column from its role (``learned order + fgd``, ``sjf + learned place``)."""
+    """A model's column from its role (``learned order + fgd``, ``sjf + learned place``), and
+    its warm start when it had one (``MAPPO, warm start sjf-first_fit``)."""
     setting = meta["setting"]
     role = setting.get("role", "mappo")
     params = meta.get("agent", {}).get("params", {})
     template = ROLE_COLUMNS.get(role, role)
-    return template.format(place=params.get("freeze_place", "?"),
-                           order=params.get("freeze_order", "?"))
+    column = template.format(place=params.get("freeze_place", "?"),
+                             order=params.get("freeze_order", "?"))
+    imitate = setting.get("imitate")
+    return f"{column}, warm start {imitate}" if imitate else column
 
 
 def learner_class(name: str, where: str) -> type:

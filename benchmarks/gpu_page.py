@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks import gpu_protocol, gpu_tables
+from benchmarks import gpu_protocol, gpu_seeds, gpu_tables
 from benchmarks.gpu_learners import ROLE_COLUMNS, GpuModel
 from benchmarks.gpu_protocol import Setting
 from benchmarks.tables import fmt
@@ -53,6 +53,13 @@ wait only when no task of its window of 32 fits). A spread of 0 means the greedy
 same schedule under every seed."""
 
 
+SEEDS_NOTE = """\
+A learner trained with several seeds (one model file each, ``..._seedK.pt``) is judged on the
+mean over its seeds (its column without ``[seed K]``; its spread is the standard deviation over
+the training seeds), never on its best seed; each seed's own figures are above, and whether that
+seed alone would meet the target."""
+
+
 def page(table: dict[str, dict[str, Any]], rows: list[str], settings: dict[str, Setting],
          names: dict[str, str], pairs: list[str], models: list[GpuModel],
          loads: dict[str, Any], seeds: tuple[int, ...], wall_s: float,
@@ -67,12 +74,17 @@ def page(table: dict[str, dict[str, Any]], rows: list[str], settings: dict[str, 
     out += _loads(loads)
     out += gpu_tables.rst_table("Targets", gpu_tables.summary_grid(table, rows))
     out += [_reading(), ""]
-    learner_cols = [m.column for m in models]
+    files = gpu_seeds.file_columns(models)
+    learner_cols = [c for m in models for c in (m.column, files[m.path])]
     for key, setting in settings.items():
         row = names[key]
         policies = pairs + [c for c in dict.fromkeys(learner_cols) if c in table[row]]
         out += gpu_tables.rst_table(f"{row}: every policy",
                                     gpu_tables.policy_grid(table, row, policies))
+        seeds_grid = gpu_seeds.seed_grid(table, row)
+        if len(seeds_grid) > 1:
+            out += gpu_tables.rst_table(f"{row}: each training seed", seeds_grid)
+            out += [SEEDS_NOTE, ""]
     out += _learners(table, models)
     return "\n".join(out)
 

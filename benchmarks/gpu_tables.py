@@ -57,11 +57,16 @@ def judge(pairs: dict[str, GpuScore], learners: dict[str, GpuScore]) -> dict[str
     return cells
 
 
-def row_cells(row: str, pairs: dict[str, Summary], learners: dict[str, Summary]
-              ) -> dict[str, dict[str, Any]]:
-    """The table's rows for one workload: the main row and the metric rows."""
+def row_cells(row: str, pairs: dict[str, Summary], learners: dict[str, Summary],
+              shown: dict[str, Summary] | None = None) -> dict[str, dict[str, Any]]:
+    """The table's rows for one workload: the main row and the metric rows.
+
+    ``learners`` are judged (one column per training setting); ``shown`` are columns given but
+    not judged (each training seed of a setting of several, :mod:`benchmarks.gpu_seeds`).
+    """
     out: dict[str, dict[str, Any]] = {row: {}}
-    for name, summary in {**pairs, **learners}.items():
+    every = {**pairs, **learners, **(shown or {})}
+    for name, summary in every.items():
         out[row][name] = summary.mean.avg_jct
         if name in learners:
             out[row][f"{name} (spread)"] = summary.spread.avg_jct
@@ -69,7 +74,7 @@ def row_cells(row: str, pairs: dict[str, Summary], learners: dict[str, Summary]
                           {k: v.mean for k, v in learners.items()}))
     for key, label in METRICS.items():
         metric = out.setdefault(f"{row} [{label}]", {})
-        for name, summary in {**pairs, **learners}.items():
+        for name, summary in every.items():
             metric[name] = getattr(summary.mean, key)
     return out
 
