@@ -10,7 +10,8 @@ list slices, one bandwidth record per processor slowed or freed, as the rules re
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from itertools import chain, starmap
+from typing import Any, Iterable, Sequence
 
 from hdrm.core.contention import ContentionModel
 from hdrm.platform.power import CONTENDED, CONTENDED_SPEED_FRACTION, IDLE, RUNNING, SLEEPING
@@ -44,9 +45,9 @@ class ContendedRuns:
                            sign: int, bw: float, now: float, add: Any) -> None:
         """Processor ``p`` (cores ``lo..hi - 1``) whose cores ``segs`` are taken (sign +1) or
         freed (-1) by a job of ``bw`` GB/s a core: its counters, speed fraction and records,
-        and ``add(first, end, change, old_state)`` for each core that changes, in order."""
-        mine = [c for a, b in segs for c in range(a, b)]
-        k = sign * len(mine)
+        and ``add(first, end, change, old_state)`` for the cores that change, in order (runs of
+        consecutive cores of one change and one former state)."""
+        k = sign * sum(b - a for a, b in segs)
         running = self._proc_running
         was = running[p]
         self._proc_free[p] -= k
@@ -65,31 +66,24 @@ class ContendedRuns:
                 was if old_fraction < 1.0 else 0)
             self._record_bandwidth(p, old_fraction, fraction, now)
         core_state, core_factor, core_job = self._core_state, self.core_factor, self._core_job
-        changes: list[tuple[int, tuple[int, float], int]] = []
+        mine = chain.from_iterable(starmap(range, segs))
         if now_running == 0:  # the last running core left: the processor sleeps
-            changes += [(c, _SLEEP, core_state[c]) for c in range(lo, hi)
-                        if core_state[c] != SLEEPING]
+            _emit(add, range(lo, hi), _SLEEP, core_state, None)
+            return
+        if fraction >= 1.0:
+            change = _RUN
         else:
-            if fraction >= 1.0:
-                change = _RUN
-            else:
-                change = (CONTENDED, fraction / CONTENDED_SPEED_FRACTION)
-            if fraction != old_fraction:
-                targets: Sequence[int] = [c for c in range(lo, hi) if core_job[c] != FREE]
-            else:
-                targets = mine if sign > 0 else []
-            changes += [(c, change, core_state[c]) for c in targets
-                        if core_state[c] != change[0] or core_factor[c] != change[1]]
-            if sign < 0:
-                targets = mine
-            elif was == 0 and hi - lo > 1:  # the first running cores wake the processor
-                targets = [c for c in range(lo, hi) if core_job[c] == FREE]
-            else:
-                targets = []
-            changes += [(c, _IDLE, core_state[c]) for c in targets
-                        if core_state[c] != IDLE or core_factor[c] != 1.0]
-        for c, change, old in changes:
-            add(c, c + 1, change, old)
+            change = (CONTENDED, fraction / CONTENDED_SPEED_FRACTION)
+        if fraction != old_fraction:
+            _emit(add, (c for c in range(lo, hi) if core_job[c] != FREE), change, core_state,
+                  core_factor)
+        elif sign > 0:
+            _emit(add, mine, change, core_state, core_factor)
+        if sign < 0:
+            _emit(add, mine, _IDLE, core_state, core_factor)
+        elif was == 0 and hi - lo > 1:  # the first running cores wake the processor
+            _emit(add, (c for c in range(lo, hi) if core_job[c] == FREE), _IDLE, core_state,
+                  core_factor)
 
     def _contend_whole(self, pa: int, pb: int, first: list[int], fractions: dict,
                        now: float, add: Any) -> None:
@@ -121,3 +115,24 @@ class ContendedRuns:
             self.contended -= hi - lo
             self._record_bandwidth(p, old_fraction, 1.0, now)
             add(lo, hi, _SLEEP, CONTENDED)
+
+
+def _emit(add: Any, cores: Iterable[int], change: tuple[int, float], core_state: Sequence[int],
+          core_factor: Sequence[float] | None) -> None:
+    """``add`` ``change`` for each of ``cores`` (in order) whose state differs from it (or whose
+    speed factor does, unless ``core_factor`` is None), consecutive cores of one former state
+    as one run: the pieces that adding them core by core would merge into."""
+    state, factor = change
+    start = end = old = -1
+    for c in cores:
+        s = core_state[c]
+        if s == state and (core_factor is None or core_factor[c] == factor):
+            continue
+        if c == end and s == old:
+            end += 1
+            continue
+        if end > start:
+            add(start, end, change, old)
+        start, end, old = c, c + 1, s
+    if end > start:
+        add(start, end, change, old)
