@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hdrm.cli.gpu_replay import run_gpu
 from hdrm.core.contention import CONTENTION_MODELS
 from hdrm.errors import ConfigError
 from hdrm.implied import ImpliedSimulation, implied_simulation
 from hdrm.launch.outdir import replay_outdir
 from hdrm.policies.pairs import resolve_policy
 from hdrm.policies.sla_orders import SLA_POLICIES, bind_tenants
-from hdrm.results.sla import sla_report, summary_lines, write_sla_csv
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.sim.gpu_inputs import is_gpu_input, load_gpu_platform
 from hdrm.sim.inputs import InputSpec, load_inputs
@@ -21,8 +20,9 @@ from hdrm.sim.outputs import job_results, schedule_summary, write_outputs
 from hdrm.sim.preemption import parse_preemption, refuse_accelerators
 from hdrm.sim.preemptive import write_preemptions
 from hdrm.workload.swf import SkippableLineError
-from hdrm.workload.tenant_files import tenants_for
-from hdrm.workload.tenants import TenantTable
+
+if TYPE_CHECKING:
+    from hdrm.workload.tenants import TenantTable
 
 EPILOG = """examples:
   hdrm replay --platform platforms/hetero.json --workload workloads/SDSC-SP2-1998-4.2-cln_first500.swf \\
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         if not builtin:  # the inputs are not SWF: say why Batsim cannot run them
             _refuse_batsim_on(args.platform)
         refuse_accelerators(preemption.suspends)
-        return run_gpu(args)
+        return _run_gpu(args)
     if not args.platform and is_gpu_input(None, args.workload, args.throughputs):
         raise ConfigError(f"{args.workload}: an openb or Gavel workload runs on a GPU platform; "
                           "give --platform NODES.csv (an openb node list) or a platform JSON "
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
         raise exc.relaxed_by("rerun with --no-strict") from None
     if builtin and platform.accelerators:  # a CPU workload (SWF, Batsim JSON) on GPU nodes
         refuse_accelerators(preemption.suspends)
-        return run_gpu(args, platform, workload)
+        return _run_gpu(args, platform, workload)
     if pair is None:
         pair = resolve_policy(args.policy, "--policy")
     if args.backfill == "greedy":
@@ -200,6 +200,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_gpu(args: argparse.Namespace, *inputs) -> int:
+    """:func:`hdrm.cli.gpu_replay.run_gpu` (imported here: a CPU replay never loads the GPU
+    engine, its policies and outputs)."""
+    from hdrm.cli.gpu_replay import run_gpu
+
+    return run_gpu(args, *inputs)
+
+
 def _refuse_inputs_in_the_way(args: argparse.Namespace) -> None:
     """Refuse an input file that the Batsim run would overwrite with its own copy.
 
@@ -238,6 +246,8 @@ def _tenants(args: argparse.Namespace, workload, policy: str) -> TenantTable | N
             raise ConfigError(f"--policy: {policy} orders jobs by tenant and SLA; give --tenants "
                               "(user, group, qos, job, a mapping CSV or a tenants JSON file)")
         return None
+    from hdrm.workload.tenant_files import tenants_for  # only with --tenants
+
     return tenants_for(workload, args.tenants, args.sla)
 
 
@@ -321,6 +331,8 @@ def _sla_rows(result, tenants: TenantTable | None, outdir: str) -> list[tuple[st
     """The SLA summary lines, after writing out_sla.csv (none without tenants)."""
     if tenants is None:
         return []
+    from hdrm.results.sla import sla_report, summary_lines, write_sla_csv  # only with tenants
+
     jobs = list(result.workload.jobs)
     for outcome in result.outcomes:  # released dependent jobs: turnaround from the release
         jobs[outcome.job.idx] = outcome.job

@@ -16,11 +16,8 @@ from pathlib import Path
 from hdrm.errors import ConfigError
 from hdrm.platform.loader import platform_from_dict
 from hdrm.platform.model import Platform
-from hdrm.platform.openb import platform_json_from_openb
 from hdrm.sim.inputs import load_platform_any
-from hdrm.workload.gavel import read_gavel
 from hdrm.workload.job import Workload
-from hdrm.workload.openb import read_openb_nodes, read_openb_pods
 from hdrm.workload.select import select
 from hdrm.workload.swf import SkippableLineError
 
@@ -44,6 +41,9 @@ def load_gpu_platform(path: str | Path) -> Platform:
             platform's nodes are never skipped, so no caller may offer a way to skip it.
     """
     if str(path).lower().endswith(".csv"):
+        from hdrm.platform.openb import platform_json_from_openb  # GPU inputs only: a CPU
+        from hdrm.workload.openb import read_openb_nodes  # replay asks only is_gpu_input
+
         try:
             nodes, _ = read_openb_nodes(path)
         except SkippableLineError as exc:  # not skippable here: drop the skip offer
@@ -65,6 +65,9 @@ def load_gpu_workload(path: str | Path, throughputs: str | None = None,
     Raises:
         ConfigError: a Gavel trace without its throughput file.
     """
+    from hdrm.workload.gavel import read_gavel  # GPU inputs only (see load_gpu_platform)
+    from hdrm.workload.openb import read_openb_pods
+
     if str(path).lower().endswith(".csv"):
         return _by_submission(read_openb_pods(path, strict))
     if throughputs is None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from hdrm.cli import main as cli_main
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _choices(parser: argparse.ArgumentParser) -> list[str]:
@@ -41,3 +44,27 @@ def test_hdrm_replay_does_not_import_the_other_commands():
             "print(sorted(k for k in sys.modules if k.startswith('hdrm.cli.') and k.endswith('_cmd')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['hdrm.cli.replay_cmd']"
+
+
+def _modules_after_replay(tmp_path, *args: str) -> set[str]:
+    """Modules loaded by ``hdrm replay ARGS`` run in a fresh interpreter."""
+    code = ("import io, contextlib, sys; from hdrm.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main({['replay', *args, '--outdir', str(tmp_path / 'out')]!r}) == 0\n"
+            "print(' '.join(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_a_cpu_replay_leaves_the_gpu_engine_and_the_sla_reports_unloaded(tmp_path):
+    # a CPU replay never runs the GPU engine, its policies and outputs, nor (without --tenants)
+    # the SLA report and the tenant files: importing them cost a short replay ~0.04 CPU s
+    trace = str(REPO / "workloads" / "lublin_256_first500.swf")
+    loaded = _modules_after_replay(tmp_path, "--homogeneous-procs", "128", "--workload", trace,
+                                   "--policy", "fcfs", "--backfill", "easy", "--contention",
+                                   "none", "--quiet")
+    assert "hdrm.sim.engine" in loaded and "hdrm.sim.outputs" in loaded
+    unwanted = {"hdrm.cli.gpu_replay", "hdrm.core.gpu_scheduler", "hdrm.sim.gpu_engine",
+                "hdrm.sim.gpu_outputs", "hdrm.results.sla", "hdrm.workload.tenant_files",
+                "hdrm.workload.openb", "hdrm.workload.gavel", "hdrm.platform.openb"}
+    assert not unwanted & loaded, sorted(unwanted & loaded)
