@@ -101,7 +101,8 @@ class DecisionLoop:
         if state.free_cores == 0:
             return False
         jobs = self.sim.core.queue if self.config.mode == "policy_pair" else self.window_jobs()
+        free = state.free_cores
         if not state.bounded_memory:
-            free = state.free_cores
             return any(j.res <= free for j in jobs)
-        return any(state.fits(j) for j in jobs)
+        fits = state.fits  # asked only of jobs that need memory: the others need free cores
+        return any(j.res <= free and (j.mem_mb <= 0 or fits(j)) for j in jobs)

@@ -85,7 +85,7 @@ class JobWindowObservation(Observation):
             self.extra_columns(out[:k], window, idx, fits)
             out[:k, -2] = 1.0
         out[:, -1] = env.sim.core.state.free_cores / env.platform.nb_cores
-        np.clip(out, 0.0, 1.0, out=out)
+        out.clip(0.0, 1.0, out=out)
         return out
 
     def extra_columns(self, rows: np.ndarray, window: list, idx: np.ndarray, fits: np.ndarray

@@ -341,10 +341,12 @@ class SchedulingEnv(DecisionLoop, gym.Env):
     def fits_mask(self, jobs: list[Job]) -> np.ndarray:
         """For each job, whether it could start now."""
         state = self.sim.core.state
+        free = state.free_cores
         if not state.bounded_memory:
-            free = state.free_cores
             return np.fromiter((j.res <= free for j in jobs), dtype=bool, count=len(jobs))
-        return np.fromiter((state.fits(j) for j in jobs), dtype=bool, count=len(jobs))
+        fits = state.fits  # asked only of jobs that need memory: the others need free cores
+        return np.fromiter((j.res <= free and (j.mem_mb <= 0 or fits(j)) for j in jobs),
+                           dtype=bool, count=len(jobs))
 
     def result(self) -> SimulationResult:
         """The outcomes of the current episode (complete once it has ended)."""

@@ -138,3 +138,25 @@ def test_policy_pair_episodes_end_with_every_job_done(small_swf, void):
     played = rollout(env, random_valid(np.random.default_rng(1)), seed=4)
     assert len(env.result().outcomes) == 40
     assert all(info["action_mask"][:36].all() for info in played.infos)
+
+
+def test_memory_masks_a_job_whose_node_memory_is_taken(tmp_path):
+    """tiny4 (one node of 4,096 MB): once a job holds 3,000 MB, a later job of 3,000 MB a core
+    is masked although 3 cores are free, while a job that needs no memory is not."""
+    lines = ["; Version: 2.2", "; MaxProcs: 4",
+             "1 0 -1 100 1 -1 3072000 1 100 3072000 1 1 -1 -1 -1 -1 -1 -1",  # 3,000 MB
+             "2 0 -1 100 2 -1 -1 2 100 -1 1 1 -1 -1 -1 -1 -1 -1",  # no memory
+             "3 1 -1 100 1 -1 3072000 1 100 3072000 1 1 -1 -1 -1 -1 -1 -1"]  # 3,000 MB, at 1 s
+    swf = tmp_path / "memory.swf"
+    swf.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    env = SchedulingEnv(workload_file=str(swf), platform_file=PLATFORMS["tiny4"]["platform_file"],
+                        mode="job_pick", window=4)
+    _, info = env.reset(seed=0)
+    assert [j.mem_mb for j in env.sim.workload.jobs] == [3000.0, 0.0, 3000.0]
+    _, _, _, _, info = env.step(0)  # job 1 starts: 1,096 MB left on the node
+    _, _, _, _, info = env.step(4)  # void: wait for job 3 at 1 s
+    assert info["time"] == 1.0 and [j.id for j in env.window_jobs()] == [2, 3]
+    assert env.sim.core.state.free_cores == 3
+    assert info["action_mask"].tolist() == [True, False, False, False, True]
+    _, _, _, _, info = env.step(0)  # job 2 starts; job 3 does not fit until job 1 ends
+    assert info["time"] == 100.0 and info["action_mask"].tolist()[:2] == [True, False]
