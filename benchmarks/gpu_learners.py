@@ -107,14 +107,22 @@ def make_env(setting: Setting, window: int, seed: int, start: int | tuple[int, .
              pick: str = "env") -> Any:
     """The multi-agent environment on ``setting``'s files: episodes of the window from
     ``start`` (a tuple: episodes cycle through them), loaded by the setting's factor; ``pick``
-    ``fitting``: seen through :class:`WorkConserving`, ``env``: as it is."""
+    ``fitting``: seen through :class:`WorkConserving`, ``env``: as it is.
+
+    With ``fitting`` the environment's backfilling is ``greedy``, so that a heuristic order
+    driving a frozen order agent (or teaching one) is work-conserving too: after a task that
+    fits nowhere it goes on to the next one that fits, as the greedy pairs do (the
+    environment's backfilling setting is read only by the heuristic drivers); with ``env`` it is
+    ``none``.
+    """
     from hdrm.env.gpu_multiagent import GpuMultiAgentEnv
 
     env = GpuMultiAgentEnv(workload_file=setting.trace, platform_file=setting.platform,
                             throughputs=setting.throughputs, nb_jobs=setting.window_tasks,
                             window=window, objective="avg_jct", seed=seed,
                             start_index=start if isinstance(start, tuple) else int(start),
-                            load_factor=setting.load_factor)
+                            load_factor=setting.load_factor,
+                            backfilling="greedy" if pick == "fitting" else "none")
     return WorkConserving(env) if pick == "fitting" else env
 
 

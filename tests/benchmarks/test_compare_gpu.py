@@ -299,3 +299,36 @@ def test_the_shipped_gpu_models_load_for_their_setting():
         env = make_env(setting, trained["window"], 0, setting.test_starts[0], trained["pick"])
         agent = load_agent(model.path, env, 0)
         assert not agent.training
+
+
+def test_heuristic_drivers_of_a_work_conserving_learner_play_the_greedy_pair():
+    """Through make_env with pick ``fitting`` the heuristic drivers (frozen agents, imitation
+    teachers) play sjf-first_fit exactly as the engine's greedy pair does (and with pick
+    ``env`` as its pair without backfilling): same average JCT to the last digit on an
+    80-task validation window of openb at x20, where the two modes differ."""
+    import dataclasses
+
+    from benchmarks.gpu_learners import drivers, episode_score, make_env
+    from hdrm.agents.mappo_rollout import acting_agent
+
+    traces = gpu_protocol.DEFAULT_TRACES
+    if not (traces / "gpu" / "openb_pod_list_default.csv").is_file():
+        pytest.skip("../shared/traces not here")
+    setting = gpu_protocol.resolve(gpu_protocol.workload_spec("openb"), traces,
+                                   ROOT / "runs" / "cache")
+    setting = dataclasses.replace(setting, window_tasks=80)
+    start = setting.validation_starts[0]
+    played = {}
+    for pick in ("fitting", "env"):
+        env = make_env(setting, 80, 0, start, pick)
+        drive = drivers({"order": "sjf", "place": "first_fit"})
+        _, infos = env.reset(seed=0)
+        while env.agents:
+            active = acting_agent(infos)
+            action = drive[active](env)
+            _, _, _, _, infos = env.step({a: action if a == active else 0 for a in env.agents})
+        played[pick] = episode_score(env).avg_jct
+    greedy = gpu_protocol.run_pair(setting, start, "sjf-first_fit", 0, "greedy").avg_jct
+    none = gpu_protocol.run_pair(setting, start, "sjf-first_fit", 0, "none").avg_jct
+    assert greedy != none
+    assert played == {"fitting": greedy, "env": none}
