@@ -232,6 +232,9 @@ class DecisionCore:
     def _order(self, policy: JobPolicy, now: float) -> list[Job]:
         """The queue in ``policy``'s order: kept up to date for static policies (a list the
         caller must not change), sorted for the others."""
+        kept = self._orders.get(policy.name)
+        if kept is not None and kept.policy is policy and len(kept.jobs) == len(self.queue):
+            return kept.jobs  # (only static policies are kept)
         if policy.static:
             kept = self._orders.get(policy.name, False)
             if kept is False or (kept is not None and (kept.policy is not policy
@@ -258,6 +261,13 @@ class DecisionCore:
 
     def _dequeue(self, started: list[Start]) -> None:
         queue = self.queue
+        if len(started) == 1:
+            job = started[0][0]
+            for kept in self._orders.values():  # _forget, inline
+                if kept is not None:
+                    kept.remove(job)
+            queue.remove(job)  # jobs compare by identity: a C-level scan
+            return
         if self._orders:
             kept_orders = [kept for kept in self._orders.values() if kept is not None]
             for job, _ in started:  # _forget, inline

@@ -27,11 +27,12 @@ from hdrm.core.intervals import IntervalSet, as_disjoint_runs
 from hdrm.core.proc_runs import ProcRuns, layout
 from hdrm.core.records import OverutilizationRecorder
 from hdrm.core.runs import WIDE, CoreRuns, OneEach, Repeated, core_runs
+from hdrm.core.single_core import SingleCoreJobs
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.one_core import OneCoreProcessors, Same
 from hdrm.platform.run_table import RunTable
-from hdrm.core.power_states import FREE, PowerStates
+from hdrm.core.power_states import FREE
 from hdrm.platform.power import SLEEPING
 from hdrm.workload.job import Job
 
@@ -51,7 +52,7 @@ def _any_finite(values: Sequence[float]) -> bool:
     return any(map(math.isfinite, values))
 
 
-class ClusterState(PowerStates, ProcRuns):
+class ClusterState(SingleCoreJobs, ProcRuns):
     """Mutable state of the platform's cores, processors and nodes.
 
     On one-core nodes (core ``i`` is processor ``i`` and node ``i``) the free cores are also kept
@@ -67,8 +68,8 @@ class ClusterState(PowerStates, ProcRuns):
         contention: the memory-bandwidth contention model.
     """
 
-    #: Use the run-by-run and made-on-read paths of one-core nodes (False: the core-by-core
-    #: reference, which tests compare them with).
+    #: Use the run-by-run and made-on-read paths of one-core nodes and the one-step path of
+    #: one-core jobs (False: the core-by-core reference, which tests compare them with).
     fast_paths: bool = True
 
     def __init__(self, platform: Platform, contention: ContentionModel) -> None:
@@ -218,8 +219,9 @@ class ClusterState(PowerStates, ProcRuns):
                 return
             if self._lazy:
                 raise self._conflict(job, cores)
-        if self._lazy:  # pragma: no cover (handled above)
-            raise AssertionError("unreachable")
+        if len(cores) == 1 and self.fast_paths:  # one-core jobs (inference): the rules, one step
+            self._allocate_one(job, cores[0], now)
+            return
         # Run by run pays off for wide jobs, and on large platforms, where the core-by-core
         # rules would make the per-core tables; a narrow job on a small platform (the
         # environments' case) costs fewer steps core by core.
@@ -245,6 +247,9 @@ class ClusterState(PowerStates, ProcRuns):
         cores = self.alloc.pop(job.idx, None)
         if cores is None:
             raise SimulationError(f"job {job.id} holds no cores")
+        if len(cores) == 1 and self.fast_paths and not self._lazy:  # never kept as runs
+            self._release_one(job, cores[0], now)
+            return cores
         self.free_cores += len(cores)
         if self._lazy:
             del self._job_bw[job.idx]

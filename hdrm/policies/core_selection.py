@@ -65,37 +65,29 @@ class CorePolicy:
         plan = state.rankings.get(id(self))
         if plan is None or plan[0] is not self:  # made once per state (static rankings)
             plan = self._plan(state)
-        _, ranking, in_id_order, ids = plan
-        if ids is not None and job.mem_mb <= 0:
-            # one-core nodes ranked by id: the lowest free cores, read off the free runs
-            runs = state.free_set.lowest(job.res)
-            if runs is None:
-                return None
-            if job.res > WIDE:  # runs of ids, never one int per core
-                return CoreRuns(runs)
-            if type(ids) is Ids:  # its pool, sliced as a list (runs ascend: the last ends last)
-                ids = ids.upto(runs[-1][1])
-            if len(runs) == 1 and type(ids) is list:  # one slice: a new list already
-                lo, hi = runs[0]
-                return ids[lo:hi]
-            chosen: list[int] = []
-            for lo, hi in runs:
-                chosen += ids[lo:hi]
-            return chosen
+        _, ranking, ids, per_core = plan
+        if job.mem_mb <= 0:
+            if ids is not None:  # one-core nodes ranked by id: read off the free runs
+                return _lowest_free(state, job.res, ids)
+            if per_core:
+                return _first_free(state, job.res)
+            if state.free_set is None:
+                return _take_cores(state.proc_free, state.proc_cores, state, job.res, ranking)
         if state.free_set is not None:
             return _take_one_core(state, job, ranking)
-        if job.mem_mb <= 0 and in_id_order and _core_per_processor(state):
-            return _first_free(state, job.res)
         return _take(state, job, ranking)
 
     def _plan(self, state: ClusterState) -> tuple:
-        """``(self, ranking, in id order, ids)`` on ``state``, kept there for a static policy:
+        """``(self, ranking, ids, per core)`` on ``state``, kept there for a static policy:
         ``ids`` is the platform's table of core ids (outcomes keep these objects) when free
-        cores are read off the free runs (one-core nodes ranked by id), else None."""
+        cores are read off the free runs (one-core nodes ranked by id), else None; ``per core``
+        is True when every processor has one core, ``p``, and the ranking is by id (the lowest
+        free core ids are the cores to take)."""
         ranking = self._ranking(state)
         in_id_order = self._in_id_order(state, ranking)
         ids = state.core_proc if in_id_order and state.free_set is not None else None
-        plan = (self, ranking, in_id_order, ids)
+        per_core = in_id_order and _core_per_processor(state)
+        plan = (self, ranking, ids, per_core)
         if self.static:
             state.rankings[id(self)] = plan
         return plan
@@ -127,6 +119,25 @@ class CorePolicy:
             return ranking
         free = state.proc_free
         return sorted((p for p in range(len(free)) if free[p]), key=lambda p: (key(state, p), p))
+
+
+def _lowest_free(state: ClusterState, need: int, ids: Sequence[int]) -> list[int] | CoreRuns | None:
+    """The ``need`` lowest free cores of one-core nodes ranked by id, read off the free runs
+    (the platform's id objects; runs of ids for a wide job)."""
+    runs = state.free_set.lowest(need)
+    if runs is None:
+        return None
+    if need > WIDE:  # runs of ids, never one int per core
+        return CoreRuns(runs)
+    if type(ids) is Ids:  # its pool, sliced as a list (runs ascend: the last ends last)
+        ids = ids.upto(runs[-1][1])
+    if len(runs) == 1 and type(ids) is list:  # one slice: a new list already
+        lo, hi = runs[0]
+        return ids[lo:hi]
+    chosen: list[int] = []
+    for lo, hi in runs:
+        chosen += ids[lo:hi]
+    return chosen
 
 
 def _core_per_processor(state: ClusterState) -> bool:
@@ -176,7 +187,7 @@ def _take(state: ClusterState, job: Job, ranking: Sequence[int]) -> list[int] | 
     free, cores_of, node_of = state.proc_free, state.proc_cores, state.proc_node
     core_job, free_mem = state.core_job, state.node_free_mem
     if mem <= 0:
-        return _take_cores(free, cores_of, core_job, need, ranking)
+        return _take_cores(free, cores_of, state, need, ranking)
     charged: dict[int, float] = {}
     chosen: list[int] = []
     for p in ranking:
@@ -197,11 +208,24 @@ def _take(state: ClusterState, job: Job, ranking: Sequence[int]) -> list[int] | 
     return None
 
 
-def _take_cores(free: Sequence[int], cores_of: Sequence[Sequence[int]], core_job: Sequence[int],
+def _take_cores(free: Sequence[int], cores_of: Sequence[Sequence[int]], state: ClusterState,
                 need: int, ranking: Sequence[int]) -> list[int] | None:
     """:func:`_take` without memory: a processor whose cores are all free gives a slice of them,
     another the free ones of a C-level scan (the same cores in the same order, not one Python
-    step per core)."""
+    step per core); one core is the first free core of the first processor with one."""
+    if need == 1:
+        for p in ranking:
+            k = free[p]
+            if k:
+                cores = cores_of[p]
+                if k == len(cores):
+                    return [cores[0]]
+                core_job = state.core_job
+                for c in cores:
+                    if core_job[c] == FREE:
+                        return [c]
+        return None
+    core_job = state.core_job
     chosen: list[int] = []
     for p in ranking:
         k = free[p]

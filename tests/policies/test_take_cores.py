@@ -87,3 +87,32 @@ def test_high_gflops_on_a_real_mirror_after_starts_and_ends():
     state.allocate(job(1, res=6), second, 0.0)
     state.release(job(0, res=5), 1.0)
     assert policy.select(state, job(2, res=7), rng) == [8, 9, 10, 11, 12, 19, 0]
+
+
+def test_one_core_reads_up_to_the_first_free_core():
+    # processor 0: cores 0 and 1 busy; one core is core 2, read after 0 and 1 (not core 3)
+    state = mirror([4, 4], {0, 1})
+    CountingList.reads = 0
+    assert _take(state, job(0, res=1), [0, 1]) == [2]
+    assert CountingList.reads == 3
+    assert _take(state, job(0, res=1), [1, 0]) == [4] and CountingList.reads == 3  # free: a slice
+    assert _take(mirror([2], {0, 1}), job(0, res=1), [0]) is None
+
+
+def test_select_of_one_core_without_memory_goes_straight_to_the_scan(monkeypatch):
+    """A one-core job without memory (inference requests) is placed by the scan of
+    :func:`_take_cores`, with no step through :func:`_take`."""
+    import hdrm.policies.core_selection as core_selection
+
+    def general(*args):
+        raise AssertionError("went through _take")
+
+    platform = make_platform([(1e9, [Proc(4, 1.0, 10.0, 10.0, "a"), Proc(4, 3.0, 10.0, 10.0, "b")])])
+    state = ClusterState(platform, make_contention("hdeeprm"))
+    policy, rng = CORE_POLICIES.get("high_gflops"), np.random.default_rng(0)
+    state.allocate(job(0), [4], 0.0)
+    monkeypatch.setattr(core_selection, "_take", general)
+    assert policy.select(state, job(1), rng) == [5]
+    state.allocate(job(1), [5], 0.0)
+    state.release(job(0), 1.0)
+    assert policy.select(state, job(2), rng) == [4]
