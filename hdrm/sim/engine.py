@@ -18,10 +18,10 @@ import time as _time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-import numpy as np
 
 from hdrm.core.dependencies import DependencyGate, released_copy
 from hdrm.core.scheduler import DecisionCore, Start
+from hdrm.lazy import LazyGenerator
 from hdrm.platform.model import Platform
 from hdrm.policies.core_selection import CorePolicy
 from hdrm.policies.pairs import PolicyPair, resolve_policy
@@ -30,6 +30,7 @@ from hdrm.results.timeline import TimelineRow, TimelineRows
 from hdrm.sim.collector import collector_paused
 from hdrm.sim.job_end import start_job
 from hdrm.sim.machine import Machine, machine_for
+from hdrm.sim.run_loop import STEPS, run_decisions
 from hdrm.workload.batsim_json import check_supported
 from hdrm.workload.job import Job, Workload
 
@@ -99,6 +100,11 @@ class SimulationResult:
     reports: dict = field(default_factory=dict, repr=False, compare=False)
 
 
+def _plain_steps(cls: type) -> bool:
+    """True when ``cls`` runs :class:`Simulation`'s own steps (:data:`~hdrm.sim.run_loop.STEPS`)."""
+    return all(getattr(cls, name) is getattr(Simulation, name) for name in STEPS)
+
+
 def check_profiles(workload: Workload) -> None:
     """Refuse jobs whose profile the built-in engine cannot simulate (network-model profiles).
 
@@ -155,7 +161,7 @@ class Simulation:
         check_profiles(workload)
         self.platform = platform
         self.workload = workload
-        self.rng = np.random.default_rng(self.config.seed)
+        self.rng = LazyGenerator(self.config.seed)  # numpy's, made at the first draw
         self.core, self.machine = self._make_parts()
         self.now = 0.0
         self.outcomes: dict[int, Outcome] = {}
@@ -182,10 +188,13 @@ class Simulation:
         pair = self.resolve(policy) if isinstance(policy, str) else policy
         total = len(self._jobs)
         with collector_paused():  # the run makes no reference cycles (hdrm.sim.collector)
-            while self.next_decision():
-                self.decide(pair)
-                if progress is not None and self.decisions % 4096 == 0:
-                    progress(len(self.outcomes), total)
+            if _plain_steps(type(self)):
+                run_decisions(self, pair, progress)  # the loop below, written out
+            else:
+                while self.next_decision():
+                    self.decide(pair)
+                    if progress is not None and self.decisions % 4096 == 0:
+                        progress(len(self.outcomes), total)
         return self.result()
 
     def resolve(self, name: str) -> PolicyPair:

@@ -12,7 +12,7 @@ import array
 import math
 from typing import Any, Callable, Sequence
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.core.runs import WIDE, core_runs
 
@@ -100,8 +100,8 @@ class HostRuns:
         """Apply disjoint ``runs`` of changes whose hosts run no job and share, run by run, one
         type and one state other than the new one; False, with nothing done, otherwise."""
         if self._one_row and self._energy_acc is None:
-            if type(self.state) is list:
-                return self._apply_free_list_runs(runs)
+            if type(self.state) is list:  # (hdrm.sim.host_lists)
+                return self._apply_free_list_runs(runs)  # type: ignore[attr-defined]
             return self._apply_free_array_runs(runs)
         rows = []
         job_on = self.job_on
@@ -122,41 +122,6 @@ class HostRuns:
                 self._unit_factors = self._unit_factors and speed_factor == 1.0
         if delta:
             self._step_total_power(delta, now)
-        return True
-
-    def _apply_free_list_runs(self, runs: list[tuple[int, int, tuple[int, float]]]) -> bool:
-        """:meth:`_apply_free_runs` on a machine of host lists whose hosts share one power row
-        and keep no energy accounts (small machines of identical hosts): the checks and writes
-        are list slices, with no per-run helper calls."""
-        states, job_on = self.state, self.job_on
-        size = len(states)
-        olds = []
-        for lo, hi, (state, _) in runs:
-            if not 0 <= lo < hi <= size:
-                return False
-            old = states[lo]
-            n = hi - lo
-            if old == state or states[lo:hi].count(old) != n or job_on[lo:hi].count(_FREE) != n:
-                return False
-            olds.append(old)
-        row = self._power[0]
-        unit = self._unit_factors
-        delta = 0.0
-        for (lo, hi, (state, speed_factor)), old in zip(runs, olds):
-            n = hi - lo
-            step = row[state] - row[old]
-            if n <= WIDE:
-                for _ in range(n):
-                    delta += step
-            else:
-                delta = _repeated_sum(delta, step, n)
-            states[lo:hi] = [state] * n
-            if speed_factor != 1.0 or not unit:  # else: all 1 already
-                self._factor[lo:hi] = [speed_factor] * n
-                unit = unit and speed_factor == 1.0
-        self._unit_factors = unit
-        if delta:
-            self._step_total_power(delta, self.now)
         return True
 
     def _apply_free_array_runs(self, runs: list[tuple[int, int, tuple[int, float]]]) -> bool:
@@ -315,7 +280,7 @@ def _view(values: array.array) -> np.ndarray:
 
 
 #: numpy types of the array types hosts are kept in.
-_DTYPES = {"b": np.int8, "i": np.intc, "d": np.float64}
+_DTYPES = {"b": "b", "i": "i", "d": "d"}  # numpy's codes: int8, intc, float64
 
 #: Runs of host arrays up to this long are filled by the arrays' own methods (a one-item array
 #: repeated: C-level copies that cost less than a numpy view's setup up to ~32k items of

@@ -52,6 +52,7 @@ from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.power import SLEEPING, state_power_w, state_speeds_gflops
 from hdrm.sim.host_changes import HostChanges
+from hdrm.sim.host_lists import HostLists, exact_row
 from hdrm.sim.host_runs import HostRuns
 from hdrm.sim.job_end import (  # noqa: F401 (re-exported: their former home)
     COMPLETED_KILLED,
@@ -79,7 +80,7 @@ def machine_for(platform: Platform, kill_on_walltime: bool = True) -> "Machine":
     return Machine(speeds, powers, SLEEPING, kill_on_walltime, host_energy=False, compact=True)
 
 
-class Machine(HostRuns, HostChanges, MachineQueries):
+class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
     """Hosts with power states executing jobs.
 
     Its read-only queries (size, power, energies, progress of running jobs, next end) are those
@@ -144,6 +145,9 @@ class Machine(HostRuns, HostChanges, MachineQueries):
             self._total_power = math.fsum(self._power[c][states[c]] for c in range(n))
         self._total_energy = 0.0
         self._total_t = 0.0
+        #: Host lists of one exact power row, no energy accounts (:mod:`hdrm.sim.host_lists`).
+        self._exact_lists = (type(self.state) is list and self._energy_acc is None and n > 0
+                             and self._one_row and exact_row(self._power[0], n))
         self.kill_on_walltime = kill_on_walltime
         self.now = 0.0
         self._jobs: dict[int, RunningJob] = {}
@@ -181,13 +185,15 @@ class Machine(HostRuns, HostChanges, MachineQueries):
             held, runs = tuple(cores), None
         job_on = self.job_on
         power_w: float | None = None
-        if runs is not None and self._one_row:
+        if runs is None and self._exact_lists:
+            power_w = self._take_narrow(held, key)  # None: nothing done, the checks below
+        elif runs is not None and self._one_row:
             power_w = self._occupy_runs(runs, key)  # None: taken host by host below
             if power_w is None:
                 runs = None
         elif runs is not None and not self._free_runs(runs):
             runs = None  # the host-by-host checks name the culprit
-        if runs is None and not (len(held) > 4 and self._free_span(held)):
+        if runs is None and power_w is None and not (len(held) > 4 and self._free_span(held)):
             for c in cores:
                 if not 0 <= c < len(job_on):
                     raise SimulationError(f"job {key}: unknown resource {c} (0..{len(job_on) - 1})")
@@ -291,6 +297,8 @@ class Machine(HostRuns, HostChanges, MachineQueries):
         """:meth:`apply_states` for runs of hosts ``(first, last + 1, (state, speed_factor))``
         that do not overlap: the same result as the mapping of every host of every run, in
         order, at a cost that follows the runs (C-level passes) when their hosts are free."""
+        if self._exact_lists and type(runs) is list and self._apply_free_list_runs(runs):
+            return
         runs = list(runs)
         if not self._apply_free_runs(runs):
             self._apply_mixed(runs)  # runs of free hosts still by runs, the others host by host
@@ -345,6 +353,8 @@ class Machine(HostRuns, HostChanges, MachineQueries):
         if type(cores) is not tuple and isinstance(cores, CoreRuns):  # tuples: no ABC check
             for lo, hi in cores.runs:
                 self._fill(job_on, lo, hi, _FREE)
+        elif self._exact_lists:
+            self._free_narrow(cores, job.key)
         else:
             for c in cores:
                 job_on[c] = _FREE

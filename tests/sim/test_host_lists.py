@@ -1,0 +1,111 @@
+"""Small machines of identical hosts (hdrm.sim.host_lists): starts, ends and power changes by
+list slices give the very bits, errors and states of the host-by-host paths."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hdrm.errors import SimulationError
+from hdrm.sim.host_lists import exact_row
+from hdrm.sim.machine import Machine
+
+N = 12
+ROW = (100.0, 100.0, 30.0, 5.0)  # hdrm's power table of a 100 W core: whole watts
+
+
+def pair(row: tuple[float, ...] = ROW) -> tuple[Machine, Machine]:
+    """The same machine twice (hosts asleep, no energy accounts); the second never takes the
+    paths of hdrm.sim.host_lists."""
+    fast = Machine([(1.0, 0.75, 0.0, 0.0)] * N, [row] * N, 3, host_energy=False)
+    slow = Machine([(1.0, 0.75, 0.0, 0.0)] * N, [row] * N, 3, host_energy=False)
+    slow._exact_lists = False
+    slow._apply_free_list_runs = lambda runs: False
+    return fast, slow
+
+
+def look(m: Machine) -> tuple:
+    return (list(m.state), list(m.job_on), m.power_w, m.energy_j(),
+            sorted((k, j.cores, j.power_w, j.end_s) for k, j in m._jobs.items()))
+
+
+def test_exact_row_by_hand():
+    assert exact_row(ROW, 128)
+    assert not exact_row((62.5, 50.0, 18.75, 3.125), 4)  # not whole watts
+    assert not exact_row((100, 100, 30, 5), 4)  # ints, not floats
+    assert not exact_row((2.0**50, 1.0), 8)  # 16 hosts' changes reach 2**53
+    assert exact_row((2.0**50, 1.0), 2) and not exact_row((), 4)
+    assert Machine([(1.0,)] * 3, [(7.0,)] * 3, host_energy=False)._exact_lists
+    assert not Machine([(1.0,)] * 3, [(7.5,)] * 3, host_energy=False)._exact_lists  # 7.5 W
+    assert not Machine([(1.0,)] * 3, [(7.0,)] * 3)._exact_lists  # energy accounts kept
+
+
+def test_narrow_start_and_end_by_hand():
+    m, _ = pair()
+    m.advance(2.0)
+    m.apply_runs([(0, 4, (0, 1.0)), (6, 7, (0, 1.0))])  # wake 5 hosts: +5 x 95 W
+    assert m.power_w == N * 5.0 + 5 * 95.0 and m.energy_j() == 2.0 * N * 5.0
+    m.start(1, [0, 1, 2, 3], delay_s=10.0)  # one run: 4 x 100 W
+    m.start(2, [6], delay_s=4.0)
+    assert m._jobs[1].power_w == 400.0 and m._jobs[2].power_w == 100.0
+    assert m.job_on[:8] == [1, 1, 1, 1, -1, -1, 2, -1]
+    m.start(3, [9, 5], delay_s=1.0)  # scattered hosts, asleep: 2 x 5 W
+    assert m._jobs[3].power_w == 10.0 and m._jobs[3].cores == (9, 5)
+    ends = m.advance(12.0)
+    assert [e.key for e in ends] == [3, 2, 1] and m.job_on == [-1] * N
+    assert ends[2].energy_j == 400.0 * 10.0
+
+
+def test_busy_unknown_and_repeated_hosts_keep_their_errors():
+    m, _ = pair()
+    m.start(1, [2, 3, 4], delay_s=5.0)
+    with pytest.raises(SimulationError, match="resource 3 is busy with job 1"):
+        m.start(2, [3], delay_s=1.0)
+    with pytest.raises(SimulationError, match="resource 4 is busy with job 1"):
+        m.start(2, [5, 4], delay_s=1.0)
+    with pytest.raises(SimulationError, match="unknown resource 12"):
+        m.start(2, [11, 12], delay_s=1.0)
+    with pytest.raises(SimulationError, match="unknown resource -1"):
+        m.start(2, [-1], delay_s=1.0)
+    assert m.job_on.count(-1) == N - 3  # nothing taken by the refused starts
+    m.start(2, [7, 7, 8], delay_s=1.0)  # a host given twice: taken host by host, as before
+    assert m._jobs[2].power_w == 15.0 and m.job_on[7:9] == [2, 2]
+
+
+jobs = st.lists(st.tuples(st.lists(st.integers(0, N - 1), min_size=1, max_size=6, unique=True),
+                          st.booleans(), st.integers(0, 5), st.booleans()),
+                min_size=1, max_size=30)
+
+
+@settings(max_examples=120, deadline=None)
+@given(jobs, st.sampled_from([ROW, (62.5, 50.0, 18.75, 3.125), (7.0, 7.0, 7.0, 7.0)]),
+       st.integers(0, 2**16))
+def test_equal_to_the_host_by_host_paths(script, row, seed):
+    """Jobs on random (sorted or shuffled) free hosts, woken first or not, ends, sleep."""
+    rng = np.random.default_rng(seed)
+    fast, slow = pair(row)
+    now = 0.0
+    for key, (hosts, shuffled, step, wake) in enumerate(script):
+        now += step
+        for m in (fast, slow):
+            ended = m.advance(now)
+            sleep = [(e.cores[0], e.cores[0] + 1, (3, 1.0)) for e in ended]
+            if len(sleep) == len({r[0] for r in sleep}):
+                m.apply_runs(sorted(sleep))
+        free = [h for h in hosts if fast.job_on[h] == -1]
+        if not free:
+            continue
+        if not shuffled:
+            free.sort()
+        elif len(free) > 1:
+            free = list(rng.permutation(free))
+        for m in (fast, slow):
+            if wake:
+                m.apply_runs([(h, h + 1, (0, 1.0)) for h in sorted(set(free))])
+            m.start(key, free, delay_s=1.0 + key % 3, walltime_s=2.5)
+        assert look(fast) == look(slow)
+    for m in (fast, slow):
+        m.advance(now + 10.0)
+    assert look(fast) == look(slow)

@@ -1,0 +1,109 @@
+"""Simulation.run's one loop (hdrm.sim.run_loop) gives what the stepped engine gives:
+``while next_decision(): decide(pair)``, outcome for outcome, row for row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from builders import hetero_two_nodes, job, one_node, workload
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hdrm.platform.model import Platform
+from hdrm.sim import run_loop
+from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.sim.preemptive import PreemptiveSimulation
+from hdrm.workload.dependencies import Dependencies
+
+
+def stepped(sim: Simulation, policy: str):
+    """The run made by the engine's methods, one decision at a time."""
+    pair = sim.resolve(policy)
+    while sim.next_decision():
+        sim.decide(pair)
+    return sim.result()
+
+
+def same(a, b) -> None:
+    assert [(o.job.idx, o.state, o.start_s, o.finish_s, tuple(o.cores), o.energy_j, o.reason)
+            for o in a.outcomes] == [
+        (o.job.idx, o.state, o.start_s, o.finish_s, tuple(o.cores), o.energy_j, o.reason)
+        for o in b.outcomes]
+    assert list(a.timeline.column_tuples()) == list(b.timeline.column_tuples())
+    assert (a.energy_j, a.makespan_s, a.decisions) == (b.energy_j, b.makespan_s, b.decisions)
+
+
+def test_run_takes_the_loop_and_progress_by_hand(monkeypatch):
+    loops = []
+    real = run_loop.run_decisions
+    monkeypatch.setattr("hdrm.sim.engine.run_decisions",
+                        lambda *args: loops.append(1) or real(*args))
+    jobs = workload([job(i, float(i), 1, 2.0) for i in range(5000)])
+    seen = []
+    result = Simulation(one_node(2), jobs, SimulationConfig(contention="none")).run(
+        "fcfs", progress=lambda done, total: seen.append((done, total)))
+    # decisions at 0, 1, ..., 4999 (arrivals; job i ends at i + 2, with an arrival but the
+    # last two) and at 5000, 5001: 5,002; the 4,096th is at 4095, when jobs 0..4093 have ended
+    assert loops == [1] and result.decisions == 5002
+    assert seen == [(4094, 5000)]
+
+
+def test_subclasses_that_change_a_step_keep_the_methods():
+    from hdrm.sim.engine import _plain_steps
+
+    assert _plain_steps(Simulation) and not _plain_steps(PreemptiveSimulation)
+
+    class Counting(Simulation):
+        def decide(self, pair):
+            self.counted = getattr(self, "counted", 0) + 1
+            return super().decide(pair)
+
+    sim = Counting(one_node(2), workload([job(0), job(1, 1.0)]), SimulationConfig())
+    # decisions at 0 and 1 (arrivals), 10 and 11 (ends): each through the subclass's decide
+    assert not _plain_steps(Counting) and sim.run("fcfs").decisions == sim.counted == 4
+
+
+def random_jobs(draw_sizes, seed: int, cores: int):
+    rng = np.random.default_rng(seed)
+    jobs = []
+    for i, res in enumerate(draw_sizes):
+        wall = float(rng.integers(1, 20))
+        run = wall if rng.random() < 0.3 else float(rng.integers(1, 25))  # some killed
+        kwargs = {"mem_bw_gbps": float(rng.integers(0, 3))}
+        if rng.random() < 0.3:
+            kwargs["ops_gflop"] = float(rng.integers(1, 40))
+        jobs.append(job(i, float(rng.integers(0, 30)), min(res, cores + 1), wall, run, **kwargs))
+    return workload(jobs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=40), st.integers(0, 2**16),
+       st.sampled_from(["fcfs", "sjf", "random-high_gflops"]),
+       st.sampled_from(["none", "easy", "conservative"]), st.sampled_from(["event", "commit"]),
+       st.booleans(), st.booleans())
+def test_run_equals_the_stepped_engine(sizes, seed, policy, backfilling, decision, hetero, deps):
+    """Rejections (one core too many), kills, parallel jobs under contention, dependencies."""
+    platform = hetero_two_nodes(mem_bw_gbps=(3.0, 2.0)) if hetero else Platform.homogeneous(4)
+    config = dict(contention="hdeeprm" if hetero else "none", backfilling=backfilling,
+                  decision=decision, seed=seed)
+    load = random_jobs(sizes, seed, 4)
+    if deps and len(load.jobs) > 2:
+        n = len(load.jobs)
+        load.dependencies = Dependencies(np.array([n - 1, n - 2], dtype=np.int64),
+                                         np.array([0, 1], dtype=np.int64),
+                                         np.array([2.0, 0.0], dtype=np.float64))
+    fused = Simulation(platform, load, SimulationConfig(**config)).run(policy)
+    same(fused, stepped(Simulation(platform, load, SimulationConfig(**config)), policy))
+
+
+@pytest.mark.parametrize("timeline", [True, False])
+def test_outcome_callbacks_see_the_same_runs(timeline):
+    load = workload([job(i, float(i % 7), 1 + i % 3, 5.0, 3.0 + i % 4) for i in range(60)])
+    seen = {}
+    for name in ("fused", "stepped"):
+        sim = Simulation(one_node(4), load, SimulationConfig(record_timeline=timeline))
+        calls = seen[name] = []
+        sim.on_outcome = lambda j, o, calls=calls, sim=sim: calls.append((j.idx, sim.now, o.state))
+        result = sim.run("fcfs") if name == "fused" else stepped(sim, "fcfs")
+        assert len(result.timeline) == (result.decisions if timeline else 0)
+    assert seen["fused"] == seen["stepped"] and len(seen["fused"]) == 60
