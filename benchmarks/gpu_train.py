@@ -103,7 +103,6 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
     """Run the training; returns its figures (also saved with the best model)."""
     import torch
 
-    from hdrm.agents.checkpoint import save_snapshot
     from hdrm.agents.mappo_rollout import make_agent, play_episode
 
     torch.set_num_threads(1)
@@ -114,23 +113,25 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
     config = agent_config(a.role, a.freeze_order, a.freeze_place, json.loads(a.agent_json))
     agent = make_agent(env, config, seed=a.seed)
     meta = _metadata(a, setting, config)
-    wall0, cpu0, episodes, steps = time.perf_counter(), time.process_time(), 0, 0
+    clock = (time.perf_counter(), time.process_time())
+    episodes, steps = 0, 0
     best: dict[str, Any] = {"value": float("inf")}
+
+    def validated() -> None:  # validate; a better policy is saved at once (a stopped run keeps it)
+        if _keep_best(best, agent, validate(agent, setting, a.window, a.seed, a.pick), episodes):
+            _save(best, a.out, meta, clock, episodes, steps, finished=False)
+
     if a.imitate:
         meta["training"]["imitation"] = warm_start(agent, env, a)
-        _keep_best(best, agent, validate(agent, setting, a.window, a.seed, a.pick), 0)
-    while episodes < a.episodes and time.perf_counter() - wall0 < 60 * a.minutes:
+        validated()
+    while episodes < a.episodes and time.perf_counter() - clock[0] < 60 * a.minutes:
         stats = play_episode(env, agent, drivers(dict(agent.frozen)), seed=a.seed + episodes)
         episodes, steps = episodes + 1, steps + int(stats.get("steps", 0))
         if episodes % a.validate_every == 0:
-            _keep_best(best, agent, validate(agent, setting, a.window, a.seed, a.pick), episodes)
+            validated()
     if "state" not in best:  # fewer episodes than --validate-every: the last policy
-        _keep_best(best, agent, validate(agent, setting, a.window, a.seed, a.pick), episodes)
-    meta["training"].update(episodes=episodes, env_steps=steps, best_episode=best["episode"],
-                            best_validation=best["value"],
-                            wall_min=round((time.perf_counter() - wall0) / 60, 1),
-                            cpu_min=round((time.process_time() - cpu0) / 60, 1))
-    save_snapshot(best["state"], a.out, meta)
+        validated()
+    _save(best, a.out, meta, clock, episodes, steps, finished=True)
     return meta["training"]
 
 
@@ -180,13 +181,29 @@ def _metadata(a: argparse.Namespace, setting: Setting, config: dict[str, Any]) -
             "training": {"budget_min": a.minutes, "command": " ".join(sys.argv)}}
 
 
-def _keep_best(best: dict[str, Any], agent: Any, value: float, episodes: int) -> None:
-    """Keep a copy of the agent when ``value`` (validation mean JCT) is the best so far."""
+def _keep_best(best: dict[str, Any], agent: Any, value: float, episodes: int) -> bool:
+    """Keep a copy of the agent when ``value`` (validation mean JCT) is the best so far;
+    whether it was."""
     from hdrm.agents.checkpoint import snapshot
 
     print(f"episode {episodes}: validation mean JCT {value:.1f} s", flush=True)
     if value < best["value"]:
         best.update(value=value, episode=episodes, state=snapshot(agent))
+        return True
+    return False
+
+
+def _save(best: dict[str, Any], out: str, meta: dict[str, Any], clock: tuple[float, float],
+          episodes: int, steps: int, finished: bool) -> None:
+    """Write the best policy with the training figures so far (wall and CPU minutes since
+    ``clock``; ``finished`` false while the run goes on)."""
+    from hdrm.agents.checkpoint import save_snapshot
+
+    meta["training"].update(episodes=episodes, env_steps=steps, best_episode=best["episode"],
+                            best_validation=best["value"], finished=finished,
+                            wall_min=round((time.perf_counter() - clock[0]) / 60, 1),
+                            cpu_min=round((time.process_time() - clock[1]) / 60, 1))
+    save_snapshot(best["state"], out, meta)
 
 
 def train_missing(models_dir: Path, traces: str, cache: str) -> None:
