@@ -74,10 +74,10 @@ def keep_duplicates(pairs: list[tuple[str, Any]]) -> JsonObject:
 
 def _no_duplicates(pairs: list[tuple[str, Any]], source: str,
                    error: type[HdrmError] = ConfigError) -> dict[str, Any]:
-    """JSON object hook that refuses a key given twice in one object."""
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise error(f"{source}: key {key!r} is given twice in one object; keep one")
-        result[key] = value
+    """JSON object hook that refuses a key given twice in one object (the first repeated)."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise error(f"{source}: key {key!r} is given twice in one object; keep one")
     return result

@@ -30,25 +30,21 @@ Reading (:func:`read_simgrid_hosts`) understands ``<host>`` elements and ``<clus
 suffix speed>`` elements, speed lists with units (``"10Gf, 7.5Gf, 0.001f"``), ``pstate``,
 ``wattage_per_state`` or ``watt_per_state``, and ``wattage_off``. The master host (named
 ``master_host`` or with ``master`` in its ``role`` property) and storage hosts are left out; the
-other hosts come sorted by name, i.e. in Batsim's resource order. XML input is parsed with
-defusedxml.
+other hosts come sorted by name, i.e. in Batsim's resource order. XML input is parsed safely
+(:mod:`hdrm.platform.safe_xml`: entity declarations are refused, as defusedxml does).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-import defusedxml
-import defusedxml.ElementTree as SafeET
-from lxml import etree
-
 from hdrm.errors import PlatformError
+from hdrm.lazy import LazyModule
 from hdrm.platform import power
 from hdrm.platform.model import (
     Cluster,
@@ -59,8 +55,18 @@ from hdrm.platform.model import (
     Platform,
     Processor,
     ProcessorType,
-    check_size,
 )
+from hdrm.platform.safe_xml import UnsafeXmlError, parse_xml_file
+from hdrm.platform.simgrid_values import (  # noqa: F401  (parsers re-exported)
+    parse_radical,
+    parse_speeds_gflops,
+    parse_wattage,
+    speeds_of,
+    wattage_of,
+)
+
+#: lxml's etree, imported when a platform is written (reading needs only the standard library).
+etree = LazyModule("lxml.etree")
 
 logger = logging.getLogger(__name__)
 
@@ -74,9 +80,7 @@ CONTROL_BANDWIDTH = "1000TBps"
 #: Speed of the idle states: tiny but positive, as Batsim requires.
 IDLE_SPEED = "0.001f"
 
-#: SI prefix -> power of 1000 (or of 1024 with an "i": "Gif").
-_PREFIX_POWER = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
-_SPEED_RE = re.compile(r"^\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*(?:([kKMGTPE]?)(i?)f)?\s*$")
+
 
 
 def core_host_name(core_id: int, nb_cores: int) -> str:
@@ -209,70 +213,15 @@ class HostSpec:
         return self.wattage_per_state_w[0][1] if self.wattage_per_state_w else 0.0
 
 
-def parse_speeds_gflops(text: str, where: str) -> tuple[float, ...]:
-    """Parse a SimGrid speed list (``"10Gf, 7.5Gf, 0.001f"``) into GFLOP/s.
-
-    Raises:
-        PlatformError: a speed is not a number with a flops unit (``where`` prefixes the message).
-    """
-    speeds = []
-    for part in text.split(","):
-        match = _SPEED_RE.match(part)
-        if not match:
-            raise PlatformError(
-                f"{where}: bad speed {part.strip()!r}; write a number with a unit among "
-                "f, kf, Mf, Gf, Tf, Pf, Ef (or Kif, Mif, ... for powers of 1024)"
-            )
-        value, prefix, binary = match.groups()
-        scale = (1024.0 if binary else 1000.0) ** _PREFIX_POWER[prefix or ""]
-        speeds.append(float(value) * scale / 1e9)
-    return tuple(speeds)
-
-
-def parse_wattage(text: str, where: str) -> tuple[tuple[float, float], ...]:
-    """Parse ``"idle:full, idle:full, ..."`` (or ``idle:one_core:full``) into (idle, full) pairs.
-
-    Raises:
-        PlatformError: a value is not a number (``where`` prefixes the message).
-    """
-    pairs = []
-    for part in text.split(","):
-        try:
-            values = [float(v) for v in part.split(":")]
-        except ValueError:
-            raise PlatformError(
-                f"{where}: bad power state {part.strip()!r}; write 'idle:full' watts per state, "
-                "separated by commas"
-            ) from None
-        pairs.append((values[0], values[-1]))
-    return tuple(pairs)
-
-
-def parse_radical(text: str, where: str) -> list[int]:
-    """Expand a SimGrid cluster radical (``"0-255"``, ``"0-3,7,9-10"``) into integers."""
-    ranges: list[range] = []
-    try:
-        for part in text.split(","):
-            first, _, last = part.partition("-")
-            ranges.append(range(int(first), int(last or first) + 1))
-    except ValueError:
-        raise PlatformError(
-            f"{where}: bad radical {text!r}; write ranges like '0-255' or '0-3,7'"
-        ) from None
-    # counted before expanding: a radical such as 0-999999999999 must not fill the memory
-    check_size(sum(map(len, ranges)), f"{where}: radical {text!r}: {sum(map(len, ranges)):,} "
-               "hosts of one core", "give a shorter radical")
-    return [i for r in ranges for i in r]
-
-
 def _props(element: ET.Element) -> dict[str, str]:
-    return {p.get("id", ""): p.get("value", "") for p in element.findall("prop")}
+    # the <prop> children (as findall("prop"), without its path machinery: one per host)
+    return {p.get("id", ""): p.get("value", "") for p in element if p.tag == "prop"}
 
 
 def _host_spec(name: str, speed: str, pstate: str, props: dict[str, str], where: str) -> HostSpec:
-    speeds = parse_speeds_gflops(speed, where)
+    speeds = speeds_of(speed, where)
     watts_text = props.get("wattage_per_state", props.get("watt_per_state"))
-    watts = parse_wattage(watts_text, where) if watts_text else ()
+    watts = wattage_of(watts_text, where) if watts_text else ()
     try:
         state = int(pstate)
         off = float(props["wattage_off"]) if "wattage_off" in props else None
@@ -318,7 +267,7 @@ def _is_compute(host: HostSpec) -> bool:
 
 def _parse_xml(path: Path) -> ET.Element:
     try:
-        root = SafeET.parse(str(path)).getroot()
+        root = parse_xml_file(path)
     except FileNotFoundError:
         raise PlatformError(f"{path}: no such SimGrid platform file; check the path") from None
     except ET.ParseError as exc:
@@ -326,7 +275,7 @@ def _parse_xml(path: Path) -> ET.Element:
         raise PlatformError(
             f"{path}:{line}:{column}: invalid XML ({exc}); fix the syntax there"
         ) from None
-    except defusedxml.DefusedXmlException as exc:
+    except UnsafeXmlError as exc:
         raise PlatformError(
             f"{path}: refused unsafe XML ({exc}); remove the entity definitions"
         ) from None

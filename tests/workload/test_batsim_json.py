@@ -16,6 +16,7 @@ from hdrm.workload.batsim_json import (
     check_supported,
     read_batsim_json,
     unsupported_profiles,
+    workload_from_dict,
     workload_to_dict,
     write_batsim_json,
 )
@@ -235,3 +236,51 @@ def test_a_wfcommons_workflow_given_as_a_workload_points_to_hdrm_dag(tmp_path):
     assert message.startswith(f"{path}: a WfCommons workflow (wfformat), not a Batsim workload")
     assert f"'hdrm dag replay {path} --platform P.json'" in message
     assert "\n" not in message
+
+
+class _Int(int):
+    pass
+
+
+class _Str(str):
+    pass
+
+
+def _job_values(workload):
+    import dataclasses
+    return [dataclasses.astuple(j) for j in workload.jobs]
+
+
+def test_plain_and_unusual_values_read_the_same():
+    # plain JSON values take one type test each; int and str subclasses (a caller's own dict)
+    # go through the checks that name the field: both must give the same jobs
+    plain = {"nb_res": 8, "profiles": {"d": {"type": "delay", "delay": 5},
+                                       "h": {"type": "parallel_homogeneous", "cpu": 2e9, "com": 0}},
+             "jobs": [{"id": 1, "subtime": 0, "res": 2, "walltime": 60, "profile": "d",
+                       "trace_submit_s": 7, "user_id": 3},
+                      {"id": "b", "subtime": 1.5, "res": 4, "profile": "h", "mem_mb": 10,
+                       "swf": [1, 2], "note": "x"},
+                      {"id": 3, "subtime": 2, "res": 1, "walltime": -1, "profile": "d"}]}
+    odd = json.loads(json.dumps(plain))
+    for job in odd["jobs"]:
+        job["id"] = _Str(job["id"]) if isinstance(job["id"], str) else _Int(job["id"])
+        job["res"] = _Int(job["res"])
+        job["profile"] = _Str(job["profile"])
+        if "user_id" in job:
+            job["user_id"] = _Int(job["user_id"])
+    expected = _job_values(workload_from_dict(plain, "w.json", 2.0))
+    assert _job_values(workload_from_dict(odd, "w.json", 2.0)) == expected
+    assert expected[1][11:14] == ("h", "parallel_homogeneous", -1)  # profile, type, user
+    assert expected[1][14] == {"swf": (1, 2), "note": "x"}
+
+
+def test_each_profile_is_checked_once(monkeypatch):
+    from hdrm.workload import batsim_json
+
+    calls = []
+    real = batsim_json._profile_facts
+    monkeypatch.setattr(batsim_json, "_profile_facts", lambda *a: calls.append(a[1]) or real(*a))
+    doc = {"nb_res": 4, "profiles": {"p": {"type": "delay", "delay": 3}},
+           "jobs": [{"id": i, "subtime": i, "res": 1, "profile": "p"} for i in range(50)]}
+    assert len(workload_from_dict(doc, "w.json")) == 50
+    assert calls == ["p"]
