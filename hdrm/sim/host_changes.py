@@ -15,9 +15,8 @@ from __future__ import annotations
 import array
 from typing import Iterable, Sequence
 
-import numpy as np
-
 from hdrm.core.runs import CoreRuns
+from hdrm.lazy import numpy as np
 from hdrm.sim.host_runs import _repeated_sum, _view
 from hdrm.sim.running import RunningJob
 
