@@ -116,8 +116,18 @@ def training_rows(models: list[GpuModel]) -> dict[str, dict[str, Any]]:
             "CPU time (min)": tr.get("cpu_min"), "best at episode": tr.get("best_episode"),
             "best validation JCT (s)": tr.get("best_validation"),
             "episodes": tr.get("episodes"), "env steps": tr.get("env_steps"),
-            "seed": model.meta["setting"].get("seed"), "command": tr.get("command", "")}
+            "seed": model.meta["setting"].get("seed"), "warm start": warm_start_cell(tr),
+            "command": tr.get("command", "")}
     return out
+
+
+def warm_start_cell(training: dict[str, Any]) -> str:
+    """The imitation warm start of a model's training, in words ("" without one)."""
+    imitation = training.get("imitation")
+    if not imitation:
+        return ""
+    return (f"{imitation['pair']}: {imitation['episodes']} episodes, {imitation['epochs']} "
+            f"epochs, agreement {imitation['agreement']:.1%}, {imitation['cpu_min']} CPU min")
 
 
 def resolve_settings(keys: list[str], traces: str, cache: str, quick: bool) -> dict[str, Setting]:

@@ -83,6 +83,8 @@ def test_three_warm_started_seeds_are_judged_on_their_mean(traces, tmp_path):  #
     assert per_seed == pytest.approx([(10 + 60 + 160) / 3] * 3)
     imitation = table["training: learned_place_openb_seed1.pt"]
     assert imitation["seed"] == 1 and imitation["best at episode"] in (0, 1)
+    assert imitation["warm start"].startswith("sjf-first_fit: 2 episodes, 2 epochs, agreement ")
+    assert table["training: learned_place_openb_seed1.pt"]["learner"] == name
     page = (tmp_path / "page.rst").read_text()
     assert "each training seed" in page and f"{name} [seed 2]" in page
 
