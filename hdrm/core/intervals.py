@@ -14,10 +14,15 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import operator
 from bisect import bisect_right
 from typing import Any, Iterator
 
 __all__ = ["IntervalSet", "as_disjoint_runs"]
+
+_FIRST = operator.itemgetter(0)
+_BOUNDS = operator.itemgetter(0, 1)
+_END = operator.itemgetter(1)
 
 
 class IntervalSet:
@@ -80,9 +85,15 @@ class IntervalSet:
         k = bisect_right(bounds, first)
         if first >= end or not k & 1 or end > bounds[k]:
             return False
-        low, high = bounds[k - 1], bounds[k]
-        kept = ([low, first] if low < first else []) + ([end, high] if end < high else [])
-        bounds[k - 1:k + 1] = kept
+        if bounds[k - 1] == first:  # from the run's start (lowest-first placements)
+            if end == bounds[k]:
+                del bounds[k - 1:k + 1]
+            else:
+                bounds[k - 1] = end
+        elif end == bounds[k]:
+            bounds[k] = first
+        else:  # from its middle: the run splits in two
+            bounds[k:k] = (first, end)
         self.count -= end - first
         return True
 
@@ -119,9 +130,14 @@ def as_disjoint_runs(runs: list[tuple[int, int, Any]]
     Runs that do not overlap come back as they are; otherwise a sweep over their bounds (cost in
     the number of runs, not of cores).
     """
-    ordered = sorted((lo, hi) for lo, hi, _ in runs)
-    if all(a[1] <= b[0] for a, b in zip(ordered, ordered[1:])):
-        return runs
+    if len(runs) == 2:  # (a job's end and a start, mostly): one comparison each way
+        (a_lo, a_hi, _), (b_lo, b_hi, _) = runs
+        if a_hi <= b_lo or b_hi <= a_lo:
+            return runs
+    else:
+        ordered = sorted(runs, key=_BOUNDS)
+        if all(map(operator.le, map(_END, ordered), map(_FIRST, ordered[1:]))):
+            return runs
     points = sorted({x for lo, hi, _ in runs for x in (lo, hi)})
     starts = sorted(range(len(runs)), key=lambda i: runs[i][0])
     lows: list[int] = []  # active runs, smallest index first (stale ones dropped when read)

@@ -27,6 +27,7 @@ from hdrm.core.intervals import IntervalSet, as_disjoint_runs
 from hdrm.core.proc_runs import ProcRuns, layout
 from hdrm.core.records import OverutilizationRecorder
 from hdrm.core.runs import WIDE, CoreRuns, OneEach, Repeated, core_runs
+from hdrm.core.lazy_jobs import LAZY_MIXED, LazyJobs
 from hdrm.core.single_core import SingleCoreJobs
 from hdrm.errors import SimulationError
 from hdrm.platform.model import Platform
@@ -52,7 +53,7 @@ def _any_finite(values: Sequence[float]) -> bool:
     return any(map(math.isfinite, values))
 
 
-class ClusterState(SingleCoreJobs, ProcRuns):
+class ClusterState(SingleCoreJobs, LazyJobs, ProcRuns):
     """Mutable state of the platform's cores, processors and nodes.
 
     On one-core nodes (core ``i`` is processor ``i`` and node ``i``) the free cores are also kept
@@ -154,6 +155,9 @@ class ClusterState(SingleCoreJobs, ProcRuns):
                                   [n.core_ids for n in platform.nodes], n_cores, contention,
                                   self.proc_capacity)
         self._job_bw: dict[int, float] = {}
+        #: The last placement read off :attr:`free_set`, ``(cores, their runs)``: allocating
+        #: that very list takes the runs (:mod:`hdrm.core.lazy_jobs`); None: none yet.
+        self.last_runs: tuple[Sequence[int], list[tuple[int, int]]] | None = None
 
     # ------------------------------------------------------------------ queries
     @property
@@ -211,14 +215,14 @@ class ClusterState(SingleCoreJobs, ProcRuns):
         """
         if job.idx in self.alloc:
             raise SimulationError(f"job {job.id} already holds cores")
-        wide = job.mem_mb == 0 and len(cores) > WIDE and self._singletons and self._nominal
-        if wide or self._lazy:
-            runs = core_runs(cores)
+        if self._lazy:
+            self._allocate_lazy(job, cores)
+            return
+        if job.mem_mb == 0 and len(cores) > WIDE and self._singletons and self._nominal:
+            runs = core_runs(cores)  # a wide job on one-core nodes: kept as runs
             if self._take_set(runs):
-                self._allocated(job, cores, runs, wide)
+                self._allocated(job, cores, runs)
                 return
-            if self._lazy:
-                raise self._conflict(job, cores)
         if len(cores) == 1 and self.fast_paths:  # one-core jobs (inference): the rules, one step
             self._allocate_one(job, cores[0], now)
             return
@@ -240,6 +244,8 @@ class ClusterState(SingleCoreJobs, ProcRuns):
 
     def release(self, job: Job, now: float) -> Sequence[int]:
         """Free the cores of ``job``; returns them."""
+        if self._lazy:
+            return self._release_lazy(job)
         if self._proc_held:
             held = self._runs_release(job.idx, job.mem_bw_gbps, now)
             if held is not None:
@@ -247,24 +253,16 @@ class ClusterState(SingleCoreJobs, ProcRuns):
         cores = self.alloc.pop(job.idx, None)
         if cores is None:
             raise SimulationError(f"job {job.id} holds no cores")
-        if len(cores) == 1 and self.fast_paths and not self._lazy:  # never kept as runs
+        if len(cores) == 1 and self.fast_paths:  # never kept as runs
             self._release_one(job, cores[0], now)
             return cores
         self.free_cores += len(cores)
-        if self._lazy:
-            del self._job_bw[job.idx]
         runs = self._runs.pop(job.idx, None)
         if runs is not None:  # one-core nodes, no memory, nominal speeds: kept as runs
             self._give_set(runs)
-            if not self._lazy:
-                core_job = self._core_job
-                for lo, hi in runs:
-                    core_job[lo:hi] = [FREE] * (hi - lo)
-            self._account_singletons(runs, job.mem_bw_gbps, -1)
-            return cores
-        if self._lazy:  # the runs of a narrow job: given back and queued as run changes
-            runs = self._held.pop(job.idx)
-            self._give_set(runs)
+            core_job = self._core_job
+            for lo, hi in runs:
+                core_job[lo:hi] = [FREE] * (hi - lo)
             self._account_singletons(runs, job.mem_bw_gbps, -1)
             return cores
         self._spill()  # runs queued before come first
@@ -296,8 +294,9 @@ class ClusterState(SingleCoreJobs, ProcRuns):
         if self._pending or not runs:
             return None
         self._pending_runs = []
-        if len(runs) == 1:  # one run (one job's cores, mostly): nothing to overlap
-            return runs
+        kinds, self._lazy_kinds = self._lazy_kinds, 0
+        if len(runs) == 1 or (self._lazy and kinds != LAZY_MIXED):
+            return runs  # one run, or only starts or only ends: nothing overlaps
         return as_disjoint_runs(runs)
 
     def take_changes(self) -> list[tuple[int, float, list[int]]]:
@@ -324,27 +323,17 @@ class ClusterState(SingleCoreJobs, ProcRuns):
                 self.records.bandwidth_end(p, now)
 
     # ------------------------------------------------------------------ internals
-    def _allocated(self, job: Job, cores: Sequence[int], runs: list[tuple[int, int]],
-                   wide: bool) -> None:
-        """Book ``cores`` (taken out of :attr:`free_set` as ``runs``) for ``job``: wide jobs
-        keep runs, narrow ones (lazy only) a tuple; both queue run changes."""
-        key, bw = job.idx, job.mem_bw_gbps
+    def _allocated(self, job: Job, cores: Sequence[int], runs: list[tuple[int, int]]) -> None:
+        """Book the cores of a wide job (taken out of :attr:`free_set` as ``runs``) on one-core
+        nodes of a state that is not lazy: kept as runs, queued as run changes."""
+        key = job.idx
         self.free_cores -= len(cores)
-        if self._lazy:
-            self._job_bw[key] = bw
-        if wide:
-            self.alloc[key] = CoreRuns(runs)
-            self._runs[key] = runs
-            if not self._lazy:
-                core_job = self._core_job
-                for lo, hi in runs:
-                    core_job[lo:hi] = [key] * (hi - lo)
-            self._account_singletons(runs, bw, +1)
-        else:  # lazy: unbounded memory, nothing to charge
-            held = tuple(cores)
-            self.alloc[key] = held
-            self._held[key] = runs
-            self._account_singletons(runs, bw, +1)
+        self.alloc[key] = CoreRuns(runs)
+        self._runs[key] = runs
+        core_job = self._core_job
+        for lo, hi in runs:
+            core_job[lo:hi] = [key] * (hi - lo)
+        self._account_singletons(runs, job.mem_bw_gbps, +1)
 
     def _take_set(self, runs: list[tuple[int, int]]) -> bool:
         """Take ``runs`` out of :attr:`free_set` when all their cores are free and distinct;

@@ -81,12 +81,12 @@ class CorePolicy:
         """``(self, ranking, ids, per core)`` on ``state``, kept there for a static policy:
         ``ids`` is the platform's table of core ids (outcomes keep these objects) when free
         cores are read off the free runs (one-core nodes ranked by id), else None; ``per core``
-        is True when every processor has one core, ``p``, and the ranking is by id (the lowest
-        free core ids are the cores to take)."""
+        is True when, without free runs, every processor has one core, ``p``, and the ranking
+        is by id (the lowest free core ids are the cores to take)."""
         ranking = self._ranking(state)
         in_id_order = self._in_id_order(state, ranking)
         ids = state.core_proc if in_id_order and state.free_set is not None else None
-        per_core = in_id_order and _core_per_processor(state)
+        per_core = in_id_order and state.free_set is None and _core_per_processor(state)
         plan = (self, ranking, ids, per_core)
         if self.static:
             state.rankings[id(self)] = plan
@@ -123,7 +123,8 @@ class CorePolicy:
 
 def _lowest_free(state: ClusterState, need: int, ids: Sequence[int]) -> list[int] | CoreRuns | None:
     """The ``need`` lowest free cores of one-core nodes ranked by id, read off the free runs
-    (the platform's id objects; runs of ids for a wide job)."""
+    (the platform's id objects; runs of ids for a wide job); a list is left with its runs in
+    :attr:`~hdrm.core.state.ClusterState.last_runs`."""
     runs = state.free_set.lowest(need)
     if runs is None:
         return None
@@ -133,10 +134,12 @@ def _lowest_free(state: ClusterState, need: int, ids: Sequence[int]) -> list[int
         ids = ids.upto(runs[-1][1])
     if len(runs) == 1 and type(ids) is list:  # one slice: a new list already
         lo, hi = runs[0]
-        return ids[lo:hi]
-    chosen: list[int] = []
-    for lo, hi in runs:
-        chosen += ids[lo:hi]
+        chosen = ids[lo:hi]
+    else:
+        chosen = []
+        for lo, hi in runs:
+            chosen += ids[lo:hi]
+    state.last_runs = (chosen, runs)  # allocating this list takes these runs
     return chosen
 
 

@@ -180,3 +180,54 @@ def test_a_core_changed_twice_comes_back_as_the_mappings_runs():
     fast.allocate(job(2, res=1), [4], 4.0)
     assert fast.take_pending_runs() == [(3, 4, (SLEEPING, 1.0)), (4, 5, (RUNNING, 1.0))]
     assert fast.take_pending() == {}
+
+
+def test_a_placement_read_off_the_free_runs_is_taken_without_splitting_it(monkeypatch):
+    """The list a placement made from the free runs is allocated with those runs (kept in
+    ``last_runs``); any other list is split into runs as before."""
+    import hdrm.core.lazy_jobs
+    import hdrm.core.state
+    from hdrm.policies.core_selection import CORE_POLICIES
+
+    s = ClusterState(Platform.homogeneous(16), make_contention("none"))
+    s.allocate(job(0, res=3), [0, 1, 2], 0.0)
+    rng = np.random.default_rng(0)
+    cores = CORE_POLICIES.get("high_gflops").select(s, job(1, res=5), rng)
+    assert cores == [3, 4, 5, 6, 7] and s.last_runs == (cores, [(3, 8)])
+
+    def split(cores):
+        raise AssertionError("split into runs again")
+
+    for module in (hdrm.core.state, hdrm.core.lazy_jobs):
+        monkeypatch.setattr(module, "core_runs", split, raising=False)
+    s.allocate(job(1, res=5), cores, 1.0)
+    assert s.free_set.runs == [(8, 16)] and s.alloc[1] == (3, 4, 5, 6, 7)
+    assert s.take_pending_runs() == [(0, 3, (RUNNING, 1.0)), (3, 8, (RUNNING, 1.0))]
+    with pytest.raises(AssertionError, match="split"):
+        s.allocate(job(2, res=2), [9, 8], 2.0)  # not the placement's list
+
+
+def test_runs_of_only_starts_or_only_ends_are_handed_as_queued(monkeypatch):
+    """A lazy state's batch of starts only, or of ends only, cannot overlap (a core is taken
+    twice only if freed in between): it is handed as queued, with no sweep; a mixed batch is
+    swept into the mapping's runs."""
+    import hdrm.core.state
+
+    def sweep(runs):
+        raise AssertionError("swept")
+
+    s = ClusterState(Platform.homogeneous(16), make_contention("none"))
+    a, b, c = job(0, res=2), job(1, res=3), job(2, res=1)
+    monkeypatch.setattr(hdrm.core.state, "as_disjoint_runs", sweep)
+    s.allocate(a, [4, 5], 0.0)
+    s.allocate(b, [0, 1, 2], 0.0)
+    assert s.take_pending_runs() == [(4, 6, (RUNNING, 1.0)), (0, 3, (RUNNING, 1.0))]
+    s.release(a, 1.0)
+    s.release(b, 1.0)
+    assert s.take_pending_runs() == [(4, 6, (SLEEPING, 1.0)), (0, 3, (SLEEPING, 1.0))]
+    monkeypatch.undo()
+    s.allocate(c, [0], 2.0)
+    s.release(c, 2.0)
+    s.allocate(a, [0, 1], 2.0)
+    # core 0 keeps the place of its first change and takes its last; core 1 comes after
+    assert s.take_pending_runs() == [(0, 1, (RUNNING, 1.0)), (1, 2, (RUNNING, 1.0))]
