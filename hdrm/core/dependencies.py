@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.workload.dependencies import Dependencies
 from hdrm.workload.job import Job

@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.core.contention import make_contention
 from hdrm.core.predictor import RuntimePredictor

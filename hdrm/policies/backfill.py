@@ -36,7 +36,7 @@ import math
 import operator
 from typing import Iterable, Iterator
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.core.state import ClusterState
 from hdrm.registry import Registry

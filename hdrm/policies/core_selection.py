@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.core.runs import WIDE, CoreRuns
 from hdrm.core.state import FREE, ClusterState

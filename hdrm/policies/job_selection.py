@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.registry import Registry
 from hdrm.workload.job import Job

@@ -34,7 +34,7 @@ import logging
 import math
 from typing import Any
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.errors import ConfigError
 from hdrm.policies.backfill import estimated_duration_s
