@@ -23,6 +23,7 @@ from hdrm.core.runs import WIDE, CoreRuns
 from hdrm.core.state import FREE, ClusterState
 from hdrm.platform.one_core import Ids
 from hdrm.registry import Registry
+from hdrm.results.core_sets import consecutive_runs
 from hdrm.workload.job import Job
 
 ProcKey = Callable[[ClusterState, int], float]
@@ -215,7 +216,9 @@ def _take_cores(free: Sequence[int], cores_of: Sequence[Sequence[int]], state: C
                 need: int, ranking: Sequence[int]) -> list[int] | None:
     """:func:`_take` without memory: a processor whose cores are all free gives a slice of them,
     another the free ones of a C-level scan (the same cores in the same order, not one Python
-    step per core); one core is the first free core of the first processor with one."""
+    step per core); one core is the first free core of the first processor with one. A job of
+    more than :data:`~hdrm.core.runs.WIDE` cores gets a :class:`~hdrm.core.runs.CoreRuns` made
+    of the processors' runs (its callers then split no list into runs)."""
     if need == 1:
         for p in ranking:
             k = free[p]
@@ -229,19 +232,29 @@ def _take_cores(free: Sequence[int], cores_of: Sequence[Sequence[int]], state: C
                         return [c]
         return None
     core_job = state.core_job
+    wide = need > WIDE  # a CoreRuns of the processors' runs: no id per core
     chosen: list[int] = []
+    runs: list[tuple[int, int]] = []
+    got = 0
     for p in ranking:
         k = free[p]
         if not k:
             continue
         cores = cores_of[p]
-        left = need - len(chosen)
         if k != len(cores):
             cores = [c for c in cores if core_job[c] == FREE]
-        if left <= len(cores):
-            chosen += cores[:left]
-            return chosen
-        chosen += cores
+        left = need - got
+        if left < len(cores):
+            cores = cores[:left]
+        got += len(cores)
+        if not wide:
+            chosen += cores
+        elif type(cores) is range and cores.step == 1:
+            runs.append((cores.start, cores.stop))
+        else:
+            runs += consecutive_runs(cores)
+        if got == need:
+            return CoreRuns(runs) if wide else chosen
     return None
 
 

@@ -116,3 +116,16 @@ def test_select_of_one_core_without_memory_goes_straight_to_the_scan(monkeypatch
     state.allocate(job(1), [5], 0.0)
     state.release(job(0), 1.0)
     assert policy.select(state, job(2), rng) == [4]
+
+
+def test_a_wide_job_gets_the_processors_runs():
+    """More than WIDE cores: a CoreRuns made of the processors' runs (ranges taken whole, a
+    partly busy processor's free cores split into runs), equal to the core-by-core list."""
+    from hdrm.core.runs import WIDE, CoreRuns
+
+    state = mirror([64, 64, 64], {64, 70})
+    chosen = _take(state, job(0, res=WIDE + 40), [2, 1, 0])
+    assert isinstance(chosen, CoreRuns)
+    assert chosen.runs == [(128, 192), (65, 70), (71, 106)]
+    assert chosen == core_by_core(list(state.core_job), state.proc_cores, [2, 1, 0], WIDE + 40)
+    assert type(_take(state, job(1, res=WIDE), [2, 1, 0])) is list  # WIDE itself: a list
