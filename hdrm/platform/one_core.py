@@ -14,7 +14,7 @@ import itertools
 import math
 from typing import Any, Iterator
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.platform.model import Node, NodeType, Processor, ProcessorType, _MadeOnDemand
 

@@ -15,7 +15,7 @@ import math
 from bisect import bisect_right
 from typing import Any, Iterator, Sequence
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.platform.model import _MadeOnDemand
 

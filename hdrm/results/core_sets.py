@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import itertools
 import operator
+import sys
 from collections.abc import Sequence
 from typing import Any, Iterable, Iterator
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.errors import ConfigError
 
@@ -33,7 +34,7 @@ def consecutive_runs(cores: Sequence[int] | np.ndarray) -> list[tuple[int, int]]
     n = len(cores)
     if n == 0:
         return []
-    if n > 256 or isinstance(cores, np.ndarray):  # numpy pays off on long lists only
+    if _numpy_array_or_long(cores, n, 256):  # numpy pays off on long lists only
         if isinstance(cores, np.ndarray):
             ids = cores
         else:
@@ -51,6 +52,14 @@ def consecutive_runs(cores: Sequence[int] | np.ndarray) -> list[tuple[int, int]]
         prev = c
     runs.append((lo, prev + 1))
     return runs
+
+
+def _numpy_array_or_long(ids: Any, n: int, long: int) -> bool:
+    """True for a numpy array, and for more than ``long`` ids once numpy is loaded (a short
+    replay never loads it for this: a Python pass costs about what numpy's does at these
+    sizes, without its import)."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and (n > long or isinstance(ids, numpy.ndarray))
 
 
 class CoreRuns(Sequence):
@@ -158,7 +167,7 @@ def interval_ranges(core_ids: Iterable[int]) -> list[tuple[int, int]]:
     ranges: list[tuple[int, int]] = []
     if not ordered:
         return ranges
-    if len(ordered) > 64:  # wide jobs: find the breaks in C
+    if _numpy_array_or_long(ordered, len(ordered), 64):  # wide jobs: find the breaks in C
         ids = np.fromiter(ordered, dtype=np.int64, count=len(ordered))
         breaks = np.flatnonzero(np.diff(ids) != 1)
         los = np.concatenate(([ids[0]], ids[breaks + 1])).tolist()

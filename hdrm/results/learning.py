@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.errors import ConfigError
 from hdrm.results._files import parse_float, read_lines, require_columns, write_text

@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import logging
 import math
-from array import array
-from typing import Any, Iterable, Sequence
-
-import numpy as np
+from typing import Any, Sequence
 
 from hdrm import __version__
 from hdrm.errors import ConfigError
 from hdrm.registry import suggest
 from hdrm.results.csvio import BATSIM_SCHEDULE_COLUMNS
+from hdrm.results.machine_times import MachineTimes, machine_times_of  # noqa: F401  (re-exported)
 from hdrm.results.records import (
     BSLD_THRESHOLD_S,
     COMPLETED_SUCCESSFULLY,
@@ -137,130 +135,6 @@ def machine_times(results: Sequence[JobResult]) -> tuple[float, float]:
         (float(r.execution_time), float(r.finish_time),
          [(lo, hi + 1) for lo, hi in r.core_ranges()])
         for r in results if r.final_state != REJECTED)
-
-
-def machine_times_of(
-    spans: Iterable[tuple[float, float, Iterable[tuple[int, int]]]],
-) -> tuple[float, float]:
-    """:func:`machine_times` from ``(execution_time, finish_time, runs)`` of the jobs that ran,
-    in job order, each job's cores as sorted, merged runs ``(first, last + 1)`` (see
-    :class:`MachineTimes`)."""
-    times = MachineTimes()
-    add = times.add
-    for run_s, end_s, runs in spans:
-        add(run_s, end_s, runs)
-    return times.totals()
-
-
-class MachineTimes:
-    """:func:`machine_times` made job by job: :meth:`add` each job that ran, in job order, then
-    read :meth:`totals` (what the engine's outputs do as they make the job rows).
-
-    The cost grows with the number of runs (and once with the number of cores), not with the
-    cores of each job. Every core's busy time is the sum of its jobs' execution times, added in
-    job order (one numpy slice per long run, item by item for short ones: the same additions);
-    its last end is a maximum, exact in any order, so it is taken for :data:`_RUNS_AT_ONCE`
-    runs at a time (:func:`_raise_to_covering_max`).
-    """
-
-    def __init__(self) -> None:
-        self._busy = array("d")
-        self._view = np.zeros(0)  # numpy view of _busy's memory (dropped while it grows)
-        self._last_end = np.zeros(0)
-        self._los, self._his, self._ends = array("q"), array("q"), array("d")
-        self._computing = array("d")  # run_s * cores of each run, summed by fsum at the end
-        self._size = 0
-
-    def add(self, run_s: float, end_s: float, runs: Iterable[tuple[int, int]]) -> None:
-        """Book a job that ran ``run_s`` seconds, ended at ``end_s``, on the cores of ``runs``
-        (sorted, merged ``(first, last + 1)``)."""
-        busy, view = self._busy, self._view
-        los, his, ends, computing = self._los, self._his, self._ends, self._computing
-        for lo, hi in runs:
-            if hi > self._size:
-                self._size = hi
-                if hi > len(busy):
-                    view = None  # the old view holds the memory: let it go first
-                    view = self._grow(hi)
-            if hi - lo <= _SHORT_RUN:
-                for c in range(lo, hi):
-                    busy[c] += run_s
-            else:
-                view[lo:hi] += run_s
-            los.append(lo)
-            his.append(hi)
-            ends.append(end_s)
-            computing.append(run_s * (hi - lo))
-            if len(los) == _RUNS_AT_ONCE:
-                _raise_to_covering_max(self._last_end, los, his, ends)
-                del los[:], his[:], ends[:]
-
-    def totals(self) -> tuple[float, float]:
-        """``(time_computing, time_idle)`` of the jobs added so far."""
-        if not self._computing:
-            return 0.0, 0.0
-        _raise_to_covering_max(self._last_end, self._los, self._his, self._ends)
-        del self._los[:], self._his[:], self._ends[:]
-        size = self._size
-        return (math.fsum(self._computing),
-                float(np.sum(self._last_end[:size] - self._view[:size])))
-
-    def _grow(self, size: int) -> np.ndarray:
-        """Grow the per-core totals to at least ``size`` cores (doubling, zeros at the end);
-        returns the new numpy view of the busy times."""
-        busy = self._busy
-        self._view = None
-        busy.frombytes(bytes(8 * (max(size, 2 * len(busy)) - len(busy))))
-        self._view = np.frombuffer(busy)
-        last_end = self._last_end
-        self._last_end = np.concatenate((last_end, np.zeros(len(busy) - last_end.size)))
-        return self._view
-
-
-#: Runs of at most this many cores add their time item by item (numpy's call costs more).
-_SHORT_RUN = 16
-#: Runs whose ends are kept before they raise the cores' last ends, all at once.
-_RUNS_AT_ONCE = 8192
-
-
-def _raise_to_covering_max(target: np.ndarray, los: array, his: array, values: array) -> None:
-    """Raise each core's ``target`` to the largest ``values[k]`` over the runs
-    ``los[k]..his[k] - 1`` that hold it (as ``np.maximum(target[lo:hi], value)`` run by run:
-    nan spreads, ties keep ``target``); ``target`` is >= 0 or nan where no run holds a core.
-
-    The runs' ends cut the cores into segments that every run covers whole or not at all; a
-    segment tree over them takes each run as O(log) nodes, all runs at once per level (numpy),
-    then each node passes its maximum down to its segments.
-    """
-    if not los:
-        return
-    lo = np.frombuffer(los, dtype=np.int64)
-    hi = np.frombuffer(his, dtype=np.int64)
-    value = np.frombuffer(values)
-    cuts, index = np.unique(np.concatenate((lo, hi)), return_inverse=True)
-    nb_segments = cuts.size - 1
-    width = 1 << max(nb_segments - 1, 0).bit_length()
-    tree = np.zeros(2 * width)
-    left, right = index[:lo.size] + width, index[lo.size:] + width
-    while True:  # bottom-up: a run's node at each end of its span, level by level
-        active = left < right
-        if not active.any():
-            break
-        take = active & (left & 1 == 1)
-        np.maximum.at(tree, left[take], value[take])
-        left += take
-        take = active & (right & 1 == 1) & (left < right)
-        right -= take
-        np.maximum.at(tree, right[take], value[take])
-        left >>= 1
-        right >>= 1
-    level = 1
-    while level < width:  # each node's maximum down to its two children
-        children = tree[2 * level:4 * level].reshape(-1, 2)
-        np.maximum(children, tree[level:2 * level, None], out=children)
-        level *= 2
-    span = target[cuts[0]:cuts[-1]]  # a view: written in place
-    np.maximum(span, np.repeat(tree[width:width + nb_segments], np.diff(cuts)), out=span)
 
 
 def summarize(

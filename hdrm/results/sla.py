@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.errors import ConfigError
 from hdrm.results.records import JobResult

@@ -15,7 +15,8 @@ from typing import Any
 
 from hdrm.errors import ConfigError
 from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
-from hdrm.results.metrics import MachineTimes, batsim_mean, machine_times, summarize
+from hdrm.results.machine_times import MachineTimes
+from hdrm.results.metrics import batsim_mean, machine_times, summarize
 from hdrm.results.overutil import write_overutilizations
 from hdrm.results.records import (
     BSLD_THRESHOLD_S,

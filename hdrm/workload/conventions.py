@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.errors import ConfigError
 from hdrm.registry import Registry, suggest

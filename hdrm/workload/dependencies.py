@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 logger = logging.getLogger(__name__)
 

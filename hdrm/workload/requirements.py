@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 from numbers import Real
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.errors import ConfigError, WorkloadError
 from hdrm.registry import suggest

@@ -35,7 +35,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.errors import WorkloadError
 from hdrm.workload.conventions import Conventions, apply_conventions, get_conventions

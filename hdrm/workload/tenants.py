@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-import numpy as np
+from hdrm.lazy import numpy as np
 
 from hdrm.errors import ConfigError
 from hdrm.workload.job import Job

@@ -63,8 +63,30 @@ def test_a_cpu_replay_leaves_the_gpu_engine_and_the_sla_reports_unloaded(tmp_pat
     loaded = _modules_after_replay(tmp_path, "--homogeneous-procs", "128", "--workload", trace,
                                    "--policy", "fcfs", "--backfill", "easy", "--contention",
                                    "none", "--quiet")
+    assert "numpy" in loaded  # the SWF reader parses with numpy
     assert "hdrm.sim.engine" in loaded and "hdrm.sim.outputs" in loaded
     unwanted = {"hdrm.cli.gpu_replay", "hdrm.core.gpu_scheduler", "hdrm.sim.gpu_engine",
                 "hdrm.sim.gpu_outputs", "hdrm.results.sla", "hdrm.workload.tenant_files",
                 "hdrm.workload.openb", "hdrm.workload.gavel", "hdrm.platform.openb"}
     assert not unwanted & loaded, sorted(unwanted & loaded)
+
+
+def test_a_batsim_json_replay_on_a_simgrid_platform_needs_no_numpy(tmp_path):
+    # the bench's case (issue 27): reading, simulating (fcfs + EASY) and writing the outputs
+    # of a Batsim JSON workload on a SimGrid platform never import numpy (~0.09 CPU s),
+    # nor defusedxml (the file declares no entity) or lxml (nothing is written in XML)
+    platform = tmp_path / "platform.xml"
+    workload = tmp_path / "workload.json"
+    code = ("from hdrm.platform.model import Platform; from hdrm.platform.simgrid import "
+            "write_simgrid_xml; from hdrm.workload.swf import read_swf; from "
+            "hdrm.workload.batsim_json import write_batsim_json; "
+            f"write_simgrid_xml(Platform.homogeneous(256), {str(platform)!r}); "
+            f"write_batsim_json(read_swf({str(REPO / 'workloads' / 'lublin_256_first500.swf')!r}),"
+            f" {str(workload)!r})")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    loaded = _modules_after_replay(tmp_path, "--platform", str(platform), "--workload",
+                                   str(workload), "--policy", "fcfs", "--backfill", "easy",
+                                   "--contention", "none", "--quiet")
+    assert "hdrm.sim.outputs" in loaded and (tmp_path / "out" / "out_jobs.csv").exists()
+    heavy = {"numpy", "defusedxml", "lxml"} & loaded
+    assert not heavy, sorted(heavy)

@@ -4,6 +4,8 @@ helpers checked by hand."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 from unittest import mock
 
@@ -20,7 +22,7 @@ from hdrm.results.csvio import (
     read_schedule_csv,
 )
 from hdrm.results.example import ENERGY_J, NB_CORES, example_jobs
-from hdrm.results import metrics
+from hdrm.results import machine_times as times_module
 from hdrm.results.metrics import (
     avg_bounded_slowdown,
     avg_job_completion,
@@ -179,13 +181,34 @@ _span = st.tuples(_times, _times, st.lists(st.integers(0, 90), min_size=1, max_s
 
 
 @settings(deadline=None)  # timing varies on a shared machine
-@given(st.lists(_span, max_size=30), st.sampled_from([1, 3, 8192]))
-def test_machine_times_of_equals_the_core_by_core_definition(raw, at_once):
-    # any runs (short ones added item by item, long ones by slices), last ends taken a few
-    # runs at a time or all at once: the same two floats as core by core
+@given(st.lists(_span, max_size=30), st.sampled_from([1, 3, 8192]), st.booleans(),
+       st.sampled_from([4, 1 << 15]))
+def test_machine_times_of_equals_the_core_by_core_definition(raw, at_once, segments, most):
+    # any runs, on segments (switching to per-core arrays past `most` segments) or on per-core
+    # arrays (short runs item by item, long ones by numpy slices; last ends taken a few runs at
+    # a time or all at once): the same two floats as core by core
     spans = [(run_s, end_s, sorted_runs(cores)) for run_s, end_s, cores in raw]
-    with mock.patch.object(metrics, "_RUNS_AT_ONCE", at_once):
-        assert machine_times_of(spans) == _by_core(spans)
+    with mock.patch.object(times_module, "RUNS_AT_ONCE", at_once), \
+            mock.patch.object(times_module, "SEGMENTS_MAX", most):
+        assert machine_times_of(spans, segments) == _by_core(spans)
+
+
+@settings(deadline=None)
+@given(st.lists(st.floats(-1e12, 1e12) | st.sampled_from([0.0, -0.0, 1e-300, 3.3]),
+                max_size=700))
+def test_pairwise_sum_is_numpy_s_sum_bit_for_bit(values):
+    assert times_module.pairwise_sum(values).hex() == float(np.sum(np.array(values))).hex()
+
+
+def test_nan_ends_spread_and_a_short_replay_needs_no_numpy():
+    # segments (numpy not loaded: a fresh interpreter) and per-core arrays (numpy loaded here)
+    spans = [(1.0, 5.0, [(0, 40)]), (2.0, float("nan"), [(10, 20)]), (1.0, 9.0, [(30, 50)]),
+             (1.0, 3.0, [(15, 25)])]
+    code = ("import sys; from hdrm.results.machine_times import machine_times_of; "
+            f"nan = float('nan'); print(machine_times_of({spans!r}), 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["(90.0,", "nan)", "False"]
+    assert math.isnan(machine_times_of(spans)[1])  # numpy's path (np.maximum spreads nan)
 
 
 def test_summary_columns_equal_the_single_metrics():
