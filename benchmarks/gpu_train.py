@@ -3,8 +3,9 @@
 Usage::
 
     python benchmarks/gpu_train.py --workload openb --role mappo --minutes 15 --seed 0 \\
-        --out models/gpu/mappo_openb.pt [--freeze-order sjf] [--freeze-place fgd]
+        --out models/gpu/mappo_openb_seed0.pt [--freeze-order sjf] [--freeze-place fgd]
         [--window 32] [--validate-every 10] [--agent-json '{"lr": 3e-4}']
+        [--imitate sjf-first_fit --imitate-episodes 20 --imitate-epochs 10 --imitate-lr 1e-3]
 
 Roles (:data:`benchmarks.gpu_learners.ROLE_COLUMNS`): ``mappo`` (two agents, centralised critic),
 ``factored`` (one PPO policy over the joint action), ``learned_order`` (the place agent frozen to
@@ -14,8 +15,11 @@ Episodes are windows of the workload's window size whose first task is drawn uni
 training range of the split (:func:`benchmarks.gpu_protocol.time_split`), so an episode never
 holds a validation or test task, under the workload's load factor. Every ``--validate-every``
 episodes the greedy policy is scored on the validation windows (mean JCT) and the best one so far
-is saved to ``--out`` with the setting and the training figures. The budget is wall-clock minutes
-(``--minutes``) or episodes (``--episodes``), whichever ends first.
+is saved to ``--out`` with the setting and the training figures (at once, so a run stopped early
+keeps its best policy). The budget is wall-clock minutes (``--minutes``, the warm start included)
+or episodes (``--episodes``), whichever ends first; the figures record the wall and the CPU
+minutes the run got. ``--imitate PAIR`` first clones the pair's decisions on training episodes
+(:mod:`hdrm.agents.mappo_imitation`); the clone is validated as episode 0.
 """
 
 from __future__ import annotations
@@ -41,15 +45,28 @@ from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 MAX_DRAWS = 10_000
 ROLES = ("mappo", "factored", "learned_order", "learned_place")
 #: The documented training runs of ``compare_gpu.py`` without ``--evaluate-only`` (file -> argv).
-#: The frozen heuristics are the best pair's order and placement on openb (sjf-first_fit).
+#: The frozen heuristics are the best pair's order and placement on openb (sjf-first_fit); the
+#: warm-started runs clone the best greedy pair of their workload (openb sjf-first_fit, Gavel
+#: sjf-price_aware), then fine-tune at a learning rate of 3e-5.
 GPU_MODEL_COMMANDS: dict[str, list[str]] = {
-    "mappo_openb.pt": ["--workload", "openb", "--role", "mappo", "--minutes", "25", "--seed", "0"],
-    "factored_openb.pt": ["--workload", "openb", "--role", "factored", "--minutes", "25",
-                          "--seed", "0"],
-    "learned_order_openb.pt": ["--workload", "openb", "--role", "learned_order", "--freeze-place",
-                               "first_fit", "--minutes", "25", "--seed", "0"],
-    "learned_place_openb.pt": ["--workload", "openb", "--role", "learned_place", "--freeze-order",
-                               "sjf", "--minutes", "25", "--seed", "0"],
+    "mappo_openb_seed0.pt": ["--workload", "openb", "--role", "mappo", "--minutes", "25",
+                             "--seed", "0"],
+    "factored_openb_seed0.pt": ["--workload", "openb", "--role", "factored", "--minutes", "25",
+                                "--seed", "0"],
+    "learned_order_openb_seed0.pt": ["--workload", "openb", "--role", "learned_order",
+                                     "--freeze-place", "first_fit", "--minutes", "25",
+                                     "--seed", "0"],
+    **{f"learned_place_openb_seed{k}.pt": ["--workload", "openb", "--role", "learned_place",
+                                           "--freeze-order", "sjf", "--minutes", "25",
+                                           "--episodes", "70", "--seed", str(k)]
+       for k in (0, 1)},
+    **{f"mappo_ws_openb_seed{k}.pt": ["--workload", "openb", "--role", "mappo", "--minutes", "45",
+                                      "--imitate", "sjf-first_fit", "--imitate-episodes", "30",
+                                      "--agent-json", '{"lr": 3e-5}', "--seed", str(k)]
+       for k in (0, 1, 2)},
+    "mappo_ws_gavel_seed0.pt": ["--workload", "gavel", "--role", "mappo", "--minutes", "25",
+                                "--imitate", "sjf-price_aware", "--imitate-episodes", "30",
+                                "--agent-json", '{"lr": 3e-5}', "--seed", "0"],
 }
 
 
