@@ -46,11 +46,15 @@ node)."""
 
 LEARNERS_NOTE = """\
 The learners are the models of ``models/gpu/`` (its README gives their commands and figures):
-short trial runs of ``benchmarks/gpu_train.py``, not tuned results. Each is evaluated greedily
-through the multi-agent environment (:class:`hdrm.env.gpu_multiagent.GpuMultiAgentEnv`) on the
-same test windows, under the load it was trained for, with a work-conserving order agent (it may
-wait only when no task of its window of 32 fits). A spread of 0 means the greedy policy gave the
-same schedule under every seed."""
+runs of ``benchmarks/gpu_train.py`` of at most 45 minutes of wall time each on the shared 2-core
+machine (the CPU minutes they actually got are in the table), not tuned results. Each is
+evaluated greedily through the multi-agent environment
+(:class:`hdrm.env.gpu_multiagent.GpuMultiAgentEnv`) on the same test windows, under the load it
+was trained for, with a work-conserving order agent (it may wait only when no task of its window
+of 32 fits); a frozen heuristic order is work-conserving too (it plays the greedy pair's
+decisions). ``warm start`` names the pair whose decisions were cloned before MAPPO
+(:mod:`hdrm.agents.mappo_imitation`). A spread of 0 means the greedy policy gave the same
+schedule under every seed."""
 
 
 SEEDS_NOTE = """\
