@@ -1,16 +1,19 @@
 """The ``pick-hetero4096`` case of ``benchmarks/bench_env.py``: its platform file, its scaled
-trace (checked by hand) and a few environment steps on them."""
+trace (checked by hand), a few environment steps on them, and the benchmark's random agent."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_env import HETERO4096, SCALE_4096, env_settings, scaled_swf  # noqa: E402
+from benchmarks.bench_env import (  # noqa: E402
+    HETERO4096, SCALE_4096, env_settings, random_valid, scaled_swf)
 from hdrm.env import SchedulingEnv  # noqa: E402
 from hdrm.platform.loader import load_platform  # noqa: E402
 
@@ -53,3 +56,14 @@ def test_env_steps_on_the_scaled_platform(tmp_path):
     starts = sorted(o.start_s for o in env.result().outcomes)
     assert steps >= 3 and len(starts) == 3
     assert max(len(o.cores) for o in env.result().outcomes) == 4096
+
+
+def test_random_valid_draws_what_rng_choice_draws():
+    """The benchmark's random agent picks the very actions ``rng.choice`` of the valid ones
+    picked (the same episodes as before it was made cheaper), from one seeded stream."""
+    masks = np.random.default_rng(1).random((3000, 129)) < 0.3
+    masks[:, -1] = True  # at least one valid action
+    mine, theirs = np.random.default_rng(0), np.random.default_rng(0)
+    drawn = [random_valid(mine, m) for m in masks]
+    assert drawn == [int(theirs.choice(np.flatnonzero(m))) for m in masks]
+    assert all(masks[i, a] for i, a in enumerate(drawn)) and len(set(drawn)) > 100
