@@ -5,6 +5,8 @@ value and, where possible, the fix. Only the command-line layer turns them into 
 a non-zero exit status.
 """
 
+from __future__ import annotations
+
 
 class HdrmError(Exception):
     """Base class of every error hdrm raises on purpose."""
@@ -20,6 +22,37 @@ class PlatformError(HdrmError):
 
 class WorkloadError(HdrmError):
     """A workload (SWF trace or Batsim JSON) that cannot be read or simulated."""
+
+
+#: How a Python caller relaxes a strict read; the CLI and options.json say it in their terms.
+PYTHON_RELAX = "read with strict=False"
+
+
+class SkippableLineError(WorkloadError):
+    """A job line (an SWF trace's, an openb or Gavel list's) that a strict read refuses and
+    ``strict=False`` would skip (and count). (Re-exported by :mod:`hdrm.workload.swf`.)
+
+    The message ends with how to skip such lines in the caller's terms: ``strict=False`` for
+    Python; a command-line tool re-raises :meth:`relaxed_by` naming its own flag.
+
+    Attributes:
+        problem: ``file:line: what is wrong``.
+        fix: how to mend the line.
+        skipped: what a non-strict read skips (``"malformed lines"``).
+    """
+
+    def __init__(self, problem: str, fix: str, skipped: str, relax: str = PYTHON_RELAX) -> None:
+        self.problem, self.fix, self.skipped = problem, fix, skipped
+        super().__init__(f"{problem}; {fix}, or {relax} to skip {skipped} (counted)")
+
+    def relaxed_by(self, relax: str) -> SkippableLineError:
+        """The same error, naming ``relax`` (``"rerun with --no-strict"``) as the way out."""
+        return SkippableLineError(self.problem, self.fix, self.skipped, relax)
+
+    def unskippable(self) -> WorkloadError:
+        """The same one-line error without a way to skip (``FILE:LINE: problem; fix``), for a
+        reader whose caller keeps every line (a platform's nodes, a list read whole)."""
+        return WorkloadError(f"{self.problem}; {self.fix}")
 
 
 class AgentLoadError(HdrmError):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hdrm.core.contention import CONTENTION_MODELS
-from hdrm.errors import ConfigError
+from hdrm.errors import ConfigError, SkippableLineError
 from hdrm.implied import ImpliedSimulation, implied_simulation
 from hdrm.launch.outdir import replay_outdir
 from hdrm.policies.pairs import resolve_policy
@@ -18,8 +18,6 @@ from hdrm.sim.gpu_inputs import is_gpu_input, load_gpu_platform
 from hdrm.sim.inputs import InputSpec, load_inputs
 from hdrm.sim.outputs import job_results, schedule_summary, write_outputs
 from hdrm.sim.preemption import parse_preemption, refuse_accelerators
-from hdrm.sim.preemptive import write_preemptions
-from hdrm.workload.swf import SkippableLineError
 
 if TYPE_CHECKING:
     from hdrm.workload.tenants import TenantTable
@@ -192,6 +190,8 @@ def run(args: argparse.Namespace) -> int:
             result = sim.run(pair, progress=_progress_bar(len(workload), args.quiet))
             paths = write_outputs(result, args.outdir)
             if preemption.suspends:
+                from hdrm.sim.preemptive import write_preemptions  # block preemption only
+
                 paths["preemptions"] = write_preemptions(result, Path(args.outdir) /
                                                          "out_preemptions.csv")
         _print_summary(result, paths, pair.name, args, tenants)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hdrm.errors import ConfigError
-from hdrm.results.run import ACTIONS_FILE, EPISODES_FILE
+from hdrm.results._files import ACTIONS_FILE, EPISODES_FILE
 from hdrm.sim.outputs import make_outdir
 
 logger = logging.getLogger(__name__)

@@ -6,6 +6,15 @@ from pathlib import Path
 
 from hdrm.errors import ConfigError
 
+#: The names of a run's files (:class:`hdrm.results.run.Run` reads them; the launchers write
+#: them), kept here so that a writer need not import the readers.
+JOBS_FILE = "out_jobs.csv"
+SCHEDULE_FILE = "out_schedule.csv"
+TIMELINE_FILE = "out_timeline.csv"
+OVERUTILIZATIONS_FILE = "overutilizations.json"
+EPISODES_FILE = "episodes.csv"
+ACTIONS_FILE = "actions.csv"
+
 
 def read_lines(path: Path) -> list[str]:
     """The file's lines without line ends, or a ConfigError naming the file."""

@@ -22,6 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from hdrm.errors import ConfigError
+from hdrm.results._files import (  # noqa: F401  (the names of a run's files, re-exported)
+    ACTIONS_FILE,
+    EPISODES_FILE,
+    JOBS_FILE,
+    OVERUTILIZATIONS_FILE,
+    SCHEDULE_FILE,
+    TIMELINE_FILE,
+)
 from hdrm.results.csvio import read_jobs_csv, read_schedule_csv
 from hdrm.results.learning import Actions, Episodes, read_actions_csv, read_episodes_csv
 from hdrm.results.metrics import summarize
@@ -30,13 +38,6 @@ from hdrm.results.records import JobResult
 from hdrm.results.timeline import Timeline, derive_timeline, read_timeline_csv
 
 logger = logging.getLogger(__name__)
-
-JOBS_FILE = "out_jobs.csv"
-SCHEDULE_FILE = "out_schedule.csv"
-TIMELINE_FILE = "out_timeline.csv"
-OVERUTILIZATIONS_FILE = "overutilizations.json"
-EPISODES_FILE = "episodes.csv"
-ACTIONS_FILE = "actions.csv"
 
 
 class Run:

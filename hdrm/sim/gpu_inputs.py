@@ -13,13 +13,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from hdrm.errors import ConfigError
-from hdrm.platform.loader import platform_from_dict
+from hdrm.errors import ConfigError, SkippableLineError
 from hdrm.platform.model import Platform
 from hdrm.sim.inputs import load_platform_any
 from hdrm.workload.job import Workload
 from hdrm.workload.select import select
-from hdrm.workload.swf import SkippableLineError
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +39,9 @@ def load_gpu_platform(path: str | Path) -> Platform:
             platform's nodes are never skipped, so no caller may offer a way to skip it.
     """
     if str(path).lower().endswith(".csv"):
-        from hdrm.platform.openb import platform_json_from_openb  # GPU inputs only: a CPU
-        from hdrm.workload.openb import read_openb_nodes  # replay asks only is_gpu_input
+        from hdrm.platform.loader import platform_from_dict  # GPU inputs only: a CPU
+        from hdrm.platform.openb import platform_json_from_openb  # replay asks only
+        from hdrm.workload.openb import read_openb_nodes  # is_gpu_input
 
         try:
             nodes, _ = read_openb_nodes(path)

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,6 @@ from hdrm.results.timeline import write_timeline_csv
 from hdrm.sim.collector import collector_paused
 from hdrm.sim.engine import REJECTED, Outcome, SimulationResult
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY
-from hdrm.sim.preemptive import PreemptedOutcome
 from hdrm.workload.job import Job
 
 
@@ -48,7 +48,7 @@ def job_result(outcome: Outcome, workload_name: str = "w0",
         return JobResult(job_id, workload_name, profile, job.submit_s, job.res, requested, 0,
                          REJECTED, consumed_energy=None, metadata=metadata)
     start, finish = outcome.start_s, outcome.finish_s
-    run_s = outcome.run_s if isinstance(outcome, PreemptedOutcome) else finish - start
+    run_s = finish - start if type(outcome) is Outcome else _run_s(outcome)
     runs = sorted_runs(outcome.cores)
     if times is not None:
         times.add(float(run_s), float(finish), runs)
@@ -56,6 +56,16 @@ def job_result(outcome: Outcome, workload_name: str = "w0",
                      1 if state == COMPLETED_SUCCESSFULLY else 0, state, start, run_s, finish,
                      allocated_resources=format_runs(runs),
                      consumed_energy=outcome.energy_j, metadata=metadata)
+
+
+def _run_s(outcome: Outcome) -> float:
+    """The run time of a job's outcome: the segments' run time of a job suspended by block
+    preemption (a :class:`~hdrm.sim.preemptive.PreemptedOutcome`; that module is loaded
+    whenever one exists, and only then), else finish - start."""
+    preemptive = sys.modules.get("hdrm.sim.preemptive")
+    if preemptive is not None and isinstance(outcome, preemptive.PreemptedOutcome):
+        return outcome.run_s
+    return outcome.finish_s - outcome.start_s
 
 
 def job_metadata(job: Job) -> str:
@@ -90,8 +100,7 @@ def mean_bounded_slowdown(result: SimulationResult, threshold_s: float = BSLD_TH
         if outcome.state == REJECTED:
             continue
         start = outcome.start_s
-        run_s = (outcome.run_s if isinstance(outcome, PreemptedOutcome)
-                 else outcome.finish_s - start)
+        run_s = outcome.finish_s - start if type(outcome) is Outcome else _run_s(outcome)
         wait_s = float(start - outcome.job.submit_s)
         values.append(bounded_slowdown(wait_s, float(run_s), threshold_s))
     return batsim_mean(values, len(result.outcomes))

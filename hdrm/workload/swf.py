@@ -37,7 +37,7 @@ from typing import Any
 
 from hdrm.lazy import numpy as np
 
-from hdrm.errors import WorkloadError
+from hdrm.errors import PYTHON_RELAX, SkippableLineError, WorkloadError  # noqa: F401
 from hdrm.workload.conventions import Conventions, apply_conventions, get_conventions
 from hdrm.workload.dependencies import Dependencies, resolve
 from hdrm.workload.job import PROFILE_DELAY, Job, Workload
@@ -67,36 +67,6 @@ SKIP_DUPLICATE = "duplicate job number"
 
 #: Fields (0-based) that hold whole numbers, with the skip reason of a fractional value.
 _WHOLE_FIELDS = ((0, SKIP_FRACTIONAL_ID), (4, SKIP_FRACTIONAL_PROCS), (7, SKIP_FRACTIONAL_PROCS))
-
-#: How a Python caller relaxes a strict read; the CLI and options.json say it in their terms.
-PYTHON_RELAX = "read with strict=False"
-
-
-class SkippableLineError(WorkloadError):
-    """A job line that a strict read refuses and ``strict=False`` would skip (and count).
-
-    The message ends with how to skip such lines in the caller's terms: ``strict=False`` for
-    Python; a command-line tool re-raises :meth:`relaxed_by` naming its own flag.
-
-    Attributes:
-        problem: ``file:line: what is wrong``.
-        fix: how to mend the line.
-        skipped: what a non-strict read skips (``"malformed lines"``).
-    """
-
-    def __init__(self, problem: str, fix: str, skipped: str, relax: str = PYTHON_RELAX) -> None:
-        self.problem, self.fix, self.skipped = problem, fix, skipped
-        super().__init__(f"{problem}; {fix}, or {relax} to skip {skipped} (counted)")
-
-    def relaxed_by(self, relax: str) -> SkippableLineError:
-        """The same error, naming ``relax`` (``"rerun with --no-strict"``) as the way out."""
-        return SkippableLineError(self.problem, self.fix, self.skipped, relax)
-
-    def unskippable(self) -> WorkloadError:
-        """The same one-line error without a way to skip (``FILE:LINE: problem; fix``), for a
-        reader whose caller keeps every line (a platform's nodes, a list read whole)."""
-        return WorkloadError(f"{self.problem}; {self.fix}")
-
 
 def read_swf(
     path: str | Path,

@@ -67,7 +67,8 @@ def test_a_cpu_replay_leaves_the_gpu_engine_and_the_sla_reports_unloaded(tmp_pat
     assert "hdrm.sim.engine" in loaded and "hdrm.sim.outputs" in loaded
     unwanted = {"hdrm.cli.gpu_replay", "hdrm.core.gpu_scheduler", "hdrm.sim.gpu_engine",
                 "hdrm.sim.gpu_outputs", "hdrm.results.sla", "hdrm.workload.tenant_files",
-                "hdrm.workload.openb", "hdrm.workload.gavel", "hdrm.platform.openb"}
+                "hdrm.workload.openb", "hdrm.workload.gavel", "hdrm.platform.openb",
+                "hdrm.sim.preemptive", "hdrm.results.run", "hdrm.results.learning"}
     assert not unwanted & loaded, sorted(unwanted & loaded)
 
 
