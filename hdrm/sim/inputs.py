@@ -20,14 +20,12 @@ from pathlib import Path
 from hdrm.lazy import numpy as np
 
 from hdrm.errors import ConfigError
-from hdrm.platform.loader import load_platform
 from hdrm.platform.model import Platform
 from hdrm.platform.simgrid import platform_from_simgrid
 from hdrm.workload.batsim_json import read_batsim_json
 from hdrm.workload.job import Workload
 from hdrm.workload.requirements import DEFAULT_BW, attach_requirements
 from hdrm.workload.select import select
-from hdrm.workload.swf import read_swf
 
 
 @dataclass(frozen=True)
@@ -65,6 +63,8 @@ def load_platform_any(path: str | Path) -> Platform:
     """A platform from a platform JSON file or a SimGrid XML host platform."""
     if str(path).lower().endswith(".xml"):
         return platform_from_simgrid(path)[0]
+    from hdrm.platform.loader import load_platform  # JSON platforms only
+
     return load_platform(path)
 
 
@@ -78,6 +78,8 @@ def read_workload_any(path: str | Path, conventions: str = "default", strict: bo
         if not dependencies:
             workload.dependencies = None
         return workload
+    from hdrm.workload.swf import read_swf  # SWF traces only
+
     return read_swf(path, conventions, strict, dependencies=dependencies)
 
 
