@@ -75,55 +75,74 @@ class TimelineRows(SequenceABC):
     It reads as a sequence of :class:`TimelineRow`, made when read: ``len``, indexing (a slice
     gives a list), iteration, and equality with any sequence of the same rows (a list of
     :class:`TimelineRow` included). Counts are kept as 64-bit integers, times, power and
-    energy as doubles, so a row reads back exactly as it was added.
+    energy as doubles, so a row reads back exactly as it was added. Rows are added as tuples
+    to a short list and moved into the columns by blocks of :data:`_BLOCK` (one C-level
+    extend per column), or when read.
 
     Args:
         rows: rows to start with.
     """
 
-    __slots__ = ("_columns",)
+    __slots__ = ("_columns", "_added")
 
     def __init__(self, rows: Iterable[TimelineRow] = ()) -> None:
         self._columns = (array("d"), array("q"), array("q"), array("q"), array("q"),
                          array("d"), array("d"))
+        self._added: list[tuple] = []
         for row in rows:
             self.append(row)
 
-    def add(self, time_s: float, queue_size: int, running_jobs: int, busy_cores: int,
-            contended_cores: int, power_w: float, energy_j: float) -> None:
-        """Append one instant (the fields of :class:`TimelineRow`, in order; counts integral)."""
-        t, q, r, b, c, p, e = self._columns
-        t.append(time_s)
-        q.append(queue_size)
-        r.append(running_jobs)
-        b.append(busy_cores)
-        c.append(contended_cores)
-        p.append(power_w)
-        e.append(energy_j)
+    def add(self, *row: Any) -> None:
+        """Append one instant: ``add(time_s, queue_size, running_jobs, busy_cores,
+        contended_cores, power_w, energy_j)`` (the fields of :class:`TimelineRow`, in order;
+        counts integral)."""
+        added = self._added
+        added.append(row)
+        if len(added) >= _BLOCK:
+            self._settle()
 
     def append(self, row: TimelineRow) -> None:
         """Append one :class:`TimelineRow` (its counts taken as integers)."""
         self.add(row.time_s, int(row.queue_size), int(row.running_jobs), int(row.busy_cores),
                  int(row.contended_cores), row.power_w, row.energy_j)
 
+    def _settle(self) -> tuple[array, ...]:
+        """Move the rows added since the last call into the columns; returns the columns."""
+        added, columns = self._added, self._columns
+        if added:
+            if set(map(len, added)) != {7}:
+                raise TypeError("a timeline row has 7 values: time_s, queue_size, "
+                                "running_jobs, busy_cores, contended_cores, power_w, energy_j")
+            kept = len(columns[0])
+            try:
+                for column, values in zip(columns, zip(*added)):
+                    column.extend(values)
+            except TypeError:  # a count that is not an integer: the columns as they were
+                for column in columns:
+                    del column[kept:]
+                raise
+            added.clear()
+        return columns
+
     def column_tuples(self) -> Iterator[tuple]:
         """The rows as plain tuples, in column order (what the writer formats)."""
-        return zip(*self._columns)
+        return zip(*self._settle())
 
     def __len__(self) -> int:
-        return len(self._columns[0])
+        return len(self._columns[0]) + len(self._added)
 
     def __getitem__(self, index: Any) -> Any:
+        columns = self._settle()
         if isinstance(index, slice):
-            return [TimelineRow(*values) for values in zip(*(c[index] for c in self._columns))]
-        return TimelineRow(*(c[index] for c in self._columns))
+            return [TimelineRow(*values) for values in zip(*(c[index] for c in columns))]
+        return TimelineRow(*(c[index] for c in columns))
 
     def __iter__(self) -> Iterator[TimelineRow]:
-        return (TimelineRow(*values) for values in zip(*self._columns))
+        return (TimelineRow(*values) for values in zip(*self._settle()))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, TimelineRows):
-            return self._columns == other._columns
+            return self._settle() == other._settle()
         if isinstance(other, SequenceABC) and not isinstance(other, (str, bytes)):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other))
         return NotImplemented
@@ -132,6 +151,10 @@ class TimelineRows(SequenceABC):
 
     def __repr__(self) -> str:
         return f"TimelineRows({len(self)} rows)"
+
+
+#: Rows a :class:`TimelineRows` keeps as tuples before moving them into its columns.
+_BLOCK = 2048
 
 
 @dataclass

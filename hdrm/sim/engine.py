@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 import time as _time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -35,6 +36,8 @@ from hdrm.workload.batsim_json import check_supported
 from hdrm.workload.job import Job, Workload
 
 REJECTED = "REJECTED"
+_IDX = operator.attrgetter("idx")
+_FINISH = operator.attrgetter("finish_s")
 
 
 @dataclass(slots=True)
@@ -294,8 +297,12 @@ class Simulation:
     def result(self) -> SimulationResult:
         """Collect the outcomes of a finished (or stopped) run."""
         self.core.state.close(self.now)
-        outcomes = [self.outcomes[j.idx] for j in self._jobs if j.idx in self.outcomes]
-        makespan = max((o.finish_s for o in outcomes), default=0.0)
+        done, jobs = self.outcomes, self._jobs
+        if len(done) == len(jobs):  # every job ended (or was rejected): read in C
+            outcomes = list(map(done.__getitem__, map(_IDX, jobs)))
+        else:
+            outcomes = [done[j.idx] for j in jobs if j.idx in done]
+        makespan = max(map(_FINISH, outcomes), default=0.0)
         return SimulationResult(
             platform=self.platform,
             workload=self.workload,

@@ -59,7 +59,6 @@ class HostLists:
         checks and writes are list slices; on an exact row a run's power change is one product."""
         states, job_on = self.state, self.job_on
         size = len(states)
-        olds = []
         for lo, hi, (state, _) in runs:
             if not 0 <= lo < hi <= size:
                 return False
@@ -67,12 +66,12 @@ class HostLists:
             n = hi - lo
             if old == state or states[lo:hi].count(old) != n or job_on[lo:hi].count(_FREE) != n:
                 return False
-            olds.append(old)
         row = self._power[0]
         exact = self._exact_lists
         unit = self._unit_factors
         delta = 0.0
-        for (lo, hi, (state, speed_factor)), old in zip(runs, olds):
+        for lo, hi, (state, speed_factor) in runs:  # disjoint: states[lo] is still the old
+            old = states[lo]
             n = hi - lo
             step = row[state] - row[old]
             if exact:  # whole watts far below 2**53: the additions in turn give this exactly
@@ -116,13 +115,19 @@ class HostLists:
             if held.count(state) == n:
                 return 0.0 + n * row[state]
             return 0.0 + sum(map(row.__getitem__, held))
-        if min(hosts) < 0 or max(hosts) >= size or len(set(hosts)) != n:
-            return None
-        if list(map(job_on.__getitem__, hosts)).count(_FREE) != n:
-            return None
+        for c in hosts:  # (plain loops: cheaper than C-level maps at these sizes)
+            if not 0 <= c < size or job_on[c] != _FREE:
+                return None
+        power_w = 0.0
         for c in hosts:
+            if job_on[c] != _FREE:  # given twice: undo, the caller's path decides
+                for d in hosts:
+                    if job_on[d] == key:
+                        job_on[d] = _FREE
+                return None
             job_on[c] = key
-        return 0.0 + sum(map(row.__getitem__, map(states.__getitem__, hosts)))
+            power_w += row[states[c]]
+        return power_w
 
     def _free_narrow(self, hosts: tuple[int, ...], key: int) -> None:
         """Mark ``hosts`` (job ``key``'s, a tuple) free: one slice when they are one run."""

@@ -180,46 +180,71 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
             raise SimulationError(f"job {key}: empty allocation")
         if len(cores) > WIDE:
             held: Sequence[int] = CoreRuns.of(cores)
-            runs = held.runs
+            power_w = self._take_wide(key, cores, held.runs)
         else:
-            held, runs = tuple(cores), None
-        job_on = self.job_on
-        power_w: float | None = None
-        if runs is None and self._exact_lists:
-            power_w = self._take_narrow(held, key)  # None: nothing done, the checks below
-        elif runs is not None and self._one_row:
-            power_w = self._occupy_runs(runs, key)  # None: taken host by host below
-            if power_w is None:
-                runs = None
-        elif runs is not None and not self._free_runs(runs):
-            runs = None  # the host-by-host checks name the culprit
-        if runs is None and power_w is None and not (len(held) > 4 and self._free_span(held)):
-            for c in cores:
-                if not 0 <= c < len(job_on):
-                    raise SimulationError(f"job {key}: unknown resource {c} (0..{len(job_on) - 1})")
-                if job_on[c] != _FREE:
-                    raise SimulationError(f"job {key}: resource {c} is busy with job {job_on[c]}")
-        job = RunningJob(key, held, self.now, walltime_s if self.kill_on_walltime else math.inf)
-        power, states = self._power, self.state
-        if power_w is None and runs is not None:
-            power_w = 0.0
-            for lo, hi in runs:
-                self._fill(job_on, lo, hi, key)
-                power_w = self._sum_power(lo, hi, power_w)
-        elif power_w is None:  # (else: the runs are taken)
-            power_w = 0.0
-            for c in cores:
-                job_on[c] = key
-                power_w += power[c][states[c]]
+            held = tuple(cores)
+            power_w = self._take_narrow(held, key) if self._exact_lists else None
+            if power_w is None:  # None: nothing done yet
+                power_w = self._take_hosts(key, held)
+        now = self.now
+        job = RunningJob(key, held, now, walltime_s if self.kill_on_walltime else math.inf)
         job.power_w = power_w
         job.version = self._seq  # above any version a former run of this key left in the heap
         self._jobs[key] = job
         if delay_s is not None:
-            self._push(job, self.now + job.delay_run_s(delay_s))
+            self._push(job, now + job.delay_run_s(delay_s))
+            return
+        job.parallel = True  # job.make_parallel(ops_gflop, ()), then its slowest host
+        job.ops_gflop = job.remaining = ops_gflop
+        if len(held) == 1:  # _slowest of one host
+            c = held[0]
+            speed = self._speeds[c][self.state[c]] * self._factor[c]
+            job.min_speed, job.at_min = (speed, 1) if speed <= math.inf else (math.inf, 0)
         else:
-            job.make_parallel(ops_gflop, ())
             job.min_speed, job.at_min = self._slowest(held)  # run by run
-            self._push(job, self.now + job.run_left_s())
+        self._push(job, now + job.run_left_s())
+
+    def _take_hosts(self, key: int, hosts: tuple[int, ...]) -> float:
+        """Give ``hosts`` (a narrow job's) to job ``key`` host by host; returns their power
+        added in order from 0.0.
+
+        Raises:
+            SimulationError: a host is unknown or busy (nothing taken then).
+        """
+        job_on = self.job_on
+        if not (len(hosts) > 4 and self._free_span(hosts)):
+            size = len(job_on)
+            for c in hosts:
+                if not 0 <= c < size:
+                    raise SimulationError(f"job {key}: unknown resource {c} (0..{size - 1})")
+                if job_on[c] != _FREE:
+                    raise SimulationError(f"job {key}: resource {c} is busy with job {job_on[c]}")
+        power, states = self._power, self.state
+        power_w = 0.0
+        for c in hosts:
+            job_on[c] = key
+            power_w += power[c][states[c]]
+        return power_w
+
+    def _take_wide(self, key: int, cores: Sequence[int], runs: Sequence[tuple[int, int]]
+                   ) -> float:
+        """Give ``cores`` (a wide job's, as ``runs``) to job ``key``: run by run when they are
+        free (and share one power row), else host by host; returns their power.
+
+        Raises:
+            SimulationError: a host is unknown or busy (nothing taken then).
+        """
+        if self._one_row:
+            power_w = self._occupy_runs(runs, key)
+            if power_w is not None:
+                return power_w
+        elif self._free_runs(runs):
+            power_w = 0.0
+            for lo, hi in runs:
+                self._fill(self.job_on, lo, hi, key)
+                power_w = self._sum_power(lo, hi, power_w)
+            return power_w
+        return self._take_hosts(key, tuple(cores))
 
     def kill(self, key: int) -> JobEnd:
         """Kill job ``key`` now; returns its record (state ``COMPLETED_KILLED``)."""
@@ -289,8 +314,10 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
             factor[c] = speed_factor
             if speed_factor != 1.0:
                 self._unit_factors = False
-        if delta:
-            self._step_total_power(delta, now)
+        if delta:  # _step_total_power, inline
+            self._total_energy += self._total_power * (now - self._total_t)
+            self._total_t = now
+            self._total_power += delta
         return True
 
     def apply_runs(self, runs: Sequence[tuple[int, int, tuple[int, float]]]) -> None:

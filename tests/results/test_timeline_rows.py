@@ -1,0 +1,40 @@
+"""TimelineRows: rows added as tuples and moved into typed columns by blocks read back exactly."""
+
+from __future__ import annotations
+
+import pytest
+
+from hdrm.results import timeline
+from hdrm.results.timeline import TimelineRow, TimelineRows
+
+
+def test_rows_across_blocks_read_back_exactly():
+    n = 2 * timeline._BLOCK + 5
+    rows = TimelineRows()
+    expected = []
+    for i in range(n):
+        values = (i * 0.5, i % 7, i % 3, 2 * i, 0, 100.0 + i / 3, i * 1e9 + 0.1)
+        rows.add(*values)
+        expected.append(TimelineRow(*values))
+        assert len(rows) == i + 1
+    assert rows == expected and list(rows) == expected
+    assert rows[n - 1] == expected[-1] and rows[-3:] == expected[-3:]
+    first = next(rows.column_tuples())
+    assert first == (0.0, 0, 0, 0, 0, 100.0, 0.1) and type(first[1]) is int
+    copy = TimelineRows(expected)
+    assert copy == rows and len(copy) == n
+    copy.add(*first)
+    assert copy != rows
+
+
+def test_a_bad_row_leaves_the_columns_as_they_were():
+    rows = TimelineRows()
+    rows.add(1.0, 2, 3, 4, 0, 5.0, 6.0)
+    rows.add(2.0, 2.5, 3, 4, 0, 5.0, 6.0)  # a count that is not an integer
+    with pytest.raises(TypeError):
+        len(list(rows))
+    assert [len(c) for c in rows._columns] == [0] * 7
+    rows = TimelineRows()
+    rows.add(1.0, 2, 3)
+    with pytest.raises(TypeError, match="a timeline row has 7 values"):
+        rows.column_tuples()
