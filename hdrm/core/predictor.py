@@ -48,7 +48,8 @@ class RuntimePredictor:
         runs = self._runs.get(user)
         if runs is None:
             runs = self._runs[user] = deque(maxlen=self.history)
-        runs.append(max(float(run_s), 0.0))
+        run_s = float(run_s)
+        runs.append(0.0 if run_s < 0.0 else run_s)  # max(run_s, 0.0), without the call
         if self._mean:  # the user's mean is made again when next read (none is read by most
             self._mean.pop(user, None)  # policies: observing costs no mean then)
 

@@ -101,6 +101,10 @@ class DecisionCore:
         #: policy used so far (by name; None: its keys do not order totally, so it sorts).
         self._arrivals = 0
         self._orders: dict[str, StaticOrder | None] = {}
+        #: The queue's only job and its arrival number while no kept order has it (it came to
+        #: an empty queue): filed when another job comes or an order is made; a job that
+        #: starts at once (most inference requests) is never filed.
+        self._unfiled: tuple[Job, int] | None = None
         #: run-time predictions from ended jobs (the ``*_pred`` job policies order by them)
         self.predictor = RuntimePredictor()
         #: Called as ``hook(job, now, 1)`` when a job starts and ``hook(job, now, -1)`` when it
@@ -125,10 +129,21 @@ class DecisionCore:
         self.queue.append(job)
         self._arrivals += 1
         if self._orders:
-            for name, kept in self._orders.items():
-                if kept is not None and not kept.add(job, self._arrivals):
-                    self._orders[name] = None
+            if len(self.queue) == 1:  # any order of one job is that job: filed if others come
+                self._unfiled = (job, self._arrivals)
+            else:
+                if self._unfiled is not None:
+                    self._file(*self._unfiled)
+                self._file(job, self._arrivals)
         return None
+
+    def _file(self, job: Job, arrival: int) -> None:
+        """File queued ``job`` in the kept orders (one whose key cannot be kept is dropped)."""
+        if self._unfiled is not None and self._unfiled[0] is job:
+            self._unfiled = None
+        for name, kept in self._orders.items():
+            if kept is not None and not kept.add(job, arrival):
+                self._orders[name] = None
 
     def _memory_capacity(self, mem_mb: float) -> int:
         """Most cores of ``mem_mb`` each the empty platform can hold (node memory per node)."""
@@ -170,8 +185,8 @@ class DecisionCore:
                 and not self._fits(committed, now)):
             return []  # the held pick waits and nothing may overtake it: no need to order
         order = self._order(pair.job, now)
-        if committed is not None:  # the held pick first, then the others in order
-            order = _first(committed, order)
+        if committed is not None and (not order or order[0] is not committed):
+            order = _first(committed, order)  # the held pick first, then the others in order
         started: list[Start] = []
         head = None
         fits, select, state, rng = self._fits, pair.core.select, self.state, self.rng
@@ -232,6 +247,8 @@ class DecisionCore:
     def _order(self, policy: JobPolicy, now: float) -> list[Job]:
         """The queue in ``policy``'s order: kept up to date for static policies (a list the
         caller must not change), sorted for the others."""
+        if len(self.queue) == 1:  # one job: its own order, for any policy
+            return self.queue
         kept = self._orders.get(policy.name)
         if kept is not None and kept.policy is policy and len(kept.jobs) == len(self.queue):
             return kept.jobs  # (only static policies are kept)
@@ -246,6 +263,8 @@ class DecisionCore:
 
     def _keep(self, policy: JobPolicy) -> StaticOrder | None:
         """A :class:`StaticOrder` of the queue for ``policy``; None when its keys cannot be kept."""
+        if self._unfiled is not None:  # the other kept orders get it first (made from the queue,
+            self._file(*self._unfiled)  # this one has it)
         kept = StaticOrder(policy)
         for job in self.queue:  # numbered anew in queue order (a job queued by hand included),
             self._arrivals += 1  # after every number given so far
@@ -255,6 +274,9 @@ class DecisionCore:
 
     def _forget(self, job: Job) -> None:
         """``job`` left the queue: drop it from the kept orders."""
+        if self._unfiled is not None and self._unfiled[0] is job:
+            self._unfiled = None
+            return
         for kept in self._orders.values():
             if kept is not None:
                 kept.remove(job)
@@ -263,12 +285,18 @@ class DecisionCore:
         queue = self.queue
         if len(started) == 1:
             job = started[0][0]
-            for kept in self._orders.values():  # _forget, inline
-                if kept is not None:
-                    kept.remove(job)
+            unfiled = self._unfiled
+            if unfiled is not None and unfiled[0] is job:
+                self._unfiled = None
+            else:
+                for kept in self._orders.values():  # _forget, inline
+                    if kept is not None:
+                        kept.remove(job)
             queue.remove(job)  # jobs compare by identity: a C-level scan
             return
         if self._orders:
+            if self._unfiled is not None and any(job is self._unfiled[0] for job, _ in started):
+                self._unfiled = None
             kept_orders = [kept for kept in self._orders.values() if kept is not None]
             for job, _ in started:  # _forget, inline
                 for kept in kept_orders:
@@ -299,7 +327,8 @@ class DecisionCore:
     def _start(self, job: Job, cores: list[int], now: float) -> None:
         self.changed = True
         self.state.allocate(job, cores, now)
-        end_s = now + estimated_duration_s(job)
+        walltime = job.walltime_s  # estimated_duration_s, inline
+        end_s = now + (walltime if 0.0 < walltime < math.inf else job.run_time_s)
         self.running[job.idx] = RunInfo(job, now, end_s)
         if self._ends is not None:
             self._ends.add(job, end_s)
