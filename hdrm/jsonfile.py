@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from itertools import chain
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,9 +45,12 @@ def read_json(
         raise error(f"{source}: no such {what}; {missing_hint}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{source}: cannot read the {what}: {exc}") from None
-    if pairs_hook is None:
-        pairs_hook = lambda pairs: _no_duplicates(pairs, source, error)  # noqa: E731
     try:
+        if pairs_hook is None:
+            data = json.loads(text)
+            if _pairs(data) == text.count(":"):
+                return data  # no key repeated (see _pairs)
+            pairs_hook = lambda pairs: _no_duplicates(pairs, source, error)  # noqa: E731
         return json.loads(text, object_pairs_hook=pairs_hook)
     except json.JSONDecodeError as exc:
         raise error(
@@ -70,6 +74,29 @@ def keep_duplicates(pairs: list[tuple[str, Any]]) -> JsonObject:
         seen: set[str] = set()
         obj.duplicate_keys = tuple(k for k, _ in pairs if k in seen or seen.add(k))
     return obj
+
+
+def _pairs(data: Any) -> int:
+    """The number of key-value pairs in the objects of parsed JSON.
+
+    A JSON text's colons outside strings are its pairs' separators, so ``text.count(":")`` is
+    its pairs plus the colons inside its strings; the parse keeps every pair but repeated keys.
+    When the two counts are equal, no key was repeated (and no string holds a colon): the
+    objects need not be built pair by pair in Python to refuse repeated keys.
+    """
+    count, level = 0, [data]
+    while level:  # level by level, in C-level passes (no Python step per value)
+        kinds = set(map(type, level))
+        below: list[Any] = []
+        if dict in kinds:
+            dicts = level if len(kinds) == 1 else [v for v in level if type(v) is dict]
+            count += sum(map(len, dicts))
+            below.extend(chain.from_iterable(map(dict.values, dicts)))
+        if list in kinds:
+            below.extend(chain.from_iterable(
+                level if len(kinds) == 1 else [v for v in level if type(v) is list]))
+        level = below
+    return count
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]], source: str,

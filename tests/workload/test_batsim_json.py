@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hdrm.errors import WorkloadError
+from hdrm.workload import batsim_jobs
 from hdrm.workload.batsim_json import (
     check_supported,
     read_batsim_json,
@@ -275,12 +276,62 @@ def test_plain_and_unusual_values_read_the_same():
 
 
 def test_each_profile_is_checked_once(monkeypatch):
-    from hdrm.workload import batsim_json
-
     calls = []
-    real = batsim_json._profile_facts
-    monkeypatch.setattr(batsim_json, "_profile_facts", lambda *a: calls.append(a[1]) or real(*a))
-    doc = {"nb_res": 4, "profiles": {"p": {"type": "delay", "delay": 3}},
+    real = batsim_jobs._profile_facts
+    monkeypatch.setattr(batsim_jobs, "_profile_facts", lambda *a: calls.append(a[1]) or real(*a))
+    doc = {"nb_res": 4, "profiles": {"p": {"type": "delay", "delay": 3, "com": 0}},
            "jobs": [{"id": i, "subtime": i, "res": 1, "profile": "p"} for i in range(50)]}
-    assert len(workload_from_dict(doc, "w.json")) == 50
-    assert calls == ["p"]
+    assert len(workload_from_dict(doc, "w.json")) == 50  # by column, one profile check
+    doc["jobs"][0]["note"] = "x"
+    assert len(workload_from_dict(doc, "w.json")) == 50  # job by job, one check too
+    assert calls == ["p", "p"]
+
+
+_PLAIN_DOC = {"nb_res": 8, "profiles": {"d": {"type": "delay", "delay": 5},
+                                        "h": {"type": "parallel_homogeneous", "cpu": 2e9, "com": 0},
+                                        "x": {"type": "delay", "delay": 1.5, "note": "kept"}},
+              "jobs": [{"id": 1, "subtime": 0, "res": 2, "walltime": 60, "profile": "d",
+                        "trace_submit_s": 7, "user_id": 3},
+                       {"id": "b", "subtime": 1.5, "res": 4, "profile": "h"},
+                       {"id": 3, "subtime": 2, "res": 1, "walltime": -1.0, "profile": "x",
+                        "trace_submit_s": 9.5}]}
+
+
+@pytest.mark.parametrize("ref", [None, 2.0])
+def test_plain_files_are_read_by_column_as_job_by_job(monkeypatch, ref):
+    by_column = _job_values(workload_from_dict(json.loads(json.dumps(_PLAIN_DOC)), "w.json", ref))
+    monkeypatch.setattr(batsim_jobs, "_plain_jobs", lambda *args: None)  # job by job
+    assert _job_values(workload_from_dict(_PLAIN_DOC, "w.json", ref)) == by_column
+    assert by_column[2][14] == {"profile_data": {"type": "delay", "delay": 1.5, "note": "kept"}}
+
+
+def test_a_plain_file_checks_each_column_once(monkeypatch):
+    monkeypatch.setattr(batsim_jobs, "read_job", None)  # the job-by-job path is not taken
+    assert len(workload_from_dict(_PLAIN_DOC, "w.json")) == 3
+
+
+def test_usual_delay_profiles_are_checked_as_one_column():
+    doc = json.loads(json.dumps(_PLAIN_DOC))
+    doc["profiles"]["x"] = {"type": "delay", "delay": 1.5}
+    doc["profiles"]["h"] = {"type": "delay", "delay": -2}  # the second job's: named
+    with pytest.raises(WorkloadError, match=r"w\.json: profiles\.h\.delay must be >= 0, got -2"):
+        workload_from_dict(doc, "w.json")
+    doc["profiles"]["h"] = {"type": "delay", "delay": 2}
+    jobs = workload_from_dict(doc, "w.json").jobs
+    assert [j.run_time_s for j in jobs] == [5.0, 2.0, 1.5] and not any(j.extra for j in jobs)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("trace_submit_s", None, r"jobs\[2\]\.trace_submit_s must be a finite number, got None"),
+    ("user_id", True, r"jobs\[2\]\.user_id must be an integer, got True"),
+    ("subtime", -1, r"jobs\[2\]\.subtime must be >= 0, got -1"),
+    ("walltime", float("nan"), r"jobs\[2\]\.walltime must be a finite number, got nan"),
+    ("res", 0, r"jobs\[2\]\.res must be an integer >= 1, got 0"),
+    ("profile", "y", r"jobs\[2\]\.profile 'y' is not in profiles"),
+    ("subtime", 10**400, r"int too large to convert to float"),
+])
+def test_a_bad_column_value_is_named_by_job(field, value, message):
+    doc = json.loads(json.dumps(_PLAIN_DOC))
+    doc["jobs"][2][field] = value
+    with pytest.raises((WorkloadError, OverflowError), match=message):
+        workload_from_dict(doc, "w.json")

@@ -1,0 +1,65 @@
+"""hdrm.jsonfile.read_json: repeated keys refused, however the text is parsed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hdrm import jsonfile
+from hdrm.errors import ConfigError, WorkloadError
+from hdrm.jsonfile import keep_duplicates, read_json
+
+
+@pytest.mark.parametrize("text, key", [
+    ('{"a": 1, "a": 2}', "a"),
+    ('{"x": [{"b": 1, "c": {"d": 1, "d": 2}}]}', "d"),
+    ('{"a": "1:2", "b": [{"k": "x:y", "k": 3}]}', "k"),  # colons in strings too
+])
+def test_repeated_keys_are_refused(tmp_path, text, key):
+    path = tmp_path / "f.json"
+    path.write_text(text)
+    with pytest.raises(WorkloadError, match=rf"f\.json: key '{key}' is given twice in one "
+                                            r"object; keep one$"):
+        read_json(path, error=WorkloadError)
+
+
+def test_colons_in_strings_read_as_usual(tmp_path):
+    path = tmp_path / "f.json"
+    path.write_text('{"t": "12:30", "u": [{"p:1": {"v": ":"}}], "w": []}')
+    assert read_json(path) == {"t": "12:30", "u": [{"p:1": {"v": ":"}}], "w": []}
+    assert read_json(path, pairs_hook=keep_duplicates).duplicate_keys == ()
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+                     lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.text(max_size=3), inner, max_size=4), max_leaves=20)
+
+
+@settings(deadline=None)
+@given(_json)
+def test_pairs_counts_every_key_value_pair(value):
+    text = json.dumps(value)
+    assert jsonfile._pairs(json.loads(text)) == text.count(":") - sum(
+        s.count(":") for s in _strings(value))
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def test_bad_syntax_names_line_and_column(tmp_path):
+    path = tmp_path / "f.json"
+    path.write_text('{\n "a": 1,\n}')
+    with pytest.raises(ConfigError, match=r"f\.json:3:1: invalid JSON"):
+        read_json(path)
