@@ -33,13 +33,16 @@ RLSCHEDULER_START_INDICES = (1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762, 402
 RLSCHEDULER_SEQUENCE_LENGTH = 1024
 
 
-def rebase(workload: Workload, jobs: Sequence[Job], name: str) -> Workload:
+def rebase(workload: Workload, jobs: Sequence[Job], name: str, in_place: bool = False
+           ) -> Workload:
     """Return a workload of copies of ``jobs``, re-indexed and shifted to start at 0.
 
     Args:
         workload: the workload the jobs come from (header, nb_res, source and skipped carry over).
         jobs: the selected jobs, in submission order.
         name: the new workload's name.
+        in_place: re-index and shift the jobs themselves (not copies): for a workload just
+            read, that nothing else holds (its jobs then belong to the selection).
 
     Raises:
         WorkloadError: ``jobs`` is empty.
@@ -47,23 +50,30 @@ def rebase(workload: Workload, jobs: Sequence[Job], name: str) -> Workload:
     if not jobs:
         raise WorkloadError(f"{_label(workload)}: the selection {name!r} has no jobs")
     origin_s = jobs[0].submit_s
-    # every field carries over (the GPU demand and CPU milli-cores too), with a fresh extra dict;
-    # all fields are read by one C-level getter and passed in order (dataclasses.replace, field
-    # by field in Python, cost RLScheduler's protocol a third of a second per 100 sequences)
-    copies = [Job(*_JOB_FIELDS(j)) for j in jobs]
-    for i, (copy, j) in enumerate(zip(copies, jobs)):
-        copy.idx = i
-        copy.submit_s = j.submit_s - origin_s
-        copy.extra = dict(j.extra)
     deps = workload.dependencies
-    return Workload(
-        copies, name, workload.source, workload.header, dict(workload.skipped), workload.nb_res,
-        deps.subset([j.idx for j in jobs]) if deps is not None else None,
-    )
+    deps = deps.subset([j.idx for j in jobs]) if deps is not None else None
+    if in_place:
+        copies = list(jobs)
+        for i, job in enumerate(copies):
+            job.idx = i
+            job.submit_s -= origin_s
+    else:
+        # every field carries over (the GPU demand and CPU milli-cores too), with a fresh extra
+        # dict; all fields are read by one C-level getter and passed in order
+        # (dataclasses.replace, field by field in Python, cost RLScheduler's protocol a third of
+        # a second per 100 sequences)
+        copies = [Job(*_JOB_FIELDS(j)) for j in jobs]
+        for i, (copy, j) in enumerate(zip(copies, jobs)):
+            copy.idx = i
+            copy.submit_s = j.submit_s - origin_s
+            copy.extra = dict(j.extra)
+    return Workload(copies, name, workload.source, workload.header, dict(workload.skipped),
+                    workload.nb_res, deps)
 
 
-def first_jobs(workload: Workload, nb_jobs: int) -> Workload:
-    """The first ``nb_jobs`` jobs (all of them when the workload is shorter, with a log line).
+def first_jobs(workload: Workload, nb_jobs: int, in_place: bool = False) -> Workload:
+    """The first ``nb_jobs`` jobs (all of them when the workload is shorter, with a log line);
+    ``in_place``: see :func:`rebase`.
 
     Raises:
         WorkloadError: ``nb_jobs`` < 1.
@@ -72,11 +82,13 @@ def first_jobs(workload: Workload, nb_jobs: int) -> Workload:
     if nb_jobs > len(workload):
         logger.info("%s: asked for %d jobs, it has %d", _label(workload), nb_jobs, len(workload))
     selected = workload.jobs[:nb_jobs]
-    return rebase(workload, selected, f"{workload.name}[:{len(selected)}]")
+    return rebase(workload, selected, f"{workload.name}[:{len(selected)}]", in_place)
 
 
-def sequence(workload: Workload, start_index: int, nb_jobs: int) -> Workload:
-    """The ``nb_jobs`` consecutive jobs starting at ``start_index`` (0-based).
+def sequence(workload: Workload, start_index: int, nb_jobs: int, in_place: bool = False
+             ) -> Workload:
+    """The ``nb_jobs`` consecutive jobs starting at ``start_index`` (0-based); ``in_place``:
+    see :func:`rebase`.
 
     Raises:
         WorkloadError: ``nb_jobs`` < 1, or the sequence does not fit in the workload; the message
@@ -91,15 +103,18 @@ def sequence(workload: Workload, start_index: int, nb_jobs: int) -> Workload:
             f"workload has {len(workload)} jobs ({valid})"
         )
     end = start_index + nb_jobs
-    return rebase(workload, workload.jobs[start_index:end], f"{workload.name}[{start_index}:{end}]")
+    return rebase(workload, workload.jobs[start_index:end], f"{workload.name}[{start_index}:{end}]",
+                  in_place)
 
 
-def select(workload: Workload, start_index: int = 0, nb_jobs: int = 0) -> Workload:
+def select(workload: Workload, start_index: int = 0, nb_jobs: int = 0, in_place: bool = False
+           ) -> Workload:
     """``nb_jobs`` jobs from ``start_index`` (0: all the jobs from there), shifted to start at 0.
 
     The one selection of the user-facing commands and options (``nb_jobs`` and ``start_index``):
     from index 0 it is :func:`first_jobs` (a shorter workload gives all its jobs, with a log
-    line), from any other index a :func:`sequence` that must fit.
+    line), from any other index a :func:`sequence` that must fit. ``in_place`` shifts and
+    re-indexes the workload's own jobs (see :func:`rebase`): for a workload just read.
 
     Raises:
         WorkloadError: ``nb_jobs`` negative, ``start_index`` outside the workload, or a sequence
@@ -122,8 +137,8 @@ def select(workload: Workload, start_index: int = 0, nb_jobs: int = 0) -> Worklo
     if nb_jobs == 0:
         nb_jobs = n - start_index
     if start_index == 0:
-        return first_jobs(workload, nb_jobs)
-    return sequence(workload, start_index, nb_jobs)
+        return first_jobs(workload, nb_jobs, in_place)
+    return sequence(workload, start_index, nb_jobs, in_place)
 
 
 def sequences(

@@ -175,3 +175,29 @@ def test_a_selection_copies_every_field_and_a_fresh_extra():
             if f.name not in ("idx", "submit_s"):
                 assert getattr(copy, f.name) == getattr(job, f.name), f.name
         assert copy.extra is not job.extra
+
+
+@pytest.mark.parametrize("start, count", [(0, 0), (0, 3), (1, 2)])
+def test_in_place_selection_equals_the_copy_on_the_workload_s_own_jobs(start, count):
+    import dataclasses
+
+    import numpy as np
+
+    from hdrm.workload.dependencies import Dependencies
+
+    def workload() -> Workload:
+        source = make_workload([100.0, 130.0, 175.0, 200.0])
+        source.dependencies = Dependencies(np.array([2, 3]), np.array([1, 2]), np.array([5.0, 0.0]))
+        return source
+
+    copied = select(workload(), start, count)
+    source = workload()
+    own = list(source.jobs)
+    in_place = select(source, start, count, in_place=True)
+    assert [dataclasses.astuple(j) for j in in_place.jobs] == [
+        dataclasses.astuple(j) for j in copied.jobs]
+    assert all(a is b for a, b in zip(in_place.jobs, own[start:]))  # no copies
+    assert (in_place.name, in_place.nb_res, in_place.skipped) == (
+        copied.name, copied.nb_res, copied.skipped)
+    assert in_place.dependencies.job.tolist() == copied.dependencies.job.tolist()
+    assert in_place.dependencies.pred.tolist() == copied.dependencies.pred.tolist()
