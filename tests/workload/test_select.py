@@ -187,7 +187,8 @@ def test_in_place_selection_equals_the_copy_on_the_workload_s_own_jobs(start, co
 
     def workload() -> Workload:
         source = make_workload([100.0, 130.0, 175.0, 200.0])
-        source.dependencies = Dependencies(np.array([2, 3]), np.array([1, 2]), np.array([5.0, 0.0]))
+        source.dependencies = Dependencies(np.array([2, 3]), np.array([1, 2]),
+                                           np.array([5.0, 0.0]))
         return source
 
     copied = select(workload(), start, count)
