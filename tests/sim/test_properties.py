@@ -17,7 +17,7 @@ from builders import Proc, make_platform, workload
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import hdrm.core.scheduler as scheduler_module
+import hdrm.core.backfilling as backfilling_module
 from hdrm.core.scheduler import DecisionCore
 from hdrm.platform.model import Platform
 from hdrm.policies.backfill import NodeProfile, Profile, estimated_duration_s
@@ -168,7 +168,7 @@ def run_recording_reservations(platform, job_list, config, policy):
     """Run and record each head reservation as ``(time, head idx, reserved start)``: EASY's
     shadow time, or conservative backfilling's start for the head."""
     seen = []
-    real_reservation = scheduler_module.reservation
+    real_reservation = backfilling_module.reservation
     real_conservative = DecisionCore._conservative
 
     def reservation(state, ends, head, now, first_release=False):
@@ -186,7 +186,7 @@ def run_recording_reservations(platform, job_list, config, policy):
         seen.append((now, head.idx, reserved))
         return real_conservative(core, now, head, rest, placement)
 
-    with mock.patch.object(scheduler_module, "reservation", reservation), \
+    with mock.patch.object(backfilling_module, "reservation", reservation), \
             mock.patch.object(DecisionCore, "_conservative", conservative):
         result, _ = run(platform, job_list, config, policy)
     return result, seen
