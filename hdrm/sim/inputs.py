@@ -107,7 +107,7 @@ def load_inputs(spec: InputSpec) -> tuple[Platform, Workload]:
                     f"file or a number of homogeneous processors"
                 )
         platform = Platform.homogeneous(nb)
-    workload = select(workload, spec.start_index, spec.nb_jobs)
+    workload = select(workload, spec.start_index, spec.nb_jobs, in_place=True)  # just read
     if spec.platform_path and not is_json:
         workload = attach_requirements(
             workload, platform.reference_gflops, np.random.default_rng(spec.seed), spec.bandwidth
