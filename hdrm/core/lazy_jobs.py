@@ -45,6 +45,17 @@ class LazyJobs(PowerStates):
     _take_set: Callable[[list[tuple[int, int]]], bool]
     _conflict: Callable[[Job, Sequence[int]], SimulationError]
 
+    def follow_occupancy(self) -> bool:
+        """Stop queuing power-state changes, where every change this mirror would queue is its
+        taken cores going to running (factor 1) and its freed cores to sleep (factor 1): a lazy
+        mirror (one-core nodes at nominal speeds, unbounded memory) that holds no job and has
+        nothing queued. Returns True when it stopped (the engine's machine then makes those
+        changes itself as jobs start and end), False otherwise, with nothing changed."""
+        if not self._lazy or self.alloc or self._pending or self._pending_runs:
+            return False
+        self._queue_lazy = False
+        return True
+
     def _allocate_lazy(self, job: Job, cores: Sequence[int]) -> None:
         """Give ``cores`` to ``job`` (which holds none): a wide job without memory keeps them as
         runs (:class:`~hdrm.core.runs.CoreRuns`), any other a tuple.
@@ -70,10 +81,11 @@ class LazyJobs(PowerStates):
             self.alloc[key] = tuple(cores)
             self._held[key] = runs
         self._version += 1  # the counters are made on read
-        self._lazy_kinds |= 1
-        queue = self._pending_runs
-        for lo, hi in runs:
-            queue.append((lo, hi, _TAKEN))
+        if self._queue_lazy:
+            self._lazy_kinds |= 1
+            queue = self._pending_runs
+            for lo, hi in runs:
+                queue.append((lo, hi, _TAKEN))
 
     def _release_lazy(self, job: Job) -> Sequence[int]:
         """Free the cores of ``job``; returns them (as :meth:`_allocate_lazy` kept them)."""
@@ -91,8 +103,9 @@ class LazyJobs(PowerStates):
             if not free_set.add(lo, hi):
                 raise SimulationError(f"cores {lo}..{hi - 1} freed twice")
         self._version += 1
-        self._lazy_kinds |= 2
-        queue = self._pending_runs
-        for lo, hi in runs:
-            queue.append((lo, hi, _FREED))
+        if self._queue_lazy:
+            self._lazy_kinds |= 2
+            queue = self._pending_runs
+            for lo, hi in runs:
+                queue.append((lo, hi, _FREED))
         return cores

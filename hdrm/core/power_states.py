@@ -75,6 +75,9 @@ class PowerStates:
     #: Bumped at each lazy start or end; ``_built[name]`` is the value ``name`` was made at.
     _version: int = 0
     _built: dict[str, int]
+    #: Lazy mode: queue the changes of starts and ends (False: the engine's machine follows the
+    #: occupancy itself, :meth:`~hdrm.core.lazy_jobs.LazyJobs.follow_occupancy`).
+    _queue_lazy: bool = True
     #: Bandwidth demand per core of each running job (lazy mode: ``proc_demand`` is made of it).
     _job_bw: dict[int, float]
 
@@ -195,8 +198,9 @@ class PowerStates:
         change = (state, 1.0)
         if self._lazy:  # the counters are made on read
             self._version += 1
-            for lo, hi in runs:
-                queue.append((lo, hi, change))
+            if self._queue_lazy:
+                for lo, hi in runs:
+                    queue.append((lo, hi, change))
             return
         demand = 0.0 + bw if taken else 0.0  # an idle processor's demand is 0.0
         running, free = (1, 0) if taken else (0, 1)

@@ -231,3 +231,22 @@ def test_runs_of_only_starts_or_only_ends_are_handed_as_queued(monkeypatch):
     s.allocate(a, [0, 1], 2.0)
     # core 0 keeps the place of its first change and takes its last; core 1 comes after
     assert s.take_pending_runs() == [(0, 1, (RUNNING, 1.0)), (1, 2, (RUNNING, 1.0))]
+
+
+def test_a_lazy_mirror_followed_by_its_machine_queues_nothing():
+    """follow_occupancy: a lazy mirror that holds nothing stops queuing (the machine makes the
+    changes); its cores, runs and counters are kept as before. Refused elsewhere."""
+    s = ClusterState(Platform.homogeneous(8), make_contention("none"))
+    busy = ClusterState(Platform.homogeneous(8), make_contention("none"))
+    busy.allocate(job(0, res=2), [0, 1], 0.0)
+    from builders import one_node
+    several = ClusterState(one_node(8), make_contention("none"))  # one node of 8 cores
+    assert not busy.follow_occupancy() and not several.follow_occupancy()
+    assert s.follow_occupancy()
+    s.allocate(job(0, res=3), [2, 3, 4], 0.0)
+    s.allocate(job(1, res=1), [0], 0.0)
+    assert s.take_pending_runs() is None and s.take_pending() == {}
+    assert s.free_set.runs == [(1, 2), (5, 8)] and s.core_state[:5] == [RUNNING, SLEEPING] + [RUNNING] * 3
+    assert s.release(job(0, res=3), 1.0) == (2, 3, 4)
+    assert s.take_pending_runs() is None and s.proc_free == [0] + [1] * 7
+    assert busy.take_pending_runs() == [(0, 2, (RUNNING, 1.0))]  # still queued there
