@@ -317,8 +317,14 @@ def test_usual_delay_profiles_are_checked_as_one_column():
     with pytest.raises(WorkloadError, match=r"w\.json: profiles\.h\.delay must be >= 0, got -2"):
         workload_from_dict(doc, "w.json")
     doc["profiles"]["h"] = {"type": "delay", "delay": 2}
-    jobs = workload_from_dict(doc, "w.json").jobs
-    assert [j.run_time_s for j in jobs] == [5.0, 2.0, 1.5] and not any(j.extra for j in jobs)
+    for ref in (None, 3.0):
+        jobs = workload_from_dict(doc, "w.json", ref).jobs
+        assert [j.run_time_s for j in jobs] == [5.0, 2.0, 1.5] and not any(j.extra for j in jobs)
+        by_job = json.loads(json.dumps(doc))
+        by_job["jobs"][1]["note"] = "x"  # one unusual job: the file is read job by job
+        expected = _job_values(workload_from_dict(by_job, "w.json", ref))
+        expected[1] = expected[1][:14] + ({},) + expected[1][15:]
+        assert _job_values(workload_from_dict(doc, "w.json", ref)) == expected
 
 
 @pytest.mark.parametrize("field, value, message", [
