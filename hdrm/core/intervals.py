@@ -68,6 +68,9 @@ class IntervalSet:
         if n > self.count or n < 1:
             return None
         bounds = self._bounds
+        first = bounds[0]
+        if bounds[1] - first >= n:  # the first run holds them (mostly)
+            return [(first, first + n)]
         runs = []
         for k in range(0, len(bounds), 2):
             first, end = bounds[k], bounds[k + 1]
