@@ -24,6 +24,7 @@ from hdrm.core.dependencies import DependencyGate, released_copy
 from hdrm.core.scheduler import DecisionCore, Start
 from hdrm.lazy import LazyGenerator
 from hdrm.platform.model import Platform
+from hdrm.platform.power import RUNNING, SLEEPING
 from hdrm.policies.core_selection import CorePolicy
 from hdrm.policies.pairs import PolicyPair, resolve_policy
 from hdrm.results.overutil import Overutilizations
@@ -166,6 +167,8 @@ class Simulation:
         self.workload = workload
         self.rng = LazyGenerator(self.config.seed)  # numpy's, made at the first draw
         self.core, self.machine = self._make_parts()
+        #: The machine switches hosts' states with starts and ends, the core queues nothing.
+        self._follows = self._follow_occupancy()
         self.now = 0.0
         self.outcomes: dict[int, Outcome] = {}
         self.timeline = TimelineRows()
@@ -323,6 +326,18 @@ class Simulation:
         core = DecisionCore(self.platform, config.contention, config.backfilling, config.decision,
                             self.rng)
         return core, machine_for(self.platform, config.kill_on_walltime)
+
+    def _follow_occupancy(self) -> bool:
+        """Let the machine switch hosts to running and back to sleep with the jobs' starts and
+        ends, and the core stop queuing those changes, when they are all the core would queue
+        (one-core nodes at nominal speeds) and the machine gives the same floats (one exact
+        power row): :meth:`~hdrm.sim.host_lists.HostLists.follow_occupancy`. Only a plain
+        simulation does (subclasses may change states themselves)."""
+        machine = self.machine
+        if not _plain_steps(type(self)) or not isinstance(machine, Machine):
+            return False
+        return (machine.can_follow(RUNNING, SLEEPING) and self.core.state.follow_occupancy()
+                and machine.follow_occupancy(RUNNING, SLEEPING))
 
     def _apply(self, starts: list[Start]) -> None:
         machine = self.machine

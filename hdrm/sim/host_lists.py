@@ -7,6 +7,14 @@ dozen hosts), often one run of consecutive hosts, and each of them costs a wake-
 a start, an end and a return to sleep. The host-by-host loops of those steps are the machine's
 main cost there, so :class:`HostLists` does them by list slices and counts instead.
 
+Such a machine can also make its hosts' states follow their occupancy
+(:meth:`HostLists.follow_occupancy`): a start switches the job's hosts to a running state, an end
+back to a free state, in the start and the end themselves. An engine whose decision core would
+queue exactly those changes (one-core nodes at nominal speeds) then neither queues nor applies
+them: the same states, powers and energies, with one power step per start and per end instead of
+one per batch of changes at the same instant (on an exact row the sums are equal; the energy up to
+an instant is charged at the first step there, the others add nothing).
+
 The results are those of the loops to the bit: when the power row holds whole numbers of watts
 and the whole machine's power stays far below 2**53 watts (:func:`exact_row`), every partial sum
 of host powers is an integer held exactly, so a sum made in one step (a count times a power, or
@@ -20,6 +28,7 @@ import array
 from typing import Sequence
 
 from hdrm.core.runs import WIDE
+from hdrm.errors import SimulationError
 from hdrm.sim.host_runs import _repeated_sum
 
 _FREE = -1
@@ -49,8 +58,80 @@ class HostLists:
     _total_power: float
     _total_energy: float
     _total_t: float
+    _jobs: dict
     #: Host lists, one power row exact in the sense of :func:`exact_row`, no energy accounts.
     _exact_lists: bool = False
+    #: ``(running state, free state)`` while the hosts' states follow their occupancy.
+    _follow: tuple[int, int] | None = None
+
+    @property
+    def follows(self) -> bool:
+        """True when the hosts' states follow their occupancy (:meth:`follow_occupancy`)."""
+        return self._follow is not None
+
+    def can_follow(self, running: int, free: int) -> bool:
+        """True when :meth:`follow_occupancy` would accept ``running`` and ``free``: host lists of
+        one exact power row, no job running, every host in state ``free`` at speed factor 1."""
+        if not self._exact_lists or self._jobs or not self._unit_factors:
+            return False
+        states = len(self._power[0])
+        return (0 <= running < states and 0 <= free < states
+                and self.state.count(free) == len(self.state))
+
+    def follow_occupancy(self, running: int, free: int) -> bool:
+        """From now on, a start switches its hosts to state ``running`` and an end puts them back
+        in state ``free`` (speed factor 1), each with its power step; state changes asked for
+        otherwise are refused. Returns False, with nothing changed, unless :meth:`can_follow`."""
+        if not self.can_follow(running, free):
+            return False
+        self._follow = (running, free)
+        return True
+
+    def _refuse_changes(self) -> None:
+        """Raise: a machine whose hosts follow their occupancy takes no other state change."""
+        if self._follow is not None:
+            raise SimulationError("this machine's host states follow their jobs "
+                                  "(follow_occupancy): starts and ends set them, nothing else")
+
+    def _wake_hosts(self, key: int, hosts: Sequence[int], distinct: bool) -> float:
+        """Switch the hosts job ``key`` just took to the running state (:meth:`_switch`);
+        returns their power.
+
+        Raises:
+            SimulationError: a host is given twice (the job's hosts given back first).
+        """
+        running, free = self._follow  # type: ignore[misc]
+        if not distinct and len(set(hosts)) != len(hosts):  # its state would change twice
+            job_on = self.job_on
+            for c in hosts:
+                job_on[c] = _FREE
+            raise SimulationError(f"job {key}: a resource is given twice: {list(hosts)}")
+        return self._switch(hosts, running, free)
+
+    def _switch(self, hosts: Sequence[int], to_state: int, from_state: int) -> float:
+        """Set ``hosts`` (distinct; a tuple, or :class:`~hdrm.core.runs.CoreRuns`) from
+        ``from_state`` to ``to_state`` with one power step; returns their power in the new state
+        (as added host by host from 0.0: exact on this row)."""
+        states, n = self.state, len(hosts)
+        runs = getattr(hosts, "runs", None)
+        if runs is not None:
+            for lo, hi in runs:
+                states[lo:hi] = [to_state] * (hi - lo)
+        else:
+            first = hosts[0]
+            if n > 2 and hosts[-1] == first + n - 1 and hosts == tuple(range(first, first + n)):
+                states[first:first + n] = [to_state] * n
+            else:
+                for c in hosts:
+                    states[c] = to_state
+        row = self._power[0]
+        delta = n * (row[to_state] - row[from_state])
+        if delta:  # _step_total_power, inline
+            now = self.now
+            self._total_energy += self._total_power * (now - self._total_t)
+            self._total_t = now
+            self._total_power += delta
+        return 0.0 + n * row[to_state]
 
     def _apply_free_list_runs(self, runs: list[tuple[int, int, tuple[int, float]]]) -> bool:
         """Apply disjoint ``runs`` ``(first, last + 1, (state, speed_factor))`` on a machine of

@@ -178,14 +178,18 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
             cores = tuple(cores)
         if not cores:
             raise SimulationError(f"job {key}: empty allocation")
+        distinct = False  # the hosts are known to be distinct
         if len(cores) > WIDE:
             held: Sequence[int] = CoreRuns.of(cores)
             power_w = self._take_wide(key, cores, held.runs)
         else:
             held = tuple(cores)
             power_w = self._take_narrow(held, key) if self._exact_lists else None
-            if power_w is None:  # None: nothing done yet
+            distinct = power_w is not None
+            if not distinct:  # nothing done yet
                 power_w = self._take_hosts(key, held)
+        if self._follow is not None:  # the hosts wake with the job
+            power_w = self._wake_hosts(key, held, distinct)
         now = self.now
         job = RunningJob(key, held, now, walltime_s if self.kill_on_walltime else math.inf)
         job.power_w = power_w
@@ -282,6 +286,8 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
         is kept up to date in O(1) per changed host, and recomputed over its hosts only when the
         last of its hosts at the minimum speeds up.
         """
+        if self._follow is not None:
+            self._refuse_changes()
         if len(changes) <= WIDE:
             if self._apply_free_hosts(changes):
                 return
@@ -324,6 +330,8 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
         """:meth:`apply_states` for runs of hosts ``(first, last + 1, (state, speed_factor))``
         that do not overlap: the same result as the mapping of every host of every run, in
         order, at a cost that follows the runs (C-level passes) when their hosts are free."""
+        if self._follow is not None:
+            self._refuse_changes()
         if self._exact_lists and type(runs) is list and self._apply_free_list_runs(runs):
             return
         runs = list(runs)
@@ -385,4 +393,7 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
         else:
             for c in cores:
                 job_on[c] = _FREE
+        if self._follow is not None:  # the hosts go back to sleep with the job
+            running, free = self._follow
+            self._switch(cores, free, running)
         return JobEnd(job.key, state, job.start_s, self.now, job.cores, energy, progress)

@@ -49,6 +49,7 @@ def run_decisions(sim: "Simulation", pair: "PolicyPair",
     clock = time.perf_counter
     inf = math.inf
     nxt = sim._next
+    follows = sim._follows  # the machine makes the changes itself: none are queued
     while True:
         # ---- next_decision
         t = arrivals[nxt].submit_s if nxt < n_arrivals else inf
@@ -85,7 +86,7 @@ def run_decisions(sim: "Simulation", pair: "PolicyPair",
         sim._next = nxt
         if releases:
             sim._submit_released(t)
-        if core.changed:  # Simulation._flush_changes, inline
+        if core.changed and not follows:  # Simulation._flush_changes, inline
             core.changed = False
             runs = take_runs()
             if runs:
@@ -102,7 +103,7 @@ def run_decisions(sim: "Simulation", pair: "PolicyPair",
         else:
             starts = ()
         sim.decisions += 1
-        if core.changed:  # Simulation._flush_changes, inline
+        if core.changed and not follows:  # Simulation._flush_changes, inline
             core.changed = False
             runs = take_runs()
             if runs:

@@ -109,3 +109,95 @@ def test_equal_to_the_host_by_host_paths(script, row, seed):
     for m in (fast, slow):
         m.advance(now + 10.0)
     assert look(fast) == look(slow)
+
+
+# ---------------------------------------------------------------- hosts following their jobs
+RUN, SLEEP = 0, 3
+
+
+def test_follow_conditions_by_hand():
+    m, _ = pair()
+    assert m.can_follow(RUN, SLEEP) and not m.can_follow(RUN, 2)  # hosts are asleep (3)
+    assert not m.can_follow(RUN, 4)  # no state 4
+    odd, _ = pair((62.5, 50.0, 18.75, 3.125))
+    assert not odd.can_follow(RUN, SLEEP)  # not whole watts: the queued changes instead
+    m.start(1, [0], delay_s=1.0)
+    assert not m.can_follow(RUN, SLEEP) and not m.follow_occupancy(RUN, SLEEP)  # a job runs
+    assert not m.follows
+
+
+def test_following_hosts_by_hand():
+    m, _ = pair()
+    assert m.follow_occupancy(RUN, SLEEP) and m.follows
+    m.advance(2.0)
+    m.start(1, [4, 5, 6], delay_s=10.0)  # wake 3 hosts: +3 x 95 W at 2 s
+    m.start(2, [9, 1], delay_s=4.0)
+    assert m.state[:10] == [3, 0, 3, 3, 0, 0, 0, 3, 3, 0]
+    assert m.power_w == N * 5.0 + 5 * 95.0 and m.energy_j() == 2.0 * N * 5.0
+    assert m._jobs[1].power_w == 300.0 and m._jobs[2].power_w == 200.0
+    ends = m.advance(20.0)  # job 2 ends at 6, job 1 at 12: their hosts sleep then
+    assert [(e.key, e.finish_s, e.energy_j) for e in ends] == [(2, 6.0, 800.0), (1, 12.0, 3000.0)]
+    assert m.state == [3] * N and m.power_w == N * 5.0
+    assert m.energy_j() == 20.0 * N * 5.0 + 4.0 * 2 * 95.0 + 10.0 * 3 * 95.0
+    with pytest.raises(SimulationError, match="follow their jobs"):
+        m.apply_states({0: (0, 1.0)})
+    with pytest.raises(SimulationError, match="follow their jobs"):
+        m.apply_runs([(0, 2, (0, 1.0))])
+    with pytest.raises(SimulationError, match="given twice"):
+        m.start(3, [2, 3, 2], delay_s=1.0)
+    with pytest.raises(SimulationError, match="resource 2 is busy with job 4"):
+        m.start(4, [2], delay_s=1.0) or m.start(5, [2], delay_s=1.0)
+    assert m.job_on.count(-1) == N - 1 and m.state.count(RUN) == 1  # nothing else taken
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.integers(0, N - 1), min_size=1, max_size=N, unique=True),
+                          st.booleans(), st.integers(0, 5), st.booleans()),
+                min_size=1, max_size=30),
+       st.integers(0, 2**16), st.integers(1, 8))
+def test_following_equals_the_queued_changes(script, seed, wide):
+    """Jobs on random free hosts (sorted or shuffled, some wide: more than ``wide`` hosts taken
+    as runs), parallel or delay, ends: the same bits as waking them before the start and
+    putting them to sleep after the end."""
+    import hdrm.sim.machine as machine_module
+
+    rng = np.random.default_rng(seed)
+    fast, slow = pair()
+    assert fast.follow_occupancy(RUN, SLEEP)
+
+    def until(t: float) -> None:
+        """Both machines to ``t``, end instant by end instant (as the engine goes): the
+        second one's hosts put to sleep at each end."""
+        while slow.next_time() <= t:
+            at = slow.next_time()
+            ended, slow_ended = fast.advance(at), slow.advance(at)
+            assert [(e.key, e.finish_s, e.energy_j) for e in ended] == [
+                (e.key, e.finish_s, e.energy_j) for e in slow_ended]
+            slow.apply_runs(sorted((c, c + 1, (SLEEP, 1.0)) for e in slow_ended
+                                   for c in e.cores))
+        fast.advance(t)
+        slow.advance(t)
+
+    now = 0.0
+    for key, (hosts, shuffled, step, parallel) in enumerate(script):
+        now += step
+        until(now)
+        free = [h for h in hosts if fast.job_on[h] == -1]
+        if not free:
+            continue
+        if shuffled and len(free) > 1:
+            free = [int(h) for h in rng.permutation(free)]
+        else:
+            free.sort()
+        slow.apply_runs([(h, h + 1, (RUN, 1.0)) for h in sorted(free)])
+        profile = {"ops_gflop": 2.0 + key % 5} if parallel else {"delay_s": 1.0 + key % 3}
+        old_wide = machine_module.WIDE
+        machine_module.WIDE = wide  # wide jobs (CoreRuns) on this small machine too
+        try:
+            for m in (fast, slow):
+                m.start(key, free, walltime_s=3.5, **profile)
+        finally:
+            machine_module.WIDE = old_wide
+        assert look(fast) == look(slow)
+    until(now + 50.0)
+    assert look(fast) == look(slow) and fast.state == [SLEEP] * N

@@ -107,3 +107,29 @@ def test_outcome_callbacks_see_the_same_runs(timeline):
         result = sim.run("fcfs") if name == "fused" else stepped(sim, "fcfs")
         assert len(result.timeline) == (result.decisions if timeline else 0)
     assert seen["fused"] == seen["stepped"] and len(seen["fused"]) == 60
+
+
+def test_machine_follows_the_jobs_on_one_core_nodes(monkeypatch):
+    """On one-core nodes at nominal speeds the machine switches hosts with starts and ends and
+    the core queues nothing: the same run, bit for bit, as with the queued changes."""
+    from hdrm.sim.machine import Machine
+
+    load = random_jobs([1, 3, 2, 5, 4, 1, 2] * 30, 7, 8)
+    config = dict(contention="none", backfilling="easy", decision="commit")
+    sim = Simulation(Platform.homogeneous(8), load, SimulationConfig(**config))
+    assert sim._follows and sim.machine.follows
+    followed = sim.run("sjf")
+    assert not sim.core.state._pending_runs and not sim.core.state._pending  # nothing queued
+    stepped_run = stepped(Simulation(Platform.homogeneous(8), load, SimulationConfig(**config)),
+                          "sjf")
+    monkeypatch.setattr(Machine, "can_follow", lambda self, running, free: False)
+    queued = Simulation(Platform.homogeneous(8), load, SimulationConfig(**config))
+    assert not queued._follows and not queued.machine.follows
+    same(followed, queued.run("sjf"))
+    same(stepped_run, followed)
+    assert followed.energy_j > 0 and len({o.energy_j for o in followed.outcomes}) > 10
+    # processors of several cores (idle siblings), or a contention model: changes are queued
+    monkeypatch.undo()
+    assert not Simulation(one_node(4), load, SimulationConfig(**config))._follows
+    assert not Simulation(hetero_two_nodes(mem_bw_gbps=(3.0, 2.0)), load,
+                          SimulationConfig(contention="hdeeprm"))._follows
