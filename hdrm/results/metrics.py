@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import logging
 import math
+import operator
+from itertools import repeat
 from typing import Any, Sequence
 
 from hdrm import __version__
@@ -194,6 +196,11 @@ def summarize(
 _HDRM_JOB_COLUMNS = ("mean_bounded_slowdown", "max_bounded_slowdown", "utilization")
 
 
+_FINISH, _STRETCH, _TURNAROUND, _WAIT, _RUN, _STATE, _CORES = map(operator.attrgetter, (
+    "finish_time", "stretch", "turnaround_time", "waiting_time", "execution_time", "final_state",
+    "requested_number_of_resources"))
+
+
 def _job_figures(
     results: Sequence[JobResult], nb_resources: int, threshold_s: float
 ) -> dict[str, Any]:
@@ -203,16 +210,17 @@ def _job_figures(
     compared in the same order)."""
     ran = _ran(results)
     nb_jobs = len(results)
-    span_s = max([float(r.finish_time) for r in ran], default=0.0)
-    stretches = [r.stretch for r in ran]
-    turnarounds = [r.turnaround_time for r in ran]
-    waits = [r.waiting_time for r in ran]
-    bslds = [bounded_slowdown(float(r.waiting_time), float(r.execution_time), threshold_s)
-             for r in ran]
-    nb_success = sum(1 for r in ran if r.final_state == COMPLETED_SUCCESSFULLY)
+    # each column read by one C-level pass (attrgetter), the values as the metrics take them
+    span_s = max(map(float, map(_FINISH, ran)), default=0.0)
+    stretches = list(map(_STRETCH, ran))
+    turnarounds = list(map(_TURNAROUND, ran))
+    waits = list(map(_WAIT, ran))
+    runs = list(map(_RUN, ran))
+    bslds = list(map(bounded_slowdown, map(float, waits), map(float, runs), repeat(threshold_s)))
+    nb_success = list(map(_STATE, ran)).count(COMPLETED_SUCCESSFULLY)
     utilization = 0.0
     if not (span_s <= 0 or nb_resources <= 0):  # as avg_utilization
-        core_s = math.fsum([r.requested_number_of_resources * r.execution_time for r in ran])
+        core_s = math.fsum(list(map(operator.mul, map(_CORES, ran), runs)))
         utilization = core_s / (nb_resources * span_s)
     return {
         "makespan": span_s,

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from pathlib import Path
@@ -39,23 +40,22 @@ def job_result(outcome: Outcome, workload_name: str = "w0",
     final end and, as execution time, the run time its segments used); a job that ran is also
     added to ``times`` when given (its cores' runs made once for both)."""
     job = outcome.job
-    requested = job.walltime_s if job.has_walltime else -1.0
-    job_id = str(job.id)
+    walltime_s = job.walltime_s
+    requested = walltime_s if 0.0 < walltime_s < math.inf else -1.0  # job.has_walltime
     profile = job.profile or f"p{job.id}"
-    metadata = job_metadata(job)
+    metadata = f"user={job.user_id}" if job.user_id >= 0 else ""  # job_metadata(job)
     state = outcome.state
     if state == REJECTED:
-        return JobResult(job_id, workload_name, profile, job.submit_s, job.res, requested, 0,
-                         REJECTED, consumed_energy=None, metadata=metadata)
+        return JobResult(str(job.id), workload_name, profile, job.submit_s, job.res, requested,
+                         0, REJECTED, consumed_energy=None, metadata=metadata)
     start, finish = outcome.start_s, outcome.finish_s
     run_s = finish - start if type(outcome) is Outcome else _run_s(outcome)
     runs = sorted_runs(outcome.cores)
     if times is not None:
         times.add(float(run_s), float(finish), runs)
-    return JobResult(job_id, workload_name, profile, job.submit_s, job.res, requested,
+    return JobResult(str(job.id), workload_name, profile, job.submit_s, job.res, requested,
                      1 if state == COMPLETED_SUCCESSFULLY else 0, state, start, run_s, finish,
-                     allocated_resources=format_runs(runs),
-                     consumed_energy=outcome.energy_j, metadata=metadata)
+                     None, None, None, format_runs(runs), outcome.energy_j, metadata)
 
 
 def _run_s(outcome: Outcome) -> float:
