@@ -93,6 +93,69 @@ class HostLists:
             raise SimulationError("this machine's host states follow their jobs "
                                   "(follow_occupancy): starts and ends set them, nothing else")
 
+    def _take_following(self, hosts: tuple[int, ...], key: int) -> float | None:
+        """Give ``hosts`` (a narrow job's, non-empty) to job ``key`` and switch them to the
+        running state, with one power step (hosts that follow their jobs); returns their power.
+        None, with nothing done, unless they are distinct existing free hosts."""
+        job_on, states = self.job_on, self.state
+        running, free = self._follow  # type: ignore[misc]
+        n, first, size = len(hosts), hosts[0], len(job_on)
+        last = first + n
+        if n == 1:
+            if not 0 <= first < size or job_on[first] != _FREE:
+                return None
+            job_on[first] = key
+            states[first] = running
+        elif (hosts[-1] == last - 1 and 0 <= first and last <= size
+                and hosts == tuple(range(first, last))):  # one run of consecutive hosts
+            if job_on[first:last].count(_FREE) != n:
+                return None
+            job_on[first:last] = [key] * n
+            states[first:last] = [running] * n
+        else:
+            for c in hosts:
+                if not 0 <= c < size or job_on[c] != _FREE:
+                    return None
+            for c in hosts:
+                if job_on[c] != _FREE:  # given twice: undo, the caller's path decides
+                    for d in hosts:
+                        if job_on[d] == key:
+                            job_on[d] = _FREE
+                            states[d] = free
+                    return None
+                job_on[c] = key
+                states[c] = running
+        return self._step_following(n, running, free)
+
+    def _free_following(self, hosts: tuple[int, ...], key: int) -> None:
+        """Mark ``hosts`` (job ``key``'s, a tuple) free and switch them to the free state, with
+        one power step (hosts that follow their jobs)."""
+        job_on, states = self.job_on, self.state
+        running, free = self._follow  # type: ignore[misc]
+        n, first = len(hosts), hosts[0]
+        last = first + n
+        if n > 2 and hosts[-1] == last - 1 and job_on[first:last].count(key) == n:
+            # n hosts of the job in a run of n: exactly its hosts (it holds each once)
+            job_on[first:last] = [_FREE] * n
+            states[first:last] = [free] * n
+        else:
+            for c in hosts:
+                job_on[c] = _FREE
+                states[c] = free
+        self._step_following(n, free, running)
+
+    def _step_following(self, n: int, to_state: int, from_state: int) -> float:
+        """The power step of ``n`` hosts switched from ``from_state`` to ``to_state`` now;
+        returns their power in the new state (as added host by host from 0.0: exact)."""
+        row = self._power[0]
+        delta = n * (row[to_state] - row[from_state])
+        if delta:  # _step_total_power, inline
+            now = self.now
+            self._total_energy += self._total_power * (now - self._total_t)
+            self._total_t = now
+            self._total_power += delta
+        return 0.0 + n * row[to_state]
+
     def _wake_hosts(self, key: int, hosts: Sequence[int], distinct: bool) -> float:
         """Switch the hosts job ``key`` just took to the running state (:meth:`_switch`);
         returns their power.
@@ -124,14 +187,7 @@ class HostLists:
             else:
                 for c in hosts:
                     states[c] = to_state
-        row = self._power[0]
-        delta = n * (row[to_state] - row[from_state])
-        if delta:  # _step_total_power, inline
-            now = self.now
-            self._total_energy += self._total_power * (now - self._total_t)
-            self._total_t = now
-            self._total_power += delta
-        return 0.0 + n * row[to_state]
+        return self._step_following(n, to_state, from_state)
 
     def _apply_free_list_runs(self, runs: list[tuple[int, int, tuple[int, float]]]) -> bool:
         """Apply disjoint ``runs`` ``(first, last + 1, (state, speed_factor))`` on a machine of

@@ -184,11 +184,14 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
             power_w = self._take_wide(key, cores, held.runs)
         else:
             held = tuple(cores)
-            power_w = self._take_narrow(held, key) if self._exact_lists else None
-            distinct = power_w is not None
-            if not distinct:  # nothing done yet
+            if self._follow is not None:  # the hosts wake with the job
+                power_w = self._take_following(held, key)
+                distinct = power_w is not None  # (taken and woken)
+            else:
+                power_w = self._take_narrow(held, key) if self._exact_lists else None
+            if power_w is None:  # nothing done yet
                 power_w = self._take_hosts(key, held)
-        if self._follow is not None:  # the hosts wake with the job
+        if self._follow is not None and not distinct:  # (checked, taken by the paths above)
             power_w = self._wake_hosts(key, held, distinct)
         now = self.now
         job = RunningJob(key, held, now, walltime_s if self.kill_on_walltime else math.inf)
@@ -385,15 +388,17 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
         energy = job.energy_j + job.power_w * (self.now - job.energy_t)
         job_on = self.job_on
         cores = job.cores
-        if type(cores) is not tuple and isinstance(cores, CoreRuns):  # tuples: no ABC check
+        follow = self._follow  # (hosts that follow their jobs go back to sleep with them)
+        if type(cores) is tuple and follow is not None:
+            self._free_following(cores, job.key)
+        elif type(cores) is not tuple and isinstance(cores, CoreRuns):  # tuples: no ABC check
             for lo, hi in cores.runs:
                 self._fill(job_on, lo, hi, _FREE)
+            if follow is not None:
+                self._switch(cores, follow[1], follow[0])
         elif self._exact_lists:
             self._free_narrow(cores, job.key)
         else:
             for c in cores:
                 job_on[c] = _FREE
-        if self._follow is not None:  # the hosts go back to sleep with the job
-            running, free = self._follow
-            self._switch(cores, free, running)
         return JobEnd(job.key, state, job.start_s, self.now, job.cores, energy, progress)
