@@ -25,6 +25,11 @@ from hdrm.platform.power import CONTENDED, CONTENDED_SPEED_FRACTION, IDLE, RUNNI
 from hdrm.workload.job import Job
 
 
+#: The changes of a core that starts or ends on a processor at full speed.
+_RUN = (RUNNING, 1.0)
+_IDLE = (IDLE, 1.0)
+
+
 class SingleCoreJobs(PowerStates):
     """One-core starts and ends of :class:`~hdrm.core.state.ClusterState` (its attributes)."""
 
@@ -100,6 +105,16 @@ class SingleCoreJobs(PowerStates):
             fraction = 1.0
         else:
             fraction = self.contention.speed_fraction(proc_demand[p], self.proc_capacity[p])
+        if fraction == 1.0 == old_fraction and running and was_running:
+            # full speed before and after, neither the first nor the last running core (most
+            # starts and ends): only this core changes, to running or idle
+            core_state, core_factor = self._core_state, self.core_factor
+            change = _RUN if sign > 0 else _IDLE
+            if core_state[c] != change[0] or core_factor[c] != 1.0:
+                core_state[c] = change[0]
+                core_factor[c] = 1.0
+                self._pending[c] = change
+            return
         if fraction != 1.0 or old_fraction != 1.0:
             self.proc_fraction[p] = fraction
             self.contended += (running if fraction < 1.0 else 0) - (

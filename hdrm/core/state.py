@@ -278,7 +278,8 @@ class ClusterState(SingleCoreJobs, LazyJobs, ProcRuns):
 
     def take_pending(self) -> dict[int, tuple[int, float]]:
         """Pending power-state changes as ``{core: (state, speed_factor)}``; clears them."""
-        self._spill()
+        if self._pending_runs:
+            self._spill()
         pending = self._pending
         self._pending = {}
         return pending
