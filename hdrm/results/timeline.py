@@ -17,7 +17,7 @@ from array import array
 from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from hdrm.lazy import numpy as np
 
@@ -76,7 +76,7 @@ class TimelineRows(SequenceABC):
     gives a list), iteration, and equality with any sequence of the same rows (a list of
     :class:`TimelineRow` included). Counts are kept as 64-bit integers, times, power and
     energy as doubles, so a row reads back exactly as it was added. Rows are added as tuples
-    to a short list and moved into the columns by blocks of :data:`_BLOCK` (one C-level
+    to a short list and moved into the columns by blocks of :data:`BLOCK_ROWS` (one C-level
     extend per column), or when read.
 
     Args:
@@ -98,13 +98,28 @@ class TimelineRows(SequenceABC):
         counts integral)."""
         added = self._added
         added.append(row)
-        if len(added) >= _BLOCK:
+        if len(added) >= BLOCK_ROWS:
             self._settle()
 
     def append(self, row: TimelineRow) -> None:
         """Append one :class:`TimelineRow` (its counts taken as integers)."""
         self.add(row.time_s, int(row.queue_size), int(row.running_jobs), int(row.busy_cores),
                  int(row.contended_cores), row.power_w, row.energy_j)
+
+    def adder(self) -> Callable[[tuple], None]:
+        """A C-level callable that appends one row given as a 7-tuple (the arguments of
+        :meth:`add`), for a loop that adds a row per instant; such a loop calls :meth:`settle`
+        every :data:`BLOCK_ROWS` rows or so (reads settle anyway)."""
+        return self._added.append
+
+    def settle(self) -> None:
+        """Move the rows added since the last call into the typed columns.
+
+        Raises:
+            TypeError: a row is not 7 values, or a count is not an integer (the columns are
+                then left as they were).
+        """
+        self._settle()
 
     def _settle(self) -> tuple[array, ...]:
         """Move the rows added since the last call into the columns; returns the columns."""
@@ -154,7 +169,7 @@ class TimelineRows(SequenceABC):
 
 
 #: Rows a :class:`TimelineRows` keeps as tuples before moving them into its columns.
-_BLOCK = 2048
+BLOCK_ROWS = 2048
 
 
 @dataclass

@@ -49,6 +49,11 @@ class MachineQueries:
         """Energy consumed by all hosts from time 0 to now."""
         return self._total_energy + self._total_power * (self.now - self._total_t)
 
+    def snapshot(self) -> tuple[int, float, float]:
+        """``(running, power_w, energy_j())`` in one call (a timeline row's machine part)."""
+        return (len(self._jobs), self._total_power,
+                self._total_energy + self._total_power * (self.now - self._total_t))
+
     def host_energy_j(self, host: int) -> float:
         """Energy consumed by one host from time 0 to now.
 

@@ -15,6 +15,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Callable
 
+from hdrm.results.timeline import BLOCK_ROWS
 from hdrm.sim.job_end import start_job
 
 if TYPE_CHECKING:  # the engine imports this module
@@ -43,7 +44,9 @@ def run_decisions(sim: "Simulation", pair: "PolicyPair",
     take_runs, take_pending = core.state.take_pending_runs, core.state.take_pending
     apply_runs, apply_states = machine.apply_runs, machine.apply_states
     plain_record = sim._gate is None and sim.on_outcome is None
-    timeline = sim.timeline.add if sim.config.record_timeline else None
+    timeline = sim.timeline.adder() if sim.config.record_timeline else None
+    settle, unsettled = sim.timeline.settle, 0
+    snapshot = machine.snapshot
     state = core.state
     releases, released = sim._releases, sim._released
     clock = time.perf_counter
@@ -114,8 +117,13 @@ def run_decisions(sim: "Simulation", pair: "PolicyPair",
                     apply_states(pending)
         for job, cores in starts:
             start_job(start, job, cores)
-        if timeline is not None:
-            timeline(t, len(core.queue), machine.running, state.busy_cores, state.contended,
-                     machine.power_w, machine.energy_j())
+        if timeline is not None:  # Simulation._apply's row, made in fewer calls
+            running, power_w, energy_j = snapshot()
+            timeline((t, len(core.queue), running, state.nb_cores - state.free_cores,  # busy
+                      state.contended, power_w, energy_j))
+            unsettled += 1
+            if unsettled == BLOCK_ROWS:
+                settle()
+                unsettled = 0
         if progress is not None and sim.decisions % 4096 == 0:
             progress(len(outcomes), n_jobs)

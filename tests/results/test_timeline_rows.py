@@ -9,7 +9,7 @@ from hdrm.results.timeline import TimelineRow, TimelineRows
 
 
 def test_rows_across_blocks_read_back_exactly():
-    n = 2 * timeline._BLOCK + 5
+    n = 2 * timeline.BLOCK_ROWS + 5
     rows = TimelineRows()
     expected = []
     for i in range(n):
@@ -38,3 +38,15 @@ def test_a_bad_row_leaves_the_columns_as_they_were():
     rows.add(1.0, 2, 3)
     with pytest.raises(TypeError, match="a timeline row has 7 values"):
         rows.column_tuples()
+
+
+def test_rows_added_by_the_adder_then_settled():
+    rows, by_add = TimelineRows(), TimelineRows()
+    add = rows.adder()
+    for i in range(5):
+        add((float(i), i, 1, 2, 0, 10.0, 5.0 * i))
+        by_add.add(float(i), i, 1, 2, 0, 10.0, 5.0 * i)
+    assert len(rows) == 5 and rows == by_add  # read before settling: settled when read
+    add((9.0, 1, 1, 1, 0, 1.0, 1.0))
+    rows.settle()
+    assert [len(c) for c in rows._columns] == [6] * 7 and not rows._added

@@ -133,3 +133,15 @@ def test_machine_follows_the_jobs_on_one_core_nodes(monkeypatch):
     assert not Simulation(one_node(4), load, SimulationConfig(**config))._follows
     assert not Simulation(hetero_two_nodes(mem_bw_gbps=(3.0, 2.0)), load,
                           SimulationConfig(contention="hdeeprm"))._follows
+
+
+def test_machine_snapshot_is_the_timeline_part():
+    sim = Simulation(one_node(4), workload([job(0, 0.0, 2, 5.0), job(1, 1.0, 1, 2.0)]),
+                     SimulationConfig())
+    pair = sim.resolve("fcfs")
+    while sim.next_decision():
+        sim.decide(pair)
+        m = sim.machine
+        assert m.snapshot() == (m.running, m.power_w, m.energy_j())
+        row = sim.timeline[-1]
+        assert (row.running_jobs, row.power_w, row.energy_j) == m.snapshot()
