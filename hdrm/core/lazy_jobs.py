@@ -9,7 +9,10 @@ queues one change per run (running), an end puts them back and queues one change
 
 A placement read off the free runs leaves ``(cores, runs)`` in
 :attr:`~hdrm.core.state.ClusterState.last_runs`; allocating that very list (unchanged, as the
-scheduler hands it on) takes those runs instead of splitting the list into runs again.
+scheduler hands it on) takes those runs, once, instead of splitting the list into runs again.
+
+An engine whose machine switches a job's hosts itself as it starts and ends calls
+:meth:`LazyJobs.follow_occupancy` once, before any job: nothing is queued from then on.
 """
 
 from __future__ import annotations
@@ -64,7 +67,11 @@ class LazyJobs(PowerStates):
             SimulationError: a core is busy, unknown or given twice (nothing changed).
         """
         picked = self.last_runs
-        runs = picked[1] if picked is not None and picked[0] is cores else core_runs(cores)
+        if picked is not None and picked[0] is cores:
+            runs = picked[1]
+            self.last_runs = None  # used once: a list changed later is split anew
+        else:
+            runs = core_runs(cores)
         if len(runs) == 1:
             lo, hi = runs[0]
             if not self.free_set.remove(lo, hi):

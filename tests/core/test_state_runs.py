@@ -202,6 +202,7 @@ def test_a_placement_read_off_the_free_runs_is_taken_without_splitting_it(monkey
         monkeypatch.setattr(module, "core_runs", split, raising=False)
     s.allocate(job(1, res=5), cores, 1.0)
     assert s.free_set.runs == [(8, 16)] and s.alloc[1] == (3, 4, 5, 6, 7)
+    assert s.last_runs is None  # taken once
     assert s.take_pending_runs() == [(0, 3, (RUNNING, 1.0)), (3, 8, (RUNNING, 1.0))]
     with pytest.raises(AssertionError, match="split"):
         s.allocate(job(2, res=2), [9, 8], 2.0)  # not the placement's list
