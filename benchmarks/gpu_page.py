@@ -169,7 +169,9 @@ def _reading() -> str:
             f"{gpu_tables.TARGET_FACTOR} x the best pair's and its GPU cost is no more than that "
             f"pair's; ``flag`` names the max wait or makespan where the best learner exceeds "
             f"{gpu_tables.FLAG_FACTOR} x the best pair's (a learner that starves large jobs to "
-            "win the mean shows there). GPU cost is GPU-hours x the model's price per hour, a "
+            "win the mean shows there). ``best learner spread`` is the standard deviation of "
+            "its mean JCT over its training seeds when it has several (one model file each), "
+            "else over the evaluation seeds. GPU cost is GPU-hours x the model's price per hour, a "
             "shared GPU charged for its share; the allocation rate is the allocated GPU share, "
             "time-averaged over the makespan.")
 

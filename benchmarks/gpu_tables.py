@@ -24,6 +24,9 @@ METRICS = {"p95_jct": "p95 JCT (s)", "max_wait": "max wait (s)", "makespan": "ma
            "mean_wait": "mean wait (s)"}
 NO_MODEL = "n/a: no model for this workload under models/gpu/"
 TARGET_COLUMN = f"target ({TARGET_FACTOR} x best pair)"
+#: The best learner's spread: over its training seeds when it has several, else over the
+#: evaluation seeds (:mod:`benchmarks.gpu_seeds`).
+SPREAD_COLUMN = "best learner spread"
 
 
 def judge(pairs: dict[str, GpuScore], learners: dict[str, GpuScore]) -> dict[str, Any]:
@@ -72,6 +75,8 @@ def row_cells(row: str, pairs: dict[str, Summary], learners: dict[str, Summary],
             out[row][f"{name} (spread)"] = summary.spread.avg_jct
     out[row].update(judge({k: v.mean for k, v in pairs.items()},
                           {k: v.mean for k, v in learners.items()}))
+    best = out[row]["best learner name"]
+    out[row][SPREAD_COLUMN] = learners[best].spread.avg_jct if best in learners else None
     for key, label in METRICS.items():
         metric = out.setdefault(f"{row} [{label}]", {})
         for name, summary in every.items():
@@ -92,7 +97,8 @@ def policy_grid(table: dict[str, dict[str, Any]], row: str, policies: list[str]
 
 def summary_grid(table: dict[str, dict[str, Any]], rows: list[str]) -> list[list[str]]:
     """One line per workload: the judge's cells."""
-    cols = ["best pair name", "best pair", "best learner name", "best learner", TARGET_COLUMN,
+    cols = ["best pair name", "best pair", "best learner name", "best learner", SPREAD_COLUMN,
+            TARGET_COLUMN,
             "best learner / best pair", "best learner cost / best pair cost", "target met", "flag"]
     return [["workload"] + cols] + [[r] + [fmt(table[r].get(c)) for c in cols] for r in rows]
 

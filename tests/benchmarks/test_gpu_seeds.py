@@ -79,6 +79,7 @@ def test_three_warm_started_seeds_are_judged_on_their_mean(traces, tmp_path):  #
     assert cells[name] == pytest.approx(np.mean(per_seed))
     assert cells[f"{name} (spread)"] == pytest.approx(np.std(per_seed))
     assert cells["best learner name"] == name  # never a single seed
+    assert cells["best learner spread"] == cells[f"{name} (spread)"]
     # one GPU, tasks of 100, 10 and 50 s at once, SJF order: B, C, A whatever the placement
     assert per_seed == pytest.approx([(10 + 60 + 160) / 3] * 3)
     imitation = table["training: learned_place_openb_seed1.pt"]
