@@ -5,7 +5,7 @@ backfilling mode, the contention models and memory-bandwidth draws, walltime kil
 event and commit decisions, the RLScheduler conventions, tenants and SLA orders, block preemption,
 the inference scenario, job dependencies, ``hdrm dag replay`` and ``hdrm dag periodic``, openb and
 Gavel GPU replays, ``--engine batsim`` (real Batsim) on small inputs, odd or malformed inputs (the
-same one-line error is expected of both trees), and some runs again with the timeline off; the
+same one-line error is expected of both trees), a serial ``hdrm sweep`` of 288 runs in one process, and some runs again with the timeline off; the
 inputs are :mod:`diff_inputs`'.
 """
 
@@ -115,6 +115,7 @@ def matrix(folder: Path, batsim: str) -> tuple[dict[str, list[str]], set[str], s
                 "--policy", pol, "--backfill", bf)
     for pol in ("fcfs", "smallest-high_cores", "wfp3"):
         rep(f"I_json_{pol}", "--platform", f"{p}/hetero.json", "--workload", f"{f}/sdsc_hetero.json", "--policy", pol, "--backfill", "easy")
+    cases["K_sweep"] = ["sweep", f"{f}/sweep.json"]  # 288 runs in one process, serial
     _one_core_cases(rep, f, p, swf, inference)
     _bad_cases(rep, folder, p)
     on_batsim = _batsim_cases(rep, folder, p, batsim) if batsim else set()

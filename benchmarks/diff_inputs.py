@@ -195,6 +195,11 @@ def prepare(folder: Path, traces: Path, golden: Path) -> Path:
                   "--requests", "5000", "-o", "inf"],
                  ["dag", "taskset", "--graphs", "4", "--utilisation", "2.0", "--seed", "1", "-o", "taskset.json"]):
         subprocess.run(hdrm + argv, cwd=folder, check=True, capture_output=True)
+    platforms = [f"{folder}/platforms/{name}.json" for name in ("hetero", "onecore_same", "tiny_hetero")]
+    (folder / "sweep.json").write_text(json.dumps({
+        "policies": ["fcfs", "sjf", "shortest-high_gflops", "random-random"], "backfill": ["none", "easy", "conservative"],
+        "platforms": platforms, "traces": [f"{folder}/SDSC-SP2-1998-4.2-cln.swf", f"{folder}/lublin_256.swf"],
+        "load_factors": [1.0, 2.0], "seeds": [0, 1], "nb_jobs": 100}))
     (folder / "_ready").write_text("")
     return folder
 

@@ -22,12 +22,12 @@ from benchmarks import diff_cases, diff_replays  # noqa: E402
 from hdrm.cli.main import main  # noqa: E402
 
 QUICK_DIGESTS = {
-    "pair_memory_smooth": "753a2af302451c69", "random_conservative": "2b3291bde89d457e",
-    "hetero_sjf_easy": "347d2f1cfb05647c", "hetero_wfp3_conservative": "70b725428557b640",
-    "large_f1_easy_first": "5a413ba3cf6adfc5", "tiny4_fcfs_none": "653b6ea3f63c683c",
-    "homo_rls_commit": "f74e927bc9e18e10", "homo_event_kills": "e3b2570f411ab3f9",
-    "inference_edf": "b0787b0b77b58311", "inference_block": "5b3793a440c98d58",
-    "inference_fair_share": "f6bf43b2bae1fde8", "openb_drf_fgd": "97184b268810d8f7",
+    "pair_memory_smooth": "77d22060f4a2bc62", "random_conservative": "d3354274fa24ee56",
+    "hetero_sjf_easy": "0d49389c1d6453c2", "hetero_wfp3_conservative": "50365cf6b9ba75a8",
+    "large_f1_easy_first": "a9191ee728bd6d29", "tiny4_fcfs_none": "e104d7899a78679c",
+    "homo_rls_commit": "776fc0e928d8b906", "homo_event_kills": "e1c45150268e8846",
+    "inference_edf": "f114a4b4e1fc01f4", "inference_block": "a072ea8815e0bd5c",
+    "inference_fair_share": "3838304ab0a14758", "openb_drf_fgd": "97184b268810d8f7",
 }
 
 SCHEDULE = ("makespan,nb_jobs,scheduling_time,simulation_time\n"
