@@ -114,18 +114,22 @@ class HostLists:
             states[first:last] = [running] * n
         else:
             for c in hosts:
-                if not 0 <= c < size or job_on[c] != _FREE:
-                    return None
-            for c in hosts:
-                if job_on[c] != _FREE:  # given twice: undo, the caller's path decides
-                    for d in hosts:
-                        if job_on[d] == key:
+                if not 0 <= c < size or job_on[c] != _FREE:  # (or given twice): undo, the
+                    for d in hosts:  # caller's path decides
+                        if 0 <= d < size and job_on[d] == key:
                             job_on[d] = _FREE
                             states[d] = free
                     return None
                 job_on[c] = key
                 states[c] = running
-        return self._step_following(n, running, free)
+        row = self._power[0]
+        delta = n * (row[running] - row[free])
+        if delta:  # the power step (_step_following, inline)
+            now = self.now
+            self._total_energy += self._total_power * (now - self._total_t)
+            self._total_t = now
+            self._total_power += delta
+        return 0.0 + n * row[running]
 
     def _free_following(self, hosts: tuple[int, ...], key: int) -> None:
         """Mark ``hosts`` (job ``key``'s, a tuple) free and switch them to the free state, with
@@ -142,7 +146,13 @@ class HostLists:
             for c in hosts:
                 job_on[c] = _FREE
                 states[c] = free
-        self._step_following(n, free, running)
+        row = self._power[0]
+        delta = n * (row[free] - row[running])
+        if delta:  # the power step (_step_following, inline)
+            now = self.now
+            self._total_energy += self._total_power * (now - self._total_t)
+            self._total_t = now
+            self._total_power += delta
 
     def _step_following(self, n: int, to_state: int, from_state: int) -> float:
         """The power step of ``n`` hosts switched from ``from_state`` to ``to_state`` now;
