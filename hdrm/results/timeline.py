@@ -125,13 +125,17 @@ class TimelineRows(SequenceABC):
         """Move the rows added since the last call into the columns; returns the columns."""
         added, columns = self._added, self._columns
         if added:
-            if set(map(len, added)) != {7}:
+            try:  # rows of one length (strict), and that length 7
+                values = list(zip(*added, strict=True))
+            except ValueError:
+                values = []
+            if len(values) != 7:
                 raise TypeError("a timeline row has 7 values: time_s, queue_size, "
                                 "running_jobs, busy_cores, contended_cores, power_w, energy_j")
             kept = len(columns[0])
             try:
-                for column, values in zip(columns, zip(*added)):
-                    column.extend(values)
+                for column, column_values in zip(columns, values):
+                    column.fromlist(list(column_values))  # (faster than extend from a tuple)
             except TypeError:  # a count that is not an integer: the columns as they were
                 for column in columns:
                     del column[kept:]

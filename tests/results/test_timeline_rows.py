@@ -34,10 +34,13 @@ def test_a_bad_row_leaves_the_columns_as_they_were():
     with pytest.raises(TypeError):
         len(list(rows))
     assert [len(c) for c in rows._columns] == [0] * 7
-    rows = TimelineRows()
-    rows.add(1.0, 2, 3)
-    with pytest.raises(TypeError, match="a timeline row has 7 values"):
-        rows.column_tuples()
+    for bad in [(1.0, 2, 3)], [(1.0, 2, 3, 4, 0, 5.0, 6.0), (1.0, 2, 3, 4, 0, 5.0, 6.0, 7.0)]:
+        rows = TimelineRows()
+        for row in bad:
+            rows.add(*row)
+        with pytest.raises(TypeError, match="a timeline row has 7 values"):
+            rows.column_tuples()
+        assert [len(c) for c in rows._columns] == [0] * 7
 
 
 def test_rows_added_by_the_adder_then_settled():
