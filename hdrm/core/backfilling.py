@@ -44,14 +44,13 @@ class Backfilling:
     def _backfill(self, now: float, head: Job, rest: Iterable[Job], core: CorePolicy
                   ) -> list[Start]:
         """Backfill around ``head`` with the jobs of ``rest`` in their order (read once, as far
-        as needed: an iterator over the rest of the order)."""
-        if self.backfilling != "conservative":
-            return self._easy(now, head, rest, core)
-        return self._conservative(now, head, rest, core)
-
-    def _easy(self, now: float, head: Job, rest: Iterable[Job], core: CorePolicy) -> list[Start]:
+        as needed: an iterator over the rest of the order): EASY (written here: most passes are
+        EASY ones, one call each) or :meth:`_conservative`."""
+        if self.backfilling == "conservative":
+            return self._conservative(now, head, rest, core)
         state = self.state
-        memory_bound = state.bounded_memory and head.mem_mb > 0
+        bounded = state.bounded_memory
+        memory_bound = bounded and head.mem_mb > 0
         started: list[Start] = []
         free = state.free_cores  # changes only when a job starts here
         # the reservation is made when a first job could fit (often none does); the running
@@ -71,10 +70,15 @@ class Backfilling:
                     shadow, extra = reservation(state, ends, head, now, first)
                 else:  # read off the kept ends as far as needed
                     shadow, extra = self._ends.core_reservation(free, head.res, now, first)
-            ends_in_time = now + estimated_duration_s(job) <= shadow
+            walltime = job.walltime_s  # estimated_duration_s(job), inline
+            ends_in_time = now + (walltime if 0.0 < walltime < math.inf else job.run_time_s
+                                  ) <= shadow
             if not ends_in_time and res > extra:
                 continue
-            cores = core.select(state, job, self.rng) if state.fits(job) else None
+            # res <= free: only memory can keep the job out (ClusterState.fits, inline)
+            if bounded and job.mem_mb > 0 and not state.fits(job):
+                continue
+            cores = core.select(state, job, self.rng)
             if cores is None:
                 continue
             if memory_bound and not ends_in_time and not head_fits_at_shadow(

@@ -47,6 +47,20 @@ def test_a_wide_run_costs_two_ints():
     assert size < 200  # the tuple of ids: 800,056 bytes of references alone
 
 
+def test_runs_read_again_are_a_new_list_of_the_same_runs():
+    cores = CoreRuns([(5, 9), (0, 2), (12, 20)])
+    first = cores.runs
+    first.append((30, 31))  # the caller's list: the runs kept are not changed
+    first[0] = (0, 1)
+    assert cores.runs == [(5, 9), (0, 2), (12, 20)] and cores.runs is not cores.runs
+    assert CoreRuns([(3, 7)]).runs == [(3, 7)]
+    copied = pickle.loads(pickle.dumps(cores))  # pickled after a read
+    assert copied.runs == [(5, 9), (0, 2), (12, 20)] and copied == cores
+    old = object.__new__(CoreRuns)  # pickled before the kept pairs existed: no such slot set
+    old._bounds, old._len = (5, 9, 0, 2), 6
+    assert old.runs == [(5, 9), (0, 2)] and old.runs == [(5, 9), (0, 2)]
+
+
 @settings(deadline=None)  # timing varies on a shared machine
 @given(id_lists)
 def test_same_ids_in_the_same_order_as_given(ids):
