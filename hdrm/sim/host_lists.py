@@ -29,7 +29,7 @@ from typing import Sequence
 
 from hdrm.core.runs import WIDE
 from hdrm.errors import SimulationError
-from hdrm.sim.host_runs import _repeated_sum
+from hdrm.sim.host_runs import _ITEMS, _repeated_sum
 
 _FREE = -1
 #: Integers of magnitude below this (2**53) are floats exactly.
@@ -59,6 +59,8 @@ class HostLists:
     _total_energy: float
     _total_t: float
     _jobs: dict
+    _energy_acc: list[float] | array.array | None
+    _one_row: bool
     #: Host lists, one power row exact in the sense of :func:`exact_row`, no energy accounts.
     _exact_lists: bool = False
     #: ``(running state, free state)`` while the hosts' states follow their occupancy.
@@ -71,8 +73,9 @@ class HostLists:
 
     def can_follow(self, running: int, free: int) -> bool:
         """True when :meth:`follow_occupancy` would accept ``running`` and ``free``: host lists of
-        one exact power row, no job running, every host in state ``free`` at speed factor 1."""
-        if not self._exact_lists or self._jobs or not self._unit_factors:
+        one exact power row (or compact arrays that would be such lists), no job running, every
+        host in state ``free`` at speed factor 1."""
+        if not (self._exact_lists or self._exact_arrays()) or self._jobs or not self._unit_factors:
             return False
         states = len(self._power[0])
         return (0 <= running < states and 0 <= free < states
@@ -86,6 +89,13 @@ class HostLists:
             return False
         self._follow = (running, free)
         return True
+
+    def _exact_arrays(self) -> bool:
+        """True when the hosts are compact arrays that, as lists, would be exact host lists: one
+        power row exact for the machine's size, no energy accounts."""
+        states = self.state
+        return (type(states) is array.array and self._energy_acc is None and len(states) > 0
+                and self._one_row and exact_row(self._power[0], len(states)))
 
     def _refuse_changes(self) -> None:
         """Raise: a machine whose hosts follow their occupancy takes no other state change."""
@@ -110,8 +120,12 @@ class HostLists:
                 and hosts == tuple(range(first, last))):  # one run of consecutive hosts
             if job_on[first:last].count(_FREE) != n:
                 return None
-            job_on[first:last] = [key] * n
-            states[first:last] = [running] * n
+            if type(job_on) is list:
+                job_on[first:last] = [key] * n
+                states[first:last] = [running] * n
+            else:  # compact arrays (a narrow job: short runs, the arrays' own slices)
+                job_on[first:last] = array.array(job_on.typecode, (key,)) * n
+                states[first:last] = _ITEMS[states.typecode][running] * n
         else:
             for c in hosts:
                 if not 0 <= c < size or job_on[c] != _FREE:  # (or given twice): undo, the
@@ -140,8 +154,12 @@ class HostLists:
         last = first + n
         if n > 2 and hosts[-1] == last - 1 and job_on[first:last].count(key) == n:
             # n hosts of the job in a run of n: exactly its hosts (it holds each once)
-            job_on[first:last] = [_FREE] * n
-            states[first:last] = [free] * n
+            if type(job_on) is list:
+                job_on[first:last] = [_FREE] * n
+                states[first:last] = [free] * n
+            else:  # compact arrays (a narrow job: short runs, the arrays' own slices)
+                job_on[first:last] = _ITEMS[job_on.typecode][_FREE] * n
+                states[first:last] = _ITEMS[states.typecode][free] * n
         else:
             for c in hosts:
                 job_on[c] = _FREE
@@ -174,7 +192,7 @@ class HostLists:
             SimulationError: a host is given twice (the job's hosts given back first).
         """
         running, free = self._follow  # type: ignore[misc]
-        if not distinct and len(set(hosts)) != len(hosts):  # its state would change twice
+        if not distinct and not _distinct(hosts):  # its state would change twice
             job_on = self.job_on
             for c in hosts:
                 job_on[c] = _FREE
@@ -189,11 +207,11 @@ class HostLists:
         runs = getattr(hosts, "runs", None)
         if runs is not None:
             for lo, hi in runs:
-                states[lo:hi] = [to_state] * (hi - lo)
+                self._fill(states, lo, hi, to_state)
         else:
             first = hosts[0]
             if n > 2 and hosts[-1] == first + n - 1 and hosts == tuple(range(first, first + n)):
-                states[first:first + n] = [to_state] * n
+                self._fill(states, first, first + n, to_state)
             else:
                 for c in hosts:
                     states[c] = to_state
@@ -288,3 +306,17 @@ class HostLists:
             return
         for c in hosts:
             job_on[c] = _FREE
+
+
+def _distinct(hosts: Sequence[int]) -> bool:
+    """True when no host of ``hosts`` (a tuple, or :class:`~hdrm.core.runs.CoreRuns`) repeats:
+    runs are compared by their bounds, in order of their first hosts."""
+    runs = getattr(hosts, "runs", None)
+    if runs is None:
+        return len(set(hosts)) == len(hosts)
+    end = None
+    for lo, hi in sorted(runs):
+        if end is not None and lo < end:
+            return False
+        end = hi
+    return True

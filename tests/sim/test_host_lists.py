@@ -203,3 +203,50 @@ def test_following_equals_the_queued_changes(script, seed, wide, row):
         assert look(fast) == look(slow)
     until(now + 50.0)
     assert look(fast) == look(slow) and fast.state == [SLEEP] * N
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1099), st.integers(1, 90), st.booleans(),
+                          st.integers(0, 4)), min_size=1, max_size=20))
+def test_following_on_compact_arrays_equals_the_queued_changes(script):
+    """A machine of 1,100 hosts kept in compact arrays (machine_for's from 1,024 hosts): runs
+    of free hosts, narrow and wide, taken and woken, freed and put to sleep: the same bits as
+    the queued changes (applied run by run on the arrays)."""
+    from hdrm.sim.machine import ARRAY_MIN_HOSTS
+
+    n = 1100
+    assert n >= ARRAY_MIN_HOSTS
+    fast, slow = (Machine([(1.0, 0.75, 0.0, 0.0)] * n, [ROW] * n, SLEEP, host_energy=False,
+                          compact=True) for _ in range(2))
+    assert type(fast.state) is not list and fast.follow_occupancy(RUN, SLEEP)
+    now = 0.0
+    for key, (first, width, parallel, step) in enumerate(script):
+        now += step * 0.3 + 0.07
+        while slow.next_time() <= now:
+            at = slow.next_time()
+            fast.advance(at)
+            for e in slow.advance(at):
+                slow.apply_runs([(lo, hi, (SLEEP, 1.0)) for lo, hi in
+                                 (getattr(e.cores, "runs", None)
+                                  or [(c, c + 1) for c in sorted(e.cores)])])
+        fast.advance(now)
+        slow.advance(now)
+        hosts = [h for h in range(first, min(first + width, n)) if fast.job_on[h] == -1]
+        if not hosts:
+            continue
+        slow.apply_runs([(h, h + 1, (RUN, 1.0)) for h in hosts])
+        profile = {"ops_gflop": 3.0} if parallel else {"delay_s": 1.0 + key % 3}
+        for m in (fast, slow):
+            m.start(key, hosts, **profile)
+        assert (list(fast.state), list(fast.job_on), fast.power_w, fast.energy_j()) == (
+            list(slow.state), list(slow.job_on), slow.power_w, slow.energy_j())
+
+
+def test_overlapping_runs_are_refused_when_hosts_follow():
+    from hdrm.core.runs import CoreRuns
+
+    m = Machine([(1.0,)] * 200, [(10.0, 1.0)] * 200, 1, host_energy=False)
+    assert m.follow_occupancy(0, 1)
+    with pytest.raises(SimulationError, match="given twice"):
+        m.start(1, CoreRuns([(0, 70), (60, 130)]), delay_s=1.0)
+    assert m.job_on == [-1] * 200 and m.state == [1] * 200 and m.power_w == 200.0
