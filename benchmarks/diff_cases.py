@@ -116,6 +116,7 @@ def matrix(folder: Path, batsim: str) -> tuple[dict[str, list[str]], set[str], s
     for pol in ("fcfs", "smallest-high_cores", "wfp3"):
         rep(f"I_json_{pol}", "--platform", f"{p}/hetero.json", "--workload", f"{f}/sdsc_hetero.json", "--policy", pol, "--backfill", "easy")
     cases["K_sweep"] = ["sweep", f"{f}/sweep.json"]  # 288 runs in one process, serial
+    _fresh_cases(rep, folder)
     _one_core_cases(rep, f, p, swf, inference)
     _bad_cases(rep, folder, p)
     on_batsim = _batsim_cases(rep, folder, p, batsim) if batsim else set()
@@ -147,6 +148,24 @@ def _one_core_cases(rep, f: str, p: str, swf, inference: list[str]) -> None:
             "--contention", "none", nb=1500)
         rep(f"L_homo{n}_block", "--homogeneous-procs", str(n), *inference[2:], "--policy", "least_laxity", "--preemption", "block:0.001",
             nb=2000)
+
+
+def _fresh_cases(rep, folder: Path) -> None:
+    """Batsim JSON on SimGrid XML, each run in a process of its own (``P_``): numpy stays unloaded
+    there, so the numpy-free paths (machine times by segments...) run, not the arrays' ones."""
+    golden = folder / "golden"
+    for stem in ("CTC-SP2-1996-3.1-cln", "LLNL-Atlas-2006-2.1-cln", "lublin_256", "KTH-SP2-1996-2.1-cln"):
+        xml1024, workload = f"{golden}/sdsc1024_1k/platform.xml", f"{folder}/{stem}.json"
+        for pol, bf in (("fcfs", "easy"), ("sjf", "conservative"), ("f1", "none"), ("smallest-low_power", "easy_first")):
+            rep(f"P_1024_{stem}_{pol}_{bf}", "--platform", xml1024, "--workload", workload, "--policy", pol, "--backfill", bf)
+        rep(f"P_256_{stem}", "--platform", f"{golden}/cluster256_1k/platform.xml", "--workload", workload, "--policy", "wfp3",
+            "--backfill", "easy")
+        rep(f"P_1024_{stem}_commit", "--platform", xml1024, "--workload", workload, "--policy", "sjf", "--decision", "commit",
+            "--no-walltime-kill")
+    for case in sorted(golden.iterdir()):
+        for pol, bf in (("fcfs", "easy"), ("sjf", "none")):
+            rep(f"P_{case.name}_{pol}_{bf}", "--platform", f"{case}/platform.xml", "--workload", f"{case}/workload.json",
+                "--policy", pol, "--backfill", bf)
 
 
 def _bad_cases(rep, folder: Path, p: str) -> None:

@@ -193,7 +193,9 @@ def prepare(folder: Path, traces: Path, golden: Path) -> Path:
                   "--json", "sdsc_hetero.json"],
                  ["workload", "inference", "--tenants", str(ROOT / "hdrm/data/inference_tenants.json"),
                   "--requests", "5000", "-o", "inf"],
-                 ["dag", "taskset", "--graphs", "4", "--utilisation", "2.0", "--seed", "1", "-o", "taskset.json"]):
+                 ["dag", "taskset", "--graphs", "4", "--utilisation", "2.0", "--seed", "1", "-o", "taskset.json"],
+                 *(["workload", f"{stem}.swf", "--no-strict", "--json", f"{stem}.json"] for stem in
+                   ("CTC-SP2-1996-3.1-cln", "LLNL-Atlas-2006-2.1-cln", "lublin_256", "KTH-SP2-1996-2.1-cln"))):
         subprocess.run(hdrm + argv, cwd=folder, check=True, capture_output=True)
     platforms = [f"{folder}/platforms/{name}.json" for name in ("hetero", "onecore_same", "tiny_hetero")]
     (folder / "sweep.json").write_text(json.dumps({

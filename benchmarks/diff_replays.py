@@ -9,6 +9,10 @@ wall-clock fields (CSV columns and JSON keys named like ``scheduling_time``, ``s
 ``wall``, and ``cpu_s``; the "wall time" line of the summary; paths and Batsim's port). It also hashes seeded
 env rollouts (observations, rewards, masks, energy; random valid actions) in both trees.
 
+Cases run in one process a tree, except those named ``P_``, each in a process of its own: Batsim
+JSON on SimGrid XML, where numpy stays unloaded and the numpy-free paths run (in a process that
+has imported numpy, the same replay takes the arrays' paths).
+
 A tree is a folder, or a git revision exported with ``git archive`` (uncommitted edits excluded).
 Inputs are :mod:`diff_inputs`'. The outputs of a tree are kept under ``--work`` and reused while the matrix is unchanged.
 
@@ -134,6 +138,11 @@ def run_cases(spec_path: Path, root: Path) -> None:
         if argv[0] == "sweep":
             args = argv + ["--outdir", name, "--backend", "serial", "--quiet"]
         buf, start = io.StringIO(), time.process_time()
+        if name.startswith("P_"):  # a process of its own: what this one has imported stays out
+            done = subprocess.run([sys.executable, "-m", "hdrm.cli.main", *args], capture_output=True, text=True)
+            (root / name / "_stdout.txt").write_text(done.stdout + done.stderr)
+            (root / name / "_rc.txt").write_text(f"{done.returncode}\n")
+            continue
         with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
             try:
                 rc = main(args)
