@@ -143,6 +143,15 @@ def _one_core_cases(rep, f: str, p: str, swf, inference: list[str]) -> None:
         for model in ("none", "smooth"):
             rep(f"L_{plat}_{model}", "--platform", f"{p}/{plat}.json", "--workload", swf("SDSC-Par-1996-3.1-cln"), "--policy", "wfp3",
                 "--contention", model, "--no-strict", nb=1500)
+    for n, t in ((16, "lublin_256"), (128, "SDSC-SP2-1998-4.2-cln"), (1000, "CTC-SP2-1996-3.1-cln"), (0, "LLNL-Atlas-2006-2.1-cln")):
+        for pol in ("random-random", "smallest-low_power", "shortest-random", "low_mem-high_cores"):  # scattered hosts
+            for bf in ("easy", "conservative"):
+                for kill in ("--walltime-kill", "--no-walltime-kill"):
+                    rep(f"N_{n}_{pol}_{bf}_{kill[2:4]}", "--homogeneous-procs", str(n), "--workload", swf(t), "--policy", pol,
+                        "--backfill", bf, kill, "--seed", "11", "--no-strict", nb=700)
+        rep(f"N_{n}_deps", "--homogeneous-procs", str(n), "--workload", f"{f}/kth_deps.swf", "--policy", "random-random", "--seed", "2")
+        rep(f"N_{n}_rls_random", "--homogeneous-procs", str(n), "--workload", swf(t), "--conventions", "rlscheduler",
+            "--policy", "random-random", "--seed", "5", "--no-strict", nb=1024)
     for n in (16, 64, 1024):
         rep(f"L_homo{n}_sjf", "--homogeneous-procs", str(n), "--workload", swf("lublin_256"), "--policy", "sjf", "--backfill", "easy",
             "--contention", "none", nb=1500)
