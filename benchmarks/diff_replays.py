@@ -6,7 +6,7 @@ policies, backfilling, contention, walltime kills, tenants and preemption, depen
 GPU replays, real Batsim, odd and malformed inputs, the timeline on and off) with two trees, each
 in its own process (``PYTHONPATH`` = the tree), and compares every output file after masking the
 wall-clock fields (CSV columns and JSON keys named like ``scheduling_time``, ``simulation_time``,
-``wall``, and ``cpu_s``; the "wall time" line of the summary; paths and Batsim's port). It also hashes seeded
+``wall``, and ``cpu_s``; the "wall time" line and a sweep's "in ... s" of the summary; paths and Batsim's port). It also hashes seeded
 env rollouts (observations, rewards, masks, energy; random valid actions) in both trees.
 
 Cases run in one process a tree, except those named ``P_``, each in a process of its own: Batsim
@@ -80,7 +80,7 @@ def normalized(path: Path, root: Path) -> bytes:
     if path.name == "batsim.log":
         data = re.sub(rb"Simulation took [\d.]+ seconds", b"<t>", data)
     if path.name == "_stdout.txt":
-        lines = [SUMMARY_WALL.sub("<t>", x) if "wall time" in x or re.search(r"\(\S+ s\)", x) else x
+        lines = [SUMMARY_WALL.sub("<t>", x) if "wall time" in x or re.search(r"\(\S+ s\)|\bin [\d.]+ s\b", x) else x
                  for x in data.decode().splitlines()]
         return "\n".join(lines).encode()
     if path.suffix == ".csv":

@@ -37,7 +37,8 @@ SCHEDULE = ("makespan,nb_jobs,scheduling_time,simulation_time\n"
 def _write(folder: Path, makespan: str, sched: str, sim: str, summary: str = "") -> Path:
     folder.mkdir(parents=True)
     (folder / "out_schedule.csv").write_text(SCHEDULE.format(makespan=makespan, sched=sched, sim=sim))
-    (folder / "_stdout.txt").write_text(f"  makespan 10.0 s\n  wall time {summary}\n")
+    (folder / "_stdout.txt").write_text(f"  makespan 10.0 s\n  wall time {summary}\n"
+                                        f"hdrm sweep: 2 runs (0 already done) in {sim} s\n")
     return folder
 
 
