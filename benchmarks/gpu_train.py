@@ -64,9 +64,11 @@ GPU_MODEL_COMMANDS: dict[str, list[str]] = {
                                       "--imitate", "sjf-first_fit", "--imitate-episodes", "30",
                                       "--agent-json", '{"lr": 3e-5}', "--seed", str(k)]
        for k in (0, 1, 2)},
-    "mappo_ws_gavel_seed0.pt": ["--workload", "gavel", "--role", "mappo", "--minutes", "25",
-                                "--imitate", "sjf-price_aware", "--imitate-episodes", "30",
-                                "--agent-json", '{"lr": 3e-5}', "--seed", "0"],
+    **{f"mappo_ws_gavel_seed{k}.pt": ["--workload", "gavel", "--role", "mappo", "--minutes",
+                                      minutes, "--imitate", "sjf-price_aware",
+                                      "--imitate-episodes", "30", "--agent-json",
+                                      '{"lr": 3e-5}', "--seed", str(k)]
+       for k, minutes in ((0, "25"), (1, "9"), (2, "9"))},
 }
 
 
