@@ -180,7 +180,14 @@ class PreemptiveSimulation(Simulation):
         run = self.machine.running_job(idx)
         run.sync(self.machine.now)
         done = info.done_gflop + max(0.0, run.ops_gflop - run.remaining - info.seg_overhead)
-        return next_boundary(done, info.block_gflop, info.job.ops_gflop)
+        boundary = next_boundary(done, info.block_gflop, info.job.ops_gflop)
+        if boundary is not None and boundary <= info.done_gflop:
+            # No work done in this segment yet (it started at this instant, e.g. backfilled):
+            # stopping here would make no progress, and the same instant could start it and
+            # pick it again without end. It runs to the boundary after the one it started at.
+            boundary = next_boundary(info.done_gflop + info.block_gflop, info.block_gflop,
+                                     info.job.ops_gflop)
+        return boundary
 
     def _suspend_due(self) -> None:
         """Suspend the victims at their boundary now; queue the rest of their work again."""

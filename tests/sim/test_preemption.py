@@ -284,3 +284,59 @@ def test_the_boundary_is_re_timed_when_contention_ends():
     a = out["A"]
     assert (a.start_s, a.preemptions) == (0.0, 1)
     assert a.finish_s == pytest.approx(11.9) and a.run_s == pytest.approx(10.9)
+
+
+def test_a_job_that_starts_at_this_instant_is_stopped_only_after_one_block():
+    # One 1 GFLOP/s core, block 1: a job started now has done no work; its first boundary is at
+    # 1 GFLOP, not at 0 (stopping where it started would make no progress)
+    load = workload([job(0, 0.0, walltime_s=100, run_time_s=5, ops_gflop=5, user_id=0, id="a")])
+    sim = Simulation(one_node(1), load, SimulationConfig(preemption="block:1"))
+    pair = bind_tenants(resolve_policy("edf"), tenants_for(load, "user", "relative:3"), sim.core)
+    assert sim.next_decision()
+    assert [j.id for j, _ in sim.decide(pair)] == ["a"]
+    assert sim._boundary_of(0) == pytest.approx(1.0)
+    sim.machine.advance(2.5)  # 2.5 GFLOP done: the next boundary is 3
+    assert sim._boundary_of(0) == pytest.approx(3.0)
+
+
+#: 15 jobs (SWF) on platforms/tiny4.json found by a differential fuzz: with least laxity, EASY
+#: and contention, jobs started at an instant were picked as victims at that instant, suspended
+#: with no work done, queued and started again, without end.
+LIVELOCK_SWF = """\
+; MaxProcs: 4
+1 0 -1 3 1 -1 -1 1 11 -1 1 29 -1 -1 -1 -1 -1 -1
+2 1 -1 2 1 -1 -1 1 3 -1 1 4 -1 -1 -1 -1 -1 -1
+3 4 -1 10 1 -1 -1 1 38 -1 1 18 -1 -1 -1 -1 -1 -1
+4 10 -1 3 2 -1 -1 2 6 -1 1 28 -1 -1 -1 -1 -1 -1
+5 10 -1 5 1 -1 -1 1 9 -1 1 9 -1 -1 -1 -1 -1 -1
+6 12 -1 5 3 -1 -1 3 8 -1 1 25 -1 -1 -1 -1 -1 -1
+7 13 -1 6 3 -1 -1 3 24 -1 1 25 -1 -1 -1 -1 -1 -1
+8 14 -1 7 3 -1 -1 3 35 -1 1 4 -1 -1 -1 -1 -1 -1
+9 15 -1 9 1 -1 -1 1 13 -1 1 22 -1 -1 -1 -1 -1 -1
+10 16 -1 3 2 -1 -1 2 9 -1 1 13 -1 -1 -1 -1 -1 -1
+12 19 -1 3 1 -1 -1 1 6 -1 1 10 -1 -1 -1 -1 -1 -1
+13 20 -1 2 1 -1 -1 1 3 -1 1 32 -1 -1 -1 -1 -1 -1
+14 26 -1 7 1 -1 -1 1 20 -1 1 23 -1 -1 -1 -1 -1 -1
+15 26 -1 6 1 -1 -1 1 9 -1 1 8 -1 -1 -1 -1 -1 -1
+19 36 -1 5 1 -1 -1 1 7 -1 1 9 -1 -1 -1 -1 -1 -1
+"""
+
+
+@pytest.mark.parametrize("backfill", ["easy", "conservative"])
+def test_block_preemption_with_backfilling_ends(backfill, tmp_path):
+    import subprocess
+    import sys
+
+    swf = tmp_path / "jobs.swf"
+    swf.write_text(LIVELOCK_SWF)
+    platform = Path(__file__).resolve().parents[2] / "platforms" / "tiny4.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "hdrm.cli.main", "replay", "--platform", str(platform),
+         "--workload", str(swf), "--seed", "22", "--tenants", "user", "--policy",
+         "least_laxity", "--backfill", backfill, "--preemption", "block:600",
+         "--outdir", str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    rows = (tmp_path / "out" / "out_preemptions.csv").read_text().splitlines()[1:]
+    assert len(rows) == 15
+    # no job is longer than a 600 s block: none can be suspended, and each ran once
+    assert all(row.split(",")[4] == "0" for row in rows)
