@@ -22,6 +22,7 @@ and ``simulation_time``).
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -167,8 +168,22 @@ def execute_reporting(run: RunSpec | Producer, runs_dir: str | Path) -> dict:
     try:
         return execute(run, runs_dir)
     except HdrmError as exc:
-        base = next(c for c in type(exc).__mro__ if getattr(hdrm.errors, c.__name__, None) is c)
+        base = next(c for c in type(exc).__mro__ if _made_from_message(c))
         return {"name": run.name, "error_class": base.__name__, "error": str(exc)}
+
+
+def _made_from_message(cls: type) -> bool:
+    """Whether ``cls`` is a class of :mod:`hdrm.errors` that its message alone makes (not, say,
+    :class:`~hdrm.errors.SkippableLineError`, made of its parts: its base is sent instead)."""
+    if getattr(hdrm.errors, cls.__name__, None) is not cls:
+        return False
+    try:
+        inspect.signature(cls).bind("message")
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read: Exception's own constructor, any arguments
+        return True
+    return True
 
 
 def raise_failure(info: dict) -> dict:

@@ -1,0 +1,29 @@
+"""A run's error crosses a process boundary as its nearest class that a message alone makes."""
+
+from __future__ import annotations
+
+import pytest
+
+from hdrm.distributed import runner
+from hdrm.errors import ConfigError, SkippableLineError, WorkloadError
+
+
+class _Run:
+    name = "r1"
+
+
+@pytest.mark.parametrize("error, sent", [
+    (SkippableLineError("t.swf:3: found 17 fields", "fix the line", "malformed lines"),
+     WorkloadError),
+    (ConfigError("bad key 'x'"), ConfigError),
+])
+def test_the_error_of_a_run_is_raised_again_with_its_message(monkeypatch, error, sent):
+    def fail(run, runs_dir):
+        raise error
+
+    monkeypatch.setattr(runner, "execute", fail)
+    info = runner.execute_reporting(_Run(), None)
+    assert info == {"name": "r1", "error_class": sent.__name__, "error": str(error)}
+    with pytest.raises(sent) as raised:
+        runner.raise_failure(info)
+    assert type(raised.value) is sent and str(raised.value) == str(error)
