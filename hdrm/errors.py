@@ -42,8 +42,12 @@ class SkippableLineError(WorkloadError):
     """
 
     def __init__(self, problem: str, fix: str, skipped: str, relax: str = PYTHON_RELAX) -> None:
-        self.problem, self.fix, self.skipped = problem, fix, skipped
+        self.problem, self.fix, self.skipped, self.relax = problem, fix, skipped, relax
         super().__init__(f"{problem}; {fix}, or {relax} to skip {skipped} (counted)")
+
+    def __reduce__(self):
+        """Pickled with its parts (a process pool sends it back whole)."""
+        return SkippableLineError, (self.problem, self.fix, self.skipped, self.relax)
 
     def relaxed_by(self, relax: str) -> SkippableLineError:
         """The same error, naming ``relax`` (``"rerun with --no-strict"``) as the way out."""

@@ -27,3 +27,15 @@ def test_the_error_of_a_run_is_raised_again_with_its_message(monkeypatch, error,
     with pytest.raises(sent) as raised:
         runner.raise_failure(info)
     assert type(raised.value) is sent and str(raised.value) == str(error)
+
+
+def test_a_skippable_line_error_pickles_whole():
+    # a process pool sends a worker's exception back pickled: it must come back the same error
+    import pickle
+
+    error = SkippableLineError("t.swf:3: found 17 fields", "fix the line", "malformed lines",
+                               "rerun with --no-strict")
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is SkippableLineError and str(back) == str(error)
+    assert (back.problem, back.fix, back.skipped, back.relax) == (
+        error.problem, error.fix, error.skipped, error.relax)
