@@ -34,7 +34,7 @@ from hdrm.agents.mappo import MAPPOAgent
 from hdrm.agents.mappo_buffer import MultiRollout, minibatches, observation_arrays
 from hdrm.agents.mappo_networks import PHASES
 from hdrm.agents.mappo_rollout import Driver, acting_agent
-from hdrm.agents.mappo_update import head_terms
+from hdrm.agents.mappo_update import gradient_step, head_terms
 
 logger = logging.getLogger(__name__)
 
@@ -140,11 +140,7 @@ def behaviour_clone(agent: MAPPOAgent, demos: Demonstrations, epochs: int = 10,
                 targets = network.value_norm.normalise(targets)
             value_loss = 0.5 * (network.critic(mb, mb["phase"]) - targets).pow(2).mean()
             loss = -log_prob.mean() + settings.vf_coef * value_loss
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if settings.max_grad_norm > 0:
-                torch.nn.utils.clip_grad_norm_(network.parameters(), settings.max_grad_norm)
-            optimizer.step()
+            gradient_step(optimizer, network, loss, settings.max_grad_norm)
             steps += 1
             losses.append(-float(log_prob.mean().detach()))
         nll = float(np.mean(losses))

@@ -81,11 +81,7 @@ def ppo_update(network: MAPPONetwork, optimizer: torch.optim.Optimizer,
             loss, parts = minibatch_loss(network, mb, settings)
             if settings.target_kl > 0 and parts["approx_kl"] > 1.5 * settings.target_kl:
                 return _mean(sums, steps)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if settings.max_grad_norm > 0:
-                torch.nn.utils.clip_grad_norm_(network.parameters(), settings.max_grad_norm)
-            optimizer.step()
+            gradient_step(optimizer, network, loss, settings.max_grad_norm)
             steps += 1
             for key, value in (("loss", loss.item()), *parts.items()):
                 sums[key] = sums.get(key, 0.0) + value
@@ -98,4 +94,15 @@ def _mean(sums: dict[str, float], steps: int) -> dict[str, float]:
     return stats
 
 
-__all__ = ["head_terms", "minibatch_loss", "ppo_update"]
+def gradient_step(optimizer: torch.optim.Optimizer, network: torch.nn.Module, loss: torch.Tensor,
+                  max_grad_norm: float) -> None:
+    """One optimiser step on ``loss``, the gradients' norm clipped to ``max_grad_norm`` (0: not
+    clipped)."""
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if max_grad_norm > 0:
+        torch.nn.utils.clip_grad_norm_(network.parameters(), max_grad_norm)
+    optimizer.step()
+
+
+__all__ = ["gradient_step", "head_terms", "minibatch_loss", "ppo_update"]
