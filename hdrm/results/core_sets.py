@@ -75,7 +75,7 @@ class CoreRuns(Sequence):
             continues the previous one is merged into it.
     """
 
-    __slots__ = ("_bounds", "_len", "_pairs")
+    __slots__ = ("_bounds", "_len")
 
     def __init__(self, runs: Iterable[tuple[int, int]] = ()) -> None:
         bounds: list[int] = []
@@ -90,9 +90,6 @@ class CoreRuns(Sequence):
             size += hi - lo
         self._bounds = tuple(bounds)
         self._len = size
-        #: the runs as pairs, made at the first :attr:`runs` (a wide job's are read at its
-        #: start, by its hosts' state changes and at its end)
-        self._pairs: tuple[tuple[int, int], ...] | None = None
 
     @classmethod
     def of(cls, cores: Sequence[int] | np.ndarray) -> CoreRuns:
@@ -105,16 +102,10 @@ class CoreRuns(Sequence):
     @property
     def runs(self) -> list[tuple[int, int]]:
         """The runs ``(first, last + 1)``, in order (a new list each time)."""
-        try:
-            pairs = self._pairs
-        except AttributeError:  # (unpickled from before the slot existed)
-            pairs = None
-        if pairs is None:
-            bounds = self._bounds
-            # one run (most wide jobs): its bounds are the pair
-            pairs = self._pairs = ((bounds,) if len(bounds) == 2
-                                   else tuple(zip(bounds[0::2], bounds[1::2])))
-        return list(pairs)
+        bounds = self._bounds
+        if len(bounds) == 2:  # one run (most wide jobs): its bounds are the pair
+            return [bounds]
+        return list(zip(bounds[0::2], bounds[1::2]))
 
     def __len__(self) -> int:
         return self._len
