@@ -264,20 +264,31 @@ def main(argv: list[str] | None = None) -> int:
     print("devices: " + "; ".join(f"{k} = {v}" for k, v in names.items())
           + ("" if gpu() else "; GPU absent (torch sees no CUDA device)"))
     print(f"torch {torch.__version__}")
-    out: dict[str, Any] = {"devices": names, "torch": torch.__version__}
+    out: dict[str, Any] = {"devices": names, "torch": torch.__version__,
+                           "settings": {k: v for k, v in vars(a).items() if k != "json"}}
+
+    def save() -> None:
+        """Write what is measured so far: a run stopped at a time limit keeps its finished rows."""
+        if a.json:
+            Path(a.json).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+
     if "networks" in parts:
-        out["networks"] = [network_row(k, a.seconds) for k in a.networks.split(",")]
+        out["networks"] = []
+        for k in a.networks.split(","):
+            out["networks"].append(network_row(k, a.seconds))
+            save()
         print("\nNetworks: update samples/s (one PPO step, fp32 and bf16) and decisions/s "
               f"(one observation; {BATCH_ENVS} environments at once)\n")
-        print(table(out["networks"], NET_COLUMNS))
+        print(table(out["networks"], NET_COLUMNS), flush=True)
     if "ppo" in parts:
-        out["ppo"] = [row for k in a.ppo_networks.split(",")
-                      for row in ppo_rows(k, a.ppo_steps, a.num_envs, a.rollout_steps)]
+        out["ppo"] = []
+        for k in a.ppo_networks.split(","):
+            out["ppo"] += ppo_rows(k, a.ppo_steps, a.num_envs, a.rollout_steps)
+            save()
         print(f"\nEnd-to-end PPO: env steps/s including updates ({a.ppo_steps} steps, rollouts of "
               f"{a.rollout_steps})\n")
-        print(table(out["ppo"], PPO_COLUMNS))
-    if a.json:
-        Path(a.json).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+        print(table(out["ppo"], PPO_COLUMNS), flush=True)
+    save()
     return 0
 
 

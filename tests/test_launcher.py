@@ -486,6 +486,8 @@ def test_a_reused_output_folder_is_refused_unless_overwrite(tmp_path, capsys):
     options = options_copy(tmp_path, "classic", tiny("classic"))
     outdir = tmp_path / "o"
     assert launch(capsys, agent_file("classic"), options, "--outdir", outdir)[0] == 0
+    # TensorBoard event files are written where the tensorboard package is installed (a GPU image)
+    board = ["tensorboard"] if (outdir / "tensorboard").is_dir() else []
     (outdir / "gantt.png").write_bytes(b"a stale plot")
     (outdir / "mine.txt").write_text("user notes")
     status, out, err = launch(capsys, agent_file("classic"), options, "--outdir", outdir)
@@ -496,10 +498,11 @@ def test_a_reused_output_folder_is_refused_unless_overwrite(tmp_path, capsys):
     assert status == 0
     assert err == (f"hdeeprm-launch: note: --overwrite: removed a previous run's outputs from "
                    f"{outdir}: actions.csv, episodes.csv, gantt.png, out_jobs.csv, out_schedule.csv, "
-                   "out_timeline.csv, overutilizations.json (other files kept)\n")
+                   "out_timeline.csv, overutilizations.json"
+                   + "".join(f", {name}" for name in board) + " (other files kept)\n")
     assert sorted(p.name for p in outdir.iterdir()) == [
         "actions.csv", "episodes.csv", "mine.txt", "out_jobs.csv", "out_schedule.csv",
-        "out_timeline.csv", "overutilizations.json"]
+        "out_timeline.csv", "overutilizations.json", *board]
 
 
 def test_the_other_class_flag_loads_matching_weights(tmp_path, capsys):

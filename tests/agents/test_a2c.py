@@ -30,9 +30,9 @@ def test_loss_combines_actor_critic_and_entropy(bandit, driver):
     for reward in (1.0, 3.0):
         agent.decide(obs, info["action_mask"])
         agent.rewarded(reward, reward == 3.0)
-    x = torch.from_numpy(np.stack(agent._observations))
+    x = agent.to_update(torch.from_numpy(np.stack(agent._observations)))
     with torch.no_grad():
-        logits, values = agent.network(x)
+        logits, values = (t.cpu() for t in agent.network(x))
         ev = evaluate(logits, torch.from_numpy(np.stack(agent._masks)), torch.tensor(agent._actions))
     returns = np.array([1.0 + 0.5 * 3.0, 3.0])
     adv = returns - values.numpy()

@@ -79,7 +79,7 @@ def test_loading_a_state_refreshes_the_rollout_network(driver, window, monkeypat
     fresh = build(driver, PPOAgent, window, seed=9)
     fresh.load_state_dict(trained.state_dict())
     copy = fresh.rollout_network.state_dict()
-    assert all(torch.equal(v, copy[k]) for k, v in trained.network.state_dict().items())
+    assert all(torch.equal(v.cpu(), copy[k].cpu()) for k, v in trained.network.state_dict().items())
 
 
 @pytest.mark.parametrize("value", ["gpu", "cuda:", "CUDA", "cuda:x", "", 0, None])

@@ -112,7 +112,8 @@ def test_double_q_targets_by_hand():
 def test_kernel_q_values_give_one_value_per_job_and_the_void():
     agent = DQNAgent({"run": "train"}, spaces.Box(0, 1, (5, 3), np.float32), spaces.Discrete(6))
     assert isinstance(agent.network.body, KernelNetwork)
-    q = agent.network.q_values(torch.rand(4, 5, 3), torch.ones(4, 6, dtype=torch.bool))
+    q = agent.network.q_values(agent.to_update(torch.rand(4, 5, 3)),
+                               agent.to_update(torch.ones(4, 6, dtype=torch.bool)))
     assert q.shape == (4, 6)
 
 
@@ -133,8 +134,9 @@ def test_greedy_action_is_the_largest_valid_q(window, driver):
     agent = driver.make(DQNAgent, window, params=FAST).train_mode(False)
     obs, info = window.reset(seed=3)
     mask = info["action_mask"]
-    q = agent.network.q_values(torch.from_numpy(obs), torch.from_numpy(mask))
-    expected = int(np.flatnonzero(mask)[np.argmax(q.detach().numpy()[mask])])
+    q = agent.network.q_values(agent.to_update(torch.from_numpy(obs)),
+                               agent.to_update(torch.from_numpy(mask)))
+    expected = int(np.flatnonzero(mask)[np.argmax(q.detach().cpu().numpy()[mask])])
     assert agent.decide(obs, mask) == expected
 
 
@@ -145,7 +147,7 @@ def test_decide_is_fast_on_a_full_job_window():
         spaces.Discrete(129),
     )
     obs = np.random.default_rng(0).random((128, 8), dtype=np.float32)
-    obs_t = torch.as_tensor(obs)
+    obs_t = agent.to_rollout(torch.as_tensor(obs))  # where decide() runs its network
     mask = np.ones(129, dtype=np.int8)
     for training in (True, False):
         agent.train_mode(training)
@@ -157,7 +159,7 @@ def test_decide_is_fast_on_a_full_job_window():
             agent.rewarded(0.0, False)
             start = time.perf_counter()
             with torch.no_grad():
-                agent.network(obs_t)
+                agent.rollout_network(obs_t)
             forward_s.append(time.perf_counter() - start)
         # decide() measured at 0.35x (train) and 0.5x (test) a bare forward pass, ~0.1-0.2 ms
         assert np.median(decide_s) < 4 * np.median(forward_s), training

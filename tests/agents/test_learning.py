@@ -80,7 +80,7 @@ def test_greedy_evaluation_takes_the_argmax(window, driver):
     assert agent.training is False
     obs, info = window.reset(seed=3)
     with torch.no_grad():
-        logits = agent.network.logits(torch.from_numpy(obs)).numpy()
+        logits = agent.network.logits(agent.to_update(torch.from_numpy(obs))).cpu().numpy()
     logits[~info["action_mask"]] = -np.inf
     assert {agent.decide(obs, info["action_mask"]) for _ in range(10)} == {int(np.argmax(logits))}
 
@@ -144,7 +144,7 @@ def test_decide_is_fast_on_a_full_job_window(training):
     agent = PPOAgent({"run": "train"}, obs_space, spaces.Discrete(129), seed=0).train_mode(training)
     rng = np.random.default_rng(0)
     obs = rng.random((128, 8), dtype=np.float32)
-    obs_t = torch.as_tensor(obs)
+    obs_t = agent.to_rollout(torch.as_tensor(obs))  # where decide() runs its network
     mask = np.ones(129, dtype=np.int8)
     decide_s, forward_s = [], []
     for _ in range(300):  # interleaved, so a loaded machine slows both alike
@@ -154,7 +154,7 @@ def test_decide_is_fast_on_a_full_job_window(training):
         agent.rewarded(0.0, False)
         start = time.perf_counter()
         with torch.no_grad():
-            agent.network(obs_t)
+            agent.rollout_network(obs_t)
         forward_s.append(time.perf_counter() - start)
     # decide() is the network's forward pass plus masking, sampling and bookkeeping: measured at
     # 0.8x (test: logits only) and 1.5x (train) a bare forward pass, 0.06-0.4 ms on 2 cores

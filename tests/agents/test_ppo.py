@@ -47,7 +47,8 @@ def test_updates_per_rollout_and_bootstraps_mid_episode(bandit, driver, monkeypa
         agent.rewarded(reward, False)
     assert agent.updates == 0  # waits for the next observation to bootstrap
     with torch.no_grad():
-        expected_bootstrap = float(agent.network.value(torch.from_numpy(obs)))
+        # the rollout network bootstraps (on the rollout device, CPU under "auto")
+        expected_bootstrap = float(agent.rollout_network.value(agent.to_rollout(torch.from_numpy(obs))))
     agent.decide(obs, info["action_mask"])
     assert agent.updates == 1
     assert seen == [expected_bootstrap]

@@ -34,7 +34,7 @@ def test_loss_is_the_policy_gradient_of_standardised_returns(bandit, driver):
     episode_obs = np.stack(agent._observations)
     with torch.no_grad():
         ev = evaluate(
-            agent.network.logits(torch.from_numpy(episode_obs)),
+            agent.network.logits(agent.to_update(torch.from_numpy(episode_obs))).cpu(),
             torch.from_numpy(np.stack(agent._masks)),
             torch.tensor(agent._actions),
         )
