@@ -19,6 +19,7 @@ MOVED = [
     ("hdrm.batsim.adapter", "hdrm.batsim.actions", ["Pick", "Action", "DecideHook", "DecisionStopped"]),
     ("hdrm.batsim.adapter", "hdrm.batsim.adapter_options",
      ["PSTATE_OF_STATE", "CONTINUOUS_MODELS", "OPTION_KEYS"]),
+    ("hdrm.batsim.process", "hdrm.batsim.accelerators", ["refuse_accelerators"]),
     ("hdrm.env.observations", "hdrm.env.job_window",
      ["JobWindowObservation", "JobWindowReservationObservation", "JobWindowPredictedObservation",
       "JOB_FEATURES", "RESERVATION_JOB_FEATURES", "PREDICTED_JOB_FEATURES"]),

@@ -35,7 +35,6 @@ from typing import Any, Callable
 
 import numpy as np
 import zmq
-from batsim.batsim import BatsimScheduler
 
 from hdrm.batsim import protocol
 from hdrm.batsim.actions import Action, DecideHook, DecisionStopped, Pick
@@ -43,6 +42,7 @@ from hdrm.batsim.adapter_options import (CONTINUOUS_MODELS, OPTION_KEYS, PSTATE_
                                          adapter_platform, check_options)
 from hdrm.batsim.dependents import DependentJobs
 from hdrm.batsim.instants import Diverged, Instant, InstantGrouper
+from hdrm.batsim.pybatsim_api import BatsimScheduler
 from hdrm.core.scheduler import DecisionCore, Start
 from hdrm.errors import ConfigError, ProtocolError
 from hdrm.platform.power import NB_STATES

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from batsim.batsim import Batsim
-
+from hdrm.batsim.accelerators import refuse_accelerators
 from hdrm.batsim.adapter import DecisionStopped, HdrmScheduler
+from hdrm.batsim.pybatsim_api import Batsim
 from hdrm.errors import ConfigError, HdrmError, ProtocolError, SimulationError
 from hdrm.platform.model import Platform
 from hdrm.platform.simgrid import write_simgrid_xml
@@ -161,24 +161,6 @@ class DecisionThread(threading.Thread):
         """Ask the loop to stop and wait for it."""
         self.scheduler.stop_event.set()
         self.join(wait_s)
-
-
-def refuse_accelerators(platform: Platform) -> None:
-    """Refuse a platform with GPUs: a Batsim platform (SimGrid hosts) has no way to express them.
-
-    Raises:
-        ConfigError: one line naming the platform file and its GPUs by model.
-    """
-    if not platform.accelerators:
-        return
-    models: dict[str, int] = {}
-    for accel in platform.accelerators:
-        models[accel.type.name] = models.get(accel.type.name, 0) + 1
-    listed = ", ".join(f"{n} {m}" for m, n in sorted(models.items(), key=lambda kv: -kv[1]))
-    raise ConfigError(f"{platform.source or platform.name}: {len(platform.accelerators)} GPUs "
-                      f"({listed}); Batsim cannot express GPUs (its platforms have compute hosts "
-                      "only), so engine 'batsim' cannot run this platform: use engine 'builtin', "
-                      "or 'hdrm fragmentation' to place GPU tasks")
 
 
 def run_batsim(

@@ -232,7 +232,7 @@ def _refuse_batsim_on(platform_path: str) -> None:
     Raises:
         ConfigError: always; the platform's GPUs by model, or that it has none.
     """
-    from hdrm.batsim.process import refuse_accelerators as refuse_gpus  # imports pybatsim
+    from hdrm.batsim.accelerators import refuse_accelerators as refuse_gpus
 
     refuse_gpus(load_gpu_platform(platform_path))
     raise ConfigError(f"{platform_path}: engine 'batsim' runs SWF or Batsim JSON workloads, not "
