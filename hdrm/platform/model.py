@@ -19,10 +19,12 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from hdrm.errors import PlatformError
-from hdrm.platform.accelerators import Accelerator
+
+if TYPE_CHECKING:  # a CPU platform never loads the accelerator types
+    from hdrm.platform.accelerators import Accelerator
 
 #: Default largest platform, in cores (2**20): over 11 times the largest machine of the archive
 #: traces hdrm is checked on (CEA Curie, 93,312 cores); a replay on it takes about 0.4 GB as a
