@@ -67,9 +67,12 @@ class LazyJobs(PowerStates):
             SimulationError: a core is busy, unknown or given twice (nothing changed).
         """
         picked = self.last_runs
+        given = type(cores) is CoreRuns  # (immutable: kept as it is, its runs made once)
         if picked is not None and picked[0] is cores:
             runs = picked[1]
             self.last_runs = None  # used once: a list changed later is split anew
+        elif given:
+            runs = cores.runs
         else:
             runs = core_runs(cores)
         if len(runs) == 1:
@@ -82,7 +85,7 @@ class LazyJobs(PowerStates):
         self.free_cores -= len(cores)
         self._job_bw[key] = job.mem_bw_gbps
         if job.mem_mb == 0 and len(cores) > WIDE:
-            self.alloc[key] = CoreRuns(runs)
+            self.alloc[key] = cores if given else CoreRuns(runs)
             self._runs[key] = runs
         else:
             self.alloc[key] = tuple(cores)

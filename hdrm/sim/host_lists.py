@@ -184,30 +184,32 @@ class HostLists:
             self._total_power += delta
         return 0.0 + n * row[to_state]
 
-    def _wake_hosts(self, key: int, hosts: Sequence[int], distinct: bool) -> float:
+    def _wake_hosts(self, key: int, hosts: Sequence[int], distinct: bool,
+                    runs: list[tuple[int, int]] | None = None) -> float:
         """Switch the hosts job ``key`` just took to the running state (:meth:`_switch`);
-        returns their power.
+        returns their power (``runs``: those of ``hosts`` when a CoreRuns, if made already).
 
         Raises:
             SimulationError: a host is given twice (the job's hosts given back first).
         """
         running, free = self._follow  # type: ignore[misc]
-        if not distinct and not _distinct(hosts):  # its state would change twice
+        if not distinct and not _distinct(hosts, runs):  # its state would change twice
             job_on = self.job_on
             for c in hosts:
                 job_on[c] = _FREE
             raise SimulationError(f"job {key}: a resource is given twice: {list(hosts)}")
-        return self._switch(hosts, running, free)
+        return self._switch(hosts, running, free, runs)
 
-    def _switch(self, hosts: Sequence[int], to_state: int, from_state: int) -> float:
-        """Set ``hosts`` (distinct; a tuple, or :class:`~hdrm.core.runs.CoreRuns`) from
-        ``from_state`` to ``to_state`` with one power step; returns their power in the new state
-        (as added host by host from 0.0: exact on this row)."""
+    def _switch(self, hosts: Sequence[int], to_state: int, from_state: int,
+                runs: list[tuple[int, int]] | None = None) -> float:
+        """Set ``hosts`` (distinct; a tuple, or :class:`~hdrm.core.runs.CoreRuns`, whose runs
+        may be given) from ``from_state`` to ``to_state`` with one power step; returns their
+        power in the new state (as added host by host from 0.0: exact on this row)."""
         states, n = self.state, len(hosts)
-        runs = getattr(hosts, "runs", None)
+        if runs is None:
+            runs = getattr(hosts, "runs", None)
         if runs is not None:
-            for lo, hi in runs:
-                self._fill(states, lo, hi, to_state)
+            self._fill_runs(states, runs, to_state)
         else:
             first = hosts[0]
             if n > 2 and hosts[-1] == first + n - 1 and hosts == tuple(range(first, first + n)):
@@ -308,10 +310,12 @@ class HostLists:
             job_on[c] = _FREE
 
 
-def _distinct(hosts: Sequence[int]) -> bool:
-    """True when no host of ``hosts`` (a tuple, or :class:`~hdrm.core.runs.CoreRuns`) repeats:
-    runs are compared by their bounds, in order of their first hosts."""
-    runs = getattr(hosts, "runs", None)
+def _distinct(hosts: Sequence[int], runs: list[tuple[int, int]] | None = None) -> bool:
+    """True when no host of ``hosts`` (a tuple, or :class:`~hdrm.core.runs.CoreRuns`, whose
+    ``runs`` may be given) repeats: runs are compared by their bounds, in order of their first
+    hosts."""
+    if runs is None:
+        runs = getattr(hosts, "runs", None)
     if runs is None:
         return len(set(hosts)) == len(hosts)
     end = None

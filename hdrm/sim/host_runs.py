@@ -68,6 +68,21 @@ class HostRuns:
         else:
             values[lo:hi] = [value] * (hi - lo)
 
+    @staticmethod
+    def _fill_runs(values: list | array.array, runs: Sequence[tuple[int, int]], value: int) -> None:
+        """:meth:`_fill` of every run of ``runs`` with ``value``, a small integer (a state, or the
+        free mark): arrays repeat one kept one-item array (:data:`_ITEMS`), made once."""
+        if type(values) is array.array:
+            item = _ITEMS[values.typecode][value]
+            for lo, hi in runs:
+                if hi - lo <= _NUMPY_MIN_RUN:
+                    values[lo:hi] = item * (hi - lo)
+                else:
+                    _view(values)[lo:hi] = value
+        else:
+            for lo, hi in runs:
+                values[lo:hi] = [value] * (hi - lo)
+
     def _uniform(self, lo: int, hi: int) -> tuple[tuple[float, ...], int] | None:
         """``(power row, state)`` shared by every host of ``lo..hi - 1``, or None."""
         row, state = self._power[lo], self.state[lo]

@@ -179,9 +179,11 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
         if not cores:
             raise SimulationError(f"job {key}: empty allocation")
         distinct = False  # the hosts are known to be distinct
+        runs = None  # a wide job's runs, made once for every step below
         if len(cores) > WIDE:
             held: Sequence[int] = CoreRuns.of(cores)
-            power_w = self._take_wide(key, cores, held.runs)
+            runs = held.runs
+            power_w = self._take_wide(key, cores, runs)
         else:
             held = tuple(cores)
             if self._follow is not None:  # the hosts wake with the job
@@ -192,7 +194,7 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
             if power_w is None:  # nothing done yet
                 power_w = self._take_hosts(key, held)
         if self._follow is not None and not distinct:  # (checked, taken by the paths above)
-            power_w = self._wake_hosts(key, held, distinct)
+            power_w = self._wake_hosts(key, held, distinct, runs)
         now = self.now
         job = RunningJob(key, held, now, walltime_s if self.kill_on_walltime else math.inf)
         job.power_w = power_w
@@ -392,10 +394,10 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
         if type(cores) is tuple and follow is not None:
             self._free_following(cores, job.key)
         elif type(cores) is not tuple and isinstance(cores, CoreRuns):  # tuples: no ABC check
-            for lo, hi in cores.runs:
-                self._fill(job_on, lo, hi, _FREE)
+            runs = cores.runs
+            self._fill_runs(job_on, runs, _FREE)
             if follow is not None:
-                self._switch(cores, follow[1], follow[0])
+                self._switch(cores, follow[1], follow[0], runs)
         elif self._exact_lists:
             self._free_narrow(cores, job.key)
         else:
