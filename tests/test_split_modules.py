@@ -39,6 +39,8 @@ MOVED = [
 
 @pytest.mark.parametrize("old, new, names", MOVED, ids=[f"{o}<-{n}" for o, n, _ in MOVED])
 def test_moved_names_are_the_same_objects_in_their_old_module(old, new, names):
+    if old.startswith(("hdrm.batsim.adapter", "hdrm.batsim.process")):
+        pytest.importorskip("batsim.batsim", reason="PyBatsim (installed apart, README.rst) is absent")
     before, after = importlib.import_module(old), importlib.import_module(new)
     for name in names:
         assert getattr(before, name) is getattr(after, name), f"{old}.{name}"
