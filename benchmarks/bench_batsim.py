@@ -22,11 +22,18 @@ Usage::
 
 Needs a runnable Batsim 4.x (default ``../shared/batsim/bin/batsim``, else ``batsim`` on the PATH)
 and the full trace in ``--traces`` (default ``../shared/traces``).
+
+Bytecode: PyBatsim and its libraries run from site-packages, byte-compiled when they were installed.
+The checkout's hdrm has no ``.pyc`` files where none could be written (``PYTHONDONTWRITEBYTECODE``,
+a fresh checkout), and then each hdrm process compiles every module it imports, about 0.05 CPU s
+of a builtin replay. ``--bytecode`` runs hdrm from a copy of the checkout's package byte-compiled
+beforehand, as ``pip install`` leaves a package; without it, hdrm runs from the checkout.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import dataclasses
 import json
 import os
@@ -82,16 +89,27 @@ def make_inputs(traces: Path, nb_jobs: int, folder: Path) -> tuple[Path, Path]:
     return xml, wl
 
 
+def compiled_copy(folder: Path) -> Path:
+    """A copy of the checkout's ``hdrm`` package in ``folder/src``, every module byte-compiled
+    (as ``pip install`` leaves it); returns the folder to put on ``PYTHONPATH``."""
+    source = folder / "src"
+    shutil.copytree(ROOT / "hdrm", source / "hdrm", ignore=shutil.ignore_patterns("__pycache__"))
+    if not compileall.compile_dir(source / "hdrm", quiet=1):
+        raise SystemExit(f"cannot byte-compile the copy of hdrm in {source}")
+    return source
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def start(name: str, command: list[str], folder: Path) -> Proc:
+def start(name: str, command: list[str], folder: Path, source: Path = ROOT) -> Proc:
+    """Start ``command`` with its output in ``folder/NAME.log`` and hdrm imported from ``source``."""
     log = open(folder / f"{name}.log", "w", encoding="utf-8")
     env = dict(os.environ)  # the checkout's hdrm in the child processes too, installed or not
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source), env.get("PYTHONPATH")) if p)
     return Proc(name, subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=folder,
                                        env=env), log)
 
@@ -133,28 +151,29 @@ def hdrm(*args: str) -> list[str]:
     return [sys.executable, "-m", "hdrm.cli.main", *args]
 
 
-def run_case(case: str, batsim: str, xml: Path, wl: Path, folder: Path, timeout_s: float) -> dict:
-    """One case; returns wall seconds and CPU seconds per side."""
+def run_case(case: str, batsim: str, xml: Path, wl: Path, folder: Path, timeout_s: float,
+             source: Path = ROOT) -> dict:
+    """One case, hdrm imported from ``source``; returns wall seconds and CPU seconds per side."""
     out = folder / case
     out.mkdir()
     t0 = time.perf_counter()
     if case in ("batsim+pybatsim", "serve+pybatsim"):
         port = free_port()
-        sched = start("decision", pybatsim(port), out)
+        sched = start("decision", pybatsim(port), out, source)
         time.sleep(0.5)  # pybatsim binds first (REP); the simulator connects
         endpoint = f"tcp://localhost:{port}"
         if case == "batsim+pybatsim":
             sim_cmd = [batsim, "-p", str(xml), "-w", str(wl), "-e", str(out / "out"), "-s", endpoint, *SWITCHES]
         else:
             sim_cmd = hdrm("serve", "-p", str(xml), "-w", str(wl), "-e", str(out / "out"), "-s", endpoint, "-E")
-        cpu = finish([sched, start("simulator", sim_cmd, out)], timeout_s)
+        cpu = finish([sched, start("simulator", sim_cmd, out, source)], timeout_s)
         wall = time.perf_counter() - t0 - 0.5
     else:
         engine = ["--engine", "batsim", "--batsim", batsim] if case == "replay-batsim" else []
         cmd = hdrm("replay", "--platform", str(xml), "--workload", str(wl), "--policy", "fcfs",
                    "--backfill", "easy", "--contention", "none", "--quiet", "--outdir", str(out / "run"),
                    *engine)
-        cpu = finish([start("replay", cmd, out)], timeout_s)
+        cpu = finish([start("replay", cmd, out, source)], timeout_s)
         wall = time.perf_counter() - t0
     return {"wall_s": wall, "cpu_s": sum(cpu.values()), "cpu_by_process_s": cpu}
 
@@ -168,6 +187,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--cases", default=",".join(CASES),
                         help="comma-separated cases to run (batsim+pybatsim always runs)")
+    parser.add_argument("--bytecode", action="store_true",
+                        help="run hdrm from a byte-compiled copy of the checkout's package, as "
+                        "pip installs it (PyBatsim's modules are byte-compiled in site-packages); "
+                        "default: from the checkout, compiling where no .pyc can be kept")
     args = parser.parse_args(argv)
     cases = [c for c in CASES if c == CASES[0] or c in args.cases.split(",")]
     unknown = set(args.cases.split(",")) - set(CASES)
@@ -177,11 +200,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-batsim-") as tmp:
         folder = Path(tmp)
         xml, wl = make_inputs(args.traces, args.jobs, folder)
+        source = compiled_copy(folder) if args.bytecode else ROOT
         print(f"{args.jobs:,} jobs of {TRACE} (processors x {SCALE}) on {NB_HOSTS:,} hosts; "
-              f"batsim {os.path.abspath(batsim)}")
+              f"batsim {os.path.abspath(batsim)}; hdrm from "
+              f"{'a byte-compiled copy of ' if args.bytecode else ''}{ROOT / 'hdrm'}")
         figures = {}
         for case in cases:
-            figures[case] = run_case(case, os.path.abspath(batsim), xml, wl, folder, args.timeout)
+            figures[case] = run_case(case, os.path.abspath(batsim), xml, wl, folder, args.timeout,
+                                     source)
     report(figures)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
