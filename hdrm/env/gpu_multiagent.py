@@ -79,9 +79,12 @@ class GpuMultiAgentEnv(ParallelEnv):
             ``reset(options={"load_factor": ...})`` overrides it for one episode.
         fgd_features: add the node column ``fgd_score`` (FGD's score of the node for the chosen
             task, :mod:`hdrm.env.gpu_multiagent_obs`); off by default.
+        fitting_first: the ordering agent's window shows the queued tasks that fit now first
+            (:class:`~hdrm.env.gpu_multiagent_core.TwoPhaseCore`); off by default (the first
+            ``window`` queued tasks in submission order).
         **settings: :class:`~hdrm.env.config.EnvConfig` fields (``workload_file``,
-            ``platform_file``, ``throughputs``, ``window``, ``objective``, ``placement``,
-            ``backfilling``, ``nb_jobs``, ``start_index``, ``seed`` ...); ``mode``,
+            ``platform_file``, ``throughputs``, ``window``, ``objective``, ``placement`` (the
+            within-node GPU choice of the placing agent's node), ``backfilling``, ``nb_jobs``, ``start_index``, ``seed`` ...); ``mode``,
             ``decision``, ``engine`` and ``observation`` are fixed (``job_pick``, ``event``,
             ``builtin``, ``gpu_job_window``: :data:`~hdrm.env.gpu_multiagent_core.FIXED`).
 
@@ -96,12 +99,13 @@ class GpuMultiAgentEnv(ParallelEnv):
     def __init__(self, options: Options | None = None, render_mode: str | None = None,
                  objective_weights: Mapping[str, float] | None = None,
                  load_factor: float = 1.0, fgd_features: bool = False,
-                 **settings: Any) -> None:
+                 fitting_first: bool = False, **settings: Any) -> None:
         if isinstance(load_factor, bool) or not isinstance(load_factor, (int, float)) \
                 or not math.isfinite(load_factor) or load_factor <= 0:
             raise ConfigError(f"load_factor: expected a finite number > 0 (2 doubles the "
                               f"arrival rate), got {load_factor!r}")
-        self.core = TwoPhaseCore(options, objective_weights, render_mode, **settings)
+        self.core = TwoPhaseCore(options, objective_weights, render_mode, fitting_first,
+                                 **settings)
         self.render_mode = render_mode
         self.load_factor = load_factor
         self.fgd_features = fgd_features

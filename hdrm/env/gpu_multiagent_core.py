@@ -16,6 +16,12 @@ the two phases of :class:`~hdrm.env.gpu_multiagent.GpuMultiAgentEnv`:
 
 A weighted sum of objectives (:class:`WeightedObjective`) may replace the configured objective;
 it telescopes like any objective since it is linear in the running values.
+
+With ``fitting_first`` the ordering agent's window shows the queued tasks that fit now first
+(each group in submission order), then the others, so that a work-conserving agent sees every
+task it may start (up to ``window`` of them) however long the queue; by default it shows the
+first ``window`` queued tasks in submission order, and a task behind them that fits is not
+started while none of them fits.
 """
 
 from __future__ import annotations
@@ -88,6 +94,7 @@ class TwoPhaseCore(GpuSchedulingEnv):
         options: parsed options.json, or None.
         objective_weights: a weighted sum of objectives to minimise instead of ``objective``.
         render_mode: as :class:`~hdrm.env.gpu_env.GpuSchedulingEnv`'s.
+        fitting_first: the window shows the tasks that fit now first (module docstring).
         **settings: :class:`~hdrm.env.config.EnvConfig` fields.
 
     Raises:
@@ -97,7 +104,9 @@ class TwoPhaseCore(GpuSchedulingEnv):
 
     def __init__(self, options: Options | None = None,
                  objective_weights: Mapping[str, float] | None = None,
-                 render_mode: str | None = None, **settings: Any) -> None:
+                 render_mode: str | None = None, fitting_first: bool = False,
+                 **settings: Any) -> None:
+        self.fitting_first = bool(fitting_first)
         for key, value in FIXED.items():
             if settings.get(key, value) not in (value, None):
                 raise ConfigError(f"{key}: the multi-agent environment fixes it to {value!r} "
@@ -145,6 +154,28 @@ class TwoPhaseCore(GpuSchedulingEnv):
         return self._episode, self.sim.now, self.waits
 
     # ------------------------------------------------------------------ the two phases
+    def window_jobs(self) -> list[Job]:
+        """The ordering agent's window: the base environment's (the first ``window`` queued
+        tasks in submission order), or with ``fitting_first`` the queued tasks that fit now
+        first; computed once per decision."""
+        if not self.fitting_first:
+            return super().window_jobs()
+        if self._window is None:
+            queue = self.sim.core.queue
+            fits = self.fits_mask(queue)
+            w = self.config.window
+            first = [job for job, ok in zip(queue, fits) if ok][:w]
+            rest = [job for job, ok in zip(queue, fits) if not ok][:w - len(first)]
+            self._window = first + rest
+            self._window_fits = np.arange(len(self._window)) < len(first)
+        return self._window
+
+    def _has_choice(self) -> bool:
+        """Whether a task of the window fits now; asked as the engine moves on, so the window
+        kept from the last look is dropped first (the queue and the cluster may have changed)."""
+        self._window_fits = self._window = None
+        return super()._has_choice()
+
     def order_mask(self) -> np.ndarray:
         """``[window + 1]`` bool: the window's tasks that fit now, then wait (valid while an
         event can still come)."""
@@ -190,5 +221,5 @@ class TwoPhaseCore(GpuSchedulingEnv):
 
     def _moved_on(self, alive: bool) -> float:
         self._done = not self._advance(alive)
-        self._window_fits = None
+        self._window_fits = self._window = None
         return self._reward()

@@ -7,9 +7,10 @@
 ``fgd``, ``price_aware`` ...), so that a learned agent can be paired with a heuristic one.
 
 The order follows the engine's ``"ORDER-PLACEMENT"`` decisions exactly: at each decision instant
-the window is ordered once (the keys read the cluster and the tenants as they are at the start
-of the instant, as :meth:`~hdrm.core.gpu_scheduler.GpuDecisionCore.schedule` does); the tasks
-then go in that order. With backfilling ``none`` the first task of the order that fits nowhere
+the whole queue is ordered once (the keys read the cluster and the tenants as they are at the
+start of the instant, as :meth:`~hdrm.core.gpu_scheduler.GpuDecisionCore.schedule` does); the
+window's tasks then go in that order, a task that enters the window during the instant (one
+before it started) taking its place in it. With backfilling ``none`` the first task of the order that fits nowhere
 makes the agent wait (no later task overtakes it); with ``greedy`` the next one that fits goes.
 The placement scores the nodes with the engine's own placer (its score cache and tie rule),
 so a pair driven through the environment starts the same tasks at the same times on the same
@@ -40,7 +41,7 @@ def heuristic_order_action(env: "GpuMultiAgentEnv", order_name: str) -> int:
     if env.phase != "order" or core.done:
         return 0
     window = core.window_jobs()
-    ordered = _instant_order(env, order, window)
+    ordered = _instant_order(env, order)
     position = {id(job): i for i, job in enumerate(window)}
     fits, shape = core.view.fits, core.sim.core.shape
     greedy = core.config.backfilling == "greedy"
@@ -74,14 +75,14 @@ def heuristic_place_action(env: "GpuMultiAgentEnv", placement_name: str) -> int:
     return 0 if node is None else node
 
 
-def _instant_order(env: "GpuMultiAgentEnv", order, window: list) -> list:
-    """The window in ``order`` as it was at the start of the current decision instant."""
+def _instant_order(env: "GpuMultiAgentEnv", order) -> list:
+    """The queue in ``order`` as it was at the start of the current decision instant."""
     core = env.core
     cache = env.heuristic_cache
     key = (order.name, core.instant)
     ordered = cache.get(order.name)
     if ordered is None or ordered[0] != key:
         sim = core.sim
-        ordered = cache[order.name] = (key, order.order(list(window),
+        ordered = cache[order.name] = (key, order.order(list(sim.core.queue),
                                                         sim.core.context(sim.now)))
     return ordered[1]
