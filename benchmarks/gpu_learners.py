@@ -65,7 +65,8 @@ def applies(model: GpuModel, setting: Setting) -> bool:
 
 def model_column(meta: dict[str, Any]) -> str:
     """A model's column from its role (``learned order + fgd``, ``sjf + learned place``), and
-    its warm start when it had one (``MAPPO, warm start sjf-first_fit``)."""
+    its warm start when it had one (``MAPPO, warm start sjf-first_fit``), and its view when it is
+    not the first one (``, fitting-first window, first_fit in node``: :func:`view_of`)."""
     setting = meta["setting"]
     role = setting.get("role", "mappo")
     params = meta.get("agent", {}).get("params", {})
@@ -73,7 +74,25 @@ def model_column(meta: dict[str, Any]) -> str:
     column = template.format(place=params.get("freeze_place", "?"),
                              order=params.get("freeze_order", "?"))
     imitate = setting.get("imitate")
-    return f"{column}, warm start {imitate}" if imitate else column
+    column = f"{column}, warm start {imitate}" if imitate else column
+    view = view_of(setting)
+    if view == OLD_VIEW:
+        return column
+    window = "fitting-first window" if view["fitting_first"] else "submission window"
+    return f"{column}, {window}, {view['placement']} in node"
+
+
+#: The view of the models trained before the view was a setting: the first ``window`` queued
+#: tasks in submission order, and GPUs chosen within the placing agent's node by FGD's rule
+#: (the environment's default placement).
+OLD_VIEW = {"fitting_first": False, "placement": "fgd"}
+
+
+def view_of(setting: dict[str, Any]) -> dict[str, Any]:
+    """The environment view a model was trained with (:data:`OLD_VIEW` where its setting does
+    not say): ``fitting_first`` (the order agent's window shows the tasks that fit now first)
+    and ``placement`` (whose rule picks the GPUs within the node the place agent chose)."""
+    return {key: setting.get(key, value) for key, value in OLD_VIEW.items()}
 
 
 def learner_class(name: str, where: str) -> type:
@@ -104,10 +123,11 @@ def discover_models(models_dir: str | Path) -> list[GpuModel]:
 
 
 def make_env(setting: Setting, window: int, seed: int, start: int | tuple[int, ...],
-             pick: str = "env") -> Any:
+             pick: str = "env", view: dict[str, Any] | None = None) -> Any:
     """The multi-agent environment on ``setting``'s files: episodes of the window from
     ``start`` (a tuple: episodes cycle through them), loaded by the setting's factor; ``pick``
-    ``fitting``: seen through :class:`WorkConserving`, ``env``: as it is.
+    ``fitting``: seen through :class:`WorkConserving`, ``env``: as it is; ``view``: the
+    window's order and the within-node GPU rule (:func:`view_of`; :data:`OLD_VIEW` when None).
 
     With ``fitting`` the environment's backfilling is ``greedy``, so that a heuristic order
     driving a frozen order agent (or teaching one) is work-conserving too: after a task that
@@ -122,7 +142,8 @@ def make_env(setting: Setting, window: int, seed: int, start: int | tuple[int, .
                             window=window, objective="avg_jct", seed=seed,
                             start_index=start if isinstance(start, tuple) else int(start),
                             load_factor=setting.load_factor,
-                            backfilling="greedy" if pick == "fitting" else "none")
+                            backfilling="greedy" if pick == "fitting" else "none",
+                            **(view or OLD_VIEW))
     return WorkConserving(env) if pick == "fitting" else env
 
 
@@ -197,7 +218,8 @@ def model_score(path: str, setting: Setting, start: int, seed: int) -> GpuScore:
     from hdrm.agents.mappo_rollout import play_episode
 
     trained = read_checkpoint(path)["options"]["setting"]
-    env = make_env(setting, int(trained["window"]), seed, start, trained.get("pick", "env"))
+    env = make_env(setting, int(trained["window"]), seed, start, trained.get("pick", "env"),
+                   view_of(trained))
     agent = load_agent(path, env, seed)
     play_episode(env, agent, drivers(dict(getattr(agent, "frozen", {}) or {})), seed=seed)
     return episode_score(env)

@@ -4,7 +4,8 @@ Usage::
 
     python benchmarks/gpu_train.py --workload openb --role mappo --minutes 15 --seed 0 \\
         --out models/gpu/mappo_openb_seed0.pt [--freeze-order sjf] [--freeze-place fgd]
-        [--window 32] [--validate-every 10] [--agent-json '{"lr": 3e-4}']
+        [--window 32] [--fitting-first] [--node-rule first_fit] [--validate-every 10]
+        [--agent-json '{"lr": 3e-4}']
         [--imitate sjf-first_fit --imitate-episodes 20 --imitate-epochs 10 --imitate-lr 1e-3]
 
 Roles (:data:`benchmarks.gpu_learners.ROLE_COLUMNS`): ``mappo`` (two agents, centralised critic),
@@ -19,7 +20,10 @@ is saved to ``--out`` with the setting and the training figures (at once, so a r
 keeps its best policy). The budget is wall-clock minutes (``--minutes``, the warm start included)
 or episodes (``--episodes``), whichever ends first; the figures record the wall and the CPU
 minutes the run got. ``--imitate PAIR`` first clones the pair's decisions on training episodes
-(:mod:`hdrm.agents.mappo_imitation`); the clone is validated as episode 0.
+(:mod:`hdrm.agents.mappo_imitation`); the clone is validated as episode 0. ``--fitting-first``
+and ``--node-rule`` set the environment's view (:func:`benchmarks.gpu_learners.view_of`): the
+order agent's window shows the queued tasks that fit now first, and the GPUs within the node the
+place agent chose follow that placement's rule; the model records them and is evaluated so.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ GPU_MODEL_COMMANDS: dict[str, list[str]] = {
     **{f"learned_place_openb_seed{k}.pt": ["--workload", "openb", "--role", "learned_place",
                                            "--freeze-order", "sjf", "--minutes", "25",
                                            "--episodes", "70", "--seed", str(k)]
-       for k in (0, 1)},
+       for k in (0, 1, 2)},
     **{f"mappo_ws_openb_seed{k}.pt": ["--workload", "openb", "--role", "mappo", "--minutes", "45",
                                       "--imitate", "sjf-first_fit", "--imitate-episodes", "30",
                                       "--agent-json", '{"lr": 3e-5}', "--seed", str(k)]
@@ -69,6 +73,16 @@ GPU_MODEL_COMMANDS: dict[str, list[str]] = {
                                       "--imitate-episodes", "30", "--agent-json",
                                       '{"lr": 3e-5}', "--seed", str(k)]
        for k, minutes in ((0, "25"), (1, "9"), (2, "9"))},
+    # the view of benchmarks/gpu_analysis.py's finding (session 16): the order agent's window
+    # shows the tasks that fit first (64 of them) and GPUs within the chosen node follow
+    # first_fit's rule, so that the cloned pair is played exactly
+    **{f"learned_place_ws_openb_seed{k}.pt": ["--workload", "openb", "--role", "learned_place",
+                                              "--freeze-order", "sjf", "--fitting-first",
+                                              "--node-rule", "first_fit", "--window", "64",
+                                              "--minutes", "25", "--imitate", "sjf-first_fit",
+                                              "--imitate-episodes", "30", "--agent-json",
+                                              '{"lr": 3e-5}', "--seed", str(k)]
+       for k in (0, 1, 2)},
 }
 
 
@@ -104,14 +118,15 @@ def training_starts(setting: Setting, seed: int, episodes: int) -> tuple[int, ..
     return tuple(int(s) for s in rng.integers(first, last_start + 1, size=draws))
 
 
-def validate(agent: Any, setting: Setting, window: int, seed: int, pick: str) -> float:
+def validate(agent: Any, setting: Setting, window: int, seed: int, pick: str,
+             env_view: dict[str, Any] | None = None) -> float:
     """Mean JCT of the greedy policy over the validation windows."""
     from hdrm.agents.mappo_rollout import play_episode
 
     agent.train_mode(False)
     scores = []
     for start in setting.validation_starts:
-        env = make_env(setting, window, seed, start, pick)
+        env = make_env(setting, window, seed, start, pick, env_view)
         play_episode(env, agent, drivers(dict(agent.frozen)), seed=seed)
         scores.append(episode_score(env))
     agent.train_mode(True)
@@ -128,7 +143,8 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
     setting = gpu_protocol.resolve(gpu_protocol.workload_spec(a.workload), a.traces, a.cache,
                                    **(gpu_protocol.QUICK if a.quick else {}))
     starts = training_starts(setting, a.seed, a.episodes)
-    env = make_env(setting, a.window, a.seed, starts, a.pick)  # episodes cycle through starts
+    # episodes cycle through starts
+    env = make_env(setting, a.window, a.seed, starts, a.pick, view(a))
     config = agent_config(a.role, a.freeze_order, a.freeze_place, json.loads(a.agent_json))
     agent = make_agent(env, config, seed=a.seed)
     meta = _metadata(a, setting, config)
@@ -137,7 +153,8 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
     best: dict[str, Any] = {"value": float("inf")}
 
     def validated() -> None:  # validate; a better policy is saved at once (a stopped run keeps it)
-        if _keep_best(best, agent, validate(agent, setting, a.window, a.seed, a.pick), episodes):
+        value = validate(agent, setting, a.window, a.seed, a.pick, view(a))
+        if _keep_best(best, agent, value, episodes):
             _save(best, a.out, meta, clock, episodes, steps, finished=False)
 
     if a.imitate:
@@ -152,6 +169,11 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
         validated()
     _save(best, a.out, meta, clock, episodes, steps, finished=True)
     return meta["training"]
+
+
+def view(a: argparse.Namespace) -> dict[str, Any]:
+    """The environment view of the run (:func:`benchmarks.gpu_learners.view_of`)."""
+    return {"fitting_first": a.fitting_first, "placement": a.node_rule}
 
 
 def teachers(imitate: str, frozen: dict[str, str]) -> dict[str, Any]:
@@ -192,7 +214,7 @@ def _metadata(a: argparse.Namespace, setting: Setting, config: dict[str, Any]) -
     """What the saved model records: learner, agent settings, setting, training budget."""
     return {"learner": "mappo", "agent": {k: v for k, v in config.items() if k != "run"},
             "setting": {"workload": a.workload, "role": a.role, "window": a.window,
-                        "imitate": a.imitate,
+                        "imitate": a.imitate, **view(a),
                         "pick": a.pick, "quick": a.quick, "seed": a.seed,
                         "load_factor": setting.load_factor,
                         "window_tasks": setting.window_tasks,
@@ -252,6 +274,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--validate-every", type=int, default=10, help="episodes between validations")
     p.add_argument("--freeze-order", default="sjf", help="order of the learned_place role")
     p.add_argument("--freeze-place", default="fgd", help="placement of the learned_order role")
+    p.add_argument("--fitting-first", action="store_true",
+                   help="the order agent's window shows the queued tasks that fit now first")
+    p.add_argument("--node-rule", default="fgd",
+                   help="placement whose rule picks the GPUs within the place agent's node")
     p.add_argument("--agent-json", default="{}", help="agent settings over the role's")
     p.add_argument("--imitate", default="", help="warm start: behaviour cloning of this "
                    "ORDER-PLACEMENT pair's decisions before MAPPO (e.g. sjf-first_fit)")

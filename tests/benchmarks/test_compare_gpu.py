@@ -332,3 +332,45 @@ def test_heuristic_drivers_of_a_work_conserving_learner_play_the_greedy_pair():
     none = gpu_protocol.run_pair(setting, start, "sjf-first_fit", 0, "none").avg_jct
     assert greedy != none
     assert played == {"fitting": greedy, "env": none}
+
+
+def test_fitting_first_view_plays_the_greedy_pair_on_a_whole_openb_window():
+    """With the view the new learners train in (the window shows the tasks that fit first,
+    GPUs within the chosen node by first_fit's rule), the heuristic drivers with a window of
+    64 play sjf-first_fit exactly as the engine's greedy pair does on a whole 400-task
+    validation window of openb at x20; with the old view (submission window, FGD's rule
+    within the node) they do not: the handicap every earlier learner trained under."""
+    from benchmarks.gpu_learners import OLD_VIEW, drivers, episode_score, make_env
+    from hdrm.agents.mappo_rollout import acting_agent
+
+    traces = gpu_protocol.DEFAULT_TRACES
+    if not (traces / "gpu" / "openb_pod_list_default.csv").is_file():
+        pytest.skip("../shared/traces not here")
+    setting = gpu_protocol.resolve(gpu_protocol.workload_spec("openb"), traces,
+                                   ROOT / "runs" / "cache")
+    start = setting.validation_starts[0]
+    played = []
+    for view in ({"fitting_first": True, "placement": "first_fit"}, OLD_VIEW):
+        env = make_env(setting, 64, 0, start, "fitting", view)
+        drive = drivers({"order": "sjf", "place": "first_fit"})
+        _, infos = env.reset(seed=0)
+        while env.agents:
+            active = acting_agent(infos)
+            action = drive[active](env)
+            _, _, _, _, infos = env.step({a: action if a == active else 0 for a in env.agents})
+        played.append(episode_score(env).avg_jct)
+    greedy = gpu_protocol.run_pair(setting, start, "sjf-first_fit", 0, "greedy").avg_jct
+    assert played[0] == greedy
+    assert played[1] > greedy * 1.002
+
+
+def test_a_model_without_a_view_keeps_its_column_and_the_old_view():
+    from benchmarks.gpu_learners import OLD_VIEW, model_column, view_of
+
+    meta = {"setting": {"role": "learned_place", "imitate": "sjf-first_fit"},
+            "agent": {"params": {"freeze_order": "sjf"}}}
+    assert view_of(meta["setting"]) == OLD_VIEW == {"fitting_first": False, "placement": "fgd"}
+    assert model_column(meta) == "sjf + learned place, warm start sjf-first_fit"
+    meta["setting"].update(fitting_first=True, placement="first_fit")
+    assert model_column(meta) == ("sjf + learned place, warm start sjf-first_fit, "
+                                  "fitting-first window, first_fit in node")
