@@ -126,16 +126,8 @@ class HostLists:
             else:  # compact arrays (a narrow job: short runs, the arrays' own slices)
                 job_on[first:last] = array.array(job_on.typecode, (key,)) * n
                 states[first:last] = _ITEMS[states.typecode][running] * n
-        else:
-            for c in hosts:
-                if not 0 <= c < size or job_on[c] != _FREE:  # (or given twice): undo, the
-                    for d in hosts:  # caller's path decides
-                        if 0 <= d < size and job_on[d] == key:
-                            job_on[d] = _FREE
-                            states[d] = free
-                    return None
-                job_on[c] = key
-                states[c] = running
+        elif not self._take_runs_following(hosts, key):
+            return None
         row = self._power[0]
         delta = n * (row[running] - row[free])
         if delta:  # the power step (_step_following, inline)
@@ -144,6 +136,39 @@ class HostLists:
             self._total_t = now
             self._total_power += delta
         return 0.0 + n * row[running]
+
+    def _take_runs_following(self, hosts: tuple[int, ...], key: int) -> bool:
+        """:meth:`_take_following`'s hosts and states of ``hosts`` in several runs, taken run by
+        run (a slice check and two slice writes each); False, with nothing left taken, unless
+        they are distinct existing free hosts (a host given twice is found taken, by ``key``)."""
+        job_on, states = self.job_on, self.state
+        running, free = self._follow  # type: ignore[misc]
+        size = len(job_on)
+        lists = type(job_on) is list
+        mine = None if lists else array.array(job_on.typecode, (key,))
+        busy = None if lists else _ITEMS[states.typecode][running]
+        taken = []
+        lo = prev = hosts[0]
+        for c in (*hosts[1:], None):  # runs of consecutive ids, each taken when it ends
+            if c is not None and c == prev + 1:
+                prev = c
+                continue
+            hi = prev + 1
+            n = hi - lo
+            if not (0 <= lo and hi <= size and job_on[lo:hi].count(_FREE) == n):
+                for a, b in taken:  # undo: the caller's path decides (and names the culprit)
+                    self._fill_runs(job_on, ((a, b),), _FREE)
+                    self._fill_runs(states, ((a, b),), free)
+                return False
+            if lists:
+                job_on[lo:hi] = [key] * n
+                states[lo:hi] = [running] * n
+            else:
+                job_on[lo:hi] = mine * n
+                states[lo:hi] = busy * n
+            taken.append((lo, hi))
+            lo = prev = c
+        return True
 
     def _free_following(self, hosts: tuple[int, ...], key: int) -> None:
         """Mark ``hosts`` (job ``key``'s, a tuple) free and switch them to the free state, with
