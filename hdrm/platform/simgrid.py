@@ -49,6 +49,7 @@ from hdrm.platform import power
 from hdrm.platform.model import (
     Cluster,
     Core,
+    CoreTable,
     NetworkType,
     Node,
     NodeType,
@@ -218,13 +219,26 @@ def _props(element: ET.Element) -> dict[str, str]:
     return {p.get("id", ""): p.get("value", "") for p in element if p.tag == "prop"}
 
 
-def _host_spec(name: str, speed: str, pstate: str, props: dict[str, str], where: str) -> HostSpec:
-    speeds = speeds_of(speed, where)
+def _host_spec(name: str, speed: str, pstate: str, props: dict[str, str], where: str,
+               memo: dict[tuple, tuple]) -> HostSpec:
+    """The host ``name``; its speeds, power state and power are read (and checked) once per
+    distinct set of texts in ``memo``: hosts repeat theirs."""
     watts_text = props.get("wattage_per_state", props.get("watt_per_state"))
+    key = (speed, pstate, watts_text, props.get("wattage_off"))
+    values = memo.get(key)
+    if values is None:
+        values = memo[key] = _host_values(speed, pstate, watts_text, key[3], where)
+    return HostSpec(name, *values, props)
+
+
+def _host_values(speed: str, pstate: str, watts_text: str | None, off_text: str | None,
+                 where: str) -> tuple[tuple[float, ...], int, tuple, float | None]:
+    """(speeds, power state, wattage per state, wattage off) of a host, checked."""
+    speeds = speeds_of(speed, where)
     watts = wattage_of(watts_text, where) if watts_text else ()
     try:
         state = int(pstate)
-        off = float(props["wattage_off"]) if "wattage_off" in props else None
+        off = float(off_text) if off_text is not None else None
     except ValueError:
         raise PlatformError(f"{where}: pstate and wattage_off must be numbers") from None
     if not 0 <= state < len(speeds):
@@ -232,7 +246,7 @@ def _host_spec(name: str, speed: str, pstate: str, props: dict[str, str], where:
             f"{where}: pstate {state} out of range; the host has {len(speeds)} speeds, "
             f"so use 0 to {len(speeds) - 1}"
         )
-    return HostSpec(name, speeds, state, watts, off, props)
+    return speeds, state, watts, off
 
 
 def _required(element: ET.Element, attr: str, where: str) -> str:
@@ -242,12 +256,12 @@ def _required(element: ET.Element, attr: str, where: str) -> str:
     return value
 
 
-def _element_hosts(element: ET.Element, source: str) -> list[HostSpec]:
+def _element_hosts(element: ET.Element, source: str, memo: dict[tuple, tuple]) -> list[HostSpec]:
     if element.tag == "host":
         name = _required(element, "id", f"{source}: <host>")
         where = f"{source}: host {name!r}"
         speed = _required(element, "speed", where)
-        return [_host_spec(name, speed, element.get("pstate", "0"), _props(element), where)]
+        return [_host_spec(name, speed, element.get("pstate", "0"), _props(element), where, memo)]
     cluster_id = element.get("id", "?")
     where = f"{source}: cluster {cluster_id!r}"
     prefix = _required(element, "prefix", where)
@@ -255,13 +269,15 @@ def _element_hosts(element: ET.Element, source: str) -> list[HostSpec]:
     speed = _required(element, "speed", where)
     props = _props(element)
     return [
-        _host_spec(f"{prefix}{i}{suffix}", speed, element.get("pstate", "0"), props, where)
+        _host_spec(f"{prefix}{i}{suffix}", speed, element.get("pstate", "0"), props, where, memo)
         for i in parse_radical(_required(element, "radical", where), where)
     ]
 
 
 def _is_compute(host: HostSpec) -> bool:
-    roles = {r.strip() for r in host.properties.get("role", "").split(",")}
+    if "role" not in host.properties:  # the usual host
+        return host.name != MASTER_HOST
+    roles = {r.strip() for r in host.properties["role"].split(",")}
     return host.name != MASTER_HOST and not roles & {"master", "storage"}
 
 
@@ -302,9 +318,10 @@ def read_simgrid_hosts(path: str | Path) -> list[HostSpec]:
     path = Path(path)
     root = _parse_xml(path)
     hosts: list[HostSpec] = []
+    source, memo = str(path), {}
     for element in root.iter():
         if element.tag in ("host", "cluster"):
-            hosts.extend(_element_hosts(element, str(path)))
+            hosts.extend(_element_hosts(element, source, memo))
     names = [h.name for h in hosts]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})[0]
@@ -324,25 +341,23 @@ def platform_from_simgrid(path: str | Path) -> tuple[Platform, list[HostSpec]]:
     hosts = read_simgrid_hosts(path)
     if not hosts:
         raise PlatformError(f"{path}: no compute host (only a master or storage host); add hosts")
+    keys = [(host.gflops, host.power_w) for host in hosts]  # (speed, power) of each host
     ptypes: dict[tuple[float, float], ProcessorType] = {}
-    for host in hosts:
-        key = (host.gflops, host.power_w)
-        if key not in ptypes:
+    for gflops, power_w in keys:
+        if (gflops, power_w) not in ptypes:
             name = f"simgrid_{len(ptypes)}"
-            model = f"host of {host.gflops:.6g} GFLOP/s"
-            ptypes[key] = ProcessorType(
-                name, 1, host.gflops, 1.0, math.inf, host.power_w, "SimGrid", model
+            model = f"host of {gflops:.6g} GFLOP/s"
+            ptypes[gflops, power_w] = ProcessorType(
+                name, 1, gflops, 1.0, math.inf, power_w, "SimGrid", model
             )
     ntypes = {k: NodeType(p.name, ((p.name, 1),), math.inf) for k, p in ptypes.items()}
-    cores, procs, nodes = [], [], []
-    for i, host in enumerate(hosts):
-        key = (host.gflops, host.power_w)
-        cores.append(Core(i, i, i, 0, host.gflops, host.power_w))
-        procs.append(Processor(i, i, 0, ptypes[key], (i,)))
-        nodes.append(Node(i, 0, host.name, ntypes[key], math.inf, (i,), (i,)))
+    procs = tuple(Processor(i, i, 0, ptypes[key], (i,)) for i, key in enumerate(keys))
+    nodes = tuple(Node(i, 0, host.name, ntypes[key], math.inf, (i,), (i,))
+                  for i, (host, key) in enumerate(zip(hosts, keys)))
+    ids = tuple(range(len(hosts)))  # core i is on processor i of node i
+    cores = CoreTable(tuple(k[0] for k in keys), tuple(k[1] for k in keys), ids, ids,
+                      (0,) * len(hosts))
     network = NetworkType("simgrid", math.inf, 0.0, "links of the SimGrid file (not modelled)")
     cluster = Cluster(0, "simgrid", network, tuple(range(len(hosts))))
-    platform = Platform(
-        Path(path).stem, (cluster,), tuple(nodes), tuple(procs), tuple(cores), source=str(path)
-    )
+    platform = Platform(Path(path).stem, (cluster,), nodes, procs, cores, source=str(path))
     return platform, hosts

@@ -174,6 +174,13 @@ def test_radicals():
         ('<host id="h"/>', r"p\.xml: host 'h': missing attribute 'speed'; add it$"),
         ('<host id="h" speed="1Gf" pstate="2"/>',
          r"p\.xml: host 'h': pstate 2 out of range; the host has 1 speeds, so use 0 to 0$"),
+        # hosts sharing their texts are read once per distinct set: a later host's own bad
+        # value is still found, and named
+        ('<host id="a" speed="1Gf"/><host id="b" speed="1Gf" pstate="1"/>',
+         r"p\.xml: host 'b': pstate 1 out of range; the host has 1 speeds, so use 0 to 0$"),
+        ('<host id="a" speed="1Gf"><prop id="wattage_off" value="0"/></host>'
+         '<host id="b" speed="1Gf"><prop id="wattage_off" value="x"/></host>',
+         r"p\.xml: host 'b': pstate and wattage_off must be numbers$"),
         ('<host id="h" speed="1Gf"/><host id="h" speed="2Gf"/>',
          r"p\.xml: host 'h' is declared twice; host names must be unique$"),
         ('<cluster id="c" prefix="a" radical="x" speed="1Gf"/>',
