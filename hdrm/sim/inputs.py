@@ -22,6 +22,7 @@ from hdrm.lazy import numpy as np
 from hdrm.errors import ConfigError
 from hdrm.platform.model import Platform
 from hdrm.platform.simgrid import platform_from_simgrid
+from hdrm.sim.collector import collector_paused
 from hdrm.workload.batsim_json import read_batsim_json
 from hdrm.workload.job import Workload
 from hdrm.workload.requirements import DEFAULT_BW, attach_requirements
@@ -86,10 +87,20 @@ def read_workload_any(path: str | Path, conventions: str = "default", strict: bo
 def load_inputs(spec: InputSpec) -> tuple[Platform, Workload]:
     """Build the platform and the (selected, shifted, equipped) workload of an experiment.
 
+    The cycle collector is paused meanwhile (:mod:`hdrm.sim.collector`): the readers make tens
+    of thousands of dicts and jobs, none in a cycle, and the collections they would set off
+    find nothing.
+
     Raises:
         ConfigError: neither or both of a platform file and homogeneous resources.
         PlatformError, WorkloadError: from the loaders, naming the bad file.
     """
+    with collector_paused():
+        return _load_inputs(spec)
+
+
+def _load_inputs(spec: InputSpec) -> tuple[Platform, Workload]:
+    """:func:`load_inputs`, the collector left as it is."""
     is_json = spec.workload_path.lower().endswith(".json")
     if spec.platform_path and spec.homogeneous_procs:
         raise ConfigError("give a platform file or a number of homogeneous processors, not both")

@@ -84,3 +84,23 @@ def test_what_the_block_kept_is_old_and_cycles_are_still_collected():
     assert any(o is kept[0] for o in gc.get_objects(2))
     assert gc.get_count()[0] < 1000
     assert gc.collect() >= 2  # the dropped cycle (the node and its list) is found as before
+
+
+def test_inputs_are_read_with_the_collector_paused(monkeypatch):
+    """load_inputs reads with the collector off (its readers make thousands of objects and no
+    cycle), and leaves it on as it was."""
+    import hdrm.sim.inputs as inputs
+
+    seen = []
+    read = inputs.read_workload_any
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(inputs, "read_workload_any", spy)
+    root = DATA.parents[1]
+    platform, workload = inputs.load_inputs(inputs.InputSpec(
+        str(root / "workloads" / "SDSC-SP2-1998-4.2-cln_first500.swf"),
+        str(root / "platforms" / "tiny4.json"), nb_jobs=20))
+    assert seen == [False] and gc.isenabled() and len(workload) == 20
