@@ -30,6 +30,8 @@ import torch
 from gymnasium import spaces
 
 from hdrm.agents.base import Agent
+from hdrm.agents.devices import (PRECISIONS, check_device_name, check_precision, copy_weights,
+                                 make_rollout_network, resolve_devices, to_cpu)
 from hdrm.agents.distributions import choose, masked_logits
 from hdrm.agents.mappo_buffer import MultiRollout, observation_arrays, stack_steps
 from hdrm.agents.mappo_networks import PHASES, MAPPONetwork
@@ -90,6 +92,15 @@ class MAPPOSettings:
     """Placement that drives the place agent instead of learning it ("fgd", "best_fit" ...); ""."""
     torch_threads: int = field(default=0, metadata={"min": 0})
     """Set torch's intra-op threads; 0 leaves torch's default."""
+    rollout_device: str = field(default="auto", metadata={"check": check_device_name})
+    """Where decisions are computed: "cpu", "cuda", "cuda:N" or "auto" (the CPU)."""
+    update_device: str = field(default="auto", metadata={"check": check_device_name})
+    """Where the actors and the critic are trained: "cpu", "cuda", "cuda:N" or "auto" (the first GPU
+    when torch sees one, else the CPU); the weights are copied to the rollout device after each
+    update."""
+    precision: str = field(default="fp32", metadata={"choices": PRECISIONS})
+    """Forward passes of the updates in "fp32", or "bf16" (bfloat16 autocast of the encoders, for a
+    GPU; losses stay float32)."""
 
 
 def check_spaces(observation_space: spaces.Space) -> tuple[int, int, int]:
@@ -136,11 +147,15 @@ class MAPPOAgent(Agent):
                               "choose dim as a multiple of heads (e.g. 32 with 4 heads)")
         if s.torch_threads:
             torch.set_num_threads(s.torch_threads)
+        self.devices = resolve_devices(s.rollout_device, s.update_device, PARAMS_PATH)
+        check_precision(s.precision, self.devices.update, f"{PARAMS_PATH}.precision")
         self.generator = torch.Generator().manual_seed(self.seed)
-        with torch.random.fork_rng(devices=[]):
+        with torch.random.fork_rng(devices=[]):  # built on the CPU: a seed, the same weights anywhere
             torch.manual_seed(self.seed)
             self.network = MAPPONetwork(n_job, n_cluster, n_node, s.dim, s.heads, s.layers,
                                         share_actors=s.share_actors or s.mode == "factored")
+        self.network.to(self.devices.update)
+        self.rollout_network = make_rollout_network(self.network, self.devices)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=self.lr, eps=1e-5)
         self.rollout = MultiRollout()
         self.updates = 0
@@ -204,16 +219,24 @@ class MAPPOAgent(Agent):
         return allowed
 
     def _logits(self, agent: str, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """``agent``'s logits of ``batch`` by the rollout network, on the CPU."""
+        net, dev = self.rollout_network, self.devices.rollout
         if agent == "order":
-            return self.network.order(batch["jobs"], batch["cluster"], batch["order_mask"])
-        return self.network.place(batch["job"], batch["nodes"], batch["place_mask"])
+            out = net.order(batch["jobs"].to(dev), batch["cluster"].to(dev),
+                            batch["order_mask"].to(dev))
+        else:
+            out = net.place(batch["job"].to(dev), batch["nodes"].to(dev), batch["place_mask"].to(dev))
+        return out.cpu()
 
     def value_of(self, batch: Mapping[str, torch.Tensor], phase: int) -> float:
-        """The critic's value of one step, in reward units (denormalised)."""
+        """The critic's value of one step (by the rollout network), in reward units
+        (denormalised)."""
+        net, dev = self.rollout_network, self.devices.rollout
         with torch.no_grad():
-            raw = self.network.critic(batch, torch.tensor([phase]))
+            raw = net.critic({k: v.to(dev) for k, v in batch.items()},
+                             torch.tensor([phase], device=dev))
             if self.settings.value_norm:
-                raw = self.network.value_norm.denormalise(raw)
+                raw = net.value_norm.denormalise(raw)
         return float(raw[0])
 
     def _store(self, obs: dict[str, np.ndarray], batch: Mapping[str, torch.Tensor], phase: int,
@@ -249,7 +272,9 @@ class MAPPOAgent(Agent):
 
     def _learn(self, last_value: float) -> None:
         batch = self.rollout.finish(last_value, self.gamma, self.settings.gae_lambda)
+        batch = {k: v.to(self.devices.update) for k, v in batch.items()}
         stats = ppo_update(self.network, self.optimizer, batch, self.settings, self.generator)
+        self.sync_rollout()
         self.updates += 1
         logger.debug("MAPPO update %d: %s", self.updates, stats)
         self._update_stats.append(stats)
@@ -261,9 +286,15 @@ class MAPPOAgent(Agent):
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.network.load_state_dict(state)
+        self.sync_rollout()
+
+    def sync_rollout(self) -> None:
+        """Copy the trained weights into the rollout network (no-op when they are one network)."""
+        copy_weights(self.network, self.rollout_network)
 
     def optimizer_state_dict(self) -> dict[str, Any]:
-        return self.optimizer.state_dict()
+        """Adam's state, on the CPU (a checkpoint made on a GPU loads anywhere)."""
+        return to_cpu(self.optimizer.state_dict())
 
     def load_optimizer_state_dict(self, state: Mapping[str, Any]) -> None:
         if state:

@@ -126,7 +126,8 @@ def behaviour_clone(agent: MAPPOAgent, demos: Demonstrations, epochs: int = 10,
     if not len(demos):
         return {"records": 0.0, "nll": float("nan"), "agreement": float("nan"),
                 "gradient_steps": 0.0}
-    network, settings, batch = agent.network, agent.settings, demos.batch
+    network, settings = agent.network, agent.settings
+    batch = {k: v.to(agent.devices.update) for k, v in demos.batch.items()}
     if settings.value_norm:
         network.value_norm.update(batch["returns"])
     optimizer = torch.optim.Adam(network.parameters(), lr=lr, eps=1e-5)
@@ -134,7 +135,7 @@ def behaviour_clone(agent: MAPPOAgent, demos: Demonstrations, epochs: int = 10,
     for _ in range(epochs):
         losses = []
         for mb in minibatches(batch, minibatch, agent.generator):
-            log_prob, _ = head_terms(network, mb)
+            log_prob, _ = head_terms(network, mb, settings.precision)
             targets = mb["returns"]
             if settings.value_norm:
                 targets = network.value_norm.normalise(targets)
@@ -144,6 +145,7 @@ def behaviour_clone(agent: MAPPOAgent, demos: Demonstrations, epochs: int = 10,
             steps += 1
             losses.append(-float(log_prob.mean().detach()))
         nll = float(np.mean(losses))
+    agent.sync_rollout()
     return {"records": float(len(demos)), "nll": nll, "agreement": agreement(agent, demos),
             "gradient_steps": float(steps)}
 

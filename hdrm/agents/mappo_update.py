@@ -14,17 +14,19 @@ from typing import Any, Mapping
 
 import torch
 
+from hdrm.agents.devices import update_autocast
 from hdrm.agents.distributions import evaluate
 from hdrm.agents.mappo_buffer import minibatches
 from hdrm.agents.mappo_networks import MAPPONetwork
 
 
-def head_terms(network: MAPPONetwork, mb: Mapping[str, torch.Tensor]
+def head_terms(network: MAPPONetwork, mb: Mapping[str, torch.Tensor], precision: str = "fp32"
                ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Log-probabilities of each record's actions and the entropies, summed over its heads."""
-    n = mb["phase"].shape[0]
-    log_prob = torch.zeros(n)
-    entropy = torch.zeros(n)
+    """Log-probabilities of each record's actions and the entropies, summed over its heads (the
+    heads' forward passes under bf16 autocast for ``precision`` "bf16", the rest in float32)."""
+    n, device = mb["phase"].shape[0], mb["phase"].device
+    log_prob = torch.zeros(n, device=device)
+    entropy = torch.zeros(n, device=device)
     present = (("order", network.order, ("jobs", "cluster", "order_mask")),
                ("place", network.place, ("job", "nodes", "place_mask")))
     for head, module, keys in present:
@@ -32,7 +34,9 @@ def head_terms(network: MAPPONetwork, mb: Mapping[str, torch.Tensor]
         if rows.numel() == 0:
             continue
         inputs = [mb[key][rows] for key in keys]
-        evals = evaluate(module(*inputs), inputs[-1], mb[f"{head}_action"][rows])
+        with update_autocast(device, precision):
+            logits = module(*inputs)
+        evals = evaluate(logits.float(), inputs[-1], mb[f"{head}_action"][rows])
         log_prob = log_prob.index_add(0, rows, evals.log_prob)
         entropy = entropy.index_add(0, rows, evals.entropy)
     return log_prob, entropy
@@ -41,14 +45,16 @@ def head_terms(network: MAPPONetwork, mb: Mapping[str, torch.Tensor]
 def minibatch_loss(network: MAPPONetwork, mb: Mapping[str, torch.Tensor], settings: Any
                    ) -> tuple[torch.Tensor, dict[str, float]]:
     """The PPO loss of one minibatch and its parts."""
-    log_prob, entropy = head_terms(network, mb)
+    log_prob, entropy = head_terms(network, mb, settings.precision)
     log_ratio = log_prob - mb["log_prob"]
     ratio = log_ratio.exp()
     adv = mb["advantages"]
     if settings.standardise and adv.numel() > 1:
         adv = (adv - adv.mean()) / (adv.std(unbiased=False) + 1e-8)
     policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - settings.clip, 1 + settings.clip))
-    values = network.critic(mb, mb["phase"])
+    with update_autocast(mb["phase"].device, settings.precision):
+        values = network.critic(mb, mb["phase"])
+    values = values.float()
     targets = mb["returns"]
     if settings.value_norm:
         targets = network.value_norm.normalise(targets)
