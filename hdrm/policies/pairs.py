@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from hdrm.errors import ConfigError
 from hdrm.policies.core_selection import CORE_POLICIES, CorePolicy
 from hdrm.policies.job_selection import JOB_POLICIES, JobPolicy
-from hdrm.policies.sla_orders import SLA_POLICIES  # noqa: F401  (registers edf, fair_share...)
+from hdrm.policies.sla_names import SLA_POLICIES  # noqa: F401  (registers edf, fair_share...)
 from hdrm.registry import suggest
 
 PAIR_JOB_SELECTIONS = ("random", "first", "shortest", "smallest", "low_mem", "low_mem_bw")

@@ -38,41 +38,12 @@ from hdrm.lazy import numpy as np
 
 from hdrm.errors import ConfigError
 from hdrm.policies.backfill import estimated_duration_s
-from hdrm.policies.job_selection import JOB_POLICIES, JobPolicy
+from hdrm.policies.job_selection import JobPolicy
+from hdrm.policies.sla_names import SLA_POLICIES  # noqa: F401 (re-exported; registers the names)
 from hdrm.workload.job import Job
 from hdrm.workload.tenants import TenantTable
 
 logger = logging.getLogger(__name__)
-
-#: The tenant-aware job selections and their definitions.
-SLA_POLICIES = {
-    "edf": "Earliest deadline first: smallest deadline first (needs tenants and SLAs).",
-    "least_laxity": "Least laxity first: smallest deadline - now - requested time first "
-                    "(needs tenants and SLAs).",
-    "fair_share": "Weighted fair share: the tenant with the least core-seconds received per "
-                  "share first, then submission order (needs tenants).",
-    "sla_class": "Priority by SLA class: most urgent class first, then submission order "
-                 "(needs tenants with SLA classes).",
-}
-
-
-class _Unbound:
-    """The key of a template: refuses to order, naming what is missing."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __call__(self, job: Job, now: float) -> float:
-        raise ConfigError(f"policy {self.name!r} orders jobs by tenant and SLA; give the run "
-                          "tenants (hdrm replay --tenants user|group|qos|FILE)")
-
-
-def _register() -> None:
-    """Register the templates as job selections (once, when this module is first imported)."""
-    for name, doc in SLA_POLICIES.items():
-        if name not in JOB_POLICIES:
-            JOB_POLICIES.add(name, JobPolicy(name, _Unbound(name), True, doc))
-
 
 class TenantUsage:
     """Core-seconds each tenant's jobs have received, kept up to date as jobs start and end.
@@ -202,5 +173,3 @@ def bind_tenants(pair: Any, table: TenantTable, core: Any) -> Any:
     logger.debug("policy %s bound to %d tenants", name, len(table))
     return dataclasses.replace(pair, job=bound)
 
-
-_register()

@@ -131,3 +131,24 @@ def test_bound_keys_read_python_numbers_and_survive_a_pickle(name):
     assert [copy.key(job, 10.0) for job in jobs] == keys
     assert "".join(j.id for j in copy.order(jobs, 10.0, RNG)) == {
         "edf": "CBAD", "least_laxity": "BCAD", "sla_class": "BDAC", "fair_share": "ACBD"}[name]
+
+
+def test_the_names_are_policies_without_the_tenants_code():
+    """pairs.py registers edf, least_laxity, fair_share and sla_class by name (sla_names): a run
+    that uses none of them never imports sla_orders or the tenants' code; unbound, a template
+    still refuses in one line."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from hdrm.policies.pairs import resolve_policy\n"
+            "names = [resolve_policy(n).job.name for n in ('edf', 'least_laxity', 'fair_share', "
+            "'sla_class')]\n"
+            "print(names, [m for m in ('hdrm.policies.sla_orders', 'hdrm.workload.tenants') "
+            "if m in sys.modules])\n"
+            "try:\n    resolve_policy('edf').job.key(None, 0.0)\n"
+            "except Exception as exc:\n    print(type(exc).__name__, exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0] == "['edf', 'least_laxity', 'fair_share', 'sla_class'] []"
+    assert out[1] == ("ConfigError policy 'edf' orders jobs by tenant and SLA; give the run "
+                      "tenants (hdrm replay --tenants user|group|qos|FILE)")
