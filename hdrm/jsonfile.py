@@ -48,7 +48,7 @@ def read_json(
     try:
         if pairs_hook is None:
             data = json.loads(text)
-            if _pairs(data) == text.count(":"):
+            if _pairs(data, text.count("{") + text.count("[")) == text.count(":"):
                 return data  # no key repeated (see _pairs)
             pairs_hook = lambda pairs: _no_duplicates(pairs, source, error)  # noqa: E731
         return json.loads(text, object_pairs_hook=pairs_hook)
@@ -76,25 +76,35 @@ def keep_duplicates(pairs: list[tuple[str, Any]]) -> JsonObject:
     return obj
 
 
-def _pairs(data: Any) -> int:
+def _pairs(data: Any, brackets: int) -> int:
     """The number of key-value pairs in the objects of parsed JSON.
 
     A JSON text's colons outside strings are its pairs' separators, so ``text.count(":")`` is
     its pairs plus the colons inside its strings; the parse keeps every pair but repeated keys.
     When the two counts are equal, no key was repeated (and no string holds a colon): the
     objects need not be built pair by pair in Python to refuse repeated keys.
+
+    Args:
+        data: the parsed JSON.
+        brackets: the text's ``{`` and ``[`` (``text.count("{") + text.count("[")``). Each
+            object and array opens with one outside strings, so once that many have been met,
+            none is left below: the walk stops before the scalars of the last level.
     """
-    count, level = 0, [data]
+    count, level, met = 0, [data], 0
     while level:  # level by level, in C-level passes (no Python step per value)
         kinds = set(map(type, level))
-        below: list[Any] = []
+        dicts = lists = ()
         if dict in kinds:
             dicts = level if len(kinds) == 1 else [v for v in level if type(v) is dict]
             count += sum(map(len, dicts))
-            below.extend(chain.from_iterable(map(dict.values, dicts)))
         if list in kinds:
-            below.extend(chain.from_iterable(
-                level if len(kinds) == 1 else [v for v in level if type(v) is list]))
+            lists = level if len(kinds) == 1 else [v for v in level if type(v) is list]
+        met += len(dicts) + len(lists)
+        if met >= brackets:  # every object and array met: only scalars below
+            break
+        below: list[Any] = []
+        below.extend(chain.from_iterable(map(dict.values, dicts)))
+        below.extend(chain.from_iterable(lists))
         level = below
     return count
 

@@ -17,6 +17,8 @@ from hdrm.jsonfile import keep_duplicates, read_json
     ('{"a": 1, "a": 2}', "a"),
     ('{"x": [{"b": 1, "c": {"d": 1, "d": 2}}]}', "d"),
     ('{"a": "1:2", "b": [{"k": "x:y", "k": 3}]}', "k"),  # colons in strings too
+    ('{"s": "{[", "b": [{"k": 1, "k": 2}]}', "k"),  # brackets in strings: the walk goes on
+    ('[[[{"k": 1, "k": 2}]]]', "k"),
 ])
 def test_repeated_keys_are_refused(tmp_path, text, key):
     path = tmp_path / "f.json"
@@ -33,17 +35,19 @@ def test_colons_in_strings_read_as_usual(tmp_path):
     assert read_json(path, pairs_hook=keep_duplicates).duplicate_keys == ()
 
 
-_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+_text = st.text(alphabet="ab:{}[]", max_size=4)  # strings may hold colons and brackets
+_json = st.recursive(st.none() | st.booleans() | st.integers() | _text,
                      lambda inner: st.lists(inner, max_size=4)
-                     | st.dictionaries(st.text(max_size=3), inner, max_size=4), max_leaves=20)
+                     | st.dictionaries(_text, inner, max_size=4), max_leaves=20)
 
 
 @settings(deadline=None)
 @given(_json)
 def test_pairs_counts_every_key_value_pair(value):
     text = json.dumps(value)
-    assert jsonfile._pairs(json.loads(text)) == text.count(":") - sum(
-        s.count(":") for s in _strings(value))
+    pairs = text.count(":") - sum(s.count(":") for s in _strings(value))
+    assert jsonfile._pairs(json.loads(text), text.count("{") + text.count("[")) == pairs
+    assert jsonfile._pairs(json.loads(text), 10**9) == pairs  # the whole walk
 
 
 def _strings(value):
