@@ -12,7 +12,7 @@ from hdrm.errors import ConfigError, SkippableLineError
 from hdrm.implied import ImpliedSimulation, implied_simulation
 from hdrm.launch.outdir import replay_outdir
 from hdrm.policies.pairs import resolve_policy
-from hdrm.policies.sla_orders import SLA_POLICIES, bind_tenants
+from hdrm.policies.sla_names import SLA_POLICIES
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.sim.gpu_inputs import is_gpu_input, load_gpu_platform
 from hdrm.sim.inputs import InputSpec, load_inputs
@@ -179,14 +179,12 @@ def run(args: argparse.Namespace) -> int:
         if args.engine == "batsim":
             from hdrm.batsim.engine import replay_with_batsim  # imports zmq: only when asked
 
-            if tenants is not None:  # edf, least_laxity, sla_class read only the table
-                pair = bind_tenants(pair, tenants, None)
+            pair = _bound(pair, tenants, None)  # edf, least_laxity, sla_class read only the table
             result, paths = replay_with_batsim(platform, workload, pair, config, args.outdir,
                                                binary=args.batsim)
         else:
             sim = Simulation(platform, workload, config)
-            if tenants is not None:
-                pair = bind_tenants(pair, tenants, sim.core)
+            pair = _bound(pair, tenants, sim.core)
             result = sim.run(pair, progress=_progress_bar(len(workload), args.quiet))
             paths = write_outputs(result, args.outdir)
             if preemption.suspends:
@@ -249,6 +247,16 @@ def _tenants(args: argparse.Namespace, workload, policy: str) -> TenantTable | N
     from hdrm.workload.tenant_files import tenants_for  # only with --tenants
 
     return tenants_for(workload, args.tenants, args.sla)
+
+
+def _bound(pair, tenants: TenantTable | None, core):
+    """``pair`` with its SLA order bound to the run's tenants and decision core (``core``: None
+    under Batsim); unchanged without tenants, and then the tenants' code is never imported."""
+    if tenants is None:
+        return pair
+    from hdrm.policies.sla_orders import bind_tenants
+
+    return bind_tenants(pair, tenants, core)
 
 
 def _progress_bar(total: int, quiet: bool):

@@ -68,7 +68,8 @@ def test_a_cpu_replay_leaves_the_gpu_engine_and_the_sla_reports_unloaded(tmp_pat
     unwanted = {"hdrm.cli.gpu_replay", "hdrm.core.gpu_scheduler", "hdrm.sim.gpu_engine",
                 "hdrm.sim.gpu_outputs", "hdrm.results.sla", "hdrm.workload.tenant_files",
                 "hdrm.workload.openb", "hdrm.workload.gavel", "hdrm.platform.openb",
-                "hdrm.sim.preemptive", "hdrm.results.run", "hdrm.results.learning"}
+                "hdrm.sim.preemptive", "hdrm.results.run", "hdrm.results.learning",
+                "hdrm.policies.sla_orders", "hdrm.workload.tenants"}
     assert not unwanted & loaded, sorted(unwanted & loaded)
 
 
@@ -91,3 +92,7 @@ def test_a_batsim_json_replay_on_a_simgrid_platform_needs_no_numpy(tmp_path):
     assert "hdrm.sim.outputs" in loaded and (tmp_path / "out" / "out_jobs.csv").exists()
     heavy = {"numpy", "defusedxml", "lxml", "hdrm.workload.swf", "hdrm.platform.loader"} & loaded
     assert not heavy, sorted(heavy)  # (nor the SWF reader and the JSON platform loader)
+    # nor what a CPU platform without tenants never uses: accelerator types, SLA orders
+    unused = {"hdrm.platform.accelerators", "hdrm.policies.sla_orders",
+              "hdrm.workload.tenants"} & loaded
+    assert not unused, sorted(unused)
