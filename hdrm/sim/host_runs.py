@@ -183,10 +183,12 @@ class HostRuns:
             self._step_total_power(delta, self.now)
         return True
 
-    def _occupy_runs(self, runs: Sequence[tuple[int, int]], key: int) -> float | None:
+    def _occupy_runs(self, runs: Sequence[tuple[int, int]], key: int, power: bool = True
+                     ) -> float | None:
         """Give the hosts of ``runs`` (disjoint) to job ``key`` on a machine whose hosts share one
-        power row; returns their power added host by host in order, or None with nothing done
-        when a host is unknown or busy (the caller's host-by-host checks then name it)."""
+        power row; returns their power added host by host in order (without ``power``, 0.0:
+        not summed), or None with nothing done when a host is unknown or busy (the caller's
+        host-by-host checks then name it)."""
         job_on, states = self.job_on, self.state
         size = len(job_on)
         lists = type(job_on) is list
@@ -198,9 +200,18 @@ class HostRuns:
             if (job_on[lo:hi].count(_FREE) != n if lists
                     else job_on[lo:hi].tobytes() != free * n):
                 return None
+        mine = None if lists else array.array(job_on.typecode, (key,))
+        if not power:
+            for lo, hi in runs:
+                if lists:
+                    job_on[lo:hi] = [key] * (hi - lo)
+                elif hi - lo <= _NUMPY_MIN_RUN:
+                    job_on[lo:hi] = mine * (hi - lo)
+                else:
+                    self._fill(job_on, lo, hi, key)
+            return 0.0
         row = self._power[0]
         whole = _whole(row)
-        mine = None if lists else array.array(job_on.typecode, (key,))
         patterns = None if lists else _PATTERNS[states.typecode]
         total = 0.0
         for lo, hi in runs:

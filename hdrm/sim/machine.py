@@ -183,7 +183,7 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
         if len(cores) > WIDE:
             held: Sequence[int] = CoreRuns.of(cores)
             runs = held.runs
-            power_w = self._take_wide(key, cores, runs)
+            power_w = self._take_wide(key, cores, runs, self._follow is None)
         else:
             held = tuple(cores)
             if self._follow is not None:  # the hosts wake with the job
@@ -235,16 +235,18 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
             power_w += power[c][states[c]]
         return power_w
 
-    def _take_wide(self, key: int, cores: Sequence[int], runs: Sequence[tuple[int, int]]
-                   ) -> float:
+    def _take_wide(self, key: int, cores: Sequence[int], runs: Sequence[tuple[int, int]],
+                   power: bool = True) -> float:
         """Give ``cores`` (a wide job's, as ``runs``) to job ``key``: run by run when they are
-        free (and share one power row), else host by host; returns their power.
+        free (and share one power row), else host by host; returns their power (not summed on
+        the runs' path without ``power``: hosts that follow their jobs, whose power the wake-up
+        gives, 0.0 returned).
 
         Raises:
             SimulationError: a host is unknown or busy (nothing taken then).
         """
         if self._one_row:
-            power_w = self._occupy_runs(runs, key)
+            power_w = self._occupy_runs(runs, key, power)
             if power_w is not None:
                 return power_w
         elif self._free_runs(runs):
