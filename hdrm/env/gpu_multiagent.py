@@ -82,6 +82,8 @@ class GpuMultiAgentEnv(ParallelEnv):
         fitting_first: the ordering agent's window shows the queued tasks that fit now first
             (:class:`~hdrm.env.gpu_multiagent_core.TwoPhaseCore`); off by default (the first
             ``window`` queued tasks in submission order).
+        node_rank: add the node column ``rank`` (the node's position in platform order,
+            :mod:`hdrm.env.gpu_multiagent_obs`); off by default.
         **settings: :class:`~hdrm.env.config.EnvConfig` fields (``workload_file``,
             ``platform_file``, ``throughputs``, ``window``, ``objective``, ``placement`` (the
             within-node GPU choice of the placing agent's node), ``backfilling``, ``nb_jobs``, ``start_index``, ``seed`` ...); ``mode``,
@@ -99,7 +101,8 @@ class GpuMultiAgentEnv(ParallelEnv):
     def __init__(self, options: Options | None = None, render_mode: str | None = None,
                  objective_weights: Mapping[str, float] | None = None,
                  load_factor: float = 1.0, fgd_features: bool = False,
-                 fitting_first: bool = False, **settings: Any) -> None:
+                 fitting_first: bool = False, node_rank: bool = False,
+                 **settings: Any) -> None:
         if isinstance(load_factor, bool) or not isinstance(load_factor, (int, float)) \
                 or not math.isfinite(load_factor) or load_factor <= 0:
             raise ConfigError(f"load_factor: expected a finite number > 0 (2 doubles the "
@@ -109,10 +112,11 @@ class GpuMultiAgentEnv(ParallelEnv):
         self.render_mode = render_mode
         self.load_factor = load_factor
         self.fgd_features = fgd_features
+        self.node_rank = node_rank
         self.window = self.core.config.window
         self.nb_nodes = self.core.sim.core.cluster.nb_nodes
         self.job_features = JOB_FEATURES
-        self.node_features = node_features(self.core, fgd_features).names
+        self.node_features = node_features(self.core, fgd_features, node_rank).names
         self._cluster = ClusterFeatures(self.core)
         self.cluster_features = self._cluster.names
         fj, fc, fn = len(JOB_FEATURES), len(self.cluster_features), len(self.node_features)
@@ -154,7 +158,7 @@ class GpuMultiAgentEnv(ParallelEnv):
         self.agents = list(self.possible_agents)
         self.heuristic_cache = {}
         self._cluster.reset()
-        self._nodes = node_features(self.core, self.fgd_features)
+        self._nodes = node_features(self.core, self.fgd_features, self.node_rank)
         self.phase = ORDER
         self._job_row = self._idle_place["job"]
         self._order_obs = None

@@ -31,6 +31,11 @@ Every feature lies in [0, 1] (float32).
   ``fgd_score``      only with ``fgd_features=True``: FGD's score of the node for the task / 100
                      (``100 x sigmoid((fragmentation before - after) / 1000)`` for its best GPU
                      choice there; 0 where it does not fit)
+  ``rank``           only with ``node_rank=True``: the node's position in platform order /
+                     (nodes - 1), fixed (0 for a single node): the one feature that tells apart
+                     two nodes of the same kind in the same state, so that a placer can express
+                     a fixed preference between them, as ``first_fit`` does (the lowest node
+                     that fits)
   =================  ==========================================================================
 
 The first three columns are fixed per episode; the next five are kept in one numpy table and
@@ -53,6 +58,8 @@ NODE_FEATURES = ("gpus", "cpu_capacity", "price", "free_cpu", "free_memory", "fr
                  "whole_gpus", "best_share", "fits", "cpu_after", "gpu_after", "speed")
 #: The optional node column (``fgd_features=True``): FGD's score of the node for the chosen task.
 FGD_FEATURE = ("fgd_score",)
+#: The optional last node column (``node_rank=True``): the node's position in platform order.
+RANK_FEATURE = ("rank",)
 #: FGD's scores run from 0 to 100.
 FGD_MAX_SCORE = 100.0
 #: Columns of the ordering agent's ``jobs`` rows (and of the placing agent's ``job``).
@@ -98,15 +105,21 @@ class NodeFeatures:
         prices: USD per GPU-hour by model name.
         fgd: FGD's placement on this cluster, for the optional ``fgd_score`` column (None:
             no such column).
+        rank: add the last column ``rank`` (the node's position in platform order).
     """
 
     def __init__(self, cluster: GpuCluster, prices: dict[str, float],
-                 fgd: Placement | None = None) -> None:
+                 fgd: Placement | None = None, rank: bool = False) -> None:
         self.cluster = c = cluster
         self.fgd = fgd
-        self.names = NODE_FEATURES + (FGD_FEATURE if fgd is not None else ())
+        self.names = (NODE_FEATURES + (FGD_FEATURE if fgd is not None else ())
+                      + (RANK_FEATURE if rank else ()))
+        #: the task columns: from ``fits`` to ``speed`` or ``fgd_score``
+        self._task_width = len(self.names) - _FITS - (1 if rank else 0)
         n = c.nb_nodes
         self.table = np.zeros((n, len(self.names)), dtype=np.float32)
+        if rank:
+            self.table[:, -1] = np.arange(n) / max(n - 1, 1)
         self._gpus = np.maximum(c.nb_gpus, 1).astype(np.float64)
         self._has_gpu = c.nb_gpus > 0
         model_price = np.array([prices.get(m, 0.0) for m in c.model_names] + [0.0])
@@ -141,7 +154,8 @@ class NodeFeatures:
         """A copy of the table with the task columns filled for ``shape`` (zeros for None)."""
         self.refresh()
         out = self.table.copy()
-        out[:, _FITS:] = 0.0 if shape is None else self._task_columns(shape)
+        end = _FITS + self._task_width
+        out[:, _FITS:end] = 0.0 if shape is None else self._task_columns(shape)
         return out
 
     def _task_columns(self, shape: TaskShape) -> np.ndarray:
@@ -153,7 +167,7 @@ class NodeFeatures:
             if len(self._per_shape) >= _SHAPES_KEPT:
                 self._per_shape.clear()
             entry = self._per_shape[shape] = (
-                np.zeros((c.nb_nodes, len(self.names) - _FITS), dtype=np.float32),
+                np.zeros((c.nb_nodes, self._task_width), dtype=np.float32),
                 np.full(c.nb_nodes, -1, dtype=np.int64))
         columns, seen = entry
         nodes = np.flatnonzero(seen != c.version)
@@ -167,7 +181,7 @@ class NodeFeatures:
         for ``shape``."""
         c = self.cluster
         fits = c.feasible(shape, nodes)
-        rows = np.zeros((len(nodes), len(self.names) - _FITS))
+        rows = np.zeros((len(nodes), self._task_width))
         rows[:, 0] = fits
         rows[:, 1] = np.where(fits, (c.cpu_left[nodes] - shape.cpu_milli) / c.cpu_cap[nodes], 0.0)
         after = (c.gpu_left[nodes].sum(axis=1) - shape.total_milli) / (self._gpus[nodes] * MILLI)
@@ -188,9 +202,9 @@ class NodeFeatures:
         return speed
 
 
-def node_features(core, fgd_score: bool = False) -> NodeFeatures:
+def node_features(core, fgd_score: bool = False, rank: bool = False) -> NodeFeatures:
     """The :class:`NodeFeatures` of the core's current episode (with the ``fgd_score`` column
-    when asked and the workload has task types)."""
+    when asked and the workload has task types, and the ``rank`` column when asked)."""
     cluster, types = core.sim.core.cluster, core.sim.core.types
     fgd = make_placement("fgd", cluster, types) if fgd_score and types is not None else None
-    return NodeFeatures(cluster, platform_prices(core.platform), fgd)
+    return NodeFeatures(cluster, platform_prices(core.platform), fgd, rank)

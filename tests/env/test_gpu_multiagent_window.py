@@ -1,6 +1,7 @@
 """The ordering agent's window of the multi-agent GPU environment with ``fitting_first``: a task
 behind ``window`` queued tasks that fit nowhere is shown (and started) at once, and the window
-kept between looks is dropped as the engine moves on; checked by hand on a one-GPU node."""
+kept between looks is dropped as the engine moves on; checked by hand on a one-GPU node. And the
+place agent's optional ``rank`` node column."""
 
 from __future__ import annotations
 
@@ -67,3 +68,29 @@ def test_submission_window_hides_the_task_that_fits(tmp_path):
     assert masks[0] == [1, 1, 0]  # t1 and t2
     assert shown[3] > 0.0
     assert shown[:3] == pytest.approx([0.0, 1000.0, 2000.0])
+
+
+def test_node_rank_column_is_the_platform_position_and_leaves_the_task_columns(tmp_path):
+    """``node_rank``: a last node column 0 .. 1 in platform order, the same at every placement;
+    the task columns (``fits`` ...) are those of the environment without it."""
+    from gpu_builders import TINY_NODES, TINY_PODS
+
+    settings = dict(write_tiny(tmp_path, TINY_NODES, TINY_PODS), window=4)
+    ranked, plain = GpuMultiAgentEnv(node_rank=True, **settings), GpuMultiAgentEnv(**settings)
+    assert ranked.node_features == plain.node_features + ("rank",)
+    assert ranked.observation_space("place")["nodes"].shape == (2, 13)
+    obs_r, infos = ranked.reset(seed=0)
+    obs_p, _ = plain.reset(seed=0)
+    seen = 0
+    while ranked.agents:
+        active = acting_agent(infos)
+        action = int(obs_r[active]["action_mask"].argmax())
+        if active == "place":
+            nodes = obs_r["place"]["nodes"]
+            assert nodes[:, -1].tolist() == [0.0, 1.0]
+            assert (nodes[:, :-1] == obs_p["place"]["nodes"]).all()
+            seen += 1
+        step = {a: action if a == active else 0 for a in ranked.agents}
+        obs_r, _, _, _, infos = ranked.step(step)
+        obs_p, _, _, _, _ = plain.step(step)
+    assert seen == 3
