@@ -24,6 +24,12 @@ several GPUs; pinned to a GPU model or not). Two counterfactuals bound what a sc
 * ``pooled cluster``: the same pair on the cluster whose nodes of one GPU model are merged into
   one node (no cross-node fragmentation at all): no placement can do better than that.
 
+And one measure of the learners' environment (``--views``): the pair played by the heuristic
+drivers through the multi-agent environment (:func:`benchmarks.gpu_learners.make_env`, ``pick
+fitting``) under each view (window size, ``fitting_first``, the within-node GPU rule), against
+the engine's own greedy pair: a learner that clones the pair perfectly scores what its view lets
+the pair score.
+
 Only the validation windows are used by default (``--windows test`` is for reporting, never for
 choosing a setting).
 """
@@ -209,6 +215,40 @@ def analyse(setting: Setting, starts: tuple[int, ...], pair: str, seeds: list[in
     return out
 
 
+#: The views ``--views`` compares: (window, fitting_first, within-node rule).
+VIEWS = ((32, False, "fgd"), (32, True, "fgd"), (32, False, "first_fit"), (32, True, "first_fit"),
+         (64, True, "first_fit"))
+
+
+def view_gap(setting: Setting, starts: tuple[int, ...], pair: str, seed: int = 0
+             ) -> list[dict[str, Any]]:
+    """Mean JCT of ``pair`` driven through the environment under each of :data:`VIEWS`, and
+    its ratio to the engine's greedy pair on the same windows."""
+    from benchmarks.gpu_learners import drivers, episode_score, make_env
+    from hdrm.agents.mappo_rollout import acting_agent
+
+    order, _, placement = pair.partition("-")
+    engine = np.mean([gpu_protocol.run_pair(setting, s, pair, seed, "greedy").avg_jct
+                      for s in starts])
+    rows = []
+    for window, fitting_first, rule in VIEWS:
+        jct = []
+        for start in starts:
+            env = make_env(setting, window, seed, start, "fitting",
+                           {"fitting_first": fitting_first, "placement": rule})
+            drive = drivers({"order": order, "place": placement})
+            _, infos = env.reset(seed=seed)
+            while env.agents:
+                active = acting_agent(infos)
+                action = drive[active](env)
+                _, _, _, _, infos = env.step({a: action if a == active else 0
+                                              for a in env.agents})
+            jct.append(episode_score(env).avg_jct)
+        rows.append({"window": window, "fitting_first": fitting_first, "node_rule": rule,
+                     "avg_jct": float(np.mean(jct)), "ratio": float(np.mean(jct) / engine)})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -217,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--pair", default="sjf-first_fit")
     p.add_argument("--no-oracle", action="store_true", help="skip the every-pair oracle")
+    p.add_argument("--views", action="store_true",
+                   help="also the pair through the learners' environment under each view")
     p.add_argument("--traces", default=str(gpu_protocol.DEFAULT_TRACES))
     p.add_argument("--cache", default=str(gpu_protocol.CACHE_DIR))
     p.add_argument("--json", default="", help="write the figures here too")
@@ -227,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     figures = analyse(setting, starts, a.pair, seeds)
     if not a.no_oracle:
         figures["oracle"] = oracle(setting, starts, seeds)
+    if a.views:
+        figures["views"] = view_gap(setting, starts, a.pair, seeds[0])
     text = json.dumps(figures, indent=1, default=float)
     if a.json:
         Path(a.json).write_text(text + "\n", encoding="utf-8")

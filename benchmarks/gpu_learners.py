@@ -79,19 +79,21 @@ def model_column(meta: dict[str, Any]) -> str:
     if view == OLD_VIEW:
         return column
     window = "fitting-first window" if view["fitting_first"] else "submission window"
-    return f"{column}, {window}, {view['placement']} in node"
+    rank = ", node rank" if view["node_rank"] else ""
+    return f"{column}, {window}, {view['placement']} in node{rank}"
 
 
 #: The view of the models trained before the view was a setting: the first ``window`` queued
 #: tasks in submission order, and GPUs chosen within the placing agent's node by FGD's rule
 #: (the environment's default placement).
-OLD_VIEW = {"fitting_first": False, "placement": "fgd"}
+OLD_VIEW = {"fitting_first": False, "placement": "fgd", "node_rank": False}
 
 
 def view_of(setting: dict[str, Any]) -> dict[str, Any]:
     """The environment view a model was trained with (:data:`OLD_VIEW` where its setting does
     not say): ``fitting_first`` (the order agent's window shows the tasks that fit now first)
-    and ``placement`` (whose rule picks the GPUs within the node the place agent chose)."""
+    ``placement`` (whose rule picks the GPUs within the node the place agent chose) and
+    ``node_rank`` (the place agent sees each node's position in platform order)."""
     return {key: setting.get(key, value) for key, value in OLD_VIEW.items()}
 
 

@@ -4,7 +4,8 @@ Usage::
 
     python benchmarks/gpu_train.py --workload openb --role mappo --minutes 15 --seed 0 \\
         --out models/gpu/mappo_openb_seed0.pt [--freeze-order sjf] [--freeze-place fgd]
-        [--window 32] [--fitting-first] [--node-rule first_fit] [--validate-every 10]
+        [--window 32] [--fitting-first] [--node-rule first_fit] [--node-rank]
+        [--validate-every 10]
         [--agent-json '{"lr": 3e-4}']
         [--imitate sjf-first_fit --imitate-episodes 20 --imitate-epochs 10 --imitate-lr 1e-3]
 
@@ -20,10 +21,12 @@ is saved to ``--out`` with the setting and the training figures (at once, so a r
 keeps its best policy). The budget is wall-clock minutes (``--minutes``, the warm start included)
 or episodes (``--episodes``), whichever ends first; the figures record the wall and the CPU
 minutes the run got. ``--imitate PAIR`` first clones the pair's decisions on training episodes
-(:mod:`hdrm.agents.mappo_imitation`); the clone is validated as episode 0. ``--fitting-first``
-and ``--node-rule`` set the environment's view (:func:`benchmarks.gpu_learners.view_of`): the
-order agent's window shows the queued tasks that fit now first, and the GPUs within the node the
-place agent chose follow that placement's rule; the model records them and is evaluated so.
+(:mod:`hdrm.agents.mappo_imitation`); the clone is validated as episode 0. ``--fitting-first``,
+``--node-rule`` and ``--node-rank`` set the environment's view
+(:func:`benchmarks.gpu_learners.view_of`): the order agent's window shows the queued tasks that
+fit now first, the GPUs within the node the place agent chose follow that placement's rule, and
+the place agent sees each node's position in platform order; the model records them and is
+evaluated so.
 """
 
 from __future__ import annotations
@@ -74,11 +77,13 @@ GPU_MODEL_COMMANDS: dict[str, list[str]] = {
                                       '{"lr": 3e-5}', "--seed", str(k)]
        for k, minutes in ((0, "25"), (1, "9"), (2, "9"))},
     # the view of benchmarks/gpu_analysis.py's finding (session 16): the order agent's window
-    # shows the tasks that fit first (64 of them) and GPUs within the chosen node follow
-    # first_fit's rule, so that the cloned pair is played exactly
+    # shows the tasks that fit first (64 of them), GPUs within the chosen node follow
+    # first_fit's rule and the place agent sees each node's rank, so that the pair is played
+    # exactly and can be cloned exactly
     **{f"learned_place_ws_openb_seed{k}.pt": ["--workload", "openb", "--role", "learned_place",
                                               "--freeze-order", "sjf", "--fitting-first",
-                                              "--node-rule", "first_fit", "--window", "64",
+                                              "--node-rule", "first_fit", "--node-rank",
+                                              "--window", "64",
                                               "--minutes", "25", "--imitate", "sjf-first_fit",
                                               "--imitate-episodes", "30", "--agent-json",
                                               '{"lr": 3e-5}', "--seed", str(k)]
@@ -173,7 +178,8 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
 
 def view(a: argparse.Namespace) -> dict[str, Any]:
     """The environment view of the run (:func:`benchmarks.gpu_learners.view_of`)."""
-    return {"fitting_first": a.fitting_first, "placement": a.node_rule}
+    return {"fitting_first": a.fitting_first, "placement": a.node_rule,
+            "node_rank": a.node_rank}
 
 
 def teachers(imitate: str, frozen: dict[str, str]) -> dict[str, Any]:
@@ -276,6 +282,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--freeze-place", default="fgd", help="placement of the learned_order role")
     p.add_argument("--fitting-first", action="store_true",
                    help="the order agent's window shows the queued tasks that fit now first")
+    p.add_argument("--node-rank", action="store_true",
+                   help="the place agent sees each node's position in platform order")
     p.add_argument("--node-rule", default="fgd",
                    help="placement whose rule picks the GPUs within the place agent's node")
     p.add_argument("--agent-json", default="{}", help="agent settings over the role's")

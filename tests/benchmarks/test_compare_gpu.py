@@ -369,7 +369,8 @@ def test_a_model_without_a_view_keeps_its_column_and_the_old_view():
 
     meta = {"setting": {"role": "learned_place", "imitate": "sjf-first_fit"},
             "agent": {"params": {"freeze_order": "sjf"}}}
-    assert view_of(meta["setting"]) == OLD_VIEW == {"fitting_first": False, "placement": "fgd"}
+    assert view_of(meta["setting"]) == OLD_VIEW == {"fitting_first": False, "placement": "fgd",
+                                                "node_rank": False}
     assert model_column(meta) == "sjf + learned place, warm start sjf-first_fit"
     meta["setting"].update(fitting_first=True, placement="first_fit")
     assert model_column(meta) == ("sjf + learned place, warm start sjf-first_fit, "
