@@ -6,7 +6,7 @@ Usage::
         --out models/gpu/mappo_openb_seed0.pt [--freeze-order sjf] [--freeze-place fgd]
         [--window 32] [--fitting-first] [--node-rule first_fit] [--node-rank]
         [--validate-every 10]
-        [--agent-json '{"lr": 3e-4}']
+        [--agent-json '{"lr": 3e-4}'] [--rollout-device cpu] [--update-device cuda]
         [--imitate sjf-first_fit --imitate-episodes 20 --imitate-epochs 10 --imitate-lr 1e-3]
 
 Roles (:data:`benchmarks.gpu_learners.ROLE_COLUMNS`): ``mappo`` (two agents, centralised critic),
@@ -91,15 +91,17 @@ GPU_MODEL_COMMANDS: dict[str, list[str]] = {
 }
 
 
-def agent_config(role: str, freeze_order: str, freeze_place: str, extra: dict[str, Any]
-                 ) -> dict[str, Any]:
-    """The MAPPO agent block of a role."""
+def agent_config(role: str, freeze_order: str, freeze_place: str, extra: dict[str, Any],
+                 devices: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """The MAPPO agent block of a role; ``devices`` (``rollout_device``, ``update_device``)
+    go into its params where set (None: the agent's default), before ``extra``."""
     params: dict[str, Any] = {"mode": "factored" if role == "factored" else "mappo",
                               "torch_threads": 1}
     if role == "learned_order":
         params["freeze_place"] = freeze_place
     if role == "learned_place":
         params["freeze_order"] = freeze_order
+    params.update({k: v for k, v in (devices or {}).items() if v is not None})
     config = {"lr": 3e-4, "gamma": 1.0, "run": "train", "params": params}
     config.update({k: v for k, v in extra.items() if k != "params"})
     params.update(extra.get("params", {}))
@@ -150,7 +152,9 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
     starts = training_starts(setting, a.seed, a.episodes)
     # episodes cycle through starts
     env = make_env(setting, a.window, a.seed, starts, a.pick, view(a))
-    config = agent_config(a.role, a.freeze_order, a.freeze_place, json.loads(a.agent_json))
+    config = agent_config(a.role, a.freeze_order, a.freeze_place, json.loads(a.agent_json),
+                          {"rollout_device": a.rollout_device,
+                           "update_device": a.update_device})
     agent = make_agent(env, config, seed=a.seed)
     meta = _metadata(a, setting, config)
     clock = (time.perf_counter(), time.process_time())
@@ -286,6 +290,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="the place agent sees each node's position in platform order")
     p.add_argument("--node-rule", default="fgd",
                    help="placement whose rule picks the GPUs within the place agent's node")
+    p.add_argument("--rollout-device", help="where decisions run: cpu, cuda, cuda:N or auto "
+                   "(default: the agent's own, auto)")
+    p.add_argument("--update-device", help="where the learner trains: cpu, cuda, cuda:N or auto "
+                   "(default: the agent's own, auto)")
     p.add_argument("--agent-json", default="{}", help="agent settings over the role's")
     p.add_argument("--imitate", default="", help="warm start: behaviour cloning of this "
                    "ORDER-PLACEMENT pair's decisions before MAPPO (e.g. sjf-first_fit)")

@@ -375,3 +375,19 @@ def test_a_model_without_a_view_keeps_its_column_and_the_old_view():
     meta["setting"].update(fitting_first=True, placement="first_fit")
     assert model_column(meta) == ("sjf + learned place, warm start sjf-first_fit, "
                                   "fitting-first window, first_fit in node")
+
+
+def test_gpu_train_device_flags_go_into_the_agent_params():
+    from benchmarks.gpu_train import agent_config, parse
+
+    a = parse(["--out", "x.pt", "--rollout-device", "cpu", "--update-device", "cuda:1"])
+    config = agent_config(a.role, a.freeze_order, a.freeze_place, {},
+                          {"rollout_device": a.rollout_device, "update_device": a.update_device})
+    assert config["params"]["rollout_device"] == "cpu"
+    assert config["params"]["update_device"] == "cuda:1"
+    plain = parse(["--out", "x.pt"])
+    assert (plain.rollout_device, plain.update_device) == (None, None)
+    config = agent_config("mappo", "sjf", "fgd", {"params": {"update_device": "cpu"}},
+                          {"rollout_device": None, "update_device": "cuda"})
+    assert "rollout_device" not in config["params"]
+    assert config["params"]["update_device"] == "cpu"  # --agent-json has the last word
