@@ -25,6 +25,7 @@ import json
 import logging
 import math
 from collections import Counter
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,6 @@ from hdrm.workload.batsim_jobs import (  # noqa: F401  (FLOP_PER_GFLOP re-export
     read_jobs,
     require,
 )
-from hdrm.workload.dependencies import add_json_fields, from_json_fields
 from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, Job, Workload
 
 logger = logging.getLogger(__name__)
@@ -122,15 +122,33 @@ def workload_from_dict(
         job.idx = i
     others = {k: v for k, v in data.items() if k not in ("nb_res", "jobs", "profiles")}
     name = Path(source).name.removesuffix(".json")
-    return Workload(jobs, name, source, others or None, {}, nb_res,
-                    from_json_fields(jobs, source))
+    return Workload(jobs, name, source, others or None, {}, nb_res, _dependencies(jobs, source))
+
+
+def _dependencies(jobs: list[Job], source: str) -> Any:
+    """The jobs' dependencies (:func:`hdrm.workload.dependencies.from_json_fields`), or None.
+
+    Only a job with fields beyond Batsim's and hdrm's own (in ``job.extra``) can name preceding
+    jobs: without one, the dependencies module is not even imported.
+    """
+    if not any(map(_EXTRA, jobs)):
+        return None
+    from hdrm.workload.dependencies import from_json_fields
+
+    return from_json_fields(jobs, source)
+
+
+_EXTRA = attrgetter("extra")
 
 
 def workload_to_dict(workload: Workload, swf_fields: bool = True) -> dict[str, Any]:
     """Return the Batsim JSON document of ``workload`` (see :func:`write_batsim_json`)."""
     profiles: dict[str, dict] = {}
     jobs = [_write_job(job, profiles, swf_fields) for job in workload.jobs]
-    add_json_fields(jobs, workload)
+    if workload.dependencies is not None:
+        from hdrm.workload.dependencies import add_json_fields
+
+        add_json_fields(jobs, workload)
     nb_res = workload.nb_res
     if nb_res is None:
         nb_res = max((job.res for job in workload.jobs), default=1)

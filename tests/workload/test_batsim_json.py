@@ -341,3 +341,27 @@ def test_a_bad_column_value_is_named_by_job(field, value, message):
     doc["jobs"][2][field] = value
     with pytest.raises((WorkloadError, OverflowError), match=message):
         workload_from_dict(doc, "w.json")
+
+
+def test_jobs_without_extra_fields_leave_the_dependencies_module_unloaded(tmp_path):
+    # only a job with fields beyond Batsim's and hdrm's can name preceding jobs
+    import subprocess
+    import sys
+
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps({"nb_res": 2, "profiles": {"p": {"type": "delay", "delay": 5}},
+                                 "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"},
+                                          {"id": 2, "subtime": 1, "res": 2, "profile": "p"}]}))
+    linked = tmp_path / "linked.json"
+    linked.write_text(json.dumps({"nb_res": 2, "profiles": {"p": {"type": "delay", "delay": 5}},
+                                  "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"},
+                                           {"id": 2, "subtime": 1, "res": 2, "profile": "p",
+                                            "dependencies": [1], "think_time": 3}]}))
+    code = ("import sys; from hdrm.workload.batsim_json import read_batsim_json\n"
+            "w = read_batsim_json(sys.argv[1])\n"
+            "deps = w.dependencies\n"
+            "print('hdrm.workload.dependencies' in sys.modules, None if deps is None else\n"
+            "      (deps.job.tolist(), deps.pred.tolist(), deps.think_s.tolist()))")
+    runs = [subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                           text=True, check=True).stdout.strip() for path in (plain, linked)]
+    assert runs == ["False None", "True ([1], [0], [3.0])"]
