@@ -50,11 +50,16 @@ runs of ``benchmarks/gpu_train.py`` of at most 45 minutes of wall time each on t
 machine (the CPU minutes they actually got are in the table), not tuned results. Each is
 evaluated greedily through the multi-agent environment
 (:class:`hdrm.env.gpu_multiagent.GpuMultiAgentEnv`) on the same test windows, under the load it
-was trained for, with a work-conserving order agent (it may wait only when no task of its window
-of 32 fits); a frozen heuristic order is work-conserving too (it plays the greedy pair's
-decisions). ``warm start`` names the pair whose decisions were cloned before MAPPO
-(:mod:`hdrm.agents.mappo_imitation`). A spread of 0 means the greedy policy gave the same
-schedule under every seed."""
+was trained for and in the view it was trained in, with a work-conserving order agent (it may
+wait only when no task of its window fits); a frozen heuristic order is work-conserving too (it
+plays the greedy pair's decisions). The view (:func:`benchmarks.gpu_learners.view_of`): unless
+the column says otherwise, the order agent's window holds the 32 oldest queued tasks and the GPUs
+within the place agent's node follow FGD's rule, which makes even the pair itself score 1.04 x
+its engine run on openb (:doc:`mappo`); ``fitting-first window, first_fit in node, node rank``
+columns see up to 64 tasks, those that fit now first, place GPUs within the node by first_fit's
+rule and see each node's rank, in which the drivers play the pair exactly. ``warm start`` names
+the pair whose decisions were cloned before MAPPO (:mod:`hdrm.agents.mappo_imitation`). A spread
+of 0 means the greedy policy gave the same schedule under every seed."""
 
 
 SEEDS_NOTE = """\
