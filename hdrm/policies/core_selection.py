@@ -124,13 +124,15 @@ class CorePolicy:
 
 def _lowest_free(state: ClusterState, need: int, ids: Sequence[int]) -> list[int] | CoreRuns | None:
     """The ``need`` lowest free cores of one-core nodes ranked by id, read off the free runs
-    (the platform's id objects; runs of ids for a wide job); a list is left with its runs in
+    (the platform's id objects; runs of ids for a wide job), left with its runs in
     :attr:`~hdrm.core.state.ClusterState.last_runs`."""
     runs = state.free_set.lowest(need)
     if runs is None:
         return None
     if need > WIDE:  # runs of ids, never one int per core
-        return CoreRuns(runs)
+        chosen = CoreRuns(runs)  # the same runs: disjoint, apart and ascending
+        state.last_runs = (chosen, runs)
+        return chosen
     if type(ids) is Ids:  # its pool, sliced as a list (runs ascend: the last ends last)
         ids = ids.upto(runs[-1][1])
     if len(runs) == 1 and type(ids) is list:  # one slice: a new list already

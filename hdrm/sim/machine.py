@@ -197,7 +197,7 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
             power_w = self._wake_hosts(key, held, distinct, runs)
         now = self.now
         job = RunningJob(key, held, now, walltime_s if self.kill_on_walltime else math.inf)
-        job.power_w = power_w
+        job.power_w, job.runs = power_w, runs
         job.version = self._seq  # above any version a former run of this key left in the heap
         self._jobs[key] = job
         if delay_s is not None:
@@ -396,7 +396,7 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
         if type(cores) is tuple and follow is not None:
             self._free_following(cores, job.key)
         elif type(cores) is not tuple and isinstance(cores, CoreRuns):  # tuples: no ABC check
-            runs = cores.runs
+            runs = job.runs or cores.runs
             self._fill_runs(job_on, runs, _FREE)
             if follow is not None:
                 self._switch(cores, follow[1], follow[0], runs)

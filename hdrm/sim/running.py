@@ -40,7 +40,7 @@ class RunningJob:
     __slots__ = (
         "key", "cores", "start_s", "parallel", "delay_s", "ops_gflop", "remaining", "wall_left_s",
         "min_speed", "at_min", "updated_s", "end_s", "version", "energy_j", "power_w", "energy_t",
-        "walltime_hit",
+        "walltime_hit", "runs",
     )
 
     def __init__(self, key: int, cores: Sequence[int], start_s: float, walltime_s: float) -> None:
@@ -61,6 +61,8 @@ class RunningJob:
         self.power_w = 0.0  # current power of its hosts
         self.energy_t = start_s
         self.walltime_hit = False
+        #: a wide job's runs of hosts (those of ``cores``, a CoreRuns), kept for its end
+        self.runs: list[tuple[int, int]] | None = None
 
     def delay_run_s(self, delay_s: float) -> float:
         """Make this a delay job; returns how long it runs (its delay, or its walltime)."""

@@ -208,6 +208,34 @@ def test_a_placement_read_off_the_free_runs_is_taken_without_splitting_it(monkey
         s.allocate(job(2, res=2), [9, 8], 2.0)  # not the placement's list
 
 
+def test_a_wide_placement_is_kept_as_the_allocation_with_its_runs(monkeypatch):
+    """A wide job's placement read off the free runs (a CoreRuns) is left with those runs in
+    ``last_runs`` and allocated as it is: the same object, its runs neither split again nor
+    made into a second CoreRuns (a CoreRuns given otherwise is kept too)."""
+    import hdrm.core.lazy_jobs
+    from hdrm.core.runs import WIDE, CoreRuns
+    from hdrm.policies.core_selection import CORE_POLICIES
+
+    s = ClusterState(Platform.homogeneous(4 * WIDE), make_contention("none"))
+    s.allocate(job(0, res=3), [0, 1, 2], 0.0)
+    s.allocate(job(1, res=2), [10, 11], 0.0)
+    rng = np.random.default_rng(0)
+    cores = CORE_POLICIES.get("high_gflops").select(s, job(2, res=WIDE + 1), rng)
+    assert type(cores) is CoreRuns and s.last_runs == (cores, [(3, 10), (12, WIDE + 6)])
+    assert s.last_runs[0] is cores
+
+    def split(cores):
+        raise AssertionError("split into runs again")
+
+    monkeypatch.setattr(hdrm.core.lazy_jobs, "core_runs", split)
+    s.allocate(job(2, res=WIDE + 1), cores, 1.0)
+    assert s.alloc[2] is cores and s.last_runs is None
+    assert s.free_set.runs == [(WIDE + 6, 4 * WIDE)]
+    given = CoreRuns([(WIDE + 6, 2 * WIDE + 7)])
+    s.allocate(job(3, res=WIDE + 1), given, 2.0)
+    assert s.alloc[3] is given and s.free_set.runs == [(2 * WIDE + 7, 4 * WIDE)]
+
+
 def test_runs_of_only_starts_or_only_ends_are_handed_as_queued(monkeypatch):
     """A lazy state's batch of starts only, or of ends only, cannot overlap (a core is taken
     twice only if freed in between): it is handed as queued, with no sweep; a mixed batch is
