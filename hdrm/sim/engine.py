@@ -17,10 +17,9 @@ import math
 import operator
 import time as _time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 
-from hdrm.core.dependencies import DependencyGate, released_copy
 from hdrm.core.scheduler import DecisionCore, Start
 from hdrm.lazy import LazyGenerator
 from hdrm.platform.model import Platform
@@ -35,6 +34,9 @@ from hdrm.sim.machine import Machine, machine_for
 from hdrm.sim.run_loop import STEPS, run_decisions
 from hdrm.workload.batsim_json import check_supported
 from hdrm.workload.job import Job, Workload
+
+if TYPE_CHECKING:  # imported where a workload has dependencies
+    from hdrm.core.dependencies import DependencyGate
 
 REJECTED = "REJECTED"
 _IDX = operator.attrgetter("idx")
@@ -124,6 +126,8 @@ def gate_and_arrivals(workload: Workload) -> tuple[DependencyGate | None, list[J
     deps = workload.dependencies
     if deps is None or not len(deps):
         return None, _submission_order(workload.jobs)
+    from hdrm.core.dependencies import DependencyGate  # workloads with dependencies only
+
     gate = DependencyGate(deps)
     held = gate.dependent
     return gate, _submission_order([j for j in workload.jobs if j.idx not in held])
@@ -257,6 +261,8 @@ class Simulation:
 
     def _submit_released(self, t: float) -> None:
         """Submit the jobs whose preceding jobs ended, released at ``t`` or before."""
+        from hdrm.core.dependencies import released_copy  # (loaded with the gate that made heap)
+
         heap, jobs = self._releases, self._jobs
         while heap and heap[0][0] <= t:
             release_s, _, idx = heapq.heappop(heap)

@@ -174,3 +174,23 @@ def test_a_chain_through_the_whole_trace(tmp_path):
     outcomes = Simulation(platform, load, SimulationConfig(contention="none")).run("fcfs").outcomes
     assert [o.start_s for o in outcomes] == [3.0 * k for k in range(500)]
     assert outcomes[-1].finish_s == 1499.0
+
+
+def test_a_run_without_dependencies_does_not_load_the_gate():
+    """The engine imports hdrm.core.dependencies only for a workload with dependencies: a
+    plain replay (a fresh process) never loads it (the runs with dependencies above load it
+    where they need it)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from hdrm.platform.model import Platform\n"
+            "from hdrm.sim.engine import Simulation, SimulationConfig\n"
+            "from hdrm.workload.job import Job, Workload\n"
+            "jobs = [Job(id=str(i), idx=i, submit_s=float(i), res=1, run_time_s=2.0, "
+            "walltime_s=5.0) for i in range(3)]\n"
+            "result = Simulation(Platform.homogeneous(2), Workload(jobs), "
+            "SimulationConfig(contention='none')).run('fcfs')\n"
+            "print(len(result.outcomes), 'hdrm.core.dependencies' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.split() == ["3", "False"], out.stderr
