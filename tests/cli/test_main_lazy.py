@@ -92,7 +92,8 @@ def test_a_batsim_json_replay_on_a_simgrid_platform_needs_no_numpy(tmp_path):
     assert "hdrm.sim.outputs" in loaded and (tmp_path / "out" / "out_jobs.csv").exists()
     heavy = {"numpy", "defusedxml", "lxml", "hdrm.workload.swf", "hdrm.platform.loader"} & loaded
     assert not heavy, sorted(heavy)  # (nor the SWF reader and the JSON platform loader)
-    # nor what a CPU platform without tenants never uses: accelerator types, SLA orders
-    unused = {"hdrm.platform.accelerators", "hdrm.policies.sla_orders",
-              "hdrm.workload.tenants"} & loaded
+    # nor what a CPU platform without tenants or dependencies never uses: accelerator types,
+    # SLA orders, the dependency graph
+    unused = {"hdrm.platform.accelerators", "hdrm.policies.sla_orders", "hdrm.workload.tenants",
+              "hdrm.workload.dependencies", "hdrm.core.dependencies"} & loaded
     assert not unused, sorted(unused)
