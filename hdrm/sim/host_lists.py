@@ -103,10 +103,13 @@ class HostLists:
             raise SimulationError("this machine's host states follow their jobs "
                                   "(follow_occupancy): starts and ends set them, nothing else")
 
-    def _take_following(self, hosts: tuple[int, ...], key: int) -> float | None:
+    def _take_following(self, hosts: tuple[int, ...], key: int
+                        ) -> tuple[float, list[tuple[int, int]] | None] | None:
         """Give ``hosts`` (a narrow job's, non-empty) to job ``key`` and switch them to the
-        running state, with one power step (hosts that follow their jobs); returns their power.
-        None, with nothing done, unless they are distinct existing free hosts."""
+        running state, with one power step (hosts that follow their jobs); returns their power
+        and the runs of consecutive hosts taken (None for one host), which
+        :meth:`_free_following` may be given back. None, with nothing done, unless they are
+        distinct existing free hosts."""
         job_on, states = self.job_on, self.state
         running, free = self._follow  # type: ignore[misc]
         n, first, size = len(hosts), hosts[0], len(job_on)
@@ -116,6 +119,7 @@ class HostLists:
                 return None
             job_on[first] = key
             states[first] = running
+            runs = None
         elif (hosts[-1] == last - 1 and 0 <= first and last <= size
                 and hosts == tuple(range(first, last))):  # one run of consecutive hosts
             if job_on[first:last].count(_FREE) != n:
@@ -126,8 +130,11 @@ class HostLists:
             else:  # compact arrays (a narrow job: short runs, the arrays' own slices)
                 job_on[first:last] = array.array(job_on.typecode, (key,)) * n
                 states[first:last] = _ITEMS[states.typecode][running] * n
-        elif not self._take_runs_following(hosts, key):
-            return None
+            runs = [(first, last)]
+        else:
+            runs = self._take_runs_following(hosts, key)
+            if runs is None:
+                return None
         row = self._power[0]
         delta = n * (row[running] - row[free])
         if delta:  # the power step (_step_following, inline)
@@ -135,12 +142,14 @@ class HostLists:
             self._total_energy += self._total_power * (now - self._total_t)
             self._total_t = now
             self._total_power += delta
-        return 0.0 + n * row[running]
+        return 0.0 + n * row[running], runs
 
-    def _take_runs_following(self, hosts: tuple[int, ...], key: int) -> bool:
+    def _take_runs_following(self, hosts: tuple[int, ...], key: int
+                             ) -> list[tuple[int, int]] | None:
         """:meth:`_take_following`'s hosts and states of ``hosts`` in several runs, taken run by
-        run (a slice check and two slice writes each); False, with nothing left taken, unless
-        they are distinct existing free hosts (a host given twice is found taken, by ``key``)."""
+        run (a slice check and two slice writes each); returns the runs taken, or None, with
+        nothing left taken, unless they are distinct existing free hosts (a host given twice is
+        found taken, by ``key``)."""
         job_on, states = self.job_on, self.state
         running, free = self._follow  # type: ignore[misc]
         size = len(job_on)
@@ -159,7 +168,7 @@ class HostLists:
                 for a, b in taken:  # undo: the caller's path decides (and names the culprit)
                     self._fill_runs(job_on, ((a, b),), _FREE)
                     self._fill_runs(states, ((a, b),), free)
-                return False
+                return None
             if lists:
                 job_on[lo:hi] = [key] * n
                 states[lo:hi] = [running] * n
@@ -168,16 +177,21 @@ class HostLists:
                 states[lo:hi] = busy * n
             taken.append((lo, hi))
             lo = prev = c
-        return True
+        return taken
 
-    def _free_following(self, hosts: tuple[int, ...], key: int) -> None:
-        """Mark ``hosts`` (job ``key``'s, a tuple) free and switch them to the free state, with
-        one power step (hosts that follow their jobs)."""
+    def _free_following(self, hosts: tuple[int, ...], key: int,
+                        runs: list[tuple[int, int]] | None = None) -> None:
+        """Mark ``hosts`` (job ``key``'s, a tuple; ``runs``: the runs :meth:`_take_following`
+        took for them, if kept) free and switch them to the free state, with one power step
+        (hosts that follow their jobs)."""
         job_on, states = self.job_on, self.state
         running, free = self._follow  # type: ignore[misc]
         n, first = len(hosts), hosts[0]
         last = first + n
-        if n > 2 and hosts[-1] == last - 1 and job_on[first:last].count(key) == n:
+        if runs is not None:  # exactly its hosts, run by run
+            self._fill_runs(job_on, runs, _FREE)
+            self._fill_runs(states, runs, free)
+        elif n > 2 and hosts[-1] == last - 1 and job_on[first:last].count(key) == n:
             # n hosts of the job in a run of n: exactly its hosts (it holds each once)
             if type(job_on) is list:
                 job_on[first:last] = [_FREE] * n

@@ -179,7 +179,7 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
         if not cores:
             raise SimulationError(f"job {key}: empty allocation")
         distinct = False  # the hosts are known to be distinct
-        runs = None  # a wide job's runs, made once for every step below
+        runs = None  # the runs of hosts taken, where made: kept for the job's end
         if len(cores) > WIDE:
             held: Sequence[int] = CoreRuns.of(cores)
             runs = held.runs
@@ -187,8 +187,9 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
         else:
             held = tuple(cores)
             if self._follow is not None:  # the hosts wake with the job
-                power_w = self._take_following(held, key)
-                distinct = power_w is not None  # (taken and woken)
+                taken = self._take_following(held, key)
+                distinct = taken is not None  # (taken and woken)
+                power_w, runs = taken or (None, None)
             else:
                 power_w = self._take_narrow(held, key) if self._exact_lists else None
             if power_w is None:  # nothing done yet
@@ -394,7 +395,7 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
         cores = job.cores
         follow = self._follow  # (hosts that follow their jobs go back to sleep with them)
         if type(cores) is tuple and follow is not None:
-            self._free_following(cores, job.key)
+            self._free_following(cores, job.key, job.runs)
         elif type(cores) is not tuple and isinstance(cores, CoreRuns):  # tuples: no ABC check
             runs = job.runs or cores.runs
             self._fill_runs(job_on, runs, _FREE)

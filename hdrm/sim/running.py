@@ -61,7 +61,8 @@ class RunningJob:
         self.power_w = 0.0  # current power of its hosts
         self.energy_t = start_s
         self.walltime_hit = False
-        #: a wide job's runs of hosts (those of ``cores``, a CoreRuns), kept for its end
+        #: the runs of ``cores`` its start took (a wide job's, or a narrow one's on hosts that
+        #: follow their jobs), kept for its end; None where not made
         self.runs: list[tuple[int, int]] | None = None
 
     def delay_run_s(self, delay_s: float) -> float:

@@ -150,6 +150,28 @@ def test_following_hosts_by_hand():
     assert m.job_on.count(-1) == N - 1 and m.state.count(RUN) == 1  # nothing else taken
 
 
+@pytest.mark.parametrize("compact", [False, True])
+def test_following_hosts_keep_the_runs_they_took_for_the_end(compact):
+    """A narrow job on hosts that follow their jobs keeps the runs of hosts its start took
+    (one run, or several) and its end frees them by those runs: every host free and asleep
+    again, the power back to all asleep, the energy by hand."""
+    n = 1100 if compact else N
+    m = Machine([(1.0, 0.75, 0.0, 0.0)] * n, [ROW] * n, SLEEP, host_energy=False, compact=compact)
+    assert (type(m.state) is list) != compact and m.follow_occupancy(RUN, SLEEP)
+    m.start(1, [4, 5, 6, 9, 10], delay_s=2.0)
+    m.start(2, [0, 1], delay_s=4.0)
+    m.start(3, [7], delay_s=1.0)
+    assert [m._jobs[k].runs for k in (1, 2, 3)] == [[(4, 7), (9, 11)], [(0, 2)], None]
+    assert list(m.job_on[:12]) == [2, 2, -1, -1, 1, 1, 1, 3, -1, 1, 1, -1]
+    assert m.power_w == n * 5.0 + 8 * 95.0
+    ends = m.advance(10.0)
+    assert [(e.key, e.cores, e.energy_j) for e in ends] == [
+        (3, (7,), 100.0), (1, (4, 5, 6, 9, 10), 1000.0), (2, (0, 1), 800.0)]
+    assert list(m.job_on) == [-1] * n and list(m.state) == [SLEEP] * n
+    assert m.power_w == n * 5.0
+    assert m.energy_j() == 10.0 * n * 5.0 + (1.0 * 1 + 2.0 * 5 + 4.0 * 2) * 95.0
+
+
 @settings(max_examples=120, deadline=None)
 @given(st.lists(st.tuples(st.lists(st.integers(0, N - 1), min_size=1, max_size=N, unique=True),
                           st.booleans(), st.integers(0, 5), st.booleans()),
