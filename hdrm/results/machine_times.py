@@ -22,11 +22,11 @@ runs of consecutive cores, not the cores of each job:
 
 from __future__ import annotations
 
-import bisect
 import math
 import operator
 import sys
 from array import array
+from bisect import bisect_right
 from itertools import chain, repeat
 from typing import Iterable
 
@@ -85,9 +85,10 @@ class MachineTimes:
     def add(self, run_s: float, end_s: float, runs: Iterable[tuple[int, int]]) -> None:
         """Book a job that ran ``run_s`` seconds, ended at ``end_s``, on the cores of ``runs``
         (sorted, merged ``(first, last + 1)``)."""
-        if self._cuts is not None:
+        cuts = self._cuts
+        if cuts is not None:
             self._add_to_segments(run_s, end_s, runs)
-            if len(self._cuts) > SEGMENTS_MAX:
+            if len(cuts) > SEGMENTS_MAX:
                 self._to_arrays()
             return
         busy = self._busy
@@ -129,17 +130,19 @@ class MachineTimes:
         the first of equals and a nan already there; a nan end is written as it is)."""
         cuts, seg_busy, seg_last = self._cuts, self._seg_busy, self._seg_last
         nan_end = end_s != end_s
+        computing = self._computing.append
+        size = self._size
         for lo, hi in runs:
-            if hi > self._size:
-                self._size = hi
-            self._computing.append(run_s * (hi - lo))
-            first = bisect.bisect_right(cuts, lo) - 1
+            if hi > size:
+                size = self._size = hi
+            computing(run_s * (hi - lo))
+            first = bisect_right(cuts, lo) - 1
             if cuts[first] != lo:  # cut the segment holding lo
                 first += 1
                 cuts.insert(first, lo)
                 seg_busy.insert(first, seg_busy[first - 1])
                 seg_last.insert(first, seg_last[first - 1])
-            last = bisect.bisect_right(cuts, hi, first) - 1
+            last = bisect_right(cuts, hi, first) - 1
             if cuts[last] != hi:
                 last += 1
                 cuts.insert(last, hi)
