@@ -6,7 +6,6 @@ looking up a missing name raises :class:`~hdrm.errors.ConfigError` naming the cl
 
 from __future__ import annotations
 
-import difflib
 from typing import Callable, Generic, Iterator, TypeVar
 
 from hdrm.errors import ConfigError
@@ -16,6 +15,8 @@ T = TypeVar("T")
 
 def suggest(name: str, choices: list[str] | tuple[str, ...]) -> str:
     """Return a human hint naming the closest choices to ``name``, or an empty string."""
+    import difflib  # only when a name is wrong: a run with good names never loads it
+
     close = difflib.get_close_matches(str(name), list(choices), n=3, cutoff=0.5)
     if not close:
         return ""
