@@ -188,9 +188,16 @@ class HostLists:
         running, free = self._follow  # type: ignore[misc]
         n, first = len(hosts), hosts[0]
         last = first + n
-        if runs is not None:  # exactly its hosts, run by run
-            self._fill_runs(job_on, runs, _FREE)
-            self._fill_runs(states, runs, free)
+        if runs is not None:  # exactly its hosts, run by run (narrow: short runs)
+            if type(job_on) is list:
+                for lo, hi in runs:
+                    job_on[lo:hi] = [_FREE] * (hi - lo)
+                    states[lo:hi] = [free] * (hi - lo)
+            else:
+                unused, asleep = _ITEMS[job_on.typecode][_FREE], _ITEMS[states.typecode][free]
+                for lo, hi in runs:
+                    job_on[lo:hi] = unused * (hi - lo)
+                    states[lo:hi] = asleep * (hi - lo)
         elif n > 2 and hosts[-1] == last - 1 and job_on[first:last].count(key) == n:
             # n hosts of the job in a run of n: exactly its hosts (it holds each once)
             if type(job_on) is list:
