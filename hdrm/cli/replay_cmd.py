@@ -20,6 +20,8 @@ from hdrm.sim.outputs import job_results, schedule_summary, write_outputs
 from hdrm.sim.preemption import parse_preemption, refuse_accelerators
 
 if TYPE_CHECKING:
+    from hdrm.core.scheduler import DecisionCore
+    from hdrm.policies.pairs import PolicyPair
     from hdrm.workload.tenants import TenantTable
 
 EPILOG = """examples:
@@ -249,7 +251,8 @@ def _tenants(args: argparse.Namespace, workload, policy: str) -> TenantTable | N
     return tenants_for(workload, args.tenants, args.sla)
 
 
-def _bound(pair, tenants: TenantTable | None, core):
+def _bound(pair: PolicyPair, tenants: TenantTable | None, core: DecisionCore | None
+           ) -> PolicyPair:
     """``pair`` with its SLA order bound to the run's tenants and decision core (``core``: None
     under Batsim); unchanged without tenants, and then the tenants' code is never imported."""
     if tenants is None:
