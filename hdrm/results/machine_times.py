@@ -75,6 +75,7 @@ class MachineTimes:
         # segments (while numpy is not loaded): cuts, and each segment's busy time and last end
         self._cuts: list[int] | None = [0, _END]
         self._seg_busy, self._seg_last = [0.0], [0.0]
+        self._nan_last = False  # a segment's last end may be nan (a nan end was added)
         # per-core arrays (numpy loaded, or too many segments)
         self._busy = array("d")
         self._last_end = None if segments else np.zeros(0)
@@ -154,8 +155,13 @@ class MachineTimes:
                     seg_last[first] = end_s
             else:
                 seg_busy[first:last] = map(operator.add, seg_busy[first:last], repeat(run_s))
-                seg_last[first:last] = (repeat(end_s, last - first) if nan_end else
-                                        map(max, seg_last[first:last], repeat(end_s)))
+                if nan_end or (not self._nan_last and end_s > max(seg_last[first:last])):
+                    # (above every last end there, none nan: max keeps end_s everywhere)
+                    seg_last[first:last] = repeat(end_s, last - first)
+                else:
+                    seg_last[first:last] = map(max, seg_last[first:last], repeat(end_s))
+        if nan_end:
+            self._nan_last = True
 
     def _per_core(self, values: list[float]) -> list[float]:
         """Segment values repeated over their cores, for cores ``0 .. size - 1``."""

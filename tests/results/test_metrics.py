@@ -211,6 +211,21 @@ def test_nan_ends_spread_and_a_short_replay_needs_no_numpy():
     assert math.isnan(machine_times_of(spans)[1])  # numpy's path (np.maximum spreads nan)
 
 
+@pytest.mark.parametrize("segments", [True, False])
+def test_a_later_end_covering_a_nan_end_keeps_it(segments):
+    """A job whose end is above every other last end of its cores still leaves the nan a job
+    before it wrote there (max keeps a nan already there): on segments, where such a job
+    overwrites the last ends at once, as core by core."""
+    nan = float("nan")
+    spans = [(1.0, nan, [(10, 20)]), (1.0, 9.0, [(0, 40)]), (2.0, 12.0, [(5, 30)])]
+    assert math.isnan(machine_times_of(spans, segments)[1])  # (as np.maximum spreads it)
+    finite = [(1.0, 4.0, [(10, 20)]), (1.0, 9.0, [(0, 40)]), (2.0, 12.0, [(5, 30)])]
+    # computing 1 x 10 + 1 x 40 + 2 x 25; idle: last ends 12 on 25 cores and 9 on 15, busy
+    # 4 on 10 cores, 3 on 15, 1 on 15
+    assert machine_times_of(finite, segments) == _by_core(finite) == (
+        100.0, 25 * 12.0 + 15 * 9.0 - (10 * 4.0 + 15 * 3.0 + 15 * 1.0))
+
+
 def test_summary_columns_equal_the_single_metrics():
     # summarize makes its job columns in one pass: the same values as each metric alone
     jobs = example_jobs() + [
