@@ -94,8 +94,9 @@ def compiled_copy(folder: Path) -> Path:
     (as ``pip install`` leaves it); returns the folder to put on ``PYTHONPATH``."""
     source = folder / "src"
     shutil.copytree(ROOT / "hdrm", source / "hdrm", ignore=shutil.ignore_patterns("__pycache__"))
-    if not compileall.compile_dir(source / "hdrm", quiet=1):
-        raise SystemExit(f"cannot byte-compile the copy of hdrm in {source}")
+    if not compileall.compile_dir(source / "hdrm", quiet=1):  # errors printed: a module that
+        # does not compile fails where a run imports it, as it would from the checkout
+        print(f"warning: some modules of {source / 'hdrm'} do not compile (above)", file=sys.stderr)
     return source
 
 
