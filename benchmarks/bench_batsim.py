@@ -138,7 +138,10 @@ def finish(procs: list[Proc], timeout_s: float) -> dict[str, float]:
         if proc.popen.returncode != 0:
             for p in pending.values():
                 p.popen.kill()
-            raise SystemExit(f"{proc.name} exited with {proc.popen.returncode}; see {proc.log.name}")
+            # the log's folder is a temporary one, removed on the way out: quote its end
+            tail = "".join(Path(proc.log.name).read_text(errors="replace").splitlines(True)[-15:])
+            raise SystemExit(f"{proc.name} exited with {proc.popen.returncode}; the end of "
+                             f"{proc.log.name}:\n{tail}")
     return cpu
 
 
