@@ -1,13 +1,14 @@
 """Power-state changes of the simulated machine's hosts, host by host and run by run in one batch.
 
-:meth:`Machine.apply_states <hdrm.sim.machine.Machine.apply_states>` changes hosts one by one:
-a busy host re-times its job. A batch of runs of changes (:meth:`~hdrm.sim.machine.Machine.
-apply_runs`) is mostly runs of free hosts of one type and one state (jobs about to start, or
-that just ended), with a few hosts of running jobs among them (a processor slowed or sped up by
-the job beside it). :class:`HostChanges` applies such a batch run by run: a run of free, alike
-hosts by C-level passes, any other host by host, all in the batch's order with one sum of the
-power change, so the result is that of the host-by-host loop over the whole batch, to the bit.
-It also finds a parallel job's slowest host (its speed and how many hosts have it) run by run.
+:meth:`Machine.apply_states <hdrm.sim.machine_states.MachineStates.apply_states>` changes hosts
+one by one: a busy host re-times its job. A batch of runs of changes
+(:meth:`~hdrm.sim.machine_states.MachineStates.apply_runs`) is mostly runs of free hosts of one
+type and one state (jobs about to start, or that just ended), with a few hosts of running jobs
+among them (a processor slowed or sped up by the job beside it). :class:`HostChanges` applies
+such a batch run by run: a run of free, alike hosts by C-level passes, any other host by host,
+all in the batch's order with one sum of the power change, so the result is that of the
+host-by-host loop over the whole batch, to the bit. It also finds a parallel job's slowest host
+(its speed and how many hosts have it) run by run.
 """
 
 from __future__ import annotations

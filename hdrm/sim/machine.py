@@ -34,8 +34,9 @@ in two flat arrays of doubles that runs of hosts update through numpy views of t
 with no conversion: the same float operations either way.
 
 How jobs enter and leave it (their start arguments, their end records and Batsim's final states)
-is :mod:`hdrm.sim.job_end`, re-exported here; its read-only queries are
-:mod:`hdrm.sim.machine_queries`. The machine keeps no scheduling logic: engines
+is :mod:`hdrm.sim.job_end`, re-exported here; its power-state commands are
+:mod:`hdrm.sim.machine_states` and its read-only queries :mod:`hdrm.sim.machine_queries`, both
+mixed in. The machine keeps no scheduling logic: engines
 (the built-in simulator, the Batsim-protocol server) decide what runs where and when states change.
 """
 
@@ -45,7 +46,7 @@ import array
 import heapq
 import itertools
 import math
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from hdrm.core.runs import WIDE, CoreRuns
 from hdrm.errors import SimulationError
@@ -62,6 +63,7 @@ from hdrm.sim.job_end import (  # noqa: F401 (re-exported: their former home)
     start_kwargs,
 )
 from hdrm.sim.machine_queries import MachineQueries
+from hdrm.sim.machine_states import MachineStates
 from hdrm.sim.running import RunningJob
 
 _FREE = -1
@@ -80,11 +82,13 @@ def machine_for(platform: Platform, kill_on_walltime: bool = True) -> "Machine":
     return Machine(speeds, powers, SLEEPING, kill_on_walltime, host_energy=False, compact=True)
 
 
-class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
+class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
     """Hosts with power states executing jobs.
 
-    Its read-only queries (size, power, energies, progress of running jobs, next end) are those
-    of :class:`~hdrm.sim.machine_queries.MachineQueries`, mixed in.
+    Its power-state commands (:meth:`~hdrm.sim.machine_states.MachineStates.set_state`,
+    ``apply_states``, ``apply_runs``) are those of :class:`~hdrm.sim.machine_states.MachineStates`
+    and its read-only queries (size, power, energies, progress of running jobs, next end) those
+    of :class:`~hdrm.sim.machine_queries.MachineQueries`, both mixed in.
 
     Args:
         speeds_gflops: per host, its speed in each power state.
@@ -265,86 +269,6 @@ class Machine(HostLists, HostRuns, HostChanges, MachineQueries):
             raise SimulationError(f"cannot kill job {key}: it is not running")
         progress = self.progress(key)
         return self._finish(job, COMPLETED_KILLED, progress)
-
-    def set_state(self, hosts: Iterable[int], state: int, speed_factor: float = 1.0) -> None:
-        """Switch ``hosts`` to power ``state`` now, re-timing the jobs running on them.
-
-        Args:
-            hosts: host indices.
-            state: the power state.
-            speed_factor: multiplies the state's speed (continuous contention models); 1 in Batsim.
-
-        Raises:
-            SimulationError: an unknown host or power state.
-        """
-        changes = {}
-        n = len(self.state)
-        for c in hosts:
-            if not 0 <= c < n:
-                raise SimulationError(f"unknown resource {c} (0..{n - 1})")
-            if not 0 <= state < len(self._speeds[c]):
-                raise SimulationError(f"resource {c} has no power state {state}")
-            changes[c] = (state, speed_factor)
-        self.apply_states(changes)
-
-    def apply_states(self, changes: dict[int, tuple[int, float]]) -> None:
-        """Apply ``{host: (state, speed_factor)}`` now, re-timing the jobs on changed hosts.
-
-        A parallel job is re-timed when the speed of its slowest host changes; its minimum speed
-        is kept up to date in O(1) per changed host, and recomputed over its hosts only when the
-        last of its hosts at the minimum speeds up.
-        """
-        if self._follow is not None:
-            self._refuse_changes()
-        if len(changes) <= WIDE:
-            if self._apply_free_hosts(changes):
-                return
-        elif len(changes) > 2 * WIDE and self._apply_uniform(changes):
-            return
-        touched: dict[int, float] = {}  # job -> its min speed before the changes
-        stale: set[int] = set()  # jobs whose min speed must be recomputed
-        delta = self._change_hosts(changes.items(), 0.0, touched, stale)
-        self._after_changes(delta, touched, stale)
-
-    def _apply_free_hosts(self, changes: dict[int, tuple[int, float]]) -> bool:
-        """:meth:`apply_states` (the same additions in the same order) when no changed host
-        runs a job (woken before its job starts, or freed); False, nothing done, otherwise."""
-        job_on, size = self.job_on, len(self.job_on)
-        for c in changes:
-            if not 0 <= c < size or job_on[c] != _FREE:
-                return False
-        now, power, states, factor = self.now, self._power, self.state, self._factor
-        acc, last, delta = self._energy_acc, self._energy_t, 0.0
-        for c, (state, speed_factor) in changes.items():
-            old = states[c]
-            if old == state and factor[c] == speed_factor:
-                continue
-            pw = power[c]
-            if acc is not None:
-                acc[c] += pw[old] * (now - last[c])
-                last[c] = now
-            delta += pw[state] - pw[old]
-            states[c] = state
-            factor[c] = speed_factor
-            if speed_factor != 1.0:
-                self._unit_factors = False
-        if delta:  # _step_total_power, inline
-            self._total_energy += self._total_power * (now - self._total_t)
-            self._total_t = now
-            self._total_power += delta
-        return True
-
-    def apply_runs(self, runs: Sequence[tuple[int, int, tuple[int, float]]]) -> None:
-        """:meth:`apply_states` for runs of hosts ``(first, last + 1, (state, speed_factor))``
-        that do not overlap: the same result as the mapping of every host of every run, in
-        order, at a cost that follows the runs (C-level passes) when their hosts are free."""
-        if self._follow is not None:
-            self._refuse_changes()
-        if self._exact_lists and type(runs) is list and self._apply_free_list_runs(runs):
-            return
-        runs = list(runs)
-        if not self._apply_free_runs(runs):
-            self._apply_mixed(runs)  # runs of free hosts still by runs, the others host by host
 
     def advance(self, t: float) -> list[JobEnd]:
         """Move time to ``t`` and return the jobs that end at or before ``t``, in end order.

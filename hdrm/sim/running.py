@@ -4,9 +4,9 @@ A ``parallel_homogeneous`` job runs as one SimGrid parallel task (``ptask_L07``)
 bounded by every host's speed divided by that host's work, so with the same work on every host all
 of them advance in lock-step at the speed of the slowest one. The job therefore keeps one remaining
 amount of work (GFLOP per host) that drops by ``min(speed) * dt``, and the speed of its slowest host
-with the number of its hosts at that speed, which :meth:`~hdrm.sim.machine.Machine.apply_states`
-updates in O(1) per changed host, recomputing it over the job's hosts only when the last host at the
-minimum speeds up.
+with the number of its hosts at that speed, which
+:meth:`~hdrm.sim.machine_states.MachineStates.apply_states` updates in O(1) per changed host,
+recomputing it over the job's hosts only when the last host at the minimum speeds up.
 
 Walltimes follow Batsim 4.2.1 (``src/jobs_execution.cpp``, ``src/task_execution.cpp``) on SimGrid
 3.32: a delay job succeeds only if ``delay < walltime`` (a plain comparison); a parallel job is an
