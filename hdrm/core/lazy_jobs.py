@@ -59,6 +59,12 @@ class LazyJobs(PowerStates):
         self._queue_lazy = False
         return True
 
+    @property
+    def held_runs(self) -> dict[int, list[tuple[int, int]]]:
+        """Read-only use: job key -> the runs of consecutive core ids of a narrow job's cores,
+        in their order (:func:`~hdrm.core.runs.core_runs`), for the jobs allocated lazily."""
+        return self._held
+
     def _allocate_lazy(self, job: Job, cores: Sequence[int]) -> None:
         """Give ``cores`` to ``job`` (which holds none): a wide job without memory keeps them as
         runs (:class:`~hdrm.core.runs.CoreRuns`), any other a tuple.

@@ -27,11 +27,13 @@ from __future__ import annotations
 import array
 from typing import Sequence
 
-from hdrm.core.runs import WIDE
+from hdrm.core.runs import WIDE, core_runs
 from hdrm.errors import SimulationError
 from hdrm.sim.host_runs import _ITEMS, _repeated_sum
 
 _FREE = -1
+#: Runs of at most this many hosts are taken and freed item by item (slices cost more).
+_SHORT = 4
 #: Integers of magnitude below this (2**53) are floats exactly.
 _EXACT = 2**53
 
@@ -103,13 +105,14 @@ class HostLists:
             raise SimulationError("this machine's host states follow their jobs "
                                   "(follow_occupancy): starts and ends set them, nothing else")
 
-    def _take_following(self, hosts: tuple[int, ...], key: int
+    def _take_following(self, hosts: tuple[int, ...], key: int,
+                        runs: list[tuple[int, int]] | None = None
                         ) -> tuple[float, list[tuple[int, int]] | None] | None:
-        """Give ``hosts`` (a narrow job's, non-empty) to job ``key`` and switch them to the
-        running state, with one power step (hosts that follow their jobs); returns their power
-        and the runs of consecutive hosts taken (None for one host), which
-        :meth:`_free_following` may be given back. None, with nothing done, unless they are
-        distinct existing free hosts."""
+        """Give ``hosts`` (a narrow job's, non-empty; ``runs``: their runs of consecutive ids, in
+        order, where the caller has them) to job ``key`` and switch them to the running state,
+        with one power step (hosts that follow their jobs); returns their power and the runs of
+        consecutive hosts taken (None for one host), which :meth:`_free_following` may be given
+        back. None, with nothing done, unless they are distinct existing free hosts."""
         job_on, states = self.job_on, self.state
         running, free = self._follow  # type: ignore[misc]
         n, first, size = len(hosts), hosts[0], len(job_on)
@@ -132,7 +135,7 @@ class HostLists:
                 states[first:last] = _ITEMS[states.typecode][running] * n
             runs = [(first, last)]
         else:
-            runs = self._take_runs_following(hosts, key)
+            runs = self._take_runs_following(hosts, key, runs)
             if runs is None:
                 return None
         row = self._power[0]
@@ -144,40 +147,48 @@ class HostLists:
             self._total_power += delta
         return 0.0 + n * row[running], runs
 
-    def _take_runs_following(self, hosts: tuple[int, ...], key: int
+    def _take_runs_following(self, hosts: tuple[int, ...], key: int,
+                             runs: list[tuple[int, int]] | None = None
                              ) -> list[tuple[int, int]] | None:
-        """:meth:`_take_following`'s hosts and states of ``hosts`` in several runs, taken run by
-        run (a slice check and two slice writes each); returns the runs taken, or None, with
-        nothing left taken, unless they are distinct existing free hosts (a host given twice is
-        found taken, by ``key``)."""
+        """:meth:`_take_following`'s hosts and states of ``hosts`` in several runs (``runs``, the
+        caller's, else found here), taken run by run (a slice check and two slice writes each;
+        a run of at most :data:`_SHORT` hosts by item checks and writes); returns the
+        runs taken, or None, with nothing left taken, unless they are distinct existing free
+        hosts (a host given twice is found taken, by ``key``)."""
         job_on, states = self.job_on, self.state
         running, free = self._follow  # type: ignore[misc]
         size = len(job_on)
         lists = type(job_on) is list
         mine = None if lists else array.array(job_on.typecode, (key,))
         busy = None if lists else _ITEMS[states.typecode][running]
-        taken = []
-        lo = prev = hosts[0]
-        for c in (*hosts[1:], None):  # runs of consecutive ids, each taken when it ends
-            if c is not None and c == prev + 1:
-                prev = c
-                continue
-            hi = prev + 1
+        if runs is None:
+            runs = core_runs(hosts)
+        for i, (lo, hi) in enumerate(runs):
             n = hi - lo
-            if not (0 <= lo and hi <= size and job_on[lo:hi].count(_FREE) == n):
-                for a, b in taken:  # undo: the caller's path decides (and names the culprit)
-                    self._fill_runs(job_on, ((a, b),), _FREE)
-                    self._fill_runs(states, ((a, b),), free)
+            if n <= _SHORT:  # item checks and writes (cheaper than making slices)
+                for c in range(lo, hi):
+                    if not 0 <= c < size or job_on[c] != _FREE:
+                        self._untake([*runs[:i], (lo, c)], free)
+                        return None
+                    job_on[c] = key
+                    states[c] = running
+            elif not (0 <= lo and hi <= size and job_on[lo:hi].count(_FREE) == n):
+                self._untake(runs[:i], free)
                 return None
-            if lists:
+            elif lists:
                 job_on[lo:hi] = [key] * n
                 states[lo:hi] = [running] * n
             else:
                 job_on[lo:hi] = mine * n
                 states[lo:hi] = busy * n
-            taken.append((lo, hi))
-            lo = prev = c
-        return taken
+        return runs
+
+    def _untake(self, taken: list[tuple[int, int]], free: int) -> None:
+        """Give back the runs ``taken`` so far (free, in the ``free`` state): the caller's path
+        then decides, and names the culprit."""
+        for a, b in taken:
+            self._fill_runs(self.job_on, ((a, b),), _FREE)
+            self._fill_runs(self.state, ((a, b),), free)
 
     def _free_following(self, hosts: tuple[int, ...], key: int,
                         runs: list[tuple[int, int]] | None = None) -> None:
@@ -189,13 +200,18 @@ class HostLists:
         n, first = len(hosts), hosts[0]
         last = first + n
         if runs is not None:  # exactly its hosts, run by run (narrow: short runs)
-            if type(job_on) is list:
-                for lo, hi in runs:
+            lists = type(job_on) is list
+            unused, asleep = (None, None) if lists else (
+                _ITEMS[job_on.typecode][_FREE], _ITEMS[states.typecode][free])
+            for lo, hi in runs:
+                if hi - lo <= _SHORT:
+                    for c in range(lo, hi):
+                        job_on[c] = _FREE
+                        states[c] = free
+                elif lists:
                     job_on[lo:hi] = [_FREE] * (hi - lo)
                     states[lo:hi] = [free] * (hi - lo)
-            else:
-                unused, asleep = _ITEMS[job_on.typecode][_FREE], _ITEMS[states.typecode][free]
-                for lo, hi in runs:
+                else:
                     job_on[lo:hi] = unused * (hi - lo)
                     states[lo:hi] = asleep * (hi - lo)
         elif n > 2 and hosts[-1] == last - 1 and job_on[first:last].count(key) == n:

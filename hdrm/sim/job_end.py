@@ -50,14 +50,21 @@ def start_kwargs(job: Job) -> dict[str, float]:
     return kwargs
 
 
-def start_job(start: Callable[..., None], job: Job, cores: Sequence[int]) -> None:
+def start_job(start: Callable[..., None], job: Job, cores: Sequence[int],
+              runs: list[tuple[int, int]] | None = None) -> None:
     """Call ``start`` (a machine's :meth:`~hdrm.sim.machine.Machine.start`) for ``job`` on
     ``cores``: its profile's work (a fixed delay or an amount of computation) and its walltime
-    (inf when it has none), passed without making a dict."""
+    (inf when it has none), passed without making a dict; ``runs`` (the runs of consecutive ids
+    of ``cores``, where known) passed on when given."""
     walltime = job.walltime_s
     if not 0.0 < walltime < math.inf:  # Job.has_walltime, inline
         walltime = math.inf
-    if job.profile_type == PROFILE_DELAY:
+    if runs is not None:
+        if job.profile_type == PROFILE_DELAY:
+            start(job.idx, cores, delay_s=job.run_time_s, walltime_s=walltime, runs=runs)
+        else:
+            start(job.idx, cores, ops_gflop=job.ops_gflop, walltime_s=walltime, runs=runs)
+    elif job.profile_type == PROFILE_DELAY:
         start(job.idx, cores, delay_s=job.run_time_s, walltime_s=walltime)
     else:
         start(job.idx, cores, ops_gflop=job.ops_gflop, walltime_s=walltime)

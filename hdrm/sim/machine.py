@@ -167,8 +167,14 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         delay_s: float | None = None,
         ops_gflop: float | None = None,
         walltime_s: float = math.inf,
+        runs: list[tuple[int, int]] | None = None,
     ) -> None:
         """Start job ``key`` now on ``cores``: a delay job or a parallel homogeneous job.
+
+        ``runs``, where the caller has them (the core's placement made them), are the runs of
+        consecutive ids of a narrow ``cores``, in order (what
+        :func:`~hdrm.core.runs.core_runs` gives): hosts that follow their jobs are then taken
+        by those runs, not found again host by host.
 
         Raises:
             SimulationError: a host is busy or unknown, the job already runs, or the profile is
@@ -183,7 +189,7 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         if not cores:
             raise SimulationError(f"job {key}: empty allocation")
         distinct = False  # the hosts are known to be distinct
-        runs = None  # the runs of hosts taken, where made: kept for the job's end
+        given, runs = runs, None  # the runs of hosts taken, where made: kept for the job's end
         if len(cores) > WIDE:
             held: Sequence[int] = CoreRuns.of(cores)
             runs = held.runs
@@ -191,7 +197,7 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         else:
             held = tuple(cores)
             if self._follow is not None:  # the hosts wake with the job
-                taken = self._take_following(held, key)
+                taken = self._take_following(held, key, given)
                 distinct = taken is not None  # (taken and woken)
                 power_w, runs = taken or (None, None)
             else:

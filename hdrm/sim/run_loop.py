@@ -53,6 +53,7 @@ def run_decisions(sim: "Simulation", pair: "PolicyPair",
     inf = math.inf
     nxt = sim._next
     follows = sim._follows  # the machine makes the changes itself: none are queued
+    held = state.held_runs if follows else None  # narrow jobs' runs, made by their placement
     while True:
         # ---- next_decision
         t = arrivals[nxt].submit_s if nxt < n_arrivals else inf
@@ -115,8 +116,12 @@ def run_decisions(sim: "Simulation", pair: "PolicyPair",
                 pending = take_pending()
                 if pending:
                     apply_states(pending)
-        for job, cores in starts:
-            start_job(start, job, cores)
+        if held is None:
+            for job, cores in starts:
+                start_job(start, job, cores)
+        else:
+            for job, cores in starts:
+                start_job(start, job, cores, held.get(job.idx))
         if timeline is not None:  # Simulation._apply's row, made in fewer calls
             running, power_w, energy_j = snapshot()
             timeline((t, len(core.queue), running, state.nb_cores - state.free_cores,  # busy

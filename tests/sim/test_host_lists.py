@@ -172,6 +172,31 @@ def test_following_hosts_keep_the_runs_they_took_for_the_end(compact):
     assert m.energy_j() == 10.0 * n * 5.0 + (1.0 * 1 + 2.0 * 5 + 4.0 * 2) * 95.0
 
 
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_following_hosts_taken_by_the_runs_given(compact):
+    """A narrow job started with its runs (the placement's) is taken by those runs, kept for
+    its end (the very list); one-host runs among them; a busy or repeated host still refused
+    with nothing left taken; every host free and asleep after the end, energy by hand."""
+    n = 1100 if compact else N
+    m = Machine([(1.0, 0.75, 0.0, 0.0)] * n, [ROW] * n, SLEEP, host_energy=False, compact=compact)
+    assert m.follow_occupancy(RUN, SLEEP)
+    given = [(3, 4), (5, 7), (9, 10)]
+    m.start(1, [3, 5, 6, 9], delay_s=2.0, runs=given)
+    assert m._jobs[1].runs is given
+    assert list(m.job_on[:11]) == [-1, -1, -1, 1, -1, 1, 1, -1, -1, 1, -1]
+    assert list(m.state[:11]) == [3, 3, 3, 0, 3, 0, 0, 3, 3, 0, 3]
+    with pytest.raises(SimulationError, match="given twice"):
+        m.start(2, [0, 2, 0], delay_s=1.0, runs=[(0, 1), (2, 3), (0, 1)])
+    with pytest.raises(SimulationError, match="resource 9 is busy with job 1"):
+        m.start(3, [7, 9, 10], delay_s=1.0, runs=[(7, 8), (9, 11)])
+    with pytest.raises(SimulationError, match="resource 9 is busy with job 1"):
+        m.start(4, [0, 1, 9], delay_s=1.0)  # runs found here
+    assert m.job_on.count(-1) == n - 4 and m.state.count(RUN) == 4  # only job 1's hosts
+    assert m.power_w == n * 5.0 + 4 * 95.0  # four hosts woken: 5 W -> 100 W
+    assert [(e.key, e.energy_j) for e in m.advance(5.0)] == [(1, 800.0)]  # 2 s x 4 x 100 W
+    assert list(m.job_on) == [-1] * n and list(m.state) == [SLEEP] * n and m.power_w == n * 5.0
+
 @settings(max_examples=120, deadline=None)
 @given(st.lists(st.tuples(st.lists(st.integers(0, N - 1), min_size=1, max_size=N, unique=True),
                           st.booleans(), st.integers(0, 5), st.booleans()),

@@ -135,6 +135,31 @@ def test_machine_follows_the_jobs_on_one_core_nodes(monkeypatch):
                           SimulationConfig(contention="hdeeprm"))._follows
 
 
+
+def test_hosts_that_follow_are_taken_by_the_placements_runs(monkeypatch):
+    """On a machine whose hosts follow their jobs, the loop hands each narrow job's runs of
+    consecutive core ids (those its placement made, held by the core) to the machine's start:
+    exactly core_runs of its cores, several runs among them, and the run unchanged."""
+    from hdrm.core.runs import core_runs
+    from hdrm.sim.machine import Machine
+
+    load = random_jobs([1, 3, 2, 5, 4, 1, 2] * 30, 7, 8)
+    config = SimulationConfig(contention="none", backfilling="easy", decision="commit")
+    plain = Simulation(Platform.homogeneous(8), load, config).run("sjf")
+    given: list[tuple] = []
+    start = Machine.start
+
+    def spy(self, key, cores, **kwargs):
+        given.append((tuple(cores), kwargs.get("runs")))
+        return start(self, key, cores, **kwargs)
+
+    monkeypatch.setattr(Machine, "start", spy)
+    sim = Simulation(Platform.homogeneous(8), load, config)
+    assert sim._follows
+    same(plain, sim.run("sjf"))
+    assert len(given) == 210 and all(runs == core_runs(cores) for cores, runs in given)
+    assert sum(len(runs) > 1 for _, runs in given) > 10  # allocations in several runs
+
 def test_machine_snapshot_is_the_timeline_part():
     sim = Simulation(one_node(4), workload([job(0, 0.0, 2, 5.0), job(1, 1.0, 1, 2.0)]),
                      SimulationConfig())
