@@ -281,7 +281,7 @@ def test_a_work_conserving_learner_waits_only_when_no_queued_task_fits():
 
 def test_the_shipped_gpu_models_load_for_their_setting():
     pytest.importorskip("torch")
-    from benchmarks.gpu_learners import applies, discover_models, load_agent, make_env
+    from benchmarks.gpu_learners import applies, discover_models, load_agent, make_env, view_of
 
     models = discover_models(ROOT / "models" / "gpu")
     if not models:
@@ -296,7 +296,8 @@ def test_the_shipped_gpu_models_load_for_their_setting():
         trained = model.meta["setting"]
         first, end = trained["training_range"]
         assert (first, end) == tuple(setting.split[0])  # trained on the training range only
-        env = make_env(setting, trained["window"], 0, setting.test_starts[0], trained["pick"])
+        env = make_env(setting, trained["window"], 0, setting.test_starts[0], trained["pick"],
+                       view_of(trained))
         agent = load_agent(model.path, env, 0)
         assert not agent.training
 
