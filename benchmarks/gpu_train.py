@@ -88,6 +88,12 @@ GPU_MODEL_COMMANDS: dict[str, list[str]] = {
                                               "--imitate-episodes", "30", "--agent-json",
                                               '{"lr": 3e-5}', "--seed", str(k)]
        for k in (0, 1, 2)},
+    **{f"mappo_ws_view_openb_seed{k}.pt": ["--workload", "openb", "--role", "mappo",
+                                           "--fitting-first", "--node-rule", "first_fit",
+                                           "--node-rank", "--window", "64", "--minutes", "22",
+                                           "--imitate", "sjf-first_fit", "--imitate-episodes",
+                                           "30", "--agent-json", '{"lr": 3e-5}', "--seed", str(k)]
+       for k in (0, 1, 2)},
 }
 
 
