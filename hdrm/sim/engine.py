@@ -351,8 +351,9 @@ class Simulation:
         self._flush_changes()
         if starts:
             start = machine.start
+            held = self.core.state.held_runs if self._follows else {}  # placements' runs
             for job, cores in starts:
-                start_job(start, job, cores)
+                start_job(start, job, cores, held.get(job.idx))
         if self.config.record_timeline:
             core = self.core
             state = core.state
