@@ -224,8 +224,7 @@ def view_gap(setting: Setting, starts: tuple[int, ...], pair: str, seed: int = 0
              ) -> list[dict[str, Any]]:
     """Mean JCT of ``pair`` driven through the environment under each of :data:`VIEWS`, and
     its ratio to the engine's greedy pair on the same windows."""
-    from benchmarks.gpu_learners import drivers, episode_score, make_env
-    from hdrm.agents.mappo_rollout import acting_agent
+    from benchmarks.gpu_learners import make_env, play_pair
 
     order, _, placement = pair.partition("-")
     engine = np.mean([gpu_protocol.run_pair(setting, s, pair, seed, "greedy").avg_jct
@@ -236,14 +235,7 @@ def view_gap(setting: Setting, starts: tuple[int, ...], pair: str, seed: int = 0
         for start in starts:
             env = make_env(setting, window, seed, start, "fitting",
                            {"fitting_first": fitting_first, "placement": rule})
-            drive = drivers({"order": order, "place": placement})
-            _, infos = env.reset(seed=seed)
-            while env.agents:
-                active = acting_agent(infos)
-                action = drive[active](env)
-                _, _, _, _, infos = env.step({a: action if a == active else 0
-                                              for a in env.agents})
-            jct.append(episode_score(env).avg_jct)
+            jct.append(play_pair(env, order, placement, seed).avg_jct)
         rows.append({"window": window, "fitting_first": fitting_first, "node_rule": rule,
                      "avg_jct": float(np.mean(jct)), "ratio": float(np.mean(jct) / engine)})
     return rows

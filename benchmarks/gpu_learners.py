@@ -188,6 +188,20 @@ def drivers(frozen: dict[str, str]) -> dict[str, Any]:
     return {agent: (lambda env, a=agent, n=name: act[a](env, n)) for agent, name in frozen.items()}
 
 
+def play_pair(env: Any, order: str, place: str, seed: int) -> GpuScore:
+    """One episode of ``env`` with both agents played by heuristic drivers (queue order
+    ``order``, placement ``place``); the finished episode's score."""
+    from hdrm.agents.mappo_rollout import acting_agent
+
+    drive = drivers({"order": order, "place": place})
+    _, infos = env.reset(seed=seed)
+    while env.agents:
+        active = acting_agent(infos)
+        action = drive[active](env)
+        _, _, _, _, infos = env.step({a: action if a == active else 0 for a in env.agents})
+    return episode_score(env)
+
+
 def load_agent(path: str, env: Any, seed: int) -> Any:
     """The model's agent, built for ``env``'s spaces, weights loaded, greedy."""
     import torch

@@ -309,8 +309,7 @@ def test_heuristic_drivers_of_a_work_conserving_learner_play_the_greedy_pair():
     80-task validation window of openb at x20, where the two modes differ."""
     import dataclasses
 
-    from benchmarks.gpu_learners import drivers, episode_score, make_env
-    from hdrm.agents.mappo_rollout import acting_agent
+    from benchmarks.gpu_learners import make_env, play_pair
 
     traces = gpu_protocol.DEFAULT_TRACES
     if not (traces / "gpu" / "openb_pod_list_default.csv").is_file():
@@ -322,13 +321,7 @@ def test_heuristic_drivers_of_a_work_conserving_learner_play_the_greedy_pair():
     played = {}
     for pick in ("fitting", "env"):
         env = make_env(setting, 80, 0, start, pick)
-        drive = drivers({"order": "sjf", "place": "first_fit"})
-        _, infos = env.reset(seed=0)
-        while env.agents:
-            active = acting_agent(infos)
-            action = drive[active](env)
-            _, _, _, _, infos = env.step({a: action if a == active else 0 for a in env.agents})
-        played[pick] = episode_score(env).avg_jct
+        played[pick] = play_pair(env, "sjf", "first_fit", 0).avg_jct
     greedy = gpu_protocol.run_pair(setting, start, "sjf-first_fit", 0, "greedy").avg_jct
     none = gpu_protocol.run_pair(setting, start, "sjf-first_fit", 0, "none").avg_jct
     assert greedy != none
@@ -341,8 +334,7 @@ def test_fitting_first_view_plays_the_greedy_pair_on_a_whole_openb_window():
     64 play sjf-first_fit exactly as the engine's greedy pair does on a whole 400-task
     validation window of openb at x20; with the old view (submission window, FGD's rule
     within the node) they do not: the handicap every earlier learner trained under."""
-    from benchmarks.gpu_learners import OLD_VIEW, drivers, episode_score, make_env
-    from hdrm.agents.mappo_rollout import acting_agent
+    from benchmarks.gpu_learners import OLD_VIEW, make_env, play_pair
 
     traces = gpu_protocol.DEFAULT_TRACES
     if not (traces / "gpu" / "openb_pod_list_default.csv").is_file():
@@ -353,13 +345,7 @@ def test_fitting_first_view_plays_the_greedy_pair_on_a_whole_openb_window():
     played = []
     for view in ({"fitting_first": True, "placement": "first_fit"}, OLD_VIEW):
         env = make_env(setting, 64, 0, start, "fitting", view)
-        drive = drivers({"order": "sjf", "place": "first_fit"})
-        _, infos = env.reset(seed=0)
-        while env.agents:
-            active = acting_agent(infos)
-            action = drive[active](env)
-            _, _, _, _, infos = env.step({a: action if a == active else 0 for a in env.agents})
-        played.append(episode_score(env).avg_jct)
+        played.append(play_pair(env, "sjf", "first_fit", 0).avg_jct)
     greedy = gpu_protocol.run_pair(setting, start, "sjf-first_fit", 0, "greedy").avg_jct
     assert played[0] == greedy
     assert played[1] > greedy * 1.002
