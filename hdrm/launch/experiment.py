@@ -221,9 +221,9 @@ def _check_engine(options: Options) -> None:
     """Engine ``batsim``: fail before loading the agent when Batsim cannot be found."""
     if options.engine != "batsim":
         return
-    from hdrm.batsim.process import find_batsim  # pybatsim and zmq: only for this engine
+    try:  # the import fails in one line where PyBatsim is missing: name the options file too
+        from hdrm.batsim.process import find_batsim  # pybatsim and zmq: only for this engine
 
-    try:
         find_batsim(options.batsim.binary)
     except ConfigError as exc:
         raise ConfigError(with_source(options.source, str(exc))) from None

@@ -49,7 +49,7 @@ def test_the_launcher_with_engine_batsim_names_the_missing_package(tmp_path):
     run = without_pybatsim("hdrm.launcher", ROOT / "agents" / "classic.py", options,
                            "--outdir", tmp_path / "out")
     assert (run.returncode, run.stdout) == (2, "")
-    prefix = "hdeeprm-launch: error: "
+    prefix = f"hdeeprm-launch: error: {options}: "  # the options file that asks for the engine
     assert run.stderr.startswith(prefix) and NEEDS.fullmatch(run.stderr[len(prefix):])
 
 
