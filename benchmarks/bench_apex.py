@@ -1,32 +1,37 @@
-"""Ape-X DQN on the Lublin-1 job_pick row against the single-process DQN's validation score.
+"""Ape-X DQN on the Lublin-1 job_pick row against the single-process DQN, in one command.
 
-The setting is the single-process DQN's row of the comparison (``models/dqn_lublin_none_event.pt``,
-trained by ``benchmarks/train.py --trace lublin --backfill none --learner dqn --decision event
---pick fitting --seed 0 --minutes 15``): the same environment, DQN options (``train.py``'s
-``LEARNER_DEFAULTS["dqn"]``), training start indices, validation sequences and score (the greedy
-policy's mean average bounded slowdown on the four validation sequences). Ape-X runs it with
-``--actors`` actor processes (Ray actors, Ape-X's epsilons) feeding one replay actor, and the
-learner in this process, which validates every ``--validate-every`` x 1,024 collected decisions
-(the single-process run validates every 10 episodes of 1,024 decisions).
+The setting is the single-process DQN's row of the comparison (``benchmarks/train.py --trace
+lublin --backfill none --learner dqn --decision event --pick fitting --seed 0``): the same
+environment, DQN options (``train.py``'s ``LEARNER_DEFAULTS["dqn"]``), training start indices
+and validation sequences of the no-leakage rule, and the same score (the greedy policy's mean
+average bounded slowdown on the validation sequences).
 
-The run stops when the validation score reaches ``--target`` (default: the single-process
-model's best validation, read from its checkpoint) or after ``--minutes``. It prints, and writes
-to ``--json``, the wall time to the target, the decisions and gradient steps made, the replay's
-counters and memory, the machine's load average along the way, and the single-process run's
-time to the same score (its checkpoint records its wall time and decisions, and the decisions at
-its best validation; its decision rate was constant, so the time at its best is their ratio).
-The best model is written to ``--out`` in the single-process DQN's checkpoint format.
+By default the command first trains the single-process DQN itself for ``--peer-minutes`` (its
+*peer* run, ``train.py``'s own loop, in this process), so both learners are timed on the same
+machine in the same conditions; the peer's best validation is the target and the wall time at
+which the peer first reached it is the time to beat. ``--reference MODEL`` takes the peer's
+figures from a checkpoint instead, which must have been validated on the same sequences (a
+model trained before the rule was validated elsewhere, and is refused).
+
+Ape-X then runs with ``--actors`` actor processes (Ray actors, Ape-X's epsilons) feeding one
+replay actor, and the learner in this process, which validates every ``--validate-every`` x
+1,024 collected decisions (the single-process run validates every 10 episodes of 1,024
+decisions). It stops when its validation score reaches the target or after ``--minutes``. The
+command prints, and writes to ``--json``, both runs' times to the target, the decisions and
+gradient steps made, the replay's counters and memory, and the machine's load average along the
+way. The best Ape-X model is written to ``--out`` in the single-process DQN's checkpoint format.
 
 Usage::
 
-    python benchmarks/bench_apex.py [--actors 2] [--minutes 15] [--target SCORE]
-        [--apex-json '{"weight_sync": 50}'] [--out runs/bench_apex/apex_dqn_lublin.pt]
-        [--json runs/bench_apex/summary.json]
+    python benchmarks/bench_apex.py [--actors 2] [--minutes 15] [--peer-minutes 15]
+        [--reference MODEL] [--target SCORE] [--apex-json '{"weight_sync": 50}']
+        [--out runs/bench_apex/apex_dqn_lublin.pt] [--json runs/bench_apex/summary.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import functools
 import json
 import os
@@ -46,20 +51,61 @@ from hdrm.agents.checkpoint import read_checkpoint, save_checkpoint  # noqa: E40
 from hdrm.agents.dqn import DQNAgent  # noqa: E402
 from hdrm.distributed.apex import ApexProgress, parse_apex, train_apex  # noqa: E402
 from hdrm.distributed.apex_actor import EpisodeSpec  # noqa: E402
+from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 
-REFERENCE = protocol.MODELS_DIR / "dqn_lublin_none_event.pt"
 OUT_DIR = ROOT / "runs" / "bench_apex"
 
 
-def reference_figures(path: Path) -> dict[str, Any]:
-    """The single-process DQN's figures, from its checkpoint."""
-    training = read_checkpoint(path)["options"]["training"]
+def reference_figures(path: Path, validation_starts: tuple[int, ...]) -> dict[str, Any]:
+    """The single-process DQN's figures, from a checkpoint validated on ``validation_starts``.
+
+    Raises:
+        ConfigError: the checkpoint was validated on other sequences (its score would not be
+            comparable), or is not a finished ``train.py`` run.
+    """
+    training = read_checkpoint(path)["options"].get("training") or {}
+    if not training.get("final") or "best_validation" not in training:
+        raise ConfigError(f"--reference {path}: not a finished benchmarks/train.py run (no final "
+                          "training figures); leave --reference out to train the peer here")
+    starts = tuple(training.get("validation_starts") or ())
+    if starts != tuple(validation_starts):
+        raise ConfigError(f"--reference {path}: validated on sequences {list(starts)}, not on the "
+                          f"no-leakage rule's {list(validation_starts)}, so its score is not "
+                          "comparable; leave --reference out to train the peer here")
     rate = training["env_steps"] / training["wall_s"]
-    return {"model": str(path.relative_to(ROOT)), "best_validation": training["best_validation"],
+    return {"model": str(path), "best_validation": training["best_validation"],
             "best_env_steps": training["best_env_steps"], "env_steps": training["env_steps"],
             "wall_s": training["wall_s"], "decisions_per_s": round(rate, 1),
             "wall_s_to_best": round(training["best_env_steps"] / rate, 1),
-            "command": training["command"]}
+            "command": training["command"], "source": "checkpoint"}
+
+
+def first_reached(validation_csv: Path, score: float) -> float:
+    """Wall seconds of the first validation in ``validation_csv`` scoring ``score`` or less."""
+    with validation_csv.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            if float(row["objective"]) <= score:
+                return float(row["wall_s"])
+    raise ConfigError(f"{validation_csv}: no validation reached {score:g}")
+
+
+def peer_figures(out: Path, seed: int, minutes: float, echo: Any = print) -> dict[str, Any]:
+    """Train the single-process DQN for ``minutes`` here; returns its figures.
+
+    Its best validation becomes the target; ``wall_s_to_best`` is when it first scored it.
+    """
+    s = settings(out, seed)
+    s.minutes, s.log_dir = minutes, str(out.parent / "peer")
+    s.command = f"benchmarks/bench_apex.py peer run: {minutes:g} min, seed {seed}"
+    echo(f"single-process DQN (peer), {minutes:g} min:")
+    result = train.train(s, echo=lambda line: echo(f"  {line}"))
+    return {"model": str(out), "best_validation": result.best_validation,
+            "best_env_steps": result.best_env_steps, "env_steps": result.env_steps,
+            "wall_s": round(result.wall_s, 1),
+            "decisions_per_s": round(result.env_steps / result.wall_s, 1),
+            "wall_s_to_best": first_reached(Path(s.log_dir) / "validation.csv",
+                                            result.best_validation),
+            "command": s.command, "source": "peer run"}
 
 
 def settings(out: Path, seed: int) -> train.TrainSettings:
@@ -124,12 +170,18 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     torch.set_num_threads(1)
-    reference = reference_figures(Path(a.reference))
-    target = reference["best_validation"] if a.target is None else a.target
     s = settings(Path(a.out), a.seed)
     config = train.agent_config(s)
     apex = parse_apex({"actors": a.actors, **json.loads(a.apex_json)}, where="--apex-json")
     spec = protocol.training_spec(s.trace, s.mode)
+    load_peer = os.getloadavg()
+    if a.reference:
+        reference = reference_figures(Path(a.reference), tuple(spec.validation_starts))
+    else:
+        reference = peer_figures(Path(a.out).with_name("dqn_peer.pt"), a.seed,
+                                 a.peer_minutes if a.peer_minutes is not None else a.minutes)
+    reference["load_1min_before"] = round(load_peer[0], 2)
+    target = reference["best_validation"] if a.target is None else a.target
     monitor = Monitor(s, config, target, a.minutes, a.validate_every * s.train_jobs)
     load_before = os.getloadavg()
     agent, progress = train_apex(config, episodes(s, tuple(spec.validation_starts)), apex,
@@ -176,17 +228,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--actors", type=int, default=2)
     p.add_argument("--minutes", type=float, default=15.0)
     p.add_argument("--target", type=float, help="validation score to reach (default: the "
-                   "single-process model's best)")
+                   "single-process run's best)")
+    p.add_argument("--peer-minutes", type=float, help="minutes of the single-process DQN's run "
+                   "made first (default: --minutes)")
     p.add_argument("--validate-every", type=int, default=10,
                    help="validate every this many x 1,024 decisions")
     p.add_argument("--apex-json", default="{}", help="Ape-X settings (hdrm.distributed.apex)")
     p.add_argument("--cpus", type=int, help="CPUs of the local Ray (default: the machine's)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--reference", default=str(REFERENCE))
+    p.add_argument("--reference", help="take the single-process figures from this DQN "
+                   "checkpoint (validated on the rule's sequences) instead of a peer run")
     p.add_argument("--out", default=str(OUT_DIR / "apex_dqn_lublin.pt"))
     p.add_argument("--json", default=str(OUT_DIR / "summary.json"))
     a = p.parse_args(argv)
-    summary = run(a)
+    try:
+        summary = run(a)
+    except HdrmError as exc:
+        print(f"bench_apex.py: error: {exc}", file=sys.stderr)
+        return 2
     Path(a.json).parent.mkdir(parents=True, exist_ok=True)
     Path(a.json).write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
     ref = summary["reference"]
@@ -196,8 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Ape-X DQN, {a.actors} actors: {reached}; {summary['env_steps']} decisions "
           f"({summary['decisions_per_s']}/s), {summary['updates']} gradient steps "
           f"({summary['updates_per_s']}/s)")
-    print(f"single-process DQN: {ref['best_validation']:.2f} at {ref['wall_s_to_best']:.0f} s "
-          f"({ref['decisions_per_s']} decisions/s, from its checkpoint)")
+    print(f"single-process DQN: {ref['best_validation']:.2f} first at {ref['wall_s_to_best']:.0f} s "
+          f"({ref['decisions_per_s']} decisions/s, {ref['source']})")
     print(f"load average (1 min): {summary['load_1min_before']} before, "
           f"{summary['load_1min_during']} at the validations; {summary['cpus']} CPUs")
     return 0

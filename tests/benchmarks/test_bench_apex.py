@@ -1,0 +1,53 @@
+"""Issue 23: benchmarks/bench_apex.py compares Ape-X with a single-process DQN validated on the same
+sequences: a reference checkpoint validated elsewhere (before the no-leakage rule) is refused, and a
+peer run's time to its best is read from its own validation log."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from benchmarks import bench_apex, protocol
+from hdrm.agents.checkpoint import read_checkpoint, save_snapshot
+from hdrm.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+PRE_RULE_DQN = ROOT / "models" / "dqn_lublin_none_event.pt"
+RULE_STARTS = tuple(protocol.training_spec("lublin").validation_starts)
+
+
+def test_a_model_validated_on_other_sequences_is_refused_in_one_line():
+    with pytest.raises(ConfigError) as err:
+        bench_apex.reference_figures(PRE_RULE_DQN, RULE_STARTS)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith(f"--reference {PRE_RULE_DQN}: validated on sequences "
+                              "[400, 1300, 6300, 8960], not on the no-leakage rule's [6252, 6668]")
+    assert message.endswith("leave --reference out to train the peer here")
+
+
+def test_a_model_validated_on_the_rules_sequences_gives_its_figures(tmp_path):
+    checkpoint = read_checkpoint(PRE_RULE_DQN)  # format 1: no lineage recorded
+    checkpoint.setdefault("agent_lineage", [checkpoint["agent_class"]])
+    options = copy.deepcopy(checkpoint["options"])
+    options["training"].update(validation_starts=list(RULE_STARTS), wall_s=400.0,
+                               env_steps=80_000, best_env_steps=60_000, best_validation=12.5)
+    model = tmp_path / "dqn_rule.pt"
+    save_snapshot(checkpoint, model, options)
+    figures = bench_apex.reference_figures(model, RULE_STARTS)
+    # 80,000 decisions in 400 s: 200 a second, so the best (at 60,000) came after 300 s
+    assert (figures["best_validation"], figures["decisions_per_s"], figures["wall_s_to_best"]) \
+        == (12.5, 200.0, 300.0)
+
+
+def test_the_peer_reached_its_best_at_the_first_validation_that_scored_it(tmp_path):
+    log = tmp_path / "validation.csv"
+    log.write_text("episode,env_steps,objective,best,wall_s,max_wait_ratio,makespan_ratio\n"
+                   "10,10240,40.5,1,61.2,1,1\n20,20480,31.25,1,122.9,1,1\n"
+                   "30,30720,33,0,180.4,1,1\n40,40960,31.25,0,241.0,1,1\n", encoding="utf-8")
+    assert bench_apex.first_reached(log, 31.25) == 122.9
+    assert bench_apex.first_reached(log, 40.5) == 61.2
+    with pytest.raises(ConfigError, match=r"validation.csv: no validation reached 30$"):
+        bench_apex.first_reached(log, 30.0)
