@@ -56,8 +56,11 @@ from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 OUT_DIR = ROOT / "runs" / "bench_apex"
 
 
-def reference_figures(path: Path, validation_starts: tuple[int, ...]) -> dict[str, Any]:
-    """The single-process DQN's figures, from a checkpoint validated on ``validation_starts``.
+def reference_figures(path: Path, validation_starts: tuple[int, ...],
+                      log: Path | None = None) -> dict[str, Any]:
+    """The single-process DQN's figures, from a checkpoint validated on ``validation_starts``;
+    with its run's ``validation.csv`` (``log``), the time to its best is read from it, else
+    estimated from its mean decision rate.
 
     Raises:
         ConfigError: the checkpoint was validated on other sequences (its score would not be
@@ -73,18 +76,22 @@ def reference_figures(path: Path, validation_starts: tuple[int, ...]) -> dict[st
                           f"no-leakage rule's {list(validation_starts)}, so its score is not "
                           "comparable; leave --reference out to train the peer here")
     rate = training["env_steps"] / training["wall_s"]
+    to_best = (first_reached(log, training["best_validation"]) if log is not None
+               else round(training["best_env_steps"] / rate, 1))
     return {"model": str(path), "best_validation": training["best_validation"],
             "best_env_steps": training["best_env_steps"], "env_steps": training["env_steps"],
             "wall_s": training["wall_s"], "decisions_per_s": round(rate, 1),
-            "wall_s_to_best": round(training["best_env_steps"] / rate, 1),
-            "command": training["command"], "source": "checkpoint"}
+            "wall_s_to_best": to_best, "command": training["command"],
+            "source": "checkpoint" + (" and its validation log" if log is not None else "")}
 
 
 def first_reached(validation_csv: Path, score: float) -> float:
-    """Wall seconds of the first validation in ``validation_csv`` scoring ``score`` or less."""
+    """Wall seconds of the first validation in ``validation_csv`` scoring ``score`` or less
+    (``score`` rounded as the log writes it, to 6 significant digits)."""
+    logged = float(f"{score:.6g}")
     with validation_csv.open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
-            if float(row["objective"]) <= score:
+            if float(row["objective"]) <= logged:
                 return float(row["wall_s"])
     raise ConfigError(f"{validation_csv}: no validation reached {score:g}")
 
@@ -176,7 +183,8 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
     spec = protocol.training_spec(s.trace, s.mode)
     load_peer = os.getloadavg()
     if a.reference:
-        reference = reference_figures(Path(a.reference), tuple(spec.validation_starts))
+        reference = reference_figures(Path(a.reference), tuple(spec.validation_starts),
+                                      Path(a.reference_log) if a.reference_log else None)
     else:
         reference = peer_figures(Path(a.out).with_name("dqn_peer.pt"), a.seed,
                                  a.peer_minutes if a.peer_minutes is not None else a.minutes)
@@ -238,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--reference", help="take the single-process figures from this DQN "
                    "checkpoint (validated on the rule's sequences) instead of a peer run")
+    p.add_argument("--reference-log", help="that run's validation.csv, for its time to its best")
     p.add_argument("--out", default=str(OUT_DIR / "apex_dqn_lublin.pt"))
     p.add_argument("--json", default=str(OUT_DIR / "summary.json"))
     a = p.parse_args(argv)

@@ -40,6 +40,10 @@ def test_a_model_validated_on_the_rules_sequences_gives_its_figures(tmp_path):
     # 80,000 decisions in 400 s: 200 a second, so the best (at 60,000) came after 300 s
     assert (figures["best_validation"], figures["decisions_per_s"], figures["wall_s_to_best"]) \
         == (12.5, 200.0, 300.0)
+    log = tmp_path / "validation.csv"  # with its run's log, the time is the logged one
+    log.write_text("episode,env_steps,objective,best,wall_s\n10,10240,20,1,50.5\n"
+                   "60,61440,12.5,1,287.25\n", encoding="utf-8")
+    assert bench_apex.reference_figures(model, RULE_STARTS, log)["wall_s_to_best"] == 287.25
 
 
 def test_the_peer_reached_its_best_at_the_first_validation_that_scored_it(tmp_path):
@@ -49,5 +53,7 @@ def test_the_peer_reached_its_best_at_the_first_validation_that_scored_it(tmp_pa
                    "30,30720,33,0,180.4,1,1\n40,40960,31.25,0,241.0,1,1\n", encoding="utf-8")
     assert bench_apex.first_reached(log, 31.25) == 122.9
     assert bench_apex.first_reached(log, 40.5) == 61.2
+    # the log keeps 6 significant digits: a best of 31.249996 is logged as 31.25, and found there
+    assert bench_apex.first_reached(log, 31.249996) == 122.9
     with pytest.raises(ConfigError, match=r"validation.csv: no validation reached 30$"):
         bench_apex.first_reached(log, 30.0)
