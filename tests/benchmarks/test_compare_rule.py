@@ -317,7 +317,11 @@ def test_seed_series_names_resumes_and_errors(tiny, tmp_path):
     # the rule's commands drop the pre-rule validation starts and the seed
     argv = rule_command("ppo_hetero_bsld.pt")
     assert "--validation-starts" not in argv and "--seed" not in argv
-    assert argv[argv.index("--max-steps") + 1] == "2500000"
+    assert argv[argv.index("--max-steps") + 1] == "1500000"  # the shipped seeds' budget
+    # a setting's overrides replace an option's value or add the option
+    argv = rule_command("ppo-attention_lublin_none_event.pt")
+    assert argv[argv.index("--minutes") + 1] == "0" and argv.count("--minutes") == 1
+    assert argv[-4:] == ["--max-steps", "120000", "--validation-guard", "1.25"]
 
 
 def test_a_learner_is_flagged_by_its_worst_seed_while_its_cell_is_the_mean():
