@@ -11,7 +11,9 @@ By default the command first trains the single-process DQN itself for ``--peer-m
 machine in the same conditions; the peer's best validation is the target and the wall time at
 which the peer first reached it is the time to beat. ``--reference MODEL`` takes the peer's
 figures from a checkpoint instead, which must have been validated on the same sequences (a
-model trained before the rule was validated elsewhere, and is refused).
+model trained before the rule was validated elsewhere, and is refused), and
+``--reference-log`` its run's ``validation.csv``: so a peer run (written to
+``dqn_peer.pt`` beside ``--out``, its log to ``peer/``) is kept if the command stops after it.
 
 Ape-X then runs with ``--actors`` actor processes (Ray actors, Ape-X's epsilons) feeding one
 replay actor, and the learner in this process, which validates every ``--validate-every`` x
@@ -24,7 +26,8 @@ way. The best Ape-X model is written to ``--out`` in the single-process DQN's ch
 Usage::
 
     python benchmarks/bench_apex.py [--actors 2] [--minutes 15] [--peer-minutes 15]
-        [--reference MODEL] [--target SCORE] [--apex-json '{"weight_sync": 50}']
+        [--reference MODEL [--reference-log validation.csv]] [--target SCORE]
+        [--apex-json '{"weight_sync": 50}']
         [--out runs/bench_apex/apex_dqn_lublin.pt] [--json runs/bench_apex/summary.json]
 """
 
@@ -264,8 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Ape-X DQN, {a.actors} actors: {reached}; {summary['env_steps']} decisions "
           f"({summary['decisions_per_s']}/s), {summary['updates']} gradient steps "
           f"({summary['updates_per_s']}/s)")
-    print(f"single-process DQN: {ref['best_validation']:.2f} first at {ref['wall_s_to_best']:.0f} s "
-          f"({ref['decisions_per_s']} decisions/s, {ref['source']})")
+    print(f"single-process DQN: {ref['best_validation']:.2f} first at "
+          f"{ref['wall_s_to_best']:.0f} s ({ref['decisions_per_s']} decisions/s, {ref['source']})")
     print(f"load average (1 min): {summary['load_1min_before']} before, "
           f"{summary['load_1min_during']} at the validations; {summary['cpus']} CPUs")
     return 0
