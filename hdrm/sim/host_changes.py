@@ -13,12 +13,12 @@ host-by-host loop over the whole batch, to the bit. It also finds a parallel job
 
 from __future__ import annotations
 
-import array
 from typing import Iterable, Sequence
 
 from hdrm.core.runs import CoreRuns
 from hdrm.lazy import numpy as np
 from hdrm.sim.host_runs import _repeated_sum, _view
+from hdrm.sim.machine_fields import MachineFields
 from hdrm.sim.running import RunningJob
 
 _FREE = -1
@@ -26,19 +26,10 @@ _FREE = -1
 _NUMPY_MIN = 256
 
 
-class HostChanges:
+class HostChanges(MachineFields):
     """Host-by-host and mixed changes, mixed into :class:`~hdrm.sim.machine.Machine` (its
     attributes and the run helpers of :class:`~hdrm.sim.host_runs.HostRuns`)."""
 
-    state: list[int] | array.array
-    job_on: list[int] | array.array
-    now: float
-    _power: list[tuple[float, ...]]
-    _speeds: list[tuple[float, ...]]
-    _factor: list[float] | array.array
-    _unit_factors: bool
-    _energy_acc: list[float] | array.array | None
-    _energy_t: list[float] | array.array | None
     _jobs: dict[int, RunningJob]
 
     def _apply_mixed(self, runs: Sequence[tuple[int, int, tuple[int, float]]]) -> None:

@@ -13,29 +13,20 @@ same order as the host-by-host loop. Machines whose hosts follow their jobs
 
 from __future__ import annotations
 
-import array
 from typing import Iterable, Sequence
 
 from hdrm.core.runs import WIDE
 from hdrm.errors import SimulationError
+from hdrm.sim.machine_fields import MachineFields
 
 _FREE = -1
 
 
-class MachineStates:
+class MachineStates(MachineFields):
     """Power-state commands, mixed into :class:`~hdrm.sim.machine.Machine` (its attributes and
     the helpers of :class:`~hdrm.sim.host_runs.HostRuns`, :class:`~hdrm.sim.host_lists.HostLists`
     and :class:`~hdrm.sim.host_changes.HostChanges`)."""
 
-    state: list[int] | array.array
-    job_on: list[int] | array.array
-    now: float
-    _power: list[tuple[float, ...]]
-    _speeds: list[tuple[float, ...]]
-    _factor: list[float] | array.array
-    _unit_factors: bool
-    _energy_acc: list[float] | array.array | None
-    _energy_t: list[float] | array.array | None
     _total_power: float
     _total_energy: float
     _total_t: float
