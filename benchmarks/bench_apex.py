@@ -18,7 +18,11 @@ model trained before the rule was validated elsewhere, and is refused), and
 Ape-X then runs with ``--actors`` actor processes (Ray actors, Ape-X's epsilons) feeding one
 replay actor, and the learner in this process, which validates every ``--validate-every`` x
 1,024 collected decisions (the single-process run validates every 10 episodes of 1,024
-decisions). It stops when its validation score reaches the target or after ``--minutes``. The
+decisions), or with ``--validate-updates N`` every N gradient steps (the single-process run
+makes 2,560 between its validations: one per 4 decisions). With a low replay ratio the actors
+collect many decisions per gradient step, so spacing validations by decisions would spend much
+of the learner's time validating; spacing them by gradient steps spends the share the
+single-process run spends. It stops when its validation score reaches the target or after ``--minutes``. The
 command prints, and writes to ``--json``, both runs' times to the target, the decisions and
 gradient steps made, the replay's counters and memory, and the machine's load average along the
 way. The best Ape-X model is written to ``--out`` in the single-process DQN's checkpoint format.
@@ -27,7 +31,7 @@ Usage::
 
     python benchmarks/bench_apex.py [--actors 2] [--minutes 15] [--peer-minutes 15]
         [--reference MODEL [--reference-log validation.csv]] [--target SCORE]
-        [--apex-json '{"weight_sync": 50}']
+        [--validate-every K | --validate-updates N] [--apex-json '{"weight_sync": 50}']
         [--out runs/bench_apex/apex_dqn_lublin.pt] [--json runs/bench_apex/summary.json]
 """
 
@@ -135,13 +139,15 @@ def episodes(s: train.TrainSettings, val_starts: tuple[int, ...]) -> EpisodeSpec
 
 
 class Monitor:
-    """The stop callback: validates every ``every`` decisions, keeps the best model, stops at
-    the target or the time budget."""
+    """The stop callback: validates every ``every`` decisions (or, with ``by="updates"``, every
+    ``every`` gradient steps), keeps the best model, stops at the target or the time budget."""
 
     def __init__(self, s: train.TrainSettings, config: dict[str, Any], target: float,
-                 minutes: float, every: int, echo: Any = print) -> None:
+                 minutes: float, every: int, echo: Any = print, by: str = "decisions") -> None:
+        if by not in ("decisions", "updates"):
+            raise ValueError(f"by={by!r}: 'decisions' or 'updates'")
         self.s, self.config, self.target, self.minutes = s, config, target, minutes
-        self.every, self.echo = every, echo
+        self.every, self.echo, self.by = every, echo, by
         spec = protocol.training_spec(s.trace, s.mode)
         self.validator = train.Validator(s, tuple(spec.validation_starts))
         self.next_at = every
@@ -151,8 +157,9 @@ class Monitor:
 
     def __call__(self, agent: DQNAgent, p: ApexProgress) -> bool:
         wall = time.perf_counter() - self.t0
-        if p.env_steps >= self.next_at:
-            self.next_at += self.every
+        done = p.updates if self.by == "updates" else p.env_steps
+        if done >= self.next_at:  # the next one after what is done (no catch-up validations)
+            self.next_at = (done // self.every + 1) * self.every
             self.validate(agent, p)
             wall = time.perf_counter() - self.t0
         return self.reached_s is not None or wall >= self.minutes * 60
@@ -193,7 +200,10 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
                                  a.peer_minutes if a.peer_minutes is not None else a.minutes)
     reference["load_1min_before"] = round(load_peer[0], 2)
     target = reference["best_validation"] if a.target is None else a.target
-    monitor = Monitor(s, config, target, a.minutes, a.validate_every * s.train_jobs)
+    if a.validate_updates:
+        monitor = Monitor(s, config, target, a.minutes, a.validate_updates, by="updates")
+    else:
+        monitor = Monitor(s, config, target, a.minutes, a.validate_every * s.train_jobs)
     load_before = os.getloadavg()
     agent, progress = train_apex(config, episodes(s, tuple(spec.validation_starts)), apex,
                                  monitor, seed=a.seed, num_cpus=a.cpus)
@@ -201,6 +211,7 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
     summary = {
         "setting": "Lublin-1, no backfilling, event, job_pick, pick fitting, seed "
                    f"{a.seed}", "actors": a.actors, "apex": apex.__dict__, "target": target,
+        "validate": {"every": monitor.every, "by": monitor.by},
         "reached": monitor.reached_s is not None, "wall_s_to_target": monitor.reached_s,
         "wall_s": round(wall, 1), "env_steps": progress.env_steps, "updates": progress.updates,
         "decisions_per_s": round(progress.env_steps / wall, 1),
@@ -235,7 +246,7 @@ def apex_metadata(s: train.TrainSettings, agent: DQNAgent, config: dict[str, Any
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run, print the summary, write it to ``--json``."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="bench_apex.py", description=__doc__.split("\n")[0])
     p.add_argument("--actors", type=int, default=2)
     p.add_argument("--minutes", type=float, default=15.0)
     p.add_argument("--target", type=float, help="validation score to reach (default: the "
@@ -244,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
                    "made first (default: --minutes)")
     p.add_argument("--validate-every", type=int, default=10,
                    help="validate every this many x 1,024 decisions")
+    p.add_argument("--validate-updates", type=int, default=0, metavar="N",
+                   help="validate every N gradient steps instead (the single-process run: "
+                   "2,560)")
     p.add_argument("--apex-json", default="{}", help="Ape-X settings (hdrm.distributed.apex)")
     p.add_argument("--cpus", type=int, help="CPUs of the local Ray (default: the machine's)")
     p.add_argument("--seed", type=int, default=0)
@@ -253,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(OUT_DIR / "apex_dqn_lublin.pt"))
     p.add_argument("--json", default=str(OUT_DIR / "summary.json"))
     a = p.parse_args(argv)
+    if a.validate_every < 1 or a.validate_updates < 0:
+        p.error(f"--validate-every {a.validate_every} / --validate-updates {a.validate_updates}: "
+                "validate every 1 x 1,024 decisions or more, or every 1 gradient step or more")
     try:
         summary = run(a)
     except HdrmError as exc:

@@ -57,3 +57,29 @@ def test_the_peer_reached_its_best_at_the_first_validation_that_scored_it(tmp_pa
     assert bench_apex.first_reached(log, 31.249996) == 122.9
     with pytest.raises(ConfigError, match=r"validation.csv: no validation reached 30$"):
         bench_apex.first_reached(log, 30.0)
+
+
+@pytest.mark.parametrize("by, expected", [
+    ("updates", [(30_000, 100), (90_000, 200)]),  # every 100 gradient steps
+    ("decisions", [(30_000, 100), (60_000, 150), (90_000, 200)]),  # every 20,000 decisions
+])
+def test_validations_are_spaced_by_gradient_steps_or_by_decisions(tmp_path, by, expected):
+    s = bench_apex.settings(tmp_path / "apex.pt", 0)
+    monitor = bench_apex.Monitor(s, {}, target=0.0, minutes=60.0,
+                                 every=100 if by == "updates" else 20_000, by=by)
+    validated = []
+    monitor.validate = lambda agent, p: validated.append((p.env_steps, p.updates))
+    # at a low replay ratio the actors collect many decisions per gradient step
+    for env_steps, updates in [(10_000, 40), (30_000, 100), (60_000, 150), (90_000, 200),
+                               (95_000, 210)]:
+        assert monitor(None, bench_apex.ApexProgress(env_steps=env_steps, updates=updates)) \
+            is False
+    assert validated == expected
+
+
+def test_bad_validation_spacing_is_refused_in_one_line(capsys):
+    with pytest.raises(SystemExit) as stop:
+        bench_apex.main(["--validate-updates", "-5"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("bench_apex.py: error: --validate-every 10 / --validate-updates -5:")
