@@ -7,7 +7,9 @@ and its makespan on the validation sequences stay within ``F`` times those of th
 there: the event-driven queue heuristics of the protocol and the predicted-run-time ones, with
 the run's backfilling, the best by the run's objective (the comparison table's flag, on jobs of
 the validation range, with its factor 1.5). The reference is computed once, from the
-validation sequences only.
+validation sequences only, at each of the run's validation load factors
+(``--validation-load-factors``: the sequences' submission times divided by the factor, as the
+validation runs them), all combined as the validation combines the model's scores.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from benchmarks import protocol
 from benchmarks.protocol import Score
 from hdrm.errors import ConfigError
 from hdrm.platform.model import Platform
+from hdrm.workload.load import scale_arrivals
 
 if TYPE_CHECKING:
     from benchmarks.train_settings import TrainSettings
@@ -69,8 +72,7 @@ def check_guard(s: "TrainSettings") -> None:
     """The guard's settings.
 
     Raises:
-        ConfigError: a factor below 1 or not finite, ``policy_pair`` mode, or validation at
-            other loads than the trace's (one line each).
+        ConfigError: a factor below 1 or not finite, or ``policy_pair`` mode (one line each).
     """
     if not s.validation_guard:
         return
@@ -80,9 +82,6 @@ def check_guard(s: "TrainSettings") -> None:
     if s.mode != "job_pick":
         raise ConfigError("--validation-guard: its reference is a queue heuristic of job_pick "
                           f"mode; leave it out in {s.mode} mode")
-    if tuple(s.validation_load_factors) != (1.0,):
-        raise ConfigError("--validation-guard: the reference runs at the trace's load; leave "
-                          "--validation-load-factors out")
 
 
 def build_guard(s: "TrainSettings", starts: Sequence[int], nb_jobs: int) -> Guard | None:
@@ -90,7 +89,9 @@ def build_guard(s: "TrainSettings", starts: Sequence[int], nb_jobs: int) -> Guar
     if not s.validation_guard:
         return None
     path = str(protocol.trace_path(s.trace, s.traces))
-    sequences = protocol.file_sequences(path, starts, nb_jobs)
+    sequences = [w if factor == 1 else scale_arrivals(w, factor)
+                 for factor in s.validation_load_factors
+                 for w in protocol.file_sequences(path, starts, nb_jobs)]
     platform = Platform.homogeneous(protocol.load_trace_file(path).nb_res)
     config = protocol.sim_config(s.backfill, "event")
     scores = {name: Score.mean(protocol.run_policy(platform, w, name, config) for w in sequences)

@@ -229,6 +229,41 @@ def test_the_guard_s_reference_is_the_best_heuristic_on_the_validation_sequences
     assert build_guard(tiny_settings(traces, Path("unused.pt")), (200,), NB_JOBS) is None
 
 
+def test_the_guard_s_reference_runs_at_each_validation_load_factor(tiny):
+    """With ``--validation-load-factors 1,2`` the validation scores each sequence as it is and
+    with its submission times halved: the guard's reference is the best heuristic on those same
+    four sequences, so the bound compares like with like."""
+    from benchmarks import protocol
+    from benchmarks.train_guard import REFERENCE_HEURISTICS, build_guard
+    from hdrm.platform.model import Platform
+    from hdrm.workload.load import scale_arrivals
+
+    traces, _ = tiny
+    s = tiny_settings(traces, Path("unused.pt"), validation_guard=1.5,
+                      validation_load_factors=(1.0, 2.0))
+    train.check_settings(s)  # accepted together since the reference follows the factors
+    guard = build_guard(s, (200, 300), NB_JOBS)
+    path = str(traces / "lublin_256.swf.gz")
+    plain = protocol.file_sequences(path, (200, 300), NB_JOBS)
+    # the validation's environment runs the sequence at 200 at factor 2 as scale_arrivals does
+    env = train.Validator(s, (200, 300)).env
+    env.reset(options={"start_index": 200, "load_factor": 2.0})
+    halved = scale_arrivals(plain[0], 2.0)
+    assert [j.submit_s for j in env.sim.workload.jobs] == \
+        [j.submit_s for j in halved.jobs] != [j.submit_s for j in plain[0].jobs]
+    sequences = plain + [scale_arrivals(w, 2.0) for w in plain]
+    platform = Platform.homogeneous(protocol.load_trace_file(path).nb_res)
+    config = protocol.sim_config("none", "event")
+    scores = {h: protocol.Score.mean(protocol.run_policy(platform, w, h, config)
+                                     for w in sequences) for h in REFERENCE_HEURISTICS}
+    best = min(scores, key=lambda h: scores[h].bsld)
+    assert (guard.reference, guard.max_wait_s, guard.makespan_s) == \
+        (best, scores[best].max_wait_s, scores[best].makespan_s)
+    at_load = build_guard(tiny_settings(traces, Path("unused.pt"), validation_guard=1.5),
+                          (200, 300), NB_JOBS)
+    assert guard.makespan_s < at_load.makespan_s  # the halved sequences end sooner
+
+
 def test_a_guarded_run_keeps_only_models_within_the_bound(tiny, tmp_path):
     import csv
 
@@ -250,9 +285,6 @@ def test_a_guarded_run_keeps_only_models_within_the_bound(tiny, tmp_path):
 @pytest.mark.parametrize("kw,message", [
     ({"validation_guard": 0.5}, "--validation-guard: expected a factor >= 1 (e.g. 1.25; 0: none), "
                                 "got 0.5"),
-    ({"validation_guard": 1.25, "validation_load_factors": (1.0, 2.0)},
-     "--validation-guard: the reference runs at the trace's load; leave "
-     "--validation-load-factors out"),
 ])
 def test_validation_guard_settings_are_checked(tiny, tmp_path, kw, message):
     traces, _ = tiny
