@@ -58,11 +58,15 @@ ROLES = ("mappo", "factored", "learned_order", "learned_place")
 GPU_MODEL_COMMANDS: dict[str, list[str]] = {
     "mappo_openb_seed0.pt": ["--workload", "openb", "--role", "mappo", "--minutes", "25",
                              "--seed", "0"],
-    "factored_openb_seed0.pt": ["--workload", "openb", "--role", "factored", "--minutes", "25",
-                                "--seed", "0"],
-    "learned_order_openb_seed0.pt": ["--workload", "openb", "--role", "learned_order",
-                                     "--freeze-place", "first_fit", "--minutes", "25",
-                                     "--seed", "0"],
+    # seed 0 of the two ablations below stopped at 25 minutes after 68 and 97 episodes, the
+    # episode budgets of seeds 1 and 2 (session 18)
+    **{f"factored_openb_seed{k}.pt": ["--workload", "openb", "--role", "factored", "--minutes",
+                                      "25", "--episodes", "68", "--seed", str(k)]
+       for k in (0, 1, 2)},
+    **{f"learned_order_openb_seed{k}.pt": ["--workload", "openb", "--role", "learned_order",
+                                           "--freeze-place", "first_fit", "--minutes", "25",
+                                           "--episodes", "97", "--seed", str(k)]
+       for k in (0, 1, 2)},
     **{f"learned_place_openb_seed{k}.pt": ["--workload", "openb", "--role", "learned_place",
                                            "--freeze-order", "sjf", "--minutes", "25",
                                            "--episodes", "70", "--seed", str(k)]
@@ -76,6 +80,17 @@ GPU_MODEL_COMMANDS: dict[str, list[str]] = {
                                       "--imitate-episodes", "30", "--agent-json",
                                       '{"lr": 3e-5}', "--seed", str(k)]
        for k, minutes in ((0, "25"), (1, "9"), (2, "9"))},
+    # the ablations of mappo_ws_gavel (session 18): its warm start, learning rate and view,
+    # 500 episodes each (--minutes only a cap)
+    **{f"{name}_ws_gavel_seed{k}.pt": ["--workload", "gavel", *role, "--minutes", "10",
+                                       "--episodes", "500", "--imitate", "sjf-price_aware",
+                                       "--imitate-episodes", "30", "--agent-json",
+                                       '{"lr": 3e-5}', "--seed", str(k)]
+       for name, role in (("learned_place", ("--role", "learned_place", "--freeze-order", "sjf")),
+                          ("learned_order", ("--role", "learned_order", "--freeze-place",
+                                             "price_aware")),
+                          ("factored", ("--role", "factored")))
+       for k in (0, 1, 2)},
     # the view of benchmarks/gpu_analysis.py's finding (session 16): the order agent's window
     # shows the tasks that fit first (64 of them), GPUs within the chosen node follow
     # first_fit's rule and the place agent sees each node's rank, so that the pair is played
