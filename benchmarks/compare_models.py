@@ -110,8 +110,9 @@ def learner_column(meta: dict[str, Any]) -> str:
     than HDeepRM's 36 gets its own column, ``"PPO-mlp, 54 pairs (event)"``, and a ``job_pick``
     learner trained under the no-leakage rule that sees another observation than ``job_window``
     its own, ``"PPO-kernel, job_window_queue (event)"``, as does one trained with a wait
-    penalty or a validation guard, ``"PPO-kernel, wait penalty 4, guard 1.25 (event)"`` (so seeds are never averaged with another
-    setting's); a model that records no no-leakage rule is marked ``"[pre-rule]"``
+    penalty or a validation guard, ``"PPO-kernel, wait penalty 4, guard 1.25 (event)"``, or on
+    heavier loads, ``"PPO-kernel, guard 1.25, validated at loads 1,1.5,2 (event)"`` (so seeds are
+    never averaged with another setting's); a model that records no no-leakage rule is marked ``"[pre-rule]"``
     (trained before the rule; its column stays as it was)."""
     setting = meta["setting"]
     extra = ""
@@ -125,8 +126,23 @@ def learner_column(meta: dict[str, Any]) -> str:
         extra += f", wait penalty {setting['wait_penalty']:g}"
     if setting.get("validation_guard") and isinstance(meta.get("rule"), dict):
         extra += f", guard {setting['validation_guard']:g}"
+    if isinstance(meta.get("rule"), dict):
+        extra += _load_text(setting)
     mark = "" if isinstance(meta.get("rule"), dict) else f" [{PRE_RULE}]"
     return f"{meta['label']}{extra} ({setting['decision']}){mark}"
+
+
+def _load_text(setting: dict[str, Any]) -> str:
+    """``", trained at loads 1-2, validated at 1,1.5,2"`` for a setting that trains or validates
+    on heavier variants of its sequences; ``""`` at the trace's load."""
+    out = ""
+    if setting.get("load_factors"):
+        lo, hi = setting["load_factors"]
+        out += f", trained at loads {lo:g}-{hi:g}"
+    factors = setting.get("validation_load_factors") or [1.0]
+    if [float(f) for f in factors] != [1.0]:
+        out += ", validated at loads " + ",".join(f"{float(f):g}" for f in factors)
+    return out
 
 
 def _pair_count(setting: dict[str, Any]) -> int:

@@ -136,6 +136,20 @@ def test_a_rule_abiding_model_of_another_observation_gets_its_own_column(tiny):
     assert compare.learner_column(old) == "PPO-kernel (event) [pre-rule]"
 
 
+def test_a_model_trained_or_validated_at_other_loads_gets_its_own_column(tiny):
+    from benchmarks import compare
+
+    _, model = tiny
+    meta = read_checkpoint(model)["options"]
+    base = dict(meta["setting"], observation="job_window", validation_guard=1.25)
+    heavy = dict(meta, setting=dict(base, validation_load_factors=[1.0, 1.5, 2.0]))
+    assert compare.learner_column(heavy) == \
+        "PPO-kernel, guard 1.25, validated at loads 1,1.5,2 (event)"
+    trained = dict(meta, setting=dict(base, load_factors=[1.0, 2.0]))
+    assert compare.learner_column(trained) == "PPO-kernel, guard 1.25, trained at loads 1-2 (event)"
+    assert compare.learner_column(dict(meta, setting=base)) == "PPO-kernel, guard 1.25 (event)"
+
+
 class _FirstJob:
     """Picks the first window job; keeps the rewards it is given."""
 
