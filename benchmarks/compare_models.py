@@ -112,8 +112,8 @@ def learner_column(meta: dict[str, Any]) -> str:
     its own, ``"PPO-kernel, job_window_queue (event)"``, as does one trained with a wait
     penalty or a validation guard, ``"PPO-kernel, wait penalty 4, guard 1.25 (event)"``, or on
     heavier loads, ``"PPO-kernel, guard 1.25, validated at loads 1,1.5,2 (event)"`` (so seeds are
-    never averaged with another setting's); a model that records no no-leakage rule is marked ``"[pre-rule]"``
-    (trained before the rule; its column stays as it was)."""
+    never averaged with another setting's); a model that records no no-leakage rule is marked
+    ``"[pre-rule]"`` (trained before the rule; its column stays as it was)."""
     setting = meta["setting"]
     extra = ""
     if setting["mode"] == "policy_pair" and setting.get("job_selections"):
@@ -133,7 +133,7 @@ def learner_column(meta: dict[str, Any]) -> str:
 
 
 def _load_text(setting: dict[str, Any]) -> str:
-    """``", trained at loads 1-2, validated at 1,1.5,2"`` for a setting that trains or validates
+    """``", trained at loads 1-2, validated at loads 1,1.5,2"`` for a setting that trains or validates
     on heavier variants of its sequences; ``""`` at the trace's load."""
     out = ""
     if setting.get("load_factors"):
