@@ -56,6 +56,14 @@ MODEL_COMMANDS: dict[str, list[str]] = {
                                       *_JOB_PICK, *_SJF_PRED, "--imitate-episodes", "60",
                                       "--imitate-epochs", "15", "--agent-json", '{"lr": 3e-5}',
                                       "--window", "256", "--minutes", "0", "--max-steps", "300000"],
+    # issue 26, session 18: the same, validated at the trace's load and at 1.5 and 2 times it (the
+    # rule's SDSC-SP2 validation sequences are far lighter than the test windows), with the guard
+    # at the same factors (rule-abiding seeds only)
+    "ppo-kernel_sdsc_none_event_vload.pt": [
+        "--trace", "sdsc", "--learner", "ppo", "--network", "kernel", *_JOB_PICK, *_SJF_PRED,
+        "--imitate-episodes", "60", "--imitate-epochs", "15", "--agent-json", '{"lr": 3e-5}',
+        "--window", "256", "--minutes", "0", "--max-steps", "300000",
+        "--validation-load-factors", "1,1.5,2"],
     "ppo-attention_lublin_none_event.pt": ["--trace", "lublin", "--learner", "ppo", "--network",
                                            "attention", *_JOB_PICK, "--minutes", "15"],
     "ppo-attention_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "ppo", "--network",
@@ -247,6 +255,7 @@ RULE_OVERRIDES: dict[str, list[str]] = {
     "ppo-attention_lublin_none_event.pt": ["--minutes", "0", "--max-steps", "120000", *_GUARD],
     "ppo-kernel_sdsc_none_event.pt": _GUARD,
     "ppo-attention_sdsc_none_event.pt": _GUARD,
+    "ppo-kernel_sdsc_none_event_vload.pt": _GUARD,
     "dqn_lublin_none_event.pt": ["--minutes", "0", "--max-steps", "130000", *_GUARD],
     "ppo_hetero_bsld.pt": ["--max-steps", "1500000"],
     "ppo_hetero_bsld_pred.pt": ["--max-steps", "1500000"],
