@@ -257,6 +257,7 @@ RULE_OVERRIDES: dict[str, list[str]] = {
     "ppo-attention_sdsc_none_event.pt": _GUARD,
     "ppo-kernel_sdsc_none_event_vload.pt": _GUARD,
     "dqn_lublin_none_event.pt": ["--minutes", "0", "--max-steps", "130000", *_GUARD],
+    "dqn_sdsc_none_event.pt": ["--minutes", "0", "--max-steps", "180000", *_GUARD],
     "ppo_hetero_bsld.pt": ["--max-steps", "1500000"],
     "ppo_hetero_bsld_pred.pt": ["--max-steps", "1500000"],
     "ppo_hetero_energy.pt": ["--max-steps", "800000"],
