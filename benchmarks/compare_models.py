@@ -64,6 +64,13 @@ MODEL_COMMANDS: dict[str, list[str]] = {
         "--imitate-episodes", "60", "--imitate-epochs", "15", "--agent-json", '{"lr": 3e-5}',
         "--window", "256", "--minutes", "0", "--max-steps", "300000",
         "--validation-load-factors", "1,1.5,2"],
+    # issue 26, session 18: the same recipe trained on heavier variants of its training
+    # sequences (each episode's submission times divided by a factor drawn in [1, 2]),
+    # validated at the trace's load (rule-abiding seeds only)
+    "ppo-kernel_sdsc_none_event_tload.pt": [
+        "--trace", "sdsc", "--learner", "ppo", "--network", "kernel", *_JOB_PICK, *_SJF_PRED,
+        "--imitate-episodes", "60", "--imitate-epochs", "15", "--agent-json", '{"lr": 3e-5}',
+        "--window", "256", "--minutes", "0", "--max-steps", "300000", "--load-factors", "1,2"],
     "ppo-attention_lublin_none_event.pt": ["--trace", "lublin", "--learner", "ppo", "--network",
                                            "attention", *_JOB_PICK, "--minutes", "15"],
     "ppo-attention_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "ppo", "--network",
@@ -256,6 +263,7 @@ RULE_OVERRIDES: dict[str, list[str]] = {
     "ppo-kernel_sdsc_none_event.pt": _GUARD,
     "ppo-attention_sdsc_none_event.pt": _GUARD,
     "ppo-kernel_sdsc_none_event_vload.pt": _GUARD,
+    "ppo-kernel_sdsc_none_event_tload.pt": _GUARD,
     "dqn_lublin_none_event.pt": ["--minutes", "0", "--max-steps", "130000", *_GUARD],
     "dqn_sdsc_none_event.pt": ["--minutes", "0", "--max-steps", "180000", *_GUARD],
     "ppo_hetero_bsld.pt": ["--max-steps", "1500000"],
