@@ -56,8 +56,10 @@ ROLES = ("mappo", "factored", "learned_order", "learned_place")
 #: warm-started runs clone the best greedy pair of their workload (openb sjf-first_fit, Gavel
 #: sjf-price_aware), then fine-tune at a learning rate of 3e-5.
 GPU_MODEL_COMMANDS: dict[str, list[str]] = {
-    "mappo_openb_seed0.pt": ["--workload", "openb", "--role", "mappo", "--minutes", "25",
-                             "--seed", "0"],
+    # seed 0 stopped at 25 minutes after 47 episodes, the episode budget of seeds 1 and 2
+    # (session 18)
+    **{f"mappo_openb_seed{k}.pt": ["--workload", "openb", "--role", "mappo", "--minutes", "25",
+                                   "--episodes", "47", "--seed", str(k)] for k in (0, 1, 2)},
     # seed 0 of the two ablations below stopped at 25 minutes after 68 and 97 episodes, the
     # episode budgets of seeds 1 and 2 (session 18)
     **{f"factored_openb_seed{k}.pt": ["--workload", "openb", "--role", "factored", "--minutes",
