@@ -22,10 +22,10 @@ decisions), or with ``--validate-updates N`` every N gradient steps (the single-
 makes 2,560 between its validations: one per 4 decisions). With a low replay ratio the actors
 collect many decisions per gradient step, so spacing validations by decisions would spend much
 of the learner's time validating; spacing them by gradient steps spends the share the
-single-process run spends. It stops when its validation score reaches the target or after ``--minutes``. The
-command prints, and writes to ``--json``, both runs' times to the target, the decisions and
-gradient steps made, the replay's counters and memory, and the machine's load average along the
-way. The best Ape-X model is written to ``--out`` in the single-process DQN's checkpoint format.
+single-process run spends. It stops when its validation score reaches the target or after
+``--minutes``. The command prints, and writes to ``--json``, both runs' times to the target, the
+decisions and gradient steps made, the replay's counters and memory, and the machine's load
+average along the way. The best Ape-X model is written to ``--out`` in the single-process DQN's checkpoint format.
 
 Usage::
 

@@ -148,8 +148,8 @@ def learner_column(meta: dict[str, Any]) -> str:
 
 
 def _load_text(setting: dict[str, Any]) -> str:
-    """``", trained at loads 1-2, validated at loads 1,1.5,2"`` for a setting that trains or validates
-    on heavier variants of its sequences; ``""`` at the trace's load."""
+    """``", trained at loads 1-2, validated at loads 1,1.5,2"`` for a setting that trains or
+    validates on heavier variants of its sequences; ``""`` at the trace's load."""
     out = ""
     if setting.get("load_factors"):
         lo, hi = setting["load_factors"]
