@@ -25,7 +25,8 @@ of the learner's time validating; spacing them by gradient steps spends the shar
 single-process run spends. It stops when its validation score reaches the target or after
 ``--minutes``. The command prints, and writes to ``--json``, both runs' times to the target, the
 decisions and gradient steps made, the replay's counters and memory, and the machine's load
-average along the way. The best Ape-X model is written to ``--out`` in the single-process DQN's checkpoint format.
+average along the way. The best Ape-X model is written to ``--out`` in the single-process DQN's
+checkpoint format.
 
 Usage::
 
