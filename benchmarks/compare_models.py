@@ -34,6 +34,11 @@ _SJF_PRED = ["--observation", "job_window_predicted", "--reservation", "sjf_pred
              "sjf_pred", "--imitate-backfill", "easy"]
 _HETERO = ["--mode", "policy_pair", "--platform", "platforms/hetero.json", "--trace", "sdsc",
            "--learner", "ppo", "--seed", "0"]
+#: The SDSC-SP2 per-job scorer PPO (warm start, 256-job window, 300,000 steps), the base of its
+#: settings below.
+_SDSC_KERNEL = ["--trace", "sdsc", "--learner", "ppo", "--network", "kernel", *_JOB_PICK,
+                *_SJF_PRED, "--imitate-episodes", "60", "--imitate-epochs", "15", "--agent-json",
+                '{"lr": 3e-5}', "--window", "256", "--minutes", "0", "--max-steps", "300000"]
 #: HDeepRM's six job selections and the three with predicted run times.
 _PRED_SELECTIONS = ",".join(PAIR_JOB_SELECTIONS + protocol.PREDICTED_HEURISTICS)
 #: The nine validation starts of the pre-rule hetero models (10,000 to 58,000 every 6,000: most lie
@@ -52,25 +57,15 @@ MODEL_COMMANDS: dict[str, list[str]] = {
     "ppo-kernel_lublin_none_event_wait4_guard.pt": [
         "--trace", "lublin", "--learner", "ppo", "--network", "kernel", *_JOB_PICK, "--minutes",
         "0", "--max-steps", "415175", "--wait-penalty", "4", "--validation-guard", "1.25"],
-    "ppo-kernel_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "ppo", "--network", "kernel",
-                                      *_JOB_PICK, *_SJF_PRED, "--imitate-episodes", "60",
-                                      "--imitate-epochs", "15", "--agent-json", '{"lr": 3e-5}',
-                                      "--window", "256", "--minutes", "0", "--max-steps", "300000"],
+    "ppo-kernel_sdsc_none_event.pt": _SDSC_KERNEL,
     # issue 26, session 18: the same, validated at the trace's load and at 1.5 and 2 times it (the
     # rule's SDSC-SP2 validation sequences are far lighter than the test windows), with the guard
     # at the same factors (rule-abiding seeds only)
-    "ppo-kernel_sdsc_none_event_vload.pt": [
-        "--trace", "sdsc", "--learner", "ppo", "--network", "kernel", *_JOB_PICK, *_SJF_PRED,
-        "--imitate-episodes", "60", "--imitate-epochs", "15", "--agent-json", '{"lr": 3e-5}',
-        "--window", "256", "--minutes", "0", "--max-steps", "300000",
-        "--validation-load-factors", "1,1.5,2"],
+    "ppo-kernel_sdsc_none_event_vload.pt": [*_SDSC_KERNEL, "--validation-load-factors", "1,1.5,2"],
     # issue 26, session 18: the same recipe trained on heavier variants of its training
     # sequences (each episode's submission times divided by a factor drawn in [1, 2]),
     # validated at the trace's load (rule-abiding seeds only)
-    "ppo-kernel_sdsc_none_event_tload.pt": [
-        "--trace", "sdsc", "--learner", "ppo", "--network", "kernel", *_JOB_PICK, *_SJF_PRED,
-        "--imitate-episodes", "60", "--imitate-epochs", "15", "--agent-json", '{"lr": 3e-5}',
-        "--window", "256", "--minutes", "0", "--max-steps", "300000", "--load-factors", "1,2"],
+    "ppo-kernel_sdsc_none_event_tload.pt": [*_SDSC_KERNEL, "--load-factors", "1,2"],
     "ppo-attention_lublin_none_event.pt": ["--trace", "lublin", "--learner", "ppo", "--network",
                                            "attention", *_JOB_PICK, "--minutes", "15"],
     "ppo-attention_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "ppo", "--network",
