@@ -123,15 +123,15 @@ def model_eval_run(ctx: Context, model: Model, row: Row) -> EvalRun:
 
     An ``event``-driven ``job_pick`` learner only starts jobs that fit, so backfilling never acts
     on its schedule (nor on what it observes): it is evaluated once per trace, without
-    backfilling, and that run fills both backfilling rows.
+    backfilling, and that run fills both backfilling rows (:func:`evaluation.model_backfill`).
+    A ``commit`` learner runs with the row's backfilling (only rows of its own backfilling take
+    it: :func:`benchmarks.compare_models.models_for`).
     """
     st = model.setting
-    backfill = row.backfill
-    if st["mode"] == "job_pick" and st["decision"] == "event":
-        backfill = "none"
     return evaluation.model_run(model.path, ctx.traces, ctx.cache, row_starts(ctx, row),
-                                ctx.nb_jobs, row.trace, backfill, row.group, row.objective,
-                                row.trace_file, row.procs, ctx.allow_leaky)
+                                ctx.nb_jobs, row.trace, evaluation.model_backfill(st, row.backfill),
+                                row.group, row.objective, row.trace_file, row.procs,
+                                ctx.allow_leaky, st["decision"])
 
 
 def heuristic_score(ctx: Context, trace: str, backfill: str, decision: str, policy: str) -> Score:

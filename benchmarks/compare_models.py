@@ -163,10 +163,14 @@ def _pair_count(setting: dict[str, Any]) -> int:
 def _fits(row: Row, setting: dict[str, Any]) -> bool:
     """Whether a model of ``setting`` has a cell in ``row``: hetero rows take the ``policy_pair``
     models of their objective, protocol rows the ``job_pick`` models of their trace and
-    generalisation rows those of every other trace."""
+    generalisation rows those of every other trace. A ``commit`` learner is a scheduler with
+    its training's backfilling (the environment backfills around its picks): it has cells only
+    in rows of that backfilling."""
     if row.group == "hetero":
         return setting["mode"] == "policy_pair" and setting["objective"] == row.objective
     if setting["mode"] != "job_pick":
+        return False
+    if setting["decision"] == "commit" and setting["backfill"] != row.backfill:
         return False
     if row.group == "generalisation":
         return setting["trace"] != row.trace

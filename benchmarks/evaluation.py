@@ -175,12 +175,25 @@ def score_of(row: dict[str, float]) -> Score:
 
 def model_run(path: str, traces: str, cache: str, starts: tuple[int, ...], nb_jobs: int,
               trace: str, backfill: str, group: str, objective: str, trace_file: str = "",
-              procs: int = 0, allow_leaky: bool = False) -> EvalRun:
-    """The :class:`EvalRun` of a model file on a row (its content's digest included)."""
+              procs: int = 0, allow_leaky: bool = False, decision: str = "event") -> EvalRun:
+    """The :class:`EvalRun` of a model file on a row (its content's digest included);
+    ``decision`` is the model's own decision semantics (its run's name says it)."""
     content = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return EvalRun("model", str(Path(path).resolve()), traces, cache, starts, nb_jobs, trace,
-                   backfill, "event", group, objective if group == "hetero" else "", content,
+                   backfill, decision, group, objective if group == "hetero" else "", content,
                    trace_file, procs, allow_leaky)
+
+
+def model_backfill(setting: dict[str, Any], backfill: str) -> str:
+    """The backfilling a model of ``setting`` runs with where ``backfill`` is asked for.
+
+    An ``event``-driven ``job_pick`` learner only starts jobs that fit, so backfilling never
+    acts on its schedule (nor on what it observes): it runs without. Any other model runs with
+    ``backfill`` (with ``commit`` decisions the environment backfills around each pick).
+    """
+    if setting["mode"] == "job_pick" and setting["decision"] == "event":
+        return "none"
+    return backfill
 
 
 def source_file(run: EvalRun) -> str:

@@ -21,6 +21,15 @@ heavy-tailed objective makes learning from scratch unstable (Hester et al., "Dee
 demonstrations", AAAI 2018, for the idea in value learning). The network may not be able to
 express the teacher exactly (a ``job_pick`` observation does not show the running jobs, hence
 not EASY's shadow time): the fit's accuracy is printed and recorded in the model.
+
+With ``decision="commit"`` (RLScheduler's semantics) the environment itself holds each pick
+that does not fit and backfills around it with its own backfilling, so a queue heuristic with
+that backfilling is exactly "pick the first job of my order, again and again": at each decision
+the teacher plays the window job that comes first in its order (its key computed now, with the
+decision core's run-time predictions for the ``*_pred`` orders), and that job is the label. The
+environment then backfills as the heuristic would, except that it offers the backfill candidates
+in submission order, EASY's textbook order, where the heuristic's own run offers them in its
+order; with FCFS, or without backfilling, the replay is the heuristic's schedule.
 """
 
 from __future__ import annotations
@@ -32,6 +41,8 @@ import numpy as np
 
 from benchmarks import protocol
 from hdrm.env import SchedulingEnv
+from hdrm.errors import ConfigError
+from hdrm.policies.job_selection import JOB_POLICIES, JobPolicy
 from hdrm.sim.engine import Simulation
 
 
@@ -83,21 +94,61 @@ def teacher_actions(env: SchedulingEnv, starts: dict[int, float]) -> tuple[int, 
     return int(candidates[np.argmin(teacher[candidates])]), acceptable
 
 
+def commit_pick(env: SchedulingEnv, policy: JobPolicy, rng: np.random.Generator
+                ) -> tuple[int, np.ndarray]:
+    """The teacher's move in commit semantics: the window job first in ``policy``'s order now.
+
+    Returns ``(played, acceptable)`` as :func:`teacher_actions` does; only the played position
+    is acceptable (ties of the order's key go to the earlier submission, as the order sorts
+    stably).
+    """
+    window = env.window_jobs()
+    sim = env.sim
+    first = policy.order(window, sim.now, rng, sim.core.predictor.predict)[0]
+    played = next(i for i, job in enumerate(window) if job is first)
+    acceptable = np.zeros(len(window), dtype=bool)
+    acceptable[played] = True
+    return played, acceptable
+
+
+def check_commit_teacher(env: SchedulingEnv, backfill: str) -> None:
+    """In commit semantics the environment backfills around each pick: the teacher's
+    backfilling must be the environment's.
+
+    Raises:
+        ConfigError: one line naming both backfillings and the fix.
+    """
+    config = env.config
+    if config.mode == "job_pick" and config.decision == "commit" and backfill != config.backfilling:
+        raise ConfigError(f"--imitate-backfill {backfill}: with --decision commit the environment "
+                          f"backfills around each pick itself (--backfill {config.backfilling}); "
+                          f"give --imitate-backfill {config.backfilling}")
+
+
 def collect(env: SchedulingEnv, starts_pool: Sequence[int], teacher: str, backfill: str,
             pick: str, gamma: float, reward_scale: float,
             objective: str = "avg_bounded_slowdown") -> Demonstrations:
     """Play the teacher on each start index of ``starts_pool`` and record what a learner needs.
 
     In ``job_pick`` mode the teacher is a queue heuristic run with ``backfill`` (see the module
-    docstring); in ``policy_pair`` mode it is one of the environment's pairs, played at every
-    decision (``backfill`` and ``pick`` do not apply). Scores are the episodes' ``objective``.
+    docstring; with commit decisions it picks the first job of its order, :func:`commit_pick`,
+    and ``backfill`` must be the environment's); in ``policy_pair`` mode it is one of the
+    environment's pairs, played at every decision (``backfill`` and ``pick`` do not apply).
+    Scores are the episodes' ``objective``.
+
+    Raises:
+        ConfigError: commit decisions with a teacher's backfilling other than the environment's.
     """
     pair_mode = env.config.mode == "policy_pair"
     pair_action = env.action_names.index(teacher) if pair_mode else -1
+    commit = not pair_mode and env.config.decision == "commit"
+    check_commit_teacher(env, backfill)
+    order = JOB_POLICIES.get(teacher, "--imitate") if commit else None
+    rng = np.random.default_rng(0)  # a random order's draws: never the episode's own
     obs_list, mask_list, actions, targets, returns, scores = [], [], [], [], [], []
     for start in starts_pool:
         obs, info = env.reset(seed=0, options={"start_index": int(start)})
-        starts = {} if pair_mode else teacher_starts(env, teacher, backfill)
+        starts = {} if pair_mode or commit else teacher_starts(env, teacher, backfill)
         rewards, done = [], False
         while not done:
             mask = info["action_mask"]
@@ -107,7 +158,8 @@ def collect(env: SchedulingEnv, starts_pool: Sequence[int], teacher: str, backfi
                 target[action] = True
                 agent_mask = mask
             else:
-                action, acceptable = teacher_actions(env, starts)
+                action, acceptable = (commit_pick(env, order, rng) if commit
+                                      else teacher_actions(env, starts))
                 target[: len(acceptable)] = acceptable
                 agent_mask = protocol.agent_mask(env, mask, pick)
             obs_list.append(np.asarray(obs, dtype=np.float32))

@@ -43,8 +43,10 @@ validation sequences stay within ``F`` times the best heuristic's there
 (:mod:`benchmarks.train_guard`); ``validation.csv`` logs both ratios.
 
 ``--imitate`` warm-starts a policy learner by imitating a heuristic first
-(:mod:`benchmarks.imitation`): a queue heuristic with backfilling in ``job_pick`` mode, a fixed
-pair in ``policy_pair`` mode. A learner is any name of the agent registry; ``--agent-json``
+(:mod:`benchmarks.imitation`): a queue heuristic with backfilling in ``job_pick`` mode (with
+``--decision commit`` the teacher picks the first job of its order and the environment
+backfills around it, so ``--imitate-backfill`` must be ``--backfill``), a fixed pair in
+``policy_pair`` mode. A learner is any name of the agent registry; ``--agent-json``
 overrides its options block. ``--rollout-device`` and ``--update-device`` set the learner's
 ``rollout_device`` and ``update_device`` (:mod:`hdrm.agents.devices`; default ``auto``: updates
 on the GPU when torch sees one, decisions on the CPU). Runs
@@ -283,7 +285,8 @@ class _Run:
         starts = self.rng.choice(self.pool, size=s.imitate_episodes, replace=False)
         demos = imitation.collect(self.env, starts, s.imitate, s.imitate_backfill, s.pick,
                                   self.agent.gamma, self.agent.settings.reward_scale, s.objective)
-        how = "" if s.mode == "policy_pair" else f" with {s.imitate_backfill} backfilling"
+        how = "" if s.mode == "policy_pair" else (f" with {s.imitate_backfill} backfilling "
+                                                   f"({s.decision} decisions)")
         self.echo(f"imitation: {len(demos)} decisions of {s.imitate}{how} on {len(starts)} "
                   f"training sequences (teacher's mean score {np.mean(demos.scores):.2f})")
         stats = imitation.fit(self.agent, demos, s.imitate_epochs, seed=s.seed,

@@ -115,9 +115,10 @@ def plan_runs(models: Sequence[str], heuristics: Sequence[str], traces: str, cac
     runs = {f"{p} (event)": EvalRun("heuristic", p, traces, cache, chosen, jobs, trace, backfill,
                                     "event", trace_file=trace_file) for p in heuristics}
     for path in models:
+        setting = metas[path]["setting"]
         runs[Path(path).name] = evaluation.model_run(
-            path, traces, cache, chosen, jobs, trace, "none", "protocol", "", trace_file,
-            allow_leaky=True)
+            path, traces, cache, chosen, jobs, trace, evaluation.model_backfill(setting, backfill),
+            "protocol", "", trace_file, allow_leaky=True, decision=setting["decision"])
     return runs
 
 

@@ -194,9 +194,10 @@ def check_settings(s: TrainSettings) -> None:
             raise ConfigError("--imitate: the warm start is defined for job_pick mode with "
                               f"--pick any; got pick {s.pick!r}")
         BACKFILLING.get(s.imitate_backfill, "--imitate-backfill")
-        if s.decision != "event":
-            raise ConfigError("--imitate: the teacher's schedule is event-driven; use "
-                              f"--decision event, got {s.decision!r}")
+        if s.decision == "commit" and s.imitate_backfill != s.backfill:
+            raise ConfigError(f"--imitate-backfill {s.imitate_backfill}: with --decision commit "
+                              f"the environment backfills around each pick itself (--backfill "
+                              f"{s.backfill}); give --imitate-backfill {s.backfill}")
 
 
 def check_workers(s: TrainSettings) -> None:

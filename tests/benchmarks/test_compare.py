@@ -451,7 +451,8 @@ def test_warm_start_needs_a_policy_network(traces, tmp_path):
 @pytest.mark.parametrize("kw,message", [
     ({"imitate": "wfp4"}, "--imitate: unknown job selection policy 'wfp4'"),
     ({"imitate": "wfp3", "pick": "fitting"}, "--imitate: the warm start is defined for job_pick"),
-    ({"imitate": "wfp3", "decision": "commit"}, "--imitate: the teacher's schedule is event-driven"),
+    ({"imitate": "wfp3", "decision": "commit"},
+     "--imitate-backfill easy: with --decision commit the environment backfills around each pick"),
     ({"imitate": "wfp3", "imitate_backfill": "eazy"}, "--imitate-backfill: unknown backfilling"),
     ({"imitate": "wfp3", "mode": "policy_pair", "trace": "sdsc",
       "platform": str(protocol.HETERO_PLATFORM)}, "--imitate: in policy_pair mode the teacher is"),
