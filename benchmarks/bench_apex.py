@@ -26,13 +26,15 @@ single-process run spends. It stops when its validation score reaches the target
 ``--minutes``. The command prints, and writes to ``--json``, both runs' times to the target, the
 decisions and gradient steps made, the replay's counters and memory, and the machine's load
 average along the way. The best Ape-X model is written to ``--out`` in the single-process DQN's
-checkpoint format.
+checkpoint format. ``--agent-json`` changes Ape-X's DQN options (learner and actors) only; the
+peer keeps the row's.
 
 Usage::
 
     python benchmarks/bench_apex.py [--actors 2] [--minutes 15] [--peer-minutes 15]
         [--reference MODEL [--reference-log validation.csv]] [--target SCORE]
         [--validate-every K | --validate-updates N] [--apex-json '{"weight_sync": 50}']
+        [--agent-json '{"params": {"batch_size": 32}}']
         [--out runs/bench_apex/apex_dqn_lublin.pt] [--json runs/bench_apex/summary.json]
 """
 
@@ -123,10 +125,13 @@ def peer_figures(out: Path, seed: int, minutes: float, echo: Any = print) -> dic
             "command": s.command, "source": "peer run"}
 
 
-def settings(out: Path, seed: int) -> train.TrainSettings:
-    """The single-process DQN row's settings."""
+def settings(out: Path, seed: int,
+             agent_json: dict[str, Any] | None = None) -> train.TrainSettings:
+    """The single-process DQN row's settings; ``agent_json`` is merged into its DQN options
+    (Ape-X's ``--agent-json``: the peer keeps the row's own)."""
     return train.TrainSettings(out=str(out), trace="lublin", backfill="none", learner="dqn",
-                               decision="event", pick="fitting", seed=seed)
+                               decision="event", pick="fitting", seed=seed,
+                               agent_json=dict(agent_json or {}))
 
 
 def episodes(s: train.TrainSettings, val_starts: tuple[int, ...]) -> EpisodeSpec:
@@ -188,9 +193,9 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     torch.set_num_threads(1)
-    s = settings(Path(a.out), a.seed)
+    s = settings(Path(a.out), a.seed, a.agent_json)
     config = train.agent_config(s)
-    apex = parse_apex({"actors": a.actors, **json.loads(a.apex_json)}, where="--apex-json")
+    apex = parse_apex({"actors": a.actors, **a.apex_json}, where="--apex-json")
     spec = protocol.training_spec(s.trace, s.mode)
     load_peer = os.getloadavg()
     if a.reference:
@@ -212,7 +217,7 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
     summary = {
         "setting": "Lublin-1, no backfilling, event, job_pick, pick fitting, seed "
                    f"{a.seed}", "actors": a.actors, "apex": apex.__dict__, "target": target,
-        "validate": {"every": monitor.every, "by": monitor.by},
+        "validate": {"every": monitor.every, "by": monitor.by}, "agent_json": a.agent_json,
         "reached": monitor.reached_s is not None, "wall_s_to_target": monitor.reached_s,
         "wall_s": round(wall, 1), "env_steps": progress.env_steps, "updates": progress.updates,
         "decisions_per_s": round(progress.env_steps / wall, 1),
@@ -260,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="validate every N gradient steps instead (the single-process run: "
                    "2,560)")
     p.add_argument("--apex-json", default="{}", help="Ape-X settings (hdrm.distributed.apex)")
+    p.add_argument("--agent-json", default="{}", help="JSON merged into Ape-X's DQN options "
+                   "(learner and actors; e.g. '{\"params\": {\"batch_size\": 32}}'); the peer "
+                   "keeps the row's")
     p.add_argument("--cpus", type=int, help="CPUs of the local Ray (default: the machine's)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--reference", help="take the single-process figures from this DQN "
@@ -271,6 +279,16 @@ def main(argv: list[str] | None = None) -> int:
     if a.validate_every < 1 or a.validate_updates < 0:
         p.error(f"--validate-every {a.validate_every} / --validate-updates {a.validate_updates}: "
                 "validate every 1 x 1,024 decisions or more, or every 1 gradient step or more")
+    for flag, example in (("apex_json", '{"min_replay_ratio": 0.05}'),
+                          ("agent_json", '{"params": {"batch_size": 32}}')):
+        text = getattr(a, flag)
+        option = "--" + flag.replace("_", "-")
+        try:
+            setattr(a, flag, json.loads(text))
+        except json.JSONDecodeError as exc:
+            p.error(f"{option} {text!r}: not JSON ({exc.msg} at character {exc.pos})")
+        if not isinstance(getattr(a, flag), dict):
+            p.error(f"{option} {text}: give a JSON object, e.g. '{example}'")
     try:
         summary = run(a)
     except HdrmError as exc:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import bench_apex, protocol
+from benchmarks import bench_apex, protocol, train
 from hdrm.agents.checkpoint import read_checkpoint, save_snapshot
 from hdrm.errors import ConfigError
 
@@ -83,3 +83,27 @@ def test_bad_validation_spacing_is_refused_in_one_line(capsys):
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("bench_apex.py: error: --validate-every 10 / --validate-updates -5:")
+
+
+def test_agent_json_changes_ape_x_s_dqn_options_and_not_the_peer_s(tmp_path):
+    apex = train.agent_config(bench_apex.settings(tmp_path / "a.pt", 0,
+                                                  {"params": {"batch_size": 32}}))
+    peer = train.agent_config(bench_apex.settings(tmp_path / "p.pt", 0))
+    assert (apex["params"]["batch_size"], peer["params"]["batch_size"]) == (32, 128)
+    # the rest of the row's options stay as they are
+    assert {k: v for k, v in apex["params"].items() if k != "batch_size"} \
+        == {k: v for k, v in peer["params"].items() if k != "batch_size"}
+
+
+@pytest.mark.parametrize("flag", ["--agent-json", "--apex-json"])
+@pytest.mark.parametrize("text, says", [
+    ("{batch_size: 32}", "not JSON (Expecting property name enclosed in double quotes at "
+                         "character 1)"),
+    ("[32]", "give a JSON object, e.g."),
+])
+def test_bad_json_options_are_refused_in_one_line(capsys, flag, text, says):
+    with pytest.raises(SystemExit) as stop:
+        bench_apex.main([flag, text])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"bench_apex.py: error: {flag} ") and says in err
