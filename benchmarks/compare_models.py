@@ -39,6 +39,16 @@ _HETERO = ["--mode", "policy_pair", "--platform", "platforms/hetero.json", "--tr
 _SDSC_KERNEL = ["--trace", "sdsc", "--learner", "ppo", "--network", "kernel", *_JOB_PICK,
                 *_SJF_PRED, "--imitate-episodes", "60", "--imitate-epochs", "15", "--agent-json",
                 '{"lr": 3e-5}', "--window", "256", "--minutes", "0", "--max-steps", "300000"]
+#: RLScheduler's setting with EASY (issue 26, session 19): commit decisions, a pick that does
+#: not fit is held and EASY backfills around it; the warm start imitates SJF in that setting
+#: (the first job of its order at every pick: of SJF, SJF-pred, WFP3(-pred), UNICEP(-pred), F1
+#: and FCFS replayed so, the best on the validation sequences), the reservation columns in its
+#: order; otherwise the per-job scorer's recipe above.
+_SDSC_COMMIT = ["--trace", "sdsc", "--learner", "ppo", "--network", "kernel", "--backfill", "easy",
+                "--decision", "commit", "--pick", "any", "--seed", "0", "--observation",
+                "job_window_predicted", "--reservation", "sjf", "--imitate", "sjf",
+                "--imitate-backfill", "easy",
+                *_SDSC_KERNEL[_SDSC_KERNEL.index("--imitate-episodes"):]]
 #: HDeepRM's six job selections and the three with predicted run times.
 _PRED_SELECTIONS = ",".join(PAIR_JOB_SELECTIONS + protocol.PREDICTED_HEURISTICS)
 #: The nine validation starts of the pre-rule hetero models (10,000 to 58,000 every 6,000: most lie
@@ -66,6 +76,12 @@ MODEL_COMMANDS: dict[str, list[str]] = {
     # sequences (each episode's submission times divided by a factor drawn in [1, 2]),
     # validated at the trace's load (rule-abiding seeds only)
     "ppo-kernel_sdsc_none_event_tload.pt": [*_SDSC_KERNEL, "--load-factors", "1,2"],
+    # issue 26, session 19: the same scorer in RLScheduler's setting with EASY (commit decisions,
+    # EASY backfilling around each pick; rule-abiding seeds only): its own column, EASY rows only
+    "ppo-kernel_sdsc_easy_commit.pt": _SDSC_COMMIT,
+    # the same on Lublin-1, whose best such teacher on its validation sequences is SJF too (of
+    # FCFS, SJF, WFP3, UNICEP and F1; its jobs have no user, so no predicted-time order differs)
+    "ppo-kernel_lublin_easy_commit.pt": ["--trace", "lublin", *_SDSC_COMMIT[2:]],
     "ppo-attention_lublin_none_event.pt": ["--trace", "lublin", "--learner", "ppo", "--network",
                                            "attention", *_JOB_PICK, "--minutes", "15"],
     "ppo-attention_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "ppo", "--network",
@@ -263,6 +279,8 @@ RULE_OVERRIDES: dict[str, list[str]] = {
     "ppo-attention_sdsc_none_event.pt": _GUARD,
     "ppo-kernel_sdsc_none_event_vload.pt": _GUARD,
     "ppo-kernel_sdsc_none_event_tload.pt": _GUARD,
+    "ppo-kernel_sdsc_easy_commit.pt": _GUARD,
+    "ppo-kernel_lublin_easy_commit.pt": _GUARD,
     "dqn_lublin_none_event.pt": ["--minutes", "0", "--max-steps", "130000", *_GUARD],
     "dqn_sdsc_none_event.pt": ["--minutes", "0", "--max-steps", "180000", *_GUARD],
     "ppo_hetero_bsld.pt": ["--max-steps", "1500000"],
