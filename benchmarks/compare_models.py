@@ -41,7 +41,7 @@ _SDSC_KERNEL = ["--trace", "sdsc", "--learner", "ppo", "--network", "kernel", *_
                 '{"lr": 3e-5}', "--window", "256", "--minutes", "0", "--max-steps", "300000"]
 #: RLScheduler's setting with EASY (issue 26, session 19): commit decisions, a pick that does
 #: not fit is held and EASY backfills around it; the warm start imitates SJF in that setting
-#: (the first job of its order at every pick: of SJF, SJF-pred, WFP3(-pred), UNICEP(-pred), F1
+#: (the first job of its order at every pick: of SJF, SJF-pred, WFP3(-pred), UNICEP-pred, F1
 #: and FCFS replayed so, the best on the validation sequences), the reservation columns in its
 #: order; otherwise the per-job scorer's recipe above, with learning rate 3e-4 (seed 0 at 3e-5,
 #: 3e-4 and 1e-3 validated 100.19, 94.12 and 94.13).
