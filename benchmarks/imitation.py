@@ -111,18 +111,17 @@ def commit_pick(env: SchedulingEnv, policy: JobPolicy, rng: np.random.Generator
     return played, acceptable
 
 
-def check_commit_teacher(env: SchedulingEnv, backfill: str) -> None:
-    """In commit semantics the environment backfills around each pick: the teacher's
-    backfilling must be the environment's.
+def check_commit_teacher(decision: str, env_backfill: str, backfill: str) -> None:
+    """In commit semantics (``decision``) the environment backfills around each pick with
+    ``env_backfill``: the teacher's ``backfill`` must be the same.
 
     Raises:
         ConfigError: one line naming both backfillings and the fix.
     """
-    config = env.config
-    if config.mode == "job_pick" and config.decision == "commit" and backfill != config.backfilling:
+    if decision == "commit" and backfill != env_backfill:
         raise ConfigError(f"--imitate-backfill {backfill}: with --decision commit the environment "
-                          f"backfills around each pick itself (--backfill {config.backfilling}); "
-                          f"give --imitate-backfill {config.backfilling}")
+                          f"backfills around each pick itself (--backfill {env_backfill}); "
+                          f"give --imitate-backfill {env_backfill}")
 
 
 def collect(env: SchedulingEnv, starts_pool: Sequence[int], teacher: str, backfill: str,
@@ -142,7 +141,8 @@ def collect(env: SchedulingEnv, starts_pool: Sequence[int], teacher: str, backfi
     pair_mode = env.config.mode == "policy_pair"
     pair_action = env.action_names.index(teacher) if pair_mode else -1
     commit = not pair_mode and env.config.decision == "commit"
-    check_commit_teacher(env, backfill)
+    if not pair_mode:
+        check_commit_teacher(env.config.decision, env.config.backfilling, backfill)
     order = JOB_POLICIES.get(teacher, "--imitate") if commit else None
     rng = np.random.default_rng(0)  # a random order's draws: never the episode's own
     obs_list, mask_list, actions, targets, returns, scores = [], [], [], [], [], []

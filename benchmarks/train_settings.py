@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import protocol
+from benchmarks import imitation, protocol
 from benchmarks.train_guard import check_guard
 from hdrm.env.objectives import REWARD_TIMINGS
 from hdrm.env.observations import job_window_kinds
@@ -194,10 +194,7 @@ def check_settings(s: TrainSettings) -> None:
             raise ConfigError("--imitate: the warm start is defined for job_pick mode with "
                               f"--pick any; got pick {s.pick!r}")
         BACKFILLING.get(s.imitate_backfill, "--imitate-backfill")
-        if s.decision == "commit" and s.imitate_backfill != s.backfill:
-            raise ConfigError(f"--imitate-backfill {s.imitate_backfill}: with --decision commit "
-                              f"the environment backfills around each pick itself (--backfill "
-                              f"{s.backfill}); give --imitate-backfill {s.backfill}")
+        imitation.check_commit_teacher(s.decision, s.backfill, s.imitate_backfill)
 
 
 def check_workers(s: TrainSettings) -> None:
