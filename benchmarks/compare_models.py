@@ -43,14 +43,18 @@ _SDSC_KERNEL = ["--trace", "sdsc", "--learner", "ppo", "--network", "kernel", *_
 #: not fit is held and EASY backfills around it; the warm start imitates SJF in that setting
 #: (the first job of its order at every pick: of SJF, SJF-pred, WFP3(-pred), UNICEP-pred, F1
 #: and FCFS replayed so, the best on the validation sequences), the reservation columns in its
-#: order; otherwise the per-job scorer's recipe above, with learning rate 3e-4 (seed 0 at 3e-5,
-#: 3e-4 and 1e-3 validated 100.19, 94.12 and 94.13).
-_SDSC_COMMIT = ["--trace", "sdsc", "--learner", "ppo", "--network", "kernel", "--backfill", "easy",
-                "--decision", "commit", "--pick", "any", "--seed", "0", "--observation",
-                "job_window_predicted", "--reservation", "sjf", "--imitate", "sjf",
-                "--imitate-backfill", "easy", "--imitate-episodes", "60", "--imitate-epochs",
-                "15", "--agent-json", '{"lr": 3e-4}', "--window", "256", "--minutes", "0",
-                "--max-steps", "300000"]
+#: order; otherwise the per-job scorer's recipe above; on SDSC-SP2 with learning rate 3e-4 (seed
+#: 0 at 3e-5, 3e-4 and 1e-3 validated 100.19, 94.12 and 94.13).
+def _commit_kernel(trace: str, lr: str) -> list[str]:
+    """The per-job scorer with commit decisions and EASY on ``trace`` at learning rate ``lr``."""
+    return ["--trace", trace, "--learner", "ppo", "--network", "kernel", "--backfill", "easy",
+            "--decision", "commit", "--pick", "any", "--seed", "0", "--observation",
+            "job_window_predicted", "--reservation", "sjf", "--imitate", "sjf",
+            "--imitate-backfill", "easy", "--imitate-episodes", "60", "--imitate-epochs", "15",
+            "--agent-json", f'{{"lr": {lr}}}', "--window", "256", "--minutes", "0",
+            "--max-steps", "300000"]
+
+
 #: HDeepRM's six job selections and the three with predicted run times.
 _PRED_SELECTIONS = ",".join(PAIR_JOB_SELECTIONS + protocol.PREDICTED_HEURISTICS)
 #: The nine validation starts of the pre-rule hetero models (10,000 to 58,000 every 6,000: most lie
@@ -80,13 +84,11 @@ MODEL_COMMANDS: dict[str, list[str]] = {
     "ppo-kernel_sdsc_none_event_tload.pt": [*_SDSC_KERNEL, "--load-factors", "1,2"],
     # issue 26, session 19: the same scorer in RLScheduler's setting with EASY (commit decisions,
     # EASY backfilling around each pick; rule-abiding seeds only): its own column, EASY rows only
-    "ppo-kernel_sdsc_easy_commit.pt": _SDSC_COMMIT,
+    "ppo-kernel_sdsc_easy_commit.pt": _commit_kernel("sdsc", "3e-4"),
     # the same on Lublin-1, whose best such teacher on its validation sequences is SJF too (of
     # FCFS, SJF, WFP3, UNICEP and F1; its jobs have no user, so no predicted-time order differs)
     # (trained at the per-job scorer's learning rate, 3e-5, before the SDSC-SP2 trials of it)
-    "ppo-kernel_lublin_easy_commit.pt": [
-        "--trace", "lublin", *_SDSC_COMMIT[2:_SDSC_COMMIT.index("--agent-json")], "--agent-json",
-        '{"lr": 3e-5}', *_SDSC_COMMIT[_SDSC_COMMIT.index("--agent-json") + 2:]],
+    "ppo-kernel_lublin_easy_commit.pt": _commit_kernel("lublin", "3e-5"),
     "ppo-attention_lublin_none_event.pt": ["--trace", "lublin", "--learner", "ppo", "--network",
                                            "attention", *_JOB_PICK, "--minutes", "15"],
     "ppo-attention_sdsc_none_event.pt": ["--trace", "sdsc", "--learner", "ppo", "--network",
