@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -171,6 +171,19 @@ class NStepAccumulator:
         self._steps.clear()
 
 
+class TransitionRows(Protocol):
+    """Transitions stacked row by row (e.g. an Ape-X actor's block): what
+    :meth:`PrioritizedReplayBuffer.add_rows` stores."""
+
+    obs: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+    returns: np.ndarray
+    next_obs: np.ndarray
+    next_masks: np.ndarray
+    discounts: np.ndarray
+
+
 class ReplayBatch(NamedTuple):
     """A sampled batch: the transitions' arrays, importance weights and buffer indices."""
 
@@ -247,6 +260,36 @@ class PrioritizedReplayBuffer:
         self.pos = (i + 1) % self.capacity
         self.size = min(self.size + 1, self.capacity)
         return i
+
+    def add_rows(self, rows: TransitionRows, td_errors: np.ndarray) -> np.ndarray:
+        """Store stacked transitions, row ``k`` with priority ``(|td_errors[k]| + eps)^alpha``;
+        returns the slot of each row. The same slots, priorities and largest priority as
+        :meth:`add` row after row, in one vectorised write (a block longer than the capacity
+        leaves its last ``capacity`` rows, as the ring would).
+
+        Raises:
+            ValueError: a TD error is not finite, or the rows and TD errors differ in number.
+        """
+        raw = np.abs(np.asarray(td_errors, dtype=np.float64)) + self.eps
+        n = int(rows.actions.shape[0])
+        if raw.shape != (n,):
+            raise ValueError(f"replay: {n} transitions but TD errors of shape {raw.shape}")
+        if not np.all(np.isfinite(raw)):
+            raise ValueError("replay: a new transition's TD error must be finite, got "
+                             f"{td_errors[~np.isfinite(raw)][0]}")
+        slots = (self.pos + np.arange(n, dtype=np.int64)) % self.capacity
+        kept = slice(max(0, n - self.capacity), n)  # the rows the ring keeps: no repeated slot
+        idx = slots[kept]
+        self.obs[idx], self.masks[idx], self.actions[idx] = (rows.obs[kept], rows.masks[kept],
+                                                            rows.actions[kept])
+        self.returns[idx], self.discounts[idx] = rows.returns[kept], rows.discounts[kept]
+        self.next_obs[idx], self.next_masks[idx] = rows.next_obs[kept], rows.next_masks[kept]
+        if n:
+            self.tree.update(idx, raw[kept] ** self.alpha)
+            self.max_priority = max(self.max_priority, float(raw.max()))
+        self.pos = (self.pos + n) % self.capacity
+        self.size = min(self.size + n, self.capacity)
+        return slots
 
     def sample(self, batch_size: int, beta: float, rng: np.random.Generator) -> ReplayBatch:
         """Draw ``batch_size`` transitions (stratified over the priority mass) with their weights.

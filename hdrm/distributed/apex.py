@@ -9,10 +9,14 @@
   ``batch_size``, ``alpha``, ``beta`` (annealed over ``beta_steps``) and ``priority_eps``.
 - The learner is a :class:`~hdrm.agents.dqn.DQNAgent` in this (the driver's) process: dueling
   double DQN on n-step returns, as configured. It draws batches from the replay actor (the next
-  one is requested before the current step runs), sends the new TD errors back as priorities and
-  publishes its weights every ``weight_sync`` gradient steps; each actor picks the newest weights
-  up at the start of its next :meth:`~hdrm.distributed.apex_actor.ApexActor.collect` call
-  (every ``actor_steps`` decisions).
+  ``replay_batches`` at a time: the next call goes out as soon as a call's batches arrive, so
+  the learner rarely waits for the replay), sends the new TD errors back as priorities with
+  its next call, and publishes its weights every ``weight_sync`` gradient steps; each actor
+  picks the newest weights up at the start of its next
+  :meth:`~hdrm.distributed.apex_actor.ApexActor.collect` call (every ``actor_steps``
+  decisions). A batch is drawn at most ``2 x replay_batches`` gradient steps before the
+  priorities of the steps before it are in the replay (asynchronous, as in the paper; the write
+  counters of :mod:`~hdrm.distributed.apex_replay` drop an update of a slot rewritten since).
 
 The learner keeps at most ``max_replay_ratio`` gradient steps per collected decision (default:
 the single-process DQN's ``1 / train_freq``); it waits for the actors when it is ahead.
@@ -31,6 +35,7 @@ This module imports ``ray`` only inside its functions.
 
 from __future__ import annotations
 
+import collections
 import functools
 import logging
 import time
@@ -79,6 +84,9 @@ class ApexSettings:
     for the learner when they are ahead (on few cores, this leaves the learner its share)."""
     actor_cpus: float = field(default=1.0, metadata={"min": 0.0})
     """CPUs Ray reserves for each actor."""
+    replay_batches: int = field(default=4, metadata={"min": 1})
+    """Batches the learner draws in one call to the replay actor; the new priorities of their
+    gradient steps go back with a later call (1: a call per gradient step)."""
 
 
 def parse_apex(params: Mapping[str, Any] | None, where: str = APEX_PATH) -> ApexSettings:
@@ -200,7 +208,9 @@ class ApexTrainer:
         self.progress = ApexProgress(env_steps=learner.env_steps, updates=learner.updates)
         self._weights = ray.put(wire.to_wire(learner.state_dict()))
         self._inflight: dict[Any, int] = {}
-        self._sample: Any = None
+        self._pending: Any = None  # the replay call whose batches come next
+        self._batches: collections.deque[Any] = collections.deque()
+        self._updates: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._pids: dict[int, int] = {}
         self._parked: list[int] = []
 
@@ -216,7 +226,8 @@ class ApexTrainer:
             self._unpark()
             self.progress.wall_s = time.perf_counter() - t0
             learn = self._may_learn()
-            self._harvest(timeout=0.0 if learn else 0.5)
+            if not learn or not self._batches:  # the actors are looked at a call's batches apart
+                self._harvest(timeout=0.0 if learn else 0.5)
             if stop(self.learner, self.progress):
                 return self.progress
             if learn and self.learn_step() is None:
@@ -280,26 +291,39 @@ class ApexTrainer:
                        for e in result["ended"])
         self.learner.env_steps = p.env_steps  # drives beta, and is saved in the checkpoint
 
-    def _next_sample(self) -> Any:
+    def _exchange(self) -> Any:
+        """Send the priority updates made so far and ask for the next batches."""
+        updates, self._updates = self._updates, []
         beta = beta_at(self.progress.env_steps, self.learner.settings)
-        return self.replay.sample.remote(self.learner.settings.batch_size, beta)
+        return self.replay.exchange.remote(updates, self.settings.replay_batches,
+                                           self.learner.settings.batch_size, beta)
+
+    def flush_priorities(self) -> Any:
+        """Send the priority updates not sent yet; returns the call's reference (``ray.get``
+        it to wait until the replay holds them)."""
+        updates, self._updates = self._updates, []
+        return self.replay.exchange.remote(updates, 0, self.learner.settings.batch_size, 1.0)
 
     def learn_step(self) -> Step | None:
-        """One gradient step on the next batch of the replay, whose priorities then get the new
-        TD errors; None when the replay had no batch to give."""
-        ref = self._sample if self._sample is not None else self._next_sample()
-        self._sample = self._next_sample()
-        try:
-            sample = self.ray.get(ref)
-        except self.ray.exceptions.RayActorError as exc:
-            raise HdrmError(f"the Ape-X replay is lost ({type(exc).__name__}): Ray restarted "
-                            f"it {MAX_RESTARTS} times; see the Ray logs "
-                            "(/tmp/ray/session_latest/logs)") from None
-        if sample is None:
-            return None
+        """One gradient step on the next batch drawn from the replay (the new TD errors go back
+        as its priorities with the next call to the replay); None when the replay had no batch
+        to give."""
+        if not self._batches:
+            ref = self._pending if self._pending is not None else self._exchange()
+            try:
+                drawn = self.ray.get(ref)
+            except self.ray.exceptions.RayActorError as exc:
+                raise HdrmError(f"the Ape-X replay is lost ({type(exc).__name__}): Ray "
+                                f"restarted it {MAX_RESTARTS} times; see the Ray logs "
+                                "(/tmp/ray/session_latest/logs)") from None
+            self._pending = self._exchange()  # drawn while the learner works on these
+            if not drawn:
+                return None
+            self._batches.extend(drawn)
+        sample = self._batches.popleft()
         batch = ReplayBatch(*(np.require(a, requirements="W") for a in sample.batch))
         stats, td = self.learner.learn_on(batch)  # arrays from Ray are read-only: copied
-        self.replay.update_priorities.remote(batch.indices, sample.writes, td)
+        self._updates.append((batch.indices, sample.writes, td))
         p = self.progress
         p.updates, p.stats = self.learner.updates, stats
         p.learned.add(stats)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -126,9 +126,8 @@ class ApexReplay:
 
     def add(self, block: TransitionBlock) -> int:
         """Store a block with its TD errors as priorities; returns the replay's size."""
-        for transition, td in zip(block.transitions(), block.td_errors):
-            i = self.buffer.add(transition, float(td))
-            self.writes[i] += 1
+        slots = self.buffer.add_rows(block, block.td_errors)
+        np.add.at(self.writes, slots, 1)  # a slot the block wrote twice counts twice
         self.added += block.size
         return len(self.buffer)
 
@@ -139,6 +138,16 @@ class ApexReplay:
         batch = self.buffer.sample(batch_size, beta, self.rng)
         self.drawn += batch_size
         return Sample(batch, self.writes[batch.indices].copy())
+
+    def exchange(self, updates: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                 batches: int, batch_size: int, beta: float) -> list[Sample]:
+        """Apply the learner's priority updates (``(indices, writes, td_errors)`` of its steps,
+        as :meth:`update_priorities`), then draw ``batches`` batches: one call a few gradient
+        steps instead of two a step. An empty list while fewer than ``batch_size`` are stored."""
+        for indices, writes, td_errors in updates:
+            self.update_priorities(indices, writes, td_errors)
+        drawn = [self.sample(batch_size, beta) for _ in range(batches)]
+        return [d for d in drawn if d is not None]
 
     def update_priorities(self, indices: np.ndarray, writes: np.ndarray,
                           td_errors: np.ndarray) -> int:

@@ -106,6 +106,49 @@ def test_nothing_is_sampled_before_a_batch_is_stored():
     assert replay.sample(3, beta=0.4) is None
 
 
+@pytest.mark.parametrize("start, rows", [(0, 3), (5, 6), (2, 11), (0, 0)])
+def test_a_block_is_stored_as_its_rows_one_by_one(start, rows):
+    """add_rows (the replay actor's write) leaves what add row after row leaves: slots, arrays,
+    priorities, the largest priority, the ring's position; 11 rows overwrite a ring of 7."""
+    one, many = (PrioritizedReplayBuffer(7, (2, 3), 3, alpha=0.5, eps=0.01) for _ in range(2))
+    lead = block([1.0] * start)._replace(td_errors=np.ones(start)) if start else None
+    rng = np.random.default_rng(start + rows)
+    data = block(list(rng.normal(0, 4, rows)), first=100) if rows else None
+    for buf in (one, many):
+        if lead is not None:
+            buf.add_rows(lead, lead.td_errors)
+    slots_one = ([one.add(t, td) for t, td in zip(data.transitions(), data.td_errors)]
+                 if rows else [])
+    slots_many = many.add_rows(data, data.td_errors) if rows else []
+    assert list(slots_many) == slots_one
+    for name in ("obs", "next_obs", "masks", "next_masks", "actions", "returns", "discounts"):
+        assert np.array_equal(getattr(one, name), getattr(many, name)), name
+    assert np.allclose(one.tree._tree, many.tree._tree)
+    assert (one.pos, one.size, one.max_priority) == (many.pos, many.size, many.max_priority)
+
+
+def test_a_block_with_a_nan_td_error_is_refused_whole():
+    buffer = PrioritizedReplayBuffer(4, (2, 3), 3)
+    data = block([1.0, float("nan")])
+    with pytest.raises(ValueError, match="finite, got nan"):
+        buffer.add_rows(data, data.td_errors)
+    assert len(buffer) == 0 and buffer.tree.total == 0.0
+
+
+def test_an_exchange_updates_the_priorities_then_draws():
+    replay = ApexReplay(4, (2, 3), 3, alpha=1.0, eps=0.0, seed=3)
+    assert replay.exchange([], 2, 2, beta=0.4) == []  # nothing stored yet: no batch
+    replay.add(block([1.0, 1.0, 1.0, 1.0]))
+    drawn = replay.exchange([], 3, 4, beta=0.4)
+    assert len(drawn) == 3 and replay.stats()["drawn"] == 12
+    first = drawn[0]
+    # the updates of the learner's steps come first: slot 2 gets all the mass, then the draws
+    td = np.where(first.batch.indices == 2, 7.0, 0.0)
+    after = replay.exchange([(first.batch.indices, first.writes, td)], 2, 4, beta=0.4)
+    assert replay.priorities([0, 1, 2, 3]) == pytest.approx([0.0, 0.0, 7.0, 0.0])
+    assert all(set(s.batch.indices) == {2} for s in after)
+
+
 def test_a_new_transition_keeps_the_largest_priority_without_a_td_error():
     buffer = PrioritizedReplayBuffer(4, (1,), 2, alpha=1.0, eps=0.0)
     item = Transition(np.zeros(1), np.ones(2, bool), 0, 0.0, np.zeros(1), np.ones(2, bool), 0.0)

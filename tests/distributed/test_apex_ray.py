@@ -58,6 +58,7 @@ def test_the_learner_updates_the_priorities_it_samples(ray, trainer):
     before = ray.get(trainer.replay.priorities.remote(slots))
     step = trainer.learn_step()
     assert step is not None
+    ray.get(trainer.flush_priorities())  # the new priorities go with the next call otherwise
     after = ray.get(trainer.replay.priorities.remote(slots))
     alpha, eps = trainer.learner.settings.alpha, trainer.learner.settings.priority_eps
     drawn = np.unique(step.indices)
