@@ -324,8 +324,14 @@ class _Run:
             done_time = s.minutes > 0 and wall >= s.minutes * 60
             if self.episode % s.validate_every == 0 or done_steps or done_time:
                 self.validation(value, wall)
+            if self.reached():
+                return "stop_at"
             if done_steps or done_time:
                 return "max_steps" if done_steps else "minutes"
+
+    def reached(self) -> bool:
+        """Whether ``--stop-at`` is given and a validation scored it or less."""
+        return self.s.stop_at is not None and self.validate.best <= self.s.stop_at
 
     def validation(self, train_value: float, wall: float) -> None:
         """Validate, log, and save the model when it is the best so far."""

@@ -78,6 +78,7 @@ class TrainSettings:
     seed: int = 0
     minutes: float = 15.0
     max_steps: int = 0
+    stop_at: float | None = None
     validate_every: int = 10
     train_jobs: int = protocol.SEQUENCE_JOBS
     validation_starts: tuple[int, ...] | None = None
@@ -297,6 +298,9 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--minutes", type=float, default=15.0, help="wall-clock budget (0: none)")
     p.add_argument("--max-steps", type=int, default=0, help="environment steps budget (0: none)")
+    p.add_argument("--stop-at", type=float, metavar="SCORE",
+                   help="stop at the first validation scoring SCORE or less (to time a learner "
+                        "to a score; default: train for the whole budget)")
     p.add_argument("--validate-every", type=int, default=10, help="episodes between validations")
     p.add_argument("--train-jobs", type=int, default=protocol.SEQUENCE_JOBS)
     p.add_argument("--validation-starts", help="comma-separated start indices (default: the trace's)")
@@ -368,7 +372,7 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
         validation_guard=a.validation_guard,
         pick=a.pick, seed=a.seed, reservation=a.reservation, window=a.window,
         observation=a.observation, job_selections=selections,
-        minutes=a.minutes, max_steps=a.max_steps, validate_every=max(1, a.validate_every),
+        minutes=a.minutes, max_steps=a.max_steps, stop_at=a.stop_at, validate_every=max(1, a.validate_every),
         train_jobs=a.train_jobs, validation_starts=starts, train_range=ranges["--train-range"],
         validation_range=ranges["--validation-range"], load_factors=factors,
         validation_load_factors=val_factors, agent_json=agent_json,

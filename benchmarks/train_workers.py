@@ -113,15 +113,18 @@ def loop_with_workers(run: Any) -> str:
         last["value"] = info["value"]
         run.episodes_log.row(run.episode, info["start"], round(info["factor"], 4), ended.steps,
                              run.env_steps, info["value"], ended.stats()["loss"], run.wall_s())
-        if run.episode % s.validate_every == 0:
+        if run.episode % s.validate_every == 0 and not run.reached():
             run.validation(info["value"], run.wall_s())
 
     def out_of_time() -> bool:
-        return s.minutes > 0 and run.wall_s() >= s.minutes * 60
+        return run.reached() or (s.minutes > 0 and run.wall_s() >= s.minutes * 60)
 
     done = train_with_workers(run.agent, TrainTask(s, run.config, run.pool), plan, on_episode,
                               out_of_time)
-    run.validation(last["value"], run.wall_s())
+    if not run.reached():
+        run.validation(last["value"], run.wall_s())
     run.distributed = {"workers": s.workers, "num_envs": s.num_envs, "updates": done.updates,
                        "restarts": done.restarts, "collected_env_steps": done.env_steps}
+    if run.reached():
+        return "stop_at"
     return "minutes" if out_of_time() else "max_steps"

@@ -69,6 +69,32 @@ def test_num_envs_in_this_process_trains_deterministically(traces, tmp_path):
     assert a["options"]["agent"]["params"]["num_envs"] == 2
 
 
+@pytest.mark.parametrize("num_envs", [1, 2])
+def test_stop_at_ends_the_run_at_the_first_validation_that_scores_it(traces, tmp_path, num_envs):
+    """--stop-at SCORE: any score reaches 1e12 (stopped at the first validation); none reaches
+    0.5 (a bounded slowdown is at least 1: the run spends its step budget)."""
+    quick = {"num_envs": num_envs, "max_steps": 600, "validate_every": 1}
+    reached = train.train(tiny_settings(traces, tmp_path / "a.pt", stop_at=1e12, **quick),
+                          echo=lambda *_: None)
+    assert reached.stopped_by == "stop_at"
+    logged = rows(tmp_path / "log_a" / "validation.csv")
+    assert len(logged) == 1 and float(logged[0]["objective"]) == pytest.approx(
+        reached.best_validation, rel=1e-5)
+    figures = read_checkpoint(tmp_path / "a.pt")["options"]["training"]
+    assert figures["stopped_by"] == "stop_at" and figures["env_steps"] < 600
+    missed = train.train(tiny_settings(traces, tmp_path / "b.pt", stop_at=0.5, **quick),
+                         echo=lambda *_: None)
+    # (with 2 environments, env_steps counts the ended episodes' steps only)
+    assert missed.stopped_by == "max_steps" and missed.env_steps > reached.env_steps
+    assert len(rows(tmp_path / "log_b" / "validation.csv")) > 1
+
+
+def test_stop_at_is_read_from_the_command_line():
+    s = train.parse_args(["--out", "m.pt", "--stop-at", "30.5"])
+    assert s.stop_at == 30.5 and "--stop-at 30.5" in s.command
+    assert train.parse_args(["--out", "m.pt"]).stop_at is None
+
+
 def test_rollout_workers_train_a_model_compare_reads(traces, tmp_path):
     pytest.importorskip("ray")
     from benchmarks import compare
