@@ -29,9 +29,17 @@ average along the way. The best Ape-X model is written to ``--out`` in the singl
 checkpoint format. ``--agent-json`` changes Ape-X's DQN options (learner and actors) only; the
 peer keeps the row's.
 
+Seeds: one run of each learner says little (a DQN's time to a score varies several-fold with its
+seed, and Ape-X's actors and learner interleave as the machine schedules them), so
+``--peer-seeds 0,1,2`` runs the single-process DQN once per seed (the first sets the target,
+the others stop at it: ``train.py --stop-at``) and ``--apex-seeds 0,1,2,3,4`` runs Ape-X once
+per seed, one after the other. The verdict compares the medians of the times to the target, a
+run that did not reach it counting as infinite.
+
 Usage::
 
     python benchmarks/bench_apex.py [--actors 2] [--minutes 15] [--peer-minutes 15]
+        [--peer-seeds 0,1,2] [--apex-seeds 0,1,2]
         [--reference MODEL [--reference-log validation.csv]] [--target SCORE]
         [--validate-every K | --validate-updates N] [--apex-json '{"weight_sync": 50}']
         [--agent-json '{"params": {"batch_size": 32}}']
@@ -44,6 +52,7 @@ import argparse
 import csv
 import functools
 import json
+import math
 import os
 import sys
 import time
@@ -95,34 +104,54 @@ def reference_figures(path: Path, validation_starts: tuple[int, ...],
             "source": "checkpoint" + (" and its validation log" if log is not None else "")}
 
 
-def first_reached(validation_csv: Path, score: float) -> float:
+def first_reached(validation_csv: Path, score: float, missing_ok: bool = False
+                  ) -> float | None:
     """Wall seconds of the first validation in ``validation_csv`` scoring ``score`` or less
-    (``score`` rounded as the log writes it, to 6 significant digits)."""
+    (``score`` rounded as the log writes it, to 6 significant digits); with ``missing_ok``,
+    None when none did."""
     logged = float(f"{score:.6g}")
     with validation_csv.open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
             if float(row["objective"]) <= logged:
                 return float(row["wall_s"])
+    if missing_ok:
+        return None
     raise ConfigError(f"{validation_csv}: no validation reached {score:g}")
 
 
-def peer_figures(out: Path, seed: int, minutes: float, echo: Any = print) -> dict[str, Any]:
-    """Train the single-process DQN for ``minutes`` here; returns its figures.
+def peer_figures(out: Path, seed: int, minutes: float, echo: Any = print,
+                 stop_at: float | None = None, log_dir: Path | None = None) -> dict[str, Any]:
+    """Train the single-process DQN for ``minutes`` here (or until a validation scores
+    ``stop_at`` or less); returns its figures.
 
-    Its best validation becomes the target; ``wall_s_to_best`` is when it first scored it.
+    Its best validation is the target when no ``stop_at`` is given; ``wall_s_to_best`` is when
+    it first scored its best, ``wall_s_to_target`` when it first scored ``stop_at`` (None if
+    it did not).
     """
     s = settings(out, seed)
-    s.minutes, s.log_dir = minutes, str(out.parent / "peer")
-    s.command = f"benchmarks/bench_apex.py peer run: {minutes:g} min, seed {seed}"
-    echo(f"single-process DQN (peer), {minutes:g} min:")
+    s.minutes, s.stop_at = minutes, stop_at
+    s.log_dir = str(log_dir or out.parent / "peer")
+    s.command = (f"benchmarks/bench_apex.py peer run: {minutes:g} min, seed {seed}"
+                 + ("" if stop_at is None else f", stop at {stop_at:g}"))
+    echo(f"single-process DQN (peer), seed {seed}, {minutes:g} min"
+         + ("" if stop_at is None else f" or until {stop_at:.2f}") + ":")
     result = train.train(s, echo=lambda line: echo(f"  {line}"))
-    return {"model": str(out), "best_validation": result.best_validation,
-            "best_env_steps": result.best_env_steps, "env_steps": result.env_steps,
-            "wall_s": round(result.wall_s, 1),
-            "decisions_per_s": round(result.env_steps / result.wall_s, 1),
-            "wall_s_to_best": first_reached(Path(s.log_dir) / "validation.csv",
-                                            result.best_validation),
-            "command": s.command, "source": "peer run"}
+    log = Path(s.log_dir) / "validation.csv"
+    figures = {"seed": seed, "model": str(out), "best_validation": result.best_validation,
+               "best_env_steps": result.best_env_steps, "env_steps": result.env_steps,
+               "wall_s": round(result.wall_s, 1),
+               "decisions_per_s": round(result.env_steps / result.wall_s, 1),
+               "wall_s_to_best": first_reached(log, result.best_validation),
+               "stopped_by": result.stopped_by, "log": str(log),
+               "command": s.command, "source": "peer run"}
+    if stop_at is not None:
+        figures["wall_s_to_target"] = first_reached(log, stop_at, missing_ok=True)
+    return figures
+
+
+def median_time(times: list[float | None]) -> float:
+    """The median of times to the target, a run that did not reach it counting as infinite."""
+    return float(np.median([math.inf if t is None else t for t in times]))
 
 
 def settings(out: Path, seed: int,
@@ -188,46 +217,53 @@ class Monitor:
             self.reached_s = wall
 
 
-def run(a: argparse.Namespace) -> dict[str, Any]:
-    """Train with Ape-X as the command line says; returns the summary."""
-    import torch
+def single_process(a: argparse.Namespace, validation_starts: tuple[int, ...]
+                   ) -> list[dict[str, Any]]:
+    """The single-process DQN's figures: from ``--reference``, or peer runs of the
+    ``--peer-seeds`` (the first runs its whole budget and sets the target unless ``--target``
+    does; the others stop when they reach it)."""
+    out = Path(a.out).with_name("dqn_peer.pt")
+    if a.reference:
+        figures = reference_figures(Path(a.reference), validation_starts,
+                                    Path(a.reference_log) if a.reference_log else None)
+        target = figures["best_validation"] if a.target is None else a.target
+        if a.target is not None and a.reference_log:
+            figures["wall_s_to_target"] = first_reached(Path(a.reference_log), target,
+                                                        missing_ok=True)
+        else:
+            figures["wall_s_to_target"] = figures["wall_s_to_best"] \
+                if target == figures["best_validation"] else None
+        return [figures]
+    minutes = a.peer_minutes if a.peer_minutes is not None else a.minutes
+    peers: list[dict[str, Any]] = []
+    for k, seed in enumerate(a.peer_seeds):
+        target = a.target if a.target is not None or not peers else peers[0]["best_validation"]
+        name = out if k == 0 else out.with_name(f"{out.stem}_seed{seed}.pt")
+        log_dir = out.parent / ("peer" if k == 0 else f"peer_seed{seed}")
+        figures = peer_figures(name, seed, minutes, stop_at=target, log_dir=log_dir)
+        if target is None:  # the first seed's best is the target
+            figures["wall_s_to_target"] = figures["wall_s_to_best"]
+        peers.append(figures)
+    return peers
 
-    torch.set_num_threads(1)
-    s = settings(Path(a.out), a.seed, a.agent_json)
+
+def apex_run(a: argparse.Namespace, seed: int, target: float, out: Path) -> dict[str, Any]:
+    """One Ape-X run of seed ``seed`` until it validates at ``target`` or less or ``--minutes``
+    pass; writes its best model to ``out`` and returns its figures."""
+    s = settings(out, seed, a.agent_json)
     config = train.agent_config(s)
     apex = parse_apex({"actors": a.actors, **a.apex_json}, where="--apex-json")
     spec = protocol.training_spec(s.trace, s.mode)
-    load_peer = os.getloadavg()
-    if a.reference:
-        reference = reference_figures(Path(a.reference), tuple(spec.validation_starts),
-                                      Path(a.reference_log) if a.reference_log else None)
-    else:
-        reference = peer_figures(Path(a.out).with_name("dqn_peer.pt"), a.seed,
-                                 a.peer_minutes if a.peer_minutes is not None else a.minutes)
-    reference["load_1min_before"] = round(load_peer[0], 2)
-    target = reference["best_validation"] if a.target is None else a.target
     if a.validate_updates:
         monitor = Monitor(s, config, target, a.minutes, a.validate_updates, by="updates")
     else:
         monitor = Monitor(s, config, target, a.minutes, a.validate_every * s.train_jobs)
+    print(f"Ape-X DQN, {a.actors} actors, seed {seed}, until {target:.2f} or {a.minutes:g} min:")
     load_before = os.getloadavg()
     agent, progress = train_apex(config, episodes(s, tuple(spec.validation_starts)), apex,
-                                 monitor, seed=a.seed, num_cpus=a.cpus)
+                                 monitor, seed=seed, num_cpus=a.cpus)
     wall = time.perf_counter() - monitor.t0
-    summary = {
-        "setting": "Lublin-1, no backfilling, event, job_pick, pick fitting, seed "
-                   f"{a.seed}", "actors": a.actors, "apex": apex.__dict__, "target": target,
-        "validate": {"every": monitor.every, "by": monitor.by}, "agent_json": a.agent_json,
-        "reached": monitor.reached_s is not None, "wall_s_to_target": monitor.reached_s,
-        "wall_s": round(wall, 1), "env_steps": progress.env_steps, "updates": progress.updates,
-        "decisions_per_s": round(progress.env_steps / wall, 1),
-        "updates_per_s": round(progress.updates / wall, 2),
-        "best_validation": monitor.validator.best, "restarts": progress.restarts,
-        "replay": progress.stats, "load_1min_before": round(load_before[0], 2),
-        "load_1min_during": [r["load_1min"] for r in monitor.rows], "validations": monitor.rows,
-        "cpus": os.cpu_count(), "reference": reference,
-        "command": "python benchmarks/bench_apex.py " + " ".join(sys.argv[1:]),
-    }
+    command = "python benchmarks/bench_apex.py " + " ".join(sys.argv[1:])
     v = monitor.validator
     if v.best_state is not None:  # the best model is the one kept, as train.py does
         agent.load_state_dict(v.best_state[0])
@@ -237,8 +273,44 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         "episodes": progress.episodes, "best_env_steps": v.best_env_steps,
         "best_validation": v.best, "validation_starts": list(v.starts),
         "apex": apex.__dict__, "stopped_by": "target" if monitor.reached_s else "minutes",
-        "command": summary["command"], "final": True}))
-    return summary
+        "command": command, "final": True}))
+    return {
+        "seed": seed, "model": str(out), "apex": apex.__dict__,
+        "validate": {"every": monitor.every, "by": monitor.by},
+        "reached": monitor.reached_s is not None, "wall_s_to_target": monitor.reached_s,
+        "wall_s": round(wall, 1), "env_steps": progress.env_steps, "updates": progress.updates,
+        "decisions_per_s": round(progress.env_steps / wall, 1),
+        "updates_per_s": round(progress.updates / wall, 2),
+        "best_validation": v.best, "restarts": progress.restarts,
+        "replay": progress.stats, "load_1min_before": round(load_before[0], 2),
+        "load_1min_during": [r["load_1min"] for r in monitor.rows], "validations": monitor.rows,
+    }
+
+
+def run(a: argparse.Namespace) -> dict[str, Any]:
+    """Time the single-process DQN's seeds and Ape-X's runs to the same score; returns the
+    summary."""
+    import torch
+
+    torch.set_num_threads(1)
+    spec = protocol.training_spec("lublin", "job_pick")
+    peers = single_process(a, tuple(spec.validation_starts))
+    target = peers[0]["best_validation"] if a.target is None else a.target
+    out = Path(a.out)
+    runs = [apex_run(a, seed, target, out if k == 0 else out.with_name(f"{out.stem}_seed{seed}"
+                                                                       f"{out.suffix}"))
+            for k, seed in enumerate(a.apex_seeds)]
+    single_median = median_time([p.get("wall_s_to_target") for p in peers])
+    apex_median = median_time([r["wall_s_to_target"] for r in runs])
+    return {
+        "setting": "Lublin-1, no backfilling, event, job_pick, pick fitting",
+        "actors": a.actors, "target": target, "agent_json": a.agent_json,
+        "single_process": peers, "apex": runs,
+        "median_s": {"single_process": single_median, "apex": apex_median},
+        "met": apex_median < single_median,
+        "cpus": os.cpu_count(),
+        "command": "python benchmarks/bench_apex.py " + " ".join(sys.argv[1:]),
+    }
 
 
 def apex_metadata(s: train.TrainSettings, agent: DQNAgent, config: dict[str, Any],
@@ -248,6 +320,30 @@ def apex_metadata(s: train.TrainSettings, agent: DQNAgent, config: dict[str, Any
     meta = train.metadata(s, agent, config, figures)
     meta["label"] = f"{meta['label']} Ape-X"
     return meta
+
+
+def report(summary: dict[str, Any], echo: Any = print) -> None:
+    """Print each run's time to the target and the two medians."""
+    target = summary["target"]
+
+    def line(name: str, seconds: float | None, extra: str) -> None:
+        when = "not reached" if seconds is None else f"{seconds:6.0f} s"
+        echo(f"  {name:<34} {when:>12}  {extra}")
+
+    echo(f"time to a validation of {target:.2f} or less (Lublin-1 job_pick row):")
+    for peer in summary["single_process"]:
+        line(f"single-process DQN, seed {peer.get('seed', '?')}", peer.get("wall_s_to_target"),
+             f"best {peer['best_validation']:.2f}, {peer['decisions_per_s']} decisions/s "
+             f"({peer['source']})")
+    for run in summary["apex"]:
+        line(f"Ape-X, {summary['actors']} actors, seed {run['seed']}", run["wall_s_to_target"],
+             f"best {run['best_validation']:.2f}, {run['updates']} gradient steps "
+             f"({run['updates_per_s']}/s), {run['env_steps']} decisions, load "
+             f"{run['load_1min_before']} before")
+    medians = summary["median_s"]
+    echo(f"median: single-process {medians['single_process']:.0f} s, Ape-X "
+         f"{medians['apex']:.0f} s: Ape-X {'sooner' if summary['met'] else 'not sooner'} "
+         f"({summary['cpus']} CPUs)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -269,7 +365,13 @@ def main(argv: list[str] | None = None) -> int:
                    "(learner and actors; e.g. '{\"params\": {\"batch_size\": 32}}'); the peer "
                    "keeps the row's")
     p.add_argument("--cpus", type=int, help="CPUs of the local Ray (default: the machine's)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="the seed of both learners unless --peer-seeds / --apex-seeds say")
+    p.add_argument("--peer-seeds", metavar="S1,S2,...", help="single-process DQN runs, one per "
+                   "seed: the first sets the target (its best) unless --target does, the others "
+                   "stop when they reach it (default: --seed)")
+    p.add_argument("--apex-seeds", metavar="S1,S2,...", help="Ape-X runs, one per seed, one "
+                   "after the other (default: --seed)")
     p.add_argument("--reference", help="take the single-process figures from this DQN "
                    "checkpoint (validated on the rule's sequences) instead of a peer run")
     p.add_argument("--reference-log", help="that run's validation.csv, for its time to its best")
@@ -279,6 +381,17 @@ def main(argv: list[str] | None = None) -> int:
     if a.validate_every < 1 or a.validate_updates < 0:
         p.error(f"--validate-every {a.validate_every} / --validate-updates {a.validate_updates}: "
                 "validate every 1 x 1,024 decisions or more, or every 1 gradient step or more")
+    for flag in ("peer_seeds", "apex_seeds"):
+        text = getattr(a, flag)
+        try:
+            seeds = [a.seed] if text is None else [int(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            p.error(f"--{flag.replace('_', '-')} {text!r}: give seeds as integers separated by "
+                    "commas, e.g. 0,1,2")
+        if not seeds or len(set(seeds)) != len(seeds):
+            p.error(f"--{flag.replace('_', '-')} {text!r}: give one or more distinct seeds, "
+                    "e.g. 0,1,2")
+        setattr(a, flag, seeds)
     for flag, example in (("apex_json", '{"min_replay_ratio": 0.05}'),
                           ("agent_json", '{"params": {"batch_size": 32}}')):
         text = getattr(a, flag)
@@ -296,17 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     Path(a.json).parent.mkdir(parents=True, exist_ok=True)
     Path(a.json).write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
-    ref = summary["reference"]
-    reached = (f"reached {summary['target']:.2f} in {summary['wall_s_to_target']:.0f} s"
-               if summary["reached"] else f"did not reach {summary['target']:.2f} "
-               f"(best {summary['best_validation']:.2f}) in {summary['wall_s']:.0f} s")
-    print(f"Ape-X DQN, {a.actors} actors: {reached}; {summary['env_steps']} decisions "
-          f"({summary['decisions_per_s']}/s), {summary['updates']} gradient steps "
-          f"({summary['updates_per_s']}/s)")
-    print(f"single-process DQN: {ref['best_validation']:.2f} first at "
-          f"{ref['wall_s_to_best']:.0f} s ({ref['decisions_per_s']} decisions/s, {ref['source']})")
-    print(f"load average (1 min): {summary['load_1min_before']} before, "
-          f"{summary['load_1min_during']} at the validations; {summary['cpus']} CPUs")
+    report(summary, echo=print)
     return 0
 
 

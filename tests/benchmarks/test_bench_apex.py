@@ -4,6 +4,7 @@ peer run's time to its best is read from its own validation log."""
 
 from __future__ import annotations
 
+import argparse
 import copy
 from pathlib import Path
 
@@ -107,3 +108,61 @@ def test_bad_json_options_are_refused_in_one_line(capsys, flag, text, says):
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith(f"bench_apex.py: error: {flag} ") and says in err
+
+
+def test_the_verdict_compares_medians_with_unreached_runs_as_infinite():
+    assert bench_apex.median_time([72.0, 78.0, 301.0]) == 78.0
+    assert bench_apex.median_time([93.0, None, None]) == float("inf")
+    assert bench_apex.median_time([93.0, 131.0, None, 176.0]) == 153.5
+
+
+@pytest.mark.parametrize("flag, text, says", [
+    ("--peer-seeds", "0,x", "give seeds as integers separated by commas"),
+    ("--apex-seeds", "1,1", "give one or more distinct seeds"),
+    ("--apex-seeds", ",", "give one or more distinct seeds"),
+])
+def test_bad_seed_lists_are_refused_in_one_line(capsys, flag, text, says):
+    with pytest.raises(SystemExit) as stop:
+        bench_apex.main([flag, text])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"bench_apex.py: error: {flag} {text!r}: {says}")
+
+
+def test_the_report_lists_every_run_and_the_medians():
+    peer = {"seed": 0, "wall_s_to_target": 301.0, "best_validation": 30.85,
+            "decisions_per_s": 306.7, "source": "peer run"}
+    runs = [{"seed": k, "wall_s_to_target": t, "best_validation": b, "updates": 5120,
+             "updates_per_s": 57.0, "env_steps": 100_000, "load_1min_before": 0.2}
+            for k, t, b in [(0, 93.0, 29.8), (1, None, 37.7), (2, 176.0, 27.5)]]
+    summary = {"target": 30.85, "actors": 2, "single_process": [
+        peer, {**peer, "seed": 1, "wall_s_to_target": 72.0},
+        {**peer, "seed": 2, "wall_s_to_target": 78.0}], "apex": runs,
+        "median_s": {"single_process": 78.0, "apex": 176.0}, "met": False, "cpus": 2}
+    lines: list[str] = []
+    bench_apex.report(summary, echo=lines.append)
+    assert lines[0] == "time to a validation of 30.85 or less (Lublin-1 job_pick row):"
+    assert len(lines) == 1 + 3 + 3 + 1
+    assert "seed 1" in lines[5] and "not reached" in lines[5] and "best 37.70" in lines[5]
+    assert lines[-1] == ("median: single-process 78 s, Ape-X 176 s: Ape-X not sooner (2 CPUs)")
+
+
+def test_a_reference_gives_its_time_to_a_lower_target_from_its_log(tmp_path):
+    checkpoint = read_checkpoint(PRE_RULE_DQN)
+    checkpoint.setdefault("agent_lineage", [checkpoint["agent_class"]])
+    options = copy.deepcopy(checkpoint["options"])
+    options["training"].update(validation_starts=list(RULE_STARTS), wall_s=400.0,
+                               env_steps=80_000, best_env_steps=60_000, best_validation=12.5)
+    model = tmp_path / "dqn_rule.pt"
+    save_snapshot(checkpoint, model, options)
+    log = tmp_path / "validation.csv"
+    log.write_text("episode,env_steps,objective,best,wall_s\n10,10240,20,1,50.5\n"
+                   "60,61440,12.5,1,287.25\n", encoding="utf-8")
+    a = argparse.Namespace(reference=str(model), reference_log=str(log), target=15.0,
+                           out=str(tmp_path / "apex.pt"))
+    (figures,) = bench_apex.single_process(a, RULE_STARTS)
+    assert figures["wall_s_to_target"] == 287.25  # 20 at 50.5 s is above 15
+    a.target = 25.0
+    assert bench_apex.single_process(a, RULE_STARTS)[0]["wall_s_to_target"] == 50.5
+    a.target, a.reference_log = None, None  # its own best: the time to its best
+    assert bench_apex.single_process(a, RULE_STARTS)[0]["wall_s_to_target"] == 300.0
