@@ -14,8 +14,8 @@
   its next call, and publishes its weights every ``weight_sync`` gradient steps; each actor
   picks the newest weights up at the start of its next
   :meth:`~hdrm.distributed.apex_actor.ApexActor.collect` call (every ``actor_steps``
-  decisions). A batch is drawn at most ``2 x replay_batches`` gradient steps before the
-  priorities of the steps before it are in the replay (asynchronous, as in the paper; the write
+  decisions). The priorities a batch is drawn with lack the updates of at most the
+  ``2 x replay_batches`` gradient steps before it (asynchronous, as in the paper; the write
   counters of :mod:`~hdrm.distributed.apex_replay` drop an update of a slot rewritten since).
 
 The learner keeps at most ``max_replay_ratio`` gradient steps per collected decision (default:
