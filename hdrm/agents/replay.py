@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -171,19 +171,6 @@ class NStepAccumulator:
         self._steps.clear()
 
 
-class TransitionRows(Protocol):
-    """Transitions stacked row by row (e.g. an Ape-X actor's block): what
-    :meth:`PrioritizedReplayBuffer.add_rows` stores."""
-
-    obs: np.ndarray
-    masks: np.ndarray
-    actions: np.ndarray
-    returns: np.ndarray
-    next_obs: np.ndarray
-    next_masks: np.ndarray
-    discounts: np.ndarray
-
-
 class ReplayBatch(NamedTuple):
     """A sampled batch: the transitions' arrays, importance weights and buffer indices."""
 
@@ -261,11 +248,13 @@ class PrioritizedReplayBuffer:
         self.size = min(self.size + 1, self.capacity)
         return i
 
-    def add_rows(self, rows: TransitionRows, td_errors: np.ndarray) -> np.ndarray:
+    def add_rows(self, rows: Any, td_errors: np.ndarray) -> np.ndarray:
         """Store stacked transitions, row ``k`` with priority ``(|td_errors[k]| + eps)^alpha``;
         returns the slot of each row. The same slots, priorities and largest priority as
         :meth:`add` row after row, in one vectorised write (a block longer than the capacity
-        leaves its last ``capacity`` rows, as the ring would).
+        leaves its last ``capacity`` rows, as the ring would). ``rows`` has the arrays ``obs``,
+        ``masks``, ``actions``, ``returns``, ``next_obs``, ``next_masks`` and ``discounts`` (a
+        :class:`ReplayBatch`, or an Ape-X actor's block of transitions).
 
         Raises:
             ValueError: a TD error is not finite, or the rows and TD errors differ in number.

@@ -267,12 +267,7 @@ class ApexTrainer:
             ready, _ = self.ray.wait(refs, num_returns=1)
         for ref in ready:
             index = self._inflight.pop(ref)
-            try:
-                result = self.ray.get(ref)
-            except self.ray.exceptions.RayActorError as exc:
-                raise HdrmError(f"Ape-X actor {index} is lost ({type(exc).__name__}): Ray "
-                                f"restarted it {MAX_RESTARTS} times; see the Ray logs "
-                                "(/tmp/ray/session_latest/logs)") from None
+            result = self._get(ref, f"Ape-X actor {index}")
             if self._pids.get(index, result["pid"]) != result["pid"]:
                 self.progress.restarts += 1
                 logger.warning("Ape-X actor %d was restarted by Ray (process %d, now %d)",
@@ -280,6 +275,16 @@ class ApexTrainer:
             self._pids[index] = result["pid"]
             self._record(result)
             self._submit(index)
+
+    def _get(self, ref: Any, who: str) -> Any:
+        """``ray.get(ref)``; a call whose actor Ray gave up restarting stops the run in one
+        line naming ``who``."""
+        try:
+            return self.ray.get(ref)
+        except self.ray.exceptions.RayActorError as exc:
+            raise HdrmError(f"{who} is lost ({type(exc).__name__}): Ray restarted it "
+                            f"{MAX_RESTARTS} times; see the Ray logs "
+                            "(/tmp/ray/session_latest/logs)") from None
 
     def _record(self, result: Mapping[str, Any]) -> None:
         p = self.progress
@@ -310,12 +315,7 @@ class ApexTrainer:
         to give."""
         if not self._batches:
             ref = self._pending if self._pending is not None else self._exchange()
-            try:
-                drawn = self.ray.get(ref)
-            except self.ray.exceptions.RayActorError as exc:
-                raise HdrmError(f"the Ape-X replay is lost ({type(exc).__name__}): Ray "
-                                f"restarted it {MAX_RESTARTS} times; see the Ray logs "
-                                "(/tmp/ray/session_latest/logs)") from None
+            drawn = self._get(ref, "the Ape-X replay")
             self._pending = self._exchange()  # drawn while the learner works on these
             if not drawn:
                 return None

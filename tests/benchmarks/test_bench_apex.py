@@ -29,7 +29,9 @@ def test_a_model_validated_on_other_sequences_is_refused_in_one_line():
     assert message.endswith("leave --reference out to train the peer here")
 
 
-def test_a_model_validated_on_the_rules_sequences_gives_its_figures(tmp_path):
+def rule_model(tmp_path: Path) -> Path:
+    """The pre-rule DQN relabelled as validated on the rule's sequences: 80,000 decisions in
+    400 s, its best (12.5) at 60,000."""
     checkpoint = read_checkpoint(PRE_RULE_DQN)  # format 1: no lineage recorded
     checkpoint.setdefault("agent_lineage", [checkpoint["agent_class"]])
     options = copy.deepcopy(checkpoint["options"])
@@ -37,6 +39,11 @@ def test_a_model_validated_on_the_rules_sequences_gives_its_figures(tmp_path):
                                env_steps=80_000, best_env_steps=60_000, best_validation=12.5)
     model = tmp_path / "dqn_rule.pt"
     save_snapshot(checkpoint, model, options)
+    return model
+
+
+def test_a_model_validated_on_the_rules_sequences_gives_its_figures(tmp_path):
+    model = rule_model(tmp_path)
     figures = bench_apex.reference_figures(model, RULE_STARTS)
     # 80,000 decisions in 400 s: 200 a second, so the best (at 60,000) came after 300 s
     assert (figures["best_validation"], figures["decisions_per_s"], figures["wall_s_to_best"]) \
@@ -148,13 +155,7 @@ def test_the_report_lists_every_run_and_the_medians():
 
 
 def test_a_reference_gives_its_time_to_a_lower_target_from_its_log(tmp_path):
-    checkpoint = read_checkpoint(PRE_RULE_DQN)
-    checkpoint.setdefault("agent_lineage", [checkpoint["agent_class"]])
-    options = copy.deepcopy(checkpoint["options"])
-    options["training"].update(validation_starts=list(RULE_STARTS), wall_s=400.0,
-                               env_steps=80_000, best_env_steps=60_000, best_validation=12.5)
-    model = tmp_path / "dqn_rule.pt"
-    save_snapshot(checkpoint, model, options)
+    model = rule_model(tmp_path)
     log = tmp_path / "validation.csv"
     log.write_text("episode,env_steps,objective,best,wall_s\n10,10240,20,1,50.5\n"
                    "60,61440,12.5,1,287.25\n", encoding="utf-8")
