@@ -17,6 +17,17 @@ comparison run, :func:`in_band`):
     factor 1.3: utilisation >= 0.97 and an offered load above capacity (the run times alone of
     the requests exceed 16 x their arrival span): the backlog grows for the whole stream.
 
+That is the ``poisson`` scenario (every tenant Poisson but ``ads``, an MMPP). The ``bursty``
+scenario (:data:`SCENARIOS`, ``hdrm/data/inference_tenants_bursty.json``) gives every tenant
+the burst shape of the shipped ``ads`` tenant (a two-state MMPP whose burst rate is 6 x its calm
+rate, 20 % of the time in bursts) at the tenant's shipped mean rate, with dwells 5 x shorter
+(0.4 s calm, 0.1 s burst, so a test stream sees several bursts per tenant): a ResNet-50 burst
+(6,000 requests/s at factor 1, 15.6 partitions of work) overloads the platform for a moment even
+when the mean load does not. Its levels (:data:`BURSTY_LEVELS`), measured by
+``benchmarks/sla_gate.py`` with the same bands: ``low`` 0.6, ``near saturation`` 1.2 (the
+offered load of the Poisson level, 0.94), ``overload`` 1.3 (the smallest factor, in steps of
+0.1, whose best heuristic is in the overload band).
+
 Streams are seeded: the test streams use :data:`TEST_SEEDS` (one per repetition), training
 uses :data:`TRAIN_SEED`; the two sets are disjoint (:func:`check_disjoint`), so no request
 stream is seen in training and in testing. A test stream has :data:`TEST_REQUESTS` requests
@@ -96,13 +107,54 @@ LOAD_LEVELS: tuple[LoadLevel, ...] = (
 )
 
 
-def level(name: str) -> LoadLevel:
-    """The load level called ``name``."""
-    for lv in LOAD_LEVELS:
+def level(name: str, levels: Sequence[LoadLevel] = LOAD_LEVELS) -> LoadLevel:
+    """The load level called ``name`` among ``levels`` (default: the Poisson scenario's)."""
+    for lv in levels:
         if lv.name == name:
             return lv
-    names = ", ".join(lv.name for lv in LOAD_LEVELS)
+    names = ", ".join(lv.name for lv in levels)
     raise ConfigError(f"load level {name!r}: choose one of {names}")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A scenario of the comparison: its tenant spec, its load levels and its models' folder."""
+
+    name: str
+    spec_file: Path
+    levels: tuple[LoadLevel, ...]
+    models_dir: Path
+
+    def spec(self) -> InferenceSpec:
+        """The tenant spec."""
+        return load_spec(self.spec_file)
+
+    def level(self, name: str) -> LoadLevel:
+        """The load level called ``name``."""
+        return level(name, self.levels)
+
+
+#: The bursty scenario (``--scenario bursty``): every tenant of the shipped spec a two-state
+#: MMPP with the same mean rate (``hdrm/data/inference_tenants_bursty.json``); its levels'
+#: factors calibrated, as the Poisson ones, by the best heuristic's utilisation (see
+#: ``docs/results_sla_bursty.rst``).
+BURSTY_LEVELS: tuple[LoadLevel, ...] = (
+    LoadLevel("low", 0.6, (0.40, 0.60)),
+    LoadLevel("near saturation", 1.2, (0.88, 0.97)),
+    LoadLevel("overload", 1.3, (0.97, 1.0), offered_above=1.0),
+)
+SCENARIOS: dict[str, Scenario] = {
+    "poisson": Scenario("poisson", SPEC, LOAD_LEVELS, MODELS_DIR),
+    "bursty": Scenario("bursty", DATA / "inference_tenants_bursty.json", BURSTY_LEVELS,
+                       ROOT / "models" / "sla_bursty"),
+}
+
+
+def scenario(name: str) -> Scenario:
+    """The scenario called ``name`` (:data:`SCENARIOS`)."""
+    if name not in SCENARIOS:
+        raise ConfigError(f"scenario {name!r}: choose one of {', '.join(SCENARIOS)}")
+    return SCENARIOS[name]
 
 
 def check_disjoint(train_seeds: Sequence[int], test_seeds: Sequence[int]) -> None:
