@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/compare_sla.py --evaluate-only [--json OUT.json] [--rst docs/results_sla.rst]
         [--seeds 3] [--loads low,near saturation,overload] [--learners policy_pair,job_pick]
-        [--models models/sla] [--quick]
+        [--models models/sla] [--quick] [--scenario poisson|bursty]
     python benchmarks/compare_sla.py        # first trains the missing models (hdeeprm-launch)
 
 At each load level of :mod:`benchmarks.sla_protocol` (low, near saturation, overload: defined
@@ -18,6 +18,10 @@ holds the best heuristic, the best learner and ``target met`` (:func:`target_met
 column, the first request of the ``laxity`` window (the least-laxity request that can still meet
 its target), is reported beside the heuristics but is not one of the target's.
 
+``--scenario`` picks the arrival processes (:data:`~benchmarks.sla_protocol.SCENARIOS`):
+``poisson``, the default (the shipped spec, ``models/sla``), or ``bursty`` (every tenant a
+two-state MMPP of the same mean rate, ``models/sla_bursty``), each with its own load factors.
+
 ``--quick`` runs everything on short streams and tiny trainings (a check that the pipeline works,
 not a result). ``--json`` writes ``{"row": {"column": value}}``.
 """
@@ -26,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -149,30 +152,42 @@ def load_rows(lv: sp.LoadLevel, runs: dict[str, list[dict[str, float]]], offered
     return rows
 
 
-def evaluate_cell(load: str, seed: int, requests: int, models: dict[str, str], work: str
-                  ) -> dict[str, dict[str, float]]:
-    """Every column of one load level on the test stream of ``seed`` (picklable arguments, so
-    cells run in worker processes); returns column -> figures, and the offered load."""
-    spec = sp.load_default_spec()
-    lv = sp.level(load)
+def evaluate_cell(load: str, seed: int, requests: int,
+                  models: dict[str, list[tuple[int, str]]],
+                  work: str, scenario: str = "poisson") -> dict[str, Any]:
+    """Every column of one load level of ``scenario`` on the test stream of ``seed``
+    (picklable arguments, so cells run in worker processes); returns column -> figures (a
+    learner's column: a list, one per training seed, and a column per training seed), and the
+    offered load. ``models``: learner -> [(training seed, model path)]."""
+    sc = sp.scenario(scenario)
+    spec = sc.spec()
+    lv = sc.level(load)
     scaled = sp.scaled_spec(spec, lv.factor)
     wl = sp.stream(spec, lv, seed, requests)
     folder = Path(work) / f"{load.replace(' ', '_')}_{seed}"
     runs = {pair: heuristic_run(pair, scaled, wl) for pair in sp.HEURISTICS}
     runs[REFERENCE] = reference_run(scaled, wl, folder / "reference")
-    for learner, model in models.items():
-        runs[sl.column(learner)] = sl.evaluate(Path(model), learner, scaled, wl, folder / learner)
+    for learner, found in models.items():
+        runs[sl.column(learner)] = []
+        for train_seed, model in found:
+            figures = sl.evaluate(Path(model), learner, scaled, wl,
+                                  folder / f"{learner}_{train_seed}")
+            runs[sl.column(learner)].append(figures)
+            if len(found) > 1:
+                runs[seed_column(learner, train_seed)] = figures
     runs["offered"] = {"offered_load": sp.offered_load(wl, 16)}
     return runs
 
 
 def evaluate(loads: Sequence[sp.LoadLevel], seeds: Sequence[int], requests: int,
-             models: dict[tuple[str, str], Path], work: Path, max_parallel: int = 1
-             ) -> dict[str, dict[str, Any]]:
-    """The rows of every load: each (load, seed) cell in this process (``max_parallel`` 1) or
-    in that many worker processes."""
-    cells = [(lv.name, seed, requests, {lr: str(p) for (lr, name), p in models.items()
-                                        if name == lv.name}, str(work))
+             models: dict[tuple[str, str], list[tuple[int, Path]]], work: Path,
+             max_parallel: int = 1, scenario: str = "poisson") -> dict[str, dict[str, Any]]:
+    """The rows of every load of ``scenario``: each (load, seed) cell in this process
+    (``max_parallel`` 1) or in that many worker processes. A learner's column pools its
+    models of every training seed over the test streams (mean and spread over the pairs)."""
+    cells = [(lv.name, seed, requests, {lr: [(s, str(p)) for s, p in found]
+                                        for (lr, name), found in models.items()
+                                        if name == lv.name}, str(work), scenario)
              for lv in loads for seed in seeds]
     if max_parallel <= 1:
         done = [evaluate_cell(*cell) for cell in cells]
@@ -183,16 +198,23 @@ def evaluate(loads: Sequence[sp.LoadLevel], seeds: Sequence[int], requests: int,
     for lv in loads:
         mine = [d for cell, d in zip(cells, done) if cell[0] == lv.name]
         offered = float(np.mean([d.pop("offered")["offered_load"] for d in mine]))
-        runs = {col: [d[col] for d in mine] for col in mine[0]}
+        runs = {col: [f for d in mine for f in (d[col] if isinstance(d[col], list)
+                                                 else [d[col]])] for col in mine[0]}
         learners = [sl.column(lr) for lr in sl.LEARNERS if sl.column(lr) in runs]
         table.update(load_rows(lv, runs, offered, learners))
     return table
 
 
-def training_rows(models: dict[tuple[str, str], Path]) -> dict[str, dict[str, Any]]:
+def seed_column(learner: str, train_seed: int) -> str:
+    """The column of one training seed's model (shown beside the learner's pooled column)."""
+    return f"{sl.column(learner)} (training seed {train_seed})"
+
+
+def training_rows(models: dict[tuple[str, str], list[tuple[int, Path]]]
+                  ) -> dict[str, dict[str, Any]]:
     """One row per model: its learner, load, budget and wall time (from the JSON beside it)."""
     out = {}
-    for path in models.values():
+    for _, path in (item for found in models.values() for item in found):
         meta_file = path.with_suffix(".json")
         if not meta_file.is_file():
             continue
@@ -211,9 +233,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    "docs/results_sla.rst)")
     p.add_argument("--seeds", type=int, default=len(sp.TEST_SEEDS),
                    help="test streams per load (seeds 101, 102, ...)")
-    p.add_argument("--loads", default=",".join(lv.name for lv in sp.LOAD_LEVELS))
+    p.add_argument("--scenario", default="poisson",
+                   help=f"arrival processes: {', '.join(sp.SCENARIOS)} (default poisson)")
+    p.add_argument("--loads", default="", help="load levels (default: the scenario's three)")
     p.add_argument("--learners", default=",".join(sl.LEARNERS))
-    p.add_argument("--models", default=str(sp.MODELS_DIR))
+    p.add_argument("--train-seeds", default=str(sp.TRAIN_SEED),
+                   help="training seeds, one model each per learner and load (e.g. 7,8,9)")
+    p.add_argument("--models", default="", help="models folder (default: the scenario's, "
+                   "models/sla or models/sla_bursty)")
     p.add_argument("--quick", action="store_true", help="short streams, tiny trainings")
     p.add_argument("--max-parallel", type=int, default=1,
                    help="(load, seed) cells evaluated at a time, in worker processes")
@@ -221,27 +248,46 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def find_models(a: argparse.Namespace, loads: list[sp.LoadLevel], learners: list[str],
-                spec: Any, work: Path) -> dict[tuple[str, str], Path]:
-    """The model of each (learner, load): trained first when missing (without --evaluate-only)."""
-    found = {}
+                spec: Any, work: Path, train_seeds: Sequence[int]
+                ) -> dict[tuple[str, str], list[tuple[int, Path]]]:
+    """The models of each (learner, load), one per training seed: trained first when missing
+    (without --evaluate-only)."""
+    found: dict[tuple[str, str], list[tuple[int, Path]]] = {}
     for lv in loads:
         for learner in learners:
-            path = Path(a.models) / sl.model_name(learner, lv)
-            if not path.is_file() and not a.evaluate_only:
-                print(f"training {path.name} (hdeeprm-launch)", flush=True)
-                sl.train(learner, lv, spec, Path(a.models), work / "train", a.quick)
-            if path.is_file():
-                found[(learner, lv.name)] = path
-            else:
-                print(f"note: no model {path}; its cells stay empty", file=sys.stderr)
+            for train_seed in train_seeds:
+                path = Path(a.models) / sl.model_name(learner, lv, train_seed)
+                if not path.is_file() and not a.evaluate_only:
+                    print(f"training {path.name} (hdeeprm-launch)", flush=True)
+                    sl.train(learner, lv, spec, Path(a.models), work / "train", a.quick,
+                             a.scenario, train_seed)
+                if path.is_file():
+                    found.setdefault((learner, lv.name), []).append((train_seed, path))
+                else:
+                    print(f"note: no model {path}; its cells stay empty", file=sys.stderr)
     return found
+
+
+def train_seeds_of(text: str) -> list[int]:
+    """``--train-seeds``: distinct non-negative integers separated by commas."""
+    try:
+        seeds = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        seeds = []
+    if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
+        raise ConfigError(f"--train-seeds {text!r}: expected distinct non-negative integers "
+                          "separated by commas (e.g. 7,8,9)")
+    return seeds
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point (see the module docstring)."""
     a = parse(argv)
     try:
-        loads = [sp.level(n.strip()) for n in a.loads.split(",") if n.strip()]
+        sc = sp.scenario(a.scenario)
+        names = a.loads or ",".join(lv.name for lv in sc.levels)
+        loads = [sc.level(n.strip()) for n in names.split(",") if n.strip()]
+        a.models = a.models or str(sc.models_dir)
         learners = [lr.strip() for lr in a.learners.split(",") if lr.strip()]
         for lr in learners:
             if lr not in sl.LEARNERS:
@@ -250,21 +296,25 @@ def main(argv: list[str] | None = None) -> int:
         if a.seeds < 1:
             raise ConfigError(f"--seeds: expected at least 1 test stream, got {a.seeds}")
         seeds = tuple(sp.TEST_SEEDS[0] + i for i in range(a.seeds))
-        sp.check_disjoint([sp.TRAIN_SEED], seeds)
-        spec = sp.load_default_spec()
+        train_seeds = train_seeds_of(a.train_seeds)
+        sp.check_disjoint(train_seeds, seeds)
+        spec = sc.spec()
         requests = sp.QUICK_REQUESTS if a.quick else sp.TEST_REQUESTS
         table: dict[str, dict[str, Any]] = {}
         with tempfile.TemporaryDirectory(prefix="compare_sla_") as tmp:
             work = Path(tmp)
-            models = find_models(a, loads, learners, spec, work)
-            table.update(evaluate(loads, seeds, requests, models, work, a.max_parallel))
+            models = find_models(a, loads, learners, spec, work, train_seeds)
+            table.update(evaluate(loads, seeds, requests, models, work, a.max_parallel,
+                                  a.scenario))
     except HdrmError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     table.update(training_rows(models))
     print(sla_tables.markdown(table, [lv.name for lv in loads]))
     if a.rst:
-        Path(a.rst).write_text(sla_tables.rst(table, [lv.name for lv in loads], seeds, requests),
+        Path(a.rst).write_text(sla_tables.rst(table, [lv.name for lv in loads], seeds, requests,
+                                              a.scenario, a.rst, a.max_parallel,
+                                              train_seeds),
                                encoding="utf-8")
     if a.json:
         Path(a.json).write_text(json.dumps(table, indent=1, default=_plain) + "\n",

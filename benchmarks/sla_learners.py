@@ -45,9 +45,11 @@ EPISODES = {"policy_pair": 40, "job_pick": 40}
 WINDOW = 32
 
 
-def model_name(learner: str, lv: sp.LoadLevel) -> str:
-    """``ppo_job_pick_overload.pt``."""
-    return f"ppo_{learner}_{lv.name.replace(' ', '_')}.pt"
+def model_name(learner: str, lv: sp.LoadLevel, train_seed: int = sp.TRAIN_SEED) -> str:
+    """``ppo_job_pick_overload.pt`` (training seed :data:`~benchmarks.sla_protocol.TRAIN_SEED`),
+    ``ppo_job_pick_overload_seed8.pt`` (another training seed)."""
+    suffix = "" if train_seed == sp.TRAIN_SEED else f"_seed{train_seed}"
+    return f"ppo_{learner}_{lv.name.replace(' ', '_')}{suffix}.pt"
 
 
 def column(learner: str) -> str:
@@ -56,8 +58,9 @@ def column(learner: str) -> str:
 
 
 def options(learner: str, workload_file: Path, tenants_file: Path, nb_jobs: int, run: str,
-            episodes: int, start: Any = "random") -> dict[str, Any]:
-    """The options.json of a training (``run`` "train") or test ("test") launch."""
+            episodes: int, start: Any = "random", seed: int = sp.TRAIN_SEED) -> dict[str, Any]:
+    """The options.json of a training (``run`` "train") or test ("test") launch; ``seed``:
+    the run's seed (a training's: its training seed)."""
     if learner == "policy_pair":
         env = {"observation": "small",
                "actions": {"mode": "policy_pair",
@@ -76,7 +79,7 @@ def options(learner: str, workload_file: Path, tenants_file: Path, nb_jobs: int,
              "save_every_episodes": 1, "params": params}
     if hidden is not None:
         agent["hidden"] = hidden
-    return {"seed": sp.TRAIN_SEED, "workload_file_path": str(workload_file),
+    return {"seed": seed, "workload_file_path": str(workload_file),
             "platform_file_path": str(sp.PLATFORM), "nb_jobs": nb_jobs,
             "workload": {"start_index": start, "tenants": str(tenants_file)},
             "simulation": {"contention": sp.CONTENTION, "backfilling": "none"},
@@ -84,20 +87,22 @@ def options(learner: str, workload_file: Path, tenants_file: Path, nb_jobs: int,
 
 
 def train(learner: str, lv: sp.LoadLevel, spec: InferenceSpec, models_dir: Path, work: Path,
-          quick: bool = False) -> Path:
-    """Train one model with hdeeprm-launch (niced); writes the model and, beside it, a JSON
-    file with the command, the episodes and the wall time. Returns the model's path."""
+          quick: bool = False, scenario: str = "poisson", train_seed: int = sp.TRAIN_SEED
+          ) -> Path:
+    """Train one model with hdeeprm-launch (niced) on the training stream of ``train_seed``
+    (also the run's seed); writes the model and, beside it, a JSON file with the command, the
+    episodes and the wall time. Returns the model's path."""
     requests = sp.QUICK_TRAIN_REQUESTS if quick else sp.TRAIN_REQUESTS
     episode_jobs = sp.QUICK_EPISODE_JOBS if quick else sp.TRAIN_EPISODE_JOBS
     episodes = 2 if quick else EPISODES[learner]
-    folder = work / model_name(learner, lv)[:-3]
-    wl = sp.stream(spec, lv, sp.TRAIN_SEED, requests)
+    folder = work / model_name(learner, lv, train_seed)[:-3]
+    wl = sp.stream(spec, lv, train_seed, requests)
     workload_file, tenants_file = sp.write_scenario(folder, sp.scaled_spec(spec, lv.factor), wl)
     opts = folder / "options.json"
     data = options(learner, Path(workload_file.name), Path(tenants_file.name), episode_jobs,
-                   "train", episodes)  # the inputs beside options.json
+                   "train", episodes, seed=train_seed)  # the inputs beside options.json
     opts.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    model = models_dir / model_name(learner, lv)
+    model = models_dir / model_name(learner, lv, train_seed)
     models_dir.mkdir(parents=True, exist_ok=True)
     cmd = ["nice", "-n", "10", sys.executable, "-m", "hdrm.launcher", str(AGENTS[learner]),
            str(opts), "--outmodel", str(model), "--outdir", str(folder / "run"), "--overwrite",
@@ -106,8 +111,9 @@ def train(learner: str, lv: sp.LoadLevel, spec: InferenceSpec, models_dir: Path,
     done = subprocess.run(cmd, cwd=sp.ROOT, check=False, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"training {model.name} failed: {done.stderr.strip()[-500:]}")
-    meta = {"learner": learner, "load": lv.name, "factor": lv.factor, "episodes": episodes,
-            "episode_requests": episode_jobs, "train_seed": sp.TRAIN_SEED,
+    meta = {"learner": learner, "scenario": scenario, "load": lv.name, "factor": lv.factor,
+            "episodes": episodes,
+            "episode_requests": episode_jobs, "train_seed": train_seed,
             "train_requests": requests, "wall_s": round(time.perf_counter() - start, 1),
             "command": _command(learner, model),
             "options": {**data, "platform_file_path": str(sp.PLATFORM.relative_to(sp.ROOT))}}

@@ -97,16 +97,37 @@ def _list_table(grid: list[list[str]], widths: str = "") -> list[str]:
     return lines + [""]
 
 
+def _pooled(train_seeds: Sequence[int]) -> str:
+    """The sentence on a learner's lines when it has models of several training seeds."""
+    if len(train_seeds) < 2:
+        return ""
+    return (f" A learner's line pools its models of the {len(train_seeds)} training seeds "
+            f"({', '.join(map(str, train_seeds))}) over the test streams (mean and spread over "
+            "the pairs); a line per training seed follows it.")
+
+
 def rst(table: dict[str, dict[str, Any]], loads: Sequence[str], seeds: Sequence[int],
-        requests: int) -> str:
-    """The results page (``docs/results_sla.rst``), written by ``compare_sla.py --rst``."""
+        requests: int, scenario: str = "poisson", page: str = "docs/results_sla.rst",
+        max_parallel: int = 2, train_seeds: Sequence[int] = ()) -> str:
+    """The results page (``docs/results_sla.rst``; ``docs/results_sla_bursty.rst`` for the
+    bursty scenario), written by ``compare_sla.py [--scenario S] --rst PAGE``; ``train_seeds``:
+    the training seeds when there are several."""
     title = "Results: SLA scheduling of DNN inference"
-    lines = [title, "=" * len(title), "",
-             "Written by ``python benchmarks/compare_sla.py --evaluate-only --max-parallel 2 "
-             "--rst docs/results_sla.rst`` (:doc:`tenants` explains the scenario, the load "
-             "levels, the learners and how to read this page). Mean ± sample standard "
-             f"deviation over {len(seeds)} test streams (seeds {', '.join(map(str, seeds))}) "
-             f"of {requests:,} requests each.", ""]
+    option = ""
+    if scenario != "poisson":
+        title += f" ({scenario} arrivals)"
+        option = f"--scenario {scenario} "
+    if len(train_seeds) > 1:
+        option += f"--train-seeds {','.join(map(str, train_seeds))} "
+    option += "--evaluate-only " + (f"--max-parallel {max_parallel} " if max_parallel > 1 else "")
+    # another scenario's page is linked from docs/tenants.rst's text, not its toctree
+    lines = [":orphan:", ""] if scenario != "poisson" else []
+    lines += [title, "=" * len(title), "",
+              f"Written by ``python benchmarks/compare_sla.py {option}--rst {page}`` "
+              "(:doc:`tenants` explains the scenario, the load "
+              "levels, the learners and how to read this page). Mean ± sample standard "
+              f"deviation over {len(seeds)} test streams (seeds {', '.join(map(str, seeds))}) "
+              f"of {requests:,} requests each." + _pooled(train_seeds), ""]
     for load in loads:
         lines += [load.capitalize(), "-" * len(load), ""]
         lines += _list_table(load_grid(table, load))
