@@ -65,7 +65,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import protocol, train  # noqa: E402
+from benchmarks import cli_lists, protocol, train  # noqa: E402
 from hdrm.agents.checkpoint import read_checkpoint, save_checkpoint  # noqa: E402
 from hdrm.agents.dqn import DQNAgent  # noqa: E402
 from hdrm.distributed.apex import ApexProgress, parse_apex, train_apex  # noqa: E402
@@ -384,13 +384,10 @@ def main(argv: list[str] | None = None) -> int:
     for flag in ("peer_seeds", "apex_seeds"):
         text = getattr(a, flag)
         try:
-            seeds = [a.seed] if text is None else [int(x) for x in text.split(",") if x.strip()]
-        except ValueError:
-            p.error(f"--{flag.replace('_', '-')} {text!r}: give seeds as integers separated by "
-                    "commas, e.g. 0,1,2")
-        if not seeds or len(set(seeds)) != len(seeds):
-            p.error(f"--{flag.replace('_', '-')} {text!r}: give one or more distinct seeds, "
-                    "e.g. 0,1,2")
+            seeds = ([a.seed] if text is None
+                     else cli_lists.ints(text, "--" + flag.replace("_", "-"), distinct=True))
+        except ConfigError as exc:
+            p.error(str(exc))
         setattr(a, flag, seeds)
     for flag, example in (("apex_json", '{"min_replay_ratio": 0.05}'),
                           ("agent_json", '{"params": {"batch_size": 32}}')):

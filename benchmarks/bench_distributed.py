@@ -51,7 +51,9 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import cli_lists  # noqa: E402
 from hdrm.distributed.learners import WorkerPlan  # noqa: E402
+from hdrm.errors import ConfigError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT = ROOT / "agents" / "ppo.py"
@@ -294,8 +296,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=3, help="rounds of every setup (default 3)")
     p.add_argument("--json", help="also write the figures to this file")
     a = p.parse_args(argv)
+    try:
+        counts = cli_lists.ints(a.workers, "--workers", "1,2", minimum=1)
+    except ConfigError as exc:
+        p.error(str(exc))
     torch.set_num_threads(1)
-    counts = [int(x) for x in a.workers.split(",")]
     from hdrm.distributed import ray_backend
 
     rounds: list[list[dict[str, Any]]] = []

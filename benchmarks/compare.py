@@ -43,7 +43,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import evaluation, protocol, tables  # noqa: E402
+from benchmarks import cli_lists, evaluation, protocol, tables  # noqa: E402
 from benchmarks.compare_models import (  # noqa: E402,F401 (importable from here, as before)
     MODEL_COMMANDS,
     Model,
@@ -279,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         bad = [g for g in groups if g not in GROUPS]
         if bad:
             raise ConfigError(f"--groups: unknown group {bad[0]!r}; choose among: {', '.join(GROUPS)}")
-        starts = tuple(int(s) for s in a.starts.split(",")) if a.starts else protocol.TEST_STARTS
+        starts = (tuple(cli_lists.ints(a.starts, "--starts", "1981,2756", minimum=0)) if a.starts
+                  else protocol.TEST_STARTS)
         if not a.evaluate_only:
             train_missing(Path(a.models), a.traces)
         extra = [parse_extra_trace(text) for text in a.extra_trace]

@@ -41,6 +41,7 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import cli_lists  # noqa: E402
 from benchmarks import sla_learners as sl  # noqa: E402
 from benchmarks import sla_protocol as sp  # noqa: E402
 from benchmarks import sla_tables  # noqa: E402
@@ -270,14 +271,7 @@ def find_models(a: argparse.Namespace, loads: list[sp.LoadLevel], learners: list
 
 def train_seeds_of(text: str) -> list[int]:
     """``--train-seeds``: distinct non-negative integers separated by commas."""
-    try:
-        seeds = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        seeds = []
-    if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
-        raise ConfigError(f"--train-seeds {text!r}: expected distinct non-negative integers "
-                          "separated by commas (e.g. 7,8,9)")
-    return seeds
+    return cli_lists.ints(text, "--train-seeds", "7,8,9", distinct=True, minimum=0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -50,9 +50,10 @@ if __package__ in (None, ""):
 
 import numpy as np  # noqa: E402
 
-from benchmarks import gpu_protocol  # noqa: E402
+from benchmarks import cli_lists, gpu_protocol  # noqa: E402
 from benchmarks.gpu_protocol import PAIR_BACKFILLS, Setting  # noqa: E402
 from hdrm.core.gpu_scheduler import GpuPlacement, gpu_pairs  # noqa: E402
+from hdrm.errors import ConfigError  # noqa: E402
 from hdrm.policies.gpu_state import MILLI  # noqa: E402
 from hdrm.sim.engine import Simulation, SimulationConfig  # noqa: E402
 
@@ -255,9 +256,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache", default=str(gpu_protocol.CACHE_DIR))
     p.add_argument("--json", default="", help="write the figures here too")
     a = p.parse_args(argv)
+    try:
+        seeds = cli_lists.ints(a.seeds, "--seeds", distinct=True)
+    except ConfigError as exc:
+        p.error(str(exc))
     setting = gpu_protocol.resolve(gpu_protocol.workload_spec(a.workload), a.traces, a.cache)
     starts = setting.validation_starts if a.windows == "validation" else setting.test_starts
-    seeds = [int(s) for s in a.seeds.split(",")]
     figures = analyse(setting, starts, a.pair, seeds)
     if not a.no_oracle:
         figures["oracle"] = oracle(setting, starts, seeds)

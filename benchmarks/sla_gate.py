@@ -42,7 +42,7 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import compare_sla  # noqa: E402
+from benchmarks import cli_lists, compare_sla  # noqa: E402
 from benchmarks import sla_protocol as sp  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 from hdrm.workload.inference import Arrival, InferenceSpec, generate_inference  # noqa: E402
@@ -191,14 +191,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def factors_of(text: str) -> list[float]:
     """``--factors``: positive numbers separated by commas."""
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        values = []
-    if not values or not all(math.isfinite(v) and v > 0 for v in values):
-        raise ConfigError(f"--factors {text!r}: expected positive numbers separated by commas "
-                          "(e.g. 1.1,1.3)")
-    return values
+    return cli_lists.floats(text, "--factors", "1.1,1.3", positive=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,7 +28,7 @@ from typing import Sequence
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import evaluation, protocol  # noqa: E402
+from benchmarks import cli_lists, evaluation, protocol  # noqa: E402
 from benchmarks.compare_summary import FLAG_FACTOR  # noqa: E402
 from benchmarks.evaluation import EvalRun, Execution  # noqa: E402
 from benchmarks.protocol import Score  # noqa: E402
@@ -160,12 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     heuristics = tuple(h.strip() for h in a.heuristics.split(",") if h.strip())
     try:
-        starts = tuple(int(s) for s in a.starts.split(",")) if a.starts else None
-    except ValueError:
-        print(f"error: --starts: expected comma-separated integers (e.g. 6252,6352), got "
-              f"{a.starts!r}", file=sys.stderr)
-        return 2
-    try:
+        starts = (tuple(cli_lists.ints(a.starts, "--starts", "6252,6352", minimum=0))
+                  if a.starts else None)
         runs = plan_runs(a.models, heuristics, a.traces, a.cache, starts, a.nb_jobs)
         values = evaluation.run_evaluations(list(runs.values()),
                                             Execution("auto", a.max_parallel, a.outdir))

@@ -22,6 +22,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import cli_lists  # noqa: E402
 from hdrm.errors import ConfigError  # noqa: E402
 
 
@@ -47,14 +48,7 @@ def parse_seeds(text: str) -> list[int]:
     Raises:
         ConfigError: not a comma-separated list of distinct integers.
     """
-    try:
-        seeds = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ConfigError(f"--seeds: expected comma-separated integers (e.g. 0,1,2), got "
-                          f"{text!r}") from None
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ConfigError(f"--seeds: expected distinct seeds (e.g. 0,1,2), got {text!r}")
-    return seeds
+    return cli_lists.ints(text, "--seeds", distinct=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import imitation, protocol
+from benchmarks import cli_lists, imitation, protocol
 from benchmarks.train_guard import check_guard
 from hdrm.env.objectives import REWARD_TIMINGS
 from hdrm.env.observations import job_window_kinds
@@ -344,7 +344,8 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
                           "give an object such as '{\"lr\": 0.001}'") from None
     starts = None
     if a.validation_starts:
-        starts = tuple(int(x) for x in a.validation_starts.split(","))
+        starts = tuple(cli_lists.ints(a.validation_starts, "--validation-starts", "6252,6668",
+                                      minimum=0))
     factors = None
     if a.load_factors:
         try:
@@ -353,11 +354,8 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
             raise ConfigError(f"--load-factors: expected two numbers LO,HI (e.g. 1,2), got "
                               f"{a.load_factors!r}") from None
         factors = (lo, hi)
-    try:
-        val_factors = tuple(float(x) for x in a.validation_load_factors.split(","))
-    except ValueError:
-        raise ConfigError(f"--validation-load-factors: expected comma-separated numbers (e.g. "
-                          f"1,1.5), got {a.validation_load_factors!r}") from None
+    val_factors = tuple(cli_lists.floats(a.validation_load_factors, "--validation-load-factors",
+                                         "1,1.5", positive=True))
     ranges = {flag: _job_range(flag, text) for flag, text in
               (("--train-range", a.train_range), ("--validation-range", a.validation_range))}
     selections = None

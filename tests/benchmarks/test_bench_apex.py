@@ -124,9 +124,9 @@ def test_the_verdict_compares_medians_with_unreached_runs_as_infinite():
 
 
 @pytest.mark.parametrize("flag, text, says", [
-    ("--peer-seeds", "0,x", "give seeds as integers separated by commas"),
-    ("--apex-seeds", "1,1", "give one or more distinct seeds"),
-    ("--apex-seeds", ",", "give one or more distinct seeds"),
+    ("--peer-seeds", "0,x", "expected distinct integers separated by commas (e.g. 0,1,2)"),
+    ("--apex-seeds", "1,1", "expected distinct integers separated by commas (e.g. 0,1,2)"),
+    ("--apex-seeds", ",", "expected distinct integers separated by commas (e.g. 0,1,2)"),
 ])
 def test_bad_seed_lists_are_refused_in_one_line(capsys, flag, text, says):
     with pytest.raises(SystemExit) as stop:

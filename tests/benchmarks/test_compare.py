@@ -284,9 +284,13 @@ def test_load_factors_must_be_two_numbers(tmp_path):
     with pytest.raises(ConfigError, match=r"--load-factors: expected two numbers LO,HI .*'2'"):
         train.parse_args(["--out", str(tmp_path / "x.pt"), "--load-factors", "2"])
     assert train.parse_args(["--out", "x.pt", "--load-factors", "1,1.5"]).load_factors == (1.0, 1.5)
-    with pytest.raises(ConfigError, match=r"--validation-load-factors: expected comma-separated "
-                                          r"numbers .*'1,x'"):
-        train.parse_args(["--out", "x.pt", "--validation-load-factors", "1,x"])
+    for bad in ("1,x", "1,0", ","):
+        with pytest.raises(ConfigError, match=rf"--validation-load-factors '{bad}': expected "
+                                              r"positive numbers separated by commas"):
+            train.parse_args(["--out", "x.pt", "--validation-load-factors", bad])
+    with pytest.raises(ConfigError, match=r"--validation-starts '6252,x': expected non-negative "
+                                          r"integers separated by commas \(e.g. 6252,6668\)"):
+        train.parse_args(["--out", "x.pt", "--validation-starts", "6252,x"])
     parsed = train.parse_args(["--out", "x.pt", "--validation-load-factors", "1,1.5"])
     assert parsed.validation_load_factors == (1.0, 1.5)
     assert train.parse_args(["--out", "x.pt"]).validation_load_factors == (1.0,)

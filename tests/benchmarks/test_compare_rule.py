@@ -309,9 +309,9 @@ def test_seed_series_names_resumes_and_errors(tiny, tmp_path):
     _, models = tiny
     assert train_seeds.is_final(models / "ppo_lublin.pt")  # a finished run's model
     assert not train_seeds.is_final(tmp_path / "missing.pt")
-    with pytest.raises(ConfigError, match="--seeds: expected distinct seeds .* got '1,1'"):
+    with pytest.raises(ConfigError, match="--seeds '1,1': expected distinct integers separated"):
         train_seeds.parse_seeds("1,1")
-    with pytest.raises(ConfigError, match="--seeds: expected comma-separated integers"):
+    with pytest.raises(ConfigError, match="--seeds 'a': expected distinct integers separated"):
         train_seeds.parse_seeds("a")
     assert train_seeds.main(["--out", "x.pt", "--", "--seed", "3"]) == 2
     # the rule's commands drop the pre-rule validation starts and the seed

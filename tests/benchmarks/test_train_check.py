@@ -108,8 +108,8 @@ def test_train_check_scores_the_validation_range_with_the_starvation_ratios(tiny
 @pytest.mark.parametrize("extra,message", [
     (["--starts", "150"], "error: --starts: the sequence [150, 214) leaves the allowed jobs "
                           "[200, 400); choose starts inside it"),
-    (["--starts", "2x0"], "error: --starts: expected comma-separated integers (e.g. 6252,6352), "
-                          "got '2x0'"),
+    (["--starts", "2x0"], "error: --starts '2x0': expected non-negative integers separated by "
+                          "commas (e.g. 6252,6352)"),
 ])
 def test_train_check_stays_inside_the_validation_range(tiny, capsys, extra, message):
     traces, model = tiny
