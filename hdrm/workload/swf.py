@@ -10,7 +10,8 @@ Lines the standard does not allow are refused by a strict read (the default), wi
 the file, the line, the field and the value; ``strict=False`` skips them and counts them in
 ``Workload.skipped`` under their reason:
 
-* ``"malformed line"``: not 18 numbers;
+* ``"malformed line"``: not 18 finite numbers, or a whole-number field (job, processors, user,
+  group or preceding job number) of 2^53 or more, where whole numbers stop being read exactly;
 * ``"fractional job number"``, ``"fractional processors"``: field 1, or field 5 or 8 (allocated,
   requested processors), is not a whole number (``1.5``: never rounded);
 * ``"duplicate job number"``: field 1 repeats the number of an earlier line (the first line with a
@@ -27,6 +28,7 @@ problem is the file scanned line by line, to name the bad line and field (or to 
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import logging
 import math
@@ -43,8 +45,8 @@ from hdrm.workload.dependencies import Dependencies, resolve
 from hdrm.workload.job import PROFILE_DELAY, Job, Workload
 from hdrm.workload.swf_header import SwfHeader, parse_count, parse_header
 
-__all__ = ["FIELD_NAMES", "NB_FIELDS", "SkippableLineError", "SwfHeader", "parse_count",
-           "parse_header", "raw_fields", "read_swf"]
+__all__ = ["FIELD_NAMES", "NB_FIELDS", "SkippableLineError", "SwfHeader", "decode_text",
+           "parse_count", "parse_header", "raw_fields", "read_swf"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +69,16 @@ SKIP_DUPLICATE = "duplicate job number"
 
 #: Fields (0-based) that hold whole numbers, with the skip reason of a fractional value.
 _WHOLE_FIELDS = ((0, SKIP_FRACTIONAL_ID), (4, SKIP_FRACTIONAL_PROCS), (7, SKIP_FRACTIONAL_PROCS))
+
+#: Fields (0-based) read as integers: job, processor, user, group and preceding job numbers.
+_INTEGER_FIELDS = (0, 4, 7, 11, 12, 16)
+
+#: Whole numbers below this size (2^53) are read exactly; from it on, one may be another's float.
+MAX_EXACT = 2**53
+
+#: Longest value quoted in an error message (a longer one is cut, its length said).
+_MAX_QUOTED = 40
+
 
 def read_swf(
     path: str | Path,
@@ -224,7 +236,15 @@ def _read_text(path: str) -> str:
             raise WorkloadError(
                 f"{path}: corrupt gzip data ({exc}); re-download or decompress the trace"
             ) from None
-    return content.decode("utf-8", errors="replace")
+    return decode_text(content)
+
+
+def decode_text(content: bytes) -> str:
+    """UTF-8 text (its byte order mark dropped), or UTF-16 text that starts with its mark."""
+    if content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) \
+            and not content.startswith(codecs.BOM_UTF32_LE):
+        return content.decode("utf-16", errors="replace")
+    return content.decode("utf-8-sig", errors="replace")
 
 
 def _split(lines: list[str]) -> tuple[list[tuple[int, str]], list[str], np.ndarray]:
@@ -242,8 +262,9 @@ def _parse_fields(
     if counts.count(NB_FIELDS) == len(data):
         values = _fast_numbers("\n".join(data))
         if values is not None and values.size == NB_FIELDS * len(data):
-            if np.isfinite(values).all():
-                return values.reshape(-1, NB_FIELDS), numbers, {}
+            values = values.reshape(-1, NB_FIELDS)
+            if np.isfinite(values).all() and _exact(values[:, _INTEGER_FIELDS]).all():
+                return values, numbers, {}
     return _slow_parse(data, numbers, path, strict)
 
 
@@ -255,6 +276,18 @@ def _fast_numbers(text: str) -> np.ndarray | None:
             return np.fromstring(text, sep=" ")
         except (DeprecationWarning, ValueError):
             return None
+
+
+def _exact(values: np.ndarray) -> np.ndarray:
+    """Whether each value is small enough (below 2^53) to be a whole number read exactly."""
+    return np.abs(values) < MAX_EXACT
+
+
+def _quoted(token: str) -> str:
+    """``repr(token)``, cut to its first characters when it is long."""
+    if len(token) <= _MAX_QUOTED:
+        return repr(token)
+    return f"{token[:_MAX_QUOTED]!r}... ({len(token)} characters)"
 
 
 def _slow_parse(
@@ -291,16 +324,21 @@ def _line_values(tokens: list[str]) -> tuple[list[float], str | None]:
     if len(tokens) > NB_FIELDS:
         return [], (
             f"found {len(tokens)} fields, SWF needs {NB_FIELDS}: "
-            f"unexpected field {NB_FIELDS + 1} {tokens[NB_FIELDS]!r} after field 18 (think time)"
+            f"unexpected field {NB_FIELDS + 1} {_quoted(tokens[NB_FIELDS])} after field 18 "
+            "(think time)"
         )
     values = []
     for k, token in enumerate(tokens, 1):
         try:
             value = float(token)
         except ValueError:
-            return [], f"field {k} ({FIELD_NAMES[k - 1]}) is not a number: {token!r}"
+            return [], f"field {k} ({FIELD_NAMES[k - 1]}) is not a number: {_quoted(token)}"
         if not math.isfinite(value):
-            return [], f"field {k} ({FIELD_NAMES[k - 1]}) is not a finite number: {token!r}"
+            return [], (f"field {k} ({FIELD_NAMES[k - 1]}) is not a finite number: "
+                        f"{_quoted(token)}")
+        if k - 1 in _INTEGER_FIELDS and not _exact(value):
+            return [], (f"field {k} ({FIELD_NAMES[k - 1]}) is {_quoted(token)}, too large: "
+                        f"whole numbers are read exactly only below 2^53 = {MAX_EXACT}")
         values.append(value)
     return values, None
 

@@ -35,6 +35,7 @@ from typing import Any, Callable, Sequence
 
 from hdrm.errors import ConfigError
 from hdrm.workload.job import Job, Workload
+from hdrm.workload.swf import decode_text
 from hdrm.workload.tenants import (
     TENANT_SOURCES,
     Sla,
@@ -203,14 +204,14 @@ def _tenant(path: Path, name: str, entry: Any, classes: dict[str, Sla]) -> Tenan
 def swf_groups(path: str | Path) -> dict[int, int]:
     """Job number -> group id (SWF fields 1 and 13) of an SWF trace (plain or gzip)."""
     raw = Path(path).read_bytes()
-    text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8", "replace")
+    text = decode_text(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
     groups = {}
     for line in text.splitlines():
         fields = line.split()
         if len(fields) >= 13 and not line.lstrip().startswith(";"):
             try:
                 groups[int(float(fields[0]))] = int(float(fields[12]))
-            except ValueError:
+            except (ValueError, OverflowError):  # a line the trace's reader skipped (--no-strict)
                 continue
     return groups
 

@@ -298,3 +298,52 @@ def test_error_names_the_way_out_in_the_callers_terms(write_swf_text, swf_line):
     assert str(relaxed) == (f"{path}:2: field 5 (allocated processors) is not a number: 'x'; fix "
                             "the line, or rerun with --no-strict to skip malformed lines (counted)")
     assert "strict=False" not in str(relaxed)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be"])
+def test_byte_order_marks_are_read_like_plain_utf8(write_swf_text, swf_line, values, encoding):
+    # a Windows editor saves UTF-8 with a mark; Windows PowerShell's '>' writes UTF-16 with one
+    plain = write_swf_text(["; MaxProcs: 8", swf_line(), swf_line(f1=2, f2=11)])
+    text = plain.read_text()
+    marked = plain.with_name("marked.swf")
+    mark = "\ufeff" if encoding.startswith("utf-16-") else ""
+    marked.write_bytes((mark + text.replace("\n", "\r\n")).encode(encoding))
+    assert marked.read_bytes()[:2] in (b"\xef\xbb", b"\xff\xfe", b"\xfe\xff")
+    a, b = read_swf(plain), read_swf(marked)
+    assert values(a.jobs) == values(b.jobs) and len(b.jobs) == 2
+    assert b.nb_res == 8 and b.header.max_procs == 8
+
+
+@pytest.mark.parametrize(("field", "name", "value"), [
+    (1, "job number", "1e20"), (1, "job number", "9007199254740993"),
+    (8, "requested processors", "1e20"), (5, "allocated processors", "-1e19"),
+    (12, "user id", "1e30"), (17, "preceding job number", "1e16")])
+def test_whole_numbers_too_large_to_read_exactly_are_refused(write_swf_text, swf_line, field,
+                                                             name, value):
+    # as floats they were cast to -2**63 (job 1e20 became job -9223372036854775808, requesting
+    # -9223372036854775808 processors in out_jobs.csv) or merged with a neighbour (2**53 + 1)
+    path = write_swf_text([swf_line(), swf_line(**{"f1": 2, f"f{field}": value})])
+    with pytest.raises(SkippableLineError) as info:
+        read_swf(path)
+    assert str(info.value) == (
+        f"{path}:2: field {field} ({name}) is '{value}', too large: whole numbers are read "
+        "exactly only below 2^53 = 9007199254740992; fix the line, or read with strict=False to "
+        "skip malformed lines (counted)")
+
+
+def test_whole_numbers_too_large_are_skipped_and_counted(write_swf_text, swf_line):
+    path = write_swf_text([swf_line(), swf_line(f1=2, f8="1e20"), swf_line(f1="1e20"),
+                           swf_line(f1=2**53 - 1, f8=2)])
+    workload = read_swf(path, strict=False)
+    assert [(job.id, job.res) for job in workload.jobs] == [(1, 4), (2**53 - 1, 2)]
+    assert workload.skipped == {"malformed line": 2}
+
+
+def test_a_long_value_is_cut_in_the_message(write_swf_text, swf_line):
+    path = write_swf_text([swf_line(), swf_line(f1=2) + " " + "7" * 100_000])
+    with pytest.raises(SkippableLineError) as info:
+        read_swf(path)
+    assert str(info.value).startswith(
+        f"{path}:2: found 19 fields, SWF needs 18: unexpected field 19 '{'7' * 40}'... "
+        "(100000 characters) after field 18 (think time); fix the line")
+    assert len(str(info.value)) < 300

@@ -119,3 +119,16 @@ def test_the_table_adds_about_12_bytes_a_job():
     tracemalloc.stop()
     assert len(table) == 50 and not math.isinf(table.deadline_s[0])
     assert current / n < 16, current / n  # 12 bytes of arrays + 50 tenants
+
+
+def test_tenants_by_group_pass_over_lines_the_reader_skipped(tmp_path):
+    # --no-strict skipped the 'inf' line; reading the groups once raised OverflowError
+    swf = tmp_path / "t.swf"
+    swf.write_bytes(("\ufeff; MaxProcs: 4\n"
+                     "11 0 0 50 1 -1 -1 1 100 -1 1 3 7 -1 -1 -1 -1 -1\n"
+                     "12 10 0 20 2 -1 -1 2 100 -1 1 5 8 -1 -1 -1 -1 -1\n"
+                     "13 20 0 40 1 -1 -1 1 100 -1 1 3 8 -1 -1 -1 -1 -1\n"
+                     "14 20 0 40 1 -1 -1 1 100 -1 1 3 inf -1 -1 -1 -1 -1\n").encode("utf-8"))
+    workload = Workload(_jobs(), source=str(swf))
+    table = tenants_for(workload, "group", "relative:1")
+    assert [table.tenant(j).name for j in workload.jobs] == ["group 7", "group 8", "group 8"]
