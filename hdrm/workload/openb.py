@@ -16,12 +16,18 @@ times at all) is kept, for placement-only studies, with ``run_time_s`` 0 and
 ``extra["ran"] = False``; ``Workload.header["never_ran"]`` counts them.
 
 A malformed row is a one-line :class:`~hdrm.errors.WorkloadError` naming the file, the line and
-the column (``strict``), or is skipped and counted in ``Workload.skipped`` by reason.
+the column (``strict``), or is skipped and counted in ``Workload.skipped`` by reason. A row with
+fewer cells than the header, or a non-empty cell beyond it, is malformed (its cells would land
+in the wrong columns or be lost); a task name already used by an earlier row is too (task names
+are the job ids of the outputs), and without ``strict`` the first row with the name is kept.
+Files are UTF-8 (a byte order mark, as spreadsheet programs write, is dropped); blanks after the
+commas are ignored.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import logging
 import math
 from dataclasses import dataclass
@@ -43,11 +49,16 @@ POD_PHASES = ("Running", "Succeeded", "Failed", "Pending")
 
 
 class _RowError(Exception):
-    """A bad cell: its column and what is wrong (turned into a WorkloadError or a skip)."""
+    """A bad cell: its column and what is wrong (turned into a WorkloadError or a skip).
 
-    def __init__(self, column: str, reason: str) -> None:
+    ``column`` is None for a row whose cells do not match the header; ``key`` is the skip
+    reason (default: the column and the reason's first clause).
+    """
+
+    def __init__(self, column: str | None, reason: str, key: str | None = None) -> None:
         super().__init__(reason)
         self.column, self.reason = column, reason
+        self.key = key or f"{column}: {reason.split(',')[0]}"
 
 
 @dataclass(frozen=True)
@@ -76,41 +87,80 @@ def _int(row: dict[str, str], column: str, low: int = 0, high: float = math.inf,
     return value
 
 
-def _rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
-    """(line number, row) of a CSV file whose header holds ``required``."""
+def _text(path: Path) -> str:
+    """The file's text: UTF-8, its byte order mark dropped; errors name the file and line."""
     try:
-        handle = path.open(newline="", encoding="utf-8")
+        content = path.read_bytes()
     except OSError as exc:
         raise WorkloadError(f"{path}: cannot read the openb file: {exc.strerror}; check the path")
-    with handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in required if c not in (reader.fieldnames or [])]
-        if missing:
-            raise WorkloadError(
-                f"{path}:1: missing column(s) {', '.join(missing)} in the header "
-                f"{','.join(reader.fieldnames or [])!r}; an openb file starts with "
-                f"{','.join(required)}")
-        for row in reader:
-            yield reader.line_num, row
+    try:
+        return content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = content[:exc.start].count(b"\n") + 1
+        raise WorkloadError(f"{path}:{line}: not UTF-8 text (byte {content[exc.start]:#04x}); "
+                            "save the file as UTF-8") from None
+
+
+def _rows(path: Path, required: tuple[str, ...]
+          ) -> Iterator[tuple[int, dict[str, str], list[str]]]:
+    """(line number, row, header columns) of a CSV file whose header holds ``required``."""
+    reader = csv.DictReader(io.StringIO(_text(path), newline=""), skipinitialspace=True)
+    missing = [c for c in required if c not in (reader.fieldnames or [])]
+    if missing:
+        raise WorkloadError(
+            f"{path}:1: missing column(s) {', '.join(missing)} in the header "
+            f"{','.join(reader.fieldnames or [])!r}; an openb file starts with "
+            f"{','.join(required)}")
+    for row in reader:
+        yield reader.line_num, row, reader.fieldnames
+
+
+def _check_cells(row: dict, columns: list[str]) -> None:
+    """Refuse a row with fewer cells than the header, or a non-empty cell beyond it."""
+    beyond = row.get(None) or ()  # csv.DictReader's cells past the header
+    extra = [cell for cell in beyond if cell.strip()]
+    if extra:
+        raise _RowError(None, f"{len(columns) + len(beyond)} cells, the header has "
+                        f"{len(columns)}: unexpected cell {extra[0]!r}", "cells beyond the header")
+    missing = [c for c in columns if row.get(c) is None]
+    if missing:
+        raise _RowError(None, f"{len(columns) - len(missing)} cells, the header has "
+                        f"{len(columns)}: the row ends before column {missing[0]!r}",
+                        "cells missing")
 
 
 def _read(path: str | Path, required: tuple[str, ...], parse: Callable, strict: bool,
-          skipped: dict[str, int]) -> list:
-    """Parse every row with ``parse(row)``; a _RowError fails (strict) or is counted."""
+          skipped: dict[str, int], unique: str | None = None) -> list:
+    """Parse every row with ``parse(row)``; a _RowError fails (strict) or is counted.
+
+    ``unique``: a column whose value must not repeat an earlier kept row's (the first is kept).
+    """
     path = Path(path)
     out = []
-    for line, row in _rows(path, required):
+    first: dict[str, int] = {}
+    for line, row, columns in _rows(path, required):
         try:
-            out.append(parse(row))
+            _check_cells(row, columns)
+            item = parse(row)
+            if unique is not None:
+                _check_unique(row, unique, line, first)
+            out.append(item)
         except _RowError as exc:
             if strict:
-                value = row.get(exc.column)
-                raise SkippableLineError(
-                    f"{path}:{line}: column {exc.column!r}: {exc.reason} (value {value!r})",
-                    "fix the row", "bad rows") from None
-            reason = f"{exc.column}: {exc.reason.split(',')[0]}"
-            skipped[reason] = skipped.get(reason, 0) + 1
+                where = f"column {exc.column!r}: " if exc.column is not None else ""
+                value = f" (value {row.get(exc.column)!r})" if exc.column is not None else ""
+                raise SkippableLineError(f"{path}:{line}: {where}{exc.reason}{value}",
+                                         "fix the row", "bad rows") from None
+            skipped[exc.key] = skipped.get(exc.key, 0) + 1
     return out
+
+
+def _check_unique(row: dict[str, str], column: str, line: int, first: dict[str, int]) -> None:
+    value = (row.get(column) or "").strip()
+    if value in first:
+        raise _RowError(column, f"already the {column} of line {first[value]}",
+                        f"{column}: repeated")
+    first[value] = line
 
 
 def _node(row: dict[str, str]) -> OpenbNode:
@@ -195,7 +245,7 @@ def read_openb_pods(path: str | Path, strict: bool = True) -> Workload:
         WorkloadError: the file is unreadable or lacks a column, or (``strict``) a row is bad.
     """
     skipped: dict[str, int] = {}
-    jobs: list[Job] = _read(path, POD_REQUIRED, _pod, strict, skipped)
+    jobs: list[Job] = _read(path, POD_REQUIRED, _pod, strict, skipped, unique="name")
     if not jobs:
         raise WorkloadError(f"{path}: no task in the openb pod list; give a non-empty list")
     first = min(job.submit_s for job in jobs)

@@ -83,3 +83,51 @@ def test_shared_traces_read_whole(tmp_path):
     assert len(work) == 8152 and not work.skipped
     assert work.header["never_ran"] == 897  # the 897 Pending tasks
     assert sum(j.accel.total_milli for j in work.jobs if j.accel) == 6_086_800
+
+
+def test_byte_order_mark_crlf_and_blanks_after_commas_are_read_like_plain(tmp_path):
+    # spreadsheet programs save "CSV UTF-8" with a byte order mark: it hid the column 'name'
+    plain = read_openb_pods(_write(tmp_path, HEADER + "".join(ROWS)))
+    text = "\ufeff" + (HEADER + "".join(ROWS)).replace(",", ", ").replace("\n", "\r\n")
+    path = tmp_path / "excel.csv"
+    path.write_bytes(text.encode("utf-8"))
+    work = read_openb_pods(path)
+    assert [(j.id, j.cpu_milli, j.accel, j.submit_s, j.run_time_s) for j in work.jobs] == [
+        (j.id, j.cpu_milli, j.accel, j.submit_s, j.run_time_s) for j in plain.jobs]
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_bytes("\ufeffsn,cpu_milli,memory_mib,gpu,model\nn0,64000,1024,2,P100\n".encode())
+    assert [n.name for n in read_openb_nodes(nodes)[0]] == ["n0"]
+
+
+def test_text_that_is_not_utf8_names_the_line(tmp_path):
+    path = tmp_path / "latin1.csv"
+    path.write_bytes((HEADER + ROWS[0] + "p\xe9,1,1,1,100,,LS,Running,1,2,1\n").encode("latin-1"))
+    with pytest.raises(WorkloadError, match=r"^.*latin1\.csv:3: not UTF-8 text \(byte 0xe9\); "
+                                            r"save the file as UTF-8$"):
+        read_openb_pods(path)
+
+
+@pytest.mark.parametrize("row, message, key", [
+    ("p9,1,1,1,100,,LS,Running,1,2,1,7\n",
+     "12 cells, the header has 11: unexpected cell '7'", "cells beyond the header"),
+    ("p9,1,1,1,100,,LS\n",
+     "7 cells, the header has 11: the row ends before column 'pod_phase'", "cells missing"),
+    ("p0,1,1,1,100,,LS,Running,1,2,1\n",
+     "column 'name': already the name of line 2 (value 'p0')", "name: repeated"),
+])
+def test_rows_that_do_not_fit_the_header_or_repeat_a_name(tmp_path, row, message, key):
+    # were read silently: a cell beyond the header dropped, a short row's times taken as
+    # "never ran", a second task with the same id in out_jobs.csv
+    path = _write(tmp_path, HEADER + ROWS[0] + row + ROWS[1])
+    with pytest.raises(WorkloadError) as info:
+        read_openb_pods(path)
+    assert str(info.value) == (f"{path}:3: {message}; fix the row, or read with strict=False "
+                               "to skip bad rows (counted)")
+    work = read_openb_pods(path, strict=False)
+    assert [j.id for j in work.jobs] == ["p0", "p1"] and work.skipped == {key: 1}
+    assert work.jobs[0].run_time_s == 950.0  # the first row named p0 is the one kept
+
+
+def test_empty_cells_after_the_header_are_no_data(tmp_path):
+    work = read_openb_pods(_write(tmp_path, HEADER + ROWS[0].replace("\n", ",,\n")))
+    assert [j.id for j in work.jobs] == ["p0"] and not work.skipped
