@@ -14,8 +14,10 @@ every model's run time under ``extra["gavel"]["run_time_s"]``; the CPU demand is
 (one core). Some multi-worker jobs have no measurement at their scale factor (e.g.
 Recommendation at 4 workers): their throughput is assumed to be the one-worker throughput times the
 scale factor (ideal scaling), flagged ``extra["gavel"]["scaling_assumed"]`` and counted in
-``Workload.header["scaling_assumed"]``. A malformed line is a one-line :class:`~hdrm.errors.WorkloadError` naming the file,
-the line and the field (``strict``) or a counted skip.
+``Workload.header["scaling_assumed"]``. A malformed line (the wrong number of fields, a number that
+is not finite: a ``nan`` arrival never arrives) is a one-line :class:`~hdrm.errors.WorkloadError`
+naming the file, the line and the field (``strict``) or a counted skip. Files are UTF-8 (a byte
+order mark is dropped).
 """
 
 from __future__ import annotations
@@ -44,12 +46,20 @@ def read_throughputs(path: str | Path) -> dict[str, dict[tuple[str, int], float]
         WorkloadError: the file is missing, not JSON, or a key is not ``"('type', n)"``.
     """
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except (OSError, ValueError) as exc:
         raise WorkloadError(f"{path}: cannot read the Gavel throughput file: {exc}") from None
+    if not isinstance(data, dict):
+        raise WorkloadError(f"{path}: expected a JSON object of GPU types (k80, p100, v100), "
+                            f"got a {type(data).__name__}; give Gavel's "
+                            "simulation_throughputs.json")
     table: dict[str, dict[tuple[str, int], float]] = {}
     for gavel_type, model in GAVEL_MODELS.items():
-        for key, entry in data.get(gavel_type, {}).items():
+        section = data.get(gavel_type, {})
+        if not isinstance(section, dict):
+            raise WorkloadError(f"{path}: {gavel_type}: expected an object of \"('job type', "
+                                f"scale)\" keys, got a {type(section).__name__}")
+        for key, entry in section.items():
             try:
                 job_type, scale = ast.literal_eval(key)
                 speed = float(entry["null"])
@@ -72,10 +82,14 @@ def _parse(fields: list[str]) -> tuple[str, float, float, int]:
     values = []
     for index, cast in ((4, float), (5, float), (6, int)):
         try:
-            values.append(cast(fields[index]))
+            value = cast(fields[index])
         except ValueError:
             raise ValueError(f"field {index + 1} ({_FIELDS[index]}): expected a number, got "
                              f"{fields[index]!r}") from None
+        if not math.isfinite(value):  # nan never arrives (the replay hung); inf was lost
+            raise ValueError(f"field {index + 1} ({_FIELDS[index]}): expected a finite number, "
+                             f"got {fields[index]!r}")
+        values.append(value)
     steps, arrival, scale = values
     if steps <= 0 or arrival < 0 or scale < 1:
         raise ValueError(f"total steps > 0, arrival >= 0 and scale factor >= 1 expected, got "
@@ -97,12 +111,27 @@ def _run_times(table: dict, job_type: str, scale: int,
     return assumed, True
 
 
+def _trace_lines(trace: Path) -> list[str]:
+    """The trace's lines (UTF-8, a byte order mark dropped); errors name the file and the fix."""
+    try:
+        content = trace.read_bytes()
+    except OSError as exc:
+        raise WorkloadError(f"{trace}: cannot read the Gavel trace: {exc.strerror}; check the "
+                            "path") from None
+    try:
+        return content.decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
+        line = content[:exc.start].count(b"\n") + 1
+        raise WorkloadError(f"{trace}:{line}: not UTF-8 text (byte {content[exc.start]:#04x}); "
+                            "save the file as UTF-8") from None
+
+
 def read_gavel(trace: str | Path, throughputs: str | Path, strict: bool = True) -> Workload:
     """Read a Gavel trace and its throughput matrix into a Workload (see the module docs)."""
     table = read_throughputs(throughputs)
     jobs: list[Job] = []
     skipped: dict[str, int] = {}
-    lines = Path(trace).read_text(encoding="utf-8").splitlines()
+    lines = _trace_lines(Path(trace))
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

@@ -51,6 +51,11 @@ def test_an_unmeasured_scale_factor_assumes_ideal_scaling(tmp_path):
                                                     r"expected a number, got 'many'"),
     ("LM (batch size 5)\tc\t1\t800\t0\t1", "found 6 tab-separated fields"),
     ("GAN\tc\t--steps\t1\t800\t0\t1", "no throughput measured for job type 'GAN'"),
+    # a nan arrival hung `hdrm replay` (never arrives), an inf one lost the job silently
+    ("LM (batch size 5)\tc\t--steps\t1\t800\tnan\t1", r"t\.trace:2: field 6 \(arrival time\): "
+                                                       r"expected a finite number, got 'nan'; "),
+    ("LM (batch size 5)\tc\t--steps\t1\t800\tinf\t1", "field 6 .arrival time.: expected a finite"),
+    ("LM (batch size 5)\tc\t--steps\t1\tinf\t0\t1", "field 5 .total steps.: expected a finite"),
 ])
 def test_a_malformed_line_is_one_line_error_or_counted_skip(tmp_path, line, message):
     trace, tput = _files(tmp_path, ["LM (batch size 5)\tc\t--steps\t1\t800\t0\t1", line])
@@ -66,3 +71,33 @@ def test_the_shared_trace():
     assert len(work) == 1181 and not work.skipped
     job = work.jobs[0]  # Transformer (batch size 128), 95,121 steps, one worker
     assert job.extra["gavel"]["run_time_s"]["V100M16"] == pytest.approx(17465.876, rel=1e-6)
+
+
+def test_byte_order_marks_are_dropped(tmp_path):
+    trace, tput = _files(tmp_path, ["LM (batch size 5)\tc\t--steps\t1\t800\t0\t1"])
+    trace.write_bytes(b"\xef\xbb\xbf" + trace.read_bytes())
+    tput.write_bytes(b"\xef\xbb\xbf" + tput.read_bytes())
+    work = read_gavel(trace, tput)
+    assert work.jobs[0].extra["gavel"]["job_type"] == "LM (batch size 5)"
+    assert work.jobs[0].run_time_s == 80.0
+
+
+@pytest.mark.parametrize("what, content, message", [
+    ("trace", None, r"nope\.trace: cannot read the Gavel trace: No such file or directory; "
+                    r"check the path$"),
+    ("trace", "LM (batch size 5)\tcaf\xe9\t--steps\t1\t800\t0\t1\n".encode("latin-1"),
+     r"t\.trace:1: not UTF-8 text \(byte 0xe9\); save the file as UTF-8$"),
+    ("tput", b"[1, 2]", r"tput\.json: expected a JSON object of GPU types \(k80, p100, v100\), "
+                        r"got a list"),
+    ("tput", b'{"k80": [1]}', r"tput\.json: k80: expected an object of \"\('job type', scale\)\" "
+                              r"keys, got a list$"),
+])
+def test_unreadable_files_are_one_line_errors(tmp_path, what, content, message):
+    # each was a traceback (FileNotFoundError, UnicodeDecodeError, AttributeError)
+    trace, tput = _files(tmp_path, ["LM (batch size 5)\tc\t--steps\t1\t800\t0\t1"])
+    if content is None:
+        trace = tmp_path / "nope.trace"
+    else:
+        (trace if what == "trace" else tput).write_bytes(content)
+    with pytest.raises(WorkloadError, match=message):
+        read_gavel(trace, tput)
