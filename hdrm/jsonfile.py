@@ -40,7 +40,7 @@ def read_json(
     """
     source = os.fspath(path)
     try:
-        text = Path(source).read_text(encoding="utf-8")
+        text = Path(source).read_text(encoding="utf-8-sig")  # a byte order mark is dropped
     except FileNotFoundError:
         raise error(f"{source}: no such {what}; {missing_hint}") from None
     except (OSError, UnicodeDecodeError) as exc:

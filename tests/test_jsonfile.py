@@ -67,3 +67,13 @@ def test_bad_syntax_names_line_and_column(tmp_path):
     path.write_text('{\n "a": 1,\n}')
     with pytest.raises(ConfigError, match=r"f\.json:3:1: invalid JSON"):
         read_json(path)
+
+
+def test_a_byte_order_mark_is_dropped(tmp_path):
+    # Windows Notepad saves UTF-8 with one: "f.json:1:1: invalid JSON: Unexpected UTF-8 BOM"
+    path = tmp_path / "f.json"
+    path.write_bytes('\ufeff{"a": "b: c", "d": [1, {"e": 2}]}'.encode("utf-8"))
+    assert read_json(path) == {"a": "b: c", "d": [1, {"e": 2}]}
+    path.write_bytes('\ufeff{"a": 1, "a": 2}'.encode("utf-8"))
+    with pytest.raises(ConfigError, match=r"f\.json: key 'a' is given twice in one object"):
+        read_json(path)

@@ -288,16 +288,20 @@ def _checked_ops(cpu_flop: float, fields: dict, source: str, where: str, job_whe
 
 
 def check_unique_ids(jobs: list[Job], source: str) -> None:
-    if len({job.id for job in jobs}) == len(jobs):
+    """Refuse an id that an earlier job has, also as text (``1`` and ``"1"``: Batsim and
+    out_jobs.csv write ids as text, so the two would be one job there)."""
+    if len({str(job.id) for job in jobs}) == len(jobs):
         return
-    seen: dict[int | str, int] = {}
+    seen: dict[str, Job] = {}
     for job in jobs:
-        if job.id in seen:
+        first = seen.get(str(job.id))
+        if first is not None:
+            same = "" if first.id == job.id else f" (as text, the id {first.id!r} is)"
             raise WorkloadError(
-                f"{source}: jobs[{job.idx}].id {job.id!r} is already used by jobs[{seen[job.id]}]; "
-                "job ids must be unique"
+                f"{source}: jobs[{job.idx}].id {job.id!r} is already used by jobs[{first.idx}]"
+                f"{same}; job ids must be unique"
             )
-        seen[job.id] = job.idx
+        seen[str(job.id)] = job
 
 
 def require(obj: dict, key: str, source: str, where: str) -> Any:

@@ -195,6 +195,10 @@ GOOD_PROFILES = {"d": {"type": "delay", "delay": 5}}
           "profiles": GOOD_PROFILES}, r"jobs\[0\] has no 'profile'; did you mean 'profil'\?"),
         ({"nb_res": 1, "jobs": [GOOD_JOB, GOOD_JOB], "profiles": GOOD_PROFILES},
          r"jobs\[1\]\.id 1 is already used by jobs\[0\]; job ids must be unique"),
+        # 1 and "1" were read as two jobs, both written "1" in out_jobs.csv
+        ({"nb_res": 1, "jobs": [GOOD_JOB, dict(GOOD_JOB, id="1")], "profiles": GOOD_PROFILES},
+         r"jobs\[1\]\.id '1' is already used by jobs\[0\] \(as text, the id 1 is\); job ids "
+         r"must be unique$"),
         ({"nb_res": 1, "jobs": [dict(GOOD_JOB, id=1.0)], "profiles": GOOD_PROFILES},
          r"jobs\[0\]\.id must be an integer or a string, got 1\.0"),
         ({"nb_res": 1, "jobs": [GOOD_JOB], "profiles": {"d": {"type": "delay"}}},
