@@ -467,6 +467,23 @@ def test_an_invalid_action_is_one_line_naming_the_agent_and_the_outputs_are_writ
     assert all(float(r["finish_time"]) <= seen["time"] for r in jobs)
 
 
+
+def test_an_invalid_first_action_says_nothing_was_written(tmp_path, capsys):
+    # it said "outputs of what was done so far in OUT:  (0 jobs ended, ...)" of an empty folder
+    agent = tmp_path / "bad.py"
+    agent.write_text(BAD_AGENT.replace("{at}", "0").replace("{kind}", "-1"), encoding="utf-8")
+    options = options_copy(tmp_path, "classic", {"nb_jobs": 20, "pybatsim": {"agent": {
+        "type": "classic", "run": "test", "episodes": 2}}})
+    outdir = tmp_path / "out"
+    status, stdout, stderr = launch(capsys, agent, options, "--outdir", outdir, "--quiet")
+    assert status == 2 and stdout == ""
+    stderr = stderr.replace("hdeeprm-launch: note: evaluating an untrained model (no --inmodel)\n",
+                            "")
+    assert stderr == (f"hdeeprm-launch: error: {agent}: invalid action -1 at decision 0 of "
+                      "episode 0 (simulated time 0 s): out of range 0..35; the mask allows 0-35 "
+                      f"(36 of 36 actions); nothing was written to {outdir}\n")
+    assert [p.name for p in outdir.iterdir()] == []
+
 # ---------------------------------------------------------------------------- issue 25: saving
 
 def test_periodic_saves_follow_the_options_and_the_command_line(tmp_path, capsys):

@@ -48,9 +48,11 @@ def saved_line(saver: Saver | None, stopped: BaseException | None, during_save: 
 def invalid_action_message(exp: Experiment, exc: InvalidAction, outdir: Path,
                            paths: dict[str, Path], saver: Saver | None) -> str:
     """The one-line message of an invalid action, with what was written."""
+    model = f"; model saved to {saver.path}" if saver is not None else ""
+    if not paths:  # the first decision was invalid: nothing to write
+        return f"{exp.agent_path}: {exc}; nothing was written to {outdir}{model}"
     ended = _rows(paths["jobs"]) if "jobs" in paths else 0
     written = ", ".join(sorted(p.name for p in paths.values()))
-    model = f"; model saved to {saver.path}" if saver is not None else ""
     return (f"{exp.agent_path}: {exc}; outputs of what was done so far in {outdir}: "
             f"{written} ({ended} jobs ended, {exc.partial.episode} episodes complete){model}")
 
