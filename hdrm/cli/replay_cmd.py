@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hdrm.cli.checks import check_seed_and_bandwidth
 from hdrm.core.contention import CONTENTION_MODELS
 from hdrm.errors import ConfigError, SkippableLineError
 from hdrm.implied import ImpliedSimulation, implied_simulation
@@ -111,6 +112,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``hdrm replay`` (on a GPU platform: :func:`hdrm.cli.gpu_replay.run_gpu`)."""
+    check_seed_and_bandwidth(args.seed, args.bandwidth, "--bandwidth")
     builtin = args.engine == "builtin"
     preemption = parse_preemption(args.preemption, args.preemption_overhead, "--preemption")
     if preemption.suspends and args.engine == "batsim":

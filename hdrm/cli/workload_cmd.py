@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from hdrm.cli.inference_workload import run_inference
+from hdrm.cli.checks import check_seed_and_bandwidth
 from hdrm.errors import ConfigError
 from hdrm.workload.batsim_json import read_batsim_json, write_batsim_json
 from hdrm.workload.conventions import CONVENTIONS
@@ -86,6 +87,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``hdrm workload``; returns the exit status."""
+    check_seed_and_bandwidth(args.seed, args.bw, "--bw")
     if args.trace == "inference":
         return run_inference(args)
     if args.tenants or args.output or args.requests is not None:

@@ -84,3 +84,35 @@ def test_make_outdir_reports_a_folder_it_cannot_make(tmp_path):
                                           r"directory; give a folder you can write to"):
         make_outdir(taken / "x")
     assert make_outdir(tmp_path / "a" / "b").is_dir()
+
+
+PLATFORM = str(ROOT / "platforms" / "tiny_hetero.json")
+
+
+@pytest.mark.parametrize("command, argv, message", [
+    # a negative seed was numpy's "ValueError: expected non-negative integer" traceback
+    ("replay", ["--seed", "-1", "--policy", "random"], "--seed: expected an integer >= 0, got -1"),
+    ("replay", ["--seed", "-3", "--platform", PLATFORM], "--seed: expected an integer >= 0, got -3"),
+    ("workload", ["--seed", "-1", "--platform", PLATFORM, "--json", "{tmp}/w.json"],
+     "--seed: expected an integer >= 0, got -1"),
+    # a bad bandwidth spec was ignored where no bandwidth is drawn
+    ("replay", ["--bandwidth", "uniform:5:1"], "--bandwidth: bandwidth distribution 'uniform:5:1': "
+     "uniform:A:B needs A <= B; write uniform:1:5"),
+    ("workload", ["--bw", "constant:nan"], "--bw: bandwidth distribution 'constant:nan': 'nan' "
+     "must be a finite number >= 0 GB/s"),
+])
+def test_a_negative_seed_or_a_bad_bandwidth_is_one_line(command, argv, message, tmp_path, capsys):
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    if command == "replay":
+        if "--platform" in argv:
+            argv = ["replay", "--workload", KTH, "--outdir", str(tmp_path / "out"), *argv]
+            status = main(argv)
+            out, err = capsys.readouterr()
+        else:
+            status, out, err = _replay(argv, tmp_path, capsys)
+    else:
+        status = main(["workload", KTH, *argv])
+        out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert err == f"hdrm {command}: error: {message}\n"
+    assert not (tmp_path / "out").exists() and not (tmp_path / "w.json").exists()
