@@ -31,6 +31,7 @@ from typing import Any
 from hdrm.errors import WorkloadError
 from hdrm.workload.job import AcceleratorDemand, Job, Workload
 from hdrm.workload.swf import SkippableLineError
+from hdrm.workload.text import decode_utf8
 
 #: Gavel's GPU types and the library's accelerator models they are.
 GAVEL_MODELS = {"k80": "K80", "p100": "P100", "v100": "V100M16"}
@@ -118,12 +119,7 @@ def _trace_lines(trace: Path) -> list[str]:
     except OSError as exc:
         raise WorkloadError(f"{trace}: cannot read the Gavel trace: {exc.strerror}; check the "
                             "path") from None
-    try:
-        return content.decode("utf-8-sig").splitlines()
-    except UnicodeDecodeError as exc:
-        line = content[:exc.start].count(b"\n") + 1
-        raise WorkloadError(f"{trace}:{line}: not UTF-8 text (byte {content[exc.start]:#04x}); "
-                            "save the file as UTF-8") from None
+    return decode_utf8(content, trace).splitlines()
 
 
 def read_gavel(trace: str | Path, throughputs: str | Path, strict: bool = True) -> Workload:

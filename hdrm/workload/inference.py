@@ -116,7 +116,7 @@ def load_spec(path: str | Path) -> InferenceSpec:
     import json
 
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such tenant spec; give a JSON file such as "
                           "hdrm/data/inference_tenants.json") from None

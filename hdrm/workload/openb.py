@@ -37,6 +37,7 @@ from typing import Callable, Iterator
 from hdrm.errors import WorkloadError
 from hdrm.workload.job import MILLI_PER_GPU, AcceleratorDemand, Job, Workload
 from hdrm.workload.swf import SkippableLineError
+from hdrm.workload.text import decode_utf8
 
 logger = logging.getLogger(__name__)
 
@@ -93,12 +94,7 @@ def _text(path: Path) -> str:
         content = path.read_bytes()
     except OSError as exc:
         raise WorkloadError(f"{path}: cannot read the openb file: {exc.strerror}; check the path")
-    try:
-        return content.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = content[:exc.start].count(b"\n") + 1
-        raise WorkloadError(f"{path}:{line}: not UTF-8 text (byte {content[exc.start]:#04x}); "
-                            "save the file as UTF-8") from None
+    return decode_utf8(content, path)
 
 
 def _rows(path: Path, required: tuple[str, ...]

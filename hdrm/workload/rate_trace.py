@@ -11,6 +11,7 @@ the value and the fix.
 from __future__ import annotations
 
 import csv
+import io
 import logging
 import math
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from hdrm.errors import ConfigError
+from hdrm.workload.text import decode_utf8
 
 logger = logging.getLogger(__name__)
 
@@ -66,11 +68,11 @@ def read_rate_trace(path: str | Path, where: str) -> RateTrace:
         ConfigError: a missing file, a wrong header or a bad row (one line).
     """
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle))
+        content = Path(path).read_bytes()
     except OSError as exc:
         raise ConfigError(f"{where}: cannot read rate trace {str(path)!r} ({exc.strerror}); "
                           "the path is relative to the spec file") from None
+    rows = list(csv.reader(io.StringIO(decode_utf8(content, path, ConfigError), newline="")))
     if not rows or [h.strip() for h in rows[0]] != HEADER:
         raise ConfigError(f"{path}, line 1: expected the header 'time_s,rate_per_s', got "
                           f"{','.join(rows[0]) if rows else 'an empty file'!r}")

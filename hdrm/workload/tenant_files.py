@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import json
 import math
 from pathlib import Path
@@ -36,6 +37,7 @@ from typing import Any, Callable, Sequence
 from hdrm.errors import ConfigError
 from hdrm.workload.job import Job, Workload
 from hdrm.workload.swf import decode_text
+from hdrm.workload.text import decode_utf8
 from hdrm.workload.tenants import (
     TENANT_SOURCES,
     Sla,
@@ -80,8 +82,11 @@ def load_tenant_spec(what: str, default_sla: Sla = Sla("relative", 3.0),
 
 def read_mapping_csv(path: Path) -> tuple[dict[str, str], dict[str, float]]:
     """The ``"user:3" -> tenant`` mapping and ``"job:7" -> deadline`` of a mapping CSV."""
-    with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))
+    try:
+        content = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the mapping file ({exc.strerror})") from None
+    rows = list(csv.reader(io.StringIO(decode_utf8(content, path, ConfigError), newline="")))
     if not rows:
         raise ConfigError(f"{path}: empty mapping file; the first line is a header such as "
                           "'user,tenant' or 'job_id,tenant,deadline_s'")
@@ -138,7 +143,7 @@ def _number(text: str, where: str) -> float:
 
 def _read_json(path: Path, default_sla: Sla) -> TenantSpec:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not a readable JSON file ({exc})") from None
     if not isinstance(data, dict):
@@ -168,7 +173,11 @@ def _object(path: Path, data: dict, key: str) -> dict:
 
 def _json_map(path: Path, value: Any) -> tuple[dict[str, str], dict[str, float]]:
     if isinstance(value, str):
-        return read_mapping_csv(path.parent / value)
+        csv_path = path.parent / value
+        if not csv_path.is_file():  # was a FileNotFoundError traceback
+            raise ConfigError(f"{path}, key 'map': no such mapping CSV {str(csv_path)!r} (the "
+                              "path is relative to the tenants file)")
+        return read_mapping_csv(csv_path)
     if not isinstance(value, dict):
         raise ConfigError(f"{path}, key 'map': expected an object or a CSV path, got {value!r}")
     mapping = {}

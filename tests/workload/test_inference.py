@@ -271,3 +271,15 @@ def test_a_missing_rate_trace_names_the_spec_key(tmp_path):
     with pytest.raises(ConfigError, match=r"spec.json, key 'tenants.t.arrival.file': cannot "
                                           r"read rate trace .*relative to the spec file"):
         load_spec(path)
+
+
+def test_byte_order_marks_are_dropped_and_other_encodings_name_the_line(tmp_path):
+    # a spreadsheet's "CSV UTF-8" header read as '\ufefftime_s'; latin-1 was a traceback
+    path = _trace_spec(tmp_path, "time_s,rate_per_s\n0,100\n")
+    (tmp_path / "rates.csv").write_bytes(b"\xef\xbb\xbftime_s,rate_per_s\r\n0,100\r\n")
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert load_spec(path).tenants[0].arrival.mean_rate_per_s == pytest.approx(100.0)
+    (tmp_path / "rates.csv").write_bytes("time_s,rate_per_s\n0,100\n# caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"rates\.csv:3: not UTF-8 text \(byte 0xe9\); save "
+                                          r"the file as UTF-8$"):
+        load_spec(path)

@@ -132,3 +132,22 @@ def test_tenants_by_group_pass_over_lines_the_reader_skipped(tmp_path):
     workload = Workload(_jobs(), source=str(swf))
     table = tenants_for(workload, "group", "relative:1")
     assert [table.tenant(j).name for j in workload.jobs] == ["group 7", "group 8", "group 8"]
+
+
+def test_mapping_files_with_a_byte_order_mark_and_their_errors(tmp_path):
+    # the mark hid the header ("header '\ufeffuser,tenant'; expected 'KEY,tenant'"), a latin-1
+    # file and a tenants JSON naming a missing CSV were tracebacks
+    (tmp_path / "map.csv").write_bytes(b"\xef\xbb\xbfuser,tenant\r\n3,astro\r\n")
+    spec = tmp_path / "t.json"
+    spec.write_bytes(b'\xef\xbb\xbf{"by": "user", "map": "map.csv"}')
+    for source in (tmp_path / "map.csv", spec):
+        table = tenants_for(Workload(_jobs()), str(source), "relative:1")
+        assert [table.tenant(j).name for j in _jobs()] == ["astro", "user 5", "astro"]
+    (tmp_path / "map.csv").write_bytes("user,tenant\n3,caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"map\.csv:2: not UTF-8 text \(byte 0xe9\); save the "
+                                          r"file as UTF-8$"):
+        load_tenant_spec(str(tmp_path / "map.csv"), Sla("relative", 1.0))
+    spec.write_text('{"map": "gone.csv"}')
+    with pytest.raises(ConfigError, match=r"t\.json, key 'map': no such mapping CSV .*gone\.csv' "
+                                          r"\(the path is relative to the tenants file\)$"):
+        load_tenant_spec(str(spec), Sla("relative", 1.0))
