@@ -51,6 +51,7 @@ from hdrm.launch.signals import StopSignals
 from hdrm.launch.summary import (  # noqa: F401 (TABLE_ROWS: still importable from here)
     TABLE_ROWS,
     invalid_action_message,
+    rejected_note,
     saved_line,
     summary_lines,
 )
@@ -219,6 +220,8 @@ def _run(exp: Experiment, args: argparse.Namespace, outdir: Path, planned: int, 
         print(f"{PROG}: error: {invalid_action_message(exp, stopped, outdir, paths, saver)}",
               file=sys.stderr)
         return status
+    if stopped is None and "jobs" in paths and (note := rejected_note(exp.final_env or exp.env)):
+        print(f"{PROG}: note: {note}", file=sys.stderr)
     saved = saved_line(saver, stopped, signals.during_save, planned)
     if args.quiet:
         print(f"{PROG}: {len(records)} episodes, outputs in {outdir}")

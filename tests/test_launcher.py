@@ -484,6 +484,26 @@ def test_an_invalid_first_action_says_nothing_was_written(tmp_path, capsys):
                       f"(36 of 36 actions); nothing was written to {outdir}\n")
     assert [p.name for p in outdir.iterdir()] == []
 
+
+def test_jobs_the_platform_can_never_run_are_reported(tmp_path, capsys):
+    # 17 of the first 30 SDSC jobs ask more than tiny4's 4 cores: the launch said nothing of them
+    options = options_copy(tmp_path, "classic", {
+        "nb_jobs": 30, "platform_file_path": str(ROOT / "platforms" / "tiny4.json")})
+    outdir = tmp_path / "out"
+    status, stdout, stderr = launch(capsys, agent_file("classic"), options, "--outdir", outdir,
+                                    "--quiet")
+    rejected = [r for r in read_rows(outdir / "out_jobs.csv") if r["final_state"] == "REJECTED"]
+    assert status == 0 and len(rejected) == 17
+    first = rejected[0]
+    assert stderr == (
+        "hdeeprm-launch: note: 17 of 30 jobs of the last episode were rejected: they can never run "
+        f"on this platform (job {first['job_id']}: requests "
+        f"{first['requested_number_of_resources']} cores, the platform has 4); out_jobs.csv lists "
+        "them as REJECTED\n")
+    status, _, stderr = launch(capsys, agent_file("classic"), options_copy(
+        tmp_path / "b", "classic", {"nb_jobs": 20}), "--outdir", tmp_path / "b" / "out", "--quiet")
+    assert status == 0 and stderr == ""  # none rejected: no note
+
 # ---------------------------------------------------------------------------- issue 25: saving
 
 def test_periodic_saves_follow_the_options_and_the_command_line(tmp_path, capsys):

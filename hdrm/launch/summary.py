@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 from hdrm.launch.experiment import Experiment
 from hdrm.launch.loop import EpisodeRecord, InvalidAction
@@ -55,6 +56,22 @@ def invalid_action_message(exp: Experiment, exc: InvalidAction, outdir: Path,
     written = ", ".join(sorted(p.name for p in paths.values()))
     return (f"{exp.agent_path}: {exc}; outputs of what was done so far in {outdir}: "
             f"{written} ({ended} jobs ended, {exc.partial.episode} episodes complete){model}")
+
+
+def rejected_note(env: Any) -> str:
+    """``"17 of 30 jobs of the last episode were rejected ..."``, or ``""`` when none was.
+
+    Such jobs can never run on the platform (more cores or memory than it has); they are in
+    out_jobs.csv as REJECTED and in no metric but the counts, so the launch says so.
+    """
+    outcomes = getattr(env.unwrapped.result(), "outcomes", None) or ()
+    rejected = [o for o in outcomes if o.state == "REJECTED"]
+    if not rejected:
+        return ""
+    first = rejected[0]
+    return (f"{len(rejected)} of {len(outcomes)} jobs of the last episode were rejected: they can "
+            f"never run on this platform (job {first.job.id}: {first.reason}); out_jobs.csv lists "
+            "them as REJECTED")
 
 
 def summary_lines(prog: str, exp: Experiment, records: list[EpisodeRecord], wall_s: float,
