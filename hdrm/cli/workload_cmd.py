@@ -94,8 +94,12 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--tenants, -o and --requests generate inference workloads: give "
                           "'inference' as TRACE (hdrm workload inference --tenants SPEC.json "
                           "-o DIR)")
+    if args.trace.lower().endswith(".csv"):
+        raise ConfigError(f"{args.trace}: hdrm workload reads SWF traces and Batsim JSON; an openb "
+                          "pod list (.csv) is replayed with hdrm replay --platform NODES.csv "
+                          "--workload PODS.csv")
     platform = load_platform(args.platform) if args.platform else None
-    is_json = args.trace.endswith(".json")
+    is_json = args.trace.lower().endswith(".json")
     try:
         workload = _load(args, platform)
     except SkippableLineError as exc:  # name the flag, not read_swf's argument
@@ -124,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
 def _load(args: argparse.Namespace, platform: Any) -> Workload:
     """Read the trace: SWF with the chosen conventions, or Batsim JSON taken as it is."""
     CONVENTIONS.get(args.conventions, "--conventions")
-    if args.trace.endswith(".json"):
+    if args.trace.lower().endswith(".json"):
         if args.conventions != "default":
             logger.warning("--conventions applies to SWF traces only; ignored for %s", args.trace)
         ref = platform.reference_gflops if platform is not None else None

@@ -123,6 +123,9 @@ def read_swf(
             f"{path_s}: no job lines found ({len(comments)} header lines); "
             f"an SWF job line has {NB_FIELDS} numbers"
         )
+    if data[0].lstrip()[:1] in ("{", "["):  # else "found 29 fields, SWF needs 18"
+        raise WorkloadError(f"{path_s}:{numbers[0]}: JSON, not an SWF trace; a Batsim JSON "
+                            "workload is read from a file named *.json")
     fields, numbers, skipped = _parse_fields(data, numbers, path_s, strict)
     fields, numbers, skipped_rows = _check_rows(fields, numbers, path_s, strict)
     skipped.update(skipped_rows)

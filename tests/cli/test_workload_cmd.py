@@ -169,3 +169,24 @@ def test_a_reader_that_stops_early_ends_the_command_quietly():
     err = child.stderr.read().decode()
     assert child.wait(timeout=60) == 141
     assert err == ""
+
+
+def test_the_file_kind_is_told_by_name_whatever_its_case_or_by_content(tmp_path, capsys):
+    # W.JSON was read as SWF ("found 29 fields, SWF needs 18"), as was JSON named .txt, and an
+    # openb pod list ("found 1 fields") that hdrm workload does not read
+    doc = ('{"nb_res": 4, "profiles": {"d": {"type": "delay", "delay": 10}}, "jobs": '
+           '[{"id": 1, "subtime": 0, "res": 1, "profile": "d"}]}')
+    (tmp_path / "W.JSON").write_text(doc)
+    status, out, err = run([str(tmp_path / "W.JSON")], capsys)
+    assert status == 0 and err == "" and "jobs kept       1" in out.splitlines()
+    (tmp_path / "w.txt").write_text("\n" + doc)
+    status, out, err = run([str(tmp_path / "w.txt")], capsys)
+    assert status == 2 and out == ""
+    assert err == (f"hdrm workload: error: {tmp_path / 'w.txt'}:2: JSON, not an SWF trace; a "
+                   "Batsim JSON workload is read from a file named *.json\n")
+    pods = str(ROOT / "workloads" / "openb_pods_400.csv")
+    status, out, err = run([pods], capsys)
+    assert status == 2 and out == ""
+    assert err == (f"hdrm workload: error: {pods}: hdrm workload reads SWF traces and Batsim JSON; "
+                   "an openb pod list (.csv) is replayed with hdrm replay --platform NODES.csv "
+                   "--workload PODS.csv\n")
