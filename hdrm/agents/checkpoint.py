@@ -26,6 +26,7 @@ import dataclasses
 import hashlib
 import logging
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -226,8 +227,8 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many kinds for corrupt files
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise AgentLoadError(f"checkpoint {path}: not a readable hdrm checkpoint ({reason})") from None
+        raise AgentLoadError(f"checkpoint {path}: not a readable hdrm checkpoint "
+                             f"({_load_failure(exc)})") from None
     if not isinstance(checkpoint, dict):
         raise AgentLoadError(
             f"checkpoint {path}: not an hdrm checkpoint (holds a {type(checkpoint).__name__})"
@@ -270,6 +271,27 @@ def check_class(agent: Agent, checkpoint: Mapping[str, Any]) -> bool:
     saved_lineage = checkpoint.get("agent_lineage") or [saved]
     mine = agent_lineage(agent)
     return saved in mine or mine[0] in saved_lineage
+
+
+#: torch's safe loader's refusals: "Weights only load failed. ... WeightsUnpickler error: WHY".
+_SAFE_LOADER_FAILED = "Weights only load failed"
+_SAFE_LOADER_WHY = "WeightsUnpickler error:"
+
+
+def _load_failure(exc: Exception) -> str:
+    """Why ``torch.load`` failed, in one line without terminal escapes.
+
+    Its safe loader's refusal says re-running it with ``weights_only=False`` "will likely
+    succeed", of any file (an SWF trace, random bytes); hdrm never does that, so only the
+    unpickler's own reason is kept.
+    """
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
+    if text.startswith(_SAFE_LOADER_FAILED) and _SAFE_LOADER_WHY in text:
+        why = text.split(_SAFE_LOADER_WHY, 1)[1].strip().splitlines()[0].strip()
+        why = why.split(". ")[0].rstrip(".")
+        return (f"torch's safe loader refused it: {why}; give a model written by hdeeprm-launch, "
+                "hdrm loads only tensors and plain data")
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def load_checkpoint(agent: Agent, path: str | Path, *, optimizer: bool = True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -309,3 +310,27 @@ def test_a_new_checkpoint_that_lost_its_checksum_is_refused(tmp_path, bandit, dr
     torch.save(checkpoint, path)
     with pytest.raises(AgentLoadError, match=rf"^checkpoint {path}: format 2 but no sha256 checksum"):
         load_checkpoint(driver.make(ReinforceAgent, bandit), path)
+
+
+@pytest.mark.parametrize("content, why", [
+    (b"; Version: 2.2\n1 0 -1 100 4 -1 -1 4 200 -1 1 7 3 -1 1 -1 -1 -1\n",
+     r"Unsupported operand 59"),
+    ("payload", r"Unsupported global: GLOBAL numpy\.random\.\S+ was not an allowed global by "
+                r"default"),
+])
+def test_a_refused_file_is_not_said_to_load_with_weights_only_false(tmp_path, bandit, driver,
+                                                                    content, why):
+    # torch's message said re-running with weights_only=False "will likely succeed" (of an SWF
+    # trace too), over several lines with terminal escapes (\x1b[1m)
+    agent = driver.make(ReinforceAgent, bandit)
+    path = tmp_path / "m.pt"
+    if content == "payload":
+        torch.save({"model_state_dict": {}, "payload": np.random.default_rng(0)}, path)
+    else:
+        path.write_bytes(content)
+    with pytest.raises(AgentLoadError) as info:
+        load_checkpoint(agent, path)
+    assert re.fullmatch(
+        rf"checkpoint {re.escape(str(path))}: not a readable hdrm checkpoint \(torch's safe loader "
+        rf"refused it: {why}; give a model written by hdeeprm-launch, hdrm loads only tensors and "
+        r"plain data\)", str(info.value))
