@@ -11,6 +11,7 @@ first error, either way.
 
 from __future__ import annotations
 
+import logging
 import math
 from itertools import chain, repeat
 from typing import Any, Callable
@@ -18,6 +19,8 @@ from typing import Any, Callable
 from hdrm.errors import WorkloadError
 from hdrm.registry import suggest
 from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, Job
+
+logger = logging.getLogger(__name__)
 
 #: FLOP in one GFLOP.
 FLOP_PER_GFLOP = 1e9
@@ -44,7 +47,28 @@ def read_jobs(jobs_data: list, profiles: dict, source: str, ref: float | None) -
     if jobs is None:
         jobs = [read_job(entry, i, profiles, source, ref, facts)
                 for i, entry in enumerate(jobs_data)]
+        _warn_near_misses(jobs, source)
     return jobs
+
+
+#: Keys hdrm itself puts in ``job.extra`` (never a user's typo).
+_OWN_EXTRA_KEYS = frozenset(("profile_data", "swf"))
+
+
+def _warn_near_misses(jobs: list[Job], source: str) -> None:
+    """Warn once per extra key that is nearly a field hdrm reads (``walltme``, ``wall_time``).
+
+    Batsim passes any other field through, so such a key is kept (in ``job.extra``), but the
+    field it was meant to be is then absent: a walltime typo means no walltime at all.
+    """
+    import difflib  # only for files with extra fields
+
+    extra = set().union(*(job.extra.keys() for job in jobs)) - _OWN_EXTRA_KEYS
+    for key in sorted(map(str, extra)):
+        close = difflib.get_close_matches(key, sorted(_KNOWN_KEYS), n=1, cutoff=0.8)
+        if close:
+            logger.warning("%s: jobs have a field %r, which hdrm does not read (kept as an extra "
+                           "field); did you mean %r?", source, key, close[0])
 
 
 def _plain_jobs(jobs_data: list, profiles: dict, source: str, ref: float | None,

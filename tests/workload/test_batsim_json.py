@@ -369,3 +369,17 @@ def test_jobs_without_extra_fields_leave_the_dependencies_module_unloaded(tmp_pa
     runs = [subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
                            text=True, check=True).stdout.strip() for path in (plain, linked)]
     assert runs == ["False None", "True ([1], [0], [3.0])"]
+
+
+def test_a_field_that_is_nearly_one_hdrm_reads_is_warned_about_once(caplog):
+    # "walltme" was kept as an extra field without a word: the job had no walltime at all
+    jobs = [{"id": 1, "subtime": 0, "res": 1, "walltme": 10, "profile": "d"},
+            {"id": 2, "subtime": 0, "res": 1, "walltme": 10, "wall_time": 9, "profile": "d",
+             "user": 3, "queue": "batch"}]
+    with caplog.at_level("WARNING", logger="hdrm.workload.batsim_jobs"):
+        work = workload_from_dict({"nb_res": 1, "jobs": jobs, "profiles": GOOD_PROFILES}, "w.json")
+    assert [math.isinf(j.walltime_s) for j in work.jobs] == [True, True]  # read as Batsim does
+    assert work.jobs[1].extra == {"walltme": 10, "wall_time": 9, "user": 3, "queue": "batch"}
+    assert [r.getMessage() for r in caplog.records] == [
+        f"w.json: jobs have a field {key!r}, which hdrm does not read (kept as an extra field); "
+        "did you mean 'walltime'?" for key in ("wall_time", "walltme")]
