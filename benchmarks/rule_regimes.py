@@ -43,9 +43,11 @@ DEFAULT_HEURISTICS = protocol.HEURISTICS + protocol.PREDICTED_HEURISTICS
 
 def range_windows(spec: protocol.TraceSpec, nb_trace_jobs: int, step: int,
                   nb_jobs: int = protocol.SEQUENCE_JOBS,
-                  test_starts: Sequence[int] = protocol.TEST_STARTS) -> dict[str, list[int]]:
-    """The start indices of each range: ``test``, ``validation`` (the rule's sequences) and
-    ``training`` (every ``step`` jobs, each window inside the training range).
+                  test_starts: Sequence[int] = protocol.TEST_STARTS
+                  ) -> dict[str, tuple[list[int], int]]:
+    """The windows of each range as (start indices, jobs per window): ``test``, ``validation``
+    (the rule's sequences, of the rule's length) and ``training`` (every ``step`` jobs, each
+    window of ``nb_jobs`` inside the training range).
 
     Raises:
         ConfigError: the trace has no training range (evaluation only), or ``step`` < 1.
@@ -56,9 +58,10 @@ def range_windows(spec: protocol.TraceSpec, nb_trace_jobs: int, step: int,
     if step < 1:
         raise ConfigError(f"--step {step}: expected a positive number of jobs (e.g. 512)")
     first, end = spec.train_range[0], min(spec.train_range[1] or nb_trace_jobs, nb_trace_jobs)
-    return {"test": [int(s) for s in test_starts],
-            "validation": [int(s) for s in spec.validation_starts],
-            "training": list(range(first, end - nb_jobs + 1, step))}
+    return {"test": ([int(s) for s in test_starts], nb_jobs),
+            "validation": ([int(s) for s in spec.validation_starts],
+                           min(nb_jobs, spec.validation_jobs)),
+            "training": (list(range(first, end - nb_jobs + 1, step)), nb_jobs)}
 
 
 def window_scores(trace: Workload, platform: Platform, starts: Sequence[int],
@@ -85,13 +88,18 @@ def summarise(scores: np.ndarray, heuristics: Sequence[str]) -> dict[str, Any]:
 def regimes(trace: Workload, spec: protocol.TraceSpec, heuristics: Sequence[str],
             backfills: Sequence[str], step: int, nb_jobs: int = protocol.SEQUENCE_JOBS,
             test_starts: Sequence[int] = protocol.TEST_STARTS) -> dict[str, Any]:
-    """:func:`summarise` of every range under every backfilling, as ``{backfill: {range: ...}}``."""
+    """:func:`summarise` of every range under every backfilling, as ``{backfill: {range: ...}}``,
+    with each window's start and scores (one row per window, one column per heuristic)."""
     platform = Platform.homogeneous(trace.nb_res)
     windows = range_windows(spec, len(trace.jobs), step, nb_jobs, test_starts)
-    return {bf: {name: summarise(window_scores(trace, platform, starts, heuristics, bf, nb_jobs),
-                                 heuristics)
-                 for name, starts in windows.items()}
-            for bf in backfills}
+    figures: dict[str, Any] = {}
+    for bf in backfills:
+        figures[bf] = {}
+        for name, (starts, jobs) in windows.items():
+            scores = window_scores(trace, platform, starts, heuristics, bf, jobs)
+            figures[bf][name] = dict(summarise(scores, heuristics), jobs=jobs, starts=starts,
+                                     scores=scores.round(2).tolist())
+    return figures
 
 
 def report(figures: dict[str, Any], heuristics: Sequence[str]) -> list[str]:
@@ -99,13 +107,13 @@ def report(figures: dict[str, Any], heuristics: Sequence[str]) -> list[str]:
     lines = []
     for bf, ranges in figures.items():
         lines += [f"backfilling {bf}: mean average bounded slowdown per window (best in bold)", "",
-                  "| range | windows | " + " | ".join(heuristics) + " | best | wins |",
+                  "| range | windows (jobs) | " + " | ".join(heuristics) + " | best | wins |",
                   "|---" * (len(heuristics) + 4) + "|"]
         for name, s in ranges.items():
             cells = [f"**{s['mean'][h]:.2f}**" if h == s["best"] else f"{s['mean'][h]:.2f}"
                      for h in heuristics]
             wins = ", ".join(f"{h} {w}" for h, w in sorted(s["wins"].items(), key=lambda x: -x[1]))
-            lines.append(f"| {name} | {s['windows']} | " + " | ".join(cells)
+            lines.append(f"| {name} | {s['windows']} ({s['jobs']}) | " + " | ".join(cells)
                          + f" | {s['best']} | {wins} |")
         lines.append("")
     return lines

@@ -21,10 +21,14 @@ TINY = protocol.TraceSpec("tiny", "Tiny", "x.swf", 200, (400, None), (200, 400),
 def test_the_ranges_windows():
     windows = rule_regimes.range_windows(TINY, 500, 10, nb_jobs=64, test_starts=(0, 100))
     # training windows lie inside [400, 500): the last start is 500 - 64 = 436
-    assert windows == {"test": [0, 100], "validation": [200, 264],
-                       "training": [400, 410, 420, 430]}
-    capped = protocol.TraceSpec("c", "C", "x.swf", 200, (400, 480), (200, 400), (200,), 64)
-    assert rule_regimes.range_windows(capped, 500, 8, nb_jobs=64)["training"] == [400, 408, 416]
+    assert windows == {"test": ([0, 100], 64), "validation": ([200, 264], 64),
+                       "training": ([400, 410, 420, 430], 64)}
+    capped = protocol.TraceSpec("c", "C", "x.swf", 200, (400, 480), (200, 400), (200,), 32)
+    windows = rule_regimes.range_windows(capped, 500, 8, nb_jobs=64)
+    assert windows["training"] == ([400, 408, 416], 64)
+    assert windows["validation"] == ([200], 32)  # the rule's shorter validation sequences
+    lublin = rule_regimes.range_windows(protocol.trace_spec("lublin"), 10_000, 512)
+    assert lublin["validation"] == ([6252, 6668], 416) and lublin["training"] == ([0, 512], 1024)
 
 
 def test_a_trace_without_a_rule_and_a_bad_step_are_refused():
@@ -53,12 +57,15 @@ def test_each_range_is_scored_as_the_protocol_scores_a_window():
     by_hand = [protocol.run_policy(platform, sequence(trace, s, 64), "sjf",
                                    protocol.sim_config("none", "event")).bsld for s in (0, 100)]
     assert figures["none"]["test"]["mean"]["sjf"] == round(float(np.mean(by_hand)), 2)
+    assert figures["none"]["test"]["starts"] == [0, 100]
+    assert [row[1] for row in figures["none"]["test"]["scores"]] == [round(b, 2) for b in by_hand]
     for ranges in figures.values():
         for s in ranges.values():
             assert sum(s["wins"].values()) == s["windows"]
             assert s["mean"][s["best"]] == min(s["mean"].values())
     lines = rule_regimes.report(figures, ["fcfs", "sjf"])
-    assert lines[2] == "| range | windows | fcfs | sjf | best | wins |"
+    assert lines[2] == "| range | windows (jobs) | fcfs | sjf | best | wins |"
+    assert figures["none"]["validation"]["jobs"] == 64
     assert len([ln for ln in lines if ln.startswith("| test |")]) == 2
 
 
