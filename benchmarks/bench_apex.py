@@ -85,7 +85,8 @@ def reference_figures(path: Path, validation_starts: tuple[int, ...],
         ConfigError: the checkpoint was validated on other sequences (its score would not be
             comparable), or is not a finished ``train.py`` run.
     """
-    training = read_checkpoint(path)["options"].get("training") or {}
+    options = read_checkpoint(path)["options"]
+    training = options.get("training") or {}
     if not training.get("final") or "best_validation" not in training:
         raise ConfigError(f"--reference {path}: not a finished benchmarks/train.py run (no final "
                           "training figures); leave --reference out to train the peer here")
@@ -97,7 +98,8 @@ def reference_figures(path: Path, validation_starts: tuple[int, ...],
     rate = training["env_steps"] / training["wall_s"]
     to_best = (first_reached(log, training["best_validation"]) if log is not None
                else round(training["best_env_steps"] / rate, 1))
-    return {"model": str(path), "best_validation": training["best_validation"],
+    return {"model": str(path), "seed": (options.get("setting") or {}).get("seed", "?"),
+            "best_validation": training["best_validation"],
             "best_env_steps": training["best_env_steps"], "env_steps": training["env_steps"],
             "wall_s": training["wall_s"], "decisions_per_s": round(rate, 1),
             "wall_s_to_best": to_best, "command": training["command"],

@@ -48,6 +48,8 @@ def test_a_model_validated_on_the_rules_sequences_gives_its_figures(tmp_path):
     # 80,000 decisions in 400 s: 200 a second, so the best (at 60,000) came after 300 s
     assert (figures["best_validation"], figures["decisions_per_s"], figures["wall_s_to_best"]) \
         == (12.5, 200.0, 300.0)
+    # the seed the model records (the report's "seed ?" before)
+    assert figures["seed"] == read_checkpoint(PRE_RULE_DQN)["options"]["setting"]["seed"]
     log = tmp_path / "validation.csv"  # with its run's log, the time is the logged one
     log.write_text("episode,env_steps,objective,best,wall_s\n10,10240,20,1,50.5\n"
                    "60,61440,12.5,1,287.25\n", encoding="utf-8")
