@@ -12,8 +12,9 @@ the file, the line, the field and the value; ``strict=False`` skips them and cou
 
 * ``"malformed line"``: not 18 finite numbers, or a whole-number field (job, processors, user,
   group or preceding job number) of 2^53 or more, where whole numbers stop being read exactly;
-* ``"fractional job number"``, ``"fractional processors"``: field 1, or field 5 or 8 (allocated,
-  requested processors), is not a whole number (``1.5``: never rounded);
+* ``"fractional job number"``, ``"fractional processors"``, ``"fractional user/group"``:
+  field 1, field 5 or 8 (allocated, requested processors), or field 12 or 13 (user, group id) is
+  not a whole number (``1.5``: never rounded; user 1.5 would become user 1);
 * ``"duplicate job number"``: field 1 repeats the number of an earlier line (the first line with a
   number is kept), as job ids must be unique in the outputs.
 
@@ -65,10 +66,12 @@ FIELD_NAMES = (
 SKIP_MALFORMED = "malformed line"
 SKIP_FRACTIONAL_ID = "fractional job number"
 SKIP_FRACTIONAL_PROCS = "fractional processors"
+SKIP_FRACTIONAL_USER = "fractional user/group"
 SKIP_DUPLICATE = "duplicate job number"
 
 #: Fields (0-based) that hold whole numbers, with the skip reason of a fractional value.
-_WHOLE_FIELDS = ((0, SKIP_FRACTIONAL_ID), (4, SKIP_FRACTIONAL_PROCS), (7, SKIP_FRACTIONAL_PROCS))
+_WHOLE_FIELDS = ((0, SKIP_FRACTIONAL_ID), (4, SKIP_FRACTIONAL_PROCS), (7, SKIP_FRACTIONAL_PROCS),
+                 (11, SKIP_FRACTIONAL_USER), (12, SKIP_FRACTIONAL_USER))
 
 #: Fields (0-based) read as integers: job, processor, user, group and preceding job numbers.
 _INTEGER_FIELDS = (0, 4, 7, 11, 12, 16)

@@ -252,7 +252,8 @@ def test_walltime_and_memory_units(write_swf_text, swf_line):
 
 
 @pytest.mark.parametrize(("field", "name"), [(5, "allocated processors"),
-                                             (8, "requested processors"), (1, "job number")])
+                                             (8, "requested processors"), (1, "job number"),
+                                             (12, "user id"), (13, "group id")])
 def test_fractional_count_is_refused_by_a_strict_read(write_swf_text, swf_line, field, name):
     path = write_swf_text(["; MaxProcs: 16", swf_line(), swf_line(**{"f1": 2, f"f{field}": 1.5})])
     with pytest.raises(SkippableLineError) as info:
@@ -347,3 +348,13 @@ def test_a_long_value_is_cut_in_the_message(write_swf_text, swf_line):
         f"{path}:2: found 19 fields, SWF needs 18: unexpected field 19 '{'7' * 40}'... "
         "(100000 characters) after field 18 (think time); fix the line")
     assert len(str(info.value)) < 300
+
+
+def test_fractional_user_and_group_ids_are_skipped_and_counted_not_truncated(write_swf_text,
+                                                                             swf_line):
+    # user 1.5 was read as user 1 (tenants by user, out_jobs.csv's "user=1")
+    path = write_swf_text([swf_line(), swf_line(f1=2, f12=1.5), swf_line(f1=3, f13=2.5),
+                           swf_line(f1=4, f12=8)])
+    workload = read_swf(path, strict=False)
+    assert [(job.id, job.user_id) for job in workload.jobs] == [(1, 7), (4, 8)]
+    assert workload.skipped == {"fractional user/group": 2}
