@@ -19,8 +19,9 @@ the file, the line, the field and the value; ``strict=False`` skips them and cou
   number is kept), as job ids must be unique in the outputs.
 
 Fields 17 and 18 (preceding job, think time) become ``Workload.dependencies``
-(:mod:`hdrm.workload.dependencies`): a missing or cyclic preceding job is refused by a strict read
-naming the line, and dropped and counted in ``Workload.dependencies.skipped`` otherwise.
+(:mod:`hdrm.workload.dependencies`): a missing, cyclic or fractional preceding job is refused by a
+strict read naming the line, and dropped and counted in ``Workload.dependencies.skipped``
+otherwise.
 
 Speed: job lines are checked for their field count with ``str.split`` and parsed in one pass by
 numpy; the checks and the conventions run on whole columns. Only when that fast path finds a
@@ -67,6 +68,8 @@ SKIP_MALFORMED = "malformed line"
 SKIP_FRACTIONAL_ID = "fractional job number"
 SKIP_FRACTIONAL_PROCS = "fractional processors"
 SKIP_FRACTIONAL_USER = "fractional user/group"
+#: Dependencies dropped (``strict=False``): field 17 is not a whole number.
+SKIP_FRACTIONAL_PRED = "fractional preceding job"
 SKIP_DUPLICATE = "duplicate job number"
 
 #: Fields (0-based) that hold whole numbers, with the skip reason of a fractional value.
@@ -162,8 +165,20 @@ def _dependencies(fields: np.ndarray, numbers: np.ndarray, rows: np.ndarray, pat
             "such dependencies (the jobs are submitted at their trace times)",
         )
 
-    deps = resolve(kept[:, 0].astype(np.int64), kept[:, 16].astype(np.int64), kept[:, 17],
+    preds = kept[:, 16]
+    fractional = (preds > 0) & (preds != np.floor(preds))  # else 1.5 would name job 1
+    if fractional.any():
+        if strict:
+            job = int(np.argmax(fractional))
+            refuse(job, f"field 17 (preceding job number) is {preds[job]:g}, not a whole number")
+        preds = np.where(fractional, -1.0, preds)
+    deps = resolve(kept[:, 0].astype(np.int64), preds.astype(np.int64), kept[:, 17],
                    fields[:, 0].astype(np.int64), refuse if strict else None)
+    if fractional.any():
+        if deps is None:
+            empty = np.zeros(0, dtype=np.int64)
+            deps = Dependencies(empty, empty, np.zeros(0))
+        deps.skipped[SKIP_FRACTIONAL_PRED] = int(np.count_nonzero(fractional))
     if deps is not None and deps.skipped:
         logger.warning("%s: dependencies dropped: %s", path, _reasons(deps.skipped))
     return deps

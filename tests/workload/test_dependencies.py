@@ -162,3 +162,19 @@ def test_kahn_order_shared_with_the_dag_model():
     assert kahn_order([0, 1, 1, 2], [[1, 2], [3], [3], []]) == ([0, 1, 2, 3], [0, 0, 0, 0])
     order, left = kahn_order([1, 1, 0], [[1], [0], []])
     assert order == [2] and left == [1, 1, 0]
+
+
+def test_fractional_predecessor_is_refused_or_dropped_never_truncated(tmp_path):
+    # field 17 = 1.5 was read as job 1 (int64 cast)
+    lines = [swf_line(1, 0, 10, 1), swf_line(2, 1, 10, 1), swf_line(4, 1, 10, 1, 1.5, 0),
+             swf_line(3, 2, 10, 1, 2, 4)]
+    path = write(tmp_path, lines)
+    with pytest.raises(SkippableLineError, match=r"deps\.swf:4: field 17 \(preceding job number\) "
+                       r"is 1\.5, not a whole number; set field 17 to -1"):
+        read_swf(path)
+    deps = read_swf(path, strict=False).dependencies
+    assert deps.job.tolist() == [3] and deps.pred.tolist() == [1]  # job 3 after job 2 only
+    assert deps.skipped == {"fractional preceding job": 1}
+    alone = write(tmp_path, [swf_line(1, 0, 10, 1), lines[2]])
+    assert read_swf(alone, strict=False).dependencies.skipped == {"fractional preceding job": 1}
+    assert read_swf(alone, dependencies=False).dependencies is None  # field 17 unused: no check
