@@ -105,7 +105,11 @@ def _from_openb(args: argparse.Namespace) -> int:
     out = Path(args.output)
     doc = platform_json_from_openb(nodes, out.stem, source=args.nodes)
     platform = platform_from_dict(doc, source=str(out))
-    out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    try:
+        out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:  # was a FileNotFoundError traceback
+        raise ConfigError(f"-o {out}: cannot write the platform JSON ({exc.strerror}); check that "
+                          "the folder exists and is writable") from None
     print(f"wrote {out}: {len(platform.nodes)} nodes, {platform.nb_cores} cores, "
           f"{_gpu_counts(platform)}")
     return 0

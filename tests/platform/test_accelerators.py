@@ -84,3 +84,14 @@ def test_from_openb_unknown_model_is_one_line(tmp_path, capsys):
     nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\na,64000,262144,2,H100X\n")
     assert main(["platform", "from-openb", str(nodes), "-o", str(tmp_path / "x.json")]) == 2
     assert "node 0 (a): unknown GPU model 'H100X'" in capsys.readouterr().err
+
+
+def test_from_openb_into_a_missing_folder_is_one_line(tmp_path, capsys):
+    # was a FileNotFoundError traceback
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\na,64000,262144,2,P100\n")
+    out = tmp_path / "no" / "such" / "p.json"
+    assert main(["platform", "from-openb", str(nodes), "-o", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"hdrm platform: error: -o {out}: cannot write the platform JSON (No such file or "
+        "directory); check that the folder exists and is writable\n")
