@@ -17,9 +17,10 @@ ACTIONS_FILE = "actions.csv"
 
 
 def read_lines(path: Path) -> list[str]:
-    """The file's lines without line ends, or a ConfigError naming the file."""
+    """The file's lines without line ends (UTF-8, a byte order mark dropped: a spreadsheet
+    program writes one when it saves out_jobs.csv), or a ConfigError naming the file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -85,6 +85,16 @@ def test_reader_accepts_an_old_batsim_file_without_final_state(tmp_path: Path):
     assert second.final_state == "COMPLETED_FAILED" and second.killed
 
 
+
+def test_a_byte_order_mark_is_dropped(tmp_path: Path):
+    # a spreadsheet saving out_jobs.csv writes one: "header lacks column(s) job_id (found:
+    # \ufeffjob_id, ...)"
+    path = tmp_path / "old_jobs.csv"
+    path.write_bytes(b"\xef\xbb\xbfjob_id,submission_time,requested_number_of_resources,success,"
+                     b"starting_time,execution_time\r\n1,0.0,2,1,1.0,4.0\r\n")
+    (job,) = read_jobs_csv(path)
+    assert (job.job_id, job.finish_time, job.final_state) == ("1", 5.0, "COMPLETED_SUCCESSFULLY")
+
 def _jobs_file(tmp_path: Path, *rows: str) -> Path:
     path = tmp_path / "out_jobs.csv"
     path.write_text("\n".join([HEADER, *rows]) + "\n")
