@@ -92,7 +92,8 @@ PLATFORM = str(ROOT / "platforms" / "tiny_hetero.json")
 @pytest.mark.parametrize("command, argv, message", [
     # a negative seed was numpy's "ValueError: expected non-negative integer" traceback
     ("replay", ["--seed", "-1", "--policy", "random"], "--seed: expected an integer >= 0, got -1"),
-    ("replay", ["--seed", "-3", "--platform", PLATFORM], "--seed: expected an integer >= 0, got -3"),
+    ("replay", ["--seed", "-3", "--platform", PLATFORM],
+     "--seed: expected an integer >= 0, got -3"),
     ("workload", ["--seed", "-1", "--platform", PLATFORM, "--json", "{tmp}/w.json"],
      "--seed: expected an integer >= 0, got -1"),
     # a bad bandwidth spec was ignored where no bandwidth is drawn
