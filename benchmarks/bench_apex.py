@@ -380,6 +380,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(OUT_DIR / "apex_dqn_lublin.pt"))
     p.add_argument("--json", default=str(OUT_DIR / "summary.json"))
     a = p.parse_args(argv)
+    for option, value, ok, expected in (
+            ("--actors", a.actors, a.actors >= 1, "1 actor or more"),
+            ("--minutes", a.minutes, a.minutes > 0, "a budget above 0 minutes"),
+            ("--peer-minutes", a.peer_minutes, a.peer_minutes is None or a.peer_minutes > 0,
+             "a budget above 0 minutes"),
+            ("--cpus", a.cpus, a.cpus is None or a.cpus >= 1, "1 CPU or more"),
+            ("--seed", a.seed, a.seed >= 0, "a non-negative seed"),
+            ("--target", a.target, a.target is None or a.target > 0,
+             "a positive score (average bounded slowdowns are 1 or more)")):
+        if not ok:
+            p.error(f"{option} {value:g}: expected {expected}")
     if a.validate_every < 1 or a.validate_updates < 0:
         p.error(f"--validate-every {a.validate_every} / --validate-updates {a.validate_updates}: "
                 "validate every 1 x 1,024 decisions or more, or every 1 gradient step or more")
@@ -387,7 +398,8 @@ def main(argv: list[str] | None = None) -> int:
         text = getattr(a, flag)
         try:
             seeds = ([a.seed] if text is None
-                     else cli_lists.ints(text, "--" + flag.replace("_", "-"), distinct=True))
+                     else cli_lists.ints(text, "--" + flag.replace("_", "-"), distinct=True,
+                                         minimum=0))
         except ConfigError as exc:
             p.error(str(exc))
         setattr(a, flag, seeds)

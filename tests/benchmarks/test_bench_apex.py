@@ -126,9 +126,11 @@ def test_the_verdict_compares_medians_with_unreached_runs_as_infinite():
 
 
 @pytest.mark.parametrize("flag, text, says", [
-    ("--peer-seeds", "0,x", "expected distinct integers separated by commas (e.g. 0,1,2)"),
-    ("--apex-seeds", "1,1", "expected distinct integers separated by commas (e.g. 0,1,2)"),
-    ("--apex-seeds", ",", "expected distinct integers separated by commas (e.g. 0,1,2)"),
+    ("--peer-seeds", "0,x", "expected distinct non-negative integers separated by commas "
+                            "(e.g. 0,1,2)"),
+    ("--apex-seeds", "1,1", "expected distinct non-negative integers separated by commas"),
+    ("--apex-seeds", ",", "expected distinct non-negative integers separated by commas"),
+    ("--peer-seeds", "-1", "expected distinct non-negative integers separated by commas"),
 ])
 def test_bad_seed_lists_are_refused_in_one_line(capsys, flag, text, says):
     with pytest.raises(SystemExit) as stop:
@@ -136,6 +138,23 @@ def test_bad_seed_lists_are_refused_in_one_line(capsys, flag, text, says):
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith(f"bench_apex.py: error: {flag} {text!r}: {says}")
+
+
+@pytest.mark.parametrize("flag, text, says", [
+    ("--actors", "-1", "--actors -1: expected 1 actor or more"),
+    ("--minutes", "0", "--minutes 0: expected a budget above 0 minutes"),
+    ("--peer-minutes", "-1", "--peer-minutes -1: expected a budget above 0 minutes"),
+    ("--cpus", "0", "--cpus 0: expected 1 CPU or more"),
+    ("--seed", "-1", "--seed -1: expected a non-negative seed"),  # was a numpy traceback
+    ("--target", "-1", "--target -1: expected a positive score"),
+])
+def test_bad_numbers_are_refused_before_any_run(capsys, flag, text, says):
+    # each used to start the peer's training (or fail inside it)
+    with pytest.raises(SystemExit) as stop:
+        bench_apex.main([flag, text])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(
+        f"bench_apex.py: error: {says}")
 
 
 def test_the_report_lists_every_run_and_the_medians():
