@@ -48,6 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout's hdrm, installed or not
 
+from hdrm.errors import HdrmError  # noqa: E402
 from hdrm.platform.model import Platform  # noqa: E402
 from hdrm.platform.simgrid import write_simgrid_xml  # noqa: E402
 from hdrm.workload.batsim_json import write_batsim_json  # noqa: E402
@@ -183,7 +184,7 @@ def run_case(case: str, batsim: str, xml: Path, wl: Path, folder: Path, timeout_
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="bench_batsim.py", description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=10_000, help="number of jobs (default 10,000)")
     parser.add_argument("--batsim", default=str(DEFAULT_BATSIM) if DEFAULT_BATSIM.exists() else "batsim")
     parser.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
@@ -200,10 +201,20 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(args.cases.split(",")) - set(CASES)
     if unknown:
         parser.error(f"--cases: unknown {', '.join(sorted(unknown))}; choose from {', '.join(CASES)}")
+    if args.jobs < 1 or args.timeout <= 0:
+        parser.error(f"--jobs {args.jobs} / --timeout {args.timeout:g}: expected 1 job or more "
+                     "and a timeout above 0 seconds")
     batsim = shutil.which(args.batsim) or args.batsim
+    if not os.access(batsim, os.X_OK) or os.path.isdir(batsim):
+        parser.error(f"--batsim {args.batsim}: no such executable; give the path of Batsim 4.x's "
+                     "binary (../shared/batsim/bin/batsim, after its install-runtime)")
     with tempfile.TemporaryDirectory(prefix="bench-batsim-") as tmp:
         folder = Path(tmp)
-        xml, wl = make_inputs(args.traces, args.jobs, folder)
+        try:
+            xml, wl = make_inputs(args.traces, args.jobs, folder)
+        except HdrmError as exc:
+            print(f"bench_batsim.py: error: {exc}", file=sys.stderr)
+            return 2
         source = compiled_copy(folder) if args.bytecode else ROOT
         print(f"{args.jobs:,} jobs of {TRACE} (processors x {SCALE}) on {NB_HOSTS:,} hosts; "
               f"batsim {os.path.abspath(batsim)}; hdrm from "

@@ -1,4 +1,5 @@
-"""bench_batsim --bytecode: hdrm runs from a byte-compiled copy of the checkout's package."""
+"""bench_batsim: --bytecode runs hdrm from a byte-compiled copy of the checkout's package; bad
+options are one-line errors."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -28,3 +31,28 @@ def test_the_copy_has_every_module_compiled_and_is_imported_from_its_bytecode(tm
     assert out.stdout.strip() == str(source / "hdrm" / "cli" / "main.py")
     engine_pyc = importlib.util.cache_from_source(str(source / "hdrm" / "sim" / "engine.py"))
     assert f"code object from '{engine_pyc}'" in out.stderr  # not compiled from the source
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--jobs", "-1"], "--jobs -1 / --timeout 900: expected 1 job or more"),
+    (["--timeout", "0"], "--jobs 10000 / --timeout 0: expected 1 job or more and a timeout"),
+    (["--batsim", "/nonexistent/batsim"], "--batsim /nonexistent/batsim: no such executable"),
+])
+def test_bad_options_are_refused_before_any_run(capsys, argv, says):
+    # a missing binary was a FileNotFoundError traceback from the first case's subprocess
+    with pytest.raises(SystemExit) as stop:
+        bench_batsim.main(argv)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(
+        f"bench_batsim.py: error: {says}")
+
+
+def test_a_missing_trace_folder_is_a_one_line_error(tmp_path, capsys):
+    # was a WorkloadError traceback; the binary itself is not needed to get there
+    binary = tmp_path / "batsim"
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    assert bench_batsim.main(["--batsim", str(binary), "--traces", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith(f"bench_batsim.py: error: {tmp_path / 'none'}/")
+    assert err.endswith("no such file; give the path of an SWF trace (.swf or .swf.gz)")
