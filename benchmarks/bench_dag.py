@@ -34,7 +34,9 @@ from hdrm.dag.listsched import DAG_POLICIES
 from hdrm.dag.machines import load_machines
 from hdrm.dag.model import Dag
 from hdrm.dag.wfformat import read_workflow, to_dag
+from hdrm.errors import HdrmError
 
+ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 2.0
 SPEC = DagSpec(depth=100, width=100, density=0.03, ccr=1.0, heterogeneity=1.0, processors=16)
 
@@ -73,27 +75,37 @@ def make_workflow(recipe: str, tasks: int, seed: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; returns 0 when HEFT met the target (wall or CPU time), else 1."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="bench_dag.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per policy (default 3)")
     parser.add_argument("--policies", default="heft,cpop,peft", help="comma-separated policies")
     parser.add_argument("--workflow", metavar="WF.json", help="WfCommons instance to time")
-    parser.add_argument("--platform", default="platforms/hetero.json", metavar="P.json",
-                        help="with --workflow: the platform (default %(default)s)")
+    parser.add_argument("--platform", default=str(ROOT / "platforms" / "hetero.json"),
+                        metavar="P.json", help="with --workflow: the platform (default: the "
+                        "repository's platforms/hetero.json)")
     parser.add_argument("--recipe", metavar="NAME",
                         help="make the workflow with this WfCommons recipe (montage, ...)")
     parser.add_argument("--tasks", type=int, default=10_000, help="with --recipe: its size")
     parser.add_argument("--seed", type=int, default=0, help="with --recipe: seed (default 0)")
     args = parser.parse_args(argv)
-    if args.recipe:
-        args.workflow = make_workflow(args.recipe, args.tasks, args.seed)
-    if args.workflow:
-        machines = load_machines(args.platform)
-        dag = to_dag(read_workflow(args.workflow), machines.network, machines.speeds)
-    else:
-        dag = random_dag(SPEC, 0)
+    if args.repeat < 1 or args.tasks < 1:
+        parser.error(f"--repeat {args.repeat} / --tasks {args.tasks}: expected 1 or more")
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    try:
+        for policy in policies or [""]:
+            DAG_POLICIES.get(policy, "--policies")
+        if args.workflow or args.recipe:  # first: a bad platform fails before a recipe runs
+            machines = load_machines(args.platform)
+        if args.recipe:
+            args.workflow = make_workflow(args.recipe, args.tasks, args.seed)
+        if args.workflow:
+            dag = to_dag(read_workflow(args.workflow), machines.network, machines.speeds)
+        else:
+            dag = random_dag(SPEC, 0)
+    except HdrmError as exc:
+        parser.error(str(exc))
     print(f"{dag.name}: {dag.size} tasks, {len(dag.edges)} edges, {dag.network.size} processors")
     status = 0
-    for policy in args.policies.split(","):
+    for policy in policies:
         wall, cpu, makespan = time_policy(dag, policy, args.repeat)
         verdict = ""
         if policy == "heft":
