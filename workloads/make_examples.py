@@ -92,4 +92,5 @@ def main(traces: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "/work/shared/traces"))
+    main(Path(sys.argv[1]) if len(sys.argv) > 1
+         else Path(__file__).resolve().parents[2] / "shared" / "traces")

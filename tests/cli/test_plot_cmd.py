@@ -10,7 +10,7 @@ import pytest
 from hdrm.cli.main import main
 from hdrm.results.example import write_example_run
 
-GOLDEN = Path("/work/shared/batsim/golden")
+GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "batsim" / "golden"
 needs_golden = pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"no Batsim outputs under {GOLDEN}")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "workloads"
 SDSC = str(EXAMPLES / "SDSC-SP2-1998-4.2-cln_first500.swf")
 LUBLIN = str(EXAMPLES / "lublin_256_first500.swf")
-SMALL_VARIOUS = Path("/work/shared/batsim/golden/small_various/workload.json")
+SMALL_VARIOUS = Path(__file__).resolve().parents[3] / "shared" / "batsim" / "golden" / "small_various" / "workload.json"
 
 
 def run(argv: list[str], capsys) -> tuple[int, str, str]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-GOLDEN = Path("/work/shared/batsim/golden")
+GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "batsim" / "golden"
 #: Every golden run folder (one out_jobs.csv and out_schedule.csv each).
 GOLDEN_RUNS = sorted(p.parent for p in GOLDEN.glob("*/*/out_jobs.csv"))
 #: Marks a test that reads the golden outputs.

@@ -10,7 +10,7 @@ from hdrm.errors import ConfigError
 from hdrm.results.compare import METRICS
 from hdrm.viz.compare import bar_text, plot_compare
 
-GOLDEN = Path("/work/shared/batsim/golden")
+GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "batsim" / "golden"
 needs_golden = pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"no Batsim outputs under {GOLDEN}")
 
 

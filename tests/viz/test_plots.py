@@ -24,7 +24,7 @@ from hdrm.viz import (
     save,
 )
 
-GOLDEN = Path("/work/shared/batsim/golden")
+GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "batsim" / "golden"
 needs_golden = pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"no Batsim outputs under {GOLDEN}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -66,8 +67,8 @@ def test_a_malformed_line_is_one_line_error_or_counted_skip(tmp_path, line, mess
 
 
 def test_the_shared_trace():
-    work = read_gavel("/work/shared/traces/gpu/gavel/msr_seed0.trace",
-                      "/work/shared/traces/gpu/gavel/simulation_throughputs.json")
+    gavel = Path(__file__).resolve().parents[3] / "shared" / "traces" / "gpu" / "gavel"
+    work = read_gavel(gavel / "msr_seed0.trace", gavel / "simulation_throughputs.json")
     assert len(work) == 1181 and not work.skipped
     job = work.jobs[0]  # Transformer (batch size 128), 95,121 steps, one worker
     assert job.extra["gavel"]["run_time_s"]["V100M16"] == pytest.approx(17465.876, rel=1e-6)
