@@ -249,4 +249,6 @@ def report(figures: dict[str, dict]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from hdrm.cli.script import guarded
+
+    sys.exit(guarded(main))

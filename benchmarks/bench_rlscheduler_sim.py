@@ -260,4 +260,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from hdrm.cli.script import guarded
+
+    sys.exit(guarded(main))

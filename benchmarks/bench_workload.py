@@ -7,12 +7,13 @@ first run included), so it measures the reader, not the disk cache.
 
 Usage::
 
-    python benchmarks/bench_workload.py [--traces /work/shared/traces] [--repeat 3]
+    python benchmarks/bench_workload.py [--traces ../shared/traces] [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -50,7 +51,8 @@ def report(label: str, seconds: float, nb_jobs: int, target_s: float | None = No
 def main() -> None:
     """Run the benchmark and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--traces", default="/work/shared/traces", help="folder of SWF traces")
+    parser.add_argument("--traces", default=str(Path(__file__).resolve().parents[2] / "shared" / "traces"),
+                        help="folder of SWF traces (default: ../shared/traces)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (best is kept)")
     args = parser.parse_args()
     sdsc = Path(args.traces) / SDSC
@@ -80,4 +82,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from hdrm.cli.script import guarded
+
+    sys.exit(guarded(main))

@@ -324,4 +324,6 @@ def _plain(value: Any) -> Any:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from hdrm.cli.script import guarded
+
+    sys.exit(guarded(main))

@@ -219,4 +219,6 @@ def cli(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(cli())
+    from hdrm.cli.script import guarded
+
+    sys.exit(guarded(cli))
