@@ -54,6 +54,7 @@ from hdrm.platform.simgrid import write_simgrid_xml  # noqa: E402
 from hdrm.workload.batsim_json import write_batsim_json  # noqa: E402
 from hdrm.workload.job import Workload  # noqa: E402
 from hdrm.workload.swf import read_swf  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 DEFAULT_TRACES = ROOT.parent / "shared" / "traces"
 DEFAULT_BATSIM = ROOT.parent / "shared" / "batsim" / "bin" / "batsim"
@@ -185,10 +186,11 @@ def run_case(case: str, batsim: str, xml: Path, wl: Path, folder: Path, timeout_
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_batsim.py", description=__doc__.split("\n")[0])
-    parser.add_argument("--jobs", type=int, default=10_000, help="number of jobs (default 10,000)")
+    parser.add_argument("--jobs", type=cli.count(1), default=10_000,
+                        help="number of jobs (default 10,000)")
     parser.add_argument("--batsim", default=str(DEFAULT_BATSIM) if DEFAULT_BATSIM.exists() else "batsim")
     parser.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
-    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per case")
+    parser.add_argument("--timeout", type=cli.positive, default=900.0, help="seconds per case")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--cases", default=",".join(CASES),
                         help="comma-separated cases to run (batsim+pybatsim always runs)")
@@ -201,9 +203,6 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(args.cases.split(",")) - set(CASES)
     if unknown:
         parser.error(f"--cases: unknown {', '.join(sorted(unknown))}; choose from {', '.join(CASES)}")
-    if args.jobs < 1 or args.timeout <= 0:
-        parser.error(f"--jobs {args.jobs} / --timeout {args.timeout:g}: expected 1 job or more "
-                     "and a timeout above 0 seconds")
     batsim = shutil.which(args.batsim) or args.batsim
     if not os.access(batsim, os.X_OK) or os.path.isdir(batsim):
         parser.error(f"--batsim {args.batsim}: no such executable; give the path of Batsim 4.x's "

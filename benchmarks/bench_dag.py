@@ -35,6 +35,7 @@ from hdrm.dag.machines import load_machines
 from hdrm.dag.model import Dag
 from hdrm.dag.wfformat import read_workflow, to_dag
 from hdrm.errors import HdrmError
+from hdrm.cli import script as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 2.0
@@ -76,7 +77,8 @@ def make_workflow(recipe: str, tasks: int, seed: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; returns 0 when HEFT met the target (wall or CPU time), else 1."""
     parser = argparse.ArgumentParser(prog="bench_dag.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=3, help="runs per policy (default 3)")
+    parser.add_argument("--repeat", type=cli.count(1), default=3,
+                        help="runs per policy (default 3)")
     parser.add_argument("--policies", default="heft,cpop,peft", help="comma-separated policies")
     parser.add_argument("--workflow", metavar="WF.json", help="WfCommons instance to time")
     parser.add_argument("--platform", default=str(ROOT / "platforms" / "hetero.json"),
@@ -84,11 +86,10 @@ def main(argv: list[str] | None = None) -> int:
                         "repository's platforms/hetero.json)")
     parser.add_argument("--recipe", metavar="NAME",
                         help="make the workflow with this WfCommons recipe (montage, ...)")
-    parser.add_argument("--tasks", type=int, default=10_000, help="with --recipe: its size")
-    parser.add_argument("--seed", type=int, default=0, help="with --recipe: seed (default 0)")
+    parser.add_argument("--tasks", type=cli.count(1), default=10_000,
+                        help="with --recipe: its size")
+    parser.add_argument("--seed", type=cli.seed, default=0, help="with --recipe: seed (default 0)")
     args = parser.parse_args(argv)
-    if args.repeat < 1 or args.tasks < 1:
-        parser.error(f"--repeat {args.repeat} / --tasks {args.tasks}: expected 1 or more")
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     try:
         for policy in policies or [""]:

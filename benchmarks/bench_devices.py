@@ -42,6 +42,7 @@ from hdrm.agents.buffers import RolloutBatch  # noqa: E402
 from hdrm.agents.ppo import PPOAgent  # noqa: E402
 from hdrm.agents.vector import run_vector  # noqa: E402
 from hdrm.env import SchedulingEnv  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 FEATURES = 10
 BATCH_ENVS = 16
@@ -247,10 +248,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--networks", default=",".join(NETS), help=f"among {', '.join(NETS)}")
     p.add_argument("--ppo-networks", default="kernel,att32,att128", help="networks trained end to end")
     p.add_argument("--seconds", type=float, default=2.0, help="time per networks cell (default 2)")
-    p.add_argument("--ppo-steps", type=int, default=4096, help="env steps per PPO run (default 4096)")
-    p.add_argument("--rollout-steps", type=int, default=2048, help="PPO rollout (default 2048)")
-    p.add_argument("--num-envs", type=int, default=8, help="environments of the vectorised runs")
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    p.add_argument("--ppo-steps", type=cli.count(1), default=4096,
+                   help="env steps per PPO run (default 4096)")
+    p.add_argument("--rollout-steps", type=cli.count(1), default=2048,
+                   help="PPO rollout (default 2048)")
+    p.add_argument("--num-envs", type=cli.count(1), default=8,
+                   help="environments of the vectorised runs")
+    p.add_argument("--threads", type=cli.count(0), default=0,
+                   help="torch CPU threads (0: torch's default)")
     p.add_argument("--json", help="also write the figures to this file")
     a = p.parse_args(argv)
     if a.threads:

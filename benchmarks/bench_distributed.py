@@ -54,6 +54,7 @@ if __package__ in (None, ""):
 from benchmarks import cli_lists  # noqa: E402
 from hdrm.distributed.learners import WorkerPlan  # noqa: E402
 from hdrm.errors import ConfigError  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT = ROOT / "agents" / "ppo.py"
@@ -289,11 +290,12 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--env-steps", type=int, default=6144)
-    p.add_argument("--jobs", type=int, default=100, help="jobs per episode")
-    p.add_argument("--rollout", type=int, default=1024, help="PPO rollout_steps")
+    p.add_argument("--env-steps", type=cli.count(1), default=6144)
+    p.add_argument("--jobs", type=cli.count(1), default=100, help="jobs per episode")
+    p.add_argument("--rollout", type=cli.count(1), default=1024, help="PPO rollout_steps")
     p.add_argument("--workers", default="1,2", help="comma-separated worker counts")
-    p.add_argument("--repeat", type=int, default=3, help="rounds of every setup (default 3)")
+    p.add_argument("--repeat", type=cli.count(1), default=3,
+                   help="rounds of every setup (default 3)")
     p.add_argument("--json", help="also write the figures to this file")
     a = p.parse_args(argv)
     try:

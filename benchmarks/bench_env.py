@@ -59,6 +59,7 @@ sys.path.insert(0, str(ROOT))  # the checkout's hdrm, installed or not
 
 from hdrm.env import SchedulingEnv  # noqa: E402
 from hdrm.sim.engine import Simulation, SimulationConfig  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 DEFAULT_TRACES = ROOT.parent / "shared" / "traces"
 TRACE = "SDSC-SP2-1998-4.2-cln.swf.gz"
@@ -218,9 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Speed of the environment and of PPO training.")
     parser.add_argument("--traces", default=str(DEFAULT_TRACES), help="folder holding " + TRACE)
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated cases")
-    parser.add_argument("--episodes", type=int, default=4, help="episodes per case (default 4)")
-    parser.add_argument("--repeat", type=int, default=3, help="repetitions, the best is kept (3)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads for PPO (default 1)")
+    parser.add_argument("--episodes", type=cli.count(1), default=4,
+                        help="episodes per case (default 4)")
+    parser.add_argument("--repeat", type=cli.count(1), default=3,
+                        help="repetitions, the best is kept (3)")
+    parser.add_argument("--threads", type=cli.count(1), default=1,
+                        help="torch threads for PPO (default 1)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
     trace = Path(args.traces) / TRACE

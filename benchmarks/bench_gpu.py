@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))  # the checkout's hdrm, installed or not
 from hdrm.sim.engine import Simulation, SimulationConfig  # noqa: E402
 from hdrm.sim.gpu_inputs import load_gpu_inputs  # noqa: E402
 from hdrm.sim.gpu_outputs import gpu_summary  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 DEFAULT_TRACES = ROOT.parent / "shared" / "traces" / "gpu"
 
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
     parser.add_argument("--policies", default="fifo-fgd,drf-best_fit,las-fgd")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=cli.count(1), default=3)
     parser.add_argument("--target", type=float, default=3.0, help="CPU seconds per replay")
     args = parser.parse_args(argv)
     (platform, workload), load_s = _cpu(lambda: load_gpu_inputs(

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))  # the checkout's hdrm, installed or not
 
 from hdrm.env import SchedulingEnv  # noqa: E402
 from hdrm.sim.engine import Simulation, SimulationConfig  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 DEFAULT_TRACES = ROOT.parent / "shared" / "traces" / "gpu"
 TARGET = 5000.0
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
     parser.add_argument("--cases", default=",".join(CASES))
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=cli.count(1), default=3)
     args = parser.parse_args(argv)
     inputs = dict(platform_file=str(args.traces / "openb_node_list_gpu_node.csv"),
                   workload_file=str(args.traces / "openb_pod_list_default.csv"))

@@ -54,6 +54,7 @@ from hdrm.workload.batsim_json import write_batsim_json  # noqa: E402
 from hdrm.workload.inference import (generate_inference, load_spec, tenant_spec,  # noqa: E402
                                      tenants_document)
 from hdrm.workload.tenants import build_tenants  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 DATA = ROOT / "hdrm" / "data"
 #: The actions of the ``policy_pair`` environment case: the SLA orders and FCFS.
@@ -121,20 +122,20 @@ def env_rows(modes: str, spec, workload, args: argparse.Namespace) -> list[dict]
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; returns 1 when a simulation misses ``--target``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=1_000_000)
+    parser.add_argument("--requests", type=cli.count(1), default=1_000_000)
     parser.add_argument("--policies", default="fcfs,edf")
     parser.add_argument("--spec", default=str(DATA / "inference_tenants.json"))
     parser.add_argument("--platform", default=str(DATA / "inference_platform.json"))
     parser.add_argument("--contention", default="hdeeprm")
     parser.add_argument("--no-timeline", dest="timeline", action="store_false",
                         help="do not record the per-instant timeline (hdrm replay records it)")
-    parser.add_argument("--seed", type=int, default=None, help="default: the spec's seed")
+    parser.add_argument("--seed", type=cli.seed, default=None, help="default: the spec's seed")
     parser.add_argument("--target", type=float, default=20.0, help="CPU seconds per simulation")
     parser.add_argument("--json", metavar="OUT.json")
     parser.add_argument("--env", default="", metavar="MODES",
                         help="also time the environment in these modes (job_pick,policy_pair)")
-    parser.add_argument("--env-jobs", type=int, default=1024, help="requests per episode")
-    parser.add_argument("--env-episodes", type=int, default=5)
+    parser.add_argument("--env-jobs", type=cli.count(1), default=1024, help="requests per episode")
+    parser.add_argument("--env-episodes", type=cli.count(1), default=5)
     parser.add_argument("--env-target", type=float, default=5000.0,
                         help="environment steps per CPU second")
     args = parser.parse_args(argv)

@@ -30,6 +30,7 @@ from hdrm.agents import mappo_networks  # noqa: E402
 from hdrm.agents.mappo_rollout import make_agent  # noqa: E402
 from hdrm.agents.mappo_networks import PHASES  # noqa: E402
 from hdrm.env.gpu_multiagent import GpuMultiAgentEnv  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 DEFAULT_TRACES = ROOT.parent / "shared" / "traces" / "gpu"
 
@@ -72,8 +73,8 @@ def measure(env: GpuMultiAgentEnv, decisions: int, rollout: int) -> dict[str, fl
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
-    parser.add_argument("--decisions", type=int, default=400)
-    parser.add_argument("--rollout", type=int, default=256)
+    parser.add_argument("--decisions", type=cli.count(1), default=400)
+    parser.add_argument("--rollout", type=cli.count(1), default=256)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     env = GpuMultiAgentEnv(platform_file=str(args.traces / "openb_node_list_gpu_node.csv"),

@@ -35,6 +35,7 @@ from hdrm.env.gpu_multiagent_heuristics import (  # noqa: E402
     heuristic_place_action,
 )
 from hdrm.sim.engine import Simulation, SimulationConfig  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 DEFAULT_TRACES = ROOT.parent / "shared" / "traces" / "gpu"
 
@@ -81,8 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
     parser.add_argument("--order", default="fifo")
     parser.add_argument("--placement", default="fgd")
-    parser.add_argument("--nb-jobs", type=int, default=0, help="tasks per episode (0: all)")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--nb-jobs", type=cli.count(0), default=0,
+                        help="tasks per episode (0: all)")
+    parser.add_argument("--repeat", type=cli.count(1), default=3)
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--fgd-features", action="store_true",
                         help="with the node column fgd_score")

@@ -25,6 +25,7 @@ from hdrm.dag.periodic_gen import PeriodicSpec, generate
 from hdrm.dag.periodic_metrics import instance_rows, summarise
 from hdrm.platform.loader import load_platform
 from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.cli import script as cli
 
 TARGET_S = 5.0
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,9 +56,10 @@ def run_once(taskset: TaskSet, platform) -> tuple[float, float, int, float]:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; 0 when the best run met the target (wall or CPU time), else 1."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=3, help="runs (default 3)")
-    parser.add_argument("--instances", type=int, default=1000, help="instances (default 1000)")
-    parser.add_argument("--utilisation", type=float, default=2.0,
+    parser.add_argument("--repeat", type=cli.count(1), default=3, help="runs (default 3)")
+    parser.add_argument("--instances", type=cli.count(1), default=1000,
+                        help="instances (default 1000)")
+    parser.add_argument("--utilisation", type=cli.positive, default=2.0,
                         help="cores of work per period (default 2)")
     parser.add_argument("--platform", default=str(ROOT / "platforms" / "tiny_hetero.json"))
     args = parser.parse_args(argv)

@@ -55,6 +55,7 @@ import tempfile
 import time
 import types
 from pathlib import Path
+from hdrm.cli import script as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz"
@@ -231,11 +232,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rlscheduler", help="folder holding RLScheduler's HPCSimPickJobs.py")
     parser.add_argument("--python", help="the Python of RLScheduler's environment (old gym, numpy)")
     parser.add_argument("--trace", default=str(DEFAULT_TRACE), help="SWF file (.swf or .swf.gz)")
-    parser.add_argument("--sequences", type=int, default=100)
-    parser.add_argument("--length", type=int, default=SEQUENCE_LENGTH)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per side and run")
+    parser.add_argument("--sequences", type=cli.count(1), default=100)
+    parser.add_argument("--length", type=cli.count(1), default=SEQUENCE_LENGTH)
+    parser.add_argument("--repeats", type=cli.count(1), default=3)
+    parser.add_argument("--seed", type=cli.seed, default=0)
+    parser.add_argument("--timeout", type=cli.positive, default=900.0,
+                        help="seconds per side and run")
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)
     parser.add_argument("--swf", help=argparse.SUPPRESS)

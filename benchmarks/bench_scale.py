@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from hdrm.cli import script as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this tree's hdrm, in the cells' child processes too
@@ -196,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cells", help=f"comma-separated cells (default: the grid {','.join(GRID)})")
     parser.add_argument("--quick", action="store_true", help=f"the cells {','.join(QUICK)}")
     parser.add_argument("--check", action="store_true", help="hash the outputs (byte identity)")
-    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per cell")
+    parser.add_argument("--timeout", type=cli.positive, default=3600.0, help="seconds per cell")
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one cell, print JSON
     args = parser.parse_args(argv)

@@ -96,7 +96,8 @@ def run_case(case: str, traces: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Speed and memory of the built-in engine.")
+    parser = argparse.ArgumentParser(prog="bench_sim.py",
+                                     description="Speed and memory of the built-in engine.")
     parser.add_argument("--traces", default=str(DEFAULT_TRACES), help="folder of the SWF traces")
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--json", help="write the figures to this file")
@@ -105,10 +106,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.one:
         print(json.dumps(run_case(args.one, Path(args.traces))))
         return 0
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    unknown = [c for c in cases if c not in CASES]
+    if unknown or not cases:
+        parser.error(f"--cases {args.cases!r}: unknown case {(unknown or [''])[0]!r}; choose "
+                     f"among: {', '.join(CASES)}")
+    sdsc = Path(args.traces) / "SDSC-SP2-1998-4.2-cln.swf.gz"
+    if any(c.startswith("sdsc") for c in cases) and not sdsc.is_file():
+        parser.error(f"--traces {args.traces}: no {sdsc.name} there; give the folder of the SWF "
+                     "traces (../shared/traces)")
     rows = []
-    for case in args.cases.split(","):
+    for case in cases:  # each in a fresh process, for its peak memory
         out = subprocess.run([sys.executable, __file__, "--one", case, "--traces", args.traces],
-                             capture_output=True, text=True, check=True)
+                             capture_output=True, text=True)
+        if out.returncode:
+            lines = (out.stderr or out.stdout).strip().splitlines() or ["no output"]
+            print(f"bench_sim.py: error: case {case}: {lines[-1]}", file=sys.stderr)
+            return 2
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     cols = ("case", "jobs", "cores", "load_s", "sim_s", "total_s", "jobs_per_s", "baseline_s",
             "ratio_to_baseline", "peak_rss_mb")

@@ -42,6 +42,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from hdrm.distributed.sweep import run_sweep  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 DEFAULT_TRACE = ROOT / "workloads" / "SDSC-SP2-1998-4.2-cln_first500.swf"
 PLATFORM = ROOT / "platforms" / "hetero.json"
@@ -112,10 +113,12 @@ def measure(name: str, sweep: Path, outdir: Path, **kwargs) -> dict:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print its table (and write JSON with ``--json``)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=10, help="seeds per pair (default 10)")
-    parser.add_argument("--jobs", type=int, default=0, help="jobs of the trace (0: all)")
+    parser.add_argument("--seeds", type=cli.count(1), default=10,
+                        help="seeds per pair (default 10)")
+    parser.add_argument("--jobs", type=cli.count(0), default=0, help="jobs of the trace (0: all)")
     parser.add_argument("--trace", type=Path, default=DEFAULT_TRACE, help="SWF trace")
-    parser.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray (default 2)")
+    parser.add_argument("--cpus", type=cli.count(1), default=2,
+                        help="CPUs of the local Ray (default 2)")
     parser.add_argument("--processes", action="store_true", help="also time local processes")
     parser.add_argument("--warm", action="store_true",
                         help="also time the sweep on a Ray started before the clock runs")

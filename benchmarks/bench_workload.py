@@ -25,6 +25,7 @@ from hdrm.workload.generate import generate_workload, write_swf
 from hdrm.workload.requirements import attach_requirements
 from hdrm.workload.select import sequences
 from hdrm.workload.swf import read_swf
+from hdrm.cli import script as cli
 
 SDSC = "SDSC-SP2-1998-4.2-cln.swf.gz"
 LARGE_NB_JOBS = 202_871
@@ -53,7 +54,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", default=str(Path(__file__).resolve().parents[2] / "shared" / "traces"),
                         help="folder of SWF traces (default: ../shared/traces)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (best is kept)")
+    parser.add_argument("--repeat", type=cli.count(1), default=3,
+                        help="runs per figure (best is kept)")
     args = parser.parse_args()
     sdsc = Path(args.traces) / SDSC
     if sdsc.exists():

@@ -73,6 +73,7 @@ from benchmarks.protocol import Score  # noqa: E402
 from benchmarks.protocol_rule import LEAKY, check_evaluation, test_windows  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 from hdrm.policies.pairs import ALL_PAIRS  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -265,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
                    "(default: a temporary folder, no resume)")
     p.add_argument("--groups", default=",".join(GROUPS))
     p.add_argument("--starts", help="comma-separated start indices (default: the test ones)")
-    p.add_argument("--nb-jobs", type=int, default=protocol.SEQUENCE_JOBS, help="jobs per sequence")
+    p.add_argument("--nb-jobs", type=cli.count(1), default=protocol.SEQUENCE_JOBS,
+                   help="jobs per sequence")
     p.add_argument("--extra-trace", action="append", default=[], metavar="NAME=PATH[:PROCS]",
                    help="add a generalisation row for this SWF trace (PROCS: processors, "
                         "default its MaxProcs); repeatable")

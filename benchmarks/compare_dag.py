@@ -47,6 +47,7 @@ from hdrm.dag.periodic_devices import RULES  # noqa: E402
 from hdrm.dag.periodic_gen import PeriodicSpec, generate  # noqa: E402
 from hdrm.dag.periodic_io import write_taskset  # noqa: E402
 from hdrm.dag.periodic_rules import DEFER_RULES  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 PLATFORM = {
     "name": "pipeline4c1g",
@@ -218,11 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--evaluate-only", action="store_true", help="use the shipped models")
     parser.add_argument("--json", metavar="OUT", help="write the results as JSON")
     parser.add_argument("--model-dir", default=str(MODEL_DIR), help="models and inputs")
-    parser.add_argument("--episodes", type=int, default=EPISODES, help="training episodes")
+    parser.add_argument("--episodes", type=cli.count(1), default=EPISODES, help="training episodes")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(LEARNER_SEEDS))
-    parser.add_argument("--train-sets", type=int, default=len(TRAIN_SEEDS),
+    parser.add_argument("--train-sets", type=cli.count(1), default=len(TRAIN_SEEDS),
                         help="the first N training seeds")
-    parser.add_argument("--test-sets", type=int, default=len(TEST_SEEDS),
+    parser.add_argument("--test-sets", type=cli.count(1), default=len(TEST_SEEDS),
                         help="the first N test seeds")
     args = parser.parse_args(argv)
     model_dir = Path(args.model_dir).resolve()

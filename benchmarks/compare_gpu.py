@@ -44,6 +44,7 @@ from benchmarks.gpu_learners import GpuModel, applies, discover_models  # noqa: 
 from benchmarks.gpu_protocol import Setting  # noqa: E402
 from hdrm.core.gpu_scheduler import gpu_pairs, resolve_gpu_policy  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 
 def row_name(setting: Setting, label: str) -> str:
@@ -157,7 +158,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--json", help="write {row: {column: value}} to this file")
     p.add_argument("--rst", default=str(gpu_protocol.ROOT / "docs" / "results_gpu.rst"),
                    help="results page to write ('' for none)")
-    p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (tie orders, episodes)")
+    p.add_argument("--seeds", type=cli.count(1), default=3,
+                   help="seeds 0..N-1 (tie orders, episodes)")
     p.add_argument("--quick", action="store_true", help="smoke run: one 3-task window, 1 seed")
     p.add_argument("--workloads", default=",".join(gpu_protocol.WORKLOADS))
     p.add_argument("--pairs", default="all", help="'all' or a comma-separated list of pairs")
@@ -166,7 +168,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--models", default=str(gpu_protocol.MODELS_DIR))
     p.add_argument("--traces", default=str(gpu_protocol.DEFAULT_TRACES))
     p.add_argument("--cache", default=str(gpu_protocol.CACHE_DIR), help="node lists written here")
-    p.add_argument("--max-parallel", type=int, default=2, help="evaluations at a time")
+    p.add_argument("--max-parallel", type=cli.count(1), default=2, help="evaluations at a time")
     p.add_argument("--backend", default="auto", choices=("auto", "ray", "processes", "serial"))
     p.add_argument("--outdir", help="keep finished evaluations here; a rerun resumes from them")
     p.add_argument("--measure-load", action="store_true",

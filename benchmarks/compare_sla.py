@@ -46,6 +46,7 @@ from benchmarks import sla_learners as sl  # noqa: E402
 from benchmarks import sla_protocol as sp  # noqa: E402
 from benchmarks import sla_tables  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 #: The rows of each load: (metric key, row label, scale).
 METRICS = (("sla_satisfaction", "SLA satisfaction (%)", 100.0),
@@ -232,7 +233,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--json", help="write {row: {column: value}} to this file")
     p.add_argument("--rst", default="", help="write the results page here (e.g. "
                    "docs/results_sla.rst)")
-    p.add_argument("--seeds", type=int, default=len(sp.TEST_SEEDS),
+    p.add_argument("--seeds", type=cli.count(1), default=len(sp.TEST_SEEDS),
                    help="test streams per load (seeds 101, 102, ...)")
     p.add_argument("--scenario", default="poisson",
                    help=f"arrival processes: {', '.join(sp.SCENARIOS)} (default poisson)")
@@ -243,7 +244,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--models", default="", help="models folder (default: the scenario's, "
                    "models/sla or models/sla_bursty)")
     p.add_argument("--quick", action="store_true", help="short streams, tiny trainings")
-    p.add_argument("--max-parallel", type=int, default=1,
+    p.add_argument("--max-parallel", type=cli.count(1), default=1,
                    help="(load, seed) cells evaluated at a time, in worker processes")
     return p.parse_args(argv)
 

@@ -44,6 +44,7 @@ from hdrm.dag.listsched import cpop, heft
 from hdrm.dag.model import Dag
 from hdrm.dag.ranks import upward_ranks
 from hdrm.dag.schedule import Schedule
+from hdrm.cli import script as cli
 
 SOURCE, SINK = "__super_source__", "__super_sink__"  # SAGA's names for the added tasks
 
@@ -191,8 +192,9 @@ def run(dags: int, seed: int, tolerance: float) -> tuple[list[Row], int]:
 def main(argv: list[str] | None = None) -> int:
     """Parse the arguments and run the cross-check; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dags", type=int, default=100, help="number of DAGs (default 100)")
-    parser.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    parser.add_argument("--dags", type=cli.count(1), default=100,
+                        help="number of DAGs (default 100)")
+    parser.add_argument("--seed", type=cli.seed, default=0, help="first seed (default 0)")
     parser.add_argument("--tolerance", type=float, default=1e-3,
                         help="relative makespan tolerance (default 0.001 = 0.1%%)")
     args = parser.parse_args(argv)

@@ -46,6 +46,7 @@ if str(Path(__file__).resolve().parents[1]) not in sys.path:  # appended: a tree
     sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import diff_cases  # noqa: E402
+from hdrm.cli import script as cli
 
 WALL = re.compile(r"scheduling_time|simulation_time|wall|^cpu_s$")
 SUMMARY_WALL = re.compile(r"\d[\d,]*(\.\d+)?\s*(s|ms)\b(\s*\([\d,.]+ \w+/s\))?")
@@ -222,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--golden", default=str(diff_cases.ROOT.parent / "shared" / "batsim" / "golden"))
     parser.add_argument("--batsim", default=str(diff_cases.ROOT.parent / "shared" / "batsim" / "bin" / "batsim"),
                         help="Batsim binary ('' skips the Batsim cases)")
-    parser.add_argument("--episodes", type=int, default=2, help="episodes a rollout setting")
+    parser.add_argument("--episodes", type=cli.count(1), default=2,
+                        help="episodes a rollout setting")
     parser.add_argument("--no-rollouts", action="store_true")
     parser.add_argument("--run", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--roll", nargs=3, help=argparse.SUPPRESS)

@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", default="", help="write the figures here too")
     a = p.parse_args(argv)
     try:
-        seeds = cli_lists.ints(a.seeds, "--seeds", distinct=True)
+        seeds = cli_lists.ints(a.seeds, "--seeds", distinct=True, minimum=0)
     except ConfigError as exc:
         p.error(str(exc))
     setting = gpu_protocol.resolve(gpu_protocol.workload_spec(a.workload), a.traces, a.cache)

@@ -47,6 +47,7 @@ from benchmarks import gpu_protocol  # noqa: E402
 from benchmarks.gpu_learners import drivers, episode_score, make_env  # noqa: E402
 from benchmarks.gpu_protocol import GpuScore, Setting  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 #: Start indices drawn for the training episodes (they cycle beyond).
 MAX_DRAWS = 10_000
@@ -175,7 +176,8 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
     starts = training_starts(setting, a.seed, a.episodes)
     # episodes cycle through starts
     env = make_env(setting, a.window, a.seed, starts, a.pick, view(a))
-    config = agent_config(a.role, a.freeze_order, a.freeze_place, json.loads(a.agent_json),
+    config = agent_config(a.role, a.freeze_order, a.freeze_place,
+                          cli.json_object(a.agent_json, "--agent-json"),
                           {"rollout_device": a.rollout_device,
                            "update_device": a.update_device})
     agent = make_agent(env, config, seed=a.seed)
@@ -298,13 +300,15 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--workload", default="openb", choices=tuple(gpu_protocol.WORKLOADS))
     p.add_argument("--role", default="mappo", choices=ROLES)
-    p.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget")
-    p.add_argument("--episodes", type=int, default=10**9, help="episode budget")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--window", type=int, default=32, help="queued tasks the order agent sees")
+    p.add_argument("--minutes", type=cli.positive, default=60.0, help="wall-clock budget")
+    p.add_argument("--episodes", type=cli.count(1), default=10**9, help="episode budget")
+    p.add_argument("--seed", type=cli.seed, default=0)
+    p.add_argument("--window", type=cli.count(1), default=32,
+                   help="queued tasks the order agent sees")
     p.add_argument("--pick", default="fitting", choices=("fitting", "env"),
                    help="fitting: the order agent waits only when no queued task fits")
-    p.add_argument("--validate-every", type=int, default=10, help="episodes between validations")
+    p.add_argument("--validate-every", type=cli.count(1), default=10,
+                   help="episodes between validations")
     p.add_argument("--freeze-order", default="sjf", help="order of the learned_place role")
     p.add_argument("--freeze-place", default="fgd", help="placement of the learned_order role")
     p.add_argument("--fitting-first", action="store_true",
@@ -320,10 +324,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--agent-json", default="{}", help="agent settings over the role's")
     p.add_argument("--imitate", default="", help="warm start: behaviour cloning of this "
                    "ORDER-PLACEMENT pair's decisions before MAPPO (e.g. sjf-first_fit)")
-    p.add_argument("--imitate-episodes", type=int, default=20,
+    p.add_argument("--imitate-episodes", type=cli.count(1), default=20,
                    help="training episodes the pair plays for the warm start")
-    p.add_argument("--imitate-epochs", type=int, default=10, help="passes over them")
-    p.add_argument("--imitate-lr", type=float, default=1e-3, help="learning rate of the cloning")
+    p.add_argument("--imitate-epochs", type=cli.count(1), default=10, help="passes over them")
+    p.add_argument("--imitate-lr", type=cli.positive, default=1e-3,
+                   help="learning rate of the cloning")
     p.add_argument("--traces", default=str(gpu_protocol.DEFAULT_TRACES))
     p.add_argument("--cache", default=str(gpu_protocol.CACHE_DIR))
     p.add_argument("--out", required=True, help="model file to write")
@@ -334,6 +339,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Entry point (see the module docstring)."""
     a = parse(argv)
+    cli.json_object(a.agent_json, "--agent-json")  # refused before any work
     figures = train(a)
     print(f"wrote {a.out}: {json.dumps(figures)}")
     return 0

@@ -53,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 from hdrm.errors import HdrmError  # noqa: E402
 from hdrm.fragmentation.experiment import load_inputs, parse_seeds, run_seeds  # noqa: E402
 from hdrm.fragmentation.protocol import DRAWS, run_seed  # noqa: E402
+from hdrm.cli import script  # noqa: E402
 
 POLICIES = ("random", "dot_product", "gpu_clustering", "gpu_packing", "best_fit", "fgd")
 #: The paper's per-seed values at 100% arrived workload (see the module docstring).
@@ -109,7 +110,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--draws", choices=DRAWS, default="paper",
                         help="the paper's own draws of each seed (default) or numpy's")
     parser.add_argument("--no-timing", action="store_true", help="skip the FGD timing")
-    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--processes", type=script.count(1), default=2)
     parser.add_argument("--tolerance", type=float, default=1.0)
     parser.add_argument("--json", help="write the results here")
     return parser.parse_args(argv)

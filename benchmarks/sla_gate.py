@@ -47,6 +47,7 @@ from benchmarks import sla_protocol as sp  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 from hdrm.workload.inference import Arrival, InferenceSpec, generate_inference  # noqa: E402
 from hdrm.workload.job import Workload  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 #: The reference must beat the best heuristic by more than this (mean SLA points) to pass.
 GATE_POINTS = 7.0
@@ -183,8 +184,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--spec", default=str(sp.SPEC), help="tenant spec (default: the shipped one)")
     p.add_argument("--burst", default="", help="RATIO:CALM_S:BURST_S: every tenant bursty")
     p.add_argument("--factors", default="1.1,1.3", help="load factors on the arrival rates")
-    p.add_argument("--seeds", type=int, default=len(sp.TEST_SEEDS))
-    p.add_argument("--requests", type=int, default=sp.TEST_REQUESTS)
+    p.add_argument("--seeds", type=cli.count(1), default=len(sp.TEST_SEEDS))
+    p.add_argument("--requests", type=cli.count(1), default=sp.TEST_REQUESTS)
     p.add_argument("--json", help="write the rows to this file")
     return p.parse_args(argv)
 

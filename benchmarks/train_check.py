@@ -34,6 +34,7 @@ from benchmarks.evaluation import EvalRun, Execution  # noqa: E402
 from benchmarks.protocol import Score  # noqa: E402
 from benchmarks.protocol_rule import check_inside  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -151,11 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("models", nargs="+", metavar="MODEL.pt")
     p.add_argument("--starts", help="comma-separated start indices inside the validation range "
                    "(default: the validation sequences of training)")
-    p.add_argument("--nb-jobs", type=int, help="jobs per sequence (default: the rule's)")
+    p.add_argument("--nb-jobs", type=cli.count(1), help="jobs per sequence (default: the rule's)")
     p.add_argument("--heuristics", default=",".join(DEFAULT_HEURISTICS))
     p.add_argument("--traces", default=str(protocol.DEFAULT_TRACES))
     p.add_argument("--cache", default=str(protocol.CACHE_DIR))
-    p.add_argument("--max-parallel", type=int, default=1)
+    p.add_argument("--max-parallel", type=cli.count(1), default=1)
     p.add_argument("--outdir", help="keep finished evaluations here (a rerun resumes)")
     a = p.parse_args(argv)
     heuristics = tuple(h.strip() for h in a.heuristics.split(",") if h.strip())

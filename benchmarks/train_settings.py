@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import math
 import shlex
 import sys
@@ -21,6 +20,7 @@ from typing import Any
 
 from benchmarks import cli_lists, imitation, protocol
 from benchmarks.train_guard import check_guard
+from hdrm.cli import script
 from hdrm.env.objectives import REWARD_TIMINGS
 from hdrm.env.observations import job_window_kinds
 from hdrm.errors import ConfigError
@@ -295,7 +295,7 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--pick", default="any",
                    help="job_pick: 'any' queued job (one that does not fit waits for the next "
                         "event), 'fitting' jobs only (work-conserving), or 'env' (the env's mask)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=script.seed, default=0)
     p.add_argument("--minutes", type=float, default=15.0, help="wall-clock budget (0: none)")
     p.add_argument("--max-steps", type=int, default=0, help="environment steps budget (0: none)")
     p.add_argument("--stop-at", type=float, metavar="SCORE",
@@ -337,11 +337,7 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
                    help="environments per worker (or in this process) decided for together")
     p.add_argument("--address", help="with --workers: the Ray cluster to join (auto or HOST:PORT)")
     a = p.parse_args(argv)
-    try:
-        agent_json = json.loads(a.agent_json)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"--agent-json: not JSON ({exc.msg} at character {exc.pos}); "
-                          "give an object such as '{\"lr\": 0.001}'") from None
+    agent_json = script.json_object(a.agent_json, "--agent-json")
     starts = None
     if a.validation_starts:
         starts = tuple(cli_lists.ints(a.validation_starts, "--validation-starts", "6252,6668",

@@ -4,6 +4,8 @@
   number out of range in argparse's own one-line form (``prog: error: argument --repeat:
   expected an integer >= 1, got '0'``, exit 2) instead of letting it reach a ``range()``, a
   ``min()`` of nothing or numpy's seeding deep inside;
+* :func:`json_object`: a JSON object option (``--agent-json``), refused in one line when it is
+  not JSON or not an object;
 * :func:`guarded`: runs a script's ``main`` and turns an :class:`~hdrm.errors.HdrmError` (bad
   input, already worded for the user) into ``prog: error: ...`` and exit 2, and Ctrl-C into one
   line and exit 130, instead of a traceback.
@@ -12,12 +14,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from hdrm.errors import HdrmError
+from hdrm.errors import ConfigError, HdrmError
 
 
 def count(minimum: int = 1) -> Callable[[str], int]:
@@ -47,6 +50,23 @@ def positive(text: str) -> float:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def json_object(text: str, flag: str, example: str = '{"lr": 0.001}') -> dict[str, Any]:
+    """A JSON object given on the command line (``--agent-json '{...}'``).
+
+    Raises:
+        ConfigError: not JSON (where it fails), or JSON but not an object; one line naming
+            ``flag`` and showing ``example``.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{flag} {text!r}: not JSON ({exc.msg} at character {exc.pos}); give "
+                          f"an object such as '{example}'") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{flag} {text!r}: expected a JSON object such as '{example}'")
     return value
 
 

@@ -48,7 +48,8 @@ def test_a_workflow_runs_on_the_default_platform_from_another_folder(chain, tmp_
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["--repeat", "0"], "--repeat 0 / --tasks 10000: expected 1 or more"),  # was UnboundLocalError
+    # --repeat 0 was an UnboundLocalError
+    (["--repeat", "0"], "argument --repeat: expected an integer >= 1, got '0'"),
     (["--policies", "heft,zz"], "--policies: unknown DAG scheduling policy 'zz'"),
     (["--policies", ","], "--policies: unknown DAG scheduling policy ''"),
     (["--workflow", "/nonexistent/wf.json"], "/nonexistent/wf.json: no such WfCommons workflow"),

@@ -50,7 +50,8 @@ def test_compare_refuses_bad_starts_in_one_line(capsys):
 
 @pytest.mark.parametrize("main, argv, says", [
     (gpu_analysis.main, ["--seeds", "0,a"],
-     "gpu_analysis.py: error: --seeds '0,a': expected distinct integers separated by commas"),
+     "gpu_analysis.py: error: --seeds '0,a': expected distinct non-negative integers separated by "
+     "commas"),
     (bench_distributed.main, ["--workers", "1,b"],
      "bench_distributed.py: error: --workers '1,b': expected positive integers separated by "
      "commas (e.g. 1,2)"),

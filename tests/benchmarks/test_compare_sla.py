@@ -162,7 +162,10 @@ def test_bad_arguments_are_one_line_errors(capsys):
     assert compare_sla.main(["--learners", "dqn", "--evaluate-only"]) == 2
     assert "--learners: unknown learner 'dqn'; choose among policy_pair, job_pick" in \
         capsys.readouterr().err
-    assert compare_sla.main(["--seeds", "0", "--evaluate-only"]) == 2
+    with pytest.raises(SystemExit) as stop:  # argparse's own one line
+        compare_sla.main(["--seeds", "0", "--evaluate-only"])
+    assert stop.value.code == 2
+    assert "argument --seeds: expected an integer >= 1, got '0'" in capsys.readouterr().err
 
 
 def test_learner_options_train_on_the_sla_energy_objective_with_the_scenario_weight(tmp_path):
