@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="OUT", help="write the results as JSON")
     parser.add_argument("--model-dir", default=str(MODEL_DIR), help="models and inputs")
     parser.add_argument("--episodes", type=cli.count(1), default=EPISODES, help="training episodes")
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(LEARNER_SEEDS))
+    parser.add_argument("--seeds", type=cli.seed, nargs="+", default=list(LEARNER_SEEDS))
     parser.add_argument("--train-sets", type=cli.count(1), default=len(TRAIN_SEEDS),
                         help="the first N training seeds")
     parser.add_argument("--test-sets", type=cli.count(1), default=len(TEST_SEEDS),

@@ -48,6 +48,8 @@ def test_bad_input_from_deep_inside_is_one_line(tmp_path):
     ("bench_distributed", ["--repeat", "0"], "argument --repeat: expected an integer >= 1"),
     ("bench_devices", ["--threads", "-1"], "argument --threads: expected an integer >= 0"),
     ("bench_sim", ["--cases", "scale-10k,zz"], "--cases 'scale-10k,zz': unknown case 'zz'"),
+    # compare_dag trained a learner with seed -1 (writing models/dag/options_seed-1.json)
+    ("compare_dag", ["--seeds", "1", "-1"], "argument --seeds: expected an integer >= 0"),
 ])
 def test_bad_values_are_one_line_errors_before_any_work(capsys, name, argv, says):
     import importlib
