@@ -248,6 +248,4 @@ def report(figures: dict[str, dict]) -> None:
 
 
 if __name__ == "__main__":
-    from hdrm.cli.script import guarded
-
-    sys.exit(guarded(main))
+    sys.exit(cli.guarded(main))

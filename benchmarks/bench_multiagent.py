@@ -116,6 +116,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from hdrm.cli.script import guarded
-
-    sys.exit(guarded(main))
+    sys.exit(cli.guarded(main))

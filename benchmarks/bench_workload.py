@@ -84,6 +84,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from hdrm.cli.script import guarded
-
-    sys.exit(guarded(main))
+    sys.exit(cli.guarded(main))

@@ -325,6 +325,4 @@ def _plain(value: Any) -> Any:
 
 
 if __name__ == "__main__":
-    from hdrm.cli.script import guarded
-
-    sys.exit(guarded(main))
+    sys.exit(cli.guarded(main))

@@ -220,6 +220,4 @@ def cli(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from hdrm.cli.script import guarded
-
-    sys.exit(guarded(cli))
+    sys.exit(script.guarded(cli))
