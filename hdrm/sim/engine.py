@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 
 from hdrm.core.scheduler import DecisionCore, Start
+from hdrm.errors import WorkloadError
 from hdrm.lazy import LazyGenerator
 from hdrm.platform.model import Platform
 from hdrm.platform.power import RUNNING, SLEEPING
@@ -125,17 +126,29 @@ def gate_and_arrivals(workload: Workload) -> tuple[DependencyGate | None, list[J
     submits at their own times, in submission order (the others wait for their release)."""
     deps = workload.dependencies
     if deps is None or not len(deps):
-        return None, _submission_order(workload.jobs)
+        return None, _submission_order(workload.jobs, workload)
     from hdrm.core.dependencies import DependencyGate  # workloads with dependencies only
 
     gate = DependencyGate(deps)
     held = gate.dependent
-    return gate, _submission_order([j for j in workload.jobs if j.idx not in held])
+    return gate, _submission_order([j for j in workload.jobs if j.idx not in held], workload)
 
 
-def _submission_order(jobs: list[Job]) -> list[Job]:
-    """``jobs`` sorted by submission time (stable), without copying when already sorted."""
-    if all(jobs[i].submit_s <= jobs[i + 1].submit_s for i in range(len(jobs) - 1)):
+def _submission_order(jobs: list[Job], workload: Workload) -> list[Job]:
+    """``jobs`` sorted by submission time (stable), without copying when already sorted.
+
+    Raises:
+        WorkloadError: a submission time that is not a finite number (a NaN job would never be
+            submitted and the run would wait for it; an infinite one would be lost), naming the
+            job; the readers refuse such times, a workload made in code may still hold one.
+    """
+    submits = [j.submit_s for j in jobs]
+    if not math.isfinite(sum(submits)):  # a NaN or an infinity anywhere (finite sums stay finite)
+        bad = next((j for j in jobs if not math.isfinite(j.submit_s)), None)
+        if bad is not None:
+            raise WorkloadError(f"{workload.source or workload.name}: job {bad.id}: submission "
+                                f"time {bad.submit_s}: expected a finite number of seconds")
+    if all(map(operator.le, submits, submits[1:])):
         return jobs
     return sorted(jobs, key=lambda j: j.submit_s)
 

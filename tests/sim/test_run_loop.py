@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from builders import hetero_two_nodes, job, one_node, workload
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hdrm.errors import WorkloadError
 from hdrm.platform.model import Platform
 from hdrm.sim import run_loop
 from hdrm.sim.engine import Simulation, SimulationConfig
@@ -170,3 +173,15 @@ def test_machine_snapshot_is_the_timeline_part():
         assert m.snapshot() == (m.running, m.power_w, m.energy_j())
         row = sim.timeline[-1]
         assert (row.running_jobs, row.power_w, row.energy_j) == m.snapshot()
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_a_submission_time_that_is_not_finite_is_refused_naming_the_job(bad):
+    # a NaN job was never submitted (the run waited for it) and an infinite one was lost from the
+    # outcomes; the readers refuse such times, a workload made in code reaches the engine
+    jobs = [job(0, 0.0), job(1, bad), job(2, 5.0)]
+    with pytest.raises(WorkloadError, match=rf"^test: job 1: submission time {bad}: expected a "
+                                            r"finite number of seconds$"):
+        Simulation(one_node(2), workload(jobs))
+    finite = Simulation(one_node(2), workload([job(0, 0.0), job(1, 3.0)])).run("fcfs")
+    assert len(finite.outcomes) == 2
