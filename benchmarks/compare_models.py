@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from benchmarks import protocol
 from benchmarks.model_files import ModelFile, read_models
 from benchmarks.protocol_rule import PRE_RULE
+from hdrm.errors import ConfigError
 from hdrm.policies.pairs import PAIR_JOB_SELECTIONS
 
 if TYPE_CHECKING:
@@ -327,7 +328,18 @@ def seed_model_name(name: str, seed: int) -> str:
 def train_missing(models_dir: Path, traces: str) -> None:
     """Train, under the no-leakage rule, every seed of :data:`RULE_SEEDS` of every documented
     setting whose model is missing (long: about 3.5 hours of one core per seed, see
-    docs/comparison.rst)."""
+    docs/comparison.rst).
+
+    Raises:
+        ConfigError: ``models_dir`` is not a folder (a mistyped ``--models`` would otherwise
+            start hours of training into a new folder).
+    """
+    if not models_dir.is_dir():
+        raise ConfigError(f"--models {models_dir}: no such folder; create it first to train every "
+                          "documented model into it (hours of training), or pass --evaluate-only "
+                          "to evaluate what is there")
+    # the trainings run from the repository's root: paths relative to here must not move there
+    models_dir, traces = models_dir.resolve(), str(Path(traces).resolve())
     script = Path(__file__).resolve().parent / "train.py"
     for name in MODEL_COMMANDS:
         for seed in RULE_SEEDS:

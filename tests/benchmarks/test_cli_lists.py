@@ -78,3 +78,4 @@ def test_the_sla_scripts_read_their_lists_through_the_same_parser(capsys):
     assert sla_gate.factors_of("1.1,1.3") == [1.1, 1.3]
     with pytest.raises(ConfigError, match=r"--factors '1.1,0': expected positive numbers"):
         sla_gate.factors_of("1.1,0")
+
