@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         spec = protocol.trace_spec(a.trace)
         backfills = cli_lists.items(a.backfill)
         for b in backfills:
-            named(dict.fromkeys(protocol.BACKFILLS, b), b, "--backfill", "backfilling")
+            named(dict.fromkeys(protocol.BACKFILLS), b, "--backfill", "backfilling")
         heuristics = cli_lists.items(a.heuristics)
         for h in heuristics:
             JOB_POLICIES.get(h, "--heuristics")

@@ -21,7 +21,7 @@ import os
 import sys
 
 from hdrm import __version__
-from hdrm.errors import HdrmError
+from hdrm.cli.script import guarded
 from hdrm.sim.collector import collector_paused
 
 #: Sub-command name -> its module, in the order ``hdrm --help`` lists them.
@@ -115,16 +115,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    try:
+    def run() -> int:
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # inside the try: a reader gone shows here, not at the interpreter's exit
         return status
-    except HdrmError as exc:
-        print(f"hdrm {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"hdrm {args.command}: interrupted", file=sys.stderr)
-        return 130
+
+    try:  # bad input: one line and 2; Ctrl-C: one line and 130
+        return guarded(run, f"hdrm {args.command}")
     except BrokenPipeError:
         # the reader of stdout has gone; send what is still buffered nowhere, so that the
         # interpreter's final flush does not fail again
