@@ -30,6 +30,7 @@ from hdrm.distributed import RAY_MISSING, ray_installed
 from hdrm.distributed.local import run_processes, run_serial
 from hdrm.distributed.runner import Producer, is_done, remove_scratch, table_row
 from hdrm.distributed.spec import RunSpec, expand, load_sweep
+from hdrm.durable import write_text_atomically
 from hdrm.errors import ConfigError
 from hdrm.results.compare import format_csv, format_markdown
 from hdrm.sim.outputs import check_outdir
@@ -191,10 +192,9 @@ def write_table(runs: Sequence[RunSpec], outdir: Path) -> None:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to a scratch file beside ``path``, then rename it over ``path``."""
-    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    scratch.write_text(text, encoding="utf-8")
-    os.replace(scratch, path)
+    """Write ``text`` to a scratch file beside ``path``, then rename it over ``path`` (the scratch
+    file is removed if the write is stopped)."""
+    write_text_atomically(path, text)
 
 
 class Progress:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hdrm.durable import write_text_atomically
 from hdrm.errors import ConfigError
 
 #: The names of a run's files (:class:`hdrm.results.run.Run` reads them; the launchers write
@@ -29,10 +30,10 @@ def read_lines(path: Path) -> list[str]:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write text with Unix line ends, or raise a ConfigError naming the file."""
+    """Write text with Unix line ends, whole or not at all (:func:`hdrm.durable.replacing`), or
+    raise a ConfigError naming the file."""
     try:
-        with open(path, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
+        write_text_atomically(path, text)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write: {exc.strerror or exc}") from None
 

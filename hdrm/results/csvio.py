@@ -18,6 +18,7 @@ import math
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from hdrm.durable import replacing
 from hdrm.errors import ConfigError
 from hdrm.results._files import parse_float, read_lines, require_columns, write_text
 from hdrm.results.records import JobResult
@@ -148,14 +149,16 @@ def write_lines(path: Path, header: str, lines: Iterable[str]) -> None:
     """Write ``header`` then each line, every one ending with a newline (Unix line ends).
 
     The lines are joined and written :data:`LINES_PER_BLOCK` at a time, so a million-row file
-    never exists as one string in memory.
+    never exists as one string in memory. They go to a temporary file renamed over ``path`` at
+    the end (:func:`hdrm.durable.replacing`): an interruption never leaves a file cut after a
+    block, which would read as a complete one with fewer rows.
 
     Raises:
         ConfigError: the file cannot be written (named, with the reason).
     """
     rows: Iterator[str] = iter(lines)
     try:
-        with open(path, "w", encoding="utf-8", newline="") as out:
+        with replacing(path) as scratch, open(scratch, "w", encoding="utf-8", newline="") as out:
             out.write(header + "\n")
             while block := list(itertools.islice(rows, LINES_PER_BLOCK)):
                 block.append("")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from hdrm.durable import replacing
 from hdrm.errors import ConfigError
 from hdrm.registry import suggest
 from hdrm.jsonfile import read_json
@@ -178,8 +179,8 @@ def write_overutilizations(over: Overutilizations, path: str | Path) -> Path:
         The path written.
     """
     path = Path(path)
-    try:
-        with open(path, "w", encoding="utf-8", newline="") as out:
+    try:  # whole or not at all (hdrm.durable.replacing)
+        with replacing(path) as scratch, open(scratch, "w", encoding="utf-8", newline="") as out:
             _write_sections(over, out)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write: {exc.strerror or exc}") from None

@@ -30,6 +30,7 @@ from typing import Any, Iterable, Sequence
 
 from hdrm.lazy import numpy as np
 
+from hdrm.durable import write_text_atomically
 from hdrm.errors import ConfigError
 from hdrm.results.records import JobResult
 from hdrm.workload.job import Job
@@ -206,7 +207,7 @@ def write_sla_csv(report: SlaReport, path: str | Path) -> Path:
     lines = [",".join(SLA_COLUMNS)]
     for row in sla_rows(report):
         lines.append(",".join(_quoted(_cell(row[c])) for c in SLA_COLUMNS))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_atomically(path, "\n".join(lines) + "\n")  # whole or not at all
     logger.debug("wrote %s", path)
     return path
 

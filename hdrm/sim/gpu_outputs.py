@@ -27,6 +27,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from hdrm.durable import staged
 from hdrm.results.csvio import format_float, write_jobs_csv, write_schedule_csv
 from hdrm.results.gpu_metrics import gpu_cost_usd, time_average
 from hdrm.results.metrics import makespan
@@ -149,14 +150,17 @@ def write_gpu_outputs(result: SimulationResult, outdir: str | Path,
     """Write every output of a GPU run into ``outdir`` (created if needed); returns the paths
     by kind (``jobs``, ``schedule``, ``timeline``, ``gpu_timeline``, ``gpu_summary``)."""
     out = make_outdir(outdir)
-    paths = {"jobs": out / f"{prefix}_jobs.csv", "gpu_timeline": out / f"{prefix}_gpu_timeline.csv",
+    paths = {"jobs": out / f"{prefix}_jobs.csv", "schedule": out / f"{prefix}_schedule.csv",
+             "gpu_timeline": out / f"{prefix}_gpu_timeline.csv",
              "gpu_summary": out / f"{prefix}_gpu_summary.json"}
-    _job_lines(result, paths["jobs"])
-    paths["schedule"] = write_schedule_csv(schedule_summary(result),
-                                           out / f"{prefix}_schedule.csv")
     if result.timeline:
-        paths["timeline"] = write_timeline_csv(result.timeline, out / f"{prefix}_timeline.csv")
-    _gpu_timeline(result.gpu, paths["gpu_timeline"])
-    paths["gpu_summary"].write_text(json.dumps(gpu_summary(result), indent=2) + "\n",
-                                    encoding="utf-8")
+        paths["timeline"] = out / f"{prefix}_timeline.csv"
+    with staged() as stage:  # the folder holds the previous outputs or these, never a mix
+        _job_lines(result, stage.path(paths["jobs"]))
+        write_schedule_csv(schedule_summary(result), stage.path(paths["schedule"]))
+        if result.timeline:
+            write_timeline_csv(result.timeline, stage.path(paths["timeline"]))
+        _gpu_timeline(result.gpu, stage.path(paths["gpu_timeline"]))
+        stage.path(paths["gpu_summary"]).write_text(
+            json.dumps(gpu_summary(result), indent=2) + "\n", encoding="utf-8")
     return paths

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hdrm.durable import staged
 from hdrm.errors import ConfigError
 from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
 from hdrm.results.machine_times import MachineTimes
@@ -171,6 +172,11 @@ def check_outdir(outdir: str | Path, label: str = "--outdir") -> None:
 def write_outputs(result: SimulationResult, outdir: str | Path, prefix: str = "out") -> dict[str, Path]:
     """Write every output file of a run into ``outdir`` (created if needed).
 
+    The files are written under temporary names and renamed into place together
+    (:func:`hdrm.durable.staged`): a run stopped while writing them (Ctrl-C, SIGTERM, an error)
+    leaves the folder's previous outputs as they were, never a mix of two runs' files or a file
+    cut short.
+
     Returns:
         ``{"jobs": path, "schedule": path, "timeline": path, "overutilizations": path}``.
 
@@ -178,15 +184,15 @@ def write_outputs(result: SimulationResult, outdir: str | Path, prefix: str = "o
         ConfigError: the folder or a file in it cannot be written.
     """
     out = make_outdir(outdir)
-    with collector_paused():  # the rows hold no cycles: hdrm.sim.collector
+    paths = {"jobs": out / f"{prefix}_jobs.csv", "schedule": out / f"{prefix}_schedule.csv",
+             "overutilizations": out / "overutilizations.json"}
+    if result.timeline:
+        paths["timeline"] = out / f"{prefix}_timeline.csv"
+    with collector_paused(), staged() as stage:  # the rows hold no cycles: hdrm.sim.collector
         rows = job_results(result)
-        paths = {
-            "jobs": write_jobs_csv(rows, out / f"{prefix}_jobs.csv"),
-            "schedule": write_schedule_csv(schedule_summary(result, rows),
-                                           out / f"{prefix}_schedule.csv"),
-            "overutilizations": write_overutilizations(result.overutilizations,
-                                                       out / "overutilizations.json"),
-        }
+        write_jobs_csv(rows, stage.path(paths["jobs"]))
+        write_schedule_csv(schedule_summary(result, rows), stage.path(paths["schedule"]))
+        write_overutilizations(result.overutilizations, stage.path(paths["overutilizations"]))
         if result.timeline:
-            paths["timeline"] = write_timeline_csv(result.timeline, out / f"{prefix}_timeline.csv")
+            write_timeline_csv(result.timeline, stage.path(paths["timeline"]))
     return paths

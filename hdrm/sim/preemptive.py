@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hdrm.core.scheduler import Start
+from hdrm.durable import replacing
 from hdrm.errors import ConfigError
 from hdrm.platform.model import Platform
 from hdrm.policies.pairs import PolicyPair
@@ -259,8 +260,8 @@ def preemption_rows(result: SimulationResult) -> list[tuple]:
 def write_preemptions(result: SimulationResult, path: str | Path) -> Path:
     """Write ``out_preemptions.csv`` (:func:`preemption_rows`) to ``path``."""
     path = Path(path)
-    with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
+    with replacing(path) as scratch, scratch.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)  # whole or not at all (hdrm.durable.replacing)
         writer.writerow(PREEMPTION_COLUMNS)
         writer.writerows(preemption_rows(result))
     return path

@@ -13,6 +13,7 @@ from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from hdrm.durable import replacing
 from hdrm.errors import ConfigError
 from hdrm.results.run import Run
 
@@ -116,8 +117,9 @@ def save(fig: Figure, path: str | Path) -> Path:
     """
     path = check_output_path(path)
     fmt = path.suffix.lower().lstrip(".")
-    try:
-        fig.savefig(path, format=fmt, dpi=PNG_DPI)
+    try:  # whole or not at all (hdrm.durable.replacing): Ctrl-C never leaves a cut image
+        with replacing(path) as scratch:
+            fig.savefig(scratch, format=fmt, dpi=PNG_DPI)
     except OSError as exc:
         raise ConfigError(f"cannot save {path}: {exc.strerror or exc}") from None
     logger.info("saved %s", path)

@@ -29,6 +29,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+from hdrm.durable import write_text_atomically
 from hdrm.errors import WorkloadError
 from hdrm.jsonfile import read_json
 from hdrm.workload.batsim_jobs import (  # noqa: F401  (FLOP_PER_GFLOP re-exported)
@@ -182,7 +183,7 @@ def write_batsim_json(
     except (TypeError, ValueError) as exc:
         raise WorkloadError(f"{path}: cannot write workload {workload.name!r} as JSON ({exc})")
     try:
-        Path(path).write_text(text + "\n", encoding="utf-8")
+        write_text_atomically(path, text + "\n")  # whole or not at all
     except OSError as exc:
         raise WorkloadError(f"{path}: cannot write ({exc.strerror}); check the folder") from None
 

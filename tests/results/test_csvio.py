@@ -180,3 +180,22 @@ def test_evalys_reads_our_files(example_run: Path):
     frame = JobSet.from_csv(str(example_run / "out_jobs.csv")).df
     assert list(frame["jobID"].astype(str)) == ["1", "2", "3", "4", "5"]
     assert list(frame["execution_time"].iloc[:4]) == [10.0, 20.0, 10.0, 5.0]
+
+
+def test_a_file_written_block_by_block_and_stopped_keeps_the_previous_content(tmp_path: Path):
+    # stopped after the first block, the file was a well-formed CSV with 4096 of its rows (it read
+    # as a complete run); now the previous file stays, and no temporary file is left
+    from hdrm.results.csvio import LINES_PER_BLOCK, write_lines
+
+    path = tmp_path / "out_jobs.csv"
+    write_lines(path, "job_id", ["1", "2"])
+
+    def rows():
+        for i in range(LINES_PER_BLOCK + 10):
+            yield str(i)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_lines(path, "job_id", rows())
+    assert path.read_text(encoding="utf-8") == "job_id\n1\n2\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out_jobs.csv"]

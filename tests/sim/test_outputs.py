@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 
+import pytest
+
 from builders import job, one_node, workload
 
 import hdrm.results.records as records
@@ -136,3 +138,29 @@ def test_each_job_s_cores_are_read_once_for_its_row_and_the_machine_times(tmp_pa
     rows = outputs.job_results(result)
     assert (outputs.schedule_summary(result)["time_computing"],
             outputs.schedule_summary(result)["time_idle"]) == machine_times(rows)
+
+
+def _snapshot(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_outputs_stopped_while_being_written_leave_the_previous_run_whole(tmp_path, monkeypatch):
+    # Ctrl-C after out_jobs.csv was written: the folder keeps the previous run's four files (not
+    # the new out_jobs.csv beside the old schedule), and no temporary file is left
+    old = Simulation(Platform.homogeneous(4), workload(
+        [job(i, 0.0, 1, 20.0, 50.0) for i in range(5)]), SimulationConfig()).run("fcfs")
+    outputs.write_outputs(old, tmp_path)
+    before = _snapshot(tmp_path)
+    assert len(before) == 4
+
+    def stop(*_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(outputs, "write_overutilizations", stop)
+    with pytest.raises(KeyboardInterrupt):
+        outputs.write_outputs(_result(), tmp_path)
+    assert _snapshot(tmp_path) == before
+    monkeypatch.undo()
+    paths = outputs.write_outputs(_result(), tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before)
+    assert len(read_jobs_csv(paths["jobs"])) == 12

@@ -281,3 +281,26 @@ def test_gantt_hatches_only_the_contended_processors_cores(tmp_path: Path, saved
     heights = sorted(round(p.get_extents().height) for p in hatched.get_paths())
     assert heights == [2, 2, 2]
     assert not [p for p in ax.patches if p.get_hatch() == "///"]  # no full-height shading
+
+
+def test_a_save_stopped_midway_keeps_the_previous_image(tmp_path, monkeypatch):
+    # Ctrl-C in the middle of savefig left a cut PNG under the final name
+    from matplotlib.figure import Figure
+
+    from hdrm.viz import save
+
+    fig = Figure(figsize=(2, 2))
+    fig.add_subplot().plot([0, 1], [1, 0])
+    path = save(fig, tmp_path / "plot.png")
+    before = path.read_bytes()
+
+    def cut(target, **_):
+        with open(target, "wb") as out:
+            out.write(before[:100])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fig, "savefig", cut)
+    with pytest.raises(KeyboardInterrupt):
+        save(fig, path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["plot.png"]
