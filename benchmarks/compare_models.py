@@ -35,6 +35,8 @@ _SJF_PRED = ["--observation", "job_window_predicted", "--reservation", "sjf_pred
              "sjf_pred", "--imitate-backfill", "easy"]
 _HETERO = ["--mode", "policy_pair", "--platform", "platforms/hetero.json", "--trace", "sdsc",
            "--learner", "ppo", "--seed", "0"]
+#: Model selection within 1.25 x the best heuristic's longest wait and makespan on validation.
+_GUARD = ["--validation-guard", "1.25"]
 #: The SDSC-SP2 per-job scorer PPO (warm start, 256-job window, 300,000 steps), the base of its
 #: settings below.
 _SDSC_KERNEL = ["--trace", "sdsc", "--learner", "ppo", "--network", "kernel", *_JOB_PICK,
@@ -74,7 +76,21 @@ MODEL_COMMANDS: dict[str, list[str]] = {
     "ppo-kernel_lublin_none_event_wait4_guard.pt": [
         "--trace", "lublin", "--learner", "ppo", "--network", "kernel", *_JOB_PICK, "--minutes",
         "0", "--max-steps", "415175", "--wait-penalty", "4", "--validation-guard", "1.25"],
+    # issue 26, session 22: the per-job scorer warm-started from F1 without backfilling, the best
+    # heuristic on each trace's validation sequences without backfilling (SDSC-SP2: F1 42.09,
+    # SJF-pred 80.56; Lublin-1: F1 17.83), otherwise each trace's recipe (rule-abiding seeds
+    # only)
+    "ppo-kernel_lublin_none_event_f1.pt": [
+        "--trace", "lublin", "--learner", "ppo", "--network", "kernel", *_JOB_PICK, "--imitate",
+        "f1", "--imitate-backfill", "none", "--imitate-episodes", "60", "--imitate-epochs", "15",
+        "--minutes", "0", "--max-steps", "415175", *_GUARD],
     "ppo-kernel_sdsc_none_event.pt": _SDSC_KERNEL,
+    "ppo-kernel_sdsc_none_event_f1.pt": [
+        "--trace", "sdsc", "--learner", "ppo", "--network", "kernel", *_JOB_PICK,
+        "--observation", "job_window_predicted", "--reservation", "sjf_pred", "--imitate", "f1",
+        "--imitate-backfill", "none", "--imitate-episodes", "60", "--imitate-epochs", "15",
+        "--agent-json", '{"lr": 3e-5}', "--window", "256", "--minutes", "0", "--max-steps",
+        "300000", *_GUARD],
     # issue 26, session 18: the same, validated at the trace's load and at 1.5 and 2 times it (the
     # rule's SDSC-SP2 validation sequences are far lighter than the test windows), with the guard
     # at the same factors (rule-abiding seeds only)
@@ -144,7 +160,8 @@ def learner_column(meta: dict[str, Any]) -> str:
     than HDeepRM's 36 gets its own column, ``"PPO-mlp, 54 pairs (event)"``, and a ``job_pick``
     learner trained under the no-leakage rule that sees another observation than ``job_window``
     its own, ``"PPO-kernel, job_window_queue (event)"``, as does one trained with a wait
-    penalty or a validation guard, ``"PPO-kernel, wait penalty 4, guard 1.25 (event)"``, or on
+    penalty or a validation guard, ``"PPO-kernel, wait penalty 4, guard 1.25 (event)"``, or warm
+    started by imitating a heuristic, ``"PPO-kernel, warm start F1, guard 1.25 (event)"``, or on
     heavier loads, ``"PPO-kernel, guard 1.25, validated at loads 1,1.5,2 (event)"`` (so seeds are
     never averaged with another setting's); a model that records no no-leakage rule is marked
     ``"[pre-rule]"`` (trained before the rule; its column stays as it was)."""
@@ -156,6 +173,9 @@ def learner_column(meta: dict[str, Any]) -> str:
     if (setting["mode"] == "job_pick" and observation != "job_window"
             and isinstance(meta.get("rule"), dict)):
         extra = f", {observation}"
+    if setting["mode"] == "job_pick" and setting.get("imitate") and isinstance(meta.get("rule"),
+                                                                               dict):
+        extra += f", warm start {_teacher_text(setting['imitate'], meta)}"
     if setting.get("wait_penalty") and isinstance(meta.get("rule"), dict):
         extra += f", wait penalty {setting['wait_penalty']:g}"
     if setting.get("validation_guard") and isinstance(meta.get("rule"), dict):
@@ -164,6 +184,16 @@ def learner_column(meta: dict[str, Any]) -> str:
         extra += _load_text(setting)
     mark = "" if isinstance(meta.get("rule"), dict) else f" [{PRE_RULE}]"
     return f"{meta['label']}{extra} ({setting['decision']}){mark}"
+
+
+def _teacher_text(teacher: str, meta: dict[str, Any]) -> str:
+    """``"SJF-pred+EASY"`` for a warm start that imitated ``sjf_pred`` with EASY backfilling,
+    ``"F1"`` for one that imitated ``f1`` without backfilling."""
+    base, _, pred = teacher.partition("_")
+    imitation = (meta.get("training") or {}).get("imitation") or {}
+    backfill = imitation.get("backfill", "none")
+    return f"{base.upper()}{'-' + pred if pred else ''}" + (
+        f"+{backfill.upper()}" if backfill and backfill != "none" else "")
 
 
 def _load_text(setting: dict[str, Any]) -> str:
@@ -276,7 +306,6 @@ def _observation(setting: dict[str, Any]) -> str:
 RULE_SEEDS = (0, 1, 2)
 #: Options of the pre-rule commands that the rule replaces (validation lies in the trace's range).
 _PRE_RULE_OPTIONS = ("--validation-starts", "--seed")
-_GUARD = ["--validation-guard", "1.25"]
 #: How the shipped seeds of a setting were trained where it differs from the pre-rule command
 #: (options set or added): step budgets instead of wall-clock ones, so a rerun gives the same
 #: models, and the validation guard of the rule-abiding series (models/README.rst says why).

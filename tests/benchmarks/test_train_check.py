@@ -150,6 +150,28 @@ def test_a_model_trained_or_validated_at_other_loads_gets_its_own_column(tiny):
     assert compare.learner_column(dict(meta, setting=base)) == "PPO-kernel, guard 1.25 (event)"
 
 
+def test_a_model_warm_started_by_another_teacher_gets_its_own_column(tiny):
+    """Two settings that differ only by the heuristic their warm start imitated are never
+    averaged together: the teacher and its backfilling are in the column."""
+    from benchmarks import compare
+
+    _, model = tiny
+    meta = read_checkpoint(model)["options"]
+    base = dict(meta["setting"], observation="job_window", validation_guard=1.25)
+
+    def taught(teacher, backfill):
+        training = dict(meta.get("training") or {},
+                        imitation={"teacher": teacher, "backfill": backfill})
+        return dict(meta, setting=dict(base, imitate=teacher), training=training)
+
+    assert compare.learner_column(taught("f1", "none")) == \
+        "PPO-kernel, warm start F1, guard 1.25 (event)"
+    assert compare.learner_column(taught("sjf_pred", "easy")) == \
+        "PPO-kernel, warm start SJF-pred+EASY, guard 1.25 (event)"
+    pre_rule = dict(taught("f1", "none"), rule=None)  # its column stays as it was
+    assert compare.learner_column(pre_rule) == "PPO-kernel (event) [pre-rule]"
+
+
 class _FirstJob:
     """Picks the first window job; keeps the rewards it is given."""
 
