@@ -3,9 +3,9 @@
 A run writes ``out_jobs.csv``, ``out_schedule.csv``, ``out_timeline.csv`` and
 ``overutilizations.json`` (as ``hdrm replay`` does) into a hidden scratch folder next to its final
 folder, then ``done.json`` (its settings, their digest and its row of the ``hdrm compare`` table),
-then renames the scratch folder to
-the final name in one step. A folder under ``runs/`` therefore always holds a finished run; a
-sweep stopped midway leaves at most scratch folders, which the next start removes.
+then renames the scratch folder to the final name in one step. A folder under ``runs/`` therefore
+always holds a finished run; a sweep stopped midway (Ctrl-C, SIGTERM) removes the scratch folders
+of the runs it stopped, a killed one (``kill -9``) leaves them and the next start removes them.
 
 On a GPU platform (:func:`~hdrm.distributed.spec.is_gpu_platform`) the run is ``hdrm replay``'s
 GPU replay: the openb or Gavel inputs, the GPU policy and GPU outputs (``out_gpu_timeline.csv`` and
@@ -125,12 +125,16 @@ def execute(run: RunSpec | Producer, runs_dir: str | Path) -> dict:
     if scratch.exists():
         shutil.rmtree(scratch)
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    row = produce(run, scratch)
-    wall_s, cpu_s = time.perf_counter() - wall0, time.process_time() - cpu0
-    marker = {"digest": run.digest(), "run": run.to_json(), "row": row, "wall_s": wall_s,
-              "cpu_s": cpu_s}
-    _write_text(scratch / DONE_FILE, json.dumps(marker, indent=1, sort_keys=True) + "\n")
-    fsync_folder(scratch)
+    try:
+        row = produce(run, scratch)
+        wall_s, cpu_s = time.perf_counter() - wall0, time.process_time() - cpu0
+        marker = {"digest": run.digest(), "run": run.to_json(), "row": row, "wall_s": wall_s,
+                  "cpu_s": cpu_s}
+        _write_text(scratch / DONE_FILE, json.dumps(marker, indent=1, sort_keys=True) + "\n")
+        fsync_folder(scratch)
+    except BaseException:  # an error, Ctrl-C, SIGTERM: the unfinished run leaves nothing
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
     if final.exists():  # a run finished meanwhile by another worker: keep the first one
         shutil.rmtree(scratch)
     else:

@@ -39,3 +39,27 @@ def test_a_skippable_line_error_pickles_whole():
     assert type(back) is SkippableLineError and str(back) == str(error)
     assert (back.problem, back.fix, back.skipped, back.relax) == (
         error.problem, error.fix, error.skipped, error.relax)
+
+
+class _Stopped:
+    """A run stopped (Ctrl-C) after writing part of its outputs."""
+
+    name = "stopped"
+
+    def digest(self) -> str:
+        return "0" * 64
+
+    def to_json(self) -> dict:
+        return {}
+
+    def produce(self, folder):
+        folder.mkdir(parents=True)
+        (folder / "out_jobs.csv").write_text("job_id\n1\n", encoding="utf-8")
+        raise KeyboardInterrupt
+
+
+def test_a_run_stopped_midway_leaves_no_scratch_folder(tmp_path):
+    # its half-written scratch folder stayed until the next start of the sweep removed it
+    with pytest.raises(KeyboardInterrupt):
+        runner.execute(_Stopped(), tmp_path)
+    assert list(tmp_path.iterdir()) == []
