@@ -10,12 +10,16 @@ without ``--seed`` and ``--out``). ``train.py`` already writes the best model so
 validation improves; a seed whose model file is *final* (its training figures say so) is skipped,
 so rerunning the same command after an interruption trains only the seeds left. The table of
 ``benchmarks/compare.py`` shows the mean over a setting's seeds with their spread.
+
+An interruption (Ctrl-C, SIGTERM of this process alone) stops the seed being trained too
+(:func:`hdrm.cli.script.run_command`): its best model so far stays on disk, unfinished, and the
+rerun trains that seed again. A ``--log-dir D`` after ``--`` becomes ``D/seedk`` for seed ``k``,
+so each seed keeps its own episodes.csv and validation.csv.
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +27,11 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import cli_lists  # noqa: E402
+from hdrm.cli.script import run_command  # noqa: E402
 from hdrm.errors import ConfigError  # noqa: E402
+
+#: The training script each seed runs.
+TRAIN_SCRIPT = Path(__file__).resolve().parent / "train.py"
 
 
 def seed_file(out: str | Path, seed: int) -> Path:
@@ -40,6 +48,18 @@ def is_final(path: Path) -> bool:
 
     options = read_checkpoint(path)["options"]
     return bool(isinstance(options, dict) and options.get("training", {}).get("final"))
+
+
+def seed_args(train_args: list[str], seed: int) -> list[str]:
+    """``train.py``'s arguments for ``seed``: a ``--log-dir D`` (or ``--log-dir=D``) becomes
+    ``D/seed{seed}`` (one folder for every seed: each seed's logs replaced the previous one's)."""
+    out = list(train_args)
+    for i, arg in enumerate(out):
+        if arg == "--log-dir" and i + 1 < len(out):
+            out[i + 1] = str(Path(out[i + 1]) / f"seed{seed}")
+        elif arg.startswith("--log-dir="):
+            out[i] = "--log-dir=" + str(Path(arg.split("=", 1)[1]) / f"seed{seed}")
+    return out
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -68,15 +88,15 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    script = Path(__file__).resolve().parent / "train.py"
     for seed in seeds:
         out = seed_file(a.out, seed)
         if is_final(out):
             print(f"seed {seed}: {out} is finished; skipped", flush=True)
             continue
-        cmd = [sys.executable, str(script), *train_args, "--seed", str(seed), "--out", str(out)]
+        cmd = [sys.executable, str(TRAIN_SCRIPT), *seed_args(train_args, seed), "--seed",
+               str(seed), "--out", str(out)]
         print("training:", " ".join(cmd), flush=True)
-        code = subprocess.run(cmd, check=False).returncode
+        code = run_command(cmd)
         if code != 0:
             print(f"error: seed {seed} failed (exit {code})", file=sys.stderr)
             return code

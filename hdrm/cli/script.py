@@ -7,8 +7,11 @@
 * :func:`json_object`: a JSON object option (``--agent-json``), refused in one line when it is
   not JSON or not an object;
 * :func:`guarded`: runs a script's ``main`` and turns an :class:`~hdrm.errors.HdrmError` (bad
-  input, already worded for the user) into ``prog: error: ...`` and exit 2, and Ctrl-C into one
-  line and exit 130, instead of a traceback.
+  input, already worded for the user) into ``prog: error: ...`` and exit 2, Ctrl-C into one
+  line and exit 130 and SIGTERM into one line and exit 143, instead of a traceback (or, for
+  SIGTERM, a death that skipped every clean-up);
+* :func:`run_command`: runs a child command (a training of ``train_seeds.py``) so that an
+  interruption of this process stops the child too, instead of leaving it running on.
 """
 
 from __future__ import annotations
@@ -16,7 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import signal
+import subprocess
 import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
@@ -70,9 +78,34 @@ def json_object(text: str, flag: str, example: str = '{"lr": 0.001}') -> dict[st
     return value
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, as Ctrl-C raises :class:`KeyboardInterrupt`: the
+    same clean-up runs (``finally`` blocks, temporary files removed, worker pools shut down)."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+@contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """While the block runs, SIGTERM raises :class:`Terminated` (main thread, and only where
+    SIGTERM has its default action: a handler of the program's own is left alone)."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def guarded(main: Callable[[], int | None], prog: str = "") -> int:
     """``main()``'s exit status; bad input (:class:`~hdrm.errors.HdrmError`) is one line
-    ``prog: error: message`` on stderr and status 2, an interruption one line and status 130.
+    ``prog: error: message`` on stderr and status 2, an interruption one line and status 130
+    (Ctrl-C) or 143 (SIGTERM, which stops the work as Ctrl-C does: :func:`sigterm_raises`).
 
     Args:
         main: the script's entry point (reads ``sys.argv`` itself).
@@ -80,10 +113,52 @@ def guarded(main: Callable[[], int | None], prog: str = "") -> int:
     """
     name = prog or Path(sys.argv[0]).name
     try:
-        return int(main() or 0)
+        with sigterm_raises():
+            return int(main() or 0)
     except HdrmError as exc:
         print(f"{name}: error: {exc}", file=sys.stderr)
         return 2
+    except Terminated:
+        print(f"{name}: interrupted (SIGTERM)", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)
         return 130
+
+
+#: Seconds an interrupted child is given to stop on its own (after Ctrl-C, which a terminal sends
+#: to the whole foreground process group, the child too; after SIGTERM, which ``kill -- -PGID``
+#: sends to the group), then after SIGTERM, before SIGKILL.
+CHILD_GRACE_S = {"ctrl-c": 5.0, "sigterm": 1.0, "after sigterm": 30.0}
+
+
+def run_command(cmd: Sequence[str]) -> int:
+    """Run ``cmd`` and return its exit status; an interruption of this process stops the child
+    before it is raised again.
+
+    After Ctrl-C (:class:`KeyboardInterrupt`) or SIGTERM (:class:`Terminated`, under
+    :func:`guarded`) the child, which the signal may have reached too, is given
+    :data:`CHILD_GRACE_S` to save and stop, then sent SIGTERM and waited for (SIGKILL as a last
+    resort). ``subprocess.run`` SIGKILLs the child a quarter of a second after Ctrl-C (a save cut
+    short) and leaves it running on after a SIGTERM of this process alone.
+    """
+    child = subprocess.Popen(list(cmd))
+    try:
+        return child.wait()
+    except KeyboardInterrupt as stop:
+        _stop_child(child, CHILD_GRACE_S["sigterm" if isinstance(stop, Terminated) else "ctrl-c"])
+        raise
+
+
+def _stop_child(child: subprocess.Popen, own_s: float) -> None:
+    """Wait ``own_s`` for an interrupted child to stop on its own, then SIGTERM, then SIGKILL."""
+    for signal_first, grace in ((None, own_s), (signal.SIGTERM, CHILD_GRACE_S["after sigterm"])):
+        if signal_first is not None and child.poll() is None:
+            child.send_signal(signal_first)
+        try:
+            child.wait(grace)
+            return
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):  # a second Ctrl-C: go on
+            continue
+    child.kill()
+    child.wait()
