@@ -71,6 +71,7 @@ from benchmarks.compare_summary import (  # noqa: E402,F401
 from benchmarks.evaluation import EvalRun, Execution, run_evaluations  # noqa: E402
 from benchmarks.protocol import Score  # noqa: E402
 from benchmarks.protocol_rule import LEAKY, check_evaluation, test_windows  # noqa: E402
+from hdrm.durable import write_text_atomically  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 from hdrm.policies.pairs import ALL_PAIRS  # noqa: E402
 from hdrm.cli import script as cli  # noqa: E402
@@ -299,10 +300,10 @@ def main(argv: list[str] | None = None) -> int:
     parts = tables.sections(table, grouped, TAIL_METRICS)
     print("\n".join(tables.markdown(t, g) for t, g in parts))
     commands = {Path(m.path).name: m.meta.get("training", {}).get("command", "") for m in models}
-    if a.rst:
-        Path(a.rst).write_text(tables.rst(parts, notes, commands, tables.INTRO), encoding="utf-8")
+    if a.rst:  # whole or not at all: Ctrl-C while writing keeps the previous page
+        write_text_atomically(a.rst, tables.rst(parts, notes, commands, tables.INTRO))
     if a.json:
-        Path(a.json).write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+        write_text_atomically(a.json, json.dumps(table, indent=1) + "\n")
     return 0
 
 

@@ -32,6 +32,7 @@ from benchmarks.choices import named
 from benchmarks.protocol_score import Score, score_result  # noqa: F401 (importable from here)
 from hdrm.env import EnvConfig, SchedulingEnv
 from hdrm.env.objectives import HOUR_S
+from hdrm.durable import replacing
 from hdrm.errors import ConfigError
 from hdrm.platform.loader import load_platform
 from hdrm.platform.model import Platform
@@ -365,9 +366,8 @@ def hetero_workload_file(traces_dir: str | Path, cache_dir: str | Path = CACHE_D
     derived = scale_arrivals(derived, HETERO_LOAD_FACTOR)
     derived.nb_res = platform.nb_cores
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    write_batsim_json(derived, tmp, swf_fields=False)
-    tmp.replace(path)
+    with replacing(path) as tmp:  # removed if stopped; a name of its own per process
+        write_batsim_json(derived, tmp, swf_fields=False)
     return path
 
 
