@@ -110,3 +110,22 @@ def test_a_hetero_learner_cell_is_its_seeds_mean_against_the_predicted_pairs():
     assert main["best heuristic"] == 137.45
     # the mean of three seeds, 130, is under 0.95 x 137.45 = 130.58 (one seed, 160, is not)
     assert main["target met"] is True
+
+
+def test_a_derived_workload_stopped_while_written_leaves_nothing_in_the_cache(traces, tmp_path,
+                                                                             monkeypatch):
+    # a fixed NAME.json.tmp stayed in the cache (and two processes building it shared the name)
+    cache = tmp_path / "cache"
+    real = protocol.write_batsim_json
+
+    def stopped(workload, path, **kwargs):
+        Path(path).write_text('{"jobs": [', encoding="utf-8")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(protocol, "write_batsim_json", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        protocol.hetero_workload_file(traces, cache)
+    assert list(cache.iterdir()) == []
+    monkeypatch.setattr(protocol, "write_batsim_json", real)
+    path = protocol.hetero_workload_file(traces, cache)
+    assert [p.name for p in cache.iterdir()] == [path.name]
