@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from hdrm import __version__
+from hdrm.cli.script import Terminated, sigterm_raises
 from hdrm.distributed.learners import WorkerPlan
 from hdrm.errors import ConfigError, HdrmError
 from hdrm.launch.experiment import Experiment, build_experiment
@@ -105,7 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hdeeprm-launch``; returns the exit status (0 done, 2 bad input, 130/143 stopped)."""
     args = build_parser().parse_args(argv)
     try:
-        return launch(args)
+        with sigterm_raises():  # before and after the episodes too (StopSignals, during them)
+            return launch(args)
     except SkippableLineError as exc:  # in options.json's terms, not read_swf's argument
         relaxed = exc.relaxed_by('set "strict": false under "workload" in the options file')
         print(f"{PROG}: error: {_one_line(str(relaxed))}", file=sys.stderr)
@@ -113,6 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HdrmError as exc:
         print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
+    except Terminated:
+        print(f"{PROG}: interrupted (SIGTERM)", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130

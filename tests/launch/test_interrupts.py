@@ -250,3 +250,30 @@ def test_a_terminal_ctrl_c_that_also_kills_batsim_is_a_clean_stop(tmp_path):
     assert code == 130, err.read_text(encoding="utf-8")[-1500:]
     assert "stopped by SIGINT: resume with --inmodel" in out
     assert read_checkpoint(outdir / "model.pt")["progress"]["episode"] >= 2
+
+
+def test_sigterm_before_the_episodes_is_one_line_and_143(tmp_path):
+    # a SIGTERM while the launch was being set up (here: the agent file loading) killed it
+    # without a word (status -15); it stops it as Ctrl-C does, in one line
+    ready = tmp_path / "ready"
+    agent = tmp_path / "slow_agent.py"
+    agent.write_text(AGENT.read_text(encoding="utf-8").replace(
+        "\nclass ", f"\nimport pathlib as _p, time as _t\n_p.Path({str(ready)!r}).write_text('1')"
+        "\n_t.sleep(60)\n\nclass ", 1), encoding="utf-8")
+    err = tmp_path / "err.txt"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hdrm.launcher", str(agent), str(options(tmp_path)), "--outdir",
+         str(tmp_path / "run")], cwd=ROOT, stdout=subprocess.PIPE,
+        stderr=open(err, "w", encoding="utf-8"), text=True, start_new_session=True)
+    try:
+        wait_for(lambda: ready.exists() and ready.read_text(), "agent file loading", process)
+        process.send_signal(signal.SIGTERM)
+        status, _ = finish(process)
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert status == 143
+    assert err.read_text(encoding="utf-8") == "hdeeprm-launch: interrupted (SIGTERM)\n"
+    assert not (tmp_path / "run").exists()
