@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hdrm.dag.periodic import PeriodicTask, TaskGraph, TaskSet
+from hdrm.durable import write_text_atomically
 from hdrm.errors import WorkloadError
 from hdrm.jsonfile import read_json
 
@@ -149,4 +150,4 @@ def taskset_to_json(taskset: TaskSet) -> dict:
 
 def write_taskset(taskset: TaskSet, path: str | Path) -> None:
     """Write a task set JSON file."""
-    Path(path).write_text(json.dumps(taskset_to_json(taskset), indent=1) + "\n", encoding="utf-8")
+    write_text_atomically(path, json.dumps(taskset_to_json(taskset), indent=1) + "\n")

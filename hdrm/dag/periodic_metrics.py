@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from hdrm.dag.periodic import TaskGraph, TaskSet
+from hdrm.durable import replacing
 from hdrm.workload.job import Job
 
 #: Columns of ``out_instances.csv``.
@@ -178,8 +179,8 @@ def summarise(rows: Sequence[InstanceRow]) -> PeriodicSummary:
 def write_instances_csv(rows: Sequence[InstanceRow], path: str | Path) -> Path:
     """Write ``out_instances.csv`` (columns :data:`COLUMNS`; deadline_met as 1/0)."""
     path = Path(path)
-    with path.open("w", newline="", encoding="utf-8") as f:
-        out = csv.writer(f)
+    with replacing(path) as scratch, scratch.open("w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)  # whole or not at all (hdrm.durable.replacing)
         out.writerow(COLUMNS)
         for r in rows:
             out.writerow([r.graph, r.instance, repr(r.release_s), repr(r.deadline_s),

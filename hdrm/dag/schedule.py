@@ -19,6 +19,7 @@ from pathlib import Path
 
 from hdrm.dag.model import Dag
 from hdrm.dag.ranks import longest_min_path_s
+from hdrm.durable import replacing
 from hdrm.errors import SimulationError
 
 #: Slack allowed in the validity check, relative to the makespan (rounding of sums only).
@@ -116,8 +117,8 @@ class Schedule:
     def write_csv(self, path: str | Path) -> Path:
         """Write :meth:`rows` with a header (:data:`CSV_COLUMNS`) to ``path``; returns the path."""
         path = Path(path)
-        with path.open("w", newline="", encoding="utf-8") as out:
-            writer = csv.writer(out)
+        with replacing(path) as scratch, scratch.open("w", newline="", encoding="utf-8") as out:
+            writer = csv.writer(out)  # whole or not at all (hdrm.durable.replacing)
             writer.writerow(CSV_COLUMNS)
             writer.writerows((t, p, repr(s), repr(f), repr(c)) for t, p, s, f, c in self.rows())
         return path

@@ -23,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
+from hdrm.durable import replacing, write_text_atomically
 from hdrm.errors import ConfigError
 from hdrm.fragmentation.paper_draws import load_stream
 from hdrm.fragmentation.protocol import (CURVE_COLUMNS, DEFAULT_TUNING_RATIO, DRAWS, SeedRun,
@@ -176,8 +177,8 @@ def summarize(policy: str, runs: Sequence[SeedRun], **extra) -> dict:
 
 def write_curve(run: SeedRun, path: Path) -> None:
     """The allocation curve of one seed as CSV."""
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
+    with replacing(path) as scratch, scratch.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)  # whole or not at all (hdrm.durable.replacing)
         writer.writerow(CURVE_COLUMNS)
         writer.writerows(run.curve_rows())
 
@@ -201,5 +202,5 @@ def run_experiment(nodes_csv: str | Path, pods_csv: str | Path, policy: str,
         raise ConfigError(f"{pods_csv}: {exc} of the cluster's GPUs, so there is no value at "
                           f"100%; give --workload-tuning-ratio >= 1 (got {ratio:g}) or more "
                           "tasks") from None
-    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    write_text_atomically(out / "summary.json", json.dumps(summary, indent=1) + "\n")
     return summary
