@@ -135,7 +135,8 @@ def test_an_interrupted_run_command_stops_its_child_and_waits_for_it(tmp_path):
     pid_file = tmp_path / "child.pid"
     child = (f"import os, pathlib, time; pathlib.Path({str(pid_file)!r})"
              ".write_text(str(os.getpid())); time.sleep(60)")
-    code = ("import sys\n"
+    code = ("import signal, sys\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)  # ignored under '&'\n"
             "from hdrm.cli import script\n"
             "script.CHILD_GRACE_S['ctrl-c'] = 0.2\n"
             f"sys.exit(script.guarded(lambda: script.run_command([sys.executable, '-c', "
