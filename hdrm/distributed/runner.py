@@ -5,7 +5,8 @@ A run writes ``out_jobs.csv``, ``out_schedule.csv``, ``out_timeline.csv`` and
 folder, then ``done.json`` (its settings, their digest and its row of the ``hdrm compare`` table),
 then renames the scratch folder to the final name in one step. A folder under ``runs/`` therefore
 always holds a finished run; a sweep stopped midway (Ctrl-C, SIGTERM) removes the scratch folders
-of the runs it stopped, a killed one (``kill -9``) leaves them and the next start removes them.
+of the runs it stopped, a killed process (``kill -9``; a worker process that a SIGTERM sent to the
+whole process group kills) leaves its own and the next start removes them.
 
 On a GPU platform (:func:`~hdrm.distributed.spec.is_gpu_platform`) the run is ``hdrm replay``'s
 GPU replay: the openb or Gavel inputs, the GPU policy and GPU outputs (``out_gpu_timeline.csv`` and
