@@ -114,17 +114,34 @@ def staged() -> Iterator[Staging]:
 
 @contextmanager
 def signals_deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back while the block runs (a few renames); they are delivered when
-    it ends. Only in the main thread of a POSIX process (elsewhere the block just runs)."""
-    if (not hasattr(signal, "pthread_sigmask")
-            or threading.current_thread() is not threading.main_thread()):
+    """Hold SIGINT and SIGTERM back while the block runs (a few renames); one that came meanwhile
+    is raised again when it ends, so it acts as it would have (Ctrl-C's KeyboardInterrupt, a
+    program's own handler, SIGTERM's default death).
+
+    The signals' Python handlers are replaced by one that only records them: Python runs its
+    handlers in the main thread whichever thread the system gave the signal to, so this holds in a
+    process with other threads too (a thread's signal mask would not: the system may hand the
+    signal to a thread that does not block it). Only in the main thread (elsewhere the block just
+    runs); a signal that is ignored, or handled outside Python, is left as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    held: list[int] = []
+    previous = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(signum)
+        if handler is None or handler is signal.SIG_IGN:
+            continue
+        previous[signum] = handler
+        signal.signal(signum, lambda number, frame: held.append(number))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if held:
+            signal.raise_signal(held[0])
 
 
 def _remove(path: Path) -> None:

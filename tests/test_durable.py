@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
+import time
 
 import pytest
 
@@ -56,16 +58,45 @@ def test_staged_files_are_published_together_or_not_at_all(tmp_path):
     assert _names(tmp_path) == ["a.csv", "b.csv"]
 
 
+def _python_sigint_handler():
+    """Python's own Ctrl-C handler for the test's duration (a shell's '&' starts with it
+    ignored); the caller restores what it returns."""
+    return signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def test_a_sigint_during_the_renames_is_delivered_after_them():
     reached = False
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # ignored under '&'
+    previous = _python_sigint_handler()
     try:
         with pytest.raises(KeyboardInterrupt):
             with signals_deferred():
-                os.kill(os.getpid(), signal.SIGINT)
+                signal.raise_signal(signal.SIGINT)
                 for _ in range(1000):  # bytecodes at which an undeferred signal would be raised
                     pass
                 reached = True
     finally:
         signal.signal(signal.SIGINT, previous)
+    assert reached
+    assert signal.getsignal(signal.SIGINT) is previous
+
+
+def test_a_sigint_given_to_another_thread_is_held_back_too():
+    """The system may hand a process's signal to any thread that does not block it (a test
+    suite's process has torch's and others' threads): the deferral must hold whichever thread
+    receives it."""
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    reached = False
+    previous = _python_sigint_handler()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with signals_deferred():
+                signal.pthread_kill(other.ident, signal.SIGINT)
+                time.sleep(0.2)  # the other thread takes it; Python's handler runs here
+                reached = True
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        stop.set()
+        other.join()
     assert reached

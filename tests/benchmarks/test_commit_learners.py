@@ -88,7 +88,7 @@ def test_a_commit_easy_model_is_evaluated_with_easy_in_its_own_column(traces, ct
                          "0,100", "--nb-jobs", str(NB_JOBS), "--jobs", "1", "--rst", "",
                          "--json", str(out)]) == 0
     table = json.loads(out.read_text())
-    column = "PPO-kernel (commit)"
+    column = "PPO-kernel, warm start FCFS+EASY (commit)"  # its teacher named (a rule-abiding model)
     assert column not in table["SDSC-SP2, no backfilling"]  # never run without its backfilling
     run = evaluation.model_run(str(path), str(traces), ctx.cache, STARTS, NB_JOBS, "sdsc",
                                "easy", "protocol", "", decision="commit")
