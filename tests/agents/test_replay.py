@@ -224,3 +224,37 @@ def test_the_ring_overwrites_the_oldest():
     assert sorted(buffer.returns.tolist()) == [3, 4, 5, 6, 7, 8, 9, 10]
     with pytest.raises(ValueError, match="empty replay buffer"):
         filled(0).sample(2, 0.4, np.random.default_rng(0))
+
+
+def _filled(capacity: int, n: int, seed: int = 0) -> PrioritizedReplayBuffer:
+    rng = np.random.default_rng(seed)
+    buf = PrioritizedReplayBuffer(capacity, (2,), 3)
+    for i in range(n):
+        obs = rng.random(2).astype(np.float32)
+        buf.add(Transition(obs, np.array([True, i % 2 == 0, True]), i % 3, float(i), obs + 1,
+                           np.ones(3, bool), 0.9), td_error=float(rng.random()) * 10)
+    return buf
+
+
+@pytest.mark.parametrize("n", [5, 13])  # part filled; wrapped around the ring
+def test_a_restored_buffer_samples_as_the_saved_one(n):
+    # benchmarks/train.py's resume state keeps a DQN's replay buffer (its filled rows only)
+    buf = _filled(8, n)
+    state = buf.resume_state()
+    assert state["obs"].shape[0] == min(n, 8) and (state["pos"], state["size"]) == (n % 8,
+                                                                                   min(n, 8))
+    fresh = PrioritizedReplayBuffer(8, (2,), 3)
+    fresh.load_resume_state(state)
+    assert (fresh.pos, fresh.size, fresh.max_priority) == (buf.pos, buf.size, buf.max_priority)
+    a = buf.sample(4, 0.5, np.random.default_rng(3))
+    b = fresh.sample(4, 0.5, np.random.default_rng(3))
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    slot = fresh.add(Transition(buf.obs[0], buf.masks[0], 1, 2.0, buf.obs[0], buf.masks[0], 0.5))
+    assert slot == n % 8 and fresh.size == min(n + 1, 8)  # the ring goes on where it stopped
+
+
+def test_a_buffer_of_another_capacity_is_refused():
+    with pytest.raises(ValueError, match=r"^replay: the saved buffer holds 8 transitions, this "
+                                         r"one 16$"):
+        PrioritizedReplayBuffer(16, (2,), 3).load_resume_state(_filled(8, 3).resume_state())
