@@ -10,7 +10,7 @@ Usage::
         [--rollout-device cpu|cuda|cuda:N|auto] [--update-device cpu|cuda|cuda:N|auto]
         [--imitate HEURISTIC [--imitate-backfill easy] [--imitate-episodes N] [--imitate-epochs E]]
         [--workers N [--address ADDR]] [--num-envs K]
-        --seed 0 --minutes M [--max-steps N] --out models/NAME.pt
+        --seed 0 --minutes M [--max-steps N] [--fresh] --out models/NAME.pt
     python benchmarks/train.py --mode policy_pair --platform platforms/hetero.json --trace sdsc
         --objective avg_bounded_slowdown|energy_consumption
         [--observation small|small_waits|small_waits_predicted] [--job-selections J1,J2,...]
@@ -56,6 +56,17 @@ checked between episodes; the steps made are recorded, so ``--max-steps`` reprod
 PPO, :mod:`hdrm.distributed.ppo`) and ``--num-envs K`` steps K environments per worker (or in this
 process) with one forward pass for all (:mod:`benchmarks.train_workers`); validation, logs and
 the best model stay in this process.
+
+An interrupted run (Ctrl-C, SIGTERM, a crash) resumes: at every validation ``train.py`` writes
+``OUT.resume`` beside the model (whole or not at all; :mod:`benchmarks.train_resume`): the
+learner's weights, optimizer state, random generators and buffers, the episode generator,
+the counters, the best validation and its weights. Rerunning the same command continues from
+the last validation: ``episodes.csv`` and ``validation.csv`` drop the rows written after it and
+are appended to, and ``--out`` is only replaced by a better model. A resume state of other
+settings is refused, naming the option that differs; ``--fresh`` discards it and restarts. With
+``--max-steps`` on the CPU the resumed run ends with the uninterrupted run's model and logs (the
+wall times aside). The state is removed when the run ends. Runs with ``--workers`` or
+``--num-envs`` > 1 write none: they restart.
 """
 
 from __future__ import annotations
@@ -73,7 +84,14 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import imitation, protocol, train_guard, train_rule, train_workers  # noqa: E402
+from benchmarks import (  # noqa: E402
+    imitation,
+    protocol,
+    train_guard,
+    train_resume,
+    train_rule,
+    train_workers,
+)
 from benchmarks.train_settings import (  # noqa: E402,F401 (importable from here, as before)
     LEARNER_DEFAULTS,
     MODE_DEFAULTS,
@@ -86,6 +104,7 @@ from benchmarks.train_settings import (  # noqa: E402,F401 (importable from here
 )
 from hdrm.agents import get_agent_class  # noqa: E402
 from hdrm.agents.checkpoint import load_checkpoint  # noqa: E402
+from hdrm.durable import signals_deferred  # noqa: E402
 from hdrm.env import SchedulingEnv  # noqa: E402
 from hdrm.errors import AgentLoadError, ConfigError, HdrmError  # noqa: E402
 
@@ -196,10 +215,20 @@ def save(agent: Any, s: TrainSettings, config: dict[str, Any], figures: dict[str
 
 
 class CsvLog:
-    """A CSV file written row by row (flushed, so progress can be followed)."""
+    """A CSV file written row by row (flushed, so progress can be followed).
 
-    def __init__(self, path: Path, columns: tuple[str, ...]) -> None:
+    ``keep`` (a resumed run): the file's first ``keep`` rows are kept and the new rows appended
+    (a missing file is started anew).
+    """
+
+    def __init__(self, path: Path, columns: tuple[str, ...], keep: int | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.rows = 0
+        if keep is not None and path.is_file():
+            self.rows = train_resume.cut_log(path, keep)
+            self.handle = path.open("a", newline="", encoding="utf-8")
+            self.writer = csv.writer(self.handle)
+            return
         self.handle = path.open("w", newline="", encoding="utf-8")
         self.writer = csv.writer(self.handle)
         self.writer.writerow(columns)
@@ -208,6 +237,7 @@ class CsvLog:
         """Append one row."""
         self.writer.writerow([f"{v:.6g}" if isinstance(v, float) else v for v in values])
         self.handle.flush()
+        self.rows += 1
 
     def close(self) -> None:
         """Close the file."""
@@ -245,21 +275,58 @@ class _Run:
         self.agent = build_agent(s.learner, self.config, self.env, s.seed).train_mode(True)
         self.rng = np.random.default_rng(s.seed)
         self.validate = Validator(s, self.val_starts, self.split.validation_jobs)
+        #: resumable runs write their state at each validation (not with rollout workers)
+        self.resumable = not (s.workers or s.num_envs > 1)
+        self.resume_file = train_resume.resume_path(s.out)
+        state = self.resume_state()
+        rows = state["log_rows"] if state else {}
         log_dir = Path(s.log_dir or Path("runs") / "train" / Path(s.out).stem)
         self.episodes_log = CsvLog(log_dir / "episodes.csv", (
             "episode", "start_index", "load_factor", "decisions", "env_steps", "objective", "loss",
-            "wall_s"))
+            "wall_s"), rows.get("episodes"))
         self.val_log = CsvLog(log_dir / "validation.csv",
                               ("episode", "env_steps", "objective", "best", "wall_s",
-                               "max_wait_ratio", "makespan_ratio"))
-        self.env_steps = self.episode = 0
+                               "max_wait_ratio", "makespan_ratio"), rows.get("validation"))
+        self.env_steps = self.episode = self.validations = 0
         self.imitation: dict[str, Any] = {}
         self.init: dict[str, Any] = {}
         self.distributed: dict[str, Any] = {}
-        if s.imitate:
+        self.resumed = state is not None
+        if state is not None:
+            self.resume(state)
+        elif s.imitate:
             self.warm_start()
         elif s.init_model:
             self.start_from_model()
+
+    def resume_state(self) -> dict[str, Any] | None:
+        """The interrupted run's state to continue from, or None (none, or ``--fresh``).
+
+        Raises:
+            ConfigError: a state unreadable or of other settings (one line).
+        """
+        path = self.resume_file
+        if not path.is_file():
+            return None
+        if self.s.fresh:
+            train_resume.remove(path)
+            self.echo(f"{path}: resume state discarded (--fresh); training restarts")
+            return None
+        state = train_resume.read(path)
+        train_resume.check_same_settings(state["settings"], self.s, path)
+        return state
+
+    def resume(self, state: dict[str, Any]) -> None:
+        """Continue from the interrupted run's ``state`` (:mod:`benchmarks.train_resume`)."""
+        train_resume.restore(self, state)
+        rows = state["log_rows"]
+        if (self.episodes_log.rows, self.val_log.rows) != (rows["episodes"], rows["validation"]):
+            self.echo(f"note: the logs held fewer rows than the resume state had written "
+                      f"({self.episodes_log.rows} episodes, {self.val_log.rows} validations); "
+                      "they are continued as they are")
+        self.echo(f"resuming from {self.resume_file}: episode {self.episode}, "
+                  f"{self.env_steps} env steps, {self.wall_s() / 60:.1f} min, best validation "
+                  f"{self.validate.best:.2f} at {self.validate.best_env_steps} env steps")
 
     def start_from_model(self) -> None:
         """Start from the weights of ``--init-model`` (a fresh optimizer), then validate, so the
@@ -306,6 +373,9 @@ class _Run:
         s = self.s
         if s.workers or s.num_envs > 1:
             return train_workers.loop_with_workers(self)
+        spent = self.spent() if self.resumed else None
+        if spent:  # interrupted after its last validation: nothing left to train
+            return spent
         while True:
             start = int(self.rng.choice(self.pool))
             train_rule.assert_training_window(start, s.train_jobs, self.split)
@@ -329,6 +399,15 @@ class _Run:
             if done_steps or done_time:
                 return "max_steps" if done_steps else "minutes"
 
+    def spent(self) -> str | None:
+        """Which budget is spent now (``stop_at``, ``max_steps``, ``minutes``), or None."""
+        s = self.s
+        if self.reached():
+            return "stop_at"
+        if s.max_steps and self.env_steps >= s.max_steps:
+            return "max_steps"
+        return "minutes" if s.minutes > 0 and self.wall_s() >= s.minutes * 60 else None
+
     def reached(self) -> bool:
         """Whether ``--stop-at`` is given and a validation scored it or less."""
         return self.s.stop_at is not None and self.validate.best <= self.s.stop_at
@@ -336,15 +415,19 @@ class _Run:
     def validation(self, train_value: float, wall: float) -> None:
         """Validate, log, and save the model when it is the best so far."""
         score, improved = self.validate(self.agent, self.env_steps)
+        self.validations += 1
         self.val_log.row(self.episode, self.env_steps, score, int(improved), self.wall_s(),
                          *self.validate.ratios)
         self.echo(f"episode {self.episode:5d}  env steps {self.env_steps:9d}  train "
                   f"{train_value:10.2f}  validation {score:10.2f}{'  *' if improved else ''}  "
                   f"{wall / 60:6.1f} min")
-        if improved:
-            save(self.agent, self.s, self.config, {"wall_s": wall, "env_steps": self.env_steps,
-                                                   "episodes": self.episode, "final": False},
-                 self.split.rule)
+        with signals_deferred():  # the resume state and the model it names, both or neither
+            if self.resumable:
+                train_resume.write(self.resume_file, train_resume.capture(self))
+            if improved:
+                save(self.agent, self.s, self.config, {"wall_s": wall, "env_steps": self.env_steps,
+                                                       "episodes": self.episode, "final": False},
+                     self.split.rule)
 
     def close(self) -> None:
         """Close the logs."""
@@ -374,6 +457,7 @@ class _Run:
             self.agent.load_state_dict(v.best_state[0])
             self.agent.load_optimizer_state_dict(v.best_state[1])
         save(self.agent, self.s, self.config, figures, self.split.rule)
+        train_resume.remove(self.resume_file)
         return TrainResult(wall, self.env_steps, self.episode, v.best, v.best_env_steps,
                            stopped_by, Path(self.s.out))
 

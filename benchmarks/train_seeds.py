@@ -6,14 +6,17 @@ Usage::
         --trace lublin --learner ppo --network kernel --minutes 10 ...
 
 Each seed ``k`` writes ``models/NAME_seedk.pt`` (the arguments after ``--`` are ``train.py``'s,
-without ``--seed`` and ``--out``). ``train.py`` already writes the best model so far each time
-validation improves; a seed whose model file is *final* (its training figures say so) is skipped,
-so rerunning the same command after an interruption trains only the seeds left. The table of
-``benchmarks/compare.py`` shows the mean over a setting's seeds with their spread.
+without ``--seed`` and ``--out``). ``train.py`` writes the best model so far each time
+validation improves, and its resume state (``NAME_seedk.pt.resume``) at every validation; a seed
+whose model file is *final* (its training figures say so) is skipped, so rerunning the same
+command after an interruption trains only the seeds left. The table of ``benchmarks/compare.py``
+shows the mean over a setting's seeds with their spread.
 
 An interruption (Ctrl-C, SIGTERM of this process alone) stops the seed being trained too
-(:func:`hdrm.cli.script.run_command`): its best model so far stays on disk, unfinished, and the
-rerun trains that seed again. A ``--log-dir D`` after ``--`` becomes ``D/seedk`` for seed ``k``,
+(:func:`hdrm.cli.script.run_command`): its best model so far and its resume state stay on disk,
+and the rerun (the same ``train.py`` command) continues that seed from its last validation
+(:mod:`benchmarks.train_resume`; with ``--max-steps``, to the model an uninterrupted run gives).
+A ``--log-dir D`` after ``--`` becomes ``D/seedk`` for seed ``k``,
 so each seed keeps its own episodes.csv and validation.csv.
 """
 
@@ -27,6 +30,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import cli_lists  # noqa: E402
+from benchmarks.train_resume import resume_path  # noqa: E402
 from hdrm.cli.script import run_command  # noqa: E402
 from hdrm.errors import ConfigError  # noqa: E402
 
@@ -95,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         cmd = [sys.executable, str(TRAIN_SCRIPT), *seed_args(train_args, seed), "--seed",
                str(seed), "--out", str(out)]
+        if resume_path(out).is_file():
+            print(f"seed {seed}: resuming the interrupted training ({resume_path(out)})",
+                  flush=True)
         print("training:", " ".join(cmd), flush=True)
         code = run_command(cmd)
         if code != 0:

@@ -98,6 +98,7 @@ class TrainSettings:
     num_envs: int = 1
     address: str | None = None
     command: str = ""
+    fresh: bool = False
 
     def __post_init__(self) -> None:
         if self.observation is None:  # each mode's own default
@@ -336,6 +337,9 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     p.add_argument("--num-envs", type=int, default=1, metavar="K",
                    help="environments per worker (or in this process) decided for together")
     p.add_argument("--address", help="with --workers: the Ray cluster to join (auto or HOST:PORT)")
+    p.add_argument("--fresh", action="store_true",
+                   help="discard the resume state an interrupted run left (OUT.resume) and "
+                        "restart; without it, the same command continues that run")
     a = p.parse_args(argv)
     agent_json = script.json_object(a.agent_json, "--agent-json")
     starts = None
@@ -374,4 +378,5 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
         imitate_episodes=max(1, a.imitate_episodes), imitate_epochs=max(0, a.imitate_epochs),
         traces=a.traces, log_dir=a.log_dir, workers=a.workers, num_envs=a.num_envs,
         address=a.address, command="python benchmarks/train.py " + shlex.join(argv_used),
+        fresh=a.fresh,
     )

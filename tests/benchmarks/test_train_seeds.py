@@ -67,3 +67,20 @@ def test_sigterm_of_train_seeds_alone_stops_the_training_it_started(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_a_seed_interrupted_midway_is_rerun_with_the_same_command_and_resumes(tmp_path,
+                                                                             monkeypatch,
+                                                                             capsys):
+    # train.py continues from OUT.resume only when its command is the same: the rerun of a seed
+    # must not change it (no --fresh, the same --log-dir), and it says that it resumes
+    commands: list[list[str]] = []
+    monkeypatch.setattr(train_seeds, "run_command", lambda cmd: commands.append(cmd) or 0)
+    argv = ["--seeds", "0", "--out", str(tmp_path / "m.pt"), "--", "--log-dir", "runs/t"]
+    assert train_seeds.main(argv) == 0
+    (tmp_path / "m_seed0.pt.resume").write_bytes(b"state")
+    assert train_seeds.main(argv) == 0
+    assert len(commands) == 2 and commands[0] == commands[1]
+    assert "--fresh" not in commands[0]
+    out = capsys.readouterr().out
+    assert f"seed 0: resuming the interrupted training ({tmp_path / 'm_seed0.pt.resume'})" in out
