@@ -57,11 +57,12 @@ PPO, :mod:`hdrm.distributed.ppo`) and ``--num-envs K`` steps K environments per 
 process) with one forward pass for all (:mod:`benchmarks.train_workers`); validation, logs and
 the best model stay in this process.
 
-An interrupted run (Ctrl-C, SIGTERM, a crash) resumes: at every validation ``train.py`` writes
-``OUT.resume`` beside the model (whole or not at all; :mod:`benchmarks.train_resume`): the
-learner's weights, optimizer state, random generators and buffers, the episode generator,
+An interrupted run (Ctrl-C, SIGTERM, a crash) resumes: at each validation that improves, and at
+the others once a minute has passed since the last write, ``train.py`` writes ``OUT.resume``
+beside the model (whole or not at all; :mod:`benchmarks.train_resume`): the learner's weights,
+optimizer state, random generators and buffers, the episode generator,
 the counters, the best validation and its weights. Rerunning the same command continues from
-the last validation: ``episodes.csv`` and ``validation.csv`` drop the rows written after it and
+that validation: ``episodes.csv`` and ``validation.csv`` drop the rows written after it and
 are appended to, and ``--out`` is only replaced by a better model. A resume state of other
 settings is refused, naming the option that differs; ``--fresh`` discards it and restarts. With
 ``--max-steps`` on the CPU the resumed run ends with the uninterrupted run's model and logs (the
@@ -277,6 +278,7 @@ class _Run:
         self.validate = Validator(s, self.val_starts, self.split.validation_jobs)
         #: resumable runs write their state at each validation (not with rollout workers)
         self.resumable = not (s.workers or s.num_envs > 1)
+        self.resume_written_s = -float("inf")
         self.resume_file = train_resume.resume_path(s.out)
         state = self.resume_state()
         rows = state["log_rows"] if state else {}
@@ -422,8 +424,10 @@ class _Run:
                   f"{train_value:10.2f}  validation {score:10.2f}{'  *' if improved else ''}  "
                   f"{wall / 60:6.1f} min")
         with signals_deferred():  # the resume state and the model it names, both or neither
-            if self.resumable:
+            if self.resumable and (improved or self.wall_s() - self.resume_written_s
+                                   >= train_resume.EVERY_S):
                 train_resume.write(self.resume_file, train_resume.capture(self))
+                self.resume_written_s = self.wall_s()
             if improved:
                 save(self.agent, self.s, self.config, {"wall_s": wall, "env_steps": self.env_steps,
                                                        "episodes": self.episode, "final": False},

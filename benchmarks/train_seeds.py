@@ -7,14 +7,14 @@ Usage::
 
 Each seed ``k`` writes ``models/NAME_seedk.pt`` (the arguments after ``--`` are ``train.py``'s,
 without ``--seed`` and ``--out``). ``train.py`` writes the best model so far each time
-validation improves, and its resume state (``NAME_seedk.pt.resume``) at every validation; a seed
+validation improves, and its resume state (``NAME_seedk.pt.resume``) then and once a minute; a seed
 whose model file is *final* (its training figures say so) is skipped, so rerunning the same
 command after an interruption trains only the seeds left. The table of ``benchmarks/compare.py``
 shows the mean over a setting's seeds with their spread.
 
 An interruption (Ctrl-C, SIGTERM of this process alone) stops the seed being trained too
 (:func:`hdrm.cli.script.run_command`): its best model so far and its resume state stay on disk,
-and the rerun (the same ``train.py`` command) continues that seed from its last validation
+and the rerun (the same ``train.py`` command) continues that seed from the state's validation
 (:mod:`benchmarks.train_resume`; with ``--max-steps``, to the model an uninterrupted run gives).
 A ``--log-dir D`` after ``--`` becomes ``D/seedk`` for seed ``k``,
 so each seed keeps its own episodes.csv and validation.csv.

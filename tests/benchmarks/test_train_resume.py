@@ -54,12 +54,14 @@ def _rows(path: Path, drop: str = "wall_s") -> list[list[str]]:
     return [[r[i] for i in keep] for r in rows]
 
 
-@pytest.mark.parametrize("learner, extra", [("ppo", {}), ("dqn", {}),
-                                            ("ppo", {"validation_guard": 3.5})],
-                         ids=["ppo", "dqn", "ppo-guard"])
+@pytest.mark.parametrize("learner, extra, every_s", [
+    ("ppo", {}, 0.0), ("dqn", {}, 0.0), ("ppo", {"validation_guard": 3.5}, 0.0),
+    ("dqn", {}, float("inf"))], ids=["ppo", "dqn", "ppo-guard", "dqn-on-improvement"])
 def test_an_interrupted_run_resumes_to_the_uninterrupted_model_and_logs(traces, tmp_path,
                                                                         monkeypatch, learner,
-                                                                        extra):
+                                                                        extra, every_s):
+    # every_s 0: the state is written at every validation; inf: only when one improves
+    monkeypatch.setattr(train_resume, "EVERY_S", every_s)
     whole = _settings(traces, tmp_path / "whole.pt", learner, **extra)
     train.train(whole, **QUIET)
     cut = _settings(traces, tmp_path / "cut.pt", learner, **extra)
@@ -74,7 +76,10 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_model_and_logs(traces, 
     assert len(_rows(logs / "episodes.csv")) == 1 + 3  # episode 3 logged, not yet validated
     echoed: list[str] = []
     result = train.train(cut, echo=echoed.append)
-    assert echoed[0].startswith(f"resuming from {state}: episode 2, ")
+    resumed_at = 2 if every_s == 0 else max(int(r[0]) for r in _rows(
+        Path(whole.log_dir) / "validation.csv")[1:] if int(r[0]) <= 2 and r[3] == "1")
+    assert every_s == 0 or resumed_at == 1  # DQN's 2nd validation did not improve: not written
+    assert echoed[0].startswith(f"resuming from {state}: episode {resumed_at}, ")
     assert not state.exists()  # a run that ended normally leaves no resume state
     a, b = read_checkpoint(whole.out), read_checkpoint(cut.out)
     assert b["options"]["training"]["final"] is True
