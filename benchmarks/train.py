@@ -49,9 +49,9 @@ backfills around it, so ``--imitate-backfill`` must be ``--backfill``), a fixed 
 ``policy_pair`` mode. A learner is any name of the agent registry; ``--agent-json``
 overrides its options block. ``--rollout-device`` and ``--update-device`` set the learner's
 ``rollout_device`` and ``update_device`` (:mod:`hdrm.agents.devices`; default ``auto``: updates
-on the GPU when torch sees one, decisions on the CPU). Runs
-are deterministic for a seed when bounded by ``--max-steps`` on the CPU (``--minutes`` is a wall-clock guard
-checked between episodes; the steps made are recorded, so ``--max-steps`` reproduces a run).
+on the GPU when torch sees one, decisions on the CPU). Runs are deterministic for a seed when
+bounded by ``--max-steps`` on the CPU (``--minutes`` is a wall-clock guard checked between
+episodes; the steps made are recorded, so ``--max-steps`` reproduces a run).
 ``--workers N`` plays the training episodes in N rollout worker processes on Ray (distributed
 PPO, :mod:`hdrm.distributed.ppo`) and ``--num-envs K`` steps K environments per worker (or in this
 process) with one forward pass for all (:mod:`benchmarks.train_workers`); validation, logs and
@@ -73,7 +73,6 @@ wall times aside). The state is removed when the run ends. Runs with ``--workers
 from __future__ import annotations
 
 import copy
-import csv
 import dataclasses
 import sys
 import time
@@ -93,6 +92,13 @@ from benchmarks import (  # noqa: E402
     train_rule,
     train_workers,
 )
+from benchmarks.train_model import (  # noqa: E402,F401 (importable from here, as before)
+    learner_label,
+    metadata,
+    observation_features,
+    save,
+)
+from benchmarks.train_resume import CsvLog  # noqa: E402,F401
 from benchmarks.train_settings import (  # noqa: E402,F401 (importable from here, as before)
     LEARNER_DEFAULTS,
     MODE_DEFAULTS,
@@ -128,12 +134,6 @@ def build_agent(learner: str, config: dict[str, Any], env: SchedulingEnv, seed: 
     cls = get_agent_class(learner, "--learner")
     return cls(config, env.observation_space, env.action_space, action_names=env.action_names,
                seed=seed)
-
-
-def learner_label(learner: str, agent: Any) -> str:
-    """How the learner is named in tables: ``PPO-kernel``, ``DQN`` ..."""
-    network = getattr(agent, "network_name", None)
-    return f"{learner.upper()}-{network}" if network else learner.upper()
 
 
 class Validator:
@@ -172,77 +172,6 @@ class Validator:
             self.best_state = (copy.deepcopy(agent.state_dict()),
                                copy.deepcopy(agent.optimizer_state_dict()))
         return value, improved
-
-
-def metadata(s: TrainSettings, agent: Any, config: dict[str, Any], figures: dict[str, Any],
-             rule: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What the checkpoint records about the model (read back by ``compare.py``): the learner,
-    its setting, the training figures and the no-leakage rule it was trained under."""
-    return {"rule": rule,
-        "learner": s.learner, "label": learner_label(s.learner, agent), "agent": config,
-        "setting": {"trace": s.trace, "backfill": s.backfill, "decision": s.decision,
-                    "mode": s.mode, "objective": s.objective, "platform": s.platform,
-                    "reward_timing": s.reward_timing, "wait_penalty": s.wait_penalty,
-                    "validation_guard": s.validation_guard,
-                    "pick": s.pick if s.mode == "job_pick" else "env",
-                    "observation": s.observation, "reservation": s.reservation,
-                    "features": observation_features(s.observation),
-                    "job_selections": list(s.job_selections) if s.job_selections else None,
-                    "window": s.window if s.mode == "job_pick" else None,
-                    "train_jobs": s.train_jobs, "seed": s.seed, "imitate": s.imitate,
-                    "init_model": s.init_model,
-                    "load_factors": list(s.load_factors) if s.load_factors else None,
-                    "validation_load_factors": list(s.validation_load_factors)},
-        "training": figures,
-    }
-
-
-def observation_features(name: str | None) -> list[str] | None:
-    """The feature names of a job-window observation kind, in column order (recorded in the
-    model file, so an evaluation refuses a model whose observation has changed since); None for
-    the kinds of ``policy_pair`` mode, which name no columns."""
-    from hdrm.env.observations import OBSERVATIONS
-
-    features = getattr(OBSERVATIONS.get(name or "job_window", "--observation"), "features", None)
-    return list(features) if features else None
-
-
-def save(agent: Any, s: TrainSettings, config: dict[str, Any], figures: dict[str, Any],
-         rule: dict[str, Any] | None = None) -> None:
-    """Write ``agent`` to ``s.out`` with the metadata."""
-    from hdrm.agents.checkpoint import save_checkpoint
-
-    save_checkpoint(agent, s.out, metadata(s, agent, config, figures, rule))
-
-
-class CsvLog:
-    """A CSV file written row by row (flushed, so progress can be followed).
-
-    ``keep`` (a resumed run): the file's first ``keep`` rows are kept and the new rows appended
-    (a missing file is started anew).
-    """
-
-    def __init__(self, path: Path, columns: tuple[str, ...], keep: int | None = None) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.rows = 0
-        if keep is not None and path.is_file():
-            self.rows = train_resume.cut_log(path, keep)
-            self.handle = path.open("a", newline="", encoding="utf-8")
-            self.writer = csv.writer(self.handle)
-            return
-        self.handle = path.open("w", newline="", encoding="utf-8")
-        self.writer = csv.writer(self.handle)
-        self.writer.writerow(columns)
-
-    def row(self, *values: Any) -> None:
-        """Append one row."""
-        self.writer.writerow([f"{v:.6g}" if isinstance(v, float) else v for v in values])
-        self.handle.flush()
-        self.rows += 1
-
-    def close(self) -> None:
-        """Close the file."""
-        self.handle.close()
 
 
 def train(s: TrainSettings, echo: Callable[[str], Any] = print) -> TrainResult:

@@ -192,3 +192,33 @@ def remove(path: Path) -> None:
 
 __all__ = ["capture", "check_same_settings", "cut_log", "read", "remove", "restore",
            "resume_path", "settings_record", "write"]
+
+
+class CsvLog:
+    """A CSV file written row by row (flushed, so progress can be followed).
+
+    ``keep`` (a resumed run): the file's first ``keep`` rows are kept and the new rows appended
+    (a missing file is started anew).
+    """
+
+    def __init__(self, path: Path, columns: tuple[str, ...], keep: int | None = None) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.rows = 0
+        if keep is not None and path.is_file():
+            self.rows = cut_log(path, keep)
+            self.handle = path.open("a", newline="", encoding="utf-8")
+            self.writer = csv.writer(self.handle)
+            return
+        self.handle = path.open("w", newline="", encoding="utf-8")
+        self.writer = csv.writer(self.handle)
+        self.writer.writerow(columns)
+
+    def row(self, *values: Any) -> None:
+        """Append one row."""
+        self.writer.writerow([f"{v:.6g}" if isinstance(v, float) else v for v in values])
+        self.handle.flush()
+        self.rows += 1
+
+    def close(self) -> None:
+        """Close the file."""
+        self.handle.close()
