@@ -67,7 +67,9 @@ are appended to, and ``--out`` is only replaced by a better model. A resume stat
 settings is refused, naming the option that differs; ``--fresh`` discards it and restarts. With
 ``--max-steps`` on the CPU the resumed run ends with the uninterrupted run's model and logs (the
 wall times aside). The state is removed when the run ends. Runs with ``--workers`` or
-``--num-envs`` > 1 write none: they restart.
+``--num-envs`` > 1 write none: they restart, and the unfinished model such a run left at ``--out``
+is first renamed ``STEM.interrupted.pt`` (so the new run's first validation does not replace a
+better model).
 """
 
 from __future__ import annotations
@@ -237,11 +239,14 @@ class _Run:
             ConfigError: a state unreadable or of other settings (one line).
         """
         path = self.resume_file
-        if not path.is_file():
-            return None
-        if self.s.fresh:
+        if self.s.fresh and path.is_file():
             train_resume.remove(path)
             self.echo(f"{path}: resume state discarded (--fresh); training restarts")
+        if not path.is_file():
+            aside = train_resume.keep_unfinished_aside(self.s.out)
+            if aside is not None:
+                self.echo(f"{self.s.out}: an unfinished model with no resume state (its run "
+                          f"was stopped); kept as {aside}, training starts anew")
             return None
         state = train_resume.read(path)
         train_resume.check_same_settings(state["settings"], self.s, path)

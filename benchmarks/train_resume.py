@@ -190,8 +190,34 @@ def remove(path: Path) -> None:
     fsync_folder(path.parent)
 
 
-__all__ = ["capture", "check_same_settings", "cut_log", "read", "remove", "restore",
-           "resume_path", "settings_record", "write"]
+def keep_unfinished_aside(out: str | Path) -> Path | None:
+    """Rename an unfinished model at ``out`` (a best-so-far model whose run was stopped and left
+    no resume state: a run with rollout workers, or one of a ``train.py`` before resuming) to
+    ``STEM.interrupted.pt`` (``STEM.interrupted-2.pt`` ... if taken) before a new run starts
+    there, so the new run's first validation does not replace a better model; returns the new
+    name, or None (no file, a final model, or not a checkpoint: left as it is)."""
+    from hdrm.agents.checkpoint import read_checkpoint
+    from hdrm.errors import AgentLoadError
+
+    out = Path(out)
+    if not out.is_file():
+        return None
+    try:
+        training = read_checkpoint(out)["options"].get("training") or {}
+    except (AgentLoadError, AttributeError):
+        return None
+    if training.get("final", True):
+        return None
+    target, k = out.with_name(f"{out.stem}.interrupted{out.suffix}"), 1
+    while target.exists():
+        k += 1
+        target = out.with_name(f"{out.stem}.interrupted-{k}{out.suffix}")
+    out.rename(target)
+    return target
+
+
+__all__ = ["capture", "check_same_settings", "cut_log", "keep_unfinished_aside", "read",
+           "remove", "restore", "resume_path", "settings_record", "write"]
 
 
 class CsvLog:

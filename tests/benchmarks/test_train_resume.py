@@ -150,3 +150,27 @@ def test_cut_log_keeps_the_header_and_the_first_rows(tmp_path):
     assert log.read_text() == "episode,x\n1,a\n2,b\n"
     assert train_resume.cut_log(log, 5) == 2  # fewer rows than asked: all kept
     assert train_resume.cut_log(tmp_path / "missing.csv", 3) == 0
+
+
+def test_an_unfinished_model_without_a_resume_state_is_kept_aside_not_replaced(traces, tmp_path,
+                                                                               monkeypatch):
+    # a run that leaves no resume state (rollout workers, or a train.py before resuming) was
+    # stopped: its best-so-far model at --out was replaced by the rerun's first validation
+    s = _settings(traces, tmp_path / "m.pt", "ppo")
+    with monkeypatch.context() as patch:
+        _interrupt_at_episode(patch, 3)
+        with pytest.raises(KeyboardInterrupt):
+            train.train(s, **QUIET)
+    train_resume.resume_path(s.out).unlink()
+    stopped = read_checkpoint(s.out)
+    assert stopped["options"]["training"]["final"] is False
+    echoed: list[str] = []
+    train.train(s, echo=echoed.append)
+    aside = tmp_path / "m.interrupted.pt"
+    assert echoed[0] == (f"{s.out}: an unfinished model with no resume state (its run was "
+                         f"stopped); kept as {aside}, training starts anew")
+    kept = read_checkpoint(aside)
+    assert kept["sha256"] == stopped["sha256"]
+    assert read_checkpoint(s.out)["options"]["training"]["final"] is True
+    train.train(s, **QUIET)  # a final model is replaced as before, nothing more kept aside
+    assert sorted(p.name for p in tmp_path.glob("m*.pt")) == ["m.interrupted.pt", "m.pt"]
