@@ -32,9 +32,11 @@ def read_models(models_dir: str | Path, kind: str, described: Callable[[dict], b
                 learner_class: Callable[[str, str], Any]) -> list[tuple[str, dict[str, Any]]]:
     """``(path, metadata)`` of the ``*.pt`` files in ``models_dir``, in name order.
 
-    Files whose metadata ``described`` refuses, or whose learner ``learner_class`` does not know
-    (it raises :class:`~hdrm.errors.ConfigError`), are left out with a note on stderr naming the
-    file; an absent folder holds no model.
+    Files whose metadata ``described`` refuses, unfinished models (``training.final`` False: a
+    training running or stopped, whose seed would otherwise be averaged into its setting's
+    column), or whose learner ``learner_class`` does not know (it raises
+    :class:`~hdrm.errors.ConfigError`), are left out with a note on stderr naming the file; an
+    absent folder holds no model.
 
     Args:
         models_dir: the folder.
@@ -53,6 +55,10 @@ def read_models(models_dir: str | Path, kind: str, described: Callable[[dict], b
         meta = read_checkpoint(path)["options"]
         if not isinstance(meta, dict) or not described(meta):
             print(f"note: {path} has no {kind} metadata; skipped", file=sys.stderr)
+            continue
+        if (meta.get("training") or {}).get("final", True) is False:
+            print(f"note: skipped {path}: an unfinished model (its training is running, or was "
+                  "stopped: rerun it to resume)", file=sys.stderr)
             continue
         try:
             learner_class(meta["learner"], f"{path}: learner")

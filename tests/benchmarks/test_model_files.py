@@ -59,3 +59,18 @@ def test_the_gpu_comparison_reads_only_models_with_a_workload(models, capsys):
 
 def test_an_absent_folder_holds_no_model(tmp_path):
     assert read_models(tmp_path / "none", "benchmark", lambda meta: True, lambda n, w: None) == []
+
+
+def test_an_unfinished_model_is_left_out_with_a_note(tmp_path, capsys):
+    # a training running (its best-so-far model) or stopped (an interrupted.pt kept aside) was
+    # evaluated and its seed averaged into its setting's column
+    done = {"learner": "ppo", "label": "PPO", "setting": CPU_SETTING, "training": {"final": True}}
+    _save(tmp_path / "a_seed0.pt", done)
+    _save(tmp_path / "a_seed1.pt", dict(done, training={"final": False}))
+    _save(tmp_path / "a_seed0.interrupted.pt", dict(done, training={"final": False}))
+    found = compare_models.discover_models(tmp_path)
+    assert [Path(m.path).name for m in found] == ["a_seed0.pt"]
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"note: skipped {tmp_path / name}: an unfinished model (its training is "
+                   "running, or was stopped: rerun it to resume)"
+                   for name in ("a_seed0.interrupted.pt", "a_seed1.pt")]
