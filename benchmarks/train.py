@@ -66,10 +66,15 @@ that validation: ``episodes.csv`` and ``validation.csv`` drop the rows written a
 are appended to, and ``--out`` is only replaced by a better model. A resume state of other
 settings is refused, naming the option that differs; ``--fresh`` discards it and restarts. With
 ``--max-steps`` on the CPU the resumed run ends with the uninterrupted run's model and logs (the
-wall times aside). The state is removed when the run ends. Runs with ``--workers`` or
-``--num-envs`` > 1 write none: they restart, and the unfinished model such a run left at ``--out``
-is first renamed ``STEM.interrupted.pt`` (so the new run's first validation does not replace a
-better model).
+wall times aside). The state is removed when the run ends. PPO runs with ``--workers`` or
+``--num-envs`` > 1 resume the same way, exactly too (on local Ray as in this process): the state
+adds the distributed learner's (:mod:`benchmarks.train_workers`): the episodes of the last
+rollout not yet logged, each environment's episode under way (how it was drawn and the
+decisions made, replayed on resume) and the rollout workers' generators; a worker that Ray
+restarted during the run has already broken the run's determinism. DQN runs with ``--workers``
+(Ape-X) write none: they restart, and the unfinished model such a run left at ``--out`` is first
+renamed ``STEM.interrupted.pt`` (so the new run's first validation does not replace a better
+model).
 """
 
 from __future__ import annotations
@@ -113,6 +118,7 @@ from benchmarks.train_settings import (  # noqa: E402,F401 (importable from here
 )
 from hdrm.agents import get_agent_class  # noqa: E402
 from hdrm.agents.checkpoint import load_checkpoint  # noqa: E402
+from hdrm.distributed.learners import ResumeHandle  # noqa: E402
 from hdrm.durable import signals_deferred  # noqa: E402
 from hdrm.env import SchedulingEnv  # noqa: E402
 from hdrm.errors import AgentLoadError, ConfigError, HdrmError  # noqa: E402
@@ -207,8 +213,9 @@ class _Run:
         self.agent = build_agent(s.learner, self.config, self.env, s.seed).train_mode(True)
         self.rng = np.random.default_rng(s.seed)
         self.validate = Validator(s, self.val_starts, self.split.validation_jobs)
-        #: resumable runs write their state at each validation (not with rollout workers)
-        self.resumable = not (s.workers or s.num_envs > 1)
+        #: a distributed learner's state (set while it runs, when it can save one)
+        self.learner_state = ResumeHandle()
+        self.last_value = float("nan")  # the last training episode's score
         self.resume_written_s = -float("inf")
         self.resume_file = train_resume.resume_path(s.out)
         state = self.resume_state()
@@ -335,6 +342,12 @@ class _Run:
             if done_steps or done_time:
                 return "max_steps" if done_steps else "minutes"
 
+    def resumable(self) -> bool:
+        """Whether a resume state can be written now: always in one process; with rollout
+        workers while a learner that saves its state runs (distributed PPO)."""
+        s = self.s
+        return not (s.workers or s.num_envs > 1) or self.learner_state.capture is not None
+
     def spent(self) -> str | None:
         """Which budget is spent now (``stop_at``, ``max_steps``, ``minutes``), or None."""
         s = self.s
@@ -358,7 +371,7 @@ class _Run:
                   f"{train_value:10.2f}  validation {score:10.2f}{'  *' if improved else ''}  "
                   f"{wall / 60:6.1f} min")
         with signals_deferred():  # the resume state and the model it names, both or neither
-            if self.resumable and (improved or self.wall_s() - self.resume_written_s
+            if self.resumable() and (improved or self.wall_s() - self.resume_written_s
                                    >= train_resume.EVERY_S):
                 train_resume.write(self.resume_file, train_resume.capture(self))
                 self.resume_written_s = self.wall_s()

@@ -5,7 +5,9 @@ At a validation ``train.py`` writes ``<out>.resume`` beside its model, whole or 
 generators, counters and buffers (:mod:`hdrm.agents.resume`; a DQN's replay buffer), the
 process-wide generators, the run's episode generator, the counters (episodes, environment steps,
 wall time, validations, rows logged), the validator's best score, where it was reached and its
-weights, the validation guard's reference and the warm start's figures. A validation is the
+weights, the validation guard's reference and the warm start's figures, and with rollout
+workers or ``--num-envs`` > 1 the distributed PPO learner's state
+(:class:`hdrm.distributed.learners.ResumeHandle`). A validation is the
 point to save at: the last episode has ended (PPO's rollout buffer may hold part of a rollout: it
 is kept; a DQN's n-step steps and pending decision are dropped at every episode's end).
 It is written when the validation improved (so the state is never older than the model at
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
 #: validation improves (then it is written at once).
 EVERY_S = 60.0
 #: The resume state's format.
-FORMAT = 1
+FORMAT = 2
 #: Settings that may differ between the interrupted run and its rerun (they change no figure).
 NOT_COMPARED = ("command", "fresh")
 #: Agent attributes holding a buffer saved with its own ``resume_state`` (a DQN's replay).
@@ -89,7 +91,10 @@ def capture(run: "_Run") -> dict[str, Any]:
     return {
         "format": FORMAT, "settings": settings_record(run.s),
         "counters": {"episode": run.episode, "env_steps": run.env_steps,
-                     "wall_s": run.wall_s(), "validations": run.validations},
+                     "wall_s": run.wall_s(), "validations": run.validations,
+                     "last_value": float(run.last_value)},
+        "distributed": (None if run.learner_state.capture is None
+                        else plain(run.learner_state.capture())),
         "log_rows": {"episodes": run.episodes_log.rows, "validation": run.val_log.rows},
         "run_rng": plain(dict(run.rng.bit_generator.state)),
         "global_rng": global_rng_state(),
@@ -160,6 +165,8 @@ def restore(run: "_Run", state: dict[str, Any]) -> None:
     run.episode, run.env_steps, run.validations = (int(c["episode"]), int(c["env_steps"]),
                                                    int(c["validations"]))
     run.t0 = time.perf_counter() - float(c["wall_s"])
+    run.last_value = float(c["last_value"])
+    run.learner_state.saved = state["distributed"]
     sv = state["validator"]
     v.best, v.best_env_steps = float(sv["best"]), int(sv["best_env_steps"])
     v.ratios = tuple(float(r) for r in sv["ratios"])
@@ -192,7 +199,7 @@ def remove(path: Path) -> None:
 
 def keep_unfinished_aside(out: str | Path) -> Path | None:
     """Rename an unfinished model at ``out`` (a best-so-far model whose run was stopped and left
-    no resume state: a run with rollout workers, or one of a ``train.py`` before resuming) to
+    no resume state: a DQN run with rollout workers, or one of an older ``train.py``) to
     ``STEM.interrupted.pt`` (``STEM.interrupted-2.pt`` ... if taken) before a new run starts
     there, so the new run's first validation does not replace a better model; returns the new
     name, or None (no file, a final model, or not a checkpoint: left as it is)."""

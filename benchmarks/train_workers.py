@@ -6,6 +6,12 @@ Each environment is a :class:`ProtocolEpisodes`: at every reset it draws the epi
 ``--load-factors``, a load factor) from its own generator, seeded with ``--seed`` + its number,
 and it maps the learner's picks to the environment's actions (``--pick``). The learner stays in
 the driver process: validation, the best model and the logs are those of the single-process run.
+
+Such a run resumes as the single-process one does (``train.py``'s ``OUT.resume``): with PPO
+the state holds the distributed learner's (:class:`hdrm.distributed.learners.ResumeHandle`:
+its counters, the episodes not yet logged, each environment's episode under way, which
+:meth:`ProtocolEpisodes.load_resume_state` resets as it was and the collector replays, and the
+workers' generators). An Ape-X (DQN) run saves none: it restarts.
 """
 
 from __future__ import annotations
@@ -36,11 +42,23 @@ class ProtocolEpisodes(gym.Wrapper):
         self.draws = np.random.default_rng(0)
         self.start, self.factor = 0, 1.0
         self._mask: np.ndarray | None = None
+        #: the draws' state before the episode under way was drawn
+        self._drawn_from: dict[str, Any] = dict(self.draws.bit_generator.state)
+
+    def resume_state(self) -> dict[str, Any]:
+        """How the episode under way was drawn (the draws' state before it)."""
+        return {"draws": self._drawn_from}
+
+    def load_resume_state(self, state: dict[str, Any]) -> tuple[Any, dict]:
+        """Draw and reset the episode :meth:`resume_state` saved; returns ``reset``'s values."""
+        self.draws.bit_generator.state = dict(state["draws"])
+        return self.reset()
 
     def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[Any, dict]:
         """A new episode; ``seed`` (the first reset) seeds the episodes' draws."""
         if seed is not None:
             self.draws = np.random.default_rng(seed)
+        self._drawn_from = dict(self.draws.bit_generator.state)
         self.start = int(self.draws.choice(self.pool))
         episode_seed = int(self.draws.integers(2**31))
         self.factor = float(self.draws.uniform(*self.load_factors)) if self.load_factors else 1.0
@@ -104,13 +122,12 @@ def loop_with_workers(run: Any) -> str:
     s = run.s
     plan = WorkerPlan(s.workers, s.num_envs, s.address,
                       env_steps=s.max_steps if s.max_steps else math.inf)
-    last = {"value": float("nan")}
 
     def on_episode(ended: Any) -> None:
         run.env_steps += ended.steps
         run.episode += 1
         info = ended.summary
-        last["value"] = info["value"]
+        run.last_value = info["value"]
         run.episodes_log.row(run.episode, info["start"], round(info["factor"], 4), ended.steps,
                              run.env_steps, info["value"], ended.stats()["loss"], run.wall_s())
         if run.episode % s.validate_every == 0 and not run.reached():
@@ -120,9 +137,9 @@ def loop_with_workers(run: Any) -> str:
         return run.reached() or (s.minutes > 0 and run.wall_s() >= s.minutes * 60)
 
     done = train_with_workers(run.agent, TrainTask(s, run.config, run.pool), plan, on_episode,
-                              out_of_time)
+                              out_of_time, run.learner_state)
     if not run.reached():
-        run.validation(last["value"], run.wall_s())
+        run.validation(run.last_value, run.wall_s())
     run.distributed = {"workers": s.workers, "num_envs": s.num_envs, "updates": done.updates,
                        "restarts": done.restarts, "collected_env_steps": done.env_steps}
     if run.reached():

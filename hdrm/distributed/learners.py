@@ -16,7 +16,10 @@ What the caller gives every learner:
 * a :class:`WorkerPlan` (workers, environments per worker, Ray address, the episode budget);
 * ``on_episode``, called in this process with every :class:`EndedEpisode` in a fixed order, after
   the learner has learned from the rollout the episode ended in; and ``should_stop``, polled
-  between rollouts.
+  between rollouts;
+* optionally a :class:`ResumeHandle`: a learner that can save its state (distributed PPO) sets
+  its ``capture`` while it runs, so that ``on_episode`` may save the whole training there
+  (``benchmarks/train.py``'s resume state), and starts from ``saved`` when given one.
 
 Nothing here imports Ray or torch.
 """
@@ -24,6 +27,7 @@ Nothing here imports Ray or torch.
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 import math
 import time
@@ -113,6 +117,22 @@ class EndedEpisode:
     update_stats: list[dict[str, float]] = field(default_factory=list)
     wall_s: float = 0.0
     awaiting_update: bool = False
+
+    def record(self) -> dict[str, Any]:
+        """This episode as plain values (a resume state), :meth:`from_record`'s input."""
+        return {"env": self.env, "steps": self.steps, "return": self.return_,
+                "summary": self.summary, "times_s": list(self.times_s),
+                "actions": list(self.actions),
+                "update_stats": [dict(s) for s in self.update_stats], "wall_s": self.wall_s,
+                "awaiting_update": self.awaiting_update}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> "EndedEpisode":
+        """The episode :meth:`record` gave."""
+        return cls(int(record["env"]), int(record["steps"]), float(record["return"]),
+                   record["summary"], list(record["times_s"]), list(record["actions"]),
+                   [dict(s) for s in record["update_stats"]], float(record["wall_s"]),
+                   bool(record["awaiting_update"]))
 
     def stats(self) -> dict[str, float]:
         """What ``end_episode`` returns for it: the updates' mean statistics (``loss`` nan when
@@ -225,6 +245,21 @@ class TrainingRun:
     final: Any = None
 
 
+@dataclass
+class ResumeHandle:
+    """The state of a distributed learner, saved between two episodes and started from.
+
+    Attributes:
+        saved: a state ``capture`` returned earlier, to continue from (None: start anew).
+        capture: set by a learner that can save its state, while it runs (None otherwise, and
+            once it has ended): returns its state (plain values and tensors) as it is while
+            ``on_episode`` runs, the episodes still to report included.
+    """
+
+    saved: dict[str, Any] | None = None
+    capture: Callable[[], dict[str, Any]] | None = None
+
+
 def route(agent: Any) -> str:
     """The ``module:function`` of the distributed learner of ``agent``'s class.
 
@@ -242,14 +277,26 @@ def route(agent: Any) -> str:
 
 def train_with_workers(agent: Any, task: RolloutTask, plan: WorkerPlan,
                        on_episode: Callable[[EndedEpisode], None],
-                       should_stop: Callable[[], bool] = lambda: False) -> TrainingRun:
-    """Train ``agent`` with the distributed learner its class routes to (see the module doc)."""
+                       should_stop: Callable[[], bool] = lambda: False,
+                       resume: ResumeHandle | None = None) -> TrainingRun:
+    """Train ``agent`` with the distributed learner its class routes to (see the module doc).
+
+    ``resume`` goes to a learner that takes it (its ``resume`` argument); with another learner
+    its ``capture`` stays None and a ``saved`` state is refused.
+
+    Raises:
+        ConfigError: a saved state for a learner that cannot resume.
+    """
     target = route(agent)
     module, _, name = target.partition(":")
     learner = getattr(importlib.import_module(module), name)
     logger.info("training %s with %s: %s", type(agent).__name__, target, plan)
+    if resume is not None and "resume" in inspect.signature(learner).parameters:
+        return learner(agent, task, plan, on_episode, should_stop, resume=resume)
+    if resume is not None and resume.saved is not None:
+        raise ConfigError(f"{target} cannot continue from a saved state; start anew")
     return learner(agent, task, plan, on_episode, should_stop)
 
 
-__all__ = ["EndedEpisode", "EpisodeEnd", "EpisodeTrace", "ROUTES", "RolloutTask", "StatsMean",
-           "TrainingRun", "WorkerPlan", "episode_end", "route", "train_with_workers"]
+__all__ = ["EndedEpisode", "EpisodeEnd", "EpisodeTrace", "ROUTES", "ResumeHandle", "RolloutTask",
+           "StatsMean", "TrainingRun", "WorkerPlan", "episode_end", "route", "train_with_workers"]

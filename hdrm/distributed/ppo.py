@@ -29,6 +29,14 @@ checkpoints are written as before (atomically, by the caller).
 
 With ``workers=0`` the K environments are stepped in this process by the learner itself
 (vectorised rollouts, :func:`hdrm.agents.vector.run_vector` with episode records).
+
+Given a :class:`~hdrm.distributed.learners.ResumeHandle`, the learner saves its state whenever
+``on_episode`` asks (``capture``): the counters, the last update's statistics, the episodes of
+the last rollout not yet reported and every collector's state
+(:meth:`RolloutCollector.resume_state`, asked of the workers between two rollouts); the
+learner agent's own state is the caller's to save. Started from such a state, it reports those
+episodes first and goes on as the saved run would have, step for step (the workers' episodes
+under way are replayed); a worker that Ray restarted meanwhile starts new episodes, as above.
 """
 
 from __future__ import annotations
@@ -40,7 +48,13 @@ import time
 from typing import Any, Callable
 
 from hdrm.distributed import heap, ray_backend, wire
-from hdrm.distributed.learners import EndedEpisode, RolloutTask, TrainingRun, WorkerPlan
+from hdrm.distributed.learners import (
+    EndedEpisode,
+    ResumeHandle,
+    RolloutTask,
+    TrainingRun,
+    WorkerPlan,
+)
 from hdrm.distributed.ppo_rollout import Collected, RolloutCollector
 from hdrm.errors import ConfigError, HdrmError
 
@@ -94,6 +108,15 @@ class RolloutWorker:
         collected.generator_state = wire.generator_to_wire(collected.generator_state)
         return collected, os.getpid()
 
+    def resume_state(self) -> dict[str, Any]:
+        """:meth:`RolloutCollector.resume_state`."""
+        return self.collector.resume_state()
+
+    def load_resume_state(self, state: dict[str, Any]) -> int:
+        """:meth:`RolloutCollector.load_resume_state`; returns this process's id."""
+        self.collector.load_resume_state(state)
+        return os.getpid()
+
     def result(self, position: int) -> Any:
         """The simulation result of the ``position``-th episode that ended in the last call."""
         return self.collector.results.get(position)
@@ -118,7 +141,8 @@ def send_weights(ray: Any, weights: dict[str, Any]) -> Any:
 
 
 def train_ppo(agent: Any, task: RolloutTask, plan: WorkerPlan, on_episode: OnEpisode,
-              should_stop: Callable[[], bool] = lambda: False) -> TrainingRun:
+              should_stop: Callable[[], bool] = lambda: False,
+              resume: ResumeHandle | None = None) -> TrainingRun:
     """Train the PPO ``agent`` with ``plan.workers`` rollout workers (0: in this process).
 
     Raises:
@@ -126,34 +150,81 @@ def train_ppo(agent: Any, task: RolloutTask, plan: WorkerPlan, on_episode: OnEpi
             ``plan.num_envs`` environments in this process.
         HdrmError: a worker died more often than Ray restarts it.
     """
-    if plan.workers == 0:
-        return _train_local(agent, task, plan, on_episode, should_stop)
-    with ray_backend.connect(plan.address) as ray:
-        trainer = PPOWorkers(ray, agent, task, plan)
-        try:
-            return trainer.run(on_episode, should_stop)
-        finally:
-            trainer.close()
+    resume = resume if resume is not None else ResumeHandle()
+    try:
+        if plan.workers == 0:
+            return _train_local(agent, task, plan, on_episode, should_stop, resume)
+        with ray_backend.connect(plan.address) as ray:
+            trainer = PPOWorkers(ray, agent, task, plan)
+            try:
+                return trainer.run(on_episode, should_stop, resume)
+            finally:
+                trainer.close()
+    finally:
+        resume.capture = None
+
+
+class _Reporter:
+    """Hands a rollout's episodes to ``on_episode`` and knows which are still to report."""
+
+    def __init__(self, on_episode: OnEpisode) -> None:
+        self.on_episode = on_episode
+        self.pending: list[EndedEpisode] = []
+
+    def report(self, episodes: list[EndedEpisode]) -> None:
+        """Report ``episodes`` in order."""
+        for i, episode in enumerate(episodes):
+            self.pending = episodes[i + 1:]
+            self.on_episode(episode)
+        self.pending = []
+
+    def records(self) -> list[dict[str, Any]]:
+        """The episodes still to report, as :meth:`EndedEpisode.record` values."""
+        return [episode.record() for episode in self.pending]
+
+
+def _counters(run: TrainingRun) -> dict[str, int]:
+    return {"episodes": run.episodes, "env_steps": run.env_steps, "updates": run.updates,
+            "restarts": run.restarts}
+
+
+def _restore_counters(run: TrainingRun, saved: dict[str, Any]) -> list[EndedEpisode]:
+    """Put the saved counters back into ``run``; returns the episodes still to report."""
+    c = saved["counters"]
+    run.episodes, run.env_steps = int(c["episodes"]), int(c["env_steps"])
+    run.updates, run.restarts = int(c["updates"]), int(c["restarts"])
+    return [EndedEpisode.from_record(r) for r in saved["pending"]]
 
 
 def _train_local(agent: Any, task: RolloutTask, plan: WorkerPlan, on_episode: OnEpisode,
-                 should_stop: Callable[[], bool]) -> TrainingRun:
+                 should_stop: Callable[[], bool], resume: ResumeHandle) -> TrainingRun:
     wanted = int(agent.settings.num_envs)
     if wanted != plan.num_envs:
         raise ConfigError(f"--num-envs {plan.num_envs}: the learner is set for {wanted} "
                           f"environment(s) (pybatsim.agent.params.num_envs); give the same number")
     t0 = time.perf_counter()
     collector = RolloutCollector(task, 0, plan.num_envs, agent=agent)
-    run, updates = TrainingRun(), agent.updates
-    while run.episodes < plan.episodes and run.env_steps < plan.env_steps:
-        collected = collector.collect(max_episodes=plan.episodes - run.episodes)
-        run.env_steps += collected.env_steps
-        kept = collected.episodes[: _left(plan, run)]
-        for episode in kept:
-            on_episode(episode)
-        run.episodes += len(kept)
-        if kept:
-            run.final = collector.results.get(len(kept) - 1)
+    run, reporter = TrainingRun(), _Reporter(on_episode)
+    pending: list[EndedEpisode] | None = None
+    if resume.saved is not None:
+        pending = _restore_counters(run, resume.saved)
+        collector.load_resume_state(resume.saved["collectors"][0])
+    updates = agent.updates - run.updates
+    resume.capture = lambda: {"counters": {**_counters(run), "updates": agent.updates - updates},
+                              "pending": reporter.records(),
+                              "collectors": [collector.resume_state()]}
+    while True:
+        if pending is None:
+            if not (run.episodes < plan.episodes and run.env_steps < plan.env_steps):
+                break
+            collected = collector.collect(max_episodes=plan.episodes - run.episodes)
+            run.env_steps += collected.env_steps
+            pending = collected.episodes[: _left(plan, run)]
+            run.episodes += len(pending)
+            if pending:
+                run.final = collector.results.get(len(pending) - 1)
+        reporter.report(pending)
+        pending = None
         if should_stop():
             break
     run.updates, run.wall_s = agent.updates - updates, time.perf_counter() - t0
@@ -182,20 +253,35 @@ class PPOWorkers:
         logger.info("%d rollout workers of %d environments, %d steps each per rollout (pids %s)",
                     plan.workers, plan.num_envs, share, self.pids)
 
-    def run(self, on_episode: OnEpisode, should_stop: Callable[[], bool]) -> TrainingRun:
-        """Iterate until the plan's budget is spent or ``should_stop()``; see the module doc."""
-        run = TrainingRun(workers=self.plan.workers)
+    def run(self, on_episode: OnEpisode, should_stop: Callable[[], bool],
+            resume: ResumeHandle | None = None) -> TrainingRun:
+        """Iterate until the plan's budget is spent or ``should_stop()``; see the module doc
+        (``resume``: the state to start from, and where ``capture`` is set)."""
+        resume = resume if resume is not None else ResumeHandle()
+        run, reporter = TrainingRun(workers=self.plan.workers), _Reporter(on_episode)
         stats: dict[str, float] | None = None
         last: tuple[int, int] | None = None
-        while run.episodes < self.plan.episodes and run.env_steps < self.plan.env_steps:
-            results = self.collect(stats, self.plan.episodes - run.episodes)
-            run.env_steps += sum(c.env_steps for c in results)
-            stats = self.learn(results)
-            run.updates += stats is not None
-            kept, last = self._episodes(results, _left(self.plan, run), last)
-            for episode in kept:
-                on_episode(episode)
-            run.episodes += len(kept)
+        kept: list[EndedEpisode] | None = None
+        if resume.saved is not None:
+            kept = _restore_counters(run, resume.saved)
+            stats, self.restarts = resume.saved["stats"], run.restarts
+            self.load_states(resume.saved["collectors"])
+        resume.capture = lambda: {"counters": {**_counters(run), "restarts": self.restarts},
+                                  "pending": reporter.records(), "stats": stats,
+                                  "collectors": self._get([w.resume_state.remote()
+                                                           for w in self.workers])}
+        while True:
+            if kept is None:
+                if not (run.episodes < self.plan.episodes and run.env_steps < self.plan.env_steps):
+                    break
+                results = self.collect(stats, self.plan.episodes - run.episodes)
+                run.env_steps += sum(c.env_steps for c in results)
+                stats = self.learn(results)
+                run.updates += stats is not None
+                kept, last = self._episodes(results, _left(self.plan, run), last)
+                run.episodes += len(kept)
+            reporter.report(kept)
+            kept = None
             if stats is None or should_stop():
                 break
         run.restarts, run.wall_s = self.restarts, time.perf_counter() - self.t0
@@ -217,6 +303,18 @@ class PPOWorkers:
                                i, self.pids[i], pid)
                 self.pids[i] = pid
         return [collected for collected, _ in replies]
+
+    def load_states(self, states: list[dict[str, Any]]) -> None:
+        """Put every worker's saved collector state back (:meth:`RolloutWorker.load_resume_state`).
+
+        Raises:
+            HdrmError: a state for another number of workers.
+        """
+        if len(states) != len(self.workers):
+            raise HdrmError(f"distributed PPO: a saved state of {len(states)} rollout workers "
+                            f"for {len(self.workers)}")
+        self.pids = self._get([w.load_resume_state.remote(state)
+                               for w, state in zip(self.workers, states)])
 
     def learn(self, results: list[Collected]) -> dict[str, float] | None:
         """One update from the workers' shares; None when a share was cut by the budget."""

@@ -17,6 +17,12 @@ the episode budget is spent, in the order the single-process learner takes its s
 :func:`hdrm.agents.vector.run_vector`, with episode records). *Remote* collectors own a copy of the
 learner's agent whose full rollouts go to a sink (``PPOAgent.rollout_sink``) and are returned by
 :meth:`~RolloutCollector.collect`; the learner's weights come with the next call.
+
+Between two calls a collector's state is :meth:`RolloutCollector.resume_state` (a resumed
+training run's): for each environment, how its episode under way was reset (the environment's
+own ``resume_state``) and the decisions made since, which
+:meth:`~RolloutCollector.load_resume_state` plays again (the environments are deterministic), and
+a remote collector's agent's generators.
 """
 
 from __future__ import annotations
@@ -79,6 +85,34 @@ class _Slot:
         self.mask = self.info["action_mask"]
         self.trace = EpisodeTrace()
 
+    def resume_state(self) -> dict[str, Any]:
+        """How the episode under way was reset, and its trace so far (plain values)."""
+        t = self.trace
+        return {"env": self.env.resume_state(), "steps": t.steps, "return": t.return_,
+                "times_s": list(t.times_s), "actions": list(t.actions),
+                "update_stats": [dict(s) for s in t.update_stats],
+                "elapsed_s": time.perf_counter() - t.t0}
+
+    def load_resume_state(self, state: Mapping[str, Any]) -> None:
+        """Reset the environment as :meth:`resume_state` says and replay the episode's decisions.
+
+        Raises:
+            HdrmError: the replayed episode ended early (the environment is not deterministic).
+        """
+        self.obs, self.info = self.env.load_resume_state(state["env"])
+        for step, action in enumerate(state["actions"]):
+            self.obs, _, terminated, truncated, self.info = self.env.step(int(action))
+            if terminated or truncated:
+                raise HdrmError(f"environment {self.index}: the resumed episode ended at "
+                                f"decision {step + 1} of {len(state['actions'])} replayed; "
+                                "the environment did not replay it the same way")
+        self.mask = self.info["action_mask"]
+        self.trace = EpisodeTrace(int(state["steps"]), float(state["return"]),
+                                  [float(v) for v in state["times_s"]],
+                                  [int(a) for a in state["actions"]],
+                                  [dict(s) for s in state["update_stats"]],
+                                  time.perf_counter() - float(state["elapsed_s"]))
+
 
 class RolloutCollector:
     """K environments and the agent that decides for them (see the module docstring).
@@ -113,6 +147,41 @@ class RolloutCollector:
 
     def _sink(self, batch: RolloutBatch) -> None:
         self._batch = batch
+
+    def resume_state(self) -> dict[str, Any]:
+        """This collector's state between two :meth:`collect` calls (see the module doc); a local
+        collector's agent is the learner, saved by the caller.
+
+        Raises:
+            HdrmError: an environment that cannot save its episode (no ``resume_state``).
+        """
+        from hdrm.agents.resume import agent_resume_state
+
+        for slot in self.slots:
+            if not callable(getattr(slot.env, "resume_state", None)):
+                raise HdrmError(f"environment {slot.index} ({type(slot.env).__name__}) cannot "
+                                "save its episode (no resume_state)")
+        return {"slots": [slot.resume_state() for slot in self.slots],
+                "credit_running": self._credit_running,
+                "agent": None if self.local else agent_resume_state(self.agent)}
+
+    def load_resume_state(self, state: Mapping[str, Any]) -> None:
+        """Continue from :meth:`resume_state`'s ``state`` (a collector built as that one was).
+
+        Raises:
+            HdrmError: a state of another number of environments, or an episode that did not
+                replay.
+        """
+        from hdrm.agents.resume import restore_agent_resume_state
+
+        if len(state["slots"]) != len(self.slots):
+            raise HdrmError(f"a collector state of {len(state['slots'])} environments for "
+                            f"{len(self.slots)}")
+        for slot, saved in zip(self.slots, state["slots"]):
+            slot.load_resume_state(saved)
+        self._credit_running = bool(state["credit_running"])
+        if state["agent"] is not None and not self.local:
+            restore_agent_resume_state(self.agent, state["agent"])
 
     def collect(self, weights: Mapping[str, Any] | None = None,
                 generator_state: torch.Tensor | None = None,
