@@ -57,24 +57,9 @@ PPO, :mod:`hdrm.distributed.ppo`) and ``--num-envs K`` steps K environments per 
 process) with one forward pass for all (:mod:`benchmarks.train_workers`); validation, logs and
 the best model stay in this process.
 
-An interrupted run (Ctrl-C, SIGTERM, a crash) resumes: at each validation that improves, and at
-the others once a minute has passed since the last write, ``train.py`` writes ``OUT.resume``
-beside the model (whole or not at all; :mod:`benchmarks.train_resume`): the learner's weights,
-optimizer state, random generators and buffers, the episode generator,
-the counters, the best validation and its weights. Rerunning the same command continues from
-that validation: ``episodes.csv`` and ``validation.csv`` drop the rows written after it and
-are appended to, and ``--out`` is only replaced by a better model. A resume state of other
-settings is refused, naming the option that differs; ``--fresh`` discards it and restarts. With
-``--max-steps`` on the CPU the resumed run ends with the uninterrupted run's model and logs (the
-wall times aside). The state is removed when the run ends. PPO runs with ``--workers`` or
-``--num-envs`` > 1 resume the same way, exactly too (on local Ray as in this process): the state
-adds the distributed learner's (:mod:`benchmarks.train_workers`): the episodes of the last
-rollout not yet logged, each environment's episode under way (how it was drawn and the
-decisions made, replayed on resume) and the rollout workers' generators; a worker that Ray
-restarted during the run has already broken the run's determinism. DQN runs with ``--workers``
-(Ape-X) write none: they restart, and the unfinished model such a run left at ``--out`` is first
-renamed ``STEM.interrupted.pt`` (so the new run's first validation does not replace a better
-model).
+An interrupted run (Ctrl-C, SIGTERM, a crash) resumes: rerunning the same command continues from
+the resume state ``OUT.resume`` written at validations, to the uninterrupted run's model and logs
+with ``--max-steps`` (:mod:`benchmarks.train_resume` says what it holds; ``--fresh`` restarts).
 """
 
 from __future__ import annotations

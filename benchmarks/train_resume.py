@@ -18,8 +18,12 @@ transition with a 128-job window: ~0.4 GB when the 50,000 are filled).
 Rerunning the same command then continues from that state; the logs are cut back to the rows
 the state had logged and appended to, and the model at ``--out`` is only replaced by a better
 one. With ``--max-steps`` on the CPU the resumed run's final model and validation log equal the
-uninterrupted run's (tests/benchmarks/test_train_resume.py). The state is removed when the run
-ends normally; ``--fresh`` discards it and restarts.
+uninterrupted run's (tests/benchmarks/test_train_resume.py; with rollout workers too,
+tests/benchmarks/test_train_resume_workers.py, unless Ray restarted a worker during the run). The
+state is removed when the run ends normally; ``--fresh`` discards it and restarts. DQN runs with
+``--workers`` (Ape-X) write none and restart: the unfinished model such a run left at ``--out`` is
+first renamed ``STEM.interrupted.pt`` (:func:`keep_unfinished_aside`), so the new run's first
+validation does not replace a better model.
 """
 
 from __future__ import annotations
