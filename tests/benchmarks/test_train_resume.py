@@ -4,7 +4,6 @@ resumed run ends with the uninterrupted run's model and logs."""
 from __future__ import annotations
 
 import csv
-import gzip
 from pathlib import Path
 
 import pytest
@@ -14,19 +13,12 @@ from benchmarks import train, train_resume
 from hdrm.agents.checkpoint import read_checkpoint
 from hdrm.errors import ConfigError
 
-from .test_compare import ROOT, SLICES, tiny_settings
+from .test_compare import tiny_settings, traces  # noqa: F401 (fixture)
 
 TINY_DQN = {"params": {"learning_starts": 40, "batch_size": 16, "buffer_size": 150,
                        "target_update": 30, "epsilon_steps": 200}}
 QUIET = {"echo": lambda *_: None}
 
-
-@pytest.fixture(scope="module")
-def traces(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("traces")
-    for target, source in SLICES.items():
-        (folder / target).write_bytes(gzip.compress((ROOT / "workloads" / source).read_bytes()))
-    return folder
 
 
 def _settings(traces: Path, out: Path, learner: str, **kw) -> train.TrainSettings:

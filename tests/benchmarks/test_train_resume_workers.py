@@ -4,7 +4,6 @@ model and logs, as a single-process run does (test_train_resume.py)."""
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import numpy as np
@@ -17,19 +16,11 @@ from hdrm.agents.checkpoint import read_checkpoint
 from hdrm.distributed.learners import EndedEpisode, ResumeHandle, WorkerPlan, train_with_workers
 from hdrm.errors import ConfigError
 
-from .test_compare import ROOT, SLICES, tiny_settings
+from .test_compare import tiny_settings, traces  # noqa: F401 (fixture)
 from .test_train_resume import QUIET, _interrupt_at_episode, _rows, _tensors
 
 CALLS: list[tuple] = []
 
-
-@pytest.fixture(scope="module")
-def traces(tmp_path_factory) -> Path:
-    """test_compare's tiny traces folder."""
-    folder = tmp_path_factory.mktemp("traces")
-    for target, source in SLICES.items():
-        (folder / target).write_bytes(gzip.compress((ROOT / "workloads" / source).read_bytes()))
-    return folder
 
 
 def _no_resume_learner(*args):

@@ -20,18 +20,8 @@ from benchmarks.train_workers import ProtocolEpisodes, TrainTask  # noqa: E402
 from hdrm.agents.checkpoint import read_checkpoint  # noqa: E402
 from hdrm.errors import ConfigError  # noqa: E402
 
-from .test_compare import SLICES, tiny_settings  # noqa: E402
+from .test_compare import tiny_settings, traces  # noqa: F401, E402 (fixture)
 
-
-@pytest.fixture(scope="module")
-def traces(tmp_path_factory) -> Path:
-    """test_compare's tiny traces folder (the 500-job slices under the full traces' names)."""
-    import gzip
-
-    folder = tmp_path_factory.mktemp("traces")
-    for target, source in SLICES.items():
-        (folder / target).write_bytes(gzip.compress((ROOT / "workloads" / source).read_bytes()))
-    return folder
 
 
 def rows(path: Path) -> list[dict[str, str]]:
