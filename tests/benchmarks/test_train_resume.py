@@ -38,6 +38,15 @@ def _interrupt_at_episode(monkeypatch, episode: int) -> None:
     monkeypatch.setattr(train.CsvLog, "row", row)
 
 
+def _stopped(s: train.TrainSettings, monkeypatch, episode: int) -> train.TrainSettings:
+    """``s`` trained and stopped by Ctrl-C right after episode ``episode`` is logged."""
+    with monkeypatch.context() as patch:
+        _interrupt_at_episode(patch, episode)
+        with pytest.raises(KeyboardInterrupt):
+            train.train(s, **QUIET)
+    return s
+
+
 def _rows(path: Path, drop: str = "wall_s") -> list[list[str]]:
     """The rows of a log, the wall-time column left out (it is the only one that varies)."""
     with path.open(newline="") as handle:
@@ -97,11 +106,7 @@ def _tensors(state, prefix: str = "") -> dict[str, torch.Tensor]:
 
 def test_a_resume_state_of_other_settings_is_refused_naming_the_option(traces, tmp_path,
                                                                        monkeypatch):
-    s = _settings(traces, tmp_path / "m.pt", "ppo")
-    with monkeypatch.context() as patch:
-        _interrupt_at_episode(patch, 2)
-        with pytest.raises(KeyboardInterrupt):
-            train.train(s, **QUIET)
+    s = _stopped(_settings(traces, tmp_path / "m.pt", "ppo"), monkeypatch, 2)
     other = _settings(traces, tmp_path / "m.pt", "ppo", max_steps=400)
     state = train_resume.resume_path(s.out)
     with pytest.raises(ConfigError) as err:
@@ -148,11 +153,7 @@ def test_an_unfinished_model_without_a_resume_state_is_kept_aside_not_replaced(t
                                                                                monkeypatch):
     # a run that leaves no resume state (rollout workers, or a train.py before resuming) was
     # stopped: its best-so-far model at --out was replaced by the rerun's first validation
-    s = _settings(traces, tmp_path / "m.pt", "ppo")
-    with monkeypatch.context() as patch:
-        _interrupt_at_episode(patch, 3)
-        with pytest.raises(KeyboardInterrupt):
-            train.train(s, **QUIET)
+    s = _stopped(_settings(traces, tmp_path / "m.pt", "ppo"), monkeypatch, 3)
     train_resume.resume_path(s.out).unlink()
     stopped = read_checkpoint(s.out)
     assert stopped["options"]["training"]["final"] is False
