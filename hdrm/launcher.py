@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from hdrm import __version__
-from hdrm.cli.script import Terminated, sigterm_raises
+from hdrm.cli.script import guarded
 from hdrm.distributed.learners import WorkerPlan
 from hdrm.errors import ConfigError, HdrmError
 from hdrm.launch.experiment import Experiment, build_experiment
@@ -103,24 +103,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``hdeeprm-launch``; returns the exit status (0 done, 2 bad input, 130/143 stopped)."""
+    """Run ``hdeeprm-launch``; returns the exit status (0 done, 2 bad input, 130/143 stopped:
+    :func:`hdrm.cli.script.guarded`, SIGTERM before and after the episodes too; during them
+    :class:`~hdrm.launch.signals.StopSignals` saves and stops)."""
     args = build_parser().parse_args(argv)
+    return guarded(lambda: _launch_in_one_line(args), PROG)
+
+
+def _launch_in_one_line(args: argparse.Namespace) -> int:
+    """:func:`launch`, its bad-input errors in one line (a trace line's in options.json's terms,
+    not read_swf's argument)."""
     try:
-        with sigterm_raises():  # before and after the episodes too (StopSignals, during them)
-            return launch(args)
-    except SkippableLineError as exc:  # in options.json's terms, not read_swf's argument
+        return launch(args)
+    except SkippableLineError as exc:
         relaxed = exc.relaxed_by('set "strict": false under "workload" in the options file')
-        print(f"{PROG}: error: {_one_line(str(relaxed))}", file=sys.stderr)
-        return 2
+        raise HdrmError(_one_line(str(relaxed))) from None
     except HdrmError as exc:
-        print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
-        return 2
-    except Terminated:
-        print(f"{PROG}: interrupted (SIGTERM)", file=sys.stderr)
-        return 143
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+        raise HdrmError(_one_line(str(exc))) from None
 
 
 def launch(args: argparse.Namespace) -> int:
