@@ -101,8 +101,17 @@ class Staging:
 
 
 @contextmanager
-def staged() -> Iterator[Staging]:
-    """A :class:`Staging` published when the block ends normally, discarded when it raises."""
+def staged(into: Staging | None = None) -> Iterator[Staging]:
+    """A :class:`Staging` published when the block ends normally, discarded when it raises.
+
+    Args:
+        into: a staging of the caller's, which the files join: it is yielded as it is, and the
+            caller publishes (or discards) it with the rest of the run's files. A writer of
+            several files takes it so that its files and the caller's are one publication.
+    """
+    if into is not None:
+        yield into
+        return
     stage = Staging()
     try:
         yield stage

@@ -37,6 +37,7 @@ from hdrm.batsim.process import (
 )
 from hdrm.core.dependencies import released_copy
 from hdrm.core.state import ClusterState
+from hdrm.durable import Staging, staged
 from hdrm.errors import ConfigError, HdrmError, ProtocolError, SimulationError
 from hdrm.options import BatsimOptions
 from hdrm.platform.model import Platform
@@ -82,6 +83,7 @@ def replay_with_batsim(
     binary: str = "batsim",
     timeout_s: float | None = None,
     extra_args: Sequence[str] = (),
+    stage: Staging | None = None,
 ) -> tuple[SimulationResult, dict[str, Path]]:
     """Replay ``workload`` on ``platform`` with ``pair`` under Batsim; the outputs go to ``outdir``.
 
@@ -94,6 +96,9 @@ def replay_with_batsim(
         binary: the Batsim executable, a path or a name on PATH.
         timeout_s: how long Batsim may stay silent (None: :data:`DEFAULT_TIMEOUT_S`).
         extra_args: more Batsim arguments.
+        stage: the caller's staging, which out_jobs.csv, out_schedule.csv and
+            overutilizations.json join (published with the run's other outputs); None: they
+            are renamed into place together here (:func:`hdrm.durable.staged`).
 
     Returns:
         The run as a result (Batsim's job rows and consumed energy), and the files written by kind
@@ -119,15 +124,18 @@ def replay_with_batsim(
     run = run_batsim(platform, workload, out, scheduler, binary=binary,
                      timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s,
                      extra_args=extra_args)
-    paths = collect_outputs(run, out)
-    result = result_from_run(platform, workload, run)
-    paths["overutilizations"] = write_overutilizations(result.overutilizations,
-                                                       out / "overutilizations.json")
+    with staged(stage) as stage:
+        result = result_from_run(platform, workload, run)
+        paths = collect_outputs(run, out, stage)
+        paths["overutilizations"] = out / "overutilizations.json"
+        write_overutilizations(result.overutilizations, stage.path(paths["overutilizations"]))
     return result, paths
 
 
-def collect_outputs(run: BatsimRun, outdir: Path) -> dict[str, Path]:
-    """Move Batsim's out_jobs.csv and out_schedule.csv from its export folder into ``outdir``.
+def collect_outputs(run: BatsimRun, outdir: Path, stage: Staging | None = None
+                    ) -> dict[str, Path]:
+    """Move Batsim's out_jobs.csv and out_schedule.csv from its export folder into ``outdir``
+    (with ``stage``: staged, moved into place when the caller publishes it).
 
     Returns:
         Every file of the run by kind (the moved outputs, ``platform``, ``workload``, ``log``).
@@ -136,7 +144,7 @@ def collect_outputs(run: BatsimRun, outdir: Path) -> dict[str, Path]:
     for kind, source in (("jobs", run.jobs_csv), ("schedule", run.schedule_csv)):
         if source.is_file():
             target = outdir / OUTPUT_FILES[kind]
-            os.replace(source, target)
+            os.replace(source, stage.path(target) if stage is not None else target)
             paths[kind] = target
     export_dir = run.out_prefix.parent
     if export_dir != outdir and export_dir.is_dir() and not any(export_dir.iterdir()):

@@ -7,10 +7,11 @@ import sys
 from pathlib import Path
 
 from hdrm.core.gpu_scheduler import GPU_BACKFILLING, resolve_gpu_policy
+from hdrm.durable import staged
 from hdrm.errors import ConfigError
 from hdrm.launch.outdir import replay_outdir
 from hdrm.platform.model import Platform
-from hdrm.results.sla import report_from_outcomes, write_and_print
+from hdrm.results.sla import SLA_FILE, print_summary, report_from_outcomes, write_sla_csv
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
 from hdrm.sim.gpu_inputs import load_gpu_platform, load_gpu_workload
 from hdrm.sim.gpu_outputs import gpu_summary, write_gpu_outputs
@@ -36,11 +37,16 @@ def run_gpu(args: argparse.Namespace, platform: Platform | None = None,
                               seed=args.seed)
     with replay_outdir(args.outdir, overwrite=getattr(args, "overwrite", False)) as folder:
         result = Simulation(platform, workload, config).run(policy)
-        paths = write_gpu_outputs(result, args.outdir)
-        print_gpu_summary(result, Path(args.outdir), args.backfill, config.decision)
-        if tenants is not None:  # SLA metrics and out_sla.csv (docs/tenants.rst)
-            write_and_print(report_from_outcomes(tenants, workload.jobs, result.outcomes),
-                            args.outdir)
+        report = (report_from_outcomes(tenants, workload.jobs, result.outcomes)
+                  if tenants is not None else None)  # SLA metrics, out_sla.csv (docs/tenants.rst)
+        with staged() as stage:  # every output of the run published together
+            paths = write_gpu_outputs(result, args.outdir, stage=stage)
+            if report is not None:
+                paths["sla"] = Path(args.outdir) / SLA_FILE
+                write_sla_csv(report, stage.path(paths["sla"]))
+    print_gpu_summary(result, Path(args.outdir), args.backfill, config.decision)
+    if report is not None:
+        print_summary(report)
     if folder.note():
         print(f"hdrm replay: {folder.note()}", file=sys.stderr)
     return 0 if paths else 1

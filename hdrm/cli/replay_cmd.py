@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from hdrm.cli.checks import check_seed_and_bandwidth
 from hdrm.core.contention import CONTENTION_MODELS
+from hdrm.durable import Staging, staged
 from hdrm.errors import ConfigError, SkippableLineError
 from hdrm.implied import ImpliedSimulation, implied_simulation
 from hdrm.launch.outdir import replay_outdir
@@ -178,25 +179,27 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--policy: fair_share counts the tenants' usage in the built-in "
                           "engine's decision core; use --engine builtin (edf, least_laxity "
                           "and sla_class run on both engines)")
-    # locked from here (before the run: a bad or busy folder should not cost a whole simulation)
-    with replay_outdir(args.outdir, overwrite=args.overwrite) as folder:
+    # locked from here (before the run: a bad or busy folder should not cost a whole simulation);
+    # every output file of the run is published together when the run ends (hdrm.durable.staged)
+    with replay_outdir(args.outdir, overwrite=args.overwrite) as folder, staged() as stage:
         if args.engine == "batsim":
             from hdrm.batsim.engine import replay_with_batsim  # imports zmq: only when asked
 
             pair = _bound(pair, tenants, None)  # edf, least_laxity, sla_class read only the table
             result, paths = replay_with_batsim(platform, workload, pair, config, args.outdir,
-                                               binary=args.batsim)
+                                               binary=args.batsim, stage=stage)
         else:
             sim = Simulation(platform, workload, config)
             pair = _bound(pair, tenants, sim.core)
             result = sim.run(pair, progress=_progress_bar(len(workload), args.quiet))
-            paths = write_outputs(result, args.outdir)
+            paths = write_outputs(result, args.outdir, stage=stage)
             if preemption.suspends:
                 from hdrm.sim.preemptive import write_preemptions  # block preemption only
 
-                paths["preemptions"] = write_preemptions(result, Path(args.outdir) /
-                                                         "out_preemptions.csv")
-        _print_summary(result, paths, pair.name, args, tenants)
+                paths["preemptions"] = Path(args.outdir) / "out_preemptions.csv"
+                write_preemptions(result, stage.path(paths["preemptions"]))
+        sla = _sla_lines(result, tenants, stage, paths, args.outdir)
+    _print_summary(result, paths, pair.name, args, sla)
     if folder.note():
         print(f"hdrm replay: {folder.note()}", file=sys.stderr)
     return 0
@@ -313,7 +316,7 @@ def _dependencies(workload, wanted: bool | None) -> list[tuple[str, str]]:
 
 
 def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.Namespace,
-                   tenants: TenantTable | None = None) -> None:
+                   sla: list[tuple[str, str]] = ()) -> None:
     summary = schedule_summary(result, job_results(result))
     platform = result.platform
     print(f"hdrm replay: {len(result.outcomes)} jobs of {result.workload.name} on {platform.name} "
@@ -332,7 +335,7 @@ def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.N
         ("wall time", f"{result.wall_s:.2f} s ({len(result.outcomes) / max(result.wall_s, 1e-9):,.0f} jobs/s)"),
         ("skipped from the source", _skipped(result.workload.skipped)),
         *_dependencies(result.workload, args.dependencies),
-        *_sla_rows(result, tenants, args.outdir),
+        *sla,
         ("outputs", str(Path(args.outdir))),
     ]
     width = max(len(k) for k, _ in rows)
@@ -340,15 +343,18 @@ def _print_summary(result, paths: dict[str, Path], policy: str, args: argparse.N
         print(f"  {key:<{width}}  {value}")
 
 
-def _sla_rows(result, tenants: TenantTable | None, outdir: str) -> list[tuple[str, str]]:
-    """The SLA summary lines, after writing out_sla.csv (none without tenants)."""
+def _sla_lines(result, tenants: TenantTable | None, stage: Staging, paths: dict[str, Path],
+               outdir: str) -> list[tuple[str, str]]:
+    """The SLA summary lines, out_sla.csv staged with the run's other files (``paths["sla"]``);
+    none without tenants."""
     if tenants is None:
         return []
-    from hdrm.results.sla import sla_report, summary_lines, write_sla_csv  # only with tenants
+    from hdrm.results.sla import SLA_FILE, sla_report, summary_lines, write_sla_csv
 
     jobs = list(result.workload.jobs)
     for outcome in result.outcomes:  # released dependent jobs: turnaround from the release
         jobs[outcome.job.idx] = outcome.job
     report = sla_report(tenants, jobs, job_results(result))
-    write_sla_csv(report, Path(outdir) / "out_sla.csv")
+    paths["sla"] = Path(outdir) / SLA_FILE
+    write_sla_csv(report, stage.path(paths["sla"]))
     return summary_lines(report)

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from hdrm.durable import staged
 from hdrm.errors import ConfigError
 from hdrm.launch.loop import EpisodeActions, EpisodeRecord, Hooks
 from hdrm.results.learning import write_actions_csv, write_episodes_csv
@@ -97,27 +98,33 @@ class RunLog(Hooks):
         ]
 
     def finish(self, env: Any) -> dict[str, Path]:
-        """Write actions.csv and the engine outputs of the environment's current (last) episode.
+        """Write actions.csv and the engine outputs of the environment's current (last) episode,
+        renamed into place together (:func:`hdrm.durable.staged`).
 
         Returns:
             Every file written, by kind (``episodes``, ``actions``, ``jobs``, ``schedule`` ...).
         """
         paths: dict[str, Path] = {}
-        if self.records or self.kept:
+        if not (self.records or self.kept):
+            return paths
+        with staged() as stage:  # published together: never one launch's files beside another's
             if not self.records:  # stopped in the first episode: the header, no row
-                write_episodes_csv([], self.episodes_path)
+                write_episodes_csv([], stage.path(self.episodes_path))
             paths["episodes"] = self.episodes_path
-            paths["actions"] = write_actions_csv(self.action_rows(), self.actions_path)
+            paths["actions"] = self.actions_path
+            write_actions_csv(self.action_rows(), stage.path(self.actions_path))
             result = env.unwrapped.result()
             gpu = getattr(result, "gpu", None) is not None  # a GPU platform: its own outputs
-            paths.update((write_gpu_outputs if gpu else write_outputs)(result, self.outdir))
+            write = write_gpu_outputs if gpu else write_outputs
+            paths.update(write(result, self.outdir, stage=stage))
             report = getattr(env.unwrapped, "sla_report", lambda: None)()
             if report is not None:  # with tenants: out_sla.csv (docs/tenants.rst)
-                paths["sla"] = write_sla_csv(report, self.outdir / SLA_FILE)
+                paths["sla"] = self.outdir / SLA_FILE
+                write_sla_csv(report, stage.path(paths["sla"]))
             preemption = getattr(env.unwrapped, "preemption", None)
             if preemption is not None and preemption.suspends:  # as hdrm replay --preemption
-                paths["preemptions"] = write_preemptions(result,
-                                                         self.outdir / "out_preemptions.csv")
+                paths["preemptions"] = self.outdir / "out_preemptions.csv"
+                write_preemptions(result, stage.path(paths["preemptions"]))
         return paths
 
 

@@ -263,12 +263,10 @@ def summary_lines(report: SlaReport) -> list[tuple[str, str]]:
     ]
 
 
-def write_and_print(report: SlaReport, outdir: str | Path, width: int = 34) -> Path:
-    """Write ``outdir``/out_sla.csv and print :func:`summary_lines` (``hdrm replay``)."""
-    path = write_sla_csv(report, Path(outdir) / SLA_FILE)
+def print_summary(report: SlaReport, width: int = 34) -> None:
+    """Print :func:`summary_lines` as ``hdrm replay``'s summary rows."""
     for key, value in summary_lines(report):
         print(f"  {key:<{width}}  {value}")
-    return path
 
 
 def _pct(value: float) -> str:

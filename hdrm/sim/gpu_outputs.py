@@ -27,7 +27,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from hdrm.durable import staged
+from hdrm.durable import Staging, staged
 from hdrm.results.csvio import format_float, write_jobs_csv, write_schedule_csv
 from hdrm.results.gpu_metrics import gpu_cost_usd, time_average
 from hdrm.results.metrics import makespan
@@ -145,17 +145,19 @@ def _gpu_timeline(report: GpuReport, path: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def write_gpu_outputs(result: SimulationResult, outdir: str | Path,
-                      prefix: str = "out") -> dict[str, Path]:
+def write_gpu_outputs(result: SimulationResult, outdir: str | Path, prefix: str = "out",
+                      stage: Staging | None = None) -> dict[str, Path]:
     """Write every output of a GPU run into ``outdir`` (created if needed); returns the paths
-    by kind (``jobs``, ``schedule``, ``timeline``, ``gpu_timeline``, ``gpu_summary``)."""
+    by kind (``jobs``, ``schedule``, ``timeline``, ``gpu_timeline``, ``gpu_summary``). Renamed
+    into place together, or with ``stage`` published with the caller's other files
+    (:func:`hdrm.sim.outputs.write_outputs`)."""
     out = make_outdir(outdir)
     paths = {"jobs": out / f"{prefix}_jobs.csv", "schedule": out / f"{prefix}_schedule.csv",
              "gpu_timeline": out / f"{prefix}_gpu_timeline.csv",
              "gpu_summary": out / f"{prefix}_gpu_summary.json"}
     if result.timeline:
         paths["timeline"] = out / f"{prefix}_timeline.csv"
-    with staged() as stage:  # the folder holds the previous outputs or these, never a mix
+    with staged(stage) as stage:  # the folder holds the previous outputs or these, not a mix
         _job_lines(result, stage.path(paths["jobs"]))
         write_schedule_csv(schedule_summary(result), stage.path(paths["schedule"]))
         if result.timeline:

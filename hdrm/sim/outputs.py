@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hdrm.durable import staged
+from hdrm.durable import Staging, staged
 from hdrm.errors import ConfigError
 from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
 from hdrm.results.machine_times import MachineTimes
@@ -169,13 +169,15 @@ def check_outdir(outdir: str | Path, label: str = "--outdir") -> None:
                       "give a folder you can write to")
 
 
-def write_outputs(result: SimulationResult, outdir: str | Path, prefix: str = "out") -> dict[str, Path]:
+def write_outputs(result: SimulationResult, outdir: str | Path, prefix: str = "out",
+                  stage: Staging | None = None) -> dict[str, Path]:
     """Write every output file of a run into ``outdir`` (created if needed).
 
     The files are written under temporary names and renamed into place together
     (:func:`hdrm.durable.staged`): a run stopped while writing them (Ctrl-C, SIGTERM, an error)
     leaves the folder's previous outputs as they were, never a mix of two runs' files or a file
-    cut short.
+    cut short. With ``stage``, they join the caller's staging instead, published with the run's
+    other files (out_sla.csv, out_preemptions.csv ...) when the caller's block ends.
 
     Returns:
         ``{"jobs": path, "schedule": path, "timeline": path, "overutilizations": path}``.
@@ -188,7 +190,7 @@ def write_outputs(result: SimulationResult, outdir: str | Path, prefix: str = "o
              "overutilizations": out / "overutilizations.json"}
     if result.timeline:
         paths["timeline"] = out / f"{prefix}_timeline.csv"
-    with collector_paused(), staged() as stage:  # the rows hold no cycles: hdrm.sim.collector
+    with collector_paused(), staged(stage) as stage:  # rows hold no cycles: hdrm.sim.collector
         rows = job_results(result)
         write_jobs_csv(rows, stage.path(paths["jobs"]))
         write_schedule_csv(schedule_summary(result, rows), stage.path(paths["schedule"]))

@@ -67,3 +67,30 @@ def test_refused_in_one_line(inference, tmp_path, capsys, argv, message):
     status = _replay(inference, tmp_path / "out", *argv)
     err = capsys.readouterr().err
     assert status != 0 and message in err and len(err.strip().splitlines()) == 1
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+@pytest.mark.parametrize("stopped_in", ["hdrm.sim.preemptive.write_preemptions",
+                                        "hdrm.results.sla.write_sla_csv"])
+def test_a_replay_stopped_while_writing_keeps_every_output_of_the_previous_one(
+        inference, tmp_path, capsys, monkeypatch, stopped_in):
+    # out_sla.csv and out_preemptions.csv are published with out_jobs.csv & co: a replay stopped
+    # while writing one of them leaves the previous replay's files, all of them (before: the new
+    # out_jobs.csv, out_schedule.csv ... beside the previous out_sla.csv/out_preemptions.csv)
+    outdir = tmp_path / "run"
+    assert _replay(inference, outdir, "--preemption", "block:0.002", "--nb-jobs", "200") == 0
+    before = _files(outdir)
+    assert {"out_jobs.csv", "out_sla.csv", "out_preemptions.csv"} <= set(before)
+
+    def stop(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    module, name = stopped_in.rsplit(".", 1)
+    monkeypatch.setattr(f"{module}.{name}", stop)
+    assert _replay(inference, outdir, "--preemption", "block:0.002", "--nb-jobs", "300") == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert _files(outdir) == before
+    assert not [p.name for p in outdir.iterdir() if p.name.endswith(".tmp")]

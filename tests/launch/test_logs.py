@@ -70,6 +70,35 @@ def test_finish_writes_actions_and_the_engine_outputs(tmp_path):
     assert len(paths["jobs"].read_text().splitlines()) == 1 + 5
 
 
+def test_finish_stopped_midway_keeps_the_previous_files_all_of_them(tmp_path, monkeypatch):
+    # actions.csv and the engine outputs are published together: a launch stopped while writing
+    # out_jobs.csv leaves the previous launch's actions.csv too (before: the new actions.csv
+    # beside the previous out_jobs.csv)
+    from hdrm.env import SchedulingEnv
+
+    env = SchedulingEnv(nb_jobs=5, observation="minimal")
+    env.reset(seed=0)
+    done = False
+    while not done:
+        _, _, done, _, _ = env.step(0)
+    log = RunLog(tmp_path, env.action_names)
+    log.episode_ended(record(0), played(0, 2))
+    log.finish(env)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def stop(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    log.episode_ended(record(1), played(1, 3))
+    monkeypatch.setattr(logs, "write_outputs", stop)
+    with pytest.raises(KeyboardInterrupt):
+        log.finish(env)
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert set(after) == set(before)  # no temporary file left
+    assert after["actions.csv"] == before["actions.csv"]
+    assert after["out_jobs.csv"] == before["out_jobs.csv"]
+
+
 class FakeWriter:
     def __init__(self) -> None:
         self.scalars: list[tuple[str, float, int]] = []
