@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hdrm.durable import staged, write_text_atomically
 from hdrm.errors import ConfigError
 from hdrm.workload.batsim_json import write_batsim_json
 from hdrm.workload.inference import generate_inference, load_spec, tenants_document
@@ -37,9 +38,10 @@ def run_inference(args: argparse.Namespace) -> int:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"-o {outdir}: cannot create the folder ({exc.strerror})") from None
-    write_batsim_json(workload, outdir / "workload.json")
-    (outdir / "tenants.json").write_text(json.dumps(tenants_document(spec), indent=1) + "\n",
-                                         encoding="utf-8")
+    with staged() as stage:  # the two files of one scenario, published together
+        write_batsim_json(workload, stage.path(outdir / "workload.json"))
+        write_text_atomically(stage.path(outdir / "tenants.json"),
+                              json.dumps(tenants_document(spec), indent=1) + "\n")
     _print_summary(spec, workload)
     print(f"wrote {outdir / 'workload.json'} and {outdir / 'tenants.json'}")
     return 0

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
+from hdrm.durable import write_text_atomically
 from hdrm.errors import ConfigError
 from hdrm.platform.library import TypeLibrary, default_library
 from hdrm.platform.loader import platform_from_dict
@@ -106,7 +107,7 @@ def _from_openb(args: argparse.Namespace) -> int:
     doc = platform_json_from_openb(nodes, out.stem, source=args.nodes)
     platform = platform_from_dict(doc, source=str(out))
     try:
-        out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        write_text_atomically(out, json.dumps(doc, indent=1) + "\n")  # whole or not at all
     except OSError as exc:  # was a FileNotFoundError traceback
         raise ConfigError(f"-o {out}: cannot write the platform JSON ({exc.strerror}); check that "
                           "the folder exists and is writable") from None

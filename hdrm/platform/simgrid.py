@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from hdrm.durable import replacing
 from hdrm.errors import PlatformError
 from hdrm.lazy import LazyModule
 from hdrm.platform import power
@@ -165,14 +166,16 @@ def platform_to_xml(platform: Platform, *, all_pairs: bool = False) -> bytes:
 
 
 def write_simgrid_xml(platform: Platform, path: str | Path, *, all_pairs: bool = False) -> Path:
-    """Write the SimGrid XML of ``platform`` to ``path``; returns the path.
+    """Write the SimGrid XML of ``platform`` to ``path``, whole or not at all
+    (:func:`hdrm.durable.replacing`); returns the path.
 
     Raises:
         PlatformError: the file cannot be written.
     """
     path = Path(path)
     try:
-        path.write_bytes(platform_to_xml(platform, all_pairs=all_pairs))
+        with replacing(path) as scratch:
+            scratch.write_bytes(platform_to_xml(platform, all_pairs=all_pairs))
     except OSError as exc:
         raise PlatformError(
             f"{path}: cannot write the SimGrid platform ({exc.strerror}); "
