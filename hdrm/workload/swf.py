@@ -16,7 +16,14 @@ the file, the line, the field and the value; ``strict=False`` skips them and cou
   field 1, field 5 or 8 (allocated, requested processors), or field 12 or 13 (user, group id) is
   not a whole number (``1.5``: never rounded; user 1.5 would become user 1);
 * ``"duplicate job number"``: field 1 repeats the number of an earlier line (the first line with a
-  number is kept), as job ids must be unique in the outputs.
+  number is kept), as job ids must be unique in the outputs;
+* ``"partial execution without its job's line"``: a line of status 2, 3 or 4 (below) whose job
+  has no other line.
+
+Field 11 (status, :mod:`hdrm.workload.swf_status`): the lines of status 2, 3 or 4 are the
+partial executions of a checkpointed or swapped job, whose own line (same job number) is the job;
+they are left out, always, and counted as ``"partial execution line"``. Jobs of any other status
+(completed, failed, cancelled, unknown) are replayed as their lines say.
 
 Fields 17 and 18 (preceding job, think time) become ``Workload.dependencies``
 (:mod:`hdrm.workload.dependencies`): a missing, cyclic or fractional preceding job is refused by a
@@ -46,6 +53,7 @@ from hdrm.workload.conventions import Conventions, apply_conventions, get_conven
 from hdrm.workload.dependencies import Dependencies, resolve
 from hdrm.workload.job import PROFILE_DELAY, Job, Workload
 from hdrm.workload.swf_header import SwfHeader, parse_count, parse_header
+from hdrm.workload.swf_status import drop_partial_executions
 
 __all__ = ["FIELD_NAMES", "NB_FIELDS", "SkippableLineError", "SwfHeader", "decode_text",
            "parse_count", "parse_header", "raw_fields", "read_swf"]
@@ -133,8 +141,10 @@ def read_swf(
         raise WorkloadError(f"{path_s}:{numbers[0]}: JSON, not an SWF trace; a Batsim JSON "
                             "workload is read from a file named *.json")
     fields, numbers, skipped = _parse_fields(data, numbers, path_s, strict)
+    fields, numbers, skipped_partial = drop_partial_executions(fields, numbers, path_s, strict)
     fields, numbers, skipped_rows = _check_rows(fields, numbers, path_s, strict)
     skipped.update(skipped_rows)
+    skipped.update(skipped_partial)
     converted = apply_conventions(fields, conv)
     skipped = {**converted.skipped, **skipped}
     if not len(converted.rows):
