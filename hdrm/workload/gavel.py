@@ -81,9 +81,9 @@ def _parse(fields: list[str]) -> tuple[str, float, float, int]:
     if len(fields) != 7:
         raise ValueError(f"found {len(fields)} tab-separated fields, expected 7 (or 8)")
     values = []
-    for index, cast in ((4, float), (5, float), (6, int)):
+    for index in (4, 5, 6):
         try:
-            value = cast(fields[index])
+            value = float(fields[index])
         except ValueError:
             raise ValueError(f"field {index + 1} ({_FIELDS[index]}): expected a number, got "
                              f"{fields[index]!r}") from None
@@ -92,10 +92,13 @@ def _parse(fields: list[str]) -> tuple[str, float, float, int]:
                              f"got {fields[index]!r}")
         values.append(value)
     steps, arrival, scale = values
+    if scale != math.floor(scale):  # workers of one GPU each: never rounded
+        raise ValueError(f"field 7 (scale factor): expected a whole number of workers (one GPU "
+                         f"each), got {fields[6]!r}")
     if steps <= 0 or arrival < 0 or scale < 1:
-        raise ValueError(f"total steps > 0, arrival >= 0 and scale factor >= 1 expected, got "
-                         f"{steps:g}, {arrival:g}, {scale}")
-    return fields[0], steps, arrival, scale
+        raise ValueError(f"out of range: total steps > 0, arrival >= 0 and scale factor >= 1 "
+                         f"expected, got {steps:g}, {arrival:g}, {scale:g}")
+    return fields[0], steps, arrival, int(scale)
 
 
 def _run_times(table: dict, job_type: str, scale: int,

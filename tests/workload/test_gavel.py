@@ -57,6 +57,12 @@ def test_an_unmeasured_scale_factor_assumes_ideal_scaling(tmp_path):
                                                        r"expected a finite number, got 'nan'; "),
     ("LM (batch size 5)\tc\t--steps\t1\t800\tinf\t1", "field 6 .arrival time.: expected a finite"),
     ("LM (batch size 5)\tc\t--steps\t1\tinf\t0\t1", "field 5 .total steps.: expected a finite"),
+    # a share of a GPU is not a worker count (was 'expected a number, got '0.5'')
+    ("LM (batch size 5)\tc\t--steps\t1\t800\t0\t0.5", r"t\.trace:2: field 7 \(scale factor\): "
+                                                       r"expected a whole number of workers \(one "
+                                                       r"GPU each\), got '0\.5'; fix the line"),
+    ("LM (batch size 5)\tc\t--steps\t1\t800\t0\t0",
+     "scale factor >= 1 expected, got 800, 0, 0; fix"),
 ])
 def test_a_malformed_line_is_one_line_error_or_counted_skip(tmp_path, line, message):
     trace, tput = _files(tmp_path, ["LM (batch size 5)\tc\t--steps\t1\t800\t0\t1", line])
@@ -64,6 +70,23 @@ def test_a_malformed_line_is_one_line_error_or_counted_skip(tmp_path, line, mess
         read_gavel(trace, tput)
     work = read_gavel(trace, tput, strict=False)
     assert len(work) == 1 and sum(work.skipped.values()) == 1
+
+
+def test_skipped_lines_are_counted_under_a_reason_without_their_values(tmp_path):
+    trace, tput = _files(tmp_path, ["LM (batch size 5)\tc\t--steps\t1\t800\t0\t1",
+                                    "LM (batch size 5)\tc\t--steps\t1\t800\t0\t0",
+                                    "LM (batch size 5)\tc\t--steps\t1\t-5\t0\t1",
+                                    "LM (batch size 5)\tc\t--steps\t1\t800\t0\t1.5"])
+    work = read_gavel(trace, tput, strict=False)
+    assert len(work) == 1
+    assert work.skipped == {"out of range": 2, "field 7 (scale factor)": 1}
+
+
+def test_a_scale_factor_written_as_a_float_is_its_whole_number(tmp_path):
+    trace, tput = _files(tmp_path, ["LM (batch size 5)\tc\t--steps\t1\t1000\t0\t2.0"])
+    job = read_gavel(trace, tput).jobs[0]
+    assert job.accel == AcceleratorDemand(2, 1000, ("K80", "V100M16"))
+    assert job.extra["gavel"]["run_time_s"] == {"K80": 1000 / 3, "V100M16": 62.5}
 
 
 def test_the_shared_trace():
