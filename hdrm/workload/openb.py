@@ -73,6 +73,13 @@ class OpenbNode:
     model: str
 
 
+#: What a fractional value of a GPU count column means to write instead.
+_WHOLE_GPUS = {
+    "num_gpu": "a share of one GPU is num_gpu 1 with gpu_milli 1..999 (500: half a GPU)",
+    "gpu": "a node has whole GPUs (tasks share them through gpu_milli)",
+}
+
+
 def _int(row: dict[str, str], column: str, low: int = 0, high: float = math.inf,
          empty: int | None = None) -> int:
     text = (row.get(column) or "").strip()
@@ -81,11 +88,20 @@ def _int(row: dict[str, str], column: str, low: int = 0, high: float = math.inf,
     try:
         value = int(text)
     except ValueError:
-        raise _RowError(column, f"expected an integer, got {text!r}") from None
+        hint = f": {_WHOLE_GPUS[column]}" if column in _WHOLE_GPUS and _is_number(text) else ""
+        raise _RowError(column, f"expected an integer, got {text!r}{hint}") from None
     if not low <= value <= high:
         bound = f"{low}..{high:g}" if math.isfinite(high) else f">= {low}"
         raise _RowError(column, f"expected an integer {bound}, got {value}")
     return value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _text(path: Path) -> str:
@@ -101,11 +117,14 @@ def _rows(path: Path, required: tuple[str, ...]
           ) -> Iterator[tuple[int, dict[str, str], list[str]]]:
     """(line number, row, header columns) of a CSV file whose header holds ``required``."""
     reader = csv.DictReader(io.StringIO(_text(path), newline=""), skipinitialspace=True)
-    missing = [c for c in required if c not in (reader.fieldnames or [])]
+    if reader.fieldnames is None:
+        raise WorkloadError(f"{path}: empty file; an openb file starts with the header line "
+                            f"{','.join(required)}")
+    missing = [c for c in required if c not in reader.fieldnames]
     if missing:
         raise WorkloadError(
             f"{path}:1: missing column(s) {', '.join(missing)} in the header "
-            f"{','.join(reader.fieldnames or [])!r}; an openb file starts with "
+            f"{','.join(reader.fieldnames)!r}; an openb file starts with "
             f"{','.join(required)}")
     for row in reader:
         yield reader.line_num, row, reader.fieldnames
