@@ -98,10 +98,14 @@ def _read_new(doc: dict, workflow: dict, source: str) -> Workflow:
     spec = _get(workflow, "specification", source + ": workflow", dict)
     where = source + ": workflow.specification"
     tasks = _get(spec, "tasks", where, list)
+    _check_tasks(tasks, where + ".tasks")
     sizes = {}
     for i, entry in enumerate(_get(spec, "files", where, list, [])):
         file_id = _get(entry, "id", f"{where}.files[{i}]", str)
-        sizes[file_id] = _size(entry.get("sizeInBytes", 0), f"{where}.files[{i}] ({file_id!r})")
+        if "sizeInBytes" not in entry:  # else its transfers would silently cost nothing
+            raise WorkloadError(f"{where}.files[{i}] ({file_id!r}): no 'sizeInBytes'; give the "
+                                "file's size in bytes")
+        sizes[file_id] = _size(entry["sizeInBytes"], f"{where}.files[{i}] ({file_id!r})")
     ids = [_get(t, "id", f"{where}.tasks[{i}]", str) for i, t in enumerate(tasks)]
     execution = _get(workflow, "execution", source + ": workflow", dict)
     runs = {}
@@ -115,6 +119,7 @@ def _read_new(doc: dict, workflow: dict, source: str) -> Workflow:
                             f"workflow.execution.tasks; add its runtimeInSeconds")
     outputs = {t: set(task.get("outputFiles", [])) for t, task in zip(ids, tasks)}
     inputs = {t: set(task.get("inputFiles", [])) for t, task in zip(ids, tasks)}
+    _warn_unlisted_files(source, ids, inputs, outputs, sizes)
 
     def data(a: str, b: str) -> float:
         return math.fsum(sizes.get(f, 0.0) for f in outputs[a] & inputs[b])
@@ -124,10 +129,28 @@ def _read_new(doc: dict, workflow: dict, source: str) -> Workflow:
     return Workflow(str(doc.get("name", source)), tuple(ids), tuple(runs[t] for t in ids), edges)
 
 
+def _warn_unlisted_files(source: str, ids: list[str], inputs: dict, outputs: dict,
+                         sizes: dict) -> None:
+    """Warn once about the files tasks read or write that the files list lacks (0 MB each)."""
+    unlisted = [(t, link, f) for t in ids for link, files in (("input", inputs), ("output",
+                outputs)) for f in sorted(files[t]) if f not in sizes]
+    if unlisted:
+        task, link, name = unlisted[0]
+        logger.warning("%s: %d file references of tasks name no entry of "
+                       "workflow.specification.files (first: task %r, %s %r); their data is "
+                       "taken as 0 MB", source, len(unlisted), task, link, name)
+
+
+def _check_tasks(tasks: list, where: str) -> None:
+    if not tasks:
+        raise WorkloadError(f"{where}: no task; a workflow needs at least one")
+
+
 def _read_old(doc: dict, workflow: dict, source: str) -> Workflow:
     key = "tasks" if "tasks" in workflow else "jobs"
     tasks = _get(workflow, key, source + ": workflow", list)
     where = f"{source}: workflow.{key}"
+    _check_tasks(tasks, where)
     ids, runtimes, files = [], [], []
     for i, task in enumerate(tasks):
         if not isinstance(task, dict) or not isinstance(task.get("name", task.get("id")), str):
