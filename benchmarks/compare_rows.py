@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from benchmarks import protocol
-from hdrm.errors import ConfigError
+from hdrm.errors import ConfigError, SkippableLineError
 
 GROUPS = ("protocol", "generalisation", "hetero")
 BF_LABEL = {"none": "no backfilling", "easy": "EASY backfilling"}
@@ -123,11 +123,29 @@ def generalisation_rows(traces_dir: str, extra: Sequence[ExtraTrace], count: int
     sources += [(e.name, e.name, e.path, e.procs) for e in extra]
     out = []
     for key, label, path, procs in sources:
-        starts = spread_starts(len(protocol.load_trace_file(path)), count, nb_jobs)
+        starts = spread_starts(_row_trace_length(key, path, procs), count, nb_jobs)
         for b in protocol.BACKFILLS:
             out.append(Row(f"{label} (other traces' models), {BF_LABEL[b]}", "generalisation",
                            key, "", b, trace_file=path, procs=procs, starts=starts))
     return out
+
+
+def _row_trace_length(key: str, path: str, procs: int) -> int:
+    """The number of jobs of a generalisation row's trace, read as its evaluations read it.
+
+    Raises:
+        WorkloadError: a line the reader refuses, in one line without a way to skip it (the
+            comparison has none).
+        ConfigError: no PROCS and the trace states no MaxProcs or MaxNodes.
+    """
+    try:
+        trace = protocol.load_trace_file(path)
+    except SkippableLineError as exc:
+        raise exc.unskippable() from None
+    if procs == 0 and trace.nb_res is None:
+        raise ConfigError(f"--extra-trace {key}: {path} states no MaxProcs (nor MaxNodes) in its "
+                          f"header; give the processors, {key}=PATH:PROCS")
+    return len(trace)
 
 
 def rows(groups: tuple[str, ...] = GROUPS, traces_dir: str = "", extra: Sequence[ExtraTrace] = (),
