@@ -5,7 +5,7 @@ Usage::
     hdeeprm-launch AGENT_PY OPTIONS_JSON [--inmodel PATH] [--outmodel PATH] [--nbruns N]
                    [--outdir DIR] [--overwrite] [--episodes N] [--save-every-episodes N]
                    [--save-every-minutes M] [--allow-other-class] [--tensorboard] [--quiet]
-                   [--workers N [--address ADDR]] [--num-envs K]
+                   [--workers N [--address ADDR]] [--num-envs K] [--traceback]
 
 The agent plays ``pybatsim.agent.episodes`` episodes (or ``--episodes``), ``--nbruns`` times, with
 the same model throughout; ``pybatsim.agent.run`` says whether it learns (``train``) or is only
@@ -16,8 +16,9 @@ and when stopped (Ctrl-C, SIGTERM) to ``--outmodel`` (default ``<outdir>/model.p
 
 This module is the only part of the launcher that prints or exits: bad input (a missing file,
 invalid JSON, a bad option, a broken agent.py, a checkpoint of another network, an invalid action)
-is one line on stderr and exit status 2; a run stopped by SIGINT or SIGTERM exits with 130 or 143
-after saving.
+is one line on stderr and exit status 2; an exception of the agent's code one line naming its file
+and line, and exit status 1 (``--traceback``: the full trace first); a run stopped by SIGINT or
+SIGTERM exits with 130 or 143 after saving.
 """
 
 from __future__ import annotations
@@ -25,19 +26,20 @@ from __future__ import annotations
 import argparse
 import datetime
 import logging
-import shutil
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any, Sequence
 
 from hdrm import __version__
-from hdrm.cli.script import guarded
+from hdrm.cli.script import guarded, traceback_wanted
 from hdrm.distributed.learners import WorkerPlan
 from hdrm.errors import ConfigError, HdrmError
 from hdrm.launch.experiment import Experiment, build_experiment
 from hdrm.launch.logs import RunLog, TensorBoardHook, check_tensorboard, tensorboard_writer
 from hdrm.launch.loop import (
+    AgentFailed,
     EpisodeActions,
     EpisodeRecord,
     EpisodeStopped,
@@ -97,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write TensorBoard logs to OUTDIR/tensorboard (needs the tensorboard "
                         "extra); without it, they are written when the extra is installed")
     workers.add_options(parser)
+    parser.add_argument("--traceback", action="store_true",
+                        help="print the full trace of an error (the agent's code, bad input) "
+                        "before its one line (also HDRM_TRACEBACK=1)")
     parser.add_argument("--quiet", action="store_true", help="no progress and no summary table")
     parser.add_argument("--version", action="version", version=f"{PROG} (hdrm {__version__})")
     return parser
@@ -107,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     :func:`hdrm.cli.script.guarded`, SIGTERM before and after the episodes too; during them
     :class:`~hdrm.launch.signals.StopSignals` saves and stops)."""
     args = build_parser().parse_args(argv)
-    return guarded(lambda: _launch_in_one_line(args), PROG)
+    return guarded(lambda: _launch_in_one_line(args), PROG, trace=args.traceback)
 
 
 def _launch_in_one_line(args: argparse.Namespace) -> int:
@@ -220,8 +225,12 @@ def _run(exp: Experiment, args: argparse.Namespace, outdir: Path, planned: int, 
             paths = _outputs(exp, log, outdir, stopped, saver)
         finally:
             exp.env.close()  # engine batsim: ends any Batsim run still going
-    if isinstance(stopped, InvalidAction):
-        print(f"{PROG}: error: {invalid_action_message(exp, stopped, outdir, paths, saver)}",
+    if isinstance(stopped, (InvalidAction, AgentFailed)):
+        trace = traceback_wanted(args.traceback)
+        if trace and isinstance(stopped, AgentFailed):
+            traceback.print_exception(stopped, file=sys.stderr)  # the agent's, then the loop's
+        print(f"{PROG}: error: "
+              f"{invalid_action_message(exp, stopped, outdir, paths, saver, trace)}",
               file=sys.stderr)
         return status
     if stopped is None and "jobs" in paths and (note := rejected_note(exp.final_env or exp.env)):
@@ -252,9 +261,10 @@ def _play(exp: Experiment, args: argparse.Namespace, hooks: HookList, signals: S
                 raise played.stopped
             return played.records, None, 0
         return run_experiment(exp, args.nbruns, hooks, stop=signals.requested, start=start), None, 0
-    except (EpisodeStopped, InvalidAction) as exc:
+    except (EpisodeStopped, InvalidAction, AgentFailed) as exc:
         log.keep_partial(exc.partial)
-        status = signals.exit_status if isinstance(exc, EpisodeStopped) else 2
+        status = (signals.exit_status if isinstance(exc, EpisodeStopped)
+                  else 1 if isinstance(exc, AgentFailed) else 2)
         return list(log.records), exc, status
     except HdrmError as exc:
         if not signals.requested():
@@ -267,10 +277,10 @@ def _play(exp: Experiment, args: argparse.Namespace, hooks: HookList, signals: S
 
 def _outputs(exp: Experiment, log: RunLog, outdir: Path, stopped: Exception | None,
              saver: Saver | None) -> dict[str, Path]:
-    """Write the outputs; Batsim's own files only when the last episode finished."""
-    paths = log.finish(exp.final_env or exp.env)
-    if stopped is None or (isinstance(stopped, EpisodeStopped) and not stopped.mid_episode):
-        paths.update(_batsim_outputs(exp, outdir))
+    """Write the outputs, as one set; Batsim's own files only when the last episode finished."""
+    finished = stopped is None or (isinstance(stopped, EpisodeStopped) and not stopped.mid_episode)
+    paths = log.finish(exp.final_env or exp.env,
+                       copies=exp.env.unwrapped.batsim_outputs() if finished else None)
     if saver is not None and saver.path.parent.resolve() == outdir.resolve():
         paths["model"] = saver.path
     return paths
@@ -298,6 +308,8 @@ def _stop_reason(signals: StopSignals, stopped: BaseException | None) -> str:
         return signals.received.name
     if isinstance(stopped, InvalidAction):
         return "invalid action"
+    if isinstance(stopped, AgentFailed):
+        return "agent error"
     return "end of the launch"
 
 
@@ -328,15 +340,6 @@ def _close(progress: Any, board: TensorBoardHook | None) -> None:
         progress.close()
     if board is not None:
         board.close()
-
-
-def _batsim_outputs(exp: Experiment, outdir: Path) -> dict[str, Path]:
-    """Engine batsim: Batsim's own out_jobs.csv, out_schedule.csv and log of the last episode,
-    copied into ``outdir`` (replacing the files written from the environment's records)."""
-    copied = {}
-    for kind, path in exp.env.unwrapped.batsim_outputs().items():
-        copied[kind] = Path(shutil.copyfile(path, outdir / path.name))
-    return copied
 
 
 def _one_line(text: str) -> str:

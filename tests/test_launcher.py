@@ -602,12 +602,17 @@ def test_a_crashing_agent_keeps_the_model_of_its_last_completed_episode(tmp_path
         "        return super().decide(observation, mask)\n", encoding="utf-8")
     options = options_copy(tmp_path, "reinforce", tiny("reinforce", episodes=5,
                                                        save_every_episodes=0))
-    with pytest.raises(RuntimeError, match="a bug in the agent"):
-        main([str(agent), str(options), "--outdir", str(tmp_path / "o")])
+    # one line naming the agent's line (was: the RuntimeError's traceback out of main), status 1
+    status, _, err = launch(capsys, agent, options, "--outdir", tmp_path / "o")
+    assert status == 1
+    assert err.startswith(f"hdeeprm-launch: error: {agent}:11 in decide: RuntimeError: a bug in "
+                          "the agent; outputs of what was done so far in ")
+    assert err.count("\n") == 1 and "Traceback" not in err
     from hdrm.agents.checkpoint import read_checkpoint
 
     progress = read_checkpoint(tmp_path / "o" / "model.pt")["progress"]
-    assert progress["episode"] == 2 and progress["reason"] == "error" and not progress["finished"]
+    assert progress["episode"] == 2 and progress["reason"] == "agent error"
+    assert not progress["finished"]
     assert not (tmp_path / "o" / ".hdrm.lock").exists()
 
 

@@ -56,23 +56,31 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
             or without a known sub-command in it (``hdrm --help``, a typo), every one is built,
             so help and argparse's "invalid choice" list them all.
 
-    The sub-command modules are imported with the cycle collector paused
+    The parser is built, and the sub-command modules imported, with the cycle collector paused
     (:mod:`hdrm.sim.collector`): their modules, classes and functions live as long as the
     process, and the collections that making them would set off (~2 ms of a replay's imports)
     would free next to nothing (what they drop in cycles is collected later, as usual).
     """
+    with collector_paused():  # the parser too lives as long as the process
+        return _build_parser(argv)
+
+
+def _build_parser(argv: list[str] | None) -> argparse.ArgumentParser:
+    """:func:`build_parser`'s work."""
     parser = argparse.ArgumentParser(
         prog="hdrm",
         description="Learn and evaluate job-scheduling policies on heterogeneous clusters.",
     )
     parser.add_argument("--version", action="version", version=f"hdrm {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+    parser.add_argument("--traceback", action="store_true",
+                        help="print the full trace of an error before its one line (also "
+                        "HDRM_TRACEBACK=1)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     named = _named_command(argv) if argv is not None else None
     for name in (COMMANDS[named],) if named else SUBCOMMANDS:
         try:
-            with collector_paused():
-                module = importlib.import_module(f"hdrm.cli.{name}")
+            module = importlib.import_module(f"hdrm.cli.{name}")
         except ModuleNotFoundError as exc:
             if exc.name == f"hdrm.cli.{name}":
                 continue  # sub-command not written yet
@@ -121,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         return status
 
     try:  # bad input: one line and 2; Ctrl-C: one line and 130
-        return guarded(run, f"hdrm {args.command}")
+        return guarded(run, f"hdrm {args.command}", trace=args.traceback)
     except BrokenPipeError:
         # the reader of stdout has gone; send what is still buffered nowhere, so that the
         # interpreter's final flush does not fail again

@@ -9,7 +9,8 @@
 * :func:`guarded`: runs a script's ``main`` and turns an :class:`~hdrm.errors.HdrmError` (bad
   input, already worded for the user) into ``prog: error: ...`` and exit 2, Ctrl-C into one
   line and exit 130 and SIGTERM into one line and exit 143, instead of a traceback (or, for
-  SIGTERM, a death that skipped every clean-up);
+  SIGTERM, a death that skipped every clean-up); ``--traceback`` or ``HDRM_TRACEBACK=1``
+  (:func:`traceback_wanted`) prints the full trace before the line;
 * :func:`run_command`: runs a child command (a training of ``train_seeds.py``) so that an
   interruption of this process stops the child too, instead of leaving it running on.
 """
@@ -19,10 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import signal
 import subprocess
 import sys
 import threading
+import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -102,7 +105,27 @@ def sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def guarded(main: Callable[[], int | None], prog: str = "") -> int:
+#: The environment variable that asks for full traces, as ``--traceback`` does (``1``).
+TRACEBACK_ENV = "HDRM_TRACEBACK"
+#: What a one-line error of code not hdrm's (a user's agent.py) ends with.
+TRACEBACK_HINT = "(run with --traceback for the full trace)"
+
+
+def traceback_wanted(flag: bool = False) -> bool:
+    """Whether full traces are wanted: ``--traceback`` given (``flag``) or ``HDRM_TRACEBACK``
+    set to anything but empty or ``0``."""
+    return flag or os.environ.get(TRACEBACK_ENV, "") not in ("", "0")
+
+
+def print_trace(exc: BaseException) -> None:
+    """Print the full trace of ``exc`` on stderr: of the error it was made from, when it
+    replaced one in one-line terms (``raise ... from None``)."""
+    if exc.__suppress_context__ and exc.__context__ is not None and exc.__cause__ is None:
+        exc = exc.__context__
+    traceback.print_exception(exc, file=sys.stderr)
+
+
+def guarded(main: Callable[[], int | None], prog: str = "", trace: bool = False) -> int:
     """``main()``'s exit status; bad input (:class:`~hdrm.errors.HdrmError`) is one line
     ``prog: error: message`` on stderr and status 2, an interruption one line and status 130
     (Ctrl-C) or 143 (SIGTERM, which stops the work as Ctrl-C does: :func:`sigterm_raises`).
@@ -110,12 +133,16 @@ def guarded(main: Callable[[], int | None], prog: str = "") -> int:
     Args:
         main: the script's entry point (reads ``sys.argv`` itself).
         prog: the script's name in the messages (default: ``sys.argv[0]``'s file name).
+        trace: ``--traceback``: the full trace of a bad-input error is printed before its line
+            (also with ``HDRM_TRACEBACK=1``: :func:`traceback_wanted`).
     """
     name = prog or Path(sys.argv[0]).name
     try:
         with sigterm_raises():
             return int(main() or 0)
     except HdrmError as exc:
+        if traceback_wanted(trace):
+            print_trace(exc)
         print(f"{name}: error: {exc}", file=sys.stderr)
         return 2
     except Terminated:

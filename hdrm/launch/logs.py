@@ -20,6 +20,7 @@ import importlib
 import importlib.util
 import logging
 import math
+import shutil
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -97,9 +98,15 @@ class RunLog(Hooks):
             for step, (time_s, action) in enumerate(zip(played.times_s, played.actions))
         ]
 
-    def finish(self, env: Any) -> dict[str, Path]:
+    def finish(self, env: Any, copies: dict[str, Path] | None = None) -> dict[str, Path]:
         """Write actions.csv and the engine outputs of the environment's current (last) episode,
         renamed into place together (:func:`hdrm.durable.staged`).
+
+        Args:
+            env: the environment.
+            copies: files copied into the folder with them, by kind (engine batsim: Batsim's own
+                out_jobs.csv, out_schedule.csv and log, which replace those written from the
+                environment's records).
 
         Returns:
             Every file written, by kind (``episodes``, ``actions``, ``jobs``, ``schedule`` ...).
@@ -125,6 +132,9 @@ class RunLog(Hooks):
             if preemption is not None and preemption.suspends:  # as hdrm replay --preemption
                 paths["preemptions"] = self.outdir / "out_preemptions.csv"
                 write_preemptions(result, stage.path(paths["preemptions"]))
+            for kind, source in (copies or {}).items():  # staged after: they win
+                paths[kind] = self.outdir / source.name
+                shutil.copyfile(source, stage.path(paths[kind]))
         return paths
 
 

@@ -15,9 +15,10 @@ The agent decides when it learns: the loop is the same for training and testing 
 ``step_every`` steps and the end of each run; the loop itself prints nothing.
 
 Every action is checked before the environment sees it (:mod:`hdrm.launch.actions`): an invalid
-one raises :class:`InvalidAction`. A ``stop`` callable, polled after every decision, ends the loop
-with :class:`EpisodeStopped` (the launcher's answer to Ctrl-C and SIGTERM). Both carry the
-decisions of the unfinished episode.
+one raises :class:`InvalidAction`, an exception of the agent's own code :class:`AgentFailed`. A
+``stop`` callable, polled after every decision, ends the loop with :class:`EpisodeStopped` (the
+launcher's answer to Ctrl-C and SIGTERM). All three carry the decisions of the unfinished
+episode.
 """
 
 from __future__ import annotations
@@ -133,6 +134,35 @@ class InvalidAction(HdrmError):
         )
 
 
+class AgentFailed(Exception):
+    """The agent's own code raised (an exception other than hdrm's one-line errors) in
+    ``start_episode``, ``decide``, ``rewarded`` or ``end_episode``: a bug of the agent.py.
+
+    Attributes:
+        partial: the decisions of the episode before the failure.
+        method: the Agent method the loop called.
+        error: what it raised (also the ``__cause__``, with its trace).
+    """
+
+    def __init__(self, partial: EpisodeActions, method: str, error: Exception) -> None:
+        super().__init__(f"{method}: {type(error).__name__}: {error}")
+        self.partial = partial
+        self.method = method
+        self.error = error
+
+
+def _agent_call(agent: Agent, method: str, partial: Callable[[], EpisodeActions], *args: Any
+                ) -> Any:
+    """``agent.method(*args)``; an exception of the agent's code becomes :class:`AgentFailed`
+    (``partial()``: the episode's decisions so far)."""
+    try:
+        return getattr(agent, method)(*args)
+    except HdrmError:
+        raise
+    except Exception as exc:
+        raise AgentFailed(partial(), method, exc) from exc
+
+
 class Hooks:
     """Observers of the loop; every method does nothing by default.
 
@@ -200,6 +230,7 @@ def run_episode(env: SchedulingEnv, agent: Agent, episode: int = 0, *, run: int 
 
     Raises:
         InvalidAction: the agent returned an action that is not valid.
+        AgentFailed: the agent's code raised.
         EpisodeStopped: ``stop()`` became true.
     """
     hooks = hooks or Hooks()
@@ -207,14 +238,18 @@ def run_episode(env: SchedulingEnv, agent: Agent, episode: int = 0, *, run: int 
     obs, info = env.reset(seed=seed)
     base = env.unwrapped
     hooks.episode_started(episode, len(base.sim.workload))
-    agent.start_episode()
     times: list[float] = []
     actions: list[int] = []
+
+    def so_far() -> EpisodeActions:
+        return EpisodeActions(episode, times, actions)
+
+    _agent_call(agent, "start_episode", so_far)
     every = hooks.step_every
     total = 0.0
     done = base.sim.done  # an episode without a single choice ends at reset
     while not done:
-        chosen = agent.decide(obs, info["action_mask"])
+        chosen = _agent_call(agent, "decide", so_far, obs, info["action_mask"])
         try:
             action = valid_action(chosen, info["action_mask"])
         except ActionProblem as exc:
@@ -224,13 +259,13 @@ def run_episode(env: SchedulingEnv, agent: Agent, episode: int = 0, *, run: int 
         actions.append(action)
         obs, reward, terminated, truncated, info = env.step(action)
         done = terminated or truncated
-        agent.rewarded(reward, done)
+        _agent_call(agent, "rewarded", so_far, reward, done)
         total += reward
         if every and len(actions) % every == 0:
             hooks.stepped(len(actions), info)
         if stop is not None and not done and stop():
             raise EpisodeStopped(EpisodeActions(episode, times, actions))
-    stats = dict(agent.end_episode())
+    stats = dict(_agent_call(agent, "end_episode", so_far))
     record = episode_record(base, episode, run, len(actions), total, info, stats,
                             time.perf_counter() - t0)
     played = EpisodeActions(episode, times, actions)
@@ -280,7 +315,7 @@ def run_episodes(env: SchedulingEnv, agent: Agent, episodes: int, nbruns: int = 
         The records of the episodes played, numbered ``start`` .. nbruns x episodes - 1.
 
     Raises:
-        InvalidAction, EpisodeStopped: see :func:`run_episode`.
+        InvalidAction, AgentFailed, EpisodeStopped: see :func:`run_episode`.
     """
     hooks = hooks or Hooks()
     records: list[EpisodeRecord] = []

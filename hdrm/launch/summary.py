@@ -2,18 +2,20 @@
 
 The summary (agent, platform, actions, objective, the table of the last episodes, wall time and
 decision rate, the model and the outputs written), the line on the saved model, and the one-line
-message of an invalid action. The functions return text; :mod:`hdrm.launcher` prints it (it is the
-only part of the launcher that prints or exits).
+message of an invalid action or of an error in the agent's code. The functions return text;
+:mod:`hdrm.launcher` prints it (it is the only part of the launcher that prints or exits).
 """
 
 from __future__ import annotations
 
 import math
+import traceback
 from pathlib import Path
 from typing import Any
 
 from hdrm.launch.experiment import Experiment
-from hdrm.launch.loop import EpisodeRecord, InvalidAction
+from hdrm.cli.script import TRACEBACK_HINT
+from hdrm.launch.loop import AgentFailed, EpisodeRecord, InvalidAction
 from hdrm.launch.saving import Saver
 
 #: Rows of the final table before it shows only the last ones.
@@ -46,16 +48,37 @@ def saved_line(saver: Saver | None, stopped: BaseException | None, during_save: 
     return line
 
 
-def invalid_action_message(exp: Experiment, exc: InvalidAction, outdir: Path,
-                           paths: dict[str, Path], saver: Saver | None) -> str:
-    """The one-line message of an invalid action, with what was written."""
+def invalid_action_message(exp: Experiment, exc: InvalidAction | AgentFailed, outdir: Path,
+                           paths: dict[str, Path], saver: Saver | None, trace: bool = False
+                           ) -> str:
+    """The one-line message of an invalid action or of an error in the agent's code
+    (:func:`agent_failure`; ending with :data:`~hdrm.cli.script.TRACEBACK_HINT` unless the full
+    trace was printed: ``trace``), with what was written."""
     model = f"; model saved to {saver.path}" if saver is not None else ""
+    what = f"{exp.agent_path}: {exc}"
+    if isinstance(exc, AgentFailed):
+        what = agent_failure(exc, exp.agent_path)
+        model += "" if trace else f" {TRACEBACK_HINT}"
     if not paths:  # the first decision was invalid: nothing to write
-        return f"{exp.agent_path}: {exc}; nothing was written to {outdir}{model}"
+        return f"{what}; nothing was written to {outdir}{model}"
     ended = _rows(paths["jobs"]) if "jobs" in paths else 0
     written = ", ".join(sorted(p.name for p in paths.values()))
-    return (f"{exp.agent_path}: {exc}; outputs of what was done so far in {outdir}: "
+    return (f"{what}; outputs of what was done so far in {outdir}: "
             f"{written} ({ended} jobs ended, {exc.partial.episode} episodes complete){model}")
+
+
+def agent_failure(exc: AgentFailed, agent_path: Path) -> str:
+    """``"agent.py:42 in decide: ZeroDivisionError: division by zero"``: where the agent's code
+    raised (the deepest line of the trace in ``agent_path``, named as the user gave it; else the
+    deepest line of the trace: a module the agent called) and what."""
+    frames = traceback.extract_tb(exc.error.__traceback__)
+    target = Path(agent_path).resolve()
+    mine = [f for f in frames if Path(f.filename).resolve() == target]
+    frame = mine[-1] if mine else frames[-1]
+    where = agent_path if mine else frame.filename
+    message = str(exc.error)
+    return (f"{where}:{frame.lineno} in {frame.name}: {type(exc.error).__name__}"
+            + (f": {' '.join(message.split())}" if message else ""))
 
 
 def rejected_note(env: Any) -> str:

@@ -99,6 +99,41 @@ def test_finish_stopped_midway_keeps_the_previous_files_all_of_them(tmp_path, mo
     assert after["out_jobs.csv"] == before["out_jobs.csv"]
 
 
+def test_finish_copies_batsims_files_in_the_same_set(tmp_path, monkeypatch):
+    # engine batsim: Batsim's own out_jobs.csv replaces the one written from the records, in the
+    # same publication (it was copied in place afterwards: a stop midway cut it short)
+    from hdrm.env import SchedulingEnv
+
+    env = SchedulingEnv(nb_jobs=5, observation="minimal")
+    env.reset(seed=0)
+    done = False
+    while not done:
+        _, _, done, _, _ = env.step(0)
+    batsim = tmp_path / "batsim"
+    batsim.mkdir()
+    (batsim / "out_jobs.csv").write_text("batsim's jobs\n")
+    (batsim / "batsim.log").write_text("log\n")
+    copies = {"jobs": batsim / "out_jobs.csv", "batsim_log": batsim / "batsim.log"}
+    out = tmp_path / "out"
+    log = RunLog(out, env.action_names)
+    log.episode_ended(record(0), played(0, 2))
+    paths = log.finish(env, copies)
+    assert paths["jobs"] == out / "out_jobs.csv" and paths["batsim_log"] == out / "batsim.log"
+    assert paths["jobs"].read_text() == "batsim's jobs\n"
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def stop(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(logs.shutil, "copyfile", stop)
+    log.episode_ended(record(1), played(1, 3))
+    with pytest.raises(KeyboardInterrupt):
+        log.finish(env, copies)
+    after = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert {k: v for k, v in after.items() if k != "episodes.csv"} == \
+        {k: v for k, v in before.items() if k != "episodes.csv"}
+
+
 class FakeWriter:
     def __init__(self) -> None:
         self.scalars: list[tuple[str, float, int]] = []
