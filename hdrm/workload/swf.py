@@ -54,6 +54,7 @@ from hdrm.workload.dependencies import Dependencies, resolve
 from hdrm.workload.job import PROFILE_DELAY, Job, Workload
 from hdrm.workload.swf_header import SwfHeader, parse_count, parse_header
 from hdrm.workload.swf_status import drop_partial_executions
+from hdrm.workload.unpacked import check_text
 
 __all__ = ["FIELD_NAMES", "NB_FIELDS", "SkippableLineError", "SwfHeader", "decode_text",
            "parse_count", "parse_header", "raw_fields", "read_swf"]
@@ -267,6 +268,7 @@ def _read_text(path: str) -> str:
             raise WorkloadError(
                 f"{path}: corrupt gzip data ({exc}); re-download or decompress the trace"
             ) from None
+        check_text(path, content)  # compressed twice, an archive: one line saying so
     return decode_text(content)
 
 

@@ -1,0 +1,43 @@
+"""What a decompressed trace holds, when it is not text: refused in one line naming what.
+
+A ``.swf.gz`` compressed twice, or one holding an archive or binary data, decompresses to bytes
+that the SWF reader would read as text and refuse at line 1 for a missing field; this names the
+file and what was found instead.
+"""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+from hdrm.errors import WorkloadError
+
+#: Leading bytes of formats a trace is mistaken for -> their name in the message.
+MAGIC = {
+    b"BZh": "bzip2 data",
+    b"PK\x03\x04": "a zip archive",
+    b"\xfd7zXZ\x00": "xz data",
+    b"\x28\xb5\x2f\xfd": "zstd data",
+    b"7z\xbc\xaf\x27\x1c": "a 7-zip archive",
+}
+#: Bytes looked at for NUL bytes (text has none, but for UTF-16 with its byte order mark).
+SNIFF_BYTES = 4096
+
+
+def check_text(path: str | Path, content: bytes) -> None:
+    """Refuse the decompressed ``content`` of ``path`` when it is not text.
+
+    Raises:
+        WorkloadError: gzip data again (compressed twice), a known archive or compressed format
+            (:data:`MAGIC`), or NUL bytes in its first :data:`SNIFF_BYTES` bytes (binary data).
+    """
+    if content[:2] == b"\x1f\x8b":
+        raise WorkloadError(f"{path}: gzip data inside gzip data (the trace was compressed "
+                            "twice); gunzip it once, or give the trace compressed once")
+    found = next((name for magic, name in MAGIC.items() if content.startswith(magic)), None)
+    if found is None and b"\x00" in content[:SNIFF_BYTES] \
+            and not content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        found = "binary data (NUL bytes)"
+    if found is not None:
+        raise WorkloadError(f"{path}: decompressed, it holds {found}, not SWF text; give the "
+                            "trace itself (.swf or .swf.gz)")
