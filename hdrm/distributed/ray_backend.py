@@ -25,9 +25,11 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import signal
 import socket
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +97,32 @@ def _single_machine(ray: Any) -> Iterator[None]:
 
 
 @contextmanager
+def _sigterm_kept() -> Iterator[None]:
+    """While a Ray started here runs: the program's own SIGTERM handler, and when it has stopped,
+    the handler from before it started.
+
+    ``ray.init`` replaces the SIGTERM handler of the main thread with one that calls
+    ``sys.exit(15)`` (and a local node's start with one that stops its processes and calls
+    ``sys.exit(1)``), and leaves it after ``ray.shutdown()``: a program that turns SIGTERM into
+    its own clean-up, one line and exit 143 (:func:`hdrm.cli.script.guarded`) died of
+    ``SystemExit(15)`` instead, no line said why, and its ``finally`` blocks ran in the middle of
+    whatever the signal interrupted. A handler of the program's own (a Python callable) is put
+    back once Ray has started (the Ray started here is stopped by :func:`connect`'s
+    ``ray.shutdown()`` as the program's clean-up unwinds); where SIGTERM had its default action
+    or was ignored, Ray's handler stays while Ray runs. Main thread only (Ray sets none elsewhere).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if before is not None and signal.getsignal(signal.SIGTERM) is not before:
+            signal.signal(signal.SIGTERM, before)
+
+
+@contextmanager
 def connect(address: str | None = None, num_cpus: int | None = None) -> Iterator[Any]:
     """Ray, ready for tasks: the one already running, a cluster's, or a local one.
 
@@ -120,20 +148,23 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> Iterator
             settings["_system_config"] = {"worker_niceness": WORKER_NICENESS}
     else:
         settings["address"] = address
-    try:
-        if address is None or _is_loopback(address):
-            with _single_machine(ray):  # a head on 127.0.0.1 is only reached from 127.0.0.1
-                ray.init(**settings)
-        else:
-            ray.init(**settings)
-    except (ConnectionError, ValueError, RuntimeError) as exc:
-        where = f"the Ray cluster at {address}" if address else "a local Ray"
-        raise ConfigError(f"--address: cannot start or join {where}: {exc}".split("\n")[0]
-                          + "; check the address (ray status) or leave --address out") from None
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+    with _sigterm_kept():  # Ray's handler out of the way (see there)
+        try:
+            with _sigterm_kept() if callable(signal.getsignal(signal.SIGTERM)) else nullcontext():
+                if address is None or _is_loopback(address):
+                    with _single_machine(ray):  # a head on 127.0.0.1 is reached from it only
+                        ray.init(**settings)
+                else:
+                    ray.init(**settings)
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            where = f"the Ray cluster at {address}" if address else "a local Ray"
+            raise ConfigError(f"--address: cannot start or join {where}: {exc}".split("\n")[0]
+                              + "; check the address (ray status) or leave --address out"
+                              ) from None
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
 
 
 def _is_loopback(address: str) -> bool:
