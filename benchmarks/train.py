@@ -22,9 +22,10 @@ processors, the trace's conventions, a window of 128 queued jobs, objective aver
 slowdown. ``policy_pair`` mode is HDeepRM's setting on the heterogeneous platform with the
 SDSC-SP2-derived workload. Episodes start at indices drawn from
 :func:`benchmarks.protocol.training_starts` (never a test or validation sequence). Every
-``--validate-every`` episodes the greedy policy is scored on the validation sequences; the best
-model goes to ``--out`` with the settings and training figures (wall time, environment steps) in
-the checkpoint's ``options``; ``episodes.csv`` and ``validation.csv`` go to ``--log-dir``.
+``--validate-every`` episodes the greedy policy is scored on the validation sequences
+(:mod:`benchmarks.train_validation`); the best model goes to ``--out`` with the settings and
+training figures (wall time, environment steps) in the checkpoint's ``options``; ``episodes.csv``
+and ``validation.csv`` go to ``--log-dir``.
 ``--load-factors LO,HI`` trains on heavier (or lighter) variants: each training episode divides
 its submission times by a factor drawn uniformly in ``[LO, HI]``; evaluation keeps the trace's
 load, and so does validation unless ``--validation-load-factors`` lists factors to validate at
@@ -64,8 +65,6 @@ with ``--max-steps`` (:mod:`benchmarks.train_resume` says what it holds; ``--fre
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -79,7 +78,6 @@ if __package__ in (None, ""):
 from benchmarks import (  # noqa: E402
     imitation,
     protocol,
-    train_guard,
     train_resume,
     train_rule,
     train_workers,
@@ -101,6 +99,7 @@ from benchmarks.train_settings import (  # noqa: E402,F401 (importable from here
     check_workers,
     parse_args,
 )
+from benchmarks.train_validation import Validator, make_env  # noqa: E402 (as before)
 from hdrm.agents import get_agent_class  # noqa: E402
 from hdrm.agents.checkpoint import load_checkpoint  # noqa: E402
 from hdrm.distributed.learners import ResumeHandle  # noqa: E402
@@ -109,62 +108,11 @@ from hdrm.env import SchedulingEnv  # noqa: E402
 from hdrm.errors import AgentLoadError, ConfigError, HdrmError  # noqa: E402
 
 
-def make_env(s: TrainSettings, nb_jobs: int) -> SchedulingEnv:
-    """The environment of the setting, with episodes of ``nb_jobs`` jobs."""
-    if s.mode == "policy_pair":
-        workload = protocol.hetero_workload_file(s.traces)
-        config = protocol.hetero_env_config(workload, s.objective, s.decision, nb_jobs,
-                                            s.observation, s.job_selections)
-    else:
-        config = protocol.protocol_env_config(
-            s.trace, s.traces, s.backfill, s.decision, window=s.window, nb_jobs=nb_jobs,
-            observation=s.observation, reservation=s.reservation)
-    return SchedulingEnv(config=dataclasses.replace(config, reward_timing=s.reward_timing))
-
-
 def build_agent(learner: str, config: dict[str, Any], env: SchedulingEnv, seed: int) -> Any:
     """An agent of the registered class ``learner`` for ``env``."""
     cls = get_agent_class(learner, "--learner")
     return cls(config, env.observation_space, env.action_space, action_names=env.action_names,
                seed=seed)
-
-
-class Validator:
-    """Scores the greedy policy on the validation sequences and keeps the best state."""
-
-    def __init__(self, s: TrainSettings, starts: tuple[int, ...], nb_jobs: int | None = None
-                 ) -> None:
-        self.settings = s
-        self.starts = starts
-        if nb_jobs is None:  # the rule's validation length, at most an episode's
-            nb_jobs = min(protocol.training_spec(s.trace, s.mode).validation_jobs, s.train_jobs)
-        self.env = make_env(s, nb_jobs)
-        self.best = float("inf")
-        self.best_state: tuple[dict, dict] | None = None
-        self.best_env_steps = 0
-        self.guard = train_guard.build_guard(s, starts, self.env.config.nb_jobs)
-        #: the last validation's longest wait and makespan over the guard's reference (or NaN)
-        self.ratios = (float("nan"), float("nan"))
-
-    def __call__(self, agent: Any, env_steps: int) -> tuple[float, bool]:
-        """Validate now; returns the mean objective and whether it is the best so far (and,
-        with a guard, within its bound)."""
-        agent.train_mode(False)
-        scores = [protocol.run_agent(agent, self.env, start, seed=0,
-                                     pick=self.settings.pick, load_factor=factor).score
-                  for factor in self.settings.validation_load_factors for start in self.starts]
-        agent.train_mode(True)
-        value = float(np.mean([sc.value(self.settings.objective) for sc in scores]))
-        improved = value < self.best
-        if self.guard is not None:
-            combined = protocol.Score.mean(scores)
-            self.ratios = self.guard.ratios(combined)
-            improved = improved and self.guard.allows(combined)
-        if improved:
-            self.best, self.best_env_steps = value, env_steps
-            self.best_state = (copy.deepcopy(agent.state_dict()),
-                               copy.deepcopy(agent.optimizer_state_dict()))
-        return value, improved
 
 
 def train(s: TrainSettings, echo: Callable[[str], Any] = print) -> TrainResult:

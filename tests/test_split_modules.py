@@ -31,6 +31,7 @@ MOVED = [
     ("benchmarks.train", "benchmarks.train_settings",
      ["TrainSettings", "TrainResult", "LEARNER_DEFAULTS", "MODE_DEFAULTS", "check_settings",
       "check_workers", "agent_config", "parse_args"]),
+    ("benchmarks.train", "benchmarks.train_validation", ["Validator", "make_env"]),
     ("benchmarks.compare", "benchmarks.compare_models",
      ["MODEL_COMMANDS", "Model", "discover_models", "learner_column", "models_for", "train_missing",
       "training_rows"]),
