@@ -54,7 +54,7 @@ from hdrm.workload.dependencies import Dependencies, resolve
 from hdrm.workload.job import PROFILE_DELAY, Job, Workload
 from hdrm.workload.swf_header import SwfHeader, parse_count, parse_header
 from hdrm.workload.swf_status import drop_partial_executions
-from hdrm.workload.unpacked import check_text
+from hdrm.workload.unpacked import check_text, unpack_other
 
 __all__ = ["FIELD_NAMES", "NB_FIELDS", "SkippableLineError", "SwfHeader", "decode_text",
            "parse_count", "parse_header", "raw_fields", "read_swf"]
@@ -269,6 +269,8 @@ def _read_text(path: str) -> str:
                 f"{path}: corrupt gzip data ({exc}); re-download or decompress the trace"
             ) from None
         check_text(path, content)  # compressed twice, an archive: one line saying so
+    else:
+        content = unpack_other(path, content)  # bzip2/xz read; an archive, binary: one line
     return decode_text(content)
 
 

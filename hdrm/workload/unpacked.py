@@ -3,11 +3,16 @@
 A ``.swf.gz`` compressed twice, or one holding an archive or binary data, decompresses to bytes
 that the SWF reader would read as text and refuse at line 1 for a missing field; this names the
 file and what was found instead.
+
+A trace that is not gzip data to begin with (:func:`unpack_other`): bzip2 and xz data are
+decompressed (Python reads both), then checked as above; an archive, zstd data or binary data is
+refused in one line naming what it holds.
 """
 
 from __future__ import annotations
 
 import codecs
+import importlib
 from pathlib import Path
 
 from hdrm.errors import WorkloadError
@@ -22,6 +27,38 @@ MAGIC = {
 }
 #: Bytes looked at for NUL bytes (text has none, but for UTF-16 with its byte order mark).
 SNIFF_BYTES = 4096
+
+
+#: Formats :func:`unpack_other` decompresses: magic bytes -> (name, module, tool to undo it).
+DECOMPRESSED = {b"BZh": ("bzip2", "bz2", "bunzip2"), b"\xfd7zXZ\x00": ("xz", "lzma", "unxz")}
+
+
+def unpack_other(path: str | Path, content: bytes) -> bytes:
+    """The text bytes of a trace file that is not gzip data: bzip2 and xz decompressed.
+
+    Raises:
+        WorkloadError: corrupt bzip2/xz data; after decompressing, what :func:`check_text`
+            refuses; without, a known archive or compressed format or binary data.
+    """
+    for magic, (name, module, tool) in DECOMPRESSED.items():
+        if content.startswith(magic):
+            codec = importlib.import_module(module)  # loaded for such files only
+            errors = (OSError, EOFError, ValueError, getattr(codec, "LZMAError", OSError))
+            try:
+                content = codec.decompress(content)
+            except errors as exc:
+                raise WorkloadError(f"{path}: corrupt {name} data ({exc}); re-download the "
+                                    f"trace or {tool} it") from None
+            check_text(path, content)
+            return content
+    found = next((name for magic, name in MAGIC.items() if content.startswith(magic)), None)
+    if found is None and b"\x00" in content[:SNIFF_BYTES] \
+            and not content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        found = "binary data (NUL bytes)"
+    if found is not None:
+        raise WorkloadError(f"{path}: {found}, not SWF text; give the trace as text (.swf) or "
+                            "gzip, bzip2 or xz data")
+    return content
 
 
 def check_text(path: str | Path, content: bytes) -> None:
