@@ -247,7 +247,10 @@ def _reasons(skipped: dict[str, int]) -> str:
 
 
 def _stem(path: str) -> str:
-    return Path(path).name.removesuffix(".gz").removesuffix(".swf")
+    name = Path(path).name
+    for suffix in (".gz", ".bz2", ".xz"):
+        name = name.removesuffix(suffix)
+    return name.removesuffix(".swf")
 
 
 def _read_text(path: str) -> str:

@@ -16,13 +16,15 @@ TRACE = ("; MaxProcs: 8\n1 0 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
          "2 30 0 50 2 -1 -1 2 60 -1 1 2 1 -1 1 -1 -1 -1\n")
 
 
-@pytest.mark.parametrize("pack", [bz2.compress, lzma.compress], ids=["bzip2", "xz"])
-def test_bzip2_and_xz_traces_read_like_the_plain_trace(tmp_path, values, pack):
-    plain, packed = tmp_path / "t.swf", tmp_path / "t.swf.x"
+@pytest.mark.parametrize("pack, suffix", [(bz2.compress, ".bz2"), (lzma.compress, ".xz")],
+                         ids=["bzip2", "xz"])
+def test_bzip2_and_xz_traces_read_like_the_plain_trace(tmp_path, values, pack, suffix):
+    plain, packed = tmp_path / "t.swf", tmp_path / f"t.swf{suffix}"
     plain.write_text(TRACE)
     packed.write_bytes(pack(TRACE.encode()))
     a, b = read_swf(plain), read_swf(packed)
     assert values(b.jobs) == values(a.jobs) and b.nb_res == 8 and len(b) == 2
+    assert b.name == a.name == "t"  # the workload's name, as for t.swf.gz
 
 
 @pytest.mark.parametrize("content, message", [
