@@ -61,6 +61,7 @@ from hdrm.dag.periodic_rules import (
     resolve_periodic_policy,
     rule_of,
 )
+from hdrm.env.action_space import MaskedDiscrete
 from hdrm.env.config import EnvConfig
 from hdrm.env.dag_view import PROC_FEATURES, TASK_FEATURES, Processors, task_features
 from hdrm.env.scheduling_env import SchedulingEnv
@@ -159,7 +160,7 @@ class DagEnv(SchedulingEnv):
         else:
             self.action_names = [f"task{s}@{p}" for s in range(c.window)
                                  for p in self.procs.names]
-        self.action_space = spaces.Discrete(len(self.action_names))
+        self.action_space = MaskedDiscrete(len(self.action_names))
         size = GLOBAL_FEATURES + c.window * TASK_FEATURES + len(self.procs) * PROC_FEATURES
         self.observation_space = spaces.Box(-np.inf, np.inf, (size,), dtype=np.float32)
 

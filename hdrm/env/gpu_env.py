@@ -25,9 +25,9 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from gymnasium import spaces
 
 from hdrm.core.gpu_scheduler import gpu_pairs, resolve_gpu_policy
+from hdrm.env.action_space import MaskedDiscrete
 from hdrm.env.gpu_observations import gpu_task_features
 from hdrm.env.gpu_render import render_gpu_ansi, render_gpu_rgb
 from hdrm.env.gpu_view import GpuClusterView
@@ -94,7 +94,7 @@ class GpuSchedulingEnv(SchedulingEnv):
             names = list(c.selection) if c.selection else gpu_pair_names()
             self.pairs = [resolve_gpu_policy(n, "actions.selection") for n in names]
             self.action_names = [p.name for p in self.pairs] + (["void"] if c.void else [])
-            self.action_space = spaces.Discrete(len(self.action_names))
+            self.action_space = MaskedDiscrete(len(self.action_names))
         else:
             super()._setup_actions()
         PLACEMENTS.get(c.placement, "placement")

@@ -34,8 +34,8 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
+from hdrm.env.action_space import MaskedDiscrete
 from hdrm.env.config import EnvConfig
 from hdrm.env.decision_loop import VOID, DecisionLoop
 from hdrm.env.objectives import OBJECTIVES, Accrual, Tracker, accrues, make_objective
@@ -163,7 +163,7 @@ class SchedulingEnv(DecisionLoop, gym.Env):
             self.pairs = []
             self.action_names = [f"job_{i}" for i in range(c.window)] + [VOID]
         self._pair_templates = list(self.pairs)
-        self.action_space = spaces.Discrete(len(self.action_names))
+        self.action_space = MaskedDiscrete(len(self.action_names))
 
     def _episode_workload(self, episode: int, rng: np.random.Generator,
                           start_index: int | None = None) -> Workload:
