@@ -172,7 +172,8 @@ def _dependencies(fields: np.ndarray, numbers: np.ndarray, rows: np.ndarray, pat
     def refuse(job: int, problem: str) -> None:
         raise SkippableLineError(
             f"{path}:{numbers[rows[job]]}: {problem}",
-            "set field 17 to -1 (no preceding job) or rerun with --no-dependencies",
+            "set field 17 to -1 (no preceding job) or leave every dependency out (hdrm replay "
+            "--no-dependencies)",
             "such dependencies (the jobs are submitted at their trace times)",
         )
 

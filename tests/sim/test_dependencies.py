@@ -146,8 +146,9 @@ def test_replay_missing_predecessor_one_line_error_then_no_strict(tmp_path, caps
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "bad.swf:5: field 17 (preceding job number) is 9, which no " \
-        "job line of the file has; set field 17 to -1 (no preceding job) or rerun with " \
-        "--no-dependencies, or rerun with --no-strict to skip such dependencies" in err
+        "job line of the file has; set field 17 to -1 (no preceding job) or leave every " \
+        "dependency out (hdrm replay --no-dependencies), or rerun with --no-strict to skip " \
+        "such dependencies" in err
     assert main(args + ["--no-strict"]) == 0
     assert "dropped 1 (missing preceding job: 1)" in capsys.readouterr().out
     assert main(args + ["--no-dependencies"]) == 0
