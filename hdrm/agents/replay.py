@@ -23,6 +23,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from hdrm.agents.replay_state import pack, unpack
+
 
 class SumTree:
     """Non-negative priorities of ``capacity`` leaves, with O(log n) update and prefix-sum search.
@@ -308,19 +310,22 @@ class PrioritizedReplayBuffer:
     ARRAYS = ("obs", "next_obs", "masks", "next_masks", "actions", "returns", "discounts")
 
     def resume_state(self) -> dict[str, Any]:
-        """The buffer's content, for a resumed training run: the filled slots of each array (as
-        tensors), the priority tree, the largest priority, the write position and the size."""
+        """The buffer's content, for a resumed training run: the filled slots of each array
+        (compressed, the next observations that repeat a later slot's observation left out:
+        :mod:`hdrm.agents.replay_state`), the priority tree, the largest priority, the write
+        position and the size."""
         import torch
 
-        state: dict[str, Any] = {name: torch.from_numpy(getattr(self, name)[: self.size].copy())
-                                 for name in self.ARRAYS}
+        state = pack({name: getattr(self, name) for name in self.ARRAYS}, self.size,
+                     self.capacity)
         state["tree"] = torch.from_numpy(self.tree._tree.copy())
         state.update(max_priority=float(self.max_priority), pos=int(self.pos),
                      size=int(self.size), capacity=int(self.capacity))
         return state
 
     def load_resume_state(self, state: Any) -> None:
-        """Put back what :meth:`resume_state` took (into a buffer of the same capacity and shapes).
+        """Put back what :meth:`resume_state` took (into a buffer of the same capacity and shapes),
+        bit for bit.
 
         Raises:
             ValueError: the saved buffer has another capacity or other row shapes.
@@ -329,12 +334,7 @@ class PrioritizedReplayBuffer:
             raise ValueError(f"replay: the saved buffer holds {int(state['capacity'])} "
                              f"transitions, this one {self.capacity}")
         size = int(state["size"])
-        for name in self.ARRAYS:
-            target, saved = getattr(self, name), state[name].numpy()
-            if saved.shape[1:] != target.shape[1:] or saved.shape[0] != size:
-                raise ValueError(f"replay: saved {name} of shape {tuple(saved.shape)} does not "
-                                 f"fit this buffer's {target.shape}")
-            target[:size] = saved
+        unpack(state, {name: getattr(self, name) for name in self.ARRAYS}, size, self.capacity)
         self.tree._tree[...] = state["tree"].numpy()
         self.max_priority = float(state["max_priority"])
         self.pos, self.size = int(state["pos"]), size

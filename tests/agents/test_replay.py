@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -241,8 +243,7 @@ def test_a_restored_buffer_samples_as_the_saved_one(n):
     # benchmarks/train.py's resume state keeps a DQN's replay buffer (its filled rows only)
     buf = _filled(8, n)
     state = buf.resume_state()
-    assert state["obs"].shape[0] == min(n, 8) and (state["pos"], state["size"]) == (n % 8,
-                                                                                   min(n, 8))
+    assert (state["pos"], state["size"]) == (n % 8, min(n, 8))
     fresh = PrioritizedReplayBuffer(8, (2,), 3)
     fresh.load_resume_state(state)
     assert (fresh.pos, fresh.size, fresh.max_priority) == (buf.pos, buf.size, buf.max_priority)
@@ -258,3 +259,62 @@ def test_a_buffer_of_another_capacity_is_refused():
     with pytest.raises(ValueError, match=r"^replay: the saved buffer holds 8 transitions, this "
                                          r"one 16$"):
         PrioritizedReplayBuffer(16, (2,), 3).load_resume_state(_filled(8, 3).resume_state())
+
+
+def _nstep_filled(capacity: int, steps: int, episode: int, n: int = 3, seed: int = 0
+                  ) -> PrioritizedReplayBuffer:
+    """A buffer fed by an n-step accumulator over episodes of ``episode`` steps (next
+    observations repeat the observation n slots on, but at each episode's end)."""
+    rng = np.random.default_rng(seed)
+    buf = PrioritizedReplayBuffer(capacity, (4, 3), 5)
+    acc = NStepAccumulator(n, 0.9)
+    obs = rng.random((4, 3)).astype(np.float32)
+    for t in range(steps):
+        nxt = np.where(rng.random((4, 3)) < 0.5, 0.0, rng.random((4, 3))).astype(np.float32)
+        done = (t + 1) % episode == 0
+        for tr in acc.push(obs, np.ones(5, bool), t % 5, float(t), nxt, np.ones(5, bool), done):
+            buf.add(tr, td_error=float(rng.random()))
+        obs = rng.random((4, 3)).astype(np.float32) if done else nxt
+    return buf
+
+
+@pytest.mark.parametrize("steps", [7, 40, 150])  # part filled, just wrapped, wrapped twice
+def test_a_saved_buffer_comes_back_bit_for_bit_and_smaller(steps):
+    # the next observations that repeat a later slot's observation are not stored: the state
+    # of a buffer of n-step transitions holds a few of them (each episode's last steps)
+    buf = _nstep_filled(64, steps, episode=20)
+    buf.next_obs[1, 0, 0] = -0.0  # bits kept: -0.0 is not stored as 0.0, nor nan lost
+    buf.obs[4, 0, 0], buf.next_obs[1, 0, 1] = np.nan, np.nan
+    state = buf.resume_state()
+    assert state["codec"] == "zlib-shift-1" and state["next_shift"] == 3
+    stored = np.frombuffer(zlib.decompress(state["next_obs"].numpy()), np.float32).size // 12
+    assert stored == state["shapes"]["next_obs"][0]
+    if steps >= 40:
+        assert stored < buf.size // 2
+    fresh = PrioritizedReplayBuffer(64, (4, 3), 5)
+    fresh.load_resume_state(state)
+    for name in PrioritizedReplayBuffer.ARRAYS:
+        a, b = getattr(buf, name)[: buf.size], getattr(fresh, name)[: buf.size]
+        assert a.tobytes() == b.tobytes(), name
+
+
+def test_a_state_of_the_first_layout_still_loads():
+    # written before the compact layout: every filled row as a tensor
+    import torch
+
+    buf = _filled(8, 13)
+    old = {name: torch.from_numpy(getattr(buf, name)[: buf.size].copy())
+           for name in PrioritizedReplayBuffer.ARRAYS}
+    old.update(tree=torch.from_numpy(buf.tree._tree.copy()), max_priority=buf.max_priority,
+               pos=buf.pos, size=buf.size, capacity=buf.capacity)
+    fresh = PrioritizedReplayBuffer(8, (2,), 3)
+    fresh.load_resume_state(old)
+    for name in PrioritizedReplayBuffer.ARRAYS:
+        assert getattr(fresh, name).tobytes() == getattr(buf, name).tobytes(), name
+
+
+def test_a_saved_buffer_of_other_shapes_is_refused():
+    state = _filled(8, 5).resume_state()
+    with pytest.raises(ValueError, match=r"^replay: saved obs of shape \(5, 2\) does not fit this "
+                                         r"buffer's \(8, 5\)$"):
+        PrioritizedReplayBuffer(8, (5,), 3).load_resume_state(state)
