@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from hdrm.batsim.adapter import DecisionStopped, HdrmScheduler
+from hdrm.batsim.jobs import check_batsim_ids
 from hdrm.batsim.process import (
     EXIT_GRACE_S,
+    ENGINE_FIX,
     BatsimRun,
     DecisionThread,
     batsim_command,
@@ -311,6 +313,7 @@ class BatsimSession:
         """Write the inputs, start the decision process on a free port, then Batsim."""
         run = self.run
         (run.run_dir / "out").mkdir(parents=True, exist_ok=True)
+        check_batsim_ids(self.workload, ENGINE_FIX)
         xml = write_simgrid_xml(self.platform, run.run_dir / "platform.xml")
         wl = run.run_dir / "workload.json"
         write_batsim_json(self.workload, wl)

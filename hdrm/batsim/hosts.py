@@ -13,6 +13,8 @@ around SimGrid's hosts:
   current power state when the host computes nothing (no job, or a ``delay`` job, which only
   sleeps) and the *full* wattage while it computes (a ``parallel_homogeneous`` job, a switch);
   each power state ``k`` is machine state ``2k`` (idle) or ``2k + 1`` (computing), same speed;
+  a host that a parallel job loads only in part (it waits for a slower host of the job) draws
+  less (:mod:`hdrm.batsim.partial_load`);
 * ``SET_RESOURCE_STATE``: a change between computation states is immediate; with the host
   property ``sleep_pstates = "S:OFF:ON"`` (Batsim's convention), going to sleep state ``S`` first
   computes one flop in the virtual state ``OFF`` and waking up one flop in state ``ON``, which
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from hdrm.batsim.partial_load import PartialLoad
 from hdrm.errors import PlatformError, ProtocolError
 from hdrm.platform.loader import load_platform
 from hdrm.platform.simgrid import HostSpec, platform_to_xml, read_simgrid_hosts
@@ -132,6 +135,7 @@ class HostBoard:
         speeds, powers = _tables(self.hosts)
         self.pstate: list[int] = [h.pstate for h in self.hosts]
         self.machine = Machine(speeds, powers, [2 * p for p in self.pstate], kill_on_walltime=True)
+        self.partial = PartialLoad(self.hosts, self.pstate)
         self.sleep = [sleep_states(h, f"host {h.name!r}") for h in self.hosts]
         self.virtual = [{s for pair in m.values() for s in pair} for m in self.sleep]
         self.switching: list[bool] = [False] * len(self.hosts)
@@ -140,6 +144,11 @@ class HostBoard:
         self._seq = 0
         self.nb_machine_switches = 0
         self.nb_grouped_switches = 0
+        #: Batsim's consumed_joules is the energy from the first submission to the last job end:
+        #: the energy at :meth:`mark_energy_at`'s time, and at the last job end, once reached.
+        self.marked_energy_j: float | None = None
+        self.last_end_energy_j: float | None = None
+        self._mark_s = math.inf
 
     # ------------------------------------------------------------------ queries
     @property
@@ -167,7 +176,19 @@ class HostBoard:
 
     def energy_j(self) -> float:
         """Energy consumed by every compute host since time 0."""
-        return self.machine.energy_j()
+        return self.machine.energy_j() - self.partial.energy_j(self.machine.now)
+
+    def mark_energy_at(self, t: float) -> None:
+        """Keep the energy at time ``t`` (not before now) in :attr:`marked_energy_j` when the
+        clock reaches it."""
+        self._mark_s = max(t, self.now)
+
+    def window_energy_j(self) -> float:
+        """Batsim's consumed_joules: the energy from the marked time (the first submission) to
+        the last job end; 0 before both are reached."""
+        if self.marked_energy_j is None or self.last_end_energy_j is None:
+            return 0.0
+        return self.last_end_energy_j - self.marked_energy_j
 
     # ------------------------------------------------------------------ jobs
     def start(self, key: int, hosts: Sequence[int], *, delay_s: float | None = None,
@@ -176,11 +197,16 @@ class HostBoard:
         self.machine.start(key, hosts, delay_s=delay_s, ops_gflop=ops_gflop, walltime_s=walltime_s)
         if ops_gflop is not None:
             self._set_load(hosts, True)
+            self.partial.advance(self.machine.now)
+            self.partial.start(key, hosts)
 
     def kill(self, key: int) -> JobEnd:
         """Kill job ``key`` now; its hosts stop computing."""
         end = self.machine.kill(key)
         self._set_load(end.cores, False)
+        self.partial.advance(end.finish_s)
+        end.energy_j -= self.partial.end(key)
+        self.last_end_energy_j = self.energy_j()
         return end
 
     def advance(self, t: float) -> list[tuple[float, JobEnd | tuple[tuple[int, ...], int]]]:
@@ -189,17 +215,35 @@ class HostBoard:
         machine = self.machine
         while True:
             t_next = self.next_time()
+            if self._mark_s < t_next and self._mark_s <= t:
+                self._take_mark()  # nothing ends before t_next
+                continue
             if t_next > t:
                 break
-            for end in machine.advance(t_next):
+            self.partial.advance(t_next)
+            ends = machine.advance(t_next)
+            for end in ends:
                 self._set_load(end.cores, False)
+                end.energy_j -= self.partial.end(end.key)
                 done.append((end.finish_s, end))
+            if ends:
+                self.last_end_energy_j = self.energy_j()
             while self._switches and self._switches[0][0] <= t_next:
                 _, _, switch = heapq.heappop(self._switches)
                 self._finish_switch(switch)
                 done.append((t_next, (switch.hosts, switch.target)))
+            if self._mark_s <= t_next:
+                self._take_mark()
         machine.advance(t)
+        self.partial.advance(t)
         return done
+
+    def _take_mark(self) -> None:
+        if self._mark_s > self.machine.now:
+            self.machine.advance(self._mark_s)
+        self.partial.advance(self._mark_s)
+        self.marked_energy_j = self.energy_j()
+        self._mark_s = math.inf
 
     # ------------------------------------------------------------------ power states
     def request(self, hosts: Sequence[int], state: int, where: str) -> None:
@@ -278,6 +322,7 @@ class HostBoard:
 
     def _apply(self, hosts: Sequence[int], state: int, computing: bool) -> None:
         """Put ``hosts`` in P-state ``state``, computing (switches) or as their jobs make them."""
+        self.partial.advance(self.machine.now)
         for load in (False, True):
             members = [h for h in hosts if (computing or self._loaded[h]) == load]
             if members:
@@ -285,6 +330,7 @@ class HostBoard:
         if not computing:
             for h in hosts:
                 self.pstate[h] = state
+            self.partial.restate(hosts, self.machine.job_on)
 
     def _set_load(self, hosts: Sequence[int], loaded: bool) -> None:
         flags = self._loaded

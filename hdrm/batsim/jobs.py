@@ -48,6 +48,42 @@ def check_simulable(workload: Workload) -> None:
             )
 
 
+#: Batsim 4.2.1 reads an integer job id as a 32-bit int and refuses any other.
+BATSIM_ID_RANGE = (-2**31, 2**31 - 1)
+
+
+def check_batsim_ids(workload: Workload, fix: str) -> None:
+    """Refuse the job ids the real Batsim 4.2.1 refuses (it aborts reading the workload).
+
+    Batsim reads an integer id as a 32-bit int ("on job id field is invalid, it should be a string
+    or an integer" beyond it) and refuses a text id containing ``!``, which separates the workload
+    id from the job id (``w0!42``).
+
+    Args:
+        workload: the jobs.
+        fix: what else the user can do, ending the message (``", or use engine 'builtin'"``;
+            empty for none).
+
+    Raises:
+        WorkloadError: naming the first such id, the rule and the fix.
+    """
+    low, high = BATSIM_ID_RANGE
+    for job in workload.jobs:
+        job_id = job.id
+        if type(job_id) is int and not low <= job_id <= high:
+            raise WorkloadError(
+                f"{workload.source or workload.name}: job id {job_id} is outside Batsim's "
+                f"32-bit integer ids ({low}..{high}), which Batsim 4 refuses; write it as a "
+                f"string (\"{job_id}\") or renumber the jobs{fix}"
+            )
+        if type(job_id) is str and "!" in job_id:
+            raise WorkloadError(
+                f"{workload.source or workload.name}: job id {job_id!r} contains '!', which "
+                "Batsim 4 refuses (it separates the workload id from the job id, as in 'w0!42'); "
+                f"rename the job{fix}"
+            )
+
+
 @dataclass(slots=True)
 class ServerJob:
     """One job of the run and what happened to it."""
@@ -120,6 +156,7 @@ def read_job_table(path: str | Path, workload_id: str = "w0") -> JobTable:
     path = Path(path).resolve()
     workload = read_batsim_json(path)
     check_simulable(workload)
+    check_batsim_ids(workload, "")  # as the real batsim does
     with open(path, encoding="utf-8") as handle:
         doc = json.load(handle)
     raw_jobs = {_key(j["id"]): j for j in doc["jobs"]}

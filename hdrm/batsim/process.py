@@ -29,6 +29,7 @@ from typing import Sequence
 
 from hdrm.batsim.accelerators import refuse_accelerators
 from hdrm.batsim.adapter import DecisionStopped, HdrmScheduler
+from hdrm.batsim.jobs import check_batsim_ids
 from hdrm.batsim.pybatsim_api import Batsim
 from hdrm.errors import ConfigError, HdrmError, ProtocolError, SimulationError
 from hdrm.platform.model import Platform
@@ -39,6 +40,9 @@ from hdrm.workload.batsim_json import write_batsim_json
 from hdrm.workload.job import Workload
 
 logger = logging.getLogger(__name__)
+
+#: The end of the message refusing a job id that Batsim refuses, for the ``batsim`` engine.
+ENGINE_FIX = ", or use engine 'builtin'"
 
 INSTALL_HINT = (
     "install Batsim 4.x (4.2.1 is tested; Batsim 5 speaks another protocol): with Nix, the batsim "
@@ -188,10 +192,13 @@ def run_batsim(
 
     Raises:
         ConfigError: a platform with GPUs (:func:`refuse_accelerators`), or Batsim not found.
+        WorkloadError: a job id the real Batsim refuses
+            (:func:`~hdrm.batsim.jobs.check_batsim_ids`).
         SimulationError: Batsim exited early or with an error.
         ProtocolError: Batsim stopped answering, or sent a message the adapter does not understand.
     """
     refuse_accelerators(platform)
+    check_batsim_ids(workload, ENGINE_FIX)
     exe = find_batsim(binary)
     run_dir = Path(os.path.abspath(run_dir))  # Batsim runs in run_dir: every path it gets is absolute
     (run_dir / "out").mkdir(parents=True, exist_ok=True)

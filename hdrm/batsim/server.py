@@ -189,8 +189,9 @@ class BatsimServer:
         sim = self.simulation
         results = sim.results()
         energy = sim.board.energy_j()
-        summary = summarize(
-            results, sim.board.nb_hosts, energy if self.options.config.energy else None,
+        summary = summarize(  # consumed_joules: from the first submission to the last job end
+            results, sim.board.nb_hosts,
+            sim.board.window_energy_j() if self.options.config.energy else None,
             scheduling_time_s=scheduling_s, simulation_time_s=wall_s,
             nb_machine_switches=sim.board.nb_machine_switches,
             nb_grouped_switches=sim.board.nb_grouped_switches,

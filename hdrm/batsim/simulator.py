@@ -125,6 +125,8 @@ class BatsimSimulation(DecisionHandlers):
         self._switch_wakes: dict[tuple[tuple[int, ...], int], list[int]] = {}
         # Batsim's submitter: by submission time, ties by job id as text (w0!10 before w0!9)
         self._sub_order = sorted(table.jobs, key=lambda j: (j.job.submit_s, j.batsim_id))
+        if self._sub_order:  # where Batsim's consumed_joules begins
+            self.board.mark_energy_at(self._sub_order[0].job.submit_s)
         self._next_sub = 0
         self._calls: list[tuple[float, int]] = []
         self._notify = "waiting"  # then "due", then "sent"

@@ -197,6 +197,8 @@ class HostSpec:
             the file gives none.
         wattage_off_w: power when switched off, or None.
         properties: every ``<prop>`` of the host (for a cluster, the cluster's).
+        cores: its ``core`` attribute (1 by default): Batsim still sees one resource, whose
+            parallel tasks use one core, which SimGrid's energy plugin counts as a part load.
     """
 
     name: str
@@ -205,6 +207,7 @@ class HostSpec:
     wattage_per_state_w: tuple[tuple[float, float], ...] = ()
     wattage_off_w: float | None = None
     properties: Mapping[str, str] = field(default_factory=dict)
+    cores: int = 1
 
     @property
     def gflops(self) -> float:
@@ -223,15 +226,26 @@ def _props(element: ET.Element) -> dict[str, str]:
 
 
 def _host_spec(name: str, speed: str, pstate: str, props: dict[str, str], where: str,
-               memo: dict[tuple, tuple]) -> HostSpec:
-    """The host ``name``; its speeds, power state and power are read (and checked) once per
-    distinct set of texts in ``memo``: hosts repeat theirs."""
+               memo: dict[tuple, tuple], cores: str = "1") -> HostSpec:
+    """The host ``name``; its speeds, power state, power and cores are read (and checked) once
+    per distinct set of texts in ``memo``: hosts repeat theirs."""
     watts_text = props.get("wattage_per_state", props.get("watt_per_state"))
-    key = (speed, pstate, watts_text, props.get("wattage_off"))
+    key = (speed, pstate, watts_text, props.get("wattage_off"), cores)
     values = memo.get(key)
     if values is None:
-        values = memo[key] = _host_values(speed, pstate, watts_text, key[3], where)
-    return HostSpec(name, *values, props)
+        values = memo[key] = (*_host_values(speed, pstate, watts_text, key[3], where),
+                              _cores(cores, where))
+    return HostSpec(name, *values[:4], props, values[4])
+
+
+def _cores(text: str, where: str) -> int:
+    try:
+        cores = int(text)
+    except ValueError:
+        cores = 0
+    if cores < 1:
+        raise PlatformError(f"{where}: core {text!r} must be an integer >= 1; fix the attribute")
+    return cores
 
 
 def _host_values(speed: str, pstate: str, watts_text: str | None, off_text: str | None,
@@ -264,15 +278,18 @@ def _element_hosts(element: ET.Element, source: str, memo: dict[tuple, tuple]) -
         name = _required(element, "id", f"{source}: <host>")
         where = f"{source}: host {name!r}"
         speed = _required(element, "speed", where)
-        return [_host_spec(name, speed, element.get("pstate", "0"), _props(element), where, memo)]
+        return [_host_spec(name, speed, element.get("pstate", "0"), _props(element), where, memo,
+                           element.get("core", "1"))]
     cluster_id = element.get("id", "?")
     where = f"{source}: cluster {cluster_id!r}"
     prefix = _required(element, "prefix", where)
     suffix = element.get("suffix", "")
     speed = _required(element, "speed", where)
     props = _props(element)
+    cores = element.get("core", "1")
     return [
-        _host_spec(f"{prefix}{i}{suffix}", speed, element.get("pstate", "0"), props, where, memo)
+        _host_spec(f"{prefix}{i}{suffix}", speed, element.get("pstate", "0"), props, where, memo,
+                   cores)
         for i in parse_radical(_required(element, "radical", where), where)
     ]
 

@@ -1,0 +1,184 @@
+"""Inputs a Batsim user feeds ``hdrm serve`` and the ``batsim`` engine, and which the real Batsim
+4.2.1 handles in a way the recorded cases did not show (found in session 23 by running new
+scenarios under the real binary; ``test_real_batsim_scenarios.py`` checks them against it):
+
+* a parallel job on hosts of different speeds, or on hosts of several cores, loads some of its
+  hosts only in part, and SimGrid's energy plugin charges them less than their full wattage
+  (``hdrm.batsim.partial_load``; the server charged full watts);
+* ``consumed_joules`` in ``out_schedule.csv`` is the energy from the first job submission to the
+  last job end (the server counted from time 0);
+* job ids the real Batsim refuses (integers past 32 bits, text with ``!``) are refused in one
+  line, by ``hdrm serve`` as by the ``batsim`` engine (which failed inside Batsim);
+* ``hdrm serve`` refuses a second ``-w`` in one line (it kept the last one silently).
+
+Every figure below is computed by hand from SimGrid's rule ``epsilon + load x (full - epsilon)``
+and was measured with the real binary on the same inputs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from batsim_helpers import RawScheduler, fcfs
+
+from hdrm.batsim.hosts import HostBoard, load_hosts
+from hdrm.batsim.jobs import check_batsim_ids, read_job_table
+from hdrm.batsim.process import run_batsim
+from hdrm.batsim.server import ServeOptions, serve
+from hdrm.batsim.simulator import ServerConfig
+from hdrm.cli.main import main
+from hdrm.errors import PlatformError, WorkloadError
+from hdrm.platform.simgrid import HostSpec, platform_from_simgrid
+from hdrm.results.csvio import read_schedule_csv
+from hdrm.workload.batsim_json import read_batsim_json
+from hdrm.workload.job import Job, Workload
+
+FAST = HostSpec("fast", (20.0, 15.0), 0, ((95.0, 200.0), (90.0, 160.0)), None,
+                {"wattage_per_state": "95:200, 90:160"})
+SLOW = HostSpec("slow", (5.0, 3.0), 0, ((40.0, 80.0), (35.0, 60.0)), None,
+                {"wattage_per_state": "40:80, 35:60"})
+
+
+def _fast(cores: int = 1, watts: str = "95:200, 90:160") -> HostSpec:
+    pairs = tuple((float(p.split(":")[0]), float(p.split(":")[-1])) for p in watts.split(","))
+    return HostSpec("fast", (20.0, 15.0), 0, pairs, None, {"wattage_per_state": watts}, cores)
+
+
+def _run_job(board: HostBoard, hosts: list[int], gflop: float) -> float:
+    board.start(0, hosts, ops_gflop=gflop)
+    ((_, end),) = board.advance(100.0)
+    return end.energy_j
+
+
+def test_the_fast_host_of_a_two_speed_job_draws_part_power():
+    """50 GFLOP per host, 20 and 5 GFLOP/s: 10 s at the slow host's pace; the fast host is loaded
+    at 5 / 20: 95 + 0.25 x 105 = 121.25 W, the slow one 80 W (was 200 + 80 W: 2,800 J)."""
+    board = HostBoard([FAST, SLOW])
+    assert _run_job(board, [0, 1], 50.0) == pytest.approx(10 * (121.25 + 80.0))
+    assert board.energy_j() == pytest.approx(2012.5 + 90 * (95 + 40))  # then idle to 100 s
+
+
+def test_a_host_of_four_cores_is_loaded_a_quarter_by_one_task():
+    """core="4": a task uses one core of the host, so the load is divided by 4."""
+    board = HostBoard([_fast(cores=4), SLOW])
+    assert _run_job(board, [0, 1], 50.0) == pytest.approx(10 * (95 + 0.0625 * 105 + 80.0))
+    alone = HostBoard([_fast(cores=4)])
+    assert _run_job(alone, [0], 10.0) == pytest.approx(0.5 * (95 + 0.25 * 105))
+
+
+def test_epsilon_of_three_wattage_values():
+    """idle:epsilon:full: a loaded host draws epsilon + load x (full - epsilon)."""
+    board = HostBoard([_fast(watts="95:120:200, 90:110:160"), SLOW])
+    assert _run_job(board, [0, 1], 50.0) == pytest.approx(10 * (120 + 0.25 * 80 + 80.0))
+
+
+def test_a_power_state_change_re_times_the_load():
+    """The slow host goes to 3 GFLOP/s after 5 s: the remaining 25 GFLOP take 25/3 s, the fast host
+    loaded at 3 / 20 (95 + 0.15 x 105 W), the slow one at 60 W."""
+    board = HostBoard([FAST, SLOW])
+    board.start(0, [0, 1], ops_gflop=50.0)
+    board.advance(5.0)
+    board.request([1], 1, "test")
+    ((t, end),) = [e for e in board.advance(100.0) if not isinstance(e[1], tuple)]
+    assert t == pytest.approx(5 + 25 / 3)
+    assert end.energy_j == pytest.approx(5 * 201.25 + 25 / 3 * (95 + 0.15 * 105 + 60.0))
+
+
+def test_equal_hosts_and_equal_idle_and_full_watts_are_unchanged():
+    """hdrm's exported hosts give equal idle and full watts: no part load to count."""
+    same = HostSpec("h", (10.0,), 0, ((100.0, 100.0),), None, {"wattage_per_state": "100:100"})
+    board = HostBoard([same, same])
+    assert _run_job(board, [0, 1], 100.0) == 2000.0
+
+
+def test_core_attribute_is_read_and_checked(tmp_path):
+    xml = ("<?xml version='1.0'?><platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+           '<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" core="{}" bw="1GBps" '
+           'lat="0us"/></zone></platform>')
+    (tmp_path / "p.xml").write_text(xml.format(4))
+    assert [h.cores for h in load_hosts(tmp_path / "p.xml")] == [4, 4]
+    (tmp_path / "p.xml").write_text(xml.format("x"))
+    with pytest.raises(PlatformError, match=r"cluster 'c': core 'x' must be an integer >= 1"):
+        load_hosts(tmp_path / "p.xml")
+
+
+PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1"><zone id="z" routing="Full">
+<host id="master_host" speed="1Gf"/>
+<host id="h0" speed="10Gf"><prop id="wattage_per_state" value="10:100"/></host>
+<host id="h1" speed="10Gf"><prop id="wattage_per_state" value="10:100"/></host>
+<link id="l" bandwidth="10GBps" latency="0us"/>
+<route src="master_host" dst="h0"><link_ctn id="l"/></route>
+<route src="master_host" dst="h1"><link_ctn id="l"/></route>
+<route src="h0" dst="h1"><link_ctn id="l"/></route>
+</zone></platform>
+"""
+#: The first job comes at 10 s; the last ends at 18 s: consumed_joules counts [10, 18] only.
+WINDOW_WORKLOAD = {"nb_res": 2, "profiles": {"d": {"type": "delay", "delay": 5},
+                                             "w": {"type": "parallel_homogeneous", "cpu": 3e10,
+                                                   "com": 0}},
+                   "jobs": [{"id": 1, "subtime": 10, "res": 1, "profile": "d"},
+                            {"id": 2, "subtime": 15, "res": 2, "profile": "w"}]}
+
+
+def write_inputs(folder: Path, workload: dict) -> tuple[Path, Path]:
+    (folder / "platform.xml").write_text(PLATFORM)
+    (folder / "workload.json").write_text(json.dumps(workload))
+    return folder / "platform.xml", folder / "workload.json"
+
+
+def test_consumed_joules_runs_from_the_first_submission_to_the_last_end(tmp_path):
+    """Hosts idle at 10 W: [10, 15] the delay job (idle) 2 x 10 x 5 = 100 J, [15, 18] the
+    parallel job (full) 2 x 100 x 3 = 600 J; Batsim 4.2.1 writes 700 J (the server wrote 900 J,
+    counting [0, 10] too). The total energy still counts from 0."""
+    platform, workload = write_inputs(tmp_path, WINDOW_WORKLOAD)
+    scheduler = RawScheduler(fcfs(2))
+    scheduler.start()
+    try:
+        result = serve(platform, workload, ServeOptions(scheduler.endpoint, str(tmp_path / "out"),
+                                                        10.0, ServerConfig(energy=True)))
+    finally:
+        scheduler.stop()
+    assert scheduler.error is None
+    assert read_schedule_csv(tmp_path / "out_schedule.csv")["consumed_joules"] == 700.0
+    assert result.energy_j == 900.0
+
+
+@pytest.mark.parametrize("job_id, message", [
+    (2**31, "job id 2147483648 is outside Batsim's 32-bit integer ids (-2147483648..2147483647), "
+            "which Batsim 4 refuses; write it as a string (\"2147483648\") or renumber the jobs"),
+    (-2**31 - 1, "job id -2147483649 is outside Batsim's 32-bit integer ids"),
+    ("user!7", "job id 'user!7' contains '!', which Batsim 4 refuses (it separates the workload id "
+               "from the job id, as in 'w0!42'); rename the job"),
+])
+def test_job_ids_the_real_batsim_refuses(job_id, message, tmp_path, capsys):
+    doc = {"nb_res": 2, "profiles": {"d": {"type": "delay", "delay": 5}},
+           "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"},
+                    {"id": job_id, "subtime": 1, "res": 1, "profile": "d"}]}
+    platform, workload = write_inputs(tmp_path, doc)
+    with pytest.raises(WorkloadError, match="workload.json: " + message.replace("(", r"\(")
+                       .replace(")", r"\)").replace(".", r"\.")):
+        read_job_table(workload)
+    assert main(["serve", "-p", str(platform), "-w", str(workload), "-s", "tcp://localhost:9"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "use engine" not in err
+    # the batsim engine refuses it before looking for Batsim (the binary need not exist)
+    with pytest.raises(WorkloadError, match=r"or use engine 'builtin'$"):
+        run_batsim(platform_from_simgrid(platform)[0], read_batsim_json(workload),
+                   tmp_path / "run", None, binary=str(tmp_path / "no-batsim"))
+
+
+@pytest.mark.parametrize("job_id", [2**31 - 1, -2**31, "user.7", "", "w0"])
+def test_ids_batsim_accepts_pass(job_id):
+    check_batsim_ids(Workload([Job(0, job_id, 0.0, 1, 10.0, 10.0)], "w"), "")  # no error
+
+
+def test_serve_refuses_a_second_workload(tmp_path, capsys):
+    platform, workload = write_inputs(tmp_path, WINDOW_WORKLOAD)
+    assert main(["serve", "-p", str(platform), "-w", str(workload), "-w", str(workload)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "-w/--workload: given 2 times" in err
+    assert "hdrm serve simulates one workload (w0)" in err and "merge them into one file" in err
