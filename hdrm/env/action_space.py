@@ -7,14 +7,23 @@ The environments give their valid actions as a boolean array (``info["action_mas
 ``env.action_space.sample(info["action_mask"])``, failed on them. :class:`MaskedDiscrete` takes
 either dtype; everything else is ``Discrete``'s (``isinstance`` checks, equality, seeding,
 pickling).
+
+Gymnasium's vector environments (``gymnasium.make_vec``, ``SyncVectorEnv``, ``AsyncVectorEnv``)
+batch the action space with ``gymnasium.vector.utils.batch_space``, which makes a plain
+``MultiDiscrete`` of a ``Discrete``; its ``sample`` asks for a tuple of ``int8`` masks, one per
+environment, while the vector ``info["action_mask"]`` stacks the boolean masks in one array. The
+batch of a :class:`MaskedDiscrete` is a :class:`MaskedMultiDiscrete`, whose ``sample`` takes the
+stacked array (or a tuple of masks) as it comes.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
 
 
 class MaskedDiscrete(spaces.Discrete):
@@ -23,6 +32,34 @@ class MaskedDiscrete(spaces.Discrete):
     def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
         """A random action; ``mask`` (boolean or ``int8``, one entry per action): only where it
         is true; ``probability``: as :meth:`gymnasium.spaces.Discrete.sample`."""
-        if mask is not None and np.asarray(mask).dtype == np.bool_:
-            mask = np.asarray(mask, dtype=np.int8)
+        if mask is not None:
+            mask = _int8(mask)
         return super().sample(mask=mask, probability=probability)
+
+
+class MaskedMultiDiscrete(spaces.MultiDiscrete):
+    """The batch of :class:`MaskedDiscrete` spaces (vector environments): a ``MultiDiscrete``
+    whose :meth:`sample` also takes the vector ``info["action_mask"]`` (one boolean row per
+    environment)."""
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        """Random actions, one per environment; ``mask``: a 2-D array with one row per
+        environment, or a tuple of rows (boolean or ``int8``); ``probability``: as
+        :meth:`gymnasium.spaces.MultiDiscrete.sample`."""
+        if mask is not None and self.nvec.ndim == 1:
+            mask = tuple(_int8(row) for row in mask)
+        return super().sample(mask=mask, probability=probability)
+
+
+def _int8(mask: Any) -> Any:
+    """A boolean mask as ``int8`` (Gymnasium's mask dtype); any other mask as it is."""
+    array = np.asarray(mask)
+    return array.astype(np.int8) if array.dtype == np.bool_ else mask
+
+
+@batch_space.register(MaskedDiscrete)
+def _batch_masked_discrete(space: MaskedDiscrete, n: int = 1) -> MaskedMultiDiscrete:
+    """``n`` copies of ``space`` (Gymnasium's batch of a ``Discrete``, masks as they come)."""
+    return MaskedMultiDiscrete(np.full((n,), space.n, dtype=space.dtype), dtype=space.dtype,
+                               seed=copy.deepcopy(space.np_random),
+                               start=np.full((n,), space.start, dtype=space.dtype))
