@@ -84,6 +84,9 @@ class GpuMultiAgentEnv(ParallelEnv):
             ``window`` queued tasks in submission order).
         node_rank: add the node column ``rank`` (the node's position in platform order,
             :mod:`hdrm.env.gpu_multiagent_obs`); off by default.
+        max_cycles: end each episode after this many steps (cycles: one agent acts in each),
+            truncating it (``truncations`` true for both agents), PettingZoo's convention;
+            None (the default): an episode runs until every task has ended.
         **settings: :class:`~hdrm.env.config.EnvConfig` fields (``workload_file``,
             ``platform_file``, ``throughputs``, ``window``, ``objective``, ``placement`` (the
             within-node GPU choice of the placing agent's node), ``backfilling``, ``nb_jobs``, ``start_index``, ``seed`` ...); ``mode``,
@@ -102,11 +105,17 @@ class GpuMultiAgentEnv(ParallelEnv):
                  objective_weights: Mapping[str, float] | None = None,
                  load_factor: float = 1.0, fgd_features: bool = False,
                  fitting_first: bool = False, node_rank: bool = False,
-                 **settings: Any) -> None:
+                 max_cycles: int | None = None, **settings: Any) -> None:
         if isinstance(load_factor, bool) or not isinstance(load_factor, (int, float)) \
                 or not math.isfinite(load_factor) or load_factor <= 0:
             raise ConfigError(f"load_factor: expected a finite number > 0 (2 doubles the "
                               f"arrival rate), got {load_factor!r}")
+        if max_cycles is not None and (not isinstance(max_cycles, (int, np.integer))
+                                       or isinstance(max_cycles, bool) or max_cycles < 1):
+            raise ConfigError(f"max_cycles: expected a whole number of steps >= 1 (or None: no "
+                              f"limit), got {max_cycles!r}")
+        self.max_cycles = None if max_cycles is None else int(max_cycles)
+        self._cycles = 0
         self.core = TwoPhaseCore(options, objective_weights, render_mode, fitting_first,
                                  **settings)
         self.render_mode = render_mode
@@ -162,6 +171,7 @@ class GpuMultiAgentEnv(ParallelEnv):
         self.phase = ORDER
         self._job_row = self._idle_place["job"]
         self._order_obs = None
+        self._cycles = 0
         if self.core.done:  # nothing to decide (every task rejected, or none)
             self.agents = []
         return self._observations(), self._infos()
@@ -181,12 +191,14 @@ class GpuMultiAgentEnv(ParallelEnv):
                              f"Discrete({self.action_spaces[actor].n})")
         reward = self._order_step(action) if actor == ORDER else self._place_step(action)
         done = self.core.done
+        self._cycles += 1
+        cut = not done and self.max_cycles is not None and self._cycles >= self.max_cycles
         agents = list(self.agents)
         observations, infos = self._observations(), self._infos()
         rewards = {a: reward for a in agents}
         terminations = {a: done for a in agents}
-        truncations = {a: False for a in agents}
-        if done:
+        truncations = {a: cut for a in agents}
+        if done or cut:
             self.agents = []
         return observations, rewards, terminations, truncations, infos
 
