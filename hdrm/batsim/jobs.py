@@ -20,10 +20,10 @@ from typing import Any
 from hdrm.batsim.protocol import format_resources
 from hdrm.errors import ProtocolError, WorkloadError
 from hdrm.registry import suggest
-from hdrm.results.records import COMPLETED_SUCCESSFULLY, REJECTED, JobResult
+from hdrm.results.records import COMPLETED_KILLED, COMPLETED_SUCCESSFULLY, REJECTED, JobResult
 from hdrm.sim.machine import start_kwargs
 from hdrm.workload.batsim_json import check_supported, read_batsim_json
-from hdrm.workload.job import Job, Workload
+from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, Job, Workload
 
 #: Job life cycle in the server.
 PENDING, SUBMITTED, RUNNING, DONE = "pending", "submitted", "running", "done"
@@ -53,11 +53,11 @@ BATSIM_ID_RANGE = (-2**31, 2**31 - 1)
 
 
 def check_batsim_ids(workload: Workload, fix: str) -> None:
-    """Refuse the job ids the real Batsim 4.2.1 refuses (it aborts reading the workload).
+    """Refuse the job ids and delays the real Batsim 4.2.1 refuses (it aborts reading the workload).
 
     Batsim reads an integer id as a 32-bit int ("on job id field is invalid, it should be a string
-    or an integer" beyond it) and refuses a text id containing ``!``, which separates the workload
-    id from the job id (``w0!42``).
+    or an integer" beyond it), refuses a text id containing ``!``, which separates the workload
+    id from the job id (``w0!42``), and a ``delay`` profile whose delay is not > 0.
 
     Args:
         workload: the jobs.
@@ -82,6 +82,34 @@ def check_batsim_ids(workload: Workload, fix: str) -> None:
                 "Batsim 4 refuses (it separates the workload id from the job id, as in 'w0!42'); "
                 f"rename the job{fix}"
             )
+        if job.profile_type == PROFILE_DELAY and not job.run_time_s > 0:
+            raise WorkloadError(
+                f"{workload.source or workload.name}: job {job_id!r} has a delay of "
+                f"{job.run_time_s:g} s (profile {job.profile!r}), which Batsim 4 refuses (a delay "
+                f"must be > 0); give it a positive delay{fix}"
+            )
+
+
+def check_batsim_json(doc: dict[str, Any], source: str) -> None:
+    """Refuse what the real Batsim 4.2.1 refuses in a workload file that hdrm's reader lets pass:
+    a walltime other than -1 (none) or a number > 0, a ``parallel_homogeneous`` profile without
+    ``com``.
+
+    Raises:
+        WorkloadError: naming the file, the job or profile, the value and the fix.
+    """
+    for i, job in enumerate(doc.get("jobs", ())):
+        walltime = job.get("walltime", -1) if isinstance(job, dict) else -1
+        if isinstance(walltime, (int, float)) and walltime != -1 and not walltime > 0:
+            raise WorkloadError(
+                f"{source}: jobs[{i}].walltime is {walltime!r}, which Batsim 4 refuses; write -1 "
+                "(or leave it out) for no walltime, or a number > 0"
+            )
+    for name, profile in doc.get("profiles", {}).items():
+        if isinstance(profile, dict) and profile.get("type") == PROFILE_PARALLEL_HOMOGENEOUS \
+                and "com" not in profile:
+            raise WorkloadError(f"{source}: profiles.{name} has no 'com' field, which Batsim 4 "
+                                "refuses; add \"com\": 0 (no communication)")
 
 
 @dataclass(slots=True)
@@ -159,6 +187,7 @@ def read_job_table(path: str | Path, workload_id: str = "w0") -> JobTable:
     check_batsim_ids(workload, "")  # as the real batsim does
     with open(path, encoding="utf-8") as handle:
         doc = json.load(handle)
+    check_batsim_json(doc, str(path))
     raw_jobs = {_key(j["id"]): j for j in doc["jobs"]}
     jobs = []
     for job in workload.jobs:
@@ -176,6 +205,11 @@ def _key(job_id: Any) -> str:
     return f"{type(job_id).__name__}:{job_id}"
 
 
+#: Batsim writes a job that ran in no time (a ``parallel_homogeneous`` job of ``cpu`` 0) as lasting
+#: this long ("computed in null time. Putting epsilon instead"); the simulation itself is not moved.
+NULL_RUN_TIME_S = 1e-5
+
+
 def job_result(job: ServerJob, workload_name: str, energy: bool) -> JobResult:
     """The out_jobs.csv row of a job that ended or was rejected."""
     walltime = job.raw.get("walltime", -1)
@@ -186,13 +220,16 @@ def job_result(job: ServerJob, workload_name: str, energy: bool) -> JobResult:
     )
     if job.final_state == REJECTED:
         return JobResult(**common, success=0, final_state=REJECTED, consumed_energy=None)
+    run_s, finish_s = job.finish_s - job.start_s, job.finish_s
+    if run_s == 0 and job.final_state != COMPLETED_KILLED:
+        run_s, finish_s = NULL_RUN_TIME_S, job.start_s + NULL_RUN_TIME_S
     return JobResult(
         **common,
         success=int(job.final_state == COMPLETED_SUCCESSFULLY),
         final_state=job.final_state,
         starting_time=job.start_s,
-        execution_time=job.finish_s - job.start_s,
-        finish_time=job.finish_s,
+        execution_time=run_s,
+        finish_time=finish_s,
         allocated_resources=format_resources(job.hosts),
         consumed_energy=job.energy_j if energy else -1.0,
     )

@@ -24,7 +24,14 @@ from pathlib import Path
 import pytest
 from batsim_helpers import REPO, PybatsimProcess, RawScheduler, fcfs
 from real_batsim import real_batsim
-from test_user_scenarios import PLATFORM, WINDOW_WORKLOAD, write_inputs
+from test_user_scenarios import (
+    ACCEPTED_VALUES,
+    PLATFORM,
+    REFUSED_VALUES,
+    WINDOW_WORKLOAD,
+    one_job_workload,
+    write_inputs,
+)
 
 from hdrm.batsim.engine import replay_with_batsim
 from hdrm.batsim.jobs import check_batsim_ids
@@ -166,6 +173,28 @@ def test_job_ids_refused_exactly_where_the_real_batsim_aborts(job_id, tmp_path):
     finally:
         scheduler.stop()
     assert (done.returncode != 0) == refused, done.stderr[-1000:]
+
+
+def run_fcfs(platform: Path, workload: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    scheduler = RawScheduler(fcfs(2))
+    scheduler.start()
+    try:
+        return subprocess.run([BATSIM, "-p", str(platform), "-w", str(workload), "-e",
+                               str(tmp_path / "out"), "-s", scheduler.endpoint, "-q"],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        scheduler.stop()
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_VALUES) + sorted(ACCEPTED_VALUES))
+def test_workload_values_refused_where_the_real_batsim_aborts(case, tmp_path):
+    fields, profile = (REFUSED_VALUES.get(case) or ACCEPTED_VALUES[case])[:2]
+    platform, workload = write_inputs(tmp_path, one_job_workload(fields, profile))
+    done = run_fcfs(platform, workload, tmp_path)
+    assert (done.returncode != 0) == (case in REFUSED_VALUES), done.stderr[-1000:]
+    if case == "cpu 0":  # "computed in null time. Putting epsilon instead": 1e-5 s in the row
+        row = (tmp_path / "out_jobs.csv").read_text().splitlines()[1].split(",")
+        assert row[8:11] == ["0.000000", "0.000010", "0.000010"]
 
 
 def replay_both(platform: str, workload: Path, policy: str, config: SimulationConfig,

@@ -182,3 +182,65 @@ def test_serve_refuses_a_second_workload(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "-w/--workload: given 2 times" in err
     assert "hdrm serve simulates one workload (w0)" in err and "merge them into one file" in err
+
+
+#: Workload values hdrm's reader lets pass and the real Batsim 4.2.1 refuses (it aborts), with
+#: the line hdrm serve now stops with (test_real_batsim_scenarios.py checks the binary's side).
+REFUSED_VALUES = {
+    "walltime 0": ({"walltime": 0}, {"type": "delay", "delay": 1},
+                   "jobs[0].walltime is 0, which Batsim 4 refuses; write -1 (or leave it out) for "
+                   "no walltime, or a number > 0"),
+    "walltime -5": ({"walltime": -5}, {"type": "delay", "delay": 1},
+                    "jobs[0].walltime is -5, which Batsim 4 refuses"),
+    "delay 0": ({}, {"type": "delay", "delay": 0},
+                "job 1 has a delay of 0 s (profile 'p'), which Batsim 4 refuses (a delay must be "
+                "> 0); give it a positive delay"),
+    "no com": ({}, {"type": "parallel_homogeneous", "cpu": 1e9},
+               "profiles.p has no 'com' field, which Batsim 4 refuses; add \"com\": 0"),
+}
+#: ... and values both accept.
+ACCEPTED_VALUES = {
+    "walltime -1": ({"walltime": -1}, {"type": "delay", "delay": 1}),
+    "delay 1e-7": ({}, {"type": "delay", "delay": 1e-7}),
+    "cpu 0": ({}, {"type": "parallel_homogeneous", "cpu": 0, "com": 0}),
+}
+
+
+def one_job_workload(job_fields: dict, profile: dict) -> dict:
+    return {"nb_res": 2, "profiles": {"p": profile},
+            "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p", **job_fields}]}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_VALUES))
+def test_values_the_real_batsim_refuses(case, tmp_path, capsys):
+    job_fields, profile, message = REFUSED_VALUES[case]
+    platform, workload = write_inputs(tmp_path, one_job_workload(job_fields, profile))
+    assert main(["serve", "-p", str(platform), "-w", str(workload), "-s", "tcp://localhost:9"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize("case", sorted(ACCEPTED_VALUES))
+def test_values_the_real_batsim_accepts(case, tmp_path):
+    platform, workload = write_inputs(tmp_path, one_job_workload(*ACCEPTED_VALUES[case]))
+    assert read_job_table(workload).jobs[0].batsim_id == "w0!1"
+
+
+def test_a_job_of_no_work_is_written_as_lasting_ten_microseconds(tmp_path):
+    """Batsim 4.2.1 writes a job that computed in no time with an execution time of 1e-5 s
+    ("Putting epsilon instead"), its finish time moved with it; the run itself is not."""
+    doc = one_job_workload({}, {"type": "parallel_homogeneous", "cpu": 0, "com": 0})
+    doc["jobs"].append({"id": 2, "subtime": 0, "res": 1, "profile": "d"})
+    doc["profiles"]["d"] = {"type": "delay", "delay": 3}
+    platform, workload = write_inputs(tmp_path, doc)
+    scheduler = RawScheduler(fcfs(2))
+    scheduler.start()
+    try:
+        serve(platform, workload, ServeOptions(scheduler.endpoint, str(tmp_path / "out"), 10.0))
+    finally:
+        scheduler.stop()
+    rows = (tmp_path / "out_jobs.csv").read_text().splitlines()
+    assert rows[1].startswith("1,w0,p,0.000000,1,-1.000000,1,COMPLETED_SUCCESSFULLY,0.000000,"
+                              "0.000010,0.000010,0.000000,0.000010,")
+    assert rows[2].startswith("2,w0,d,0.000000,1,-1.000000,1,COMPLETED_SUCCESSFULLY,0.000000,"
+                              "3.000000,3.000000,")
