@@ -63,3 +63,25 @@ def _batch_masked_discrete(space: MaskedDiscrete, n: int = 1) -> MaskedMultiDisc
     return MaskedMultiDiscrete(np.full((n,), space.n, dtype=space.dtype), dtype=space.dtype,
                                seed=copy.deepcopy(space.np_random),
                                start=np.full((n,), space.start, dtype=space.dtype))
+
+
+def action_index(action: Any, n: int) -> int:
+    """``action`` as one index of ``Discrete(n)``, for an action that is not an integer already
+    (the environments try ``operator.index`` first): a whole float (``2.0``) or a 0-d array of
+    one is taken; a batch (``array([2])``, a policy's output with its batch dimension) or any
+    other value is refused naming it.
+
+    Raises:
+        ValueError: not one whole number.
+    """
+    array = np.asarray(action)
+    if array.ndim != 0:
+        raise ValueError(f"action {action!r}: expected one action of Discrete({n}) (an int or "
+                         f"a 0-d array), got shape {array.shape}; for a batch of one environment "
+                         f"give action[0] or action.item()")
+    value = array.item()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, int):
+        return value
+    raise ValueError(f"action {action!r}: expected a whole number, one action of Discrete({n})")

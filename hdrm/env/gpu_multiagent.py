@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import math
+import operator
 from typing import Any, Mapping
 
 import numpy as np
@@ -45,6 +46,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils import parallel_to_aec, wrappers
 
+from hdrm.env.action_space import action_index
 from hdrm.env.gpu_multiagent_core import TwoPhaseCore
 from hdrm.env.gpu_multiagent_obs import JOB_FEATURES, NODE_FEATURES, ClusterFeatures, node_features
 from hdrm.env.gpu_multiagent_summary import episode_summary
@@ -185,7 +187,10 @@ class GpuMultiAgentEnv(ParallelEnv):
         if actor not in actions:
             raise ValueError(f"step: no action for agent {actor!r}, whose phase it is "
                              f"(give every agent an action; the other one passes 0)")
-        action = int(actions[actor])
+        try:
+            action = operator.index(actions[actor])  # int, numpy integer, 0-d integer array
+        except TypeError:
+            action = action_index(actions[actor], self.action_spaces[actor].n)
         if not 0 <= action < self.action_spaces[actor].n:
             raise ValueError(f"{actor}: action {action} outside "
                              f"Discrete({self.action_spaces[actor].n})")

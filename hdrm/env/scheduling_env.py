@@ -29,13 +29,14 @@ decisions, observations, masks and rewards); ``close()`` (or the next ``reset()`
 
 from __future__ import annotations
 
+import operator
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from hdrm.env.action_space import MaskedDiscrete
+from hdrm.env.action_space import MaskedDiscrete, action_index
 from hdrm.env.config import EnvConfig
 from hdrm.env.decision_loop import VOID, DecisionLoop
 from hdrm.env.objectives import OBJECTIVES, Accrual, Tracker, accrues, make_objective
@@ -270,7 +271,10 @@ class SchedulingEnv(DecisionLoop, gym.Env):
         space, is refused (RuntimeError, ValueError)."""
         if self._done:
             raise RuntimeError("step() called after the episode ended; call reset()")
-        action = int(action)
+        try:
+            action = operator.index(action)  # int, numpy integer, 0-d integer array
+        except TypeError:
+            action = action_index(action, self.action_space.n)
         if not 0 <= action < self.action_space.n:
             raise ValueError(f"action {action} outside Discrete({self.action_space.n})")
         return action
