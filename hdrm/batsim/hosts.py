@@ -35,7 +35,15 @@ from typing import Sequence
 from hdrm.batsim.partial_load import PartialLoad
 from hdrm.errors import PlatformError, ProtocolError
 from hdrm.platform.loader import load_platform
-from hdrm.platform.simgrid import HostSpec, platform_to_xml, read_simgrid_hosts
+from hdrm.platform.simgrid import (
+    MASTER_HOST,
+    HostSpec,
+    compute_hosts,
+    has_role,
+    platform_to_xml,
+    read_simgrid_all_hosts,
+    read_simgrid_hosts,
+)
 from hdrm.sim.machine import JobEnd, Machine
 
 logger = logging.getLogger(__name__)
@@ -56,7 +64,9 @@ def load_hosts(path: str | Path) -> list[HostSpec]:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".xml":
-        hosts = read_simgrid_hosts(path)
+        every = read_simgrid_all_hosts(path)
+        check_master(every, path)
+        hosts = compute_hosts(every)
     elif suffix == ".json":
         xml = platform_to_xml(load_platform(path))
         with tempfile.TemporaryDirectory(prefix="hdrm-serve-") as folder:
@@ -71,6 +81,36 @@ def load_hosts(path: str | Path) -> list[HostSpec]:
     if not hosts:
         raise PlatformError(f"{path}: no compute host (only a master or storage host); add hosts")
     return hosts
+
+
+def check_master(hosts: Sequence[HostSpec], path: Path) -> None:
+    """Batsim 4.2.1's rule for its server's host: exactly one host named ``master_host`` or with
+    the property ``role=master`` (it aborts with none, "Cannot find the "master" role", or two,
+    "There are two master hosts"; a role on the host named ``master_host`` counts twice).
+
+    Raises:
+        PlatformError: naming the file, the master hosts found and the fix.
+    """
+    named = [h.name for h in hosts if h.name == MASTER_HOST]
+    roles = [h.name for h in hosts if has_role(h, "master")]
+    if not named and not roles:
+        raise PlatformError(
+            f"{path}: no master host, which Batsim 4 refuses; add a host named "
+            f"{MASTER_HOST!r} (or give one host the property role=master) for Batsim's server: "
+            "it runs no job"
+        )
+    if named and roles == named:
+        raise PlatformError(
+            f"{path}: host {MASTER_HOST!r} is the master by its name and also has the property "
+            "role=master, which Batsim 4 refuses (it reads the role 'master,master'); remove the "
+            "property"
+        )
+    if len(named) + len(roles) > 1:
+        raise PlatformError(
+            f"{path}: {len(named) + len(roles)} master hosts ({', '.join(named + roles)}: the host "
+            f"named {MASTER_HOST!r} and each host with role=master count), which Batsim 4 refuses; "
+            "keep exactly one"
+        )
 
 
 def sleep_states(host: HostSpec, where: str) -> dict[int, tuple[int, int]]:

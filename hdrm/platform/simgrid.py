@@ -335,6 +335,25 @@ def read_simgrid_hosts(path: str | Path) -> list[HostSpec]:
     Raises:
         PlatformError: the file is missing or not valid XML, or a host is malformed.
     """
+    return compute_hosts(read_simgrid_all_hosts(path))
+
+
+def compute_hosts(hosts: list[HostSpec]) -> list[HostSpec]:
+    """The compute hosts among ``hosts`` (not the master, not storage), sorted by name."""
+    return sorted((h for h in hosts if _is_compute(h)), key=lambda h: h.name)
+
+
+def has_role(host: HostSpec, role: str) -> bool:
+    """Whether the host's ``role`` property (comma-separated roles) names ``role``."""
+    return role in {r.strip() for r in host.properties.get("role", "").split(",")}
+
+
+def read_simgrid_all_hosts(path: str | Path) -> list[HostSpec]:
+    """Every host of a SimGrid platform file (master and storage hosts too), in file order.
+
+    Raises:
+        PlatformError: the file is missing or not valid XML, a host is malformed or declared twice.
+    """
     path = Path(path)
     root = _parse_xml(path)
     hosts: list[HostSpec] = []
@@ -346,7 +365,7 @@ def read_simgrid_hosts(path: str | Path) -> list[HostSpec]:
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})[0]
         raise PlatformError(f"{path}: host {dup!r} is declared twice; host names must be unique")
-    return sorted((h for h in hosts if _is_compute(h)), key=lambda h: h.name)
+    return hosts
 
 
 def platform_from_simgrid(path: str | Path) -> tuple[Platform, list[HostSpec]]:

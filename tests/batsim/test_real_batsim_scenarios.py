@@ -26,9 +26,11 @@ from batsim_helpers import REPO, PybatsimProcess, RawScheduler, fcfs
 from real_batsim import real_batsim
 from test_user_scenarios import (
     ACCEPTED_VALUES,
+    MASTER_CASES,
     PLATFORM,
     REFUSED_VALUES,
     WINDOW_WORKLOAD,
+    master_platform,
     one_job_workload,
     write_inputs,
 )
@@ -195,6 +197,15 @@ def test_workload_values_refused_where_the_real_batsim_aborts(case, tmp_path):
     if case == "cpu 0":  # "computed in null time. Putting epsilon instead": 1e-5 s in the row
         row = (tmp_path / "out_jobs.csv").read_text().splitlines()[1].split(",")
         assert row[8:11] == ["0.000000", "0.000010", "0.000010"]
+
+
+@pytest.mark.parametrize("case", sorted(MASTER_CASES))
+def test_master_host_refused_where_the_real_batsim_aborts(case, tmp_path):
+    platform = master_platform(tmp_path, MASTER_CASES[case][0])
+    (tmp_path / "w.json").write_text(json.dumps(one_job_workload({}, {"type": "delay",
+                                                                      "delay": 1})))
+    done = run_fcfs(platform, tmp_path / "w.json", tmp_path)
+    assert (done.returncode != 0) == (MASTER_CASES[case][1] is not None), done.stderr[-1000:]
 
 
 def replay_both(platform: str, workload: Path, policy: str, config: SimulationConfig,

@@ -95,6 +95,7 @@ def test_equal_hosts_and_equal_idle_and_full_watts_are_unchanged():
 
 def test_core_attribute_is_read_and_checked(tmp_path):
     xml = ("<?xml version='1.0'?><platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+           '<host id="master_host" speed="1Gf"/>'
            '<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" core="{}" bw="1GBps" '
            'lat="0us"/></zone></platform>')
     (tmp_path / "p.xml").write_text(xml.format(4))
@@ -244,3 +245,42 @@ def test_a_job_of_no_work_is_written_as_lasting_ten_microseconds(tmp_path):
                               "0.000010,0.000010,0.000000,0.000010,")
     assert rows[2].startswith("2,w0,d,0.000000,1,-1.000000,1,COMPLETED_SUCCESSFULLY,0.000000,"
                               "3.000000,3.000000,")
+
+
+#: Platforms (their hosts) by how Batsim 4.2.1 finds its master host: None where it runs, else
+#: hdrm serve's message where the binary aborts.
+MASTER_CASES = {
+    "named": ('<host id="master_host" speed="1Gf"/><host id="h0" speed="1Gf"/>', None),
+    "by role": ('<host id="boss" speed="1Gf"><prop id="role" value="master"/></host>'
+                '<host id="h0" speed="1Gf"/>', None),
+    "none": ('<host id="h0" speed="1Gf"/><host id="h1" speed="1Gf"/>',
+             "no master host, which Batsim 4 refuses; add a host named 'master_host' (or give one "
+             "host the property role=master) for Batsim's server: it runs no job"),
+    "two roles": ('<host id="b1" speed="1Gf"><prop id="role" value="master"/></host>'
+                  '<host id="b2" speed="1Gf"><prop id="role" value="master"/></host>'
+                  '<host id="h0" speed="1Gf"/>',
+                  "2 master hosts (b1, b2: the host named 'master_host' and each host with "
+                  "role=master count), which Batsim 4 refuses; keep exactly one"),
+    "role on master_host": ('<host id="master_host" speed="1Gf"><prop id="role" value="master"/>'
+                            '</host><host id="h0" speed="1Gf"/>',
+                            "host 'master_host' is the master by its name and also has the "
+                            "property role=master, which Batsim 4 refuses"),
+}
+
+
+def master_platform(folder: Path, hosts: str) -> Path:
+    (folder / "p.xml").write_text(
+        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+        f'<platform version="4.1"><zone id="z" routing="Full">{hosts}</zone></platform>\n')
+    return folder / "p.xml"
+
+
+@pytest.mark.parametrize("case", sorted(MASTER_CASES))
+def test_master_host_rule(case, tmp_path):
+    hosts, message = MASTER_CASES[case]
+    path = master_platform(tmp_path, hosts)
+    if message is None:
+        assert [h.name for h in load_hosts(path)][0] == "h0"
+    else:
+        with pytest.raises(PlatformError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            load_hosts(path)
