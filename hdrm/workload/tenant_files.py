@@ -27,7 +27,6 @@ Every error is one line naming the file, the line or key, the value and the fix.
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import json
 import math
@@ -36,7 +35,7 @@ from typing import Any, Callable, Sequence
 
 from hdrm.errors import ConfigError
 from hdrm.workload.job import Job, Workload
-from hdrm.workload.swf import decode_text
+from hdrm.workload.swf import _read_text as read_swf_text  # the reader's opening checks
 from hdrm.workload.text import decode_utf8
 from hdrm.workload.tenants import (
     TENANT_SOURCES,
@@ -211,9 +210,15 @@ def _tenant(path: Path, name: str, entry: Any, classes: dict[str, Sla]) -> Tenan
 
 
 def swf_groups(path: str | Path) -> dict[int, int]:
-    """Job number -> group id (SWF fields 1 and 13) of an SWF trace (plain or gzip)."""
-    raw = Path(path).read_bytes()
-    text = decode_text(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+    """Job number -> group id (SWF fields 1 and 13) of an SWF trace (plain, gzip, bzip2 or xz).
+
+    The file is opened as the SWF reader opens it (:mod:`hdrm.workload.unpacked`'s checks).
+
+    Raises:
+        WorkloadError: the file holds no SWF text (compressed twice, an archive, binary data),
+            or cannot be read.
+    """
+    text = read_swf_text(str(path))
     groups = {}
     for line in text.splitlines():
         fields = line.split()
@@ -247,7 +252,7 @@ def tenant_builder(workload: Workload, what: str, sla: str = "relative:3",
     groups = None
     if spec.source == "group" or any(k.startswith("group:") for k in spec.mapping):
         source = str(workload.source)
-        if not source.endswith((".swf", ".swf.gz", ".gz")):
+        if not source.endswith((".swf", ".gz", ".bz2", ".xz")):
             raise ConfigError(f"{where}: tenants by group read SWF field 13; {source!r} is not "
                               "an SWF trace (use user, qos or a mapping file)")
         groups = swf_groups(source)

@@ -3,14 +3,17 @@ hand, one-line errors naming file, line or key and value, and the memory they ad
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import json
+import lzma
 import math
 import tracemalloc
 
 import numpy as np
 import pytest
 
-from hdrm.errors import ConfigError
+from hdrm.errors import ConfigError, HdrmError
 from hdrm.workload.job import Job, Workload
 from hdrm.workload.tenant_files import load_tenant_spec, tenants_for
 from hdrm.workload.tenants import Sla, TenantSpec, build_tenants, parse_sla
@@ -151,3 +154,42 @@ def test_mapping_files_with_a_byte_order_mark_and_their_errors(tmp_path):
     with pytest.raises(ConfigError, match=r"t\.json, key 'map': no such mapping CSV .*gone\.csv' "
                                           r"\(the path is relative to the tenants file\)$"):
         load_tenant_spec(str(spec), Sla("relative", 1.0))
+
+
+_GROUPS_SWF = ("; MaxProcs: 4\n"
+               "11 0 0 50 1 -1 -1 1 100 -1 1 3 7 -1 -1 -1 -1 -1\n"
+               "12 10 0 20 2 -1 -1 2 100 -1 1 5 8 -1 -1 -1 -1 -1\n"
+               "13 20 0 40 1 -1 -1 1 100 -1 1 3 8 -1 -1 -1 -1 -1\n").encode("ascii")
+
+
+@pytest.mark.parametrize("suffix, pack", [
+    (".swf.gz", gzip.compress),
+    (".swf.bz2", bz2.compress),
+    (".swf.xz", lzma.compress),
+])
+def test_tenants_by_group_read_compressed_traces_as_the_swf_reader(tmp_path, suffix, pack):
+    """A bzip2 or xz trace, which the SWF reader reads, has its groups read too (it was refused
+    as 'not an SWF trace')."""
+    swf = tmp_path / f"t{suffix}"
+    swf.write_bytes(pack(_GROUPS_SWF))
+    workload = Workload(_jobs(), source=str(swf))
+    table = tenants_for(workload, "group", "relative:1")
+    assert [table.tenant(j).name for j in workload.jobs] == ["group 7", "group 8", "group 8"]
+
+
+@pytest.mark.parametrize("inner, holds", [
+    (gzip.compress, "gzip data inside gzip data (the trace was compressed twice); gunzip it "
+                    "once"),
+    (lambda b: b"PK\x03\x04" + b, "decompressed, it holds a zip archive, not SWF text"),
+    (lambda b: b"\x00\x01" + b, "decompressed, it holds binary data (NUL bytes), not SWF text"),
+])
+def test_tenants_by_group_refuse_what_the_swf_reader_refuses(tmp_path, inner, holds):
+    """The groups are read through the SWF reader's opening helper (hdrm.workload.unpacked):
+    a .swf.gz that holds no text is one line naming the file and what it holds (its bytes were
+    read as text: no group found, every job in 'group -1')."""
+    swf = tmp_path / "t.swf.gz"
+    swf.write_bytes(gzip.compress(inner(_GROUPS_SWF)))
+    workload = Workload(_jobs(), source=str(swf))
+    with pytest.raises(HdrmError) as caught:
+        tenants_for(workload, "group", "relative:1")
+    assert str(caught.value).startswith(f"{swf}: {holds}")
