@@ -38,8 +38,8 @@ from hdrm.distributed.learners import WorkerPlan
 from hdrm.errors import ConfigError, HdrmError
 from hdrm.launch.experiment import Experiment, build_experiment
 from hdrm.launch.logs import RunLog, TensorBoardHook, check_tensorboard, tensorboard_writer
+from hdrm.launch.agent_failed import AgentFailed
 from hdrm.launch.loop import (
-    AgentFailed,
     EpisodeActions,
     EpisodeRecord,
     EpisodeStopped,
@@ -228,7 +228,10 @@ def _run(exp: Experiment, args: argparse.Namespace, outdir: Path, planned: int, 
     if isinstance(stopped, (InvalidAction, AgentFailed)):
         trace = traceback_wanted(args.traceback)
         if trace and isinstance(stopped, AgentFailed):
-            traceback.print_exception(stopped, file=sys.stderr)  # the agent's, then the loop's
+            if stopped.error is not None:  # the agent's, then the loop's
+                traceback.print_exception(stopped, file=sys.stderr)
+            else:  # raised in a rollout worker: its trace there
+                print(stopped.trace, end="", file=sys.stderr)
         print(f"{PROG}: error: "
               f"{invalid_action_message(exp, stopped, outdir, paths, saver, trace)}",
               file=sys.stderr)

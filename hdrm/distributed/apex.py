@@ -53,6 +53,7 @@ from hdrm.distributed import heap, wire
 from hdrm.distributed.apex_replay import ApexReplay
 from hdrm.distributed.learners import StatsMean
 from hdrm.errors import HdrmError
+from hdrm.launch.agent_failed import AgentFailed
 
 logger = logging.getLogger(__name__)
 
@@ -281,6 +282,10 @@ class ApexTrainer:
         line naming ``who``."""
         try:
             return self.ray.get(ref)
+        except self.ray.exceptions.RayTaskError as exc:
+            if isinstance(exc.cause, (HdrmError, AgentFailed)):  # the actor's agent code raised
+                raise exc.cause from None
+            raise
         except self.ray.exceptions.RayActorError as exc:
             raise HdrmError(f"{who} is lost ({type(exc).__name__}): Ray restarted it "
                             f"{MAX_RESTARTS} times; see the Ray logs "

@@ -25,6 +25,7 @@ from hdrm.agents.replay import Transition
 from hdrm.distributed.apex_replay import TransitionBlock, stack_transitions
 from hdrm.distributed.learners import EpisodeTrace, episode_end
 from hdrm.env import EnvConfig, SchedulingEnv
+from hdrm.launch.agent_failed import agent_call
 
 logger = logging.getLogger(__name__)
 
@@ -252,19 +253,19 @@ class ApexActor:
             seed = episodes.reset_seed(self.rng, self.index, self._first)
             self._obs, self._info = self.env.reset(seed=seed,
                                                    options=episodes.reset_options(self.rng))
-            self.agent.start_episode()
+            self._call("start_episode")
             self._first, self._trace = False, EpisodeTrace()
         env_mask = np.asarray(self._info["action_mask"])
-        action = self.agent.decide(self._obs, episodes.agent_mask(self.env, env_mask))
+        action = self._call("decide", self._obs, episodes.agent_mask(self.env, env_mask))
         played = episodes.env_action(env_mask, action)
         self._trace.decided(self._info, played)
         self._obs, reward, terminated, truncated, self._info = self.env.step(played)
         done = bool(terminated or truncated)
-        self.agent.rewarded(float(reward), done)
+        self._call("rewarded", float(reward), done)
         self._trace.rewarded(reward)
         if not done:
             return None
-        self.agent.end_episode()
+        self._call("end_episode")
         self._obs = None
         self._ended += 1
         ended = self._trace.ended(self.index, episodes.summary(self.env, self._info))
@@ -273,12 +274,24 @@ class ApexActor:
                    "actions": ended.actions}
         return figures, episodes.result(self.env)
 
+    def _call(self, method: str, *args: Any) -> Any:
+        """``agent.method(*args)``; an exception of the agent's code is
+        :class:`~hdrm.launch.agent_failed.AgentFailed` with the decisions and the result so far
+        of the episode under way (numbered by the launcher; the episodes that ended earlier in
+        this call are not reported)."""
+        from hdrm.launch.loop import EpisodeActions
+
+        trace = self._trace
+        return agent_call(self.agent, method,
+                          lambda: EpisodeActions(0, trace.times_s, trace.actions), *args,
+                          end=lambda: (self.episodes.result(self.env), []))
+
     def _send(self) -> int:
         """Stack the finished transitions, compute their TD errors, give them to the sink."""
         transitions, self.outbox[:] = list(self.outbox), []
         if not transitions:
             return 0
         block = stack_transitions(transitions)
-        td = self.agent.td_errors(block.as_batch())
+        td = self._call("td_errors", block.as_batch())
         self.sink(block._replace(td_errors=np.asarray(td, dtype=np.float64)))
         return len(transitions)

@@ -57,6 +57,7 @@ from hdrm.distributed.learners import (
 )
 from hdrm.distributed.ppo_rollout import Collected, RolloutCollector
 from hdrm.errors import ConfigError, HdrmError
+from hdrm.launch.agent_failed import AgentFailed, agent_call
 
 logger = logging.getLogger(__name__)
 
@@ -236,6 +237,26 @@ def _left(plan: WorkerPlan, run: TrainingRun) -> int | None:
     return None if math.isinf(plan.episodes) else int(plan.episodes) - run.episodes
 
 
+def _no_decisions() -> Any:
+    """No decision of an episode: the learner's update failed between two rollouts."""
+    from hdrm.launch.loop import EpisodeActions
+
+    return EpisodeActions(0, [], [])
+
+
+def _first_failure(ray: Any, refs: list[Any], raised: Any) -> Any:
+    """The failure of the first call of ``refs`` (in worker order) that failed, each call waited
+    for (``ray.get`` raised ``raised``, the first to fail in time; a failed call left unread
+    would have Ray print its trace later)."""
+    failures = []
+    for ref in refs:
+        try:
+            ray.get(ref)
+        except ray.exceptions.RayError as exc:
+            failures.append(exc)
+    return failures[0] if failures else raised
+
+
 class PPOWorkers:
     """The learner's side: N rollout worker actors and the iteration of the module docstring."""
 
@@ -321,7 +342,8 @@ class PPOWorkers:
         if any(c.batch is None for c in results):
             return None
         self.agent.generator.set_state(wire.generator_from_wire(results[0].generator_state))
-        stats = self.agent.learn_rollout(wire.join_batches([c.batch for c in results]))
+        stats = agent_call(self.agent, "learn_rollout", _no_decisions,
+                           wire.join_batches([c.batch for c in results]))
         for collected in results:
             for episode in collected.episodes:
                 if episode.awaiting_update:
@@ -345,8 +367,11 @@ class PPOWorkers:
         try:
             return self.ray.get(refs)
         except self.ray.exceptions.RayError as exc:
-            if isinstance(getattr(exc, "cause", None), HdrmError):
-                raise exc.cause from None  # the worker's own error (a bad action, a bad input)
+            exc = _first_failure(self.ray, refs, exc)
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, (HdrmError, AgentFailed)):
+                # the worker's own error (a bad action, a bad input, the agent code's exception)
+                raise cause from None
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise HdrmError(f"distributed PPO: a rollout worker failed ({type(exc).__name__}: "
                             f"{reason}); Ray restarts a dead worker {MAX_RESTARTS} times; resume "

@@ -40,6 +40,7 @@ from hdrm.agents.buffers import RolloutBatch
 from hdrm.distributed.learners import EndedEpisode, EpisodeTrace, RolloutTask, episode_end
 from hdrm.errors import HdrmError
 from hdrm.launch.actions import ActionProblem, valid_action
+from hdrm.launch.agent_failed import agent_call
 
 logger = logging.getLogger(__name__)
 
@@ -141,6 +142,7 @@ class RolloutCollector:
         self.agent = agent
         self._batch: RolloutBatch | None = None
         self._credit_running = False
+        self._ended: list[EndedEpisode] = []
         self.results: dict[int, Any] = {}
         for slot in self.slots:
             slot.reset(task.first_seed(slot.index))
@@ -205,6 +207,7 @@ class RolloutCollector:
             self._credit([dict(update_stats)])
         self._batch, results = None, {}
         updates, ended, env_steps = self.agent.updates, [], 0
+        self._ended = ended  # reported with an error of the agent's code
         while True:
             dones = self._step()
             env_steps += len(self.slots)
@@ -215,7 +218,7 @@ class RolloutCollector:
             if len(ended) >= max_episodes:
                 break
             if self.agent.rollout_waiting:
-                self.agent.learn_pending_batch(np.stack([s.obs for s in self.slots]))
+                self._agent("learn_pending_batch", np.stack([s.obs for s in self.slots]))
                 self._credit(self.agent.take_update_stats())
                 self._credit_running = True
                 break
@@ -231,8 +234,8 @@ class RolloutCollector:
     def _step(self) -> list[bool]:
         """One decision per environment, then one step of each; returns which episodes ended."""
         slots = self.slots
-        actions = self.agent.decide_batch([slot.obs for slot in slots],
-                                          [slot.mask for slot in slots])
+        actions = self._agent("decide_batch", [slot.obs for slot in slots],
+                              [slot.mask for slot in slots])
         rewards: list[float] = []
         dones: list[bool] = []
         for slot, chosen in zip(slots, actions):
@@ -243,8 +246,20 @@ class RolloutCollector:
             slot.trace.rewarded(reward)
             rewards.append(float(reward))
             dones.append(bool(terminated or truncated))
-        self.agent.rewarded_batch(rewards, dones)
+        self._agent("rewarded_batch", rewards, dones)
         return dones
+
+    def _agent(self, method: str, *args: Any) -> Any:
+        """``agent.method(*args)``; an exception of the agent's code is
+        :class:`~hdrm.launch.agent_failed.AgentFailed` with the decisions and the result so far
+        of the episode under way in this collector's first environment (its number is the
+        caller's to set), and the episodes that ended earlier in the call."""
+        from hdrm.launch.loop import EpisodeActions
+
+        first = self.slots[0]
+        return agent_call(self.agent, method,
+                          lambda: EpisodeActions(0, first.trace.times_s, first.trace.actions),
+                          *args, end=lambda: (episode_end(first.env), list(self._ended)))
 
     def _checked(self, slot: _Slot, action: Any) -> int:
         try:

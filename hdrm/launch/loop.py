@@ -15,7 +15,8 @@ The agent decides when it learns: the loop is the same for training and testing 
 ``step_every`` steps and the end of each run; the loop itself prints nothing.
 
 Every action is checked before the environment sees it (:mod:`hdrm.launch.actions`): an invalid
-one raises :class:`InvalidAction`, an exception of the agent's own code :class:`AgentFailed`. A
+one raises :class:`InvalidAction`, an exception of the agent's own code
+:class:`~hdrm.launch.agent_failed.AgentFailed`. A
 ``stop`` callable, polled after every decision, ends the loop with :class:`EpisodeStopped` (the
 launcher's answer to Ctrl-C and SIGTERM). All three carry the decisions of the unfinished
 episode.
@@ -33,6 +34,7 @@ from hdrm.agents.base import Agent
 from hdrm.env.scheduling_env import SchedulingEnv
 from hdrm.errors import HdrmError
 from hdrm.launch.actions import ActionProblem, valid_action
+from hdrm.launch.agent_failed import agent_call as _agent_call
 from hdrm.results import metrics
 from hdrm.sim.outputs import job_results
 
@@ -132,35 +134,6 @@ class InvalidAction(HdrmError):
             f"invalid action {action!r} at decision {len(partial.actions)} of episode "
             f"{partial.episode} (simulated time {time_s:g} s): {reason}"
         )
-
-
-class AgentFailed(Exception):
-    """The agent's own code raised (an exception other than hdrm's one-line errors) in
-    ``start_episode``, ``decide``, ``rewarded`` or ``end_episode``: a bug of the agent.py.
-
-    Attributes:
-        partial: the decisions of the episode before the failure.
-        method: the Agent method the loop called.
-        error: what it raised (also the ``__cause__``, with its trace).
-    """
-
-    def __init__(self, partial: EpisodeActions, method: str, error: Exception) -> None:
-        super().__init__(f"{method}: {type(error).__name__}: {error}")
-        self.partial = partial
-        self.method = method
-        self.error = error
-
-
-def _agent_call(agent: Agent, method: str, partial: Callable[[], EpisodeActions], *args: Any
-                ) -> Any:
-    """``agent.method(*args)``; an exception of the agent's code becomes :class:`AgentFailed`
-    (``partial()``: the episode's decisions so far)."""
-    try:
-        return getattr(agent, method)(*args)
-    except HdrmError:
-        raise
-    except Exception as exc:
-        raise AgentFailed(partial(), method, exc) from exc
 
 
 class Hooks:

@@ -9,13 +9,13 @@ message of an invalid action or of an error in the agent's code. The functions r
 from __future__ import annotations
 
 import math
-import traceback
 from pathlib import Path
 from typing import Any
 
 from hdrm.launch.experiment import Experiment
 from hdrm.cli.script import TRACEBACK_HINT
-from hdrm.launch.loop import AgentFailed, EpisodeRecord, InvalidAction
+from hdrm.launch.agent_failed import AgentFailed, describe
+from hdrm.launch.loop import EpisodeRecord, InvalidAction
 from hdrm.launch.saving import Saver
 
 #: Rows of the final table before it shows only the last ones.
@@ -68,17 +68,9 @@ def invalid_action_message(exp: Experiment, exc: InvalidAction | AgentFailed, ou
 
 
 def agent_failure(exc: AgentFailed, agent_path: Path) -> str:
-    """``"agent.py:42 in decide: ZeroDivisionError: division by zero"``: where the agent's code
-    raised (the deepest line of the trace in ``agent_path``, named as the user gave it; else the
-    deepest line of the trace: a module the agent called) and what."""
-    frames = traceback.extract_tb(exc.error.__traceback__)
-    target = Path(agent_path).resolve()
-    mine = [f for f in frames if Path(f.filename).resolve() == target]
-    frame = mine[-1] if mine else frames[-1]
-    where = agent_path if mine else frame.filename
-    message = str(exc.error)
-    return (f"{where}:{frame.lineno} in {frame.name}: {type(exc.error).__name__}"
-            + (f": {' '.join(message.split())}" if message else ""))
+    """``"agent.py:42 in decide: ZeroDivisionError: division by zero"``
+    (:func:`hdrm.launch.agent_failed.describe`)."""
+    return describe(exc, agent_path)
 
 
 def rejected_note(env: Any) -> str:

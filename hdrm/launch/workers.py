@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 import numpy as np
 
 from hdrm.errors import ConfigError
+from hdrm.launch.agent_failed import AgentFailed
 from hdrm.launch.experiment import Experiment, make_agent, seed_globals
 from hdrm.launch.loop import EpisodeActions, EpisodeRecord, EpisodeStopped, Hooks, episode_record
 
@@ -196,7 +197,14 @@ def play_with_workers(exp: Experiment, workers: int, num_envs: int, address: str
 
     plan = WorkerPlan(workers, num_envs, address, episodes=planned - start)
     task = LaunchTask(exp.options.source, exp.agent_path, exp.options.seed, start)
-    run = train_with_workers(exp.agent, task, plan, on_episode, stop)
+    try:
+        run = train_with_workers(exp.agent, task, plan, on_episode, stop)
+    except AgentFailed as exc:  # raised in a worker: numbered here, its result so far kept
+        for ended in exc.ended[:max(planned - start - len(records), 0)]:
+            on_episode(ended)  # the failing worker's episodes that ended before the error
+        exc.partial = exc.partial._replace(episode=start + len(records))
+        exp.final_env = _Finished(exc.end) if exc.end is not None else None
+        raise
     logger.info("rollout workers: %d episodes, %d env steps, %d updates, %d restarts, %.1f s",
                 run.episodes, run.env_steps, run.updates, run.restarts, run.wall_s)
     final = _Finished(run.final) if run.final is not None else exp.env
