@@ -30,7 +30,7 @@ from hdrm.distributed import RAY_MISSING, ray_installed
 from hdrm.distributed.local import run_processes, run_serial
 from hdrm.distributed.runner import Producer, is_done, remove_scratch, table_row
 from hdrm.distributed.spec import RunSpec, expand, load_sweep
-from hdrm.durable import write_text_atomically
+from hdrm.durable import staged
 from hdrm.errors import ConfigError
 from hdrm.results.compare import format_csv, format_markdown
 from hdrm.sim.outputs import check_outdir
@@ -39,6 +39,8 @@ logger = logging.getLogger(__name__)
 
 Backend = Literal["auto", "ray", "processes", "serial"]
 BACKENDS = ("auto", "ray", "processes", "serial")
+#: The results table's files, written together (:func:`write_table`).
+TABLE_FILES = ("results.csv", "results.md")
 #: Settings columns of index.csv, after ``run``.
 INDEX_COLUMNS = ("policy", "backfill", "decision", "platform", "trace", "load_factor", "seed",
                  "nb_jobs", "start_index", "conventions", "strict", "contention", "walltime_kill")
@@ -116,8 +118,7 @@ def run_sweep(sweep_file: str | os.PathLike[str], outdir: str | os.PathLike[str]
     out = Path(outdir)
     check_outdir(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
-    _write_atomic(out / "sweep.json", Path(sweep_file).read_text(encoding="utf-8"))
-    _write_atomic(out / "index.csv", index_csv(runs))
+    start_folder(out, Path(sweep_file).read_text(encoding="utf-8"), runs)
     skipped, parallel = run_pending(runs, out / "runs", chosen, address, max_parallel, progress,
                                     stream)
     write_table(runs, out)
@@ -184,17 +185,26 @@ def index_csv(runs: Sequence[RunSpec]) -> str:
     return text.getvalue()
 
 
+def start_folder(outdir: Path, sweep_text: str, runs: Sequence[RunSpec]) -> None:
+    """Publish sweep.json and index.csv together; when a run is still to do, first remove the
+    results table a previous sweep of the folder left (it is not the table of these runs, and a
+    stop before the new one is written would leave it looking like it)."""
+    if any(not is_done(run, outdir / "runs") for run in runs):
+        for name in TABLE_FILES:
+            (outdir / name).unlink(missing_ok=True)
+    with staged() as stage:
+        for name, text in (("sweep.json", sweep_text), ("index.csv", index_csv(runs))):
+            stage.path(outdir / name).write_text(text, encoding="utf-8", newline="")
+
+
 def write_table(runs: Sequence[RunSpec], outdir: Path) -> None:
-    """Write results.csv and results.md: the ``hdrm compare`` table of every run, in grid order."""
+    """Write results.csv and results.md together: the ``hdrm compare`` table of every run, in
+    grid order."""
     rows = [table_row(run, outdir / "runs") for run in runs]
-    _write_atomic(outdir / "results.csv", format_csv(rows))
-    _write_atomic(outdir / "results.md", format_markdown(rows))
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to a scratch file beside ``path``, then rename it over ``path`` (the scratch
-    file is removed if the write is stopped)."""
-    write_text_atomically(path, text)
+    texts = format_csv(rows), format_markdown(rows)
+    with staged() as stage:
+        for name, text in zip(TABLE_FILES, texts):
+            stage.path(outdir / name).write_text(text, encoding="utf-8", newline="")
 
 
 class Progress:

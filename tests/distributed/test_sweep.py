@@ -184,3 +184,58 @@ def test_the_table_row_is_measured_by_the_run_and_recomputed_when_missing(tmp_pa
     del stored["row"]  # a done.json written without the row (an older hdrm)
     marker.write_text(json.dumps(stored), encoding="utf-8")
     assert table_row(run, runs_dir) == recomputed
+
+
+def _stop_after_runs(monkeypatch, count: int) -> None:
+    """The serial backend stops (as Ctrl-C would) once ``count`` runs of the call are done."""
+    real = sweep_module.run_serial
+
+    def stopping(runs, runs_dir, on_done):
+        real(runs[:count], runs_dir, on_done)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_module, "run_serial", stopping)
+
+
+def test_a_stopped_sweep_leaves_no_table_of_other_runs(tmp_path, monkeypatch):
+    """A sweep stopped midway in the folder of another, finished sweep leaves no results table:
+    the previous sweep's results.csv/results.md (2 runs) stayed beside the new sweep.json and
+    index.csv (8 runs), read as the new sweep's complete table. The same sweep then resumes to
+    the table of an uninterrupted sweep."""
+    out = tmp_path / "out"
+    first = tmp_path / "first"
+    first.mkdir()
+    run_sweep(write_sweep(first, policies=["fcfs"], backfill=["none"]), out, backend="serial",
+              progress=False)
+    assert len(_column(out / "results.csv", "makespan_s")) == 2
+    path = write_sweep(tmp_path, nb_jobs=40)
+    _stop_after_runs(monkeypatch, 3)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(path, out, backend="serial", progress=False)
+    assert not (out / "results.csv").exists() and not (out / "results.md").exists()
+    assert (out / "sweep.json").read_bytes() == path.read_bytes()
+    assert len((out / "index.csv").read_text().splitlines()) == 9
+    monkeypatch.undo()
+    report = run_sweep(path, out, backend="serial", progress=False)
+    assert (report.nb_skipped, report.nb_run) == (3, 5)
+    run_sweep(path, tmp_path / "clean", backend="serial", progress=False)
+    for name in ("results.csv", "results.md", "index.csv"):
+        assert (out / name).read_bytes() == (tmp_path / "clean" / name).read_bytes()
+
+
+def test_a_finished_sweeps_table_stays_when_its_rerun_is_stopped(tmp_path, monkeypatch):
+    """Rerunning a finished sweep runs nothing: a stop while it writes its table again keeps
+    the table (the same runs')."""
+    path = write_sweep(tmp_path, nb_jobs=40)
+    out = tmp_path / "out"
+    run_sweep(path, out, backend="serial", progress=False)
+    table = (out / "results.csv").read_bytes(), (out / "results.md").read_bytes()
+
+    def stop(*_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_module, "format_markdown", stop)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(path, out, backend="serial", progress=False)
+    assert ((out / "results.csv").read_bytes(), (out / "results.md").read_bytes()) == table
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
