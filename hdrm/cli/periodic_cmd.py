@@ -27,6 +27,7 @@ from hdrm.dag.periodic_io import read_taskset, write_taskset
 from hdrm.dag.periodic_metrics import (critical_paths_s, instance_rows, summarise,
                                        write_instances_csv)
 from hdrm.dag.periodic_rules import backfilling_for, resolve_periodic_policy
+from hdrm.durable import staged
 from hdrm.launch.outdir import replay_outdir
 from hdrm.platform.loader import load_platform
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
@@ -85,12 +86,15 @@ def run_periodic(args: argparse.Namespace) -> int:
     workload = expand_on(taskset, platform)
     config = SimulationConfig(backfilling=backfilling_for(platform), kill_on_walltime=False,
                               record_timeline=False)
+    instances = Path(args.outdir) / "out_instances.csv"
     with replay_outdir(args.outdir, overwrite=args.overwrite) as folder:
         result = Simulation(platform, workload, config).run(pair)
-        paths = (write_gpu_outputs if platform.accelerators else write_outputs)(result, args.outdir)
         bounds = critical_paths_s(taskset, gpus=bool(platform.accelerators))
         rows = instance_rows(workload.jobs, finish_times(result), bounds)
-        instances = write_instances_csv(rows, Path(args.outdir) / "out_instances.csv")
+        with staged() as stage:  # one run's files, renamed into place together
+            write = write_gpu_outputs if platform.accelerators else write_outputs
+            paths = write(result, args.outdir, stage=stage)
+            write_instances_csv(rows, stage.path(instances))
     if folder.note():
         print(f"hdrm dag periodic: {folder.note()}", file=sys.stderr)
     gpus = len(platform.accelerators)

@@ -97,3 +97,34 @@ def test_cli_taskset_and_periodic(tmp_path, capsys):
     assert main(["dag", "taskset", "--graphs", "2", "--seed", "7", "-o",
                  str(tmp_path / "g.json")]) == 0
     assert len(read_taskset(tmp_path / "g.json").graphs) == 2
+
+
+def test_periodic_outputs_are_published_together(tmp_path, capsys, monkeypatch):
+    """Stopped while writing out_instances.csv, ``hdrm dag periodic`` keeps the folder's
+    previous outputs, all of them: out_jobs.csv & co were renamed into place first, so the new
+    run's jobs stood beside the previous run's instances. The rerun writes both."""
+    import hdrm.cli.periodic_cmd as periodic_cmd
+
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(GOOD), encoding="utf-8")
+    out = tmp_path / "out"
+    argv = ["dag", "periodic", str(path), "--platform", str(ROOT / "platforms" / "tiny4.json"),
+            "-o", str(out)]
+    assert main(argv) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    path.write_text(json.dumps({**GOOD, "horizon_s": 30.0}), encoding="utf-8")  # one more
+
+    def stop(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    real = periodic_cmd.write_instances_csv
+    monkeypatch.setattr(periodic_cmd, "write_instances_csv", stop)
+    assert main(argv) == 130
+    assert capsys.readouterr().err.endswith("hdrm dag: interrupted\n")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    monkeypatch.setattr(periodic_cmd, "write_instances_csv", real)
+    assert main(argv) == 0
+    with (out / "out_instances.csv").open(newline="") as f:
+        assert len(list(csv.DictReader(f))) == 3
+    with (out / "out_jobs.csv").open(newline="") as f:
+        assert len(list(csv.DictReader(f))) == 3 * len(GOOD["graphs"][0]["tasks"])
