@@ -43,6 +43,7 @@ from benchmarks.gpu_evaluation import GpuEvalRun, model_run, run_gpu_evaluations
 from benchmarks.gpu_learners import GpuModel, applies, discover_models  # noqa: E402
 from benchmarks.gpu_protocol import Setting  # noqa: E402
 from hdrm.core.gpu_scheduler import gpu_pairs, resolve_gpu_policy  # noqa: E402
+from hdrm.durable import staged  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 from hdrm.cli import script as cli  # noqa: E402
 
@@ -203,12 +204,16 @@ def main(argv: list[str] | None = None) -> int:
     wall_s = time.perf_counter() - started
     rows = [names[k] for k in keys]
     print(gpu_tables.markdown("Targets", gpu_tables.summary_grid(table, rows)))
+    texts = {}
     if a.rst:
         columns = [pair_column(p, b) for p in pairs for b in backfills]
-        Path(a.rst).write_text(gpu_page.page(table, rows, settings, names, columns, models,
-                                             loads, seeds, wall_s, a), encoding="utf-8")
+        texts[a.rst] = gpu_page.page(table, rows, settings, names, columns, models, loads,
+                                     seeds, wall_s, a)
     if a.json:
-        Path(a.json).write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+        texts[a.json] = json.dumps(table, indent=1) + "\n"
+    with staged() as stage:  # whole and together: a stop keeps the previous page and JSON
+        for path, text in texts.items():
+            stage.path(path).write_text(text, encoding="utf-8", newline="")
     return 0
 
 

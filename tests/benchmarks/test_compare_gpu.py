@@ -378,3 +378,21 @@ def test_gpu_train_device_flags_go_into_the_agent_params():
                           {"rollout_device": None, "update_device": "cuda"})
     assert "rollout_device" not in config["params"]
     assert config["params"]["update_device"] == "cpu"  # --agent-json has the last word
+
+
+def test_a_stop_while_writing_keeps_the_previous_page_and_json(traces, tmp_path, monkeypatch):
+    """--rst and --json are published together, each whole: a stop while the JSON was made
+    left the new page beside the previous JSON (the page was written first, in place)."""
+    import types
+
+    _quick(traces, tmp_path)
+    before = {name: (tmp_path / name).read_bytes() for name in ("table.json", "page.rst")}
+
+    def stop(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compare_gpu, "json", types.SimpleNamespace(dumps=stop))
+    with pytest.raises(KeyboardInterrupt):
+        _quick(traces, tmp_path, "--pairs", PAIRS + ",tetris-fgd")  # another table
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == sorted(before)
