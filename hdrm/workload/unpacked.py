@@ -51,10 +51,7 @@ def unpack_other(path: str | Path, content: bytes) -> bytes:
                                     f"trace or {tool} it") from None
             check_text(path, content)
             return content
-    found = next((name for magic, name in MAGIC.items() if content.startswith(magic)), None)
-    if found is None and b"\x00" in content[:SNIFF_BYTES] \
-            and not content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        found = "binary data (NUL bytes)"
+    found = not_text(content)
     if found is not None:
         raise WorkloadError(f"{path}: {found}, not SWF text; give the trace as text (.swf) or "
                             "gzip, bzip2 or xz data")
@@ -71,10 +68,18 @@ def check_text(path: str | Path, content: bytes) -> None:
     if content[:2] == b"\x1f\x8b":
         raise WorkloadError(f"{path}: gzip data inside gzip data (the trace was compressed "
                             "twice); gunzip it once, or give the trace compressed once")
+    found = not_text(content)
+    if found is not None:
+        raise WorkloadError(f"{path}: decompressed, it holds {found}, not SWF text; give the "
+                            "trace itself (.swf or .swf.gz)")
+
+
+def not_text(content: bytes) -> str | None:
+    """What ``content`` holds when it is not text: a known archive or compressed format
+    (:data:`MAGIC`), or NUL bytes in its first :data:`SNIFF_BYTES` bytes (binary data; UTF-16
+    text with its byte order mark has them too and is text); None for text."""
     found = next((name for magic, name in MAGIC.items() if content.startswith(magic)), None)
     if found is None and b"\x00" in content[:SNIFF_BYTES] \
             and not content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         found = "binary data (NUL bytes)"
-    if found is not None:
-        raise WorkloadError(f"{path}: decompressed, it holds {found}, not SWF text; give the "
-                            "trace itself (.swf or .swf.gz)")
+    return found
