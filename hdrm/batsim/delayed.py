@@ -129,14 +129,17 @@ class DelayedSimulation(BatsimSimulation):
         while (t_next := board.next_time()) <= t:
             for when, item in board.advance(t_next):
                 if isinstance(item, JobEnd):
-                    job = self.table.jobs[item.key]
-                    self._ended(job, item, queue=False)
-                    self._post(when, self.latencies.host_s[item.cores[0]], _END, item, self._job_wake[item.key])
+                    self._post_end(when, item)
                 else:
                     wake = self._switch_wakes[(tuple(item[0]), item[1])].pop(0)
                     self._post(when, self.latencies.host_s[item[0][0]], _SWITCHED, item, wake)
         if clock and t > board.now:
             board.advance(t)
+
+    def _post_end(self, when: float, end: JobEnd) -> None:
+        """A job's end: its row is final; its message leaves its first host."""
+        self._ended(self.table.jobs[end.key], end, queue=False)
+        self._post(when, self.latencies.host_s[end.cores[0]], _END, end, self._job_wake[end.key])
 
     def _take(self, t: float) -> None:
         """The server takes the first message posted by ``t`` and handles it on arrival."""
@@ -225,4 +228,19 @@ class DelayedSimulation(BatsimSimulation):
             self._post(max(at, now), self.latencies.master_s, _CALL, None)
         else:
             self._handlers[event.type](event, now, where)
+            if event.type == "SET_RESOURCE_STATE":
+                self._acknowledge_now(now)
         self._post_decision(now)
+
+    def _acknowledge_now(self, now: float) -> None:
+        """A change between computation states is done when the server handles it, which writes
+        RESOURCE_STATE_CHANGED at once (Batsim 4.2.1's server_on_set_resource_state): no message
+        from the hosts, so no latency (a switch to or from sleep still waits for its hosts)."""
+        for when, item in self.board.advance(now):  # this decision's immediate switches
+            if isinstance(item, JobEnd):  # (a job it re-timed to end right now)
+                self._post_end(when, item)
+                continue
+            hosts, state = item
+            self._switch_wakes[(tuple(hosts), state)].pop(0)
+            self.outbox.append(ev.resource_state_changed(when, p.format_resources(hosts),
+                                                         str(state)))
