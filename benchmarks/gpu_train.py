@@ -182,6 +182,7 @@ def train(a: argparse.Namespace) -> dict[str, Any]:
                            "update_device": a.update_device})
     agent = make_agent(env, config, seed=a.seed)
     meta = _metadata(a, setting, config)
+    _keep_aside(a.out)
     clock = (time.perf_counter(), time.process_time())
     episodes, steps = 0, 0
     best: dict[str, Any] = {"value": float("inf")}
@@ -276,17 +277,46 @@ def _save(best: dict[str, Any], out: str, meta: dict[str, Any], clock: tuple[flo
     from hdrm.agents.checkpoint import save_snapshot
 
     meta["training"].update(episodes=episodes, env_steps=steps, best_episode=best["episode"],
-                            best_validation=best["value"], finished=finished,
+                            best_validation=best["value"], finished=finished, final=finished,
                             wall_min=round((time.perf_counter() - clock[0]) / 60, 1),
                             cpu_min=round((time.process_time() - clock[1]) / 60, 1))
     save_snapshot(best["state"], out, meta)
 
 
+def _keep_aside(out: str) -> None:
+    """Rename an unfinished model at ``out`` (a stopped run's best so far) to
+    ``STEM.interrupted.pt`` before this run's first validation replaces it
+    (:func:`benchmarks.train_resume.keep_unfinished_aside`), saying so."""
+    from benchmarks.train_resume import keep_unfinished_aside
+
+    aside = keep_unfinished_aside(out)
+    if aside is not None:
+        print(f"note: {out} is the unfinished model of a stopped run; kept as {aside}",
+              file=sys.stderr)
+
+
+def finished_model(path: Path) -> bool:
+    """Whether ``path`` is a model whose training ended (``training.final``, or ``finished`` in
+    models saved before it; False for a stopped run's best so far, or no file; a file that is
+    not a checkpoint counts as ended: it is left as it is)."""
+    from hdrm.agents.checkpoint import read_checkpoint
+    from hdrm.errors import AgentLoadError
+
+    if not path.is_file():
+        return False
+    try:
+        training = read_checkpoint(path)["options"].get("training") or {}
+    except (AgentLoadError, AttributeError):
+        return True
+    return bool(training.get("final", training.get("finished", True)))
+
+
 def train_missing(models_dir: Path, traces: str, cache: str) -> None:
-    """Train the documented models of :data:`GPU_MODEL_COMMANDS` that are missing."""
+    """Train the documented models of :data:`GPU_MODEL_COMMANDS` that are missing or unfinished
+    (a stopped training starts again; its model is kept aside)."""
     for name, argv in GPU_MODEL_COMMANDS.items():
         out = models_dir / name
-        if out.exists():
+        if finished_model(out):
             continue
         print("training:", name, " ".join(argv), flush=True)
         try:

@@ -396,3 +396,38 @@ def test_a_stop_while_writing_keeps_the_previous_page_and_json(traces, tmp_path,
         _quick(traces, tmp_path, "--pairs", PAIRS + ",tetris-fgd")  # another table
     assert {name: (tmp_path / name).read_bytes() for name in before} == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == sorted(before)
+
+
+def test_a_stopped_gpu_training_is_neither_evaluated_nor_taken_as_trained(traces, tmp_path,
+                                                                          monkeypatch):
+    """gpu_train.py saves its best model at each improving validation; stopped, that model said
+    'finished: false' but not 'final', the flag compare_gpu.py reads: it was evaluated as a
+    trained model, and train_missing skipped it. Now it is left out with a note, train_missing
+    trains it again, and the new run keeps the stopped one aside as STEM.interrupted.pt."""
+    pytest.importorskip("torch")
+    from benchmarks import gpu_learners, gpu_train
+    from hdrm.agents import mappo_rollout
+
+    models = tmp_path / "models"
+    out = models / "mappo_openb_seed0.pt"
+    argv = ["--workload", "openb", "--quick", "--episodes", "3", "--validate-every", "1",
+            "--window", "4", "--traces", str(traces), "--cache", str(tmp_path / "cache")]
+    real = mappo_rollout.play_episode
+
+    def stopping(*args, **kwargs):
+        if out.is_file():  # a validation saved the best so far: stop in the next episode
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mappo_rollout, "play_episode", stopping)
+    with pytest.raises(KeyboardInterrupt):
+        gpu_train.main([*argv, "--out", str(out)])
+    monkeypatch.undo()
+    assert out.is_file() and not gpu_train.finished_model(out)
+    assert gpu_learners.discover_models(models) == []
+    monkeypatch.setattr(gpu_train, "GPU_MODEL_COMMANDS", {out.name: argv[:-4]})
+    gpu_train.train_missing(models, str(traces), str(tmp_path / "cache"))
+    assert gpu_train.finished_model(out)
+    assert sorted(p.name for p in models.iterdir()) == ["mappo_openb_seed0.interrupted.pt",
+                                                        out.name]
+    assert [m.path for m in gpu_learners.discover_models(models)] == [str(out)]
