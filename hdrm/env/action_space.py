@@ -72,7 +72,8 @@ def action_index(action: Any, n: int) -> int:
     other value is refused naming it.
 
     Raises:
-        ValueError: not one whole number.
+        ValueError: not one whole number, or a whole float outside ``0 .. n - 1`` (named as
+            given: ``1e+300``, not its 301 digits).
     """
     array = np.asarray(action)
     if array.ndim != 0:
@@ -81,6 +82,8 @@ def action_index(action: Any, n: int) -> int:
                          f"give action[0] or action.item()")
     value = array.item()
     if isinstance(value, float) and value.is_integer():
+        if not 0 <= value < n:
+            raise ValueError(f"action {action!r} outside Discrete({n})")
         return int(value)
     if isinstance(value, int):
         return value

@@ -62,6 +62,8 @@ def test_integers_of_every_kind_and_whole_floats_are_the_same_action(tmp_path, k
     (1.5, r"^action 1\.5: expected a whole number, one action of Discrete\(\d+\)$"),
     ("1", r"^action '1': expected a whole number"),
     (None, r"^action None: expected a whole number"),
+    (1e300, r"^action 1e\+300 outside Discrete\(\d+\)$"),  # not a 301-digit number
+    (-1.0, r"^action -1\.0 outside Discrete\(\d+\)$"),
 ])
 def test_a_batch_a_fraction_or_another_value_is_refused_naming_it(tmp_path, kind, given,
                                                                    message):
