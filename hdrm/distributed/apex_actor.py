@@ -253,8 +253,8 @@ class ApexActor:
             seed = episodes.reset_seed(self.rng, self.index, self._first)
             self._obs, self._info = self.env.reset(seed=seed,
                                                    options=episodes.reset_options(self.rng))
+            self._first, self._trace = False, EpisodeTrace()  # before: a failure's partial
             self._call("start_episode")
-            self._first, self._trace = False, EpisodeTrace()
         env_mask = np.asarray(self._info["action_mask"])
         action = self._call("decide", self._obs, episodes.agent_mask(self.env, env_mask))
         played = episodes.env_action(env_mask, action)

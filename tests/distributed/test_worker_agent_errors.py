@@ -18,6 +18,7 @@ from hdrm.launch.loop import EpisodeActions
 from hdrm.launcher import main
 
 from .ppo_helpers import write_options
+from .test_apex_launch import AGENT as DQN_AGENT
 from .test_apex_launch import write_options as apex_options
 
 HINT = "(run with --traceback for the full trace)"
@@ -183,3 +184,26 @@ def test_agent_failed_crosses_a_process_boundary_with_its_frames():
     assert copy.error is None and isinstance(caught.value.error, KeyError)
     # another file than the agent's: the deepest frame, named in full
     assert describe(copy, "elsewhere.py").startswith(f"{here}:{line} in decide: ")
+
+
+def test_an_apex_actors_start_episode_failure_carries_no_decision_of_the_episode_before(tmp_path):
+    """start_episode of the second episode raises: the episode under way has no decision yet (it
+    carried the first episode's, which the launcher would have written as the new one's)."""
+    from hdrm.distributed.apex_actor import ActorSpec, ApexActor, TaskEpisodes
+    from hdrm.launch.workers import LaunchTask
+
+    task = LaunchTask(apex_options(tmp_path), DQN_AGENT, seed=5)
+    actor = ApexActor(0, ActorSpec(TaskEpisodes(task), task.make_agent, seed=5), lambda b: None)
+    ended = []
+    while not ended:
+        ended = actor.collect(None, -1, 1)["ended"]  # one decision a call: stops at the end
+    assert len(ended[0]["actions"]) > 0
+
+    def broken() -> None:
+        raise RuntimeError("no start")
+
+    actor.agent.start_episode = broken
+    with pytest.raises(AgentFailed) as caught:
+        actor.collect(None, -1, 1)
+    assert caught.value.method == "start_episode"
+    assert (caught.value.partial.times_s, caught.value.partial.actions) == ([], [])
