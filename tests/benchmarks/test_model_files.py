@@ -72,5 +72,6 @@ def test_an_unfinished_model_is_left_out_with_a_note(tmp_path, capsys):
     assert [Path(m.path).name for m in found] == ["a_seed0.pt"]
     err = capsys.readouterr().err.splitlines()
     assert err == [f"note: skipped {tmp_path / name}: an unfinished model (its training is "
-                   "running, or was stopped: rerun it to resume)"
+                   "running, or was stopped: rerun its command; train.py resumes, "
+                   "gpu_train.py starts again)"
                    for name in ("a_seed0.interrupted.pt", "a_seed1.pt")]
