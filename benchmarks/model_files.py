@@ -58,7 +58,8 @@ def read_models(models_dir: str | Path, kind: str, described: Callable[[dict], b
             continue
         if (meta.get("training") or {}).get("final", True) is False:
             print(f"note: skipped {path}: an unfinished model (its training is running, or was "
-                  "stopped: rerun its command; train.py resumes, gpu_train.py starts again)", file=sys.stderr)
+                  "stopped: rerun its command; train.py resumes, gpu_train.py starts again)",
+                  file=sys.stderr)
             continue
         try:
             learner_class(meta["learner"], f"{path}: learner")
