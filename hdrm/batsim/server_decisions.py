@@ -3,8 +3,9 @@
 :class:`DecisionHandlers` is the part of :class:`~hdrm.batsim.simulator.BatsimSimulation` that
 applies one decision event at its timestamp, as Batsim 4.2.1 does: EXECUTE_JOB (an allocation of
 exactly the requested number of free, awake resources), REJECT_JOB, CALL_ME_LATER, KILL_JOB,
-SET_RESOURCE_STATE, SET_JOB_METADATA and QUERY (``consumed_energy``, with energy accounting). An
-invalid decision raises :class:`~hdrm.errors.ProtocolError` naming the event, its time and the job.
+SET_RESOURCE_STATE, SET_JOB_METADATA and QUERY (``consumed_energy``); a state change and a query
+need energy accounting, as Batsim 4.2.1 needs ``-E`` for both (it aborts otherwise). An invalid
+decision raises :class:`~hdrm.errors.ProtocolError` naming the event, its time and the job.
 
 The simulation provides ``board`` (:class:`~hdrm.batsim.hosts.HostBoard`), ``table``, ``config``,
 ``outbox``, the wake bookkeeping (``_job_wake``, ``_switch_wakes``, ``_calls``, ``_new_wake``) and
@@ -96,6 +97,10 @@ class DecisionHandlers:
         self.outbox.append(killed)
 
     def _set_state(self, event: p.Event, ts: float, where: str) -> None:
+        if not self.config.energy:  # Batsim 4.2.1 aborts: "forbidden as Batsim has not been
+            # launched with energy support"
+            raise ProtocolError(f"{where}: a power-state change needs energy accounting; start "
+                                "hdrm serve with -E/--energy (as batsim needs -E)")
         hosts = p.parse_resource_ids(event.data["resources"], f"{where}: resources")
         state = int(event.data["state"])
         self.board.request(hosts, state, where)

@@ -218,7 +218,8 @@ def test_bad_hook_result_is_named(tmp_path):
     scheduler = HdrmScheduler(platform=str(TINY4), decide=lambda now: "shortest")
     thread = DecisionThread(scheduler, 5.0)
     thread.start()
-    server = BatsimServer(TINY4, workload, ServeOptions(f"tcp://localhost:{thread.port()}", None, 0.5))
+    options = ServeOptions(f"tcp://localhost:{thread.port()}", None, 0.5, ServerConfig(energy=True))
+    server = BatsimServer(TINY4, workload, options)
     with pytest.raises(ProtocolError, match="no reply"):
         server.run()
     thread.join(5)
@@ -266,7 +267,8 @@ def test_pybatsim_launcher_runs_the_adapter_file(tmp_path):
     with open(tmp_path / "sched.log", "w") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         try:
-            server = BatsimServer(TINY4, workload, ServeOptions(f"tcp://localhost:{port}", None, 10.0))
+            options = ServeOptions(f"tcp://localhost:{port}", None, 10.0, ServerConfig(energy=True))
+            server = BatsimServer(TINY4, workload, options)
             result = server.run()
             assert process.wait(10) == 0
         finally:

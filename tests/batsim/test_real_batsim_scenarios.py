@@ -291,6 +291,25 @@ def test_immediate_power_state_change_acknowledged_at_once(tmp_path):
     assert json.loads(scheduler.received[-2])["now"] == 5.0001
 
 
+def test_power_state_change_without_energy_aborts_the_real_batsim(tmp_path):
+    """Without -E the binary aborts on the first SET_RESOURCE_STATE, as hdrm serve refuses it
+    (test_user_scenarios.py)."""
+    (tmp_path / "p.xml").write_text(LATENCY_PLATFORM)
+    (tmp_path / "w.json").write_text(json.dumps(LATENCY_WORKLOAD))
+    scheduler = RawScheduler(slow_down_at_submission)
+    scheduler.start()
+    try:
+        done = subprocess.run([BATSIM, "-p", str(tmp_path / "p.xml"), "-w",
+                               str(tmp_path / "w.json"), "-e", str(tmp_path / "out"), "-s",
+                               scheduler.endpoint],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        scheduler.stop()
+    assert done.returncode != 0
+    assert ("Receiving a pstate modification request, which is forbidden as Batsim has not been "
+            "launched with energy support") in done.stdout + done.stderr
+
+
 def toggling(nb_hosts: int):
     """FCFS, and hosts 4-7 to power state 1 during every other 137 s (0 otherwise), at the first
     message of each period: decisions that depend on times only, not on how events are grouped."""

@@ -132,6 +132,9 @@ def _decide(sim, *events, now=None):
      "'mapping' is not supported by hdrm serve"),
     ([("KILL_JOB", {"job_ids": ["w0!0"]})], "job 'w0!0' has not started; reject it instead"),
     ([("QUERY", {"requests": {"consumed_energy": {}}})], "consumed_energy needs energy accounting"),
+    ([("SET_RESOURCE_STATE", {"resources": "0", "state": "0"})],
+     r"SET_RESOURCE_STATE \(event 0 of the reply at t=0.000000\): a power-state change needs "
+     r"energy accounting; start hdrm serve with -E/--energy \(as batsim needs -E\)"),
     ([("QUERY", {"requests": {"estimate_waiting_time": {}}})], "unsupported request.*'estimate_waiting_time'"),
     ([("REGISTER_JOB", {"job_id": "w0!x", "job": {}})], "hdrm serve does not support REGISTER_JOB"),
 ])
@@ -152,7 +155,7 @@ def test_busy_resource_names_the_running_job(tmp_path):
 
 
 def test_sleeping_resource_cannot_run_a_job():
-    sim = _sim(DEMO / "energy_platform_8.xml", DEMO / "demo_workload.json")
+    sim = _sim(DEMO / "energy_platform_8.xml", DEMO / "demo_workload.json", energy=True)
     with pytest.raises(ProtocolError, match="resource 6 is asleep or switching"):
         _decide(sim, ("SET_RESOURCE_STATE", {"resources": "6", "state": "1"}),
                 ("EXECUTE_JOB", {"job_id": "w0!normal", "alloc": "5-6"}))

@@ -335,9 +335,33 @@ def test_an_immediate_power_state_change_is_acknowledged_when_the_server_handles
     scheduler = RawScheduler(slow_down_at_submission)
     scheduler.start()
     try:
-        serve(tmp_path / "p.xml", tmp_path / "w.json",
-              ServeOptions(scheduler.endpoint, str(tmp_path / "out"), 10.0))
+        serve(tmp_path / "p.xml", tmp_path / "w.json",  # -E, as the real Batsim needs
+              ServeOptions(scheduler.endpoint, str(tmp_path / "out"), 10.0,
+                           ServerConfig(energy=True)))
     finally:
         scheduler.stop()
     assert state_change_acks(scheduler.received) == [(1.0, 1.0)]
     assert json.loads(scheduler.received[-2])["now"] == 5.0001  # the job's end
+
+
+@pytest.mark.parametrize("energy", [False, True])
+def test_serve_refuses_a_power_state_change_without_energy(energy, tmp_path, capsys):
+    """The real Batsim 4.2.1 aborts on a SET_RESOURCE_STATE when launched without -E ("forbidden
+    as Batsim has not been launched with energy support"; test_real_batsim_scenarios.py runs the
+    binary); hdrm serve stops with one line, and serves the same session with -E."""
+    (tmp_path / "p.xml").write_text(LATENCY_PLATFORM)
+    (tmp_path / "w.json").write_text(json.dumps(LATENCY_WORKLOAD))
+    scheduler = RawScheduler(slow_down_at_submission)
+    scheduler.start()
+    try:
+        rc = main(["serve", "-p", str(tmp_path / "p.xml"), "-w", str(tmp_path / "w.json"), "-s",
+                   scheduler.endpoint, "-e", str(tmp_path / "out"), *(["-E"] if energy else [])])
+    finally:
+        scheduler.stop()
+    err = capsys.readouterr().err
+    if energy:
+        assert rc == 0 and (tmp_path / "out_jobs.csv").exists(), err
+        return
+    assert rc == 2 and err.count("\n") == 1, err
+    assert ("SET_RESOURCE_STATE (event 0 of the reply at t=1.000000): a power-state change needs "
+            "energy accounting; start hdrm serve with -E/--energy (as batsim needs -E)") in err
