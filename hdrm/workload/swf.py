@@ -33,16 +33,15 @@ otherwise.
 Speed: job lines are checked for their field count with ``str.split`` and parsed in one pass by
 numpy; the checks and the conventions run on whole columns. Only when that fast path finds a
 problem is the file scanned line by line, to name the bad line and field (or to skip it).
+
+The file is opened by :func:`hdrm.workload.swf_file.read_swf_text` (plain, gzip, bzip2 or xz).
 """
 
 from __future__ import annotations
 
-import codecs
-import gzip
 import logging
 import math
 import warnings
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +51,9 @@ from hdrm.errors import PYTHON_RELAX, SkippableLineError, WorkloadError  # noqa:
 from hdrm.workload.conventions import Conventions, apply_conventions, get_conventions
 from hdrm.workload.dependencies import Dependencies, resolve
 from hdrm.workload.job import PROFILE_DELAY, Job, Workload
+from hdrm.workload.swf_file import decode_text, read_swf_text  # noqa: F401
 from hdrm.workload.swf_header import SwfHeader, parse_count, parse_header
 from hdrm.workload.swf_status import drop_partial_executions
-from hdrm.workload.unpacked import check_text, unpack_other
 
 __all__ = ["FIELD_NAMES", "NB_FIELDS", "SkippableLineError", "SwfHeader", "decode_text",
            "parse_count", "parse_header", "raw_fields", "read_swf"]
@@ -131,7 +130,7 @@ def read_swf(
     """
     conv = get_conventions(conventions)
     path_s = str(path)
-    comments, data, numbers = _split(_read_text(path_s).splitlines())
+    comments, data, numbers = _split(read_swf_text(path_s).splitlines())
     header = parse_header(comments, path_s)
     if not data:
         raise WorkloadError(
@@ -252,38 +251,6 @@ def _stem(path: str) -> str:
     for suffix in (".gz", ".bz2", ".xz"):
         name = name.removesuffix(suffix)
     return name.removesuffix(".swf")
-
-
-def _read_text(path: str) -> str:
-    """Return the decoded text of a plain or gzip file; errors name the file and the fix."""
-    try:
-        with open(path, "rb") as handle:
-            content = handle.read()
-    except FileNotFoundError:
-        raise WorkloadError(
-            f"{path}: no such file; give the path of an SWF trace (.swf or .swf.gz)"
-        ) from None
-    except OSError as exc:
-        raise WorkloadError(f"{path}: cannot be read ({exc.strerror}); check the path") from None
-    if content[:2] == b"\x1f\x8b":
-        try:
-            content = gzip.decompress(content)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise WorkloadError(
-                f"{path}: corrupt gzip data ({exc}); re-download or decompress the trace"
-            ) from None
-        check_text(path, content)  # compressed twice, an archive: one line saying so
-    else:
-        content = unpack_other(path, content)  # bzip2/xz read; an archive, binary: one line
-    return decode_text(content)
-
-
-def decode_text(content: bytes) -> str:
-    """UTF-8 text (its byte order mark dropped), or UTF-16 text that starts with its mark."""
-    if content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) \
-            and not content.startswith(codecs.BOM_UTF32_LE):
-        return content.decode("utf-16", errors="replace")
-    return content.decode("utf-8-sig", errors="replace")
 
 
 def _split(lines: list[str]) -> tuple[list[tuple[int, str]], list[str], np.ndarray]:

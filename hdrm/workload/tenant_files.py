@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 
 from hdrm.errors import ConfigError
 from hdrm.workload.job import Job, Workload
-from hdrm.workload.swf import _read_text as read_swf_text  # the reader's opening checks
+from hdrm.workload.swf_file import read_swf_text  # as the SWF reader opens it
 from hdrm.workload.text import decode_utf8
 from hdrm.workload.tenants import (
     TENANT_SOURCES,
@@ -212,7 +212,7 @@ def _tenant(path: Path, name: str, entry: Any, classes: dict[str, Sla]) -> Tenan
 def swf_groups(path: str | Path) -> dict[int, int]:
     """Job number -> group id (SWF fields 1 and 13) of an SWF trace (plain, gzip, bzip2 or xz).
 
-    The file is opened as the SWF reader opens it (:mod:`hdrm.workload.unpacked`'s checks).
+    The file is opened as the SWF reader opens it (:func:`~hdrm.workload.swf_file.read_swf_text`).
 
     Raises:
         WorkloadError: the file holds no SWF text (compressed twice, an archive, binary data),
