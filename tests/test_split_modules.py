@@ -32,6 +32,14 @@ MOVED = [
      ["TrainSettings", "TrainResult", "LEARNER_DEFAULTS", "MODE_DEFAULTS", "check_settings",
       "check_workers", "agent_config", "parse_args"]),
     ("benchmarks.train", "benchmarks.train_validation", ["Validator", "make_env"]),
+    ("hdrm.workload.swf", "hdrm.workload.swf_file", ["read_swf_text", "decode_text"]),
+    ("hdrm.platform.simgrid", "hdrm.platform.simgrid_export",
+     ["platform_to_xml", "write_simgrid_xml", "core_host_name", "MASTER_HOST", "DOCTYPE",
+      "CONTROL_LINK", "CONTROL_BANDWIDTH", "IDLE_SPEED"]),
+    ("hdrm.batsim.engine", "hdrm.batsim.session",
+     ["BatsimSession", "DEFAULT_TIMEOUT_S", "EARLY_EXIT_GRACE_S"]),
+    ("hdrm.distributed.apex", "hdrm.distributed.apex_settings",
+     ["ApexSettings", "parse_apex", "APEX_PATH"]),
     ("benchmarks.compare", "benchmarks.compare_models",
      ["MODEL_COMMANDS", "Model", "discover_models", "learner_column", "models_for", "train_missing",
       "training_rows"]),
@@ -40,7 +48,7 @@ MOVED = [
 
 @pytest.mark.parametrize("old, new, names", MOVED, ids=[f"{o}<-{n}" for o, n, _ in MOVED])
 def test_moved_names_are_the_same_objects_in_their_old_module(old, new, names):
-    if old.startswith(("hdrm.batsim.adapter", "hdrm.batsim.process")):
+    if old.startswith(("hdrm.batsim.adapter", "hdrm.batsim.process", "hdrm.batsim.engine")):
         pytest.importorskip("batsim.batsim", reason="PyBatsim (installed apart, README.rst) is absent")
     before, after = importlib.import_module(old), importlib.import_module(new)
     for name in names:

@@ -1,0 +1,155 @@
+"""SimGrid platform XML for Batsim 4.x, written from a :class:`~hdrm.platform.model.Platform`.
+
+Export (:func:`platform_to_xml`, :func:`write_simgrid_xml`), SimGrid DTD version 4.1, one zone
+``AS0`` with Full routing:
+
+* one ``<host>`` per core, named ``core_<id>`` with the id zero-padded to a fixed width (at least 4
+  digits) so that sorting by name gives core-id order: Batsim numbers compute resources in the order
+  SimGrid lists hosts, which is by name (SimGrid keeps hosts in a map sorted by name; Batsim 4.2.1's
+  own numeric-aware sort works on a copy and has no effect). Batsim resource ``i`` is core ``i``.
+* four speeds per host, one per power state of :mod:`hdrm.platform.power`: full, contended, and a
+  tiny non-zero speed (``0.001f``) for the two idle states, since Batsim rejects computation
+  states of zero speed; ``pstate="0"``: every core starts in the nominal state, so a stock
+  PyBatsim scheduler, which never switches power states, runs jobs at full speed (hdrm's own
+  decision process puts idle cores to sleep itself, at time 0, under both engines);
+* property ``wattage_per_state`` = ``"w0:w0, w1:w1, w2:w2, w3:w3"`` from
+  :func:`~hdrm.platform.power.state_power_w` (SimGrid 3.32 reads this name; the old
+  ``watt_per_state`` is silently 0 W), ``wattage_off`` = 0 (hdrm never switches hosts off), and
+  ``node`` / ``processor`` naming the core's node and processor id;
+* a host ``master_host`` (Batsim recognises it by that name; it must carry no role property);
+* one ``<link>`` per node, ``link_<node name>``, with the bandwidth (in ``GBps``, bytes) and latency
+  of the cluster's network type, used by the core-to-core routes (``all_pairs``);
+* one route from ``master_host`` to every core through the link ``control`` (latency 0, 1000 TBps,
+  FATPIPE; routes are symmetrical, so every core reaches the master and back). Batsim's job actors
+  report a job's end to the server on ``master_host`` over this route: through a node link, real
+  Batsim saw every end one latency late, a decision point the built-in engine does not have.
+  Core-to-core routes are written only with ``all_pairs=True`` (quadratic size; hdrm's profiles
+  never communicate). The file grows linearly: about 0.4 kB per core (1 MB for 2,512 cores).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from hdrm.durable import replacing
+from hdrm.errors import PlatformError
+from hdrm.lazy import LazyModule
+from hdrm.platform import power
+from hdrm.platform.model import Core, Platform
+
+#: lxml's etree, imported when a platform is written (reading needs only the standard library).
+etree = LazyModule("lxml.etree")
+
+logger = logging.getLogger(__name__)
+
+#: The host Batsim takes as its master by this name (the reader leaves it out of the compute hosts).
+MASTER_HOST = "master_host"
+DOCTYPE = '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">'
+#: The link of every route between the master host and a core: Batsim's own messages only.
+CONTROL_LINK = "control"
+#: Its bandwidth: so large that a message takes no time at SimGrid's precision (with a node
+#: link's 1.25 GBps, SimGrid 3.32's solver stalled on 1,024 hosts with latency 0).
+CONTROL_BANDWIDTH = "1000TBps"
+#: Speed of the idle states: tiny but positive, as Batsim requires.
+IDLE_SPEED = "0.001f"
+
+
+def core_host_name(core_id: int, nb_cores: int) -> str:
+    """The SimGrid host name of a core: ``core_`` and the id zero-padded (>= 4 digits)."""
+    width = max(4, len(str(max(nb_cores - 1, 0))))
+    return f"core_{core_id:0{width}d}"
+
+
+def _num(value: float) -> str:
+    return f"{value:.12g}"
+
+
+def _prop(host: etree._Element, name: str, value: str) -> None:
+    etree.SubElement(host, "prop", id=name, value=value)
+
+
+def _add_core_host(zone: etree._Element, platform: Platform, core: Core) -> None:
+    speeds = power.state_speeds_gflops(core.gflops)
+    speed_text = ", ".join(f"{_num(s)}Gf" if s > 0 else IDLE_SPEED for s in speeds)
+    name = core_host_name(core.id, platform.nb_cores)
+    host = etree.SubElement(zone, "host", id=name, speed=speed_text, pstate=str(power.RUNNING))
+    watts = ", ".join(f"{_num(w)}:{_num(w)}" for w in power.state_power_w(core.power_w))
+    _prop(host, "wattage_per_state", watts)
+    _prop(host, "wattage_off", "0")
+    _prop(host, "node", platform.nodes[core.node_id].name)
+    _prop(host, "processor", str(core.processor_id))
+
+
+def _add_links(zone: etree._Element, platform: Platform) -> None:
+    etree.SubElement(zone, "link", id=CONTROL_LINK, bandwidth=CONTROL_BANDWIDTH, latency="0s",
+                     sharing_policy="FATPIPE")
+    for node in platform.nodes:
+        net = platform.clusters[node.cluster_id].network
+        etree.SubElement(
+            zone,
+            "link",
+            id=f"link_{node.name}",
+            bandwidth=f"{_num(net.bandwidth_gbps / 8.0)}GBps",
+            latency=f"{_num(net.latency_us)}us",
+        )
+
+
+def _add_route(zone: etree._Element, src: str, dst: str, links: list[str]) -> None:
+    route = etree.SubElement(zone, "route", src=src, dst=dst)
+    for link in links:
+        etree.SubElement(route, "link_ctn", id=link)
+
+
+def _add_routes(zone: etree._Element, platform: Platform, all_pairs: bool) -> None:
+    names = [core_host_name(c.id, platform.nb_cores) for c in platform.cores]
+    links = [f"link_{platform.nodes[c.node_id].name}" for c in platform.cores]
+    for core in platform.cores:
+        _add_route(zone, MASTER_HOST, names[core.id], [CONTROL_LINK])
+    if not all_pairs:
+        return
+    for a in platform.cores:
+        for b in platform.cores[a.id + 1 :]:
+            via = [links[a.id]] if a.node_id == b.node_id else [links[a.id], links[b.id]]
+            _add_route(zone, names[a.id], names[b.id], via)
+
+
+def platform_to_xml(platform: Platform, *, all_pairs: bool = False) -> bytes:
+    """The SimGrid XML of ``platform`` (see the module docstring), as UTF-8 bytes.
+
+    Args:
+        platform: the platform to export.
+        all_pairs: also write a route between every two cores (quadratic in the core count).
+    """
+    root = etree.Element("platform", version="4.1")
+    zone = etree.SubElement(root, "zone", id="AS0", routing="Full")
+    master = etree.SubElement(zone, "host", id=MASTER_HOST, speed="1Gf")
+    _prop(master, "wattage_per_state", "0:0")
+    _prop(master, "wattage_off", "0")
+    for core in platform.cores:
+        _add_core_host(zone, platform, core)
+    _add_links(zone, platform)
+    _add_routes(zone, platform, all_pairs)
+    return etree.tostring(
+        root, xml_declaration=True, encoding="UTF-8", pretty_print=True, doctype=DOCTYPE
+    )
+
+
+def write_simgrid_xml(platform: Platform, path: str | Path, *, all_pairs: bool = False) -> Path:
+    """Write the SimGrid XML of ``platform`` to ``path``, whole or not at all
+    (:func:`hdrm.durable.replacing`); returns the path.
+
+    Raises:
+        PlatformError: the file cannot be written.
+    """
+    path = Path(path)
+    try:
+        with replacing(path) as scratch:
+            scratch.write_bytes(platform_to_xml(platform, all_pairs=all_pairs))
+    except OSError as exc:
+        raise PlatformError(
+            f"{path}: cannot write the SimGrid platform ({exc.strerror}); "
+            "check that the folder exists and is writable"
+        ) from None
+    logger.info("wrote %s: %d hosts plus %s", path, platform.nb_cores, MASTER_HOST)
+    return path
