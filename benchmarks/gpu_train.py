@@ -304,11 +304,11 @@ def finished_model(path: Path) -> bool:
 
     if not path.is_file():
         return False
-    try:
+    try:  # read_checkpoint refuses a file without "options" (CHECKPOINT_KEYS)
         training = read_checkpoint(path)["options"].get("training") or {}
-    except (AgentLoadError, AttributeError):
+        return bool(training.get("final", training.get("finished", True)))
+    except (AgentLoadError, AttributeError):  # options or training not a mapping: left as is
         return True
-    return bool(training.get("final", training.get("finished", True)))
 
 
 def train_missing(models_dir: Path, traces: str, cache: str) -> None:

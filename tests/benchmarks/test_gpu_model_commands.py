@@ -44,3 +44,39 @@ def test_a_shipped_model_has_the_documented_command_of_its_setting(path):
     assert trained["episodes"] <= a.episodes  # the documented budget bounds the shipped run
     if a.episodes < 10**9:
         assert trained["episodes"] == a.episodes, "the episode budget is the one it ran"
+
+
+def _snapshot(path: Path, options: dict) -> Path:
+    from hdrm.agents.checkpoint import save_snapshot
+
+    state = {"model_state_dict": {}, "optimizer_state_dict": {}, "agent_class": "x.Agent",
+             "agent_lineage": ["x.Agent"]}
+    return save_snapshot(state, path, options)
+
+
+def test_a_checkpoint_without_options_is_refused_by_the_reader_and_left_as_it_is(tmp_path):
+    """finished_model reads checkpoint["options"]: read_checkpoint guarantees the key (a file
+    without it is one AgentLoadError naming the file), so no KeyError reaches the command."""
+    torch = pytest.importorskip("torch")
+    from benchmarks.gpu_train import finished_model
+    from hdrm.agents.checkpoint import read_checkpoint
+    from hdrm.errors import AgentLoadError
+
+    path = tmp_path / "m.pt"
+    torch.save({"model_state_dict": {}, "optimizer_state_dict": {}, "version": "1",
+                "agent_class": "x.Agent"}, path)
+    with pytest.raises(AgentLoadError, match=f"checkpoint {path}: not an hdrm checkpoint, "
+                                             "missing options$"):
+        read_checkpoint(path)
+    assert finished_model(path)  # not a checkpoint: counted as ended, never retrained over
+
+
+@pytest.mark.parametrize("training, finished", [
+    ({"final": False}, False), ({"final": True}, True), ({"finished": False}, False), ({}, True),
+    ("yes", True), ([1], True),
+])
+def test_finished_model_reads_the_training_block(training, finished, tmp_path):
+    pytest.importorskip("torch")
+    from benchmarks.gpu_train import finished_model
+
+    assert finished_model(_snapshot(tmp_path / "m.pt", {"training": training})) is finished
