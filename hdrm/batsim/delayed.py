@@ -38,7 +38,7 @@ from hdrm.batsim import protocol as p
 from hdrm.batsim.jobs import SUBMITTED, JobTable
 from hdrm.batsim.latency import RouteLatencies
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
-from hdrm.errors import ProtocolError
+from hdrm.errors import ConfigError, ProtocolError
 from hdrm.platform.simgrid import HostSpec
 from hdrm.sim.machine import JobEnd
 
@@ -76,8 +76,14 @@ class DelayedSimulation(BatsimSimulation):
         self._post(0.0, latencies.master_s, _HELLO, None)
 
     def _batch_list(self) -> list[tuple[float, list[Any]]]:
+        if len(self._subs) != 1:  # one submitter's latencies are modelled, not several
+            raise ConfigError(
+                f"{len(self._subs)} workloads on a platform with link latencies: hdrm serve runs "
+                "several workloads (w0, w1, ...) only where links have no latency; merge them "
+                "into one file, or run the real batsim"
+            )
         batches: list[tuple[float, list[Any]]] = []
-        for job in self._sub_order:
+        for job in self._subs[0].jobs:
             if batches and batches[-1][0] == job.job.submit_s:
                 batches[-1][1].append(job)
             else:
@@ -178,7 +184,7 @@ class DelayedSimulation(BatsimSimulation):
         forward = self.config.forward_profiles
         for job in jobs:
             job.state = SUBMITTED
-            profile = self.table.profiles[job.profile_name] if forward else None
+            profile = self.table.profile_of(job) if forward else None
             self.outbox.append(ev.job_submitted(now, job.batsim_id, job.raw, profile))
         self._last_submit_s = batch_s
         self._sleep_until_batch(index + 1, now)

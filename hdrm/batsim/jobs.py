@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from hdrm.batsim.protocol import format_resources
 from hdrm.errors import ProtocolError, WorkloadError
@@ -119,6 +119,7 @@ class ServerJob:
     job: Job
     batsim_id: str
     raw: dict[str, Any]
+    workload_id: str = "w0"
     state: str = PENDING
     start_s: float = -1.0
     finish_s: float = -1.0
@@ -135,15 +136,17 @@ class ServerJob:
 
 @dataclass
 class JobTable:
-    """Every job of the workload, by Batsim id, in submission order.
+    """Every job of the run's workloads (``-w`` files: w0, w1, ...), by Batsim id.
 
     Attributes:
-        workload: the parsed workload.
-        path: absolute path of the workload file (as Batsim reports it).
-        profiles: the raw profiles of the file, by name.
-        jobs: the jobs in submission order.
+        workload: the parsed workload (the first one's, with several).
+        path: absolute path of the (first) workload file (as Batsim reports it).
+        profiles: the raw profiles of the (first) file, by name.
+        jobs: the jobs, workload after workload, each in submission order; ``jobs[i].job.idx == i``.
         by_id: the same jobs by Batsim id (``"w0!42"``).
         finished: Batsim ids in the order jobs ended or were rejected (out_jobs.csv row order).
+        paths: each workload's file by workload id (``{"w0": path}``), in ``-w`` order.
+        profile_sets: each workload's raw profiles by workload id (names may repeat across them).
     """
 
     workload: Workload
@@ -152,6 +155,19 @@ class JobTable:
     jobs: list[ServerJob]
     by_id: dict[str, ServerJob] = field(default_factory=dict)
     finished: list[str] = field(default_factory=list)
+    paths: dict[str, str] = field(default_factory=dict)
+    profile_sets: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def profile_of(self, job: ServerJob) -> Any:
+        """The raw profile of ``job``, from its own workload."""
+        return self.profile_sets[job.workload_id][job.profile_name]
+
+    def by_workload(self) -> list[list[ServerJob]]:
+        """The jobs of each workload, in ``-w`` order."""
+        groups: dict[str, list[ServerJob]] = {w: [] for w in self.paths}
+        for job in self.jobs:
+            groups[job.workload_id].append(job)
+        return list(groups.values())
 
     def get(self, batsim_id: str, where: str) -> ServerJob:
         """The job with this Batsim id.
@@ -193,10 +209,36 @@ def read_job_table(path: str | Path, workload_id: str = "w0") -> JobTable:
     for job in workload.jobs:
         batsim_id = f"{workload_id}!{job.id}"
         raw = {k: (batsim_id if k == "id" else v) for k, v in raw_jobs[_key(job.id)].items()}
-        jobs.append(ServerJob(job, batsim_id, raw))
+        jobs.append(ServerJob(job, batsim_id, raw, workload_id))
     if not jobs:
         raise WorkloadError(f"{path}: no job; a Batsim workload needs at least one job")
-    table = JobTable(workload, str(path), dict(doc["profiles"]), jobs)
+    table = JobTable(workload, str(path), dict(doc["profiles"]), jobs,
+                     paths={workload_id: str(path)},
+                     profile_sets={workload_id: dict(doc["profiles"])})
+    table.by_id = {j.batsim_id: j for j in jobs}
+    return table
+
+
+def read_job_tables(paths: Sequence[str | Path]) -> JobTable:
+    """Read several Batsim JSON workloads as Batsim does with several ``-w``: workload ``i`` is
+    ``w<i>``, its jobs ``w<i>!<id>``, its profiles its own (the same file twice is two workloads).
+
+    The jobs are renumbered across workloads (``job.idx``, the simulator's key), file ids unchanged.
+
+    Raises:
+        WorkloadError: as :func:`read_job_table`, for the first file that fails.
+    """
+    if not paths:
+        raise WorkloadError("no workload; give at least one Batsim JSON workload (-w FILE)")
+    tables = [read_job_table(path, f"w{i}") for i, path in enumerate(paths)]
+    if len(tables) == 1:
+        return tables[0]
+    first, jobs = tables[0], [job for table in tables for job in table.jobs]
+    for i, job in enumerate(jobs):  # Job objects are the table's own (read just above)
+        job.job.idx = i
+    table = JobTable(first.workload, first.path, first.profiles, jobs,
+                     paths={f"w{i}": t.path for i, t in enumerate(tables)},
+                     profile_sets={w: s for t in tables for w, s in t.profile_sets.items()})
     table.by_id = {j.batsim_id: j for j in jobs}
     return table
 

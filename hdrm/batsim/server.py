@@ -15,7 +15,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import zmq
 
@@ -23,7 +23,7 @@ from hdrm.batsim import protocol as p
 from hdrm.batsim.protocol import DEFAULT_ENDPOINT
 from hdrm.batsim.hosts import load_hosts
 from hdrm.batsim.delayed import DelayedSimulation
-from hdrm.batsim.jobs import read_job_table
+from hdrm.batsim.jobs import read_job_table, read_job_tables
 from hdrm.batsim.latency import route_latencies
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
 from hdrm.errors import ConfigError, ProtocolError
@@ -132,7 +132,8 @@ class BatsimServer:
 
     Args:
         platform: SimGrid XML platform or hdrm platform JSON.
-        workload: Batsim JSON workload.
+        workload: Batsim JSON workload, or several (Batsim's several ``-w``: w0, w1, ...; only
+            on a platform whose links have no latency).
         options: session options.
 
     Raises:
@@ -140,11 +141,21 @@ class BatsimServer:
             before any socket is opened).
     """
 
-    def __init__(self, platform: str | Path, workload: str | Path, options: ServeOptions | None = None):
+    def __init__(self, platform: str | Path, workload: str | Path | Sequence[str | Path],
+                 options: ServeOptions | None = None):
         self.options = options or ServeOptions()
         self.hosts = load_hosts(platform)
-        self.table = read_job_table(workload, self.options.config.workload_id)
+        if isinstance(workload, (str, Path)):
+            self.table = read_job_table(workload, self.options.config.workload_id)
+        else:  # several -w, as Batsim: w0, w1, ...
+            self.table = read_job_tables(workload)
         latencies = route_latencies(platform, self.hosts)
+        if not latencies.zero and len(self.table.paths) > 1:
+            raise ConfigError(
+                f"{platform}: its links have latencies, and hdrm serve runs several workloads "
+                f"({', '.join(self.table.paths.values())}) only on a platform whose links have "
+                "none; merge them into one file, or run the real batsim"
+            )
         self.simulation: BatsimSimulation = (
             BatsimSimulation(self.hosts, self.table, self.options.config) if latencies.zero
             else DelayedSimulation(self.hosts, self.table, self.options.config, latencies))
@@ -211,6 +222,7 @@ def _describe(message: p.Message) -> str:
     return f"the message at t={message.now:.6f} ({kinds})"
 
 
-def serve(platform: str | Path, workload: str | Path, options: ServeOptions | None = None) -> ServeResult:
+def serve(platform: str | Path, workload: str | Path | Sequence[str | Path],
+          options: ServeOptions | None = None) -> ServeResult:
     """Run one Batsim-protocol session (see :class:`BatsimServer`)."""
     return BatsimServer(platform, workload, options).run()

@@ -81,7 +81,8 @@ class ServerConfig:
         forward_profiles: attach each job's profile to JOB_SUBMITTED
             (``--forward-profiles-on-submission``).
         sched_config: the string passed as ``config["sched-config"]`` (``--sched-cfg``).
-        workload_id: the workload's id in job ids (``w0``).
+        workload_id: the workload's id in job ids (``w0``) when there is one workload; with
+            several (:func:`hdrm.batsim.jobs.read_job_tables`) they are w0, w1, ... as in Batsim.
     """
 
     energy: bool = False
@@ -98,6 +99,28 @@ def _config_block(config: ServerConfig) -> dict[str, Any]:
         "profile-reuse-enabled": False, "sched-config": config.sched_config,
         "forward-unknown-events": False,
     }
+
+
+@dataclass
+class _Submitter:
+    """One workload's static job submitter (internal): its jobs in submission order, the next one
+    to submit, and the wake number of its current sleep."""
+
+    jobs: list[ServerJob]
+    wake: int
+    next: int = 0
+
+    @property
+    def next_s(self) -> float:
+        """When its next batch is due (inf once all are submitted)."""
+        return self.jobs[self.next].job.submit_s if self.next < len(self.jobs) else math.inf
+
+    def take_batch(self) -> list[ServerJob]:
+        """The jobs of its next batch (one submission time), taken."""
+        start, batch_s = self.next, self.next_s
+        while self.next < len(self.jobs) and self.jobs[self.next].job.submit_s == batch_s:
+            self.next += 1
+        return self.jobs[start:self.next]
 
 
 class BatsimSimulation(DecisionHandlers):
@@ -120,18 +143,19 @@ class BatsimSimulation(DecisionHandlers):
         self.done = False
         self._pending: list[tuple[float, int, p.Event]] = []
         self._wakes = 0
-        self._sub_wake = self._new_wake()  # the submitter's sleep until the next submission time
+        # Batsim's submitters, one per workload, started in -w order: each submits its jobs by
+        # submission time, ties by job id as text (w0!10 before w0!9), then sleeps (its wake)
+        self._subs = [_Submitter(sorted(jobs, key=lambda j: (j.job.submit_s, j.batsim_id)),
+                                 self._new_wake()) for jobs in table.by_workload()]
         self._job_wake = [0] * len(table.jobs)
         self._switch_wakes: dict[tuple[tuple[int, ...], int], list[int]] = {}
-        # Batsim's submitter: by submission time, ties by job id as text (w0!10 before w0!9)
-        self._sub_order = sorted(table.jobs, key=lambda j: (j.job.submit_s, j.batsim_id))
-        if self._sub_order:  # where Batsim's consumed_joules begins
-            self.board.mark_energy_at(self._sub_order[0].job.submit_s)
-        self._next_sub = 0
+        if table.jobs:  # where Batsim's consumed_joules begins
+            self.board.mark_energy_at(min(sub.next_s for sub in self._subs))
         self._calls: list[tuple[float, int]] = []
         self._notify = "waiting"  # then "due", then "sent"
         self._last_submit_s = 0.0
         self._last_id = ""
+        self._last_alone = True  # the last batch's submitter is the only one ending at its time
         self._handlers: dict[str, Callable[[p.Event, float, str], None]] = {
             "EXECUTE_JOB": self._execute, "REJECT_JOB": self._reject,
             "CALL_ME_LATER": self._call_me_later, "KILL_JOB": self._kill,
@@ -155,8 +179,8 @@ class BatsimSimulation(DecisionHandlers):
             "nb_storage_resources": 0, "allow_compute_sharing": False,
             "allow_storage_sharing": True, "config": _config_block(cfg),
             "compute_resources": resources, "storage_resources": [],
-            "workloads": {cfg.workload_id: self.table.path},
-            "profiles": {cfg.workload_id: self.table.profiles},
+            "workloads": dict(self.table.paths),
+            "profiles": {w: profiles for w, profiles in self.table.profile_sets.items()},
         }
         return self._send(p.Message(0.0, [p.Event(0.0, "SIMULATION_BEGINS", data)]))
 
@@ -238,8 +262,7 @@ class BatsimSimulation(DecisionHandlers):
 
     # ------------------------------------------------------------------ internal events
     def _next_time(self) -> float:
-        jobs = self._sub_order
-        t_sub = jobs[self._next_sub].job.submit_s if self._next_sub < len(jobs) else math.inf
+        t_sub = min(sub.next_s for sub in self._subs)
         t_call = self._calls[0][0] if self._calls else math.inf
         return min(t_sub, t_call, self.board.next_time())
 
@@ -282,28 +305,37 @@ class BatsimSimulation(DecisionHandlers):
 
     def _place_notify(self, events: list[p.Event], times: list[float], ready_s: float) -> None:
         """Put NOTIFY behind the events of the last submission's instant (Batsim's submitter says
-        goodbye right after its last batch), unless that batch, last of its instant, went out at
-        once to a waiting decision process: then NOTIFY opens the next message."""
+        goodbye right after its last batch), unless that batch, last of its instant and of the
+        only submitter ending then, went out at once to a waiting decision process: then NOTIFY
+        opens the next message."""
         last = self._last_submit_s
         k = max(i for i, when in enumerate(times) if when <= last)
-        if ready_s <= last and events[k].type == "JOB_SUBMITTED" and events[k].data["job_id"] == self._last_id:
+        if self._last_alone and ready_s <= last and events[k].type == "JOB_SUBMITTED" \
+                and events[k].data["job_id"] == self._last_id:
             return  # _send puts it in the next message
         events.insert(k + 1, ev.notify(last))
         self._notify = "sent"
 
     def _collect_submissions(self, t: float) -> None:
-        jobs, forward = self._sub_order, self.config.forward_profiles
-        while self._next_sub < len(jobs) and jobs[self._next_sub].job.submit_s <= t:
-            batch_s, wake = jobs[self._next_sub].job.submit_s, self._sub_wake
-            while self._next_sub < len(jobs) and jobs[self._next_sub].job.submit_s == batch_s:
-                job = jobs[self._next_sub]
-                self._next_sub += 1
+        """Submit every batch due by ``t``: at one time, the submitter that has waited longest
+        first; each sleeps again once its batch is in (a new wake)."""
+        subs, forward = self._subs, self.config.forward_profiles
+        while True:
+            due = [sub for sub in subs if sub.next_s <= t]
+            if not due:
+                return
+            sub = min(due, key=lambda s: (s.next_s, s.wake))
+            batch_s, wake = sub.next_s, sub.wake
+            for job in sub.take_batch():
                 job.state = SUBMITTED
-                profile = self.table.profiles[job.profile_name] if forward else None
+                profile = self.table.profile_of(job) if forward else None
                 self._push(batch_s, wake, ev.job_submitted(batch_s, job.batsim_id, job.raw, profile))
-            self._sub_wake = self._new_wake()  # the submitter sleeps again once its batch is in
-            if self._next_sub == len(jobs):
+            sub.wake = self._new_wake()
+            if all(s.next_s == math.inf for s in subs):  # Batsim's NOTIFY: all submitters are done
                 self._notify, self._last_submit_s, self._last_id = "due", batch_s, job.batsim_id
+                # several submitters ending at this instant: the server's mailbox holds a goodbye
+                # whenever it takes a batch, so it sends nothing before the last goodbye (NOTIFY)
+                self._last_alone = sum(s.jobs[-1].job.submit_s == batch_s for s in subs) == 1
 
     def _push(self, when: float, wake: int, event: p.Event) -> None:
         self._pending.append((when, wake, event))
@@ -340,5 +372,5 @@ class BatsimSimulation(DecisionHandlers):
     def results(self) -> list[JobResult]:
         """out_jobs.csv rows, in the order jobs ended or were rejected."""
         by_id = self.table.by_id
-        return [job_result(by_id[j], self.config.workload_id, self.config.energy)
+        return [job_result(by_id[j], by_id[j].workload_id, self.config.energy)
                 for j in self.table.finished]

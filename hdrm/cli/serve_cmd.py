@@ -36,8 +36,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("-p", "--platform", required=True, metavar="PLATFORM",
                         help="SimGrid XML platform (hosts) or hdrm platform JSON")
     parser.add_argument("-w", "--workload", required=True, metavar="WORKLOAD.json",
-                        action="append", help="Batsim JSON workload (one: hdrm serve simulates "
-                        "a single workload, w0)")
+                        action="append", help="Batsim JSON workload; repeat it for several, "
+                        "run side by side as Batsim does (w0, w1, ...: job ids w0!ID, w1!ID)")
     parser.add_argument("-s", "--socket-endpoint", default=DEFAULT_ENDPOINT, metavar="ENDPOINT",
                         help=f"the scheduler's ZeroMQ endpoint (default {DEFAULT_ENDPOINT})")
     parser.add_argument("-e", "--export", default="out", metavar="PREFIX",
@@ -58,12 +58,6 @@ def run(args: argparse.Namespace) -> int:
     """Carry out ``hdrm serve``; returns the exit status."""
     if args.timeout <= 0:
         raise ConfigError(f"--timeout: must be > 0 seconds, got {args.timeout:g}")
-    if len(args.workload) > 1:  # Batsim runs each -w as its own workload: w0, w1 ...
-        raise ConfigError(
-            f"-w/--workload: given {len(args.workload)} times ({', '.join(args.workload)}); "
-            "hdrm serve simulates one workload (w0), where batsim runs several side by side "
-            "(w0, w1, ...): merge them into one file, or run the real batsim"
-        )
     from hdrm.batsim.server import ServeOptions, serve  # zmq only when serving
     from hdrm.batsim.simulator import ServerConfig
     from hdrm.sim.outputs import check_outdir
@@ -78,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         config=ServerConfig(energy=args.energy, forward_profiles=args.forward_profiles_on_submission,
                             sched_config=args.sched_cfg),
     )
-    result = serve(args.platform, args.workload[0], options)
+    result = serve(args.platform, args.workload, options)
     s = result.summary
     print(
         f"hdrm serve: {s['nb_jobs']} jobs ({s['nb_jobs_success']} successful, {s['nb_jobs_killed']} "

@@ -177,14 +177,6 @@ def test_ids_batsim_accepts_pass(job_id):
     check_batsim_ids(Workload([Job(0, job_id, 0.0, 1, 10.0, 10.0)], "w"), "")  # no error
 
 
-def test_serve_refuses_a_second_workload(tmp_path, capsys):
-    platform, workload = write_inputs(tmp_path, WINDOW_WORKLOAD)
-    assert main(["serve", "-p", str(platform), "-w", str(workload), "-w", str(workload)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "-w/--workload: given 2 times" in err
-    assert "hdrm serve simulates one workload (w0)" in err and "merge them into one file" in err
-
-
 #: Workload values hdrm's reader lets pass and the real Batsim 4.2.1 refuses (it aborts), with
 #: the line hdrm serve now stops with (test_real_batsim_scenarios.py checks the binary's side).
 REFUSED_VALUES = {
