@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from batsim_helpers import RawScheduler, fcfs
+from batsim_helpers import PybatsimProcess, RawScheduler, fcfs
 from real_batsim import real_batsim
 
 from hdrm.batsim.jobs import read_job_tables
@@ -260,3 +260,31 @@ def test_two_workloads_as_the_real_batsim(seeds, tmp_path):
                        if e["type"] == "JOB_SUBMITTED"}) > 1 for m in theirs)
     assert crossed >= 5  # both workloads submit at many of the same instants
     assert (tmp_path / "ours_jobs.csv").read_text() == (tmp_path / "real_jobs.csv").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize("seeds", [(1, 2), (3, 4)])
+def test_easy_backfill_on_two_workloads_as_on_the_real_batsim(seeds, tmp_path):
+    """pybatsim's easyBackfill, whose choices depend on the order of submissions: the same
+    out_jobs.csv text under the binary and under hdrm serve."""
+    platform = write_platform(tmp_path / "platform.xml", NB_HOSTS)
+    workloads = [seeded_workload(tmp_path / f"w{seed}.json", seed) for seed in seeds]
+    for name in ("real", "ours"):
+        sched = PybatsimProcess("easyBackfill", tmp_path / f"{name}.log")
+        try:
+            if name == "real":
+                args = [BATSIM, "-p", str(platform), "-e", str(tmp_path / name), "-q",
+                        "-s", f"tcp://127.0.0.1:{sched.port}"]
+                for path in workloads:
+                    args += ["-w", str(path)]
+                done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+                assert done.returncode == 0, done.stderr[-3000:]
+            else:
+                serve(platform, workloads, ServeOptions(sched.endpoint, str(tmp_path / name), 30.0))
+            assert sched.finish() == 0, (tmp_path / f"{name}.log").read_text()[-2000:]
+        finally:
+            sched.close()
+    ours, real = ((tmp_path / f"{n}_jobs.csv").read_text() for n in ("ours", "real"))
+    assert ours == real
+    assert {line.split(",")[1] for line in real.splitlines()[1:]} == {"w0", "w1"}
