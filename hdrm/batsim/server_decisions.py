@@ -25,8 +25,9 @@ from hdrm.results.records import REJECTED
 
 logger = logging.getLogger(__name__)
 
-#: Added to the wake number of what ends by computing: such events come after the others of their
-#: instant (see :mod:`hdrm.batsim.simulator`).
+#: Added to the wake number of what ends by computing, and of every job end under energy
+#: accounting: such events come after the others of their instant (see
+#: :mod:`hdrm.batsim.simulator`).
 _COMPUTED = 1 << 40
 
 
@@ -52,8 +53,8 @@ class DecisionHandlers:
         kwargs = run_kwargs(job.job)
         self.board.start(job.job.idx, hosts, **kwargs)
         job.state, job.start_s, job.hosts = RUNNING, ts, tuple(hosts)
-        computed = kwargs.get("ops_gflop") is not None
-        self._job_wake[job.job.idx] = self._new_wake() + (_COMPUTED if computed else 0)
+        late = kwargs.get("ops_gflop") is not None or self.config.energy
+        self._job_wake[job.job.idx] = self._new_wake() + (_COMPUTED if late else 0)
 
     def _check_hosts(self, hosts: list[int], where: str) -> None:
         board = self.board
