@@ -25,10 +25,12 @@ from hdrm.results.records import REJECTED
 
 logger = logging.getLogger(__name__)
 
-#: Added to the wake number of what ends by computing, and of every job end under energy
-#: accounting: such events come after the others of their instant (see
-#: :mod:`hdrm.batsim.simulator`).
+#: Added to the wake number of what ends by computing: such events come after the others of their
+#: instant (see :mod:`hdrm.batsim.simulator`).
 _COMPUTED = 1 << 40
+#: Added to the wake number of a ``delay`` job's end under energy accounting: after the sleeps of
+#: its instant (submissions, calls), before what ends by computing.
+_ENERGY_QUERY = 1 << 39
 
 
 class DecisionHandlers:
@@ -53,8 +55,9 @@ class DecisionHandlers:
         kwargs = run_kwargs(job.job)
         self.board.start(job.job.idx, hosts, **kwargs)
         job.state, job.start_s, job.hosts = RUNNING, ts, tuple(hosts)
-        late = kwargs.get("ops_gflop") is not None or self.config.energy
-        self._job_wake[job.job.idx] = self._new_wake() + (_COMPUTED if late else 0)
+        late = (_COMPUTED if kwargs.get("ops_gflop") is not None
+                else _ENERGY_QUERY if self.config.energy else 0)
+        self._job_wake[job.job.idx] = self._new_wake() + late
 
     def _check_hosts(self, hosts: list[int], where: str) -> None:
         board = self.board

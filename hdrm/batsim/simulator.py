@@ -45,12 +45,12 @@ events come after the others of their instant, in the order they began (the reco
 is an approximation: Batsim sometimes sends such an event in a message of its own, at the same
 printed time, when the decision process was waiting and the other events had already gone.
 
-With energy accounting (``-E``) every job end is such a late event, a ``delay`` job's too: before
-it tells the server, the job's executor asks SimGrid's energy plugin for its hosts' energy (the
-job's energy and Batsim's energy trace), and each host whose account is older than the current
-instant costs a simcall, one scheduling round each. So under ``-E`` the submissions and requested
-calls of an instant come before its job ends, whenever the jobs started; job ends keep their start
-order (checked with the binary for jobs of 1 and 3 hosts).
+With energy accounting (``-E``) a ``delay`` job's end is late too: before it tells the server,
+the job's executor asks SimGrid's energy plugin for its hosts' energy (the job's energy and
+Batsim's energy trace), and each host whose account is older than the current instant costs a
+simcall, one scheduling round each. So under ``-E`` the submissions and requested calls of an
+instant come before its ``delay`` job ends, whenever the jobs started; these keep their start
+order (checked with the binary for jobs of 1 and 3 hosts) and come before what ends by computing.
 
 Invalid decisions raise :class:`~hdrm.errors.ProtocolError` naming the event, its time and the job.
 """

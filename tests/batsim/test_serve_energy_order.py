@@ -160,6 +160,32 @@ def test_energy_changes_only_the_order_of_what_ends_by_sleeping(tmp_path):
     assert runs[0] != runs[1]
 
 
+
+#: job 0 computes 8e9 flops on a 1 GFLOPS host from 0 s, job 1 sleeps from 2 s: both end at 8 s
+COMPUTED_AND_DELAY = [(0, 1, 8), (2, 1, 6), (4, 1, 1), (8, 1, 1)]
+
+
+def write_computed_first(path: Path) -> Path:
+    path = write_workload(path, COMPUTED_AND_DELAY)
+    doc = json.loads(path.read_text())
+    doc["profiles"]["ph8"] = {"type": "parallel_homogeneous", "cpu": 8e9, "com": 0}
+    doc["jobs"][0]["profile"] = "ph8"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_under_energy_a_computed_end_comes_after_a_delay_end(tmp_path):
+    """Batsim 4.2.1 -E sent, at 8 s, the submission of job 3, the end of job 1 (started at 2 s) and
+    NOTIFY, then the end of job 0 (started at 0 s) in a message of its own: what ends by computing
+    still comes after the delay ends of its instant. hdrm serve keeps that order; it sends the
+    computed end in the same message (the approximation of the simulator's docstring)."""
+    platform = write_platform(tmp_path / "p.xml", NB_HOSTS)
+    workload = write_computed_first(tmp_path / "w.json")
+    got = summary(messages(platform, [workload], tmp_path / "o", True, fcfs_calling({})))
+    at_8 = [kind for now, events in got if now == 8.0 for kind in events if kind != NOTIFY]
+    assert at_8 == sub(3) + end(1, 0)
+
+
 # ---------------------------------------------------------------- against the real binary
 @pytest.mark.slow
 @pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
@@ -206,6 +232,20 @@ def test_seeded_workloads_with_energy_against_the_binary(tmp_path, seeds):
     2 s."""
     real, ours = _seeded(tmp_path, seeds, energy=True)
     assert ours == real
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+def test_computed_and_delay_ends_in_the_binarys_order(tmp_path):
+    platform = write_platform(tmp_path / "p.xml", NB_HOSTS)
+    workload = write_computed_first(tmp_path / "w.json")
+    orders = []
+    for real in (True, False):
+        got = summary(messages(platform, [workload], tmp_path / str(real), True, fcfs_calling({}),
+                               real))
+        orders.append([kind for now, events in got if now == 8.0 for kind in events
+                       if kind != NOTIFY])
+    assert orders[0] == orders[1] == sub(3) + end(1, 0)
 
 
 @pytest.mark.slow
