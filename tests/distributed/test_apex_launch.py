@@ -1,8 +1,9 @@
 """``hdeeprm-launch agents/dqn.py ... --workers N``: DQN agents route to Ape-X, whose actors play
 the launch's environments; the learner's checkpoint is the single-process DQN's and resumes with
 ``--inmodel``; bad Ape-X settings are one line; the out files are those of the last reported
-episode. Ray tests use a local Ray started by the launch and are skipped when Ray is not
-installed."""
+episode. Launches with workers run on the folder's shared local Ray (conftest.py), which they
+leave running (test_worker_outputs has a launch start and stop its own); they are skipped when
+Ray is not installed."""
 
 from __future__ import annotations
 
@@ -55,8 +56,7 @@ def test_bad_apex_settings_are_one_line(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1
 
 
-def test_a_launch_with_workers_trains_with_apex_and_resumes(tmp_path, capsys):
-    pytest.importorskip("ray")
+def test_a_launch_with_workers_trains_with_apex_and_resumes(ray, tmp_path, capsys):
     options = write_options(tmp_path)
     out = tmp_path / "out"
     status, err = launch(capsys, AGENT, options, "--outdir", out, "--workers", 2, "--quiet")
@@ -70,6 +70,7 @@ def test_a_launch_with_workers_trains_with_apex_and_resumes(tmp_path, capsys):
     assert status == 0, err
     more = torch.load(tmp_path / "more" / "model.pt", weights_only=True)["model_state_dict"]
     assert int(more["counters"][1]) > updates  # the learner went on from the checkpoint
+    assert ray.is_initialized()  # a Ray the caller started is left running
 
 
 def test_an_actor_keeps_the_results_of_its_last_two_calls_that_ended_episodes(tmp_path):
@@ -94,10 +95,9 @@ def test_an_actor_keeps_the_results_of_its_last_two_calls_that_ended_episodes(tm
     assert actor.result(len(numbers)) is None  # not ended yet
 
 
-def test_the_out_files_are_the_last_reported_episodes(tmp_path, capsys):
+def test_the_out_files_are_the_last_reported_episodes(ray, tmp_path, capsys):
     """With one actor, out_jobs.csv and out_schedule.csv are those of episodes.csv's last row
     (the old code wrote the driver's environment, which played no episode: no job rows)."""
-    pytest.importorskip("ray")
     out = tmp_path / "out"
     status, err = launch(capsys, AGENT, write_options(tmp_path, episodes=3), "--outdir", out,
                          "--workers", 1, "--quiet")
@@ -106,11 +106,11 @@ def test_the_out_files_are_the_last_reported_episodes(tmp_path, capsys):
     assert len(episodes) == 3 and len({row["energy_j"] for row in episodes}) == 3
 
 
-def test_a_launch_writes_the_actors_actions_the_learners_loss_and_the_sla(tmp_path, capsys):
+def test_a_launch_writes_the_actors_actions_the_learners_loss_and_the_sla(ray, tmp_path,
+                                                                          capsys):
     """actions.csv holds every episode's decisions (the old actors sent none: header only),
     episodes.csv's loss the learner's (was empty) and, with tenants, out_sla.csv is the last
     episode's (was missing)."""
-    pytest.importorskip("ray")
     from tests.distributed.test_worker_outputs import assert_sla_of_the_last_episode
 
     out = tmp_path / "out"

@@ -1,4 +1,4 @@
-"""Ape-X DQN on a local Ray (2 CPUs, started once for the module): end to end with the replay's
+"""Ape-X DQN on the folder's shared local Ray (2 CPUs; conftest.py): end to end with the replay's
 priorities updated by the learner, an actor killed with SIGKILL restarted while training goes on,
 and the single-process DQN's checkpoint format. Skipped when Ray is not installed."""
 
@@ -15,21 +15,12 @@ pytest.importorskip("ray")
 
 from hdrm.agents.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from hdrm.agents.dqn import DQNAgent  # noqa: E402
-from hdrm.distributed import ray_backend  # noqa: E402
 from hdrm.distributed.apex import ApexSettings, ApexTrainer, train_apex  # noqa: E402
 
 from .apex_helpers import CONFIG, tiny_episodes  # noqa: E402
 
 SETTINGS = ApexSettings(actors=2, actor_steps=32, weight_sync=10, max_replay_ratio=1.0,
                         min_replay_ratio=0.5)
-
-
-@pytest.fixture(scope="module")
-def ray():
-    """A local Ray with 2 CPUs for the whole module."""
-    with ray_backend.connect(None, num_cpus=2) as module:
-        yield module
-    assert not module.is_initialized()
 
 
 def new_learner(seed: int = 0) -> DQNAgent:

@@ -38,15 +38,6 @@ def weights(path: Path) -> dict[str, torch.Tensor]:
     return torch.load(path, weights_only=True)["model_state_dict"]
 
 
-@pytest.fixture(scope="module")
-def ray():
-    pytest.importorskip("ray")
-    from hdrm.distributed import ray_backend
-
-    with ray_backend.connect(None, num_cpus=2) as module:
-        yield module
-
-
 def test_shares_of_a_rollout():
     assert share_steps(16, 1, 1) == 16
     assert share_steps(16, 2, 2) == 8  # 4 environments of 4 steps

@@ -1,4 +1,4 @@
-"""``hdrm sweep`` on a local Ray (2 CPUs, started once for the module and shut down at the end):
+"""``hdrm sweep`` on the folder's shared local Ray (2 CPUs, conftest.py; shut down after use):
 the same outputs as in-process, resume after an interruption, run errors as themselves, and a
 local Ray that listens on the loopback interface only. Skipped when Ray is not installed."""
 
@@ -18,14 +18,6 @@ from hdrm.distributed.sweep import run_sweep  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError, WorkloadError  # noqa: E402
 
 from .helpers import outputs, write_sweep  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def ray():
-    """A local Ray with 2 CPUs for the whole module."""
-    with ray_backend.connect(None, num_cpus=2) as module:
-        yield module
-    assert not module.is_initialized()
 
 
 def test_ray_gives_the_same_results_as_in_process(ray, tmp_path):

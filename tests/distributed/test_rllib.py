@@ -19,7 +19,6 @@ from ray.rllib.core.columns import Columns  # noqa: E402
 from ray.rllib.core.distribution.torch.torch_distribution import TorchCategorical  # noqa: E402
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: E402
 
-from hdrm.distributed import ray_backend  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rllib" / "rllib_ppo.py"
 MODES = ("job_pick", "policy_pair")
@@ -72,12 +71,6 @@ def test_masked_actions_get_probability_zero(mode):
         assert torch.isfinite(dist.entropy()).all()
     values = module.compute_values(batch)
     assert values.shape == (4,) and torch.isfinite(values).all()
-
-
-@pytest.fixture(scope="module")
-def ray():
-    with ray_backend.connect(None, num_cpus=2) as module:
-        yield module
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -53,15 +53,6 @@ class Crash(DQNAgent):
 '''
 
 
-@pytest.fixture(scope="module")
-def ray():
-    pytest.importorskip("ray")
-    from hdrm.distributed import ray_backend
-
-    with ray_backend.connect(None, num_cpus=2) as module:
-        yield module
-
-
 def launch(capsys, *argv) -> tuple[int, str, str]:
     status = main([str(a) for a in argv])
     out = capsys.readouterr()

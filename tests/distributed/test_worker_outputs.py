@@ -124,4 +124,8 @@ def test_a_ppo_launch_with_workers_writes_the_last_episodes_sla(tmp_path, capsys
     status = main([str(ROOT / "agents" / "ppo.py"), str(options), "--outdir", str(out), *flag,
                    "--quiet"])
     assert status == 0, capsys.readouterr().err
+    if flag[0] == "--workers":
+        import ray
+
+        assert not ray.is_initialized()  # the local Ray the launch started was shut down
     assert_sla_of_the_last_episode(out)
