@@ -51,7 +51,8 @@ def test_actions_keep_every_episode_within_the_limit_then_the_last_only(tmp_path
     assert len(log.action_rows()) == 7
 
 
-def test_finish_writes_actions_and_the_engine_outputs(tmp_path):
+def played_env():
+    """A 5-job environment played to the end of its episode (always the first action)."""
     from hdrm.env import SchedulingEnv
 
     env = SchedulingEnv(nb_jobs=5, observation="minimal")
@@ -59,6 +60,11 @@ def test_finish_writes_actions_and_the_engine_outputs(tmp_path):
     done = False
     while not done:
         _, _, done, _, _ = env.step(0)
+    return env
+
+
+def test_finish_writes_actions_and_the_engine_outputs(tmp_path):
+    env = played_env()
     log = RunLog(tmp_path, env.action_names)
     assert log.finish(env) == {}  # nothing to write before an episode
     log.episode_ended(record(0), played(0, 2))
@@ -74,13 +80,7 @@ def test_finish_stopped_midway_keeps_the_previous_files_all_of_them(tmp_path, mo
     # actions.csv and the engine outputs are published together: a launch stopped while writing
     # out_jobs.csv leaves the previous launch's actions.csv too (before: the new actions.csv
     # beside the previous out_jobs.csv)
-    from hdrm.env import SchedulingEnv
-
-    env = SchedulingEnv(nb_jobs=5, observation="minimal")
-    env.reset(seed=0)
-    done = False
-    while not done:
-        _, _, done, _, _ = env.step(0)
+    env = played_env()
     log = RunLog(tmp_path, env.action_names)
     log.episode_ended(record(0), played(0, 2))
     log.finish(env)
@@ -102,13 +102,7 @@ def test_finish_stopped_midway_keeps_the_previous_files_all_of_them(tmp_path, mo
 def test_finish_copies_batsims_files_in_the_same_set(tmp_path, monkeypatch):
     # engine batsim: Batsim's own out_jobs.csv replaces the one written from the records, in the
     # same publication (it was copied in place afterwards: a stop midway cut it short)
-    from hdrm.env import SchedulingEnv
-
-    env = SchedulingEnv(nb_jobs=5, observation="minimal")
-    env.reset(seed=0)
-    done = False
-    while not done:
-        _, _, done, _, _ = env.step(0)
+    env = played_env()
     batsim = tmp_path / "batsim"
     batsim.mkdir()
     (batsim / "out_jobs.csv").write_text("batsim's jobs\n")
