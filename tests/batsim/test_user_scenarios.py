@@ -105,18 +105,22 @@ def test_core_attribute_is_read_and_checked(tmp_path):
         load_hosts(tmp_path / "p.xml")
 
 
-PLATFORM = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1"><zone id="z" routing="Full">
-<host id="master_host" speed="1Gf"/>
-<host id="h0" speed="10Gf"><prop id="wattage_per_state" value="10:100"/></host>
-<host id="h1" speed="10Gf"><prop id="wattage_per_state" value="10:100"/></host>
-<link id="l" bandwidth="10GBps" latency="0us"/>
-<route src="master_host" dst="h0"><link_ctn id="l"/></route>
-<route src="master_host" dst="h1"><link_ctn id="l"/></route>
-<route src="h0" dst="h1"><link_ctn id="l"/></route>
-</zone></platform>
-"""
+def two_hosts(speed: str, watts: str, latency: str) -> str:
+    """A SimGrid platform of a master host and two hosts ``h0``, ``h1`` of ``speed`` and
+    ``wattage_per_state`` ``watts``, all routes through one link of ``latency``."""
+    hosts = "".join(f'<host id="h{i}" speed="{speed}"><prop id="wattage_per_state" '
+                    f'value="{watts}"/></host>\n' for i in range(2))
+    routes = "".join(f'<route src="{a}" dst="{b}"><link_ctn id="l"/></route>\n'
+                     for a, b in (("master_host", "h0"), ("master_host", "h1"), ("h0", "h1")))
+    return ("<?xml version='1.0'?>\n"
+            '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+            '<platform version="4.1"><zone id="z" routing="Full">\n'
+            '<host id="master_host" speed="1Gf"/>\n' + hosts
+            + f'<link id="l" bandwidth="10GBps" latency="{latency}"/>\n' + routes
+            + "</zone></platform>\n")
+
+
+PLATFORM = two_hosts("10Gf", "10:100", "0us")
 #: The first job comes at 10 s; the last ends at 18 s: consumed_joules counts [10, 18] only.
 WINDOW_WORKLOAD = {"nb_res": 2, "profiles": {"d": {"type": "delay", "delay": 5},
                                              "w": {"type": "parallel_homogeneous", "cpu": 3e10,
@@ -278,18 +282,7 @@ def test_master_host_rule(case, tmp_path):
             load_hosts(path)
 
 
-LATENCY_PLATFORM = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1"><zone id="z" routing="Full">
-<host id="master_host" speed="1Gf"/>
-<host id="h0" speed="10Gf, 5Gf"><prop id="wattage_per_state" value="10:100, 10:50"/></host>
-<host id="h1" speed="10Gf, 5Gf"><prop id="wattage_per_state" value="10:100, 10:50"/></host>
-<link id="l" bandwidth="10GBps" latency="100us"/>
-<route src="master_host" dst="h0"><link_ctn id="l"/></route>
-<route src="master_host" dst="h1"><link_ctn id="l"/></route>
-<route src="h0" dst="h1"><link_ctn id="l"/></route>
-</zone></platform>
-"""
+LATENCY_PLATFORM = two_hosts("10Gf, 5Gf", "10:100, 10:50", "100us")
 
 
 def slow_down_at_submission(doc: dict) -> str:
