@@ -26,15 +26,58 @@ from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
 
+class CurrentMask:
+    """The valid actions of one agent in its environment's current state, kept up to date by the
+    environment (``mask``: an ``int8`` or boolean array, or None before the first reset).
+
+    A :class:`MaskedDiscrete` built with one samples from it when ``sample()`` is given no mask:
+    PettingZoo's ``parallel_seed_test`` and ``max_cycles_test`` call ``action_space(agent)
+    .sample()`` bare, and an environment that refuses masked actions then still plays valid ones.
+    A small object rather than a reference to the environment, so that copying or pickling the
+    space alone does not copy the environment (a copy keeps the mask it had).
+    """
+
+    __slots__ = ("mask",)
+
+    def __init__(self, mask: np.ndarray | None = None) -> None:
+        self.mask = mask
+
+    def __getstate__(self) -> np.ndarray | None:
+        return self.mask
+
+    def __setstate__(self, mask: np.ndarray | None) -> None:
+        self.mask = mask
+
+
 class MaskedDiscrete(spaces.Discrete):
-    """``Discrete(n)`` whose :meth:`sample` also takes boolean masks and probabilities' masks."""
+    """``Discrete(n)`` whose :meth:`sample` also takes boolean masks and probabilities' masks.
+
+    Args:
+        n, seed, start: as :class:`gymnasium.spaces.Discrete`.
+        current: the environment's :class:`CurrentMask` for this space: ``sample()`` without a
+            mask or probabilities then draws among the currently valid actions; None (the
+            default): uniformly over all ``n``, as ``Discrete``.
+    """
+
+    def __init__(self, n: int, seed: Any = None, start: int = 0,
+                 current: CurrentMask | None = None) -> None:
+        super().__init__(n, seed=seed, start=start)
+        self.current = current
 
     def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
         """A random action; ``mask`` (boolean or ``int8``, one entry per action): only where it
-        is true; ``probability``: as :meth:`gymnasium.spaces.Discrete.sample`."""
+        is true; ``probability``: as :meth:`gymnasium.spaces.Discrete.sample`; neither: among
+        the valid actions of ``current`` where it is set and holds a mask, else any action."""
+        if mask is None and probability is None and self.current is not None:
+            mask = self.current.mask
         if mask is not None:
             mask = _int8(mask)
         return super().sample(mask=mask, probability=probability)
+
+    def __setstate__(self, state: Any) -> None:
+        super().__setstate__(state)
+        if "current" not in self.__dict__:  # pickled before ``current`` existed
+            self.current = None
 
 
 class MaskedMultiDiscrete(spaces.MultiDiscrete):

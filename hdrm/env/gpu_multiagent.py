@@ -15,11 +15,15 @@ single-agent :class:`~hdrm.env.gpu_env.GpuSchedulingEnv` (it drives one,
   follows from the node.
 
 The agent that does not act passes 0 (its action is ignored); ``infos[agent]["active"]`` says
-which one acts, and its ``action_mask`` then allows only 0. Both agents stay in ``agents`` until
-the episode ends; then both are terminated (``truncations`` stay False: episodes end with the
-workload). One shared reward (``rewards["order"] == rewards["place"]``): the decrease of the
-objective's running value, so the episode return is minus the objective (``objective``, or a
-weighted sum ``objective_weights={"avg_jct": 1, "gpu_cost": 0.001}``).
+which one acts, and its ``action_mask`` then allows only 0. A masked action is a ``ValueError``
+naming the agent and the action; ``action_space(agent).sample()`` without a mask draws among the
+agent's valid actions of the current state (:class:`~hdrm.env.action_space.MaskedDiscrete`), so
+that PettingZoo's tests that sample bare (``parallel_seed_test``, ``max_cycles_test``) play valid
+actions. Both agents stay in ``agents`` until the episode ends; then both are terminated
+(``truncations`` stay False: episodes end with the workload). One shared reward
+(``rewards["order"] == rewards["place"]``): the decrease of the objective's running value, so the
+episode return is minus the objective (``objective``, or a weighted sum
+``objective_weights={"avg_jct": 1, "gpu_cost": 0.001}``).
 
 Observations (dict spaces, float32 features in [0, 1], int8 masks), columns named by
 ``env.job_features``, ``env.cluster_features`` and ``env.node_features``
@@ -46,7 +50,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils import parallel_to_aec, wrappers
 
-from hdrm.env.action_space import action_index
+from hdrm.env.action_space import CurrentMask, MaskedDiscrete, action_index
 from hdrm.env.gpu_multiagent_core import TwoPhaseCore
 from hdrm.env.gpu_multiagent_obs import JOB_FEATURES, NODE_FEATURES, ClusterFeatures, node_features
 from hdrm.env.gpu_multiagent_summary import episode_summary
@@ -91,8 +95,9 @@ class GpuMultiAgentEnv(ParallelEnv):
             None (the default): an episode runs until every task has ended.
         **settings: :class:`~hdrm.env.config.EnvConfig` fields (``workload_file``,
             ``platform_file``, ``throughputs``, ``window``, ``objective``, ``placement`` (the
-            within-node GPU choice of the placing agent's node), ``backfilling``, ``nb_jobs``, ``start_index``, ``seed`` ...); ``mode``,
-            ``decision``, ``engine`` and ``observation`` are fixed (``job_pick``, ``event``,
+            within-node GPU choice of the placing agent's node), ``backfilling``, ``nb_jobs``,
+            ``start_index``, ``seed`` ...); ``mode``, ``decision``, ``engine`` and
+            ``observation`` are fixed (``job_pick``, ``event``,
             ``builtin``, ``gpu_job_window``: :data:`~hdrm.env.gpu_multiagent_core.FIXED`).
 
     Raises:
@@ -137,8 +142,10 @@ class GpuMultiAgentEnv(ParallelEnv):
             PLACE: spaces.Dict({"job": _box((fj,)), "nodes": _box((self.nb_nodes, fn)),
                                 "action_mask": _mask_space(self.nb_nodes)}),
         }
-        self.action_spaces = {ORDER: spaces.Discrete(self.window + 1),
-                              PLACE: spaces.Discrete(self.nb_nodes)}
+        self._current = {ORDER: CurrentMask(), PLACE: CurrentMask()}
+        self.action_spaces = {
+            ORDER: MaskedDiscrete(self.window + 1, current=self._current[ORDER]),
+            PLACE: MaskedDiscrete(self.nb_nodes, current=self._current[PLACE])}
         self.state_space = _box((fc + fj + 1,))
         self.agents: list[str] = []
         self.phase = ORDER
@@ -156,8 +163,10 @@ class GpuMultiAgentEnv(ParallelEnv):
         """The agent's observation space (the same object at every call)."""
         return self.observation_spaces[agent]
 
-    def action_space(self, agent: str) -> spaces.Discrete:
-        """The agent's action space (the same object at every call)."""
+    def action_space(self, agent: str) -> MaskedDiscrete:
+        """The agent's action space (the same object at every call): its ``sample()`` without a
+        mask draws among the agent's valid actions of the current state (its last observation's
+        ``action_mask``), so that PettingZoo's tests which sample bare play valid actions."""
         return self.action_spaces[agent]
 
     # ------------------------------------------------------------------ PettingZoo API
@@ -258,6 +267,12 @@ class GpuMultiAgentEnv(ParallelEnv):
         return self._order_obs
 
     def _observations(self) -> dict[str, dict[str, np.ndarray]]:
+        observations = self._build_observations()
+        for agent, current in self._current.items():
+            current.mask = observations[agent]["action_mask"]
+        return observations
+
+    def _build_observations(self) -> dict[str, dict[str, np.ndarray]]:
         view = self._order_view()
         if self.core.done or self.phase == ORDER:
             order = view

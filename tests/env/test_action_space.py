@@ -5,6 +5,7 @@ takes both."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 from gymnasium import spaces
 
 from hdrm.env import SchedulingEnv
-from hdrm.env.action_space import MaskedDiscrete
+from hdrm.env.action_space import CurrentMask, MaskedDiscrete
 
 from dag.periodic_gpu_case import write_case
 from gpu_builders import write_tiny
@@ -70,3 +71,17 @@ def test_masked_discrete_is_a_discrete_for_libraries():
     assert type(back) is MaskedDiscrete and back == space
     with pytest.raises(AssertionError, match="int8"):  # why MaskedDiscrete exists
         spaces.Discrete(3).sample(mask=np.array([True, False, True]))
+
+
+def test_a_current_mask_is_sampled_bare_and_travels_with_copies_not_as_a_reference():
+    current = CurrentMask()
+    space = MaskedDiscrete(4, seed=0, current=current)
+    assert {int(space.sample()) for _ in range(200)} == {0, 1, 2, 3}  # no mask yet: any action
+    current.mask = np.array([False, True, False, True])
+    assert {int(space.sample()) for _ in range(200)} == {1, 3}
+    for copied in (pickle.loads(pickle.dumps(space)), copy.deepcopy(space)):
+        assert copied == space and copied.current is not current
+        current.mask = np.array([True, False, False, False])  # the original moves on ...
+        assert {int(copied.sample()) for _ in range(100)} == {1, 3}  # ... a copy keeps its own
+        current.mask = np.array([False, True, False, True])
+    assert {int(space.sample(np.array([0, 0, 1, 0], dtype=np.int8))) for _ in range(50)} == {2}
