@@ -33,7 +33,11 @@ Observation (a flat vector, float32): 4 global values ``[now / horizon, ready ta
 missed / ended instances, free share of the processors]``, then ``window`` rows of
 :func:`~hdrm.env.dag_view.task_features` (10 values) and one row per processor of
 :meth:`~hdrm.env.dag_view.Processors.features` (3 values). Times are divided by the task set's
-longest relative deadline.
+longest relative deadline. The space is a bounded Box
+(:func:`~hdrm.env.dag_view.observation_bounds`: fractions in [0, 1], ranks and times in [0, their
+largest value over the task sets], the queue in [0, the most tasks of a set / window]); a task's
+age, its negative laxity and the clock past the horizon saturate at
+:data:`~hdrm.env.dag_view.TIME_CAP` longest deadlines.
 
 Reward: when an instance ends (its last task ends), ``-(MISS_PENALTY x missed +
 RESPONSE_WEIGHT x response / relative deadline)``; so the return is minus the number of missed
@@ -63,7 +67,7 @@ from hdrm.dag.periodic_rules import (
 )
 from hdrm.env.action_space import MaskedDiscrete
 from hdrm.env.config import EnvConfig
-from hdrm.env.dag_view import PROC_FEATURES, TASK_FEATURES, Processors, task_features
+from hdrm.env.dag_view import TIME_CAP, Processors, observation_bounds, task_features
 from hdrm.env.scheduling_env import SchedulingEnv
 from hdrm.errors import ConfigError, WorkloadError
 from hdrm.jsonfile import read_json
@@ -161,8 +165,10 @@ class DagEnv(SchedulingEnv):
             self.action_names = [f"task{s}@{p}" for s in range(c.window)
                                  for p in self.procs.names]
         self.action_space = MaskedDiscrete(len(self.action_names))
-        size = GLOBAL_FEATURES + c.window * TASK_FEATURES + len(self.procs) * PROC_FEATURES
-        self.observation_space = spaces.Box(-np.inf, np.inf, (size,), dtype=np.float32)
+        low, high = observation_bounds(self.tasksets, self.procs.gpu, c.window, len(self.procs))
+        self.observation_space = spaces.Box(low, high, dtype=np.float32)
+        #: a processor's time to its next end is at most the longest task (rounding aside)
+        self._end_cap = float(high[-1]) if len(self.procs) else 0.0
 
     # ------------------------------------------------------------------ episodes
     def _start_episode(self, taskset: TaskSet) -> None:
@@ -175,6 +181,7 @@ class DagEnv(SchedulingEnv):
         self.procs = Processors(self.sim)
         self.scale_s = max(g.deadline_s for g in taskset.graphs)
         self.horizon_s = taskset.horizon_s
+        self._clock_cap = (taskset.horizon_s + TIME_CAP * self.scale_s) / taskset.horizon_s
         self._left: dict[tuple[str, int], int] = {}
         for job in workload.jobs:
             key = (job.extra["graph"], job.extra["instance"])
@@ -298,7 +305,8 @@ class DagEnv(SchedulingEnv):
         rows = [task_features(ready[i] if i < len(ready) else None, now, scale)
                 for i in range(window)]
         procs = self.procs.features(now, scale, self._ends)
-        head = [now / self.horizon_s, len(self.sim.core.queue) / window,
+        np.minimum(procs[:, 2], self._end_cap, out=procs[:, 2])
+        head = [min(now / self.horizon_s, self._clock_cap), len(self.sim.core.queue) / window,
                 self.missed / max(self.ended, 1), float(procs[:, 1].mean())]
         return np.concatenate([np.asarray(head, dtype=np.float32),
                                np.asarray(rows, dtype=np.float32).ravel(),

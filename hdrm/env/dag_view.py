@@ -22,6 +22,8 @@ import math
 import numpy as np
 
 from hdrm.core.state import FREE
+from hdrm.dag.periodic import TaskSet
+from hdrm.dag.periodic_devices import graph_priorities, task_costs
 from hdrm.policies.core_selection import CorePolicy
 from hdrm.policies.gpu_placer import Placer
 from hdrm.policies.gpu_state import TaskShape
@@ -32,6 +34,10 @@ from hdrm.workload.job import Job
 TASK_FEATURES = 10
 #: Features per processor (see :meth:`Processors.features`).
 PROC_FEATURES = 3
+#: The time features that grow with the episode (a task's age and negative laxity, the clock
+#: past the horizon) saturate at this many longest deadlines: an instance that late has missed
+#: its deadline long ago, and the observation space keeps finite bounds.
+TIME_CAP = 10.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,7 +164,43 @@ def task_features(job: Job | None, now: float, scale_s: float) -> list[float]:
         return [0.0] * TASK_FEATURES
     e = job.extra
     gpu_s = e.get("gpu_s") or 0.0
+    laxity = (e["deadline_s"] - now - e["rank_u_s"]) / scale_s
+    age = (now - e["release_s"]) / scale_s
     return [1.0, e["rank_u_s"] / scale_s, e["rank_d_s"] / scale_s, e["rank_oct_s"] / scale_s,
-            (e["deadline_s"] - now - e["rank_u_s"]) / scale_s, e["cost_s"] / scale_s,
-            e.get("cpu_s", e["cost_s"]) / scale_s, gpu_s / scale_s,
-            float(job.accel is not None), (now - e["release_s"]) / scale_s]
+            laxity if -TIME_CAP <= laxity <= 1.0 else min(max(laxity, -TIME_CAP), 1.0),
+            e["cost_s"] / scale_s, e.get("cpu_s", e["cost_s"]) / scale_s, gpu_s / scale_s,
+            float(job.accel is not None), age if age <= TIME_CAP else TIME_CAP]
+
+
+def observation_bounds(tasksets: list[TaskSet], gpus: bool, window: int,
+                       nb_procs: int) -> tuple[np.ndarray, np.ndarray]:
+    """The lowest and highest value of every observation entry over ``tasksets`` played on a
+    platform with (``gpus``) or without accelerators (the layout of :mod:`hdrm.env.dag_env`).
+
+    Fractions (presence, shares, the miss ratio, device flags) lie in [0, 1]; a task's ranks and
+    times over the longest deadline in [0, their largest value in the sets]; the queue over the
+    window in [0, the most tasks of a set / window]; laxity in [-TIME_CAP, 1] (it is at most the
+    relative deadline over the longest one, as a queued task's instance is released), age in
+    [0, TIME_CAP]; the clock over the horizon in [0, 1 + TIME_CAP x longest deadline / horizon];
+    a processor's time to its next end in [0, the longest task over the longest deadline]."""
+    top = dict.fromkeys(("rank_u", "rank_d", "rank_oct", "cost", "cpu", "gpu"), 0.0)
+    clock = queue = 0.0
+    for taskset in tasksets:
+        scale_s = max(g.deadline_s for g in taskset.graphs)
+        tasks = 0
+        for graph in taskset.graphs:
+            tasks += len(graph.releases(taskset.horizon_s)) * len(graph.tasks)
+            ranks = graph_priorities(graph, gpus)
+            values = {"cost": task_costs(graph, gpus), "cpu": [t.cpu_s for t in graph.tasks],
+                      "gpu": [t.gpu_s or 0.0 for t in graph.tasks],
+                      **{k: ranks[k] for k in ("rank_u", "rank_d", "rank_oct")}}
+            for key, column in values.items():
+                top[key] = max(top[key], max(v / scale_s for v in column))
+        clock = max(clock, (taskset.horizon_s + TIME_CAP * scale_s) / taskset.horizon_s)
+        queue = max(queue, tasks / window)
+    task_low = [0.0, 0.0, 0.0, 0.0, -TIME_CAP, 0.0, 0.0, 0.0, 0.0, 0.0]
+    task_high = [1.0, top["rank_u"], top["rank_d"], top["rank_oct"], 1.0, top["cost"],
+                 top["cpu"], top["gpu"], 1.0, TIME_CAP]
+    low = [0.0] * 4 + task_low * window + [0.0] * PROC_FEATURES * nb_procs
+    high = [clock, queue, 1.0, 1.0] + task_high * window + [1.0, 1.0, top["cost"]] * nb_procs
+    return np.array(low, dtype=np.float32), np.array(high, dtype=np.float32)
