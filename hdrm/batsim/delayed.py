@@ -6,16 +6,21 @@ Batsim's server takes them one at a time. The model, measured with the Batsim 4.
 * a sender posts a message to the server's mailbox on the master host; the transfer starts when
   the server is ready to take it (first posted, first taken) and lasts the route's latency
   (:mod:`hdrm.batsim.latency`): it arrives at ``max(posted, previous arrival) + latency``;
-* senders: a job's end (posted when it ends, from its first host), the workload submitter (one
-  batch per submission time, then its goodbye), the actor forwarding a reply's decisions (one at
+* senders: a job's end (posted when it ends, from its first host), each workload's submitter
+  (a greeting, its batches, then its goodbye), the actor forwarding a reply's decisions (one at
   a time, each posted when the previous one has arrived and not before its timestamp, then
-  SCHED_READY not before the reply's ``now``), a requested call (posted at its date);
+  SCHED_READY not before the reply's ``now``), a requested call (posted at its date); messages
+  posted at one instant (within SimGrid's timing precision) are taken in the order their senders
+  began to wait;
 * what a message carries takes effect when it arrives: a job starts when its EXECUTE_JOB arrives,
   a job's end is reported when its message arrives (``out_jobs.csv`` keeps the end itself);
-* the submitter wakes for its first batch at its submission time; it then sleeps for the gap
-  between the next submission time and its last wake-up, starting once its (blocking) send is
-  over, so later batches arrive two latencies after their time; the goodbye (NOTIFY
-  ``no_more_static_job_to_submit``) is posted when the last batch has arrived;
+* one submitter per workload (``-w`` order), all on the master host; each greets the server, then
+  wakes for its first batch at its submission time; it then sleeps for the gap between the next
+  submission time and its last wake-up, starting once its (blocking) send is over, so later
+  batches arrive two latencies after their time (more when other messages are taken first);
+  a batch is every job due by the wake-up (a job due within that delay joins it); the goodbye
+  is posted when the last batch has arrived, and the last submitter's goodbye is NOTIFY
+  ``no_more_static_job_to_submit``;
 * the server sends the events it holds to the decision process once the previous reply's
   SCHED_READY has arrived and no message is waiting to be taken; the message's ``now`` is the
   arrival of the last one.
@@ -35,14 +40,18 @@ from typing import Any, Sequence
 
 from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
-from hdrm.batsim.jobs import SUBMITTED, JobTable
+from hdrm.batsim.jobs import SUBMITTED, JobTable, ServerJob
 from hdrm.batsim.latency import RouteLatencies
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
-from hdrm.errors import ConfigError, ProtocolError
+from hdrm.errors import ProtocolError
 from hdrm.platform.simgrid import HostSpec
 from hdrm.sim.machine import JobEnd
 
 logger = logging.getLogger(__name__)
+
+#: Times this close are one instant for SimGrid (its timing precision, ``precision/timing``): a
+#: job's end computed as start + delay may differ from a submitter's wake-up by a rounding error.
+SAME_INSTANT_S = 1e-9
 
 # kinds of message posted to the server
 _END, _SWITCHED, _HELLO, _BATCH, _BYE, _DECISION, _READY, _CALL = range(8)
@@ -71,24 +80,11 @@ class DelayedSimulation(BatsimSimulation):
         self._decisions: list[tuple[float, p.Event, str]] = []
         self._next_decision = 0
         self._reply_now = 0.0
-        self._batches = self._batch_list()
-        self._wake_s = 0.0  # the submitter's last wake-up (the end of its greeting at first)
-        self._post(0.0, latencies.master_s, _HELLO, None)
-
-    def _batch_list(self) -> list[tuple[float, list[Any]]]:
-        if len(self._subs) != 1:  # one submitter's latencies are modelled, not several
-            raise ConfigError(
-                f"{len(self._subs)} workloads on a platform with link latencies: hdrm serve runs "
-                "several workloads (w0, w1, ...) only where links have no latency; merge them "
-                "into one file, or run the real batsim"
-            )
-        batches: list[tuple[float, list[Any]]] = []
-        for job in self._subs[0].jobs:
-            if batches and batches[-1][0] == job.job.submit_s:
-                batches[-1][1].append(job)
-            else:
-                batches.append((job.job.submit_s, [job]))
-        return batches
+        # each workload's submitter: its last wake-up (the end of its greeting at first)
+        self._wake_s = [0.0] * len(self._subs)
+        self._byes = 0
+        for index in range(len(self._subs)):  # started in -w order, each greets the server
+            self._post(0.0, latencies.master_s, _HELLO, index)
 
     def _post(self, t: float, latency: float, kind: int, what: Any, wake: int | None = None) -> None:
         """A sender posts a message at ``t``; ``wake`` numbers when its wait began (default: now)."""
@@ -117,11 +113,14 @@ class DelayedSimulation(BatsimSimulation):
         """Whether a message is waiting to be taken: posted before the last arrival, or at that
         time by a sender other than the one the arrival woke (its next message comes after the
         server has looked at its mailbox)."""
-        self._advance(self._free)
-        if not self._posted:
-            return False
-        posted_s, wake = self._posted[0][:2]
-        return posted_s < self._free or (posted_s == self._free and wake <= self._woken_after)
+        free = self._free
+        self._advance(free + SAME_INSTANT_S)
+        for posted_s, wake, *_ in self._posted:
+            if posted_s < free - SAME_INSTANT_S:
+                return True
+            if posted_s <= free + SAME_INSTANT_S and wake <= self._woken_after:
+                return True
+        return False
 
     def _first_posted(self) -> float:
         head = self._posted[0][0] if self._posted else math.inf
@@ -149,13 +148,23 @@ class DelayedSimulation(BatsimSimulation):
 
     def _take(self, t: float) -> None:
         """The server takes the first message posted by ``t`` and handles it on arrival."""
-        self._advance(t)
-        posted_s, _, latency, kind, what = heapq.heappop(self._posted)
+        self._advance(t + SAME_INSTANT_S)
+        posted_s, _, latency, kind, what = self._pop_first()
         arrival = max(posted_s, self._free) + latency
         self._advance(arrival)  # ends due by then are posted (after this message)
         self._free = arrival
         self._woken_after = self._wakes
         self._handle(kind, what, arrival)
+
+    def _pop_first(self) -> tuple[float, int, float, int, Any]:
+        """The first message posted: the earliest, and of those posted at one instant (SimGrid's
+        timing precision), the one whose sender began to wait first."""
+        posted = self._posted
+        last_s = posted[0][0] + SAME_INSTANT_S
+        first = min((item for item in posted if item[0] <= last_s), key=lambda item: item[1])
+        posted.remove(first)
+        heapq.heapify(posted)
+        return first
 
     def _handle(self, kind: int, what: Any, now: float) -> None:
         if kind == _END:
@@ -165,12 +174,14 @@ class DelayedSimulation(BatsimSimulation):
             hosts, state = what
             self.outbox.append(ev.resource_state_changed(now, p.format_resources(hosts), str(state)))
         elif kind == _HELLO:
-            self._wake_s = now
-            self._sleep_until_batch(0, now)
+            self._wake_s[what] = now
+            self._sleep_until_batch(what, now)
         elif kind == _BATCH:
-            self._submit(what, now)
+            self._submit(*what, now)
         elif kind == _BYE:
-            self.outbox.append(ev.notify(now))
+            self._byes += 1
+            if self._byes == len(self._subs):  # Batsim's NOTIFY: every submitter said goodbye
+                self.outbox.append(ev.notify(now))
         elif kind == _DECISION:
             self._decide(now)
         elif kind == _READY:
@@ -178,25 +189,32 @@ class DelayedSimulation(BatsimSimulation):
         else:
             self.outbox.append(ev.requested_call(now))
 
-    def _submit(self, index: int, now: float) -> None:
-        """A batch arrived: submit its jobs; the submitter sleeps for the next one, or says goodbye."""
-        batch_s, jobs = self._batches[index]
+    def _submit(self, index: int, jobs: list[ServerJob], now: float) -> None:
+        """Submitter ``index``'s batch arrived: submit its jobs; the submitter sleeps for its next
+        batch, or says goodbye."""
         forward = self.config.forward_profiles
         for job in jobs:
             job.state = SUBMITTED
             profile = self.table.profile_of(job) if forward else None
             self.outbox.append(ev.job_submitted(now, job.batsim_id, job.raw, profile))
-        self._last_submit_s = batch_s
-        self._sleep_until_batch(index + 1, now)
+        self._sleep_until_batch(index, now)
 
     def _sleep_until_batch(self, index: int, now: float) -> None:
-        """The submitter's send ended at ``now``: it sleeps for the gap between batch ``index``'s
-        time and its last wake-up (its start for the first batch), then posts it; or says goodbye."""
-        if index < len(self._batches):
-            self._wake_s = now + max(0.0, self._batches[index][0] - self._wake_s)
-            self._post(self._wake_s, self.latencies.master_s, _BATCH, index)
-        else:
+        """Submitter ``index``'s send ended at ``now``: it sleeps for the gap between its next
+        job's time and its last wake-up, then posts every job due by its wake-up as one batch
+        (Batsim compares submission times with its clock, so a job due within the latencies
+        that delayed it joins the batch); or it says goodbye."""
+        sub = self._subs[index]
+        if sub.next_s == math.inf:
             self._post(now, self.latencies.master_s, _BYE, None)
+            return
+        wake_s = now + max(0.0, sub.next_s - self._wake_s[index])
+        self._wake_s[index] = wake_s
+        first, jobs = sub.next, sub.jobs
+        sub.next += 1  # the job it woke for, then those due by then
+        while sub.next < len(jobs) and jobs[sub.next].job.submit_s <= wake_s:
+            sub.next += 1
+        self._post(wake_s, self.latencies.master_s, _BATCH, (index, jobs[first:sub.next]))
 
     # ------------------------------------------------------------------ replies
     def react(self, reply: p.Message) -> None:

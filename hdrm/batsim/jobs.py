@@ -146,7 +146,8 @@ class JobTable:
         by_id: the same jobs by Batsim id (``"w0!42"``).
         finished: Batsim ids in the order jobs ended or were rejected (out_jobs.csv row order).
         paths: each workload's file by workload id (``{"w0": path}``), in ``-w`` order.
-        profile_sets: each workload's raw profiles by workload id (names may repeat across them).
+        profile_sets: each workload's raw profiles that its jobs use, by workload id (names may
+            repeat across them).
     """
 
     workload: Workload
@@ -212,9 +213,13 @@ def read_job_table(path: str | Path, workload_id: str = "w0") -> JobTable:
         jobs.append(ServerJob(job, batsim_id, raw, workload_id))
     if not jobs:
         raise WorkloadError(f"{path}: no job; a Batsim workload needs at least one job")
+    # Batsim 4.2.1 drops the profiles no job uses when it loads a workload, so SIMULATION_BEGINS
+    # lists only the others (checked with the binary)
+    used = {job.profile_name for job in jobs}
     table = JobTable(workload, str(path), dict(doc["profiles"]), jobs,
                      paths={workload_id: str(path)},
-                     profile_sets={workload_id: dict(doc["profiles"])})
+                     profile_sets={workload_id: {name: profile for name, profile
+                                                 in doc["profiles"].items() if name in used}})
     table.by_id = {j.batsim_id: j for j in jobs}
     return table
 

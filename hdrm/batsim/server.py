@@ -132,8 +132,7 @@ class BatsimServer:
 
     Args:
         platform: SimGrid XML platform or hdrm platform JSON.
-        workload: Batsim JSON workload, or several (Batsim's several ``-w``: w0, w1, ...; only
-            on a platform whose links have no latency).
+        workload: Batsim JSON workload, or several (Batsim's several ``-w``: w0, w1, ...).
         options: session options.
 
     Raises:
@@ -150,12 +149,6 @@ class BatsimServer:
         else:  # several -w, as Batsim: w0, w1, ...
             self.table = read_job_tables(workload)
         latencies = route_latencies(platform, self.hosts)
-        if not latencies.zero and len(self.table.paths) > 1:
-            raise ConfigError(
-                f"{platform}: its links have latencies, and hdrm serve runs several workloads "
-                f"({', '.join(self.table.paths.values())}) only on a platform whose links have "
-                "none; merge them into one file, or run the real batsim"
-            )
         self.simulation: BatsimSimulation = (
             BatsimSimulation(self.hosts, self.table, self.options.config) if latencies.zero
             else DelayedSimulation(self.hosts, self.table, self.options.config, latencies))

@@ -23,7 +23,7 @@ from real_batsim import real_batsim
 from hdrm.batsim.jobs import read_job_tables
 from hdrm.batsim.server import ServeOptions, serve
 from hdrm.cli.main import main
-from hdrm.errors import ConfigError, WorkloadError
+from hdrm.errors import WorkloadError
 
 NB_HOSTS = 6
 WORKLOAD_A = {"nb_res": 6, "jobs": [
@@ -180,18 +180,6 @@ def test_a_bad_second_workload_is_named(tmp_path, capsys):
                  "-s", "tcp://localhost:9"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "b.json: job id 'x!1' contains '!'" in err
-
-
-def test_several_workloads_with_link_latencies_are_refused(tmp_path, capsys):
-    platform = write_platform(tmp_path / "platform.xml", NB_HOSTS, latency="50us")
-    a, b = write_json(tmp_path / "a.json", WORKLOAD_A), write_json(tmp_path / "b.json", WORKLOAD_B)
-    with pytest.raises(ConfigError, match=r"platform\.xml: its links have latencies"):
-        serve(platform, [a, b], ServeOptions("tcp://localhost:9", None, 1.0))
-    assert main(["serve", "-p", str(platform), "-w", str(a), "-w", str(b),
-                 "-s", "tcp://localhost:9"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "only on a platform whose links have none" in err
-    assert str(b.resolve()) in err
 
 
 # ---------------------------------------------------------------- against the real binary
