@@ -288,6 +288,7 @@ class BatsimSimulation(DecisionHandlers):
         """
         if t == self.board.now and not self._pending and self._next_time() > t:
             return  # nothing happens: the common case of a decision at the message's time
+        self._note_sleepers(t)
         for when, item in self.board.advance(t):
             if isinstance(item, JobEnd):
                 job = self.table.jobs[item.key]
@@ -309,6 +310,24 @@ class BatsimSimulation(DecisionHandlers):
             self._place_notify(events, [e[0] for e in pending], ready_s)
         self.outbox.extend(events)
         pending.clear()
+
+    def _note_sleepers(self, t: float) -> None:
+        """Tell the machine when submissions and requested calls are due up to ``t``: their
+        sleeps aim at the exact instant, so they come before the job ends of that instant, and a
+        parallel job whose work ends exactly at its walltime then is killed at its walltime."""
+        note = self.board.machine.note_event
+        for sub in self._subs:
+            last = -math.inf
+            for i in range(sub.next, len(sub.jobs)):
+                when = sub.jobs[i].job.submit_s
+                if when > t:
+                    break
+                if when != last:  # one note per batch
+                    note(when)
+                    last = when
+        for when, _ in self._calls:
+            if when <= t:
+                note(when)
 
     def _place_notify(self, events: list[p.Event], times: list[float], ready_s: float) -> None:
         """Put NOTIFY behind the events of the last submission's instant (Batsim's submitter says

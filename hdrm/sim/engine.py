@@ -245,6 +245,8 @@ class Simulation:
             return False
         self.now = t
         core = self.core
+        if t_end <= t and nxt < len(arrivals) and arrivals[nxt].submit_s <= t:
+            machine.note_event(t)  # a submission is due before the job ends of its instant
         ends = machine.advance(t)
         if ends:
             released, jobs, complete, record = (self._released, self._jobs, core.complete,

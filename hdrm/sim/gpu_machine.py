@@ -129,6 +129,10 @@ class GpuMachine:
         heapq.heappush(self._heap, (run.end_s, self._seq, key))
         self._seq += 1
 
+    def note_event(self, t: float) -> None:
+        """:meth:`hdrm.sim.machine.Machine.note_event`'s place: nothing to do here (Batsim's
+        walltime ties concern its parallel tasks; GPU platforms do not run under Batsim)."""
+
     def advance(self, t: float) -> list[JobEnd]:
         """Move time to ``t``; the tasks that end at or before ``t``, in end order.
 

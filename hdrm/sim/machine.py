@@ -17,7 +17,10 @@ Changing a host's state re-times the job running on it, as SimGrid does. Walltim
 * a parallel job is an execution waited for with the walltime as timeout: it is killed at the
   walltime if work is left then. SimGrid counts a remaining amount below
   :data:`~hdrm.sim.running.WORK_PRECISION` of the job's work as done, so a job whose work ends
-  exactly at its walltime succeeds.
+  exactly at its walltime succeeds, unless something else is due first at that instant: the
+  end of a job that started before it, or an event the engine notes (:meth:`Machine.note_event`:
+  a submission, a requested call); its walltime's timer then fires first
+  (:mod:`hdrm.sim.running` says why).
 
 Kills can be disabled (``kill_on_walltime``). Energy is integrated per host from its state's power
 over time; a job's energy is what its hosts consumed while it ran (Batsim's ``consumed_energy``).
@@ -157,6 +160,10 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         self._jobs: dict[int, RunningJob] = {}
         self._heap: list[tuple[float, int, int, int]] = []
         self._seq = 0
+        #: the latest instant at which something was due (a job end, a noted event), and the
+        #: noted events still to come (a heap of times)
+        self._step_s = -math.inf
+        self._noted: list[float] = []
 
     # ------------------------------------------------------------------ commands
     def start(
@@ -285,19 +292,30 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         if t < self.now:
             raise SimulationError(f"time cannot go back from {self.now} to {t}")
         ended: list[JobEnd] = []
-        heap, jobs = self._heap, self._jobs
+        heap, jobs, noted = self._heap, self._jobs, self._noted
         while heap and heap[0][0] <= t:
             end, _, key, version = heapq.heappop(heap)
             job = jobs.get(key)
             if job is None or job.version != version:
                 continue
             self.now = end
-            if job.walltime_hit:
+            while noted and noted[0] <= end:
+                self._step_s = max(self._step_s, heapq.heappop(noted))
+            if job.walltime_hit or job.ties_walltime_by(self._step_s):
+                self._step_s = end
                 ended.append(self._finish(job, COMPLETED_WALLTIME_REACHED, self.progress(key)))
             else:
+                self._step_s = end
                 ended.append(self._finish(job, COMPLETED_SUCCESSFULLY, 1.0))
         self.now = t
         return ended
+
+    def note_event(self, t: float) -> None:
+        """Note that something outside the machine is due at ``t`` (not before now) ahead of
+        the job ends of that instant (a submission, a requested call): a parallel job whose
+        work ends exactly at its walltime then, still running, is killed at its walltime."""
+        if t >= self.now:
+            heapq.heappush(self._noted, t)
 
     # ------------------------------------------------------------------ internals
     def _free_span(self, hosts: tuple[int, ...]) -> bool:

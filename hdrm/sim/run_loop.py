@@ -39,6 +39,7 @@ def run_decisions(sim: "Simulation", pair: "PolicyPair",
     arrivals, jobs, outcomes = sim._arrivals, sim._jobs, sim.outcomes
     n_arrivals, n_jobs = len(arrivals), len(jobs)
     next_time, advance, start = machine.next_time, machine.advance, machine.start
+    note_event = machine.note_event
     complete, submit, schedule = core.complete, core.submit, core.schedule
     record = sim._record
     take_runs, take_pending = core.state.take_pending_runs, core.state.take_pending
@@ -66,6 +67,8 @@ def run_decisions(sim: "Simulation", pair: "PolicyPair",
             break
         sim.now = t
         if t_end <= t:
+            if nxt < n_arrivals and arrivals[nxt].submit_s <= t:
+                note_event(t)  # a submission is due before the job ends of its instant
             ends = advance(t)
         else:  # no end is due (next_time dropped the stale entries): advance(t), in short
             machine.now = t

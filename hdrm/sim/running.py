@@ -12,8 +12,19 @@ Walltimes follow Batsim 4.2.1 (``src/jobs_execution.cpp``, ``src/task_execution.
 3.32: a delay job succeeds only if ``delay < walltime`` (a plain comparison); a parallel job is an
 execution waited for with the walltime as timeout, killed then if work is left. SimGrid counts a
 remaining amount below :data:`WORK_PRECISION` of the work as done, so a parallel job whose work ends
-exactly at its walltime succeeds. Work and walltime left are both decreased by the same elapsed
-times, as SimGrid does, so that decision does not depend on how large the clock is.
+exactly at its walltime succeeds when its end is the first thing due at its instant. Work and
+walltime left are both decreased by the same elapsed times, as SimGrid does, so that decision does
+not depend on how large the clock is.
+
+Such a tie is lost when something else is due first at that instant (Batsim 4.2.1 on SimGrid
+3.32, read in their sources and checked with the binary): the walltime is a SimGrid sleep
+(``wait_for``'s timeout), and SimGrid ends a sleep at the first step of its clock that leaves it
+less than :data:`TIMING_PRECISION` to go, while the work is done only below ``WORK_PRECISION``.
+Every job starts a fraction of a nanosecond after its decision (each forwarded decision is a
+one-byte message to Batsim's server), so a submission or a requested call of the job's end
+instant (their sleeps aim at the exact instant), or the end of a job that started before it, is
+a step just before the job's own end, and its timer fires there: ``COMPLETED_WALLTIME_REACHED``.
+:meth:`RunningJob.ties_walltime_by` says whether a step at a given time is such a step.
 """
 
 from __future__ import annotations
@@ -25,6 +36,9 @@ from typing import Iterable, Sequence
 #: action's remaining amount (a fraction of its work) to 0 below maxmin precision x surf precision
 #: (1e-5 x 1e-9).
 WORK_PRECISION = 1e-14
+#: SimGrid 3.32's timing precision (``surf/precision``, seconds): a sleep (a walltime's timer)
+#: ends at the first step that leaves it less than this to go.
+TIMING_PRECISION = 1e-9
 
 
 class RunningJob:
@@ -109,6 +123,13 @@ class RunningJob:
             self.walltime_hit = left - speed * wall >= WORK_PRECISION * self.ops_gflop
             to_end = wall
         return to_end
+
+    def ties_walltime_by(self, step_s: float) -> bool:
+        """True when this parallel job, due to end with its work done, is still running at a
+        step at ``step_s`` (something else due first at its instant) that fires its walltime's
+        timer: the walltime is then within :data:`TIMING_PRECISION` of ``step_s``."""
+        return (self.parallel and not self.walltime_hit
+                and step_s >= self.updated_s + self.wall_left_s - TIMING_PRECISION)
 
     def progress(self, now: float) -> float:
         """Fraction of the job done at ``now``, in [0, 1]."""

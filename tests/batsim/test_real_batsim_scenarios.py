@@ -8,8 +8,9 @@
 * The job-id rule of ``check_batsim_ids`` is the binary's: it aborts on exactly those ids.
 * An SWF trace converted by ``hdrm workload --json`` (KTH-SP2, three times its load) replayed by
   the ``batsim`` engine equals the built-in engine job by job.
-* A known divergence, kept as a strict xfail: a parallel job whose work ends exactly at its
-  walltime, started in the same decision as another parallel job.
+* A parallel job whose work ends exactly at its walltime, started in the same decision after
+  another parallel job: Batsim kills it at its walltime (the built-in engine too since session
+  24), and the other cases of ``test_walltime_ties.py``: ``hdrm serve`` decides them as the binary.
 
 Skipped, with the reason, when no real Batsim can run (``real_batsim.py``); ``-m slow`` runs them.
 """
@@ -38,6 +39,9 @@ from test_user_scenarios import (
     state_change_acks,
     write_inputs,
 )
+from test_walltime_ties import CASES as TIE_CASES
+from test_walltime_ties import platform_xml, serve_states, write_case
+from test_walltime_ties import scheduler as tie_scheduler
 
 from hdrm.batsim.engine import replay_with_batsim
 from hdrm.batsim.jobs import check_batsim_ids
@@ -256,13 +260,13 @@ TIE = {"nb_res": 16, "profiles": {"d": {"type": "delay", "delay": 500},
                 {"id": 25, "subtime": 1600, "res": 4, "walltime": 1, "profile": "w"}]}
 
 
-@pytest.mark.xfail(strict=True, reason="known divergence: a work that ends exactly at the walltime")
 def test_walltime_tie_started_with_another_parallel_job(tmp_path):
     """Jobs 103 and 25 (1e10 flops per host at 10 GFLOP/s, walltime 1 s) start together when job
-    111 is killed at its walltime (t = 1752.829). The built-in engine ends both at their walltime
-    with their work done (SimGrid's rule when nothing else happens); the real Batsim kills job 25
-    at its walltime. Alone (without job 103) job 25 succeeds there too: the outcome of such an
-    exact tie rests on SimGrid's floating-point sums, which hdrm does not reproduce."""
+    111 is killed at its walltime (t = 1752.829), job 103 first. Both end at their walltime with
+    their work done; Batsim kills job 25 there: its EXECUTE_JOB reached Batsim's server 1e-10 s
+    after job 103's (a one-byte message on the master host's loopback), so job 103's end is a
+    SimGrid step 1e-10 s before job 25's, within the 1e-9 s timing precision of job 25's walltime
+    timer, which fires first (``hdrm.sim.running``; alone, job 25 succeeds)."""
     hosts = "".join(f'<host id="h{i:02d}" speed="10Gf"/>' for i in range(16))
     (tmp_path / "p.xml").write_text(
         "<?xml version='1.0'?><platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
@@ -364,3 +368,51 @@ def test_power_state_changes_on_two_clusters_with_latencies(latencies, tmp_path)
         assert got.starting_time == pytest.approx(row.starting_time, abs=2e-6), job_id
         assert got.finish_time == pytest.approx(row.finish_time, abs=2e-6), job_id
         assert got.consumed_energy == pytest.approx(row.consumed_energy, rel=1e-9), job_id
+
+
+@pytest.mark.parametrize("name", sorted(TIE_CASES))
+def test_walltime_ties_as_the_real_batsim(name, tmp_path):
+    """The cases of ``test_walltime_ties.py`` under the binary and ``hdrm serve``: the final
+    states recorded there, and the same job ends (state, resources, time) from both."""
+    platform, workload = write_case(tmp_path, name)
+    sched = tie_scheduler(TIE_CASES[name][1])
+    sched.start()
+    try:
+        done = subprocess.run([BATSIM, "-p", str(platform), "-w", str(workload), "-e",
+                               str(tmp_path / "real"), "-s", sched.endpoint, "-q"],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        sched.stop()
+    assert done.returncode == 0, done.stderr[-1000:]
+    real = {r.job_id: r for r in read_jobs_csv(tmp_path / "real_jobs.csv")}
+    assert {int(k): r.final_state for k, r in real.items()} == TIE_CASES[name][2]
+    assert serve_states(tmp_path, name) == TIE_CASES[name][2]
+    ours = {r.job_id: r for r in read_jobs_csv(tmp_path / "serve_jobs.csv")}
+    for job_id, row in real.items():
+        assert (ours[job_id].allocated_resources, ours[job_id].finish_time) == (
+            row.allocated_resources, pytest.approx(row.finish_time, abs=1e-6)), job_id
+
+
+@pytest.mark.parametrize("energy", [False, True])
+def test_walltime_tie_with_energy_and_a_parallel_profile(energy, tmp_path):
+    """A ``parallel`` profile (a cpu vector, no communication) behaves as parallel_homogeneous:
+    of two ties started together the second is killed; so with -E (binary only: hdrm serve
+    refuses the ``parallel`` profile)."""
+    (tmp_path / "p.xml").write_text(platform_xml())
+    (tmp_path / "w.json").write_text(json.dumps({
+        "nb_res": 16, "profiles": {"p": {"type": "parallel", "cpu": [1e10, 1e10],
+                                         "com": [0, 0, 0, 0]}},
+        "jobs": [{"id": i, "subtime": 0, "res": 2, "walltime": 1, "profile": "p"}
+                 for i in (1, 2)]}))
+    sched = tie_scheduler(None)
+    sched.start()
+    try:
+        done = subprocess.run([BATSIM, "-p", str(tmp_path / "p.xml"), "-w",
+                               str(tmp_path / "w.json"), "-e", str(tmp_path / "real"), "-s",
+                               sched.endpoint, "-q"] + (["-E"] if energy else []),
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        sched.stop()
+    assert done.returncode == 0, done.stderr[-1000:]
+    rows = {r.job_id: r.final_state for r in read_jobs_csv(tmp_path / "real_jobs.csv")}
+    assert rows == {"1": "COMPLETED_SUCCESSFULLY", "2": "COMPLETED_WALLTIME_REACHED"}

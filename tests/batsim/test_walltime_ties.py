@@ -1,0 +1,215 @@
+"""A parallel job whose work ends exactly at its walltime, as Batsim 4.2.1 decides it (session 24).
+
+Batsim waits for a ``parallel_homogeneous`` job with its walltime as the timeout: a SimGrid sleep
+that ends at the first step leaving it less than 1e-9 s to go, while the work ends only below
+1e-14 of it. Each forwarded decision is a one-byte message (1e-10 s on the master host's
+loopback), so jobs start a fraction of a nanosecond after their decision, in the order of their
+EXECUTE_JOB; submissions and requested calls aim at the exact instant. Such a tie therefore
+succeeds only when its end is the first thing due at its instant; when a job that started before
+it ends then, or a submission or call is due then, its timer fires first and Batsim kills it
+(COMPLETED_WALLTIME_REACHED). ``hdrm.sim.running`` has the rule; the real binary's outcomes
+below were recorded with a FCFS scheduler on 16 hosts of 10 GFLOP/s (``test_real_batsim_scenarios``
+replays them against the binary).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from batsim_helpers import RawScheduler, fcfs
+
+from hdrm.batsim.server import ServeOptions, serve
+from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.sim.inputs import InputSpec, load_inputs
+from hdrm.sim.machine import COMPLETED_SUCCESSFULLY as OK
+from hdrm.sim.machine import COMPLETED_WALLTIME_REACHED as WALL
+from hdrm.sim.machine import Machine
+from hdrm.policies.pairs import resolve_policy
+
+
+def machine() -> Machine:
+    return Machine([(10.0, 5.0)] * 4, [(100.0, 50.0)] * 4, 0)
+
+
+def states(m: Machine, until: float) -> dict[int, tuple[str, float]]:
+    return {e.key: (e.state, e.finish_s) for e in m.advance(until)}
+
+
+class TestMachine:
+    def test_a_tie_alone_succeeds(self):
+        m = machine()
+        m.start(1, [0, 1], ops_gflop=10.0, walltime_s=1.0)
+        assert states(m, 5.0) == {1: (OK, 1.0)}
+
+    def test_the_second_of_two_ties_started_together_is_killed(self):
+        m = machine()
+        m.advance(1752.829)  # the case of test_real_batsim_scenarios: a 1-host, then a 4-host job
+        m.start(103, [0], ops_gflop=10.0, walltime_s=1.0)
+        m.start(25, [1, 2, 3], ops_gflop=10.0, walltime_s=1.0)
+        ends = m.advance(1800.0)
+        assert [(e.key, e.state) for e in ends] == [(103, OK), (25, WALL)]
+        assert ends[1].finish_s == 1753.829
+        assert ends[1].progress == pytest.approx(1.0)
+
+    def test_an_earlier_started_job_ending_then_kills_the_tie(self):
+        m = machine()
+        m.start(1, [0], delay_s=1.5, walltime_s=100.0)  # any profile
+        m.advance(0.5)
+        m.start(2, [1], ops_gflop=10.0, walltime_s=1.0)
+        assert states(m, 5.0) == {1: (OK, 1.5), 2: (WALL, 1.5)}
+
+    def test_a_later_started_job_ending_then_does_not(self):
+        m = machine()
+        m.start(1, [0], ops_gflop=10.0, walltime_s=1.0)
+        m.start(2, [1], delay_s=1.0, walltime_s=100.0)
+        m.start(3, [2], ops_gflop=5.0, walltime_s=2.0)  # work done at 0.5 s: no tie
+        assert states(m, 5.0) == {1: (OK, 1.0), 2: (OK, 1.0), 3: (OK, 0.5)}
+
+    def test_an_event_noted_at_the_instant_kills_the_tie(self):
+        m = machine()
+        m.start(1, [0], ops_gflop=10.0, walltime_s=1.0)
+        m.note_event(1.0)
+        assert states(m, 5.0) == {1: (WALL, 1.0)}
+
+    @pytest.mark.parametrize("noted", [0.5, 1.0 - 2e-9, 1.0 + 1e-6])
+    def test_an_event_at_another_time_does_not(self, noted):
+        m = machine()
+        m.start(1, [0], ops_gflop=10.0, walltime_s=1.0)
+        m.note_event(noted)
+        assert states(m, 5.0) == {1: (OK, 1.0)}
+
+    def test_within_simgrid_timing_precision_of_the_walltime(self):
+        # work done 0.5 ns before the walltime: the timer is due at that step (< 1e-9 to go)
+        m = machine()
+        m.start(1, [0], delay_s=1.0, walltime_s=100.0)
+        m.start(2, [1], ops_gflop=10.0, walltime_s=1.0 + 5e-10)
+        m.start(3, [2], ops_gflop=10.0, walltime_s=1.0 + 2e-9)  # 2 ns to go: not due
+        assert states(m, 5.0) == {1: (OK, 1.0), 2: (WALL, 1.0), 3: (OK, 1.0)}
+
+    def test_a_job_killed_at_its_walltime_first_also_kills_the_tie(self):
+        m = machine()
+        m.start(1, [0], ops_gflop=20.0, walltime_s=1.0)  # 2 s of work: killed at 1 s
+        m.start(2, [1], ops_gflop=10.0, walltime_s=1.0)
+        assert states(m, 5.0) == {1: (WALL, 1.0), 2: (WALL, 1.0)}
+
+    def test_delay_jobs_keep_batsim_comparison(self):
+        # a delay job has no timer when delay < walltime: nothing kills it
+        m = machine()
+        m.start(1, [0], delay_s=1.0, walltime_s=100.0)
+        m.start(2, [1], delay_s=1.0 - 1e-10, walltime_s=1.0)
+        assert states(m, 5.0) == {2: (OK, 1.0 - 1e-10), 1: (OK, 1.0)}
+
+
+PROFILES = {"t1": {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0},
+            "t2": {"type": "parallel_homogeneous", "cpu": 2e10, "com": 0},
+            "h": {"type": "parallel_homogeneous", "cpu": 5e9, "com": 0},
+            "d1": {"type": "delay", "delay": 1}, "d05": {"type": "delay", "delay": 0.5},
+            "d9": {"type": "delay", "delay": 9}}
+
+
+def job(i: int, sub: float, res: int, wall: float, profile: str) -> dict:
+    return {"id": i, "subtime": sub, "res": res, "walltime": wall, "profile": profile}
+
+
+#: name -> (jobs, requested call time or None, {job id: final state} of the real Batsim 4.2.1)
+CASES = {
+    "alone": ([job(1, 0, 1, 1, "t1")], None, {1: OK}),
+    "three_together": ([job(1, 0, 1, 1, "t1"), job(2, 0, 2, 1, "t1"), job(3, 0, 3, 1, "t1")],
+                       None, {1: OK, 2: WALL, 3: WALL}),
+    "wide_first": ([job(1, 0, 4, 1, "t1"), job(2, 0, 1, 1, "t1")], None, {1: OK, 2: WALL}),
+    "two_decisions": ([job(1, 0, 1, 1, "t1"), job(2, 0.5, 1, 0.5, "h")], None,
+                      {1: OK, 2: WALL}),
+    "delay_first": ([job(1, 0, 1, 100, "d1"), job(2, 0, 1, 1, "t1")], None, {1: OK, 2: WALL}),
+    "delay_second": ([job(1, 0, 1, 1, "t1"), job(2, 0, 1, 100, "d1")], None, {1: OK, 2: OK}),
+    "tie_then_longer_walltime": ([job(1, 0, 1, 1, "t1"), job(2, 0, 1, 2, "t1")], None,
+                                 {1: OK, 2: OK}),
+    "longer_walltime_then_tie": ([job(1, 0, 1, 2, "t1"), job(2, 0, 1, 1, "t1")], None,
+                                 {1: OK, 2: WALL}),
+    "submission_at_the_walltime": ([job(1, 0, 1, 1, "t1"), job(2, 1, 1, 100, "d1")], None,
+                                   {1: WALL, 2: OK}),
+    "submission_after_a_batch": ([job(i, 0, 1, 100, "d05") for i in range(10, 15)]
+                                 + [job(1, 0.5, 1, 2, "t2"), job(3, 2.5, 1, 100, "d1")], None,
+                                 {10: OK, 11: OK, 12: OK, 13: OK, 14: OK, 1: WALL, 3: OK}),
+    "started_late": ([job(0, 0, 16, 100, "d9"), job(1, 3, 1, 1, "t1"), job(2, 3, 4, 1, "t1")],
+                     None, {0: OK, 1: OK, 2: WALL}),
+    "call_at_the_walltime": ([job(1, 0, 1, 1, "t1")], 1.0, {1: WALL}),
+}
+
+
+def platform_xml(nb_hosts: int = 16, watts: str = "100:200") -> str:
+    """16 hosts of 10 GFLOP/s (and ``watts`` idle:full) and a master host, no routes: Batsim's
+    messages between the master host's actors take SimGrid's loopback (1 byte: 1e-10 s)."""
+    hosts = "".join(f'<host id="h{i:02d}" speed="10Gf"><prop id="wattage_per_state" '
+                    f'value="{watts}"/></host>' for i in range(nb_hosts))
+    return ("<?xml version='1.0'?>\n"
+            '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+            '<platform version="4.1"><zone id="z" routing="Full">'
+            f'<host id="master_host" speed="1Gf"/>{hosts}</zone></platform>')
+
+
+def scheduler(call_s: float | None) -> RawScheduler:
+    """FCFS on 16 hosts; with ``call_s``, a CALL_ME_LATER then after the first submission's
+    EXECUTE_JOB."""
+    inner, asked = fcfs(16), [call_s is None]
+
+    def reply(doc: dict) -> str:
+        out = json.loads(inner(doc))
+        if not asked[0] and any(e["type"] == "JOB_SUBMITTED" for e in doc["events"]):
+            asked[0] = True
+            out["events"].append({"timestamp": doc["now"], "type": "CALL_ME_LATER",
+                                  "data": {"timestamp": call_s}})
+        return json.dumps(out)
+    return RawScheduler(reply)
+
+
+def write_case(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    (tmp_path / "p.xml").write_text(platform_xml())
+    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 16, "profiles": PROFILES,
+                                                 "jobs": CASES[name][0]}))
+    return tmp_path / "p.xml", tmp_path / "w.json"
+
+
+def final_states(received: list[str]) -> dict[int, str]:
+    out = {}
+    for text in received:
+        for event in json.loads(text)["events"]:
+            if event["type"] == "JOB_COMPLETED":
+                out[int(event["data"]["job_id"].split("!")[1])] = event["data"]["job_state"]
+    return out
+
+
+def serve_states(tmp_path: Path, name: str) -> dict[int, str]:
+    platform, workload = write_case(tmp_path, name)
+    sched = scheduler(CASES[name][1])
+    sched.start()
+    try:
+        serve(platform, workload, ServeOptions(sched.endpoint, str(tmp_path / "serve"), 30.0))
+    finally:
+        sched.stop()
+    assert sched.error is None
+    return final_states(sched.received)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_serve_decides_ties_as_the_real_batsim(name, tmp_path):
+    assert serve_states(tmp_path, name) == CASES[name][2]
+
+
+def test_builtin_engine_kills_the_second_tie_of_a_decision(tmp_path):
+    """The built-in engine's FCFS run of ``three_together``: the same states as Batsim."""
+    platform, workload = write_case(tmp_path, "three_together")
+    plat, wl = load_inputs(InputSpec(workload_path=str(workload), platform_path=str(platform)))
+    result = Simulation(plat, wl, SimulationConfig(contention="none", backfilling="none",
+                                                   seed=0)).run(resolve_policy("fcfs"))
+    got = {int(o.job.id): (o.state, o.finish_s) for o in result.outcomes}
+    assert got == {1: (OK, 1.0), 2: (WALL, 1.0), 3: (WALL, 1.0)}
+
+
+def test_builtin_engine_submission_at_the_walltime(tmp_path):
+    platform, workload = write_case(tmp_path, "submission_at_the_walltime")
+    plat, wl = load_inputs(InputSpec(workload_path=str(workload), platform_path=str(platform)))
+    result = Simulation(plat, wl, SimulationConfig(contention="none", backfilling="none",
+                                                   seed=0)).run(resolve_policy("fcfs"))
+    assert {int(o.job.id): o.state for o in result.outcomes} == {1: WALL, 2: OK}
