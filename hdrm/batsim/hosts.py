@@ -52,11 +52,12 @@ logger = logging.getLogger(__name__)
 SWITCH_WORK_GFLOP = 1e-9
 
 
-def load_hosts(path: str | Path) -> list[HostSpec]:
+def load_hosts(path: str | Path, energy: bool = False) -> list[HostSpec]:
     """The compute hosts of a platform file, in Batsim's resource order.
 
     Args:
         path: a SimGrid XML platform (``.xml``) or an hdrm platform JSON file (``.json``).
+        energy: energy accounting is on (``-E``): the hosts must satisfy :func:`check_energy`.
 
     Raises:
         PlatformError: the file is missing, malformed, has another suffix, or has no compute host.
@@ -80,7 +81,39 @@ def load_hosts(path: str | Path) -> list[HostSpec]:
         )
     if not hosts:
         raise PlatformError(f"{path}: no compute host (only a master or storage host); add hosts")
+    if energy:
+        check_energy(hosts, path)
     return hosts
+
+
+def check_energy(hosts: Sequence[HostSpec], path: str | Path) -> None:
+    """Batsim 4.2.1's rules for its compute hosts under energy accounting (``-E``), where
+    SimGrid's energy plugin reads them: each has the property ``wattage_per_state`` (Batsim aborts
+    with "No power range properties specified for host ..."; the old name ``watt_per_state`` is
+    not read), and each state that computes (not a sleep state nor a switch state of
+    ``sleep_pstates``) has a positive speed ("invalid (non-positive computing speed) computing
+    pstate").
+
+    Raises:
+        PlatformError: naming the file, the host and the fix.
+    """
+    for host in hosts:
+        where = f"{path}: host {host.name!r}"
+        if "wattage_per_state" not in host.properties:
+            old = " (it has watt_per_state, the name of SimGrid before 3.32: rename it)" \
+                if "watt_per_state" in host.properties else ""
+            raise PlatformError(
+                f"{where}: no wattage_per_state property{old}, which Batsim 4 refuses with energy "
+                "accounting (-E); give its 'idle:full' watts per power state, or run without -E"
+            )
+        switching = {s for pair in sleep_states(host, where).items() for s in (pair[0], *pair[1])}
+        for state, speed in enumerate(host.speeds_gflops):
+            if state not in switching and not speed > 0:
+                raise PlatformError(
+                    f"{where}: power state {state} computes at {speed * 1e9:g} flop/s, which "
+                    "Batsim 4 refuses with energy accounting (-E); give it a positive speed, or "
+                    "declare it a sleep state in sleep_pstates"
+                )
 
 
 def check_master(hosts: Sequence[HostSpec], path: Path) -> None:

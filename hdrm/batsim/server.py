@@ -143,7 +143,7 @@ class BatsimServer:
     def __init__(self, platform: str | Path, workload: str | Path | Sequence[str | Path],
                  options: ServeOptions | None = None):
         self.options = options or ServeOptions()
-        self.hosts = load_hosts(platform)
+        self.hosts = load_hosts(platform, self.options.config.energy)
         if isinstance(workload, (str, Path)):
             self.table = read_job_table(workload, self.options.config.workload_id)
         else:  # several -w, as Batsim: w0, w1, ...

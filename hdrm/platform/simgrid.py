@@ -3,12 +3,16 @@
 Export (:func:`platform_to_xml`, :func:`write_simgrid_xml`, re-exported here) lives in
 :mod:`hdrm.platform.simgrid_export`.
 
-Reading (:func:`read_simgrid_hosts`) understands ``<host>`` elements and ``<cluster prefix radical
-suffix speed>`` elements, speed lists with units (``"10Gf, 7.5Gf, 0.001f"``), ``pstate``,
-``wattage_per_state`` or ``watt_per_state``, and ``wattage_off``. The master host (named
-``master_host`` or with ``master`` in its ``role`` property) and storage hosts are left out; the
-other hosts come sorted by name, i.e. in Batsim's resource order. XML input is parsed safely
-(:mod:`hdrm.platform.safe_xml`: entity declarations are refused, as defusedxml does).
+Reading (:func:`read_simgrid_hosts`) understands the elements that make hosts: ``<host>``,
+``<cluster prefix radical suffix speed>``, the old ``<cabinet>`` and the Vivaldi ``<peer>``; speed
+lists with SimGrid 3.32's units (``"10Gf, 7.5Gf, 0.001f"``, ``"2gigaflops"``), ``pstate``,
+``wattage_per_state`` or ``watt_per_state``, and ``wattage_off``. What SimGrid refuses before
+making hosts (platform version, hosts outside zones, unknown attributes, ...) is refused here too
+(:mod:`hdrm.platform.simgrid_checks`), and so is a compute host of non-positive speed, as Batsim
+does. The master host (named ``master_host`` or with ``master`` in its ``role`` property) and
+storage hosts are left out; the other hosts come sorted by name, i.e. in Batsim's resource order.
+XML input is parsed safely (:mod:`hdrm.platform.safe_xml`: entity declarations are refused, as
+defusedxml does).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from hdrm.platform.model import (
     ProcessorType,
 )
 from hdrm.platform.safe_xml import UnsafeXmlError, parse_xml_file
+from hdrm.platform.simgrid_checks import check_platform_tree, line_of
 from hdrm.platform.simgrid_export import (  # noqa: F401  (the writer, re-exported)
     CONTROL_BANDWIDTH,
     CONTROL_LINK,
@@ -120,17 +125,35 @@ def _host_values(speed: str, pstate: str, watts_text: str | None, off_text: str 
     """(speeds, power state, wattage per state, wattage off) of a host, checked."""
     speeds = speeds_of(speed, where)
     watts = wattage_of(watts_text, where) if watts_text else ()
+    state = _pstate(pstate, where)
     try:
-        state = int(pstate)
         off = float(off_text) if off_text is not None else None
     except ValueError:
-        raise PlatformError(f"{where}: pstate and wattage_off must be numbers") from None
-    if not 0 <= state < len(speeds):
+        raise PlatformError(f"{where}: wattage_off {off_text!r} is not a number of watts; "
+                            "fix the property") from None
+    if not state < len(speeds):
         raise PlatformError(
             f"{where}: pstate {state} out of range; the host has {len(speeds)} speeds, "
             f"so use 0 to {len(speeds) - 1}"
         )
+    if watts and len(watts) != len(speeds):  # SimGrid's energy plugin refuses it
+        raise PlatformError(
+            f"{where}: {len(watts)} wattage_per_state entries for {len(speeds)} speeds; give "
+            "one 'idle:full' pair per power state"
+        )
     return speeds, state, watts, off
+
+
+def _pstate(text: str, where: str) -> int:
+    """A host's ``pstate`` (SimGrid reads a number: "1" and "1.0" are state 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value >= 0 and value.is_integer()):
+        raise PlatformError(f"{where}: pstate {text!r} is not a power state number (0, 1, ...); "
+                            "fix the attribute")
+    return int(value)
 
 
 def _required(element: ET.Element, attr: str, where: str) -> str:
@@ -141,24 +164,28 @@ def _required(element: ET.Element, attr: str, where: str) -> str:
 
 
 def _element_hosts(element: ET.Element, source: str, memo: dict[tuple, tuple]) -> list[HostSpec]:
-    if element.tag == "host":
-        name = _required(element, "id", f"{source}: <host>")
-        where = f"{source}: host {name!r}"
+    if element.tag in ("host", "peer"):
+        name = _required(element, "id", f"{source}: <{element.tag}>")
+        where = f"{source}: {element.tag} {name!r}"
         speed = _required(element, "speed", where)
-        return [_host_spec(name, speed, element.get("pstate", "0"), _props(element), where, memo,
-                           element.get("core", "1"))]
+        pstate = element.get("pstate", "0") if element.tag == "host" else "0"
+        props = _props(element) if element.tag == "host" else {}
+        return [_host_spec(name, speed, pstate, props, where, memo, element.get("core", "1"))]
     cluster_id = element.get("id", "?")
-    where = f"{source}: cluster {cluster_id!r}"
+    where = f"{source}: {element.tag} {cluster_id!r}"
     prefix = _required(element, "prefix", where)
     suffix = element.get("suffix", "")
     speed = _required(element, "speed", where)
-    props = _props(element)
+    props = _props(element)  # a cabinet has none
     cores = element.get("core", "1")
     return [
-        _host_spec(f"{prefix}{i}{suffix}", speed, element.get("pstate", "0"), props, where, memo,
-                   cores)
+        _host_spec(f"{prefix}{i}{suffix}", speed, "0", props, where, memo, cores)
         for i in parse_radical(_required(element, "radical", where), where)
     ]
+
+
+#: The elements that make hosts (a cabinet is an old form of cluster, a peer a Vivaldi host).
+_HOST_MAKERS = ("host", "cluster", "cabinet", "peer")
 
 
 def _is_compute(host: HostSpec) -> bool:
@@ -223,23 +250,40 @@ def read_simgrid_all_hosts(path: str | Path) -> list[HostSpec]:
     """
     path = Path(path)
     root = _parse_xml(path)
+    check_platform_tree(root, path)
     hosts: list[HostSpec] = []
     source, memo = str(path), {}
     for element in root.iter():
-        if element.tag in ("host", "cluster"):
+        if element.tag in _HOST_MAKERS:
             hosts.extend(_element_hosts(element, source, memo))
     names = [h.name for h in hosts]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})[0]
         raise PlatformError(f"{path}: host {dup!r} is declared twice; host names must be unique")
+    for host in hosts:
+        if not host.speeds_gflops[host.pstate] > 0 and _is_compute(host):
+            line = line_of(path, "host", host.name)
+            raise PlatformError(
+                f"{path}{f':{line}' if line else ''}: host {host.name!r}: speed "
+                f"{host.speeds_gflops[host.pstate] * 1e9:g} flop/s in its power state "
+                f"{host.pstate}; Batsim refuses a compute host of non-positive speed; give a "
+                "positive speed (or make it the master host)"
+            )
     return hosts
+
+
+def _start_speed_power(host: HostSpec) -> tuple[float, float]:
+    """Speed and full power of the power state a host starts in (Batsim runs it there)."""
+    watts = host.wattage_per_state_w
+    return host.speeds_gflops[host.pstate], watts[host.pstate][1] if watts else 0.0
 
 
 def platform_from_simgrid(path: str | Path) -> tuple[Platform, list[HostSpec]]:
     """A Platform with one node, processor and core per compute host of a SimGrid file.
 
-    Memory and memory bandwidth are unbounded; a core's speed and power are those of power
-    state 0 (power 0 W when the file gives none). Core ``i`` is Batsim resource ``i``.
+    Memory and memory bandwidth are unbounded; a core's speed and power are those of the power
+    state its host starts in (``pstate``, 0 by default; power 0 W when the file gives none), as
+    Batsim runs it. Core ``i`` is Batsim resource ``i``.
 
     Raises:
         PlatformError: the file cannot be read or has no compute host.
@@ -247,7 +291,7 @@ def platform_from_simgrid(path: str | Path) -> tuple[Platform, list[HostSpec]]:
     hosts = read_simgrid_hosts(path)
     if not hosts:
         raise PlatformError(f"{path}: no compute host (only a master or storage host); add hosts")
-    keys = [(host.gflops, host.power_w) for host in hosts]  # (speed, power) of each host
+    keys = [_start_speed_power(host) for host in hosts]  # (speed, power) of each host
     ptypes: dict[tuple[float, float], ProcessorType] = {}
     for gflops, power_w in keys:
         if (gflops, power_w) not in ptypes:

@@ -11,46 +11,61 @@ import re
 from hdrm.errors import PlatformError
 from hdrm.platform.model import check_size
 
-#: SI prefix -> power of 1000 (or of 1024 with an "i": "Gif").
-_PREFIX_POWER = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
-_SPEED_RE = re.compile(r"^\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*(?:([kKMGTPE]?)(i?)f)?\s*$")
+#: SimGrid 3.32's speed units (xbt_parse_get_speed): f or flops, with a decimal prefix, short
+#: (kf ... Yf) or long (kiloflops ... yottaflops; SimGrid spells 10**21 "zeta"). No binary prefix.
+_SPEED_UNITS = {"f": 1.0, "flops": 1.0}
+for _power, (_short, _long) in enumerate(zip("kMGTPEZY", ("kilo", "mega", "giga", "tera", "peta",
+                                                          "exa", "zeta", "yotta")), start=1):
+    _SPEED_UNITS[_short + "f"] = _SPEED_UNITS[_long + "flops"] = 1000.0 ** _power
+#: What strtod reads of a decimal number (after leading white space), then the rest: the unit.
+_NUMBER_RE = re.compile(r"\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)(.*)", re.S)
+_UNITS_HELP = "f, kf, Mf, Gf, Tf, Pf, Ef, Zf, Yf (or flops, kiloflops, ..., yottaflops)"
 
 
 def parse_speeds_gflops(text: str, where: str) -> tuple[float, ...]:
-    """Parse a SimGrid speed list (``"10Gf, 7.5Gf, 0.001f"``) into GFLOP/s.
+    """Parse a SimGrid speed list (``"10Gf, 7.5Gf, 0.001f"``) into GFLOP/s, as SimGrid 3.32 does.
+
+    A list's items are stripped of white space; a single speed may start with white space but
+    nothing may separate the number from its unit. A number without a unit is in flop/s.
 
     Raises:
-        PlatformError: a speed is not a number with a flops unit (``where`` prefixes the message).
+        PlatformError: a speed is not a number with one of SimGrid's flops units, or is not
+            finite (``where`` prefixes the message).
     """
-    speeds = []
-    for part in text.split(","):
-        match = _SPEED_RE.match(part)
-        if not match:
-            raise PlatformError(
-                f"{where}: bad speed {part.strip()!r}; write a number with a unit among "
-                "f, kf, Mf, Gf, Tf, Pf, Ef (or Kif, Mif, ... for powers of 1024)"
-            )
-        value, prefix, binary = match.groups()
-        scale = (1024.0 if binary else 1000.0) ** _PREFIX_POWER[prefix or ""]
-        speeds.append(float(value) * scale / 1e9)
-    return tuple(speeds)
+    parts = [p.strip() for p in text.split(",")] if "," in text else [text]
+    return tuple(_speed_gflops(part, where) for part in parts)
+
+
+def _speed_gflops(part: str, where: str) -> float:
+    match = _NUMBER_RE.fullmatch(part)
+    unit = match.group(2) if match else None
+    if match is None or (unit and unit not in _SPEED_UNITS):
+        why = f"unknown unit {unit!r}" if match else "not a number"
+        raise PlatformError(
+            f"{where}: bad speed {part!r} ({why}); write a number and a unit among "
+            f"{_UNITS_HELP}, with no space between them"
+        )
+    return float(match.group(1)) * _SPEED_UNITS[unit or "f"] / 1e9
 
 
 def parse_wattage(text: str, where: str) -> tuple[tuple[float, float], ...]:
-    """Parse ``"idle:full, idle:full, ..."`` (or ``idle:one_core:full``) into (idle, full) pairs.
+    """Parse ``"idle:full, idle:full, ..."`` (or ``idle:epsilon:full``) into (idle, full) pairs.
 
     Raises:
-        PlatformError: a value is not a number (``where`` prefixes the message).
+        PlatformError: a state is not two or three numbers, which SimGrid's energy plugin
+            refuses (``where`` prefixes the message).
     """
     pairs = []
     for part in text.split(","):
         try:
             values = [float(v) for v in part.split(":")]
         except ValueError:
+            values = []
+        if len(values) not in (2, 3):
             raise PlatformError(
-                f"{where}: bad power state {part.strip()!r}; write 'idle:full' watts per state, "
-                "separated by commas"
-            ) from None
+                f"{where}: bad power state {part.strip()!r} in wattage_per_state; write "
+                "'idle:full' (or 'idle:epsilon:full') watts per power state, separated by commas"
+            )
         pairs.append((values[0], values[-1]))
     return tuple(pairs)
 
@@ -66,6 +81,13 @@ def parse_radical(text: str, where: str) -> list[int]:
         raise PlatformError(
             f"{where}: bad radical {text!r}; write ranges like '0-255' or '0-3,7'"
         ) from None
+    empty = next((r for r in ranges if not r), None)
+    if empty is not None:  # SimGrid makes no host of it, silently
+        raise PlatformError(
+            f"{where}: radical {text!r}: the range {empty.start}-{empty.stop - 1} is empty (its "
+            f"first number is above its last), so it makes no host; write "
+            f"'{empty.stop - 1}-{empty.start}'"
+        )
     # counted before expanding: a radical such as 0-999999999999 must not fill the memory
     check_size(sum(map(len, ranges)), f"{where}: radical {text!r}: {sum(map(len, ranges)):,} "
                "hosts of one core", "give a shorter radical")

@@ -117,12 +117,13 @@ def _write(tmp_path: Path, body: str) -> Path:
 
 def test_old_watt_per_state_and_nested_zone_and_roles(tmp_path):
     path = _write(tmp_path, (
+        '<zone id="admin" routing="Full">'
         '<host id="boss" speed="1Gf"><prop id="role" value="master"/></host>'
-        '<host id="disk" speed="1Gf"><prop id="role" value="storage"/></host>'
+        '<host id="disk" speed="1Gf"><prop id="role" value="storage"/></host></zone>'
         '<zone id="inner" routing="Full">'
         '<host id="h2" speed="2Gf, 1Gf" pstate="1"><prop id="watt_per_state" value="10:20, 5:6"/>'
         "</host></zone>"
-        '<cluster id="c" prefix="n" suffix=".x" radical="0-1,4" speed="500Mf"/>'
+        '<cluster id="c" prefix="n" suffix=".x" radical="0-1,4" speed="500Mf" bw="1GBps" lat="0"/>'
     ))
     hosts = read_simgrid_hosts(path)
     assert [h.name for h in hosts] == ["h2", "n0.x", "n1.x", "n4.x"]
@@ -139,8 +140,12 @@ def test_old_watt_per_state_and_nested_zone_and_roles(tmp_path):
         ("1e-9Mf", (1e-12,)),
         ("2Tf", (2000.0,)),
         ("1kf", (1e-6,)),
-        ("1Gif", (1.073741824,)),
-        ("250", (2.5e-7,)),
+        ("250", (2.5e-7,)),  # unit-less: flop/s
+        ("2gigaflops", (2.0,)),  # SimGrid's long units
+        ("3e-3Tf", (3.0,)),
+        ("1e-15Yf", (1.0,)),
+        (" 1.5Gf", (1.5,)),  # strtod skips leading white space
+        (" 1Gf , 2Mf", (1.0, 0.002)),  # list items are trimmed
     ],
 )
 def test_speed_units(text, gflops):
@@ -148,16 +153,40 @@ def test_speed_units(text, gflops):
 
 
 def test_bad_speed_unit():
-    with pytest.raises(PlatformError, match=r"^p\.xml: host 'h': bad speed '10Qf'; write a number "
-                       r"with a unit among f, kf, Mf, Gf"):
+    with pytest.raises(PlatformError, match=r"^p\.xml: host 'h': bad speed '10Qf' \(unknown unit "
+                       r"'Qf'\); write a number and a unit among f, kf, Mf, Gf"):
         parse_speeds_gflops("1Gf, 10Qf", "p.xml: host 'h'")
+
+
+@pytest.mark.parametrize("text, unit", [
+    ("1Gif", "'Gif'"),  # SimGrid has no binary prefix for flops (Batsim: "unknown unit: Gif")
+    ("500Kf", "'Kf'"),  # nor an upper-case kilo ("unknown unit: Kf")
+    ("2.5GF", "'GF'"),
+    ("1gf", "'gf'"),
+    ("2 Gf", "' Gf'"),  # nothing may separate the number and its unit
+    ("1Gf ", "'Gf '"),  # a single speed is not trimmed
+])
+def test_speed_units_simgrid_refuses(text, unit):
+    with pytest.raises(PlatformError, match=rf"bad speed .*\(unknown unit {unit}\)"):
+        parse_speeds_gflops(text, "w")
+
+
+@pytest.mark.parametrize("text", ["", "nanf", "Gf", "inf"])
+def test_speed_that_is_not_a_number(text):
+    with pytest.raises(PlatformError, match=r"^w: bad speed .*\(not a number\)"):
+        parse_speeds_gflops(text, "w")
 
 
 def test_wattage_forms():
     assert parse_wattage("100:200", "w") == ((100.0, 200.0),)
-    assert parse_wattage("95:100:200, 7", "w") == ((95.0, 200.0), (7.0, 7.0))
-    with pytest.raises(PlatformError, match=r"^w: bad power state 'x:1'"):
+    assert parse_wattage("95:100:200, 7:8", "w") == ((95.0, 200.0), (7.0, 8.0))
+    with pytest.raises(PlatformError, match=r"^w: bad power state 'x:1' in wattage_per_state"):
         parse_wattage("1:2, x:1", "w")
+    # one value (or four) per state: SimGrid's energy plugin refuses ("It should be
+    # 'Idle:AllCores' (or 'Idle:Epsilon:AllCores')"), as it refuses 'Off'
+    for text in ("100:200, 7", "1:2:3:4", "100:200, Off"):
+        with pytest.raises(PlatformError, match=r"write 'idle:full' \(or 'idle:epsilon:full'\)"):
+            parse_wattage(text, "w")
 
 
 def test_radicals():
@@ -165,13 +194,20 @@ def test_radicals():
     assert parse_radical("5", "w") == [5]
     with pytest.raises(PlatformError, match=r"^w: bad radical '0-a'; write ranges like"):
         parse_radical("0-a", "w")
+    # SimGrid makes no host of a reversed range, silently (Batsim ran with no compute host)
+    with pytest.raises(PlatformError, match=r"^w: radical '0-3,9-7': the range 9-7 is empty .*"
+                       r"write '7-9'$"):
+        parse_radical("0-3,9-7", "w")
 
 
 @pytest.mark.parametrize(
     "body, message",
     [
-        ('<host speed="1Gf"/>', r"p\.xml: <host>: missing attribute 'id'; add it$"),
-        ('<host id="h"/>', r"p\.xml: host 'h': missing attribute 'speed'; add it$"),
+        ('<host speed="1Gf"/>',
+         r"p\.xml:3: <host>: missing attribute 'id', which SimGrid requires of a <host>; add it$"),
+        ('<host id="h"/>',
+         r"p\.xml:3: <host id='h'>: missing attribute 'speed', which SimGrid requires of a "
+         r"<host>; add it$"),
         ('<host id="h" speed="1Gf" pstate="2"/>',
          r"p\.xml: host 'h': pstate 2 out of range; the host has 1 speeds, so use 0 to 0$"),
         # hosts sharing their texts are read once per distinct set: a later host's own bad
@@ -180,13 +216,19 @@ def test_radicals():
          r"p\.xml: host 'b': pstate 1 out of range; the host has 1 speeds, so use 0 to 0$"),
         ('<host id="a" speed="1Gf"><prop id="wattage_off" value="0"/></host>'
          '<host id="b" speed="1Gf"><prop id="wattage_off" value="x"/></host>',
-         r"p\.xml: host 'b': pstate and wattage_off must be numbers$"),
+         r"p\.xml: host 'b': wattage_off 'x' is not a number of watts; fix the property$"),
+        ('<host id="h" speed="1Gf, 2Gf" pstate="one"/>',
+         r"p\.xml: host 'h': pstate 'one' is not a power state number \(0, 1, \.\.\.\); fix"),
+        ('<host id="h" speed="1Gf, 2Gf" pstate="0.5"/>', r"pstate '0\.5' is not a power state"),
+        ('<host id="h" speed="1Gf, 2Gf"><prop id="wattage_per_state" value="1:2"/></host>',
+         r"p\.xml: host 'h': 1 wattage_per_state entries for 2 speeds; give one 'idle:full' "
+         r"pair per power state$"),
         ('<host id="h" speed="1Gf"/><host id="h" speed="2Gf"/>',
          r"p\.xml: host 'h' is declared twice; host names must be unique$"),
-        ('<cluster id="c" prefix="a" radical="x" speed="1Gf"/>',
+        ('<cluster id="c" prefix="a" suffix="" radical="x" speed="1Gf" bw="1Bps" lat="0"/>',
          r"p\.xml: cluster 'c': bad radical 'x'"),
-        ('<cluster id="c" prefix="a" speed="1Gf"/>',
-         r"p\.xml: cluster 'c': missing attribute 'radical'"),
+        ('<cluster id="c" prefix="a" suffix="" speed="1Gf" bw="1Bps" lat="0"/>',
+         r"p\.xml:3: <cluster id='c'>: missing attribute 'radical', which SimGrid requires"),
     ],
 )
 def test_malformed_hosts(tmp_path, body, message):

@@ -1,0 +1,151 @@
+"""What SimGrid 3.32 (Batsim 4.2.1's) refuses in a platform file before it makes any host.
+
+hdrm reads the hosts of a SimGrid file itself (:mod:`hdrm.platform.simgrid`); a file that the
+real Batsim would refuse must not run under hdrm, so :func:`check_platform_tree` applies the rules
+of SimGrid's DTD (``simgrid.dtd``, version 4.1) that decide which hosts exist and how fast they are:
+
+* the platform's ``version``: 4 or 4.1 (older files describe speeds as ``power``; SimGrid refuses
+  them as too old, newer ones as "from the future");
+* where hosts may be: a ``<host>`` only in a ``<zone>`` (or the old ``<AS>``), and a zone holds
+  either hosts or zones and clusters, not both;
+* the attributes of ``<host>``, ``<cluster>``, ``<cabinet>``, ``<peer>`` and ``<zone>``: an
+  unknown one (a cluster has no ``pstate``) or a missing required one is refused;
+* speed and availability profiles (``speed_file``, ``availability_file``, ``state_file``): hdrm
+  does not model speeds that change over time, so it refuses them rather than run at the wrong
+  speed.
+
+Each refusal is one :class:`~hdrm.errors.PlatformError` line naming the file, the line, the
+element and the fix.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from hdrm.errors import PlatformError
+
+__all__ = ["check_platform_tree", "line_of"]
+
+#: Attributes of the elements that make hosts, or hold them: (required, optional), from the DTD.
+_ATTRIBUTES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "host": (frozenset({"id", "speed"}),
+             frozenset({"core", "speed_file", "availability_file", "state_file", "coordinates",
+                        "pstate"})),
+    "cluster": (frozenset({"id", "prefix", "suffix", "radical", "speed", "bw", "lat"}),
+                frozenset({"core", "sharing_policy", "topology", "topo_parameters", "bb_bw",
+                           "bb_lat", "bb_sharing_policy", "router_id", "limiter_link",
+                           "loopback_bw", "loopback_lat"})),
+    "cabinet": (frozenset({"id", "prefix", "suffix", "radical", "speed", "bw", "lat"}),
+                frozenset()),
+    "peer": (frozenset({"id", "speed", "bw_in", "bw_out"}),
+             frozenset({"lat", "coordinates", "speed_file", "availability_file", "state_file"})),
+    "zone": (frozenset({"id", "routing"}), frozenset()),
+    "AS": (frozenset({"id", "routing"}), frozenset()),
+}
+#: Profiles that change a host over time (not modelled by hdrm).
+_PROFILES = ("speed_file", "availability_file", "state_file")
+#: Children that make a zone a leaf (hosts) or a zone of zones (clusters, zones, peers).
+_LEAF = frozenset({"host", "router", "host_link", "storage", "storage_type"})
+_INNER = frozenset({"zone", "AS", "cluster", "peer"})
+_VERSION_RE = re.compile(r"\s*([0-9]+)(?:\.([0-9]+))?\s*")
+
+
+def line_of(path: str | Path, tag: str, ident: str | None = None) -> int | None:
+    """The line of the first ``<tag`` (with ``id="ident"`` when given) in the file, or None.
+
+    Only used to word an error: the parser that read the tree keeps no line numbers.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    id_part = "" if ident is None else rf"[^>]*?\bid\s*=\s*[\"']{re.escape(ident)}[\"']"
+    match = re.search(rf"<{re.escape(tag)}\b{id_part}", text)
+    return None if match is None else text.count("\n", 0, match.start()) + 1
+
+
+def _where(path: Path, element: ET.Element) -> str:
+    ident = element.get("id")
+    line = line_of(path, element.tag, ident)
+    named = f"<{element.tag}>" if ident is None else f"<{element.tag} id={ident!r}>"
+    return f"{path}:{line}: {named}" if line else f"{path}: {named}"
+
+
+def check_platform_tree(root: ET.Element, path: Path) -> None:
+    """Refuse what SimGrid 3.32 refuses (see the module docstring) in the tree of ``path``.
+
+    Raises:
+        PlatformError: naming the file, the line, the element and the fix.
+    """
+    _check_version(root, path)
+    for child in root:
+        if child.tag in _LEAF:
+            raise PlatformError(
+                f"{_where(path, child)}: a <{child.tag}> directly in <platform>, which SimGrid "
+                "refuses; put it in a <zone id=... routing=\"Full\">"
+            )
+    for element in root.iter():
+        if element.tag in _ATTRIBUTES:
+            _check_attributes(element, path)
+        if element.tag in ("zone", "AS"):
+            _check_zone(element, path)
+
+
+def _check_version(root: ET.Element, path: Path) -> None:
+    text = root.get("version", "")
+    match = _VERSION_RE.fullmatch(text)
+    major, minor = (int(match.group(1)), int(match.group(2) or 0)) if match else (0, 0)
+    if major == 4 and minor in (0, 1):
+        return
+    line = line_of(path, "platform")
+    where = f"{path}:{line}" if line else str(path)
+    if not text:
+        problem = "has no version, which SimGrid 3.32 reads as 0.0 and refuses as too old"
+    elif major < 4:
+        problem = (f"version {text!r} is SimGrid's format before 3.13 (speeds as 'power'), which "
+                   "SimGrid 3.32 refuses as too old")
+    else:
+        problem = (f"version {text!r} is newer than SimGrid 3.32 (Batsim 4.2.1) reads; it refuses "
+                   "it as from the future")
+    raise PlatformError(
+        f"{where}: <platform> {problem}; write version=\"4.1\" (an older file: convert it "
+        "with SimGrid's simgrid_update_xml first)"
+    )
+
+
+def _check_attributes(element: ET.Element, path: Path) -> None:
+    required, optional = _ATTRIBUTES[element.tag]
+    given = set(element.attrib)
+    unknown = sorted(given - required - optional)
+    if unknown:
+        valid = ", ".join(sorted(required | optional))
+        raise PlatformError(
+            f"{_where(path, element)}: attribute {unknown[0]!r} is not a <{element.tag}> "
+            f"attribute, which SimGrid refuses; remove it (valid: {valid})"
+        )
+    missing = sorted(required - given)
+    if missing:
+        raise PlatformError(
+            f"{_where(path, element)}: missing attribute {missing[0]!r}, which SimGrid "
+            f"requires of a <{element.tag}>; add it"
+        )
+    profiles = [a for a in _PROFILES if element.get(a, "").strip()]
+    if profiles:
+        raise PlatformError(
+            f"{_where(path, element)}: {profiles[0]}={element.get(profiles[0])!r} changes the "
+            "host over time, which hdrm does not model (it would run the host at a constant "
+            "speed); remove the attribute"
+        )
+
+
+def _check_zone(zone: ET.Element, path: Path) -> None:
+    tags = {child.tag for child in zone}
+    leaf, inner = sorted(tags & _LEAF), sorted(tags & _INNER)
+    if leaf and inner:
+        raise PlatformError(
+            f"{_where(path, zone)}: holds both <{leaf[0]}> and <{inner[0]}> elements, which "
+            "SimGrid refuses (a zone holds either hosts or zones and clusters); put the hosts in "
+            "a <zone> of their own, beside the clusters, joined by a <zoneRoute>"
+        )
