@@ -137,6 +137,15 @@ class SchedulingEnv(DecisionLoop, gym.Env):
     def _load_inputs(self) -> None:
         c = self.config
         self.platform_base = None if not c.platform_file else load_platform_any(c.platform_file)
+        if self.platform_base is not None and self.platform_base.accelerators:
+            # the GPU environment is chosen by the workload's file name: a CPU workload here
+            # would meet the GPU simulator the platform makes (a traceback at the first step)
+            raise ConfigError(
+                f"{c.platform_file}: a platform with {len(self.platform_base.accelerators)} "
+                f"accelerators and a CPU workload ({c.workload_file}); the environment runs GPU "
+                "platforms with an openb pod list (.csv) or a Gavel trace (with throughputs): "
+                "give one of those, or a platform without accelerators (hdrm replay runs this "
+                "pair as CPU-only tasks)")
         ref = self.platform_base.reference_gflops if self.platform_base else 1.0
         self.trace = read_workload_any(c.workload_file, c.conventions, c.strict, ref)
         if self.platform_base is None:
