@@ -44,8 +44,11 @@ _ATTRIBUTES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "zone": (frozenset({"id", "routing"}), frozenset()),
     "AS": (frozenset({"id", "routing"}), frozenset()),
 }
+#: (required, allowed) of each element, for the usual element's quick test.
+_REQUIRED_ALLOWED = {tag: (req, req | opt) for tag, (req, opt) in _ATTRIBUTES.items()}
 #: Profiles that change a host over time (not modelled by hdrm).
 _PROFILES = ("speed_file", "availability_file", "state_file")
+_PROFILE_SET = frozenset(_PROFILES)
 #: Children that make a zone a leaf (hosts) or a zone of zones (clusters, zones, peers).
 _LEAF = frozenset({"host", "router", "host_link", "storage", "storage_type"})
 _INNER = frozenset({"zone", "AS", "cluster", "peer"})
@@ -87,9 +90,13 @@ def check_platform_tree(root: ET.Element, path: Path) -> None:
                 "refuses; put it in a <zone id=... routing=\"Full\">"
             )
     for element in root.iter():
-        if element.tag in _ATTRIBUTES:
-            _check_attributes(element, path)
-        if element.tag in ("zone", "AS"):
+        tag = element.tag
+        if tag in _ATTRIBUTES:
+            keys = element.attrib.keys()
+            required, allowed = _REQUIRED_ALLOWED[tag]
+            if not (keys <= allowed and keys >= required) or keys & _PROFILE_SET:
+                _check_attributes(element, path)  # finds what is wrong, and says it
+        if tag in ("zone", "AS"):
             _check_zone(element, path)
 
 
