@@ -3,11 +3,12 @@
 The workload is read twice: by :func:`hdrm.workload.batsim_json.read_batsim_json` (validation,
 profile types, submission order: by ``subtime``, ties in file order) and as raw JSON, because Batsim
 forwards each job's JSON object verbatim in JOB_SUBMITTED (extra fields and key order included, the
-id prefixed with the workload id) and every profile in SIMULATION_BEGINS.
+id prefixed with the workload id) and, in SIMULATION_BEGINS, every profile a job uses.
 
 Only profiles the built-in physics can run are accepted: ``delay`` and ``parallel_homogeneous``
-without communication. Anything needing SimGrid's network model is refused up front by
-:func:`check_simulable`.
+without communication. The others are refused up front by :func:`check_simulable`, the real
+binary's way named: Batsim 4.2.1 runs them all (``composed`` sequences and
+``parallel_homogeneous_total`` too, checked with it), hdrm serve does not.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from hdrm.errors import ProtocolError, WorkloadError
 from hdrm.registry import suggest
 from hdrm.results.records import COMPLETED_KILLED, COMPLETED_SUCCESSFULLY, REJECTED, JobResult
 from hdrm.sim.machine import start_kwargs
-from hdrm.workload.batsim_json import check_supported, read_batsim_json
+from hdrm.workload.batsim_json import read_batsim_json, unsupported_profiles
 from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, Job, Workload
 
 #: Job life cycle in the server.
@@ -30,13 +31,23 @@ PENDING, SUBMITTED, RUNNING, DONE = "pending", "submitted", "running", "done"
 
 
 def check_simulable(workload: Workload) -> None:
-    """Refuse profiles that need SimGrid's network model.
+    """Refuse the profiles hdrm serve cannot simulate (the real Batsim runs them), saying so.
 
     Raises:
         WorkloadError: naming the profile type and its jobs (``parallel``, ``composed``,
-            ``parallel_homogeneous`` with ``com`` != 0, ...).
+            ``parallel_homogeneous`` with ``com`` != 0, ...) and what to do.
     """
-    check_supported(workload)
+    unsupported = unsupported_profiles(workload)
+    if unsupported:
+        parts = []
+        for kind, count in unsupported.items():
+            ids = [repr(j.id) for j in workload.jobs if j.profile_type == kind][:3]
+            parts.append(f"{kind!r} ({count} jobs: {', '.join(ids)}{', ...' if count > 3 else ''})")
+        raise WorkloadError(
+            f"{workload.source or workload.name}: unsupported profile type {'; '.join(parts)}; "
+            "hdrm serve simulates 'delay' and 'parallel_homogeneous' (com = 0) profiles only: "
+            "run this workload with the real batsim, or give those jobs such profiles"
+        )
     for job in workload.jobs:
         data = job.extra.get("profile_data") or {}
         if data.get("com", 0):

@@ -1,0 +1,116 @@
+"""What ``hdrm serve`` refuses, tried with the Batsim 4.2.1 binary.
+
+Refused as the binary refuses (it aborts; ``slow`` tests below): an alloc of another size than
+the request without a mapping, KILL_JOB of a job not started, CHANGE_JOB_STATE, a QUERY other
+than ``consumed_energy``. Refused although the binary runs them, each naming what is refused and
+what to do: ``composed`` and ``parallel_homogeneous_total`` profiles (and network profiles),
+``storage_mapping``, and a ``parallel_homogeneous`` job with several executors on one resource
+(``test_serve_mapping.py``). Several workloads on a platform with latencies are no longer
+refused (``test_serve_workloads_latency.py``), nor mappings the physics does not see.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from batsim_helpers import RawScheduler
+from real_batsim import real_batsim
+from test_serve_workloads import write_json, write_platform
+
+from hdrm.batsim.jobs import read_job_table
+from hdrm.batsim.server import ServeOptions, serve
+from hdrm.errors import ProtocolError, WorkloadError
+
+PROFILES = {"d2": {"type": "delay", "delay": 2}, "d3": {"type": "delay", "delay": 3},
+            "seq": {"type": "composed", "repeat": 2, "seq": ["d2", "d3"]},
+            "pht": {"type": "parallel_homogeneous_total", "cpu": 2e9, "com": 0}}
+
+
+def _workload(path: Path, *profiles: str) -> Path:
+    jobs = [{"id": str(i), "subtime": 0, "res": 2, "walltime": -1, "profile": name}
+            for i, name in enumerate(profiles)]
+    return write_json(path, {"nb_res": 6, "jobs": jobs, "profiles": PROFILES})
+
+
+@pytest.mark.parametrize("profile", ["seq", "pht"])
+def test_profiles_serve_does_not_simulate_are_refused_with_what_to_do(tmp_path, profile):
+    kind = PROFILES[profile]["type"]
+    with pytest.raises(WorkloadError, match=(
+            rf"w\.json: unsupported profile type '{kind}' \(1 jobs: '1'\); hdrm serve simulates "
+            r"'delay' and 'parallel_homogeneous' \(com = 0\) profiles only: run this workload "
+            r"with the real batsim, or give those jobs such profiles")):
+        read_job_table(_workload(tmp_path / "w.json", "d2", profile))
+
+
+# ---------------------------------------------------------------- against the real binary
+BATSIM, WHY_NOT = real_batsim()
+
+
+def _run(tmp_path: Path, workload: Path, decisions: list[dict], real: bool) -> str:
+    """Run the binary or hdrm serve with ``decisions`` sent at the first submissions; returns
+    "ok", or the error (the binary's exit status, hdrm serve's exception text)."""
+    platform = write_platform(tmp_path / "platform.xml", 6)
+    pending = list(decisions)
+
+    def reply(doc: dict) -> str:
+        out = []
+        if pending and any(e["type"] == "JOB_SUBMITTED" for e in doc["events"]):
+            out = [dict(d, timestamp=doc["now"]) for d in pending]
+            pending.clear()
+        return json.dumps({"now": doc["now"], "events": out})
+
+    scheduler = RawScheduler(reply)
+    scheduler.start()
+    try:
+        if real:
+            done = subprocess.run([BATSIM, "-p", str(platform), "-w", str(workload), "-q",
+                                   "-e", str(tmp_path / "real"), "-s",
+                                   scheduler.endpoint.replace("localhost", "127.0.0.1")],
+                                  capture_output=True, text=True, timeout=60)
+            return "ok" if done.returncode == 0 else f"exit {done.returncode}"
+        try:
+            serve(platform, workload, ServeOptions(scheduler.endpoint, str(tmp_path / "o"), 5.0))
+        except ProtocolError as exc:
+            return str(exc)
+        return "ok"
+    finally:
+        scheduler.stop()
+
+
+def _execute(job: str, alloc: str) -> dict:
+    return {"type": "EXECUTE_JOB", "data": {"job_id": job, "alloc": alloc}}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize(("decisions", "ours"), [
+    ([_execute("w0!0", "0-2")], "alloc '0-2' has 3 resources, the job requests 2"),
+    ([_execute("w0!0", "0-1"), {"type": "KILL_JOB", "data": {"job_ids": ["w0!1"]}}],
+     "job 'w0!1' has not started; reject it instead"),
+    ([{"type": "CHANGE_JOB_STATE", "data": {"job_id": "w0!0", "job_state": "COMPLETED_KILLED"}}],
+     "hdrm serve does not support CHANGE_JOB_STATE"),
+    ([_execute("w0!0", "0-1"),
+      {"type": "QUERY", "data": {"requests": {"estimate_waiting_time": {"job_id": "w0!1"}}}}],
+     "unsupported request\\(s\\) 'estimate_waiting_time'"),
+], ids=["alloc-size", "kill-unstarted", "change-job-state", "query-waiting-time"])
+def test_refusals_the_binary_shares(tmp_path, decisions, ours):
+    workload = _workload(tmp_path / "w.json", "d2", "d3")
+    assert _run(tmp_path, workload, decisions, real=True).startswith("exit ")  # it aborts
+    message = _run(tmp_path, workload, decisions, real=False)
+    assert re.search(ours, message), message
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize("profile", ["seq", "pht"])
+def test_profiles_the_binary_runs(tmp_path, profile):
+    """What serve refuses up front, the binary runs (so the message sends users to it); a
+    parallel_homogeneous_total job on 3 resources although it asks for 2."""
+    workload = _workload(tmp_path / "w.json", "d2", profile)
+    alloc = "2-4" if profile == "pht" else "2-3"
+    assert _run(tmp_path, workload, [_execute("w0!0", "0-1"), _execute("w0!1", alloc)],
+                real=True) == "ok"
