@@ -304,13 +304,11 @@ class DagEnv(SchedulingEnv):
         ready = [] if self._done else self._ready_window()
         rows = [task_features(ready[i] if i < len(ready) else None, now, scale)
                 for i in range(window)]
-        procs = self.procs.features(now, scale, self._ends)
-        np.minimum(procs[:, 2], self._end_cap, out=procs[:, 2])
+        procs = self.procs.features(now, scale, self._ends, self._end_cap)
         head = [min(now / self.horizon_s, self._clock_cap), len(self.sim.core.queue) / window,
                 self.missed / max(self.ended, 1), float(procs[:, 1].mean())]
-        return np.concatenate([np.asarray(head, dtype=np.float32),
-                               np.asarray(rows, dtype=np.float32).ravel(),
-                               procs.ravel()]).astype(np.float32)
+        return np.concatenate([np.asarray(head, dtype=np.float32),  # all float32: no copy after
+                               np.asarray(rows, dtype=np.float32).ravel(), procs.ravel()])
 
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self.action_masks(), "time": self.sim.now,

@@ -129,9 +129,11 @@ class Processors:
             self._pins[p] = pin
         return pin
 
-    def features(self, now: float, scale_s: float, ends: dict[int, float]) -> np.ndarray:
+    def features(self, now: float, scale_s: float, ends: dict[int, float],
+                 most: float = math.inf) -> np.ndarray:
         """Per processor: ``[is_gpu, free share, time until its next task end / scale]``
-        (``ends``: the expected end of each running task by job index, on cores)."""
+        (``ends``: the expected end of each running task by job index, on cores; the last
+        column at most ``most``: the longest task, against rounding)."""
         out = np.zeros((len(self), PROC_FEATURES), dtype=np.float32)
         out[:, 0] = self.is_gpu
         if self.gpu:
@@ -146,13 +148,14 @@ class Processors:
                 else:
                     out[p, 1] = c.cpu_left[n] / max(c.cpu_cap[n], 1)
                 end = ends[1 if kind == "gpu" else 0][n]
-                out[p, 2] = 0.0 if end == math.inf else max(end - now, 0.0) / scale_s
+                out[p, 2] = 0.0 if end == math.inf else min(max(end - now, 0.0) / scale_s,
+                                                             most)
             return out
         busy = self.sim.core.state.core_job
         for p, idx in enumerate(busy):
             out[p, 1] = idx == FREE
             if idx != FREE and idx in ends:
-                out[p, 2] = max(ends[idx] - now, 0.0) / scale_s
+                out[p, 2] = min(max(ends[idx] - now, 0.0) / scale_s, most)
         return out
 
 

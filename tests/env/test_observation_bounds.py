@@ -90,6 +90,21 @@ def test_dag_bounds_by_hand(tmp_path, gpus, high):
         play(env, seed)
 
 
+def test_a_processors_time_to_its_next_end_is_capped_at_the_longest_task(tmp_path):
+    """Cores only, the hand case: at 2 s b runs on core 0 until 8 s (6 / 8 ahead); the bound of
+    that column is the longest task, 6 / 8, and ``most`` caps it (a guard against rounding)."""
+    taskset, platform = write_case(tmp_path, gpus=0)
+    env = DagEnv(workload_file=str(taskset), platform_file=str(platform), mode="job_pick",
+                 window=2)
+    _, info = env.reset()
+    _, _, _, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))  # a on core 0
+    obs, *_ = env.step(int(np.flatnonzero(env.action_masks())[0]))  # b on core 0, 2-8
+    assert obs[24:].reshape(2, 3)[:, 2].tolist() == [6 / 8, 0]
+    assert env.observation_space.high[24:].reshape(2, 3)[:, 2].tolist() == [6 / 8] * 2
+    capped = env.procs.features(env.sim.now, 8.0, env._ends, most=0.5)
+    assert capped[:, 2].tolist() == [0.5, 0]
+
+
 def _workflows(tmp_path: Path, recipes: bool) -> list[Workflow]:
     """The DAG readers' hand workflows, and WfCommons' Montage and Epigenomics recipes."""
     flows = []
