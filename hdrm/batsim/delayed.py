@@ -53,6 +53,11 @@ logger = logging.getLogger(__name__)
 #: job's end computed as start + delay may differ from a submitter's wake-up by a rounding error.
 SAME_INSTANT_S = 1e-9
 
+#: A wake number carries, above this, where an end ranks late among the events of its instant
+#: (:mod:`hdrm.batsim.server_decisions`); whether its message is already waiting when the server
+#: looks depends on when its wait began, below.
+_LATE_RANKS = 1 << 39
+
 # kinds of message posted to the server
 _END, _SWITCHED, _HELLO, _BATCH, _BYE, _DECISION, _READY, _CALL = range(8)
 
@@ -118,7 +123,7 @@ class DelayedSimulation(BatsimSimulation):
         for posted_s, wake, *_ in self._posted:
             if posted_s < free - SAME_INSTANT_S:
                 return True
-            if posted_s <= free + SAME_INSTANT_S and wake <= self._woken_after:
+            if posted_s <= free + SAME_INSTANT_S and wake % _LATE_RANKS <= self._woken_after:
                 return True
         return False
 
@@ -144,7 +149,7 @@ class DelayedSimulation(BatsimSimulation):
     def _post_end(self, when: float, end: JobEnd) -> None:
         """A job's end: its row is final; its message leaves its first host."""
         self._ended(self.table.jobs[end.key], end, queue=False)
-        self._post(when, self.latencies.host_s[end.cores[0]], _END, end, self._job_wake[end.key])
+        self._post(when, self.latencies.host_s[end.cores[0]], _END, end, self._end_wake(end))
 
     def _take(self, t: float) -> None:
         """The server takes the first message posted by ``t`` and handles it on arrival."""

@@ -22,6 +22,7 @@ from hdrm.batsim import protocol as p
 from hdrm.batsim.jobs import RUNNING, SUBMITTED, run_kwargs
 from hdrm.errors import ProtocolError
 from hdrm.results.records import REJECTED
+from hdrm.sim.job_end import COMPLETED_WALLTIME_REACHED, JobEnd
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,24 @@ class DecisionHandlers:
         late = (_COMPUTED if kwargs.get("ops_gflop") is not None
                 else _ENERGY_QUERY if self.config.energy else 0)
         self._job_wake[job.job.idx] = self._new_wake() + late
+
+    def _end_wake(self, end: JobEnd, in_computed_step: bool = False) -> int:
+        """Where a job's end ranks among the events of its instant: by its start (its wake),
+        late as :meth:`_execute` set it. A parallel job killed at its walltime ends by its
+        timer, a sleep: in the solver step of the first thing due at its instant, which is its
+        own timer, a submission or call, a ``delay`` job's end (then it ranks by its start among
+        the sleeps, behind the submissions and calls under energy accounting, as a ``delay``
+        job's end) or a parallel job's work done (``in_computed_step``: among what ends by
+        computing). Checked with the binary: a tie killed by a submission goes before it without
+        ``-E``, after it with ``-E``; killed by an earlier tie's end, right after that end."""
+        wake = self._job_wake[end.key]
+        if wake >= _COMPUTED and end.state == COMPLETED_WALLTIME_REACHED and not in_computed_step:
+            wake += (_ENERGY_QUERY if self.config.energy else 0) - _COMPUTED
+        return wake
+
+    def _ends_by_computing(self, end: JobEnd) -> bool:
+        """Whether ``end`` is a parallel job's work done (not its timer, not a sleep)."""
+        return self._job_wake[end.key] >= _COMPUTED and end.state != COMPLETED_WALLTIME_REACHED
 
     def _check_hosts(self, hosts: list[int], where: str) -> None:
         board = self.board

@@ -44,6 +44,10 @@ events come after the others of their instant, in the order they began (the reco
 ``sessions/protocol_demo`` shows a switch acknowledged after a simultaneous submission). This part
 is an approximation: Batsim sometimes sends such an event in a message of its own, at the same
 printed time, when the decision process was waiting and the other events had already gone.
+A parallel job killed at its walltime ends by its timer, a sleep, in the solver step of the
+first thing due at its instant (``_end_wake``); one whose work ends exactly at its walltime is
+killed when a submission, a call or an earlier job's end is due first then
+(:mod:`hdrm.sim.running`).
 
 With energy accounting (``-E``) a ``delay`` job's end is late too: before it tells the server,
 the job's executor asks SimGrid's energy plugin for its hosts' energy (the job's energy and
@@ -288,12 +292,16 @@ class BatsimSimulation(DecisionHandlers):
         """
         if t == self.board.now and not self._pending and self._next_time() > t:
             return  # nothing happens: the common case of a decision at the message's time
-        self._note_sleepers(t)
+        sleepers = self._note_sleepers(t)
+        first: dict[float, bool] = {}  # instant -> its first thing due is a parallel job's work
         for when, item in self.board.advance(t):
             if isinstance(item, JobEnd):
                 job = self.table.jobs[item.key]
                 self._ended(job, item, queue=False)
-                self._push(when, self._job_wake[item.key], ev.job_completed(
+                computed = first.get(when)
+                if computed is None:
+                    first[when] = when not in sleepers and self._ends_by_computing(item)
+                self._push(when, self._end_wake(item, bool(computed)), ev.job_completed(
                     when, job.batsim_id, item.state, p.format_resources(item.cores)))
             else:
                 hosts, state = item
@@ -311,11 +319,16 @@ class BatsimSimulation(DecisionHandlers):
         self.outbox.extend(events)
         pending.clear()
 
-    def _note_sleepers(self, t: float) -> None:
-        """Tell the machine when submissions and requested calls are due up to ``t``: their
-        sleeps aim at the exact instant, so they come before the job ends of that instant, and a
-        parallel job whose work ends exactly at its walltime then is killed at its walltime."""
-        note = self.board.machine.note_event
+    def _note_sleepers(self, t: float) -> set[float]:
+        """Tell the machine when submissions and requested calls are due up to ``t``, and
+        return those times: their sleeps aim at the exact instant, so they come before the job
+        ends of that instant, and a parallel job whose work ends exactly at its walltime then is
+        killed at its walltime."""
+        machine_note, noted = self.board.machine.note_event, set()
+
+        def note(when: float) -> None:
+            machine_note(when)
+            noted.add(when)
         for sub in self._subs:
             last = -math.inf
             for i in range(sub.next, len(sub.jobs)):
@@ -328,6 +341,7 @@ class BatsimSimulation(DecisionHandlers):
         for when, _ in self._calls:
             if when <= t:
                 note(when)
+        return noted
 
     def _place_notify(self, events: list[p.Event], times: list[float], ready_s: float) -> None:
         """Put NOTIFY behind the events of the last submission's instant (Batsim's submitter says

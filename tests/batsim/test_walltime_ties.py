@@ -21,6 +21,7 @@ import pytest
 from batsim_helpers import RawScheduler, fcfs
 
 from hdrm.batsim.server import ServeOptions, serve
+from hdrm.batsim.simulator import ServerConfig
 from hdrm.sim.engine import Simulation, SimulationConfig
 from hdrm.sim.inputs import InputSpec, load_inputs
 from hdrm.sim.machine import COMPLETED_SUCCESSFULLY as OK
@@ -132,6 +133,8 @@ CASES = {
     "submission_after_a_batch": ([job(i, 0, 1, 100, "d05") for i in range(10, 15)]
                                  + [job(1, 0.5, 1, 2, "t2"), job(3, 2.5, 1, 100, "d1")], None,
                                  {10: OK, 11: OK, 12: OK, 13: OK, 14: OK, 1: WALL, 3: OK}),
+    "submission_a_batch_later": ([job(1, 0, 1, 2, "t2"), job(2, 1, 1, 100, "d1"),
+                                  job(3, 2, 1, 100, "d1")], None, {1: WALL, 2: OK, 3: OK}),
     "started_late": ([job(0, 0, 16, 100, "d9"), job(1, 3, 1, 1, "t1"), job(2, 3, 4, 1, "t1")],
                      None, {0: OK, 1: OK, 2: WALL}),
     "call_at_the_walltime": ([job(1, 0, 1, 1, "t1")], 1.0, {1: WALL}),
@@ -180,16 +183,34 @@ def final_states(received: list[str]) -> dict[int, str]:
     return out
 
 
-def serve_states(tmp_path: Path, name: str) -> dict[int, str]:
+def serve_messages(tmp_path: Path, name: str, energy: bool = False) -> list[str]:
+    """The messages ``hdrm serve`` sends for case ``name`` to a FCFS scheduler."""
     platform, workload = write_case(tmp_path, name)
     sched = scheduler(CASES[name][1])
     sched.start()
     try:
-        serve(platform, workload, ServeOptions(sched.endpoint, str(tmp_path / "serve"), 30.0))
+        serve(platform, workload, ServeOptions(sched.endpoint, str(tmp_path / "serve"), 30.0,
+                                               ServerConfig(energy=energy)))
     finally:
         sched.stop()
     assert sched.error is None
-    return final_states(sched.received)
+    return sched.received
+
+
+def serve_states(tmp_path: Path, name: str) -> dict[int, str]:
+    return final_states(serve_messages(tmp_path, name))
+
+
+def summary(received: list[str]) -> list[str]:
+    """The messages after SIMULATION_BEGINS, one text each: ``TYPE:job`` per event, the job
+    state's initial (S, W) after a job end."""
+    out = []
+    for text in received[1:]:
+        events = json.loads(text)["events"]
+        out.append(" ".join(
+            e["type"] + (":" + e["data"]["job_id"].split("!")[1] if "job_id" in e["data"] else "")
+            + (e["data"]["job_state"][10] if "job_state" in e["data"] else "") for e in events))
+    return out
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -213,3 +234,40 @@ def test_builtin_engine_submission_at_the_walltime(tmp_path):
     result = Simulation(plat, wl, SimulationConfig(contention="none", backfilling="none",
                                                    seed=0)).run(resolve_policy("fcfs"))
     assert {int(o.job.id): o.state for o in result.outcomes} == {1: WALL, 2: OK}
+
+
+#: The messages of the binary (``summary``) where a tie is killed, without and with -E: a tie
+#: killed at the step of a submission or call ranks with the sleeps of its instant by its start
+#: (before a submission whose submitter slept again after the job started, behind every
+#: submission and call with -E); killed at the step of an earlier tie's end, right behind it.
+ORDERS = {
+    ("submission_after_a_batch", False): [
+        "JOB_SUBMITTED:10 JOB_SUBMITTED:11 JOB_SUBMITTED:12 JOB_SUBMITTED:13 JOB_SUBMITTED:14",
+        "JOB_SUBMITTED:1 JOB_COMPLETED:10S JOB_COMPLETED:11S JOB_COMPLETED:12S "
+        "JOB_COMPLETED:13S JOB_COMPLETED:14S",
+        "JOB_SUBMITTED:3 JOB_COMPLETED:1W NOTIFY", "JOB_COMPLETED:3S", "SIMULATION_ENDS"],
+    ("call_at_the_walltime", False): [
+        "JOB_SUBMITTED:1", "NOTIFY", "JOB_COMPLETED:1W REQUESTED_CALL", "SIMULATION_ENDS"],
+    ("call_at_the_walltime", True): [
+        "JOB_SUBMITTED:1", "NOTIFY", "REQUESTED_CALL JOB_COMPLETED:1W", "SIMULATION_ENDS"],
+    ("submission_a_batch_later", False): [
+        "JOB_SUBMITTED:1", "JOB_SUBMITTED:2",
+        "JOB_COMPLETED:1W JOB_SUBMITTED:3 JOB_COMPLETED:2S NOTIFY", "JOB_COMPLETED:3S",
+        "SIMULATION_ENDS"],
+    ("submission_a_batch_later", True): [
+        "JOB_SUBMITTED:1", "JOB_SUBMITTED:2",
+        "JOB_SUBMITTED:3 JOB_COMPLETED:1W JOB_COMPLETED:2S NOTIFY", "JOB_COMPLETED:3S",
+        "SIMULATION_ENDS"],
+    ("three_together", True): [
+        "JOB_SUBMITTED:1 JOB_SUBMITTED:2 JOB_SUBMITTED:3", "NOTIFY",
+        "JOB_COMPLETED:1S JOB_COMPLETED:2W JOB_COMPLETED:3W", "SIMULATION_ENDS"],
+    ("started_late", False): [
+        "JOB_SUBMITTED:0", "JOB_SUBMITTED:1 JOB_SUBMITTED:2", "NOTIFY", "JOB_COMPLETED:0S",
+        "JOB_COMPLETED:1S JOB_COMPLETED:2W", "SIMULATION_ENDS"],
+}
+
+
+@pytest.mark.parametrize("name, energy", sorted(ORDERS))
+def test_serve_sends_the_ends_of_ties_in_the_binary_order(name, energy, tmp_path):
+    assert summary(serve_messages(tmp_path, name, energy)) == ORDERS[name, energy]
+
