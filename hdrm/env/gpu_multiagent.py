@@ -48,7 +48,7 @@ from typing import Any, Mapping
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
-from pettingzoo.utils import parallel_to_aec, wrappers
+from pettingzoo.utils import parallel_to_aec
 
 from hdrm.env.action_space import CurrentMask, MaskedDiscrete, action_index
 from hdrm.env.gpu_multiagent_core import TwoPhaseCore
@@ -308,6 +308,7 @@ def parallel_env(**kwargs: Any) -> GpuMultiAgentEnv:
 
 
 def env(**kwargs: Any):
-    """The PettingZoo AEC environment: :func:`parallel_env` through ``parallel_to_aec``, with
-    PettingZoo's order-enforcing wrapper."""
-    return wrappers.OrderEnforcingWrapper(parallel_to_aec(parallel_env(**kwargs)))
+    """The PettingZoo AEC environment: :func:`parallel_env` through ``parallel_to_aec``, which
+    adds PettingZoo's order-enforcing wrapper (once: wrapped twice, ``aec_to_parallel`` could
+    not give the parallel environment back and wrapped it in a conversion instead)."""
+    return parallel_to_aec(parallel_env(**kwargs))

@@ -154,3 +154,20 @@ def test_a_bad_max_cycles_is_a_one_line_error(tiny, value):
     with pytest.raises(ConfigError, match=rf"^max_cycles: expected a whole number of steps >= 1 "
                                           rf"\(or None: no limit\), got {value!r}$"):
         parallel_env(max_cycles=value, **tiny)
+
+
+def test_parallel_aec_conversions_round_trip_and_pass_the_api_tests():
+    from pettingzoo.test import api_test, parallel_api_test
+    from pettingzoo.utils import aec_to_parallel, parallel_to_aec
+
+    par = parallel_env(nb_jobs=40, **SLICE)
+    back = aec_to_parallel(aec_env(nb_jobs=40, **SLICE))  # env() unwraps to its parallel env
+    assert type(back) is type(par) and back.possible_agents == par.possible_agents
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PettingZoo's advice on dict spaces and agent names
+        api_test(parallel_to_aec(par), num_cycles=100)
+        parallel_api_test(back, num_cycles=100)
+    # (parallel_api_test set back.max_cycles = 100) a fresh round trip plays the same episode
+    # as the parallel environment, bare samples
+    assert _random_parallel_episode(aec_to_parallel(aec_env(nb_jobs=40, **SLICE)), 5) \
+        == _random_parallel_episode(parallel_env(nb_jobs=40, **SLICE), 5)
