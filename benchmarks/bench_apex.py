@@ -34,12 +34,14 @@ seed, and Ape-X's actors and learner interleave as the machine schedules them), 
 ``--peer-seeds 0,1,2`` runs the single-process DQN once per seed (the first sets the target,
 the others stop at it: ``train.py --stop-at``) and ``--apex-seeds 0,1,2,3,4`` runs Ape-X once
 per seed, one after the other. The verdict compares the medians of the times to the target, a
-run that did not reach it counting as infinite.
+run that did not reach it counting as infinite. ``none`` runs no seed on that side (``--peer-seeds
+none`` then needs ``--target``): ``benchmarks/bench_apex_cores.py`` runs each seed so, in its own
+process on cores of its own, all at once on a many-core machine.
 
 Usage::
 
     python benchmarks/bench_apex.py [--actors 2] [--minutes 15] [--peer-minutes 15]
-        [--peer-seeds 0,1,2] [--apex-seeds 0,1,2]
+        [--peer-seeds 0,1,2|none] [--apex-seeds 0,1,2|none]
         [--reference MODEL [--reference-log validation.csv]] [--target SCORE]
         [--validate-every K | --validate-updates N] [--apex-json '{"weight_sync": 50}']
         [--agent-json '{"params": {"batch_size": 32}}']
@@ -151,8 +153,11 @@ def peer_figures(out: Path, seed: int, minutes: float, echo: Any = print,
     return figures
 
 
-def median_time(times: list[float | None]) -> float:
-    """The median of times to the target, a run that did not reach it counting as infinite."""
+def median_time(times: list[float | None]) -> float | None:
+    """The median of times to the target, a run that did not reach it counting as infinite;
+    None for no run."""
+    if not times:
+        return None
     return float(np.median([math.inf if t is None else t for t in times]))
 
 
@@ -296,12 +301,20 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
 
     torch.set_num_threads(1)
     spec = protocol.training_spec("lublin", "job_pick")
-    peers = single_process(a, tuple(spec.validation_starts))
+    peers = (single_process(a, tuple(spec.validation_starts))
+             if a.peer_seeds or a.reference else [])
     target = peers[0]["best_validation"] if a.target is None else a.target
     out = Path(a.out)
     runs = [apex_run(a, seed, target, out if k == 0 else out.with_name(f"{out.stem}_seed{seed}"
                                                                        f"{out.suffix}"))
             for k, seed in enumerate(a.apex_seeds)]
+    return summarise(a, target, peers, runs, os.cpu_count())
+
+
+def summarise(a: argparse.Namespace, target: float, peers: list[dict[str, Any]],
+              runs: list[dict[str, Any]], cpus: int | None) -> dict[str, Any]:
+    """The summary of ``peers`` (single-process figures) and Ape-X ``runs`` timed to ``target``;
+    a median and the verdict are None where a side has no run."""
     single_median = median_time([p.get("wall_s_to_target") for p in peers])
     apex_median = median_time([r["wall_s_to_target"] for r in runs])
     return {
@@ -309,8 +322,9 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         "actors": a.actors, "target": target, "agent_json": a.agent_json,
         "single_process": peers, "apex": runs,
         "median_s": {"single_process": single_median, "apex": apex_median},
-        "met": apex_median < single_median,
-        "cpus": os.cpu_count(),
+        "met": None if single_median is None or apex_median is None
+        else apex_median < single_median,
+        "cpus": cpus,
         "command": "python benchmarks/bench_apex.py " + " ".join(sys.argv[1:]),
     }
 
@@ -343,6 +357,8 @@ def report(summary: dict[str, Any], echo: Any = print) -> None:
              f"({run['updates_per_s']}/s), {run['env_steps']} decisions, load "
              f"{run['load_1min_before']} before")
     medians = summary["median_s"]
+    if summary["met"] is None:
+        return
     echo(f"median: single-process {medians['single_process']:.0f} s, Ape-X "
          f"{medians['apex']:.0f} s: Ape-X {'sooner' if summary['met'] else 'not sooner'} "
          f"({summary['cpus']} CPUs)")
@@ -371,9 +387,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="the seed of both learners unless --peer-seeds / --apex-seeds say")
     p.add_argument("--peer-seeds", metavar="S1,S2,...", help="single-process DQN runs, one per "
                    "seed: the first sets the target (its best) unless --target does, the others "
-                   "stop when they reach it (default: --seed)")
+                   "stop when they reach it (default: --seed; none: no peer run)")
     p.add_argument("--apex-seeds", metavar="S1,S2,...", help="Ape-X runs, one per seed, one "
-                   "after the other (default: --seed)")
+                   "after the other (default: --seed; none: no Ape-X run)")
     p.add_argument("--reference", help="take the single-process figures from this DQN "
                    "checkpoint (validated on the rule's sequences) instead of a peer run")
     p.add_argument("--reference-log", help="that run's validation.csv, for its time to its best")
@@ -397,12 +413,16 @@ def main(argv: list[str] | None = None) -> int:
     for flag in ("peer_seeds", "apex_seeds"):
         text = getattr(a, flag)
         try:
-            seeds = ([a.seed] if text is None
+            seeds = ([a.seed] if text is None else [] if text.strip().lower() == "none"
                      else cli_lists.ints(text, "--" + flag.replace("_", "-"), distinct=True,
                                          minimum=0))
         except ConfigError as exc:
             p.error(str(exc))
         setattr(a, flag, seeds)
+    if not a.peer_seeds and not a.reference and a.target is None:
+        p.error("--peer-seeds none: give --target SCORE (the score the Ape-X runs must reach)")
+    if not a.apex_seeds and not a.peer_seeds:
+        p.error("--peer-seeds none --apex-seeds none: nothing to run; give seeds to one of them")
     for flag, example in (("apex_json", '{"min_replay_ratio": 0.05}'),
                           ("agent_json", '{"params": {"batch_size": 32}}')):
         text = getattr(a, flag)

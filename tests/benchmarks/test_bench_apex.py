@@ -188,3 +188,24 @@ def test_a_reference_gives_its_time_to_a_lower_target_from_its_log(tmp_path):
     assert bench_apex.single_process(a, RULE_STARTS)[0]["wall_s_to_target"] == 50.5
     a.target, a.reference_log = None, None  # its own best: the time to its best
     assert bench_apex.single_process(a, RULE_STARTS)[0]["wall_s_to_target"] == 300.0
+
+
+def test_no_seed_on_one_side_needs_a_target_and_gives_no_verdict(capsys):
+    with pytest.raises(SystemExit):
+        bench_apex.main(["--peer-seeds", "none"])
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "bench_apex.py: error: --peer-seeds none: give --target SCORE (the score the Ape-X runs "
+        "must reach)")
+    with pytest.raises(SystemExit):
+        bench_apex.main(["--peer-seeds", "none", "--apex-seeds", "None", "--target", "30"])
+    assert "nothing to run" in capsys.readouterr().err
+    assert bench_apex.median_time([]) is None
+    a = argparse.Namespace(actors=2, agent_json={})
+    run = {"seed": 3, "wall_s_to_target": None, "best_validation": 40.0, "updates": 10,
+           "updates_per_s": 1.0, "env_steps": 100, "load_1min_before": 0.0}
+    summary = bench_apex.summarise(a, 30.0, [], [run], 16)
+    assert (summary["median_s"], summary["met"]) == ({"single_process": None,
+                                                      "apex": float("inf")}, None)
+    lines: list[str] = []
+    bench_apex.report(summary, echo=lines.append)
+    assert len(lines) == 2 and "seed 3" in lines[1]  # no median line without a peer
