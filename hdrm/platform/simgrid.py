@@ -273,9 +273,22 @@ def read_simgrid_all_hosts(path: str | Path) -> list[HostSpec]:
 
 
 def _start_speed_power(host: HostSpec) -> tuple[float, float]:
-    """Speed and full power of the power state a host starts in (Batsim runs it there)."""
+    """Speed and running power of the power state a host starts in (Batsim runs it there).
+
+    A job on a host of ``core="N"`` computes on one of its cores: SimGrid's energy plugin counts
+    a load of 1/N, ``epsilon + (full - epsilon) / N`` watts (``epsilon`` is the middle value of
+    ``idle:epsilon:full``, the idle one of ``idle:full``).
+    """
     watts = host.wattage_per_state_w
-    return host.speeds_gflops[host.pstate], watts[host.pstate][1] if watts else 0.0
+    if not watts:
+        return host.speeds_gflops[host.pstate], 0.0
+    idle, full = watts[host.pstate]
+    if host.cores == 1:
+        return host.speeds_gflops[host.pstate], full
+    text = host.properties.get("wattage_per_state", host.properties.get("watt_per_state", ""))
+    values = text.split(",")[host.pstate].split(":")
+    epsilon = float(values[1]) if len(values) == 3 else idle
+    return host.speeds_gflops[host.pstate], epsilon + (full - epsilon) / host.cores
 
 
 def platform_from_simgrid(path: str | Path) -> tuple[Platform, list[HostSpec]]:
@@ -283,7 +296,8 @@ def platform_from_simgrid(path: str | Path) -> tuple[Platform, list[HostSpec]]:
 
     Memory and memory bandwidth are unbounded; a core's speed and power are those of the power
     state its host starts in (``pstate``, 0 by default; power 0 W when the file gives none), as
-    Batsim runs it. Core ``i`` is Batsim resource ``i``.
+    Batsim runs it; on a host of ``core="N"`` a job loads one core of N, and its power is
+    SimGrid's for that load (:func:`_start_speed_power`). Core ``i`` is Batsim resource ``i``.
 
     Raises:
         PlatformError: the file cannot be read or has no compute host.

@@ -3,7 +3,8 @@
 For each file: the real binary refuses it exactly when hdrm refuses it (``load_hosts``, with
 ``energy`` for ``-E``); when both accept it, Batsim's compute resources are hdrm's hosts in the
 same order, and one job of 1e9 flops per host runs at hdrm's speed of the host's starting power
-state and, with ``-E``, draws hdrm's full power of that state.
+state and, with ``-E``, draws the power of hdrm's core (a one-core job on a host of N cores:
+a load of 1/N).
 
 Skipped, with the reason, when no real Batsim can run (``real_batsim.py``); ``-m slow`` runs them.
 """
@@ -20,6 +21,7 @@ from real_batsim import real_batsim
 
 from hdrm.batsim.hosts import load_hosts
 from hdrm.errors import PlatformError
+from hdrm.platform.simgrid import platform_from_simgrid
 
 BATSIM, WHY_NOT = real_batsim()
 pytestmark = [pytest.mark.skipif(BATSIM is None, reason=WHY_NOT), pytest.mark.slow]
@@ -62,6 +64,10 @@ ACCEPTED = {
     "power states, energy": (hosts_zone(
         f'<host id="h0" speed="10Gf, 5Gf">{WATTS}</host>'
         f'<host id="h1" speed="10Gf, 5Gf" pstate="1">{WATTS}</host>'), True),
+    "hosts of four cores": (hosts_zone(
+        '<host id="h0" speed="10Gf" core="4"><prop id="wattage_per_state" value="100:200"/>'
+        '</host><host id="h1" speed="10Gf" core="4"><prop id="wattage_per_state" '
+        'value="100:120:200"/></host>'), True),
     "zero speed in a sleep state": (hosts_zone(
         '<host id="h0" speed="1Gf, 0f, 1f, 1f"><prop id="wattage_per_state" '
         'value="100:200, 10:10, 50:50, 50:50"/><prop id="sleep_pstates" value="1:2:3"/></host>'),
@@ -129,17 +135,19 @@ def run_batsim(platform: Path, nb_jobs: int, energy: bool, tmp_path: Path):
 def test_platform_batsim_accepts_reads_as_batsim_runs_it(case, tmp_path):
     text, energy = ACCEPTED[case]
     (tmp_path / "p.xml").write_text(text)
-    hosts = load_hosts(tmp_path / "p.xml", energy)
+    hosts = load_hosts(tmp_path / "p.xml", energy)  # hdrm serve's hosts
+    platform, _ = platform_from_simgrid(tmp_path / "p.xml")  # the built-in engine's cores
     code, names, rows = run_batsim(tmp_path / "p.xml", len(hosts), energy, tmp_path)
     assert code == 0
-    assert names == [h.name for h in hosts]
-    for host, row in zip(hosts, rows):
-        assert row["allocated_resources"] == str(hosts.index(host))
+    assert names == [h.name for h in hosts] == [n.name for n in platform.nodes]
+    for i, (host, row) in enumerate(zip(hosts, rows)):
+        assert row["allocated_resources"] == str(i)
         speed_gflops = 1.0 / float(row["execution_time"])
         assert speed_gflops == pytest.approx(host.speeds_gflops[host.pstate], rel=1e-4)
+        assert speed_gflops == pytest.approx(platform.core_gflops[i], rel=1e-4)
         if energy:
             watts = float(row["consumed_energy"]) / float(row["execution_time"])
-            assert watts == pytest.approx(host.wattage_per_state_w[host.pstate][1], rel=1e-4)
+            assert watts == pytest.approx(platform.core_power_w[i], rel=1e-4)
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))

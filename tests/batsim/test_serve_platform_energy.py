@@ -70,3 +70,19 @@ def test_zero_speed_sleep_states_are_fine_with_energy(tmp_path):
 def test_platform_json_always_passes_the_energy_rules(tmp_path):
     repo = Path(__file__).resolve().parents[2]
     assert len(load_hosts(repo / "platforms" / "tiny4.json", energy=True)) == 4
+
+
+def test_serve_command_with_energy_on_a_platform_without_watts(capsys):
+    # Batsim 4.2.1 -E on small_delays (delay jobs only) aborts at the first submission: "No power
+    # range properties specified for host Bourassa" (checked with the binary); hdrm serve ran it
+    # at 0 W
+    from hdrm.cli.main import main
+
+    small = Path(__file__).resolve().parent / "data" / "golden" / "small_delays"
+    status = main(["serve", "-p", str(small / "platform.xml"), "-w", str(small / "workload.json"),
+                   "-s", "tcp://localhost:1", "-E"])
+    assert status == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"hdrm serve: error: {small / 'platform.xml'}: host 'Bourassa': no "
+                          "wattage_per_state property")

@@ -65,7 +65,7 @@ def test_serve_with_batsim_options(tmp_path, capsys):
     scheduler.start()
     prefix = tmp_path / "out" / "out"
     status = main(["serve", "-p", str(SMALL / "platform.xml"), "-w", str(SMALL / "workload.json"),
-                   "-s", scheduler.endpoint, "-e", str(prefix), "-E", "--sched-cfg", '{"k": 2}',
+                   "-s", scheduler.endpoint, "-e", str(prefix), "--sched-cfg", '{"k": 2}',
                    "--forward-profiles-on-submission", "--timeout", "5"])
     scheduler.join(5)
     assert status == 0
@@ -73,12 +73,14 @@ def test_serve_with_batsim_options(tmp_path, capsys):
     # 37 s of work plus Batsim's message latencies on this platform's links (60 us along the
     # chain of decisions), as the real binary times it
     assert out[0] == ("hdrm serve: 10 jobs (10 successful, 0 killed, 0 rejected), makespan 37.000060 s, "
-                      "23 messages, 0.000 J")
+                      "23 messages")
     assert out[1:] == [f"wrote {prefix}_jobs.csv", f"wrote {prefix}_schedule.csv"]
     config = scheduler.first["events"][0]["data"]["config"]
     assert config["sched-config"] == '{"k": 2}' and config["profiles-forwarded-on-submission"] is True
     lines = Path(f"{prefix}_jobs.csv").read_text().splitlines()
-    assert len(lines) == 11 and lines[1].endswith(",0,0.000000,\"\"")  # energy on, 0 W hosts
+    # no -E: Batsim 4.2.1 aborts with -E on this platform, whose hosts have no
+    # wattage_per_state (tests/batsim/test_serve_platform_energy.py), and writes -1 without it
+    assert len(lines) == 11 and lines[1].endswith(",0,-1.000000,\"\"")
 
 
 def test_network_profiles_are_refused_in_one_line(capsys):

@@ -163,3 +163,13 @@ def test_platform_runs_hosts_in_their_starting_power_state(tmp_path):
     assert platform.core_gflops == (10.0, 5.0)
     assert platform.core_power_w == (200.0, 150.0)
     assert [h.pstate for h in hosts] == [0, 1]
+
+
+@pytest.mark.parametrize("watts, power_w", [("100:120:200", 140.0), ("100:200", 125.0)])
+def test_a_multi_core_host_runs_a_job_on_one_core(tmp_path, watts, power_w):
+    # real Batsim -E: 1e9 flops on a core="4" host of 100:120:200 W took 0.1 s and 14 J, i.e.
+    # 140 W = 120 + (200 - 120) / 4 (runs/s24f, v17); hdrm's platform gave the core 200 W
+    body = ('<host id="master_host" speed="1Gf"/>\n<host id="h0" speed="10Gf" core="4">'
+            f'<prop id="wattage_per_state" value="{watts}"/></host>')
+    platform, _ = platform_from_simgrid(write(tmp_path, body))
+    assert platform.core_power_w == (power_w,)
