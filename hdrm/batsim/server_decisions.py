@@ -2,10 +2,12 @@
 
 :class:`DecisionHandlers` is the part of :class:`~hdrm.batsim.simulator.BatsimSimulation` that
 applies one decision event at its timestamp, as Batsim 4.2.1 does: EXECUTE_JOB (an allocation of
-exactly the requested number of free, awake resources), REJECT_JOB, CALL_ME_LATER, KILL_JOB,
-SET_RESOURCE_STATE, SET_JOB_METADATA and QUERY (``consumed_energy``); a state change and a query
-need energy accounting, as Batsim 4.2.1 needs ``-E`` for both (it aborts otherwise). An invalid
-decision raises :class:`~hdrm.errors.ProtocolError` naming the event, its time and the job.
+exactly the requested number of free, awake resources, or any number with a ``mapping`` of the
+requested executors onto them: :func:`~hdrm.batsim.mapping.check_mapping`), REJECT_JOB,
+CALL_ME_LATER, KILL_JOB, SET_RESOURCE_STATE, SET_JOB_METADATA and QUERY (``consumed_energy``); a
+state change and a query need energy accounting, as Batsim 4.2.1 needs ``-E`` for both (it aborts
+otherwise). An invalid decision raises :class:`~hdrm.errors.ProtocolError` naming the event, its
+time and the job.
 
 The simulation provides ``board`` (:class:`~hdrm.batsim.hosts.HostBoard`), ``table``, ``config``,
 ``outbox``, the wake bookkeeping (``_job_wake``, ``_switch_wakes``, ``_calls``, ``_new_wake``) and
@@ -20,6 +22,7 @@ import logging
 from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
 from hdrm.batsim.jobs import RUNNING, SUBMITTED, run_kwargs
+from hdrm.batsim.mapping import check_mapping
 from hdrm.errors import ProtocolError
 from hdrm.results.records import REJECTED
 from hdrm.sim.job_end import COMPLETED_WALLTIME_REACHED, JobEnd
@@ -41,19 +44,25 @@ class DecisionHandlers:
         data = event.data
         job = self.table.get(data["job_id"], where)
         where = f"{where}, job {job.batsim_id!r}"
-        for key in ("mapping", "storage_mapping", "additional_io_job"):
+        for key in ("storage_mapping", "additional_io_job"):
             if key in data:
-                raise ProtocolError(f"{where}: {key!r} is not supported by hdrm serve; send an alloc "
-                                    "of exactly the requested number of resources")
+                raise ProtocolError(f"{where}: {key!r} is not supported by hdrm serve (it needs "
+                                    "Batsim's storage and I/O models); leave it out, or run the "
+                                    "real batsim")
         if job.state != SUBMITTED:
             what = "rejected" if job.final_state == REJECTED else f"already started at {job.start_s:g} s"
             raise ProtocolError(f"{where}: the job was {what}; a job runs at most once")
         hosts = p.parse_resource_ids(data["alloc"], f"{where}: alloc")
-        if len(hosts) != job.job.res:
-            raise ProtocolError(f"{where}: alloc {data['alloc']!r} has {len(hosts)} resources, the job "
-                                f"requests {job.job.res}")
-        self._check_hosts(hosts, where)
         kwargs = run_kwargs(job.job)
+        if "mapping" in data:
+            check_mapping(data["mapping"], len(hosts), job.job.res,
+                          kwargs.get("ops_gflop") is not None, where)
+        elif len(hosts) != job.job.res:
+            raise ProtocolError(f"{where}: alloc {data['alloc']!r} has {len(hosts)} resources, the job "
+                                f"requests {job.job.res}, which Batsim 4 refuses; allocate "
+                                f"{job.job.res}, or map its {job.job.res} executors onto the "
+                                "allocation with a 'mapping'")
+        self._check_hosts(hosts, where)
         self.board.start(job.job.idx, hosts, **kwargs)
         job.state, job.start_s, job.hosts = RUNNING, ts, tuple(hosts)
         late = (_COMPUTED if kwargs.get("ops_gflop") is not None
