@@ -163,10 +163,16 @@ class DelayedSimulation(BatsimSimulation):
 
     def _pop_first(self) -> tuple[float, int, float, int, Any]:
         """The first message posted: the earliest, and of those posted at one instant (SimGrid's
-        timing precision), the one whose sender began to wait first."""
+        timing precision), the one whose sender began to wait first; but an end ranked late
+        (energy queries, or computing) comes after the sleeps of its instant (batches, calls)."""
         posted = self._posted
         last_s = posted[0][0] + SAME_INSTANT_S
-        first = min((item for item in posted if item[0] <= last_s), key=lambda item: item[1])
+        same = [item for item in posted if item[0] <= last_s]
+        first = min(same, key=lambda item: item[1] % _LATE_RANKS)
+        if first[1] >= _LATE_RANKS:
+            sleeps = [item for item in same if item[3] in (_BATCH, _CALL)]
+            if sleeps:
+                first = min(sleeps, key=lambda item: item[1])
         posted.remove(first)
         heapq.heapify(posted)
         return first

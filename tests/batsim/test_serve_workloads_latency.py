@@ -32,6 +32,7 @@ from hdrm.batsim.hosts import load_hosts
 from hdrm.batsim.jobs import read_job_tables
 from hdrm.batsim.latency import route_latencies
 from hdrm.batsim.server import ServeOptions, serve
+from hdrm.batsim.simulator import ServerConfig
 from hdrm.cli.main import main
 from hdrm.results.csvio import read_jobs_csv
 
@@ -81,11 +82,22 @@ def timed(messages: list[dict]) -> list[tuple[float, list[tuple[str, str, float]
             for m in messages[1:]]
 
 
-def _simulation(tmp_path: Path, master: str, host: str, docs: list[dict]) -> DelayedSimulation:
-    platform = _latency_platform(tmp_path / "platform.xml", master, host)
+def _platform(path: Path, master: str | None, host: str, energy: bool = False) -> Path:
+    """test_latency's platform; with ``energy``, every host draws 100 W idle, 200 W computing."""
+    platform = _latency_platform(path, master, host)
+    if energy:
+        platform.write_text(platform.read_text().replace(
+            'speed="1Gf"/>', 'speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>'))
+    return platform
+
+
+def _simulation(tmp_path: Path, master: str, host: str, docs: list[dict],
+                energy: bool = False) -> DelayedSimulation:
+    platform = _platform(tmp_path / "platform.xml", master, host, energy)
     paths = [write_json(tmp_path / f"{i}.json", doc) for i, doc in enumerate(docs)]
     hosts = load_hosts(platform)
-    return DelayedSimulation(hosts, read_job_tables(paths), None, route_latencies(platform, hosts))
+    return DelayedSimulation(hosts, read_job_tables(paths), ServerConfig(energy=energy),
+                             route_latencies(platform, hosts))
 
 
 def _run(sim: DelayedSimulation) -> list[dict]:
@@ -130,6 +142,27 @@ def test_notify_waits_for_the_last_goodbye(tmp_path):
         (9.006, [("NOTIFY", "no_more_static_job_to_submit", 9.004)])]
 
 
+#: a1 starts when its EXECUTE_JOB arrives, 2.00006 s, and ends 8.00006 s: as a2's batch arrives
+#: (the submitter woke 30 us late, its batch took 30 us)
+WORKLOAD_TIE = {"nb_res": NB_HOSTS, "profiles": D, "jobs": [
+    {"id": "a1", "subtime": 2, "res": 1, "walltime": -1, "profile": "d6"},
+    {"id": "a2", "subtime": 8, "res": 1, "walltime": -1, "profile": "d1"}]}
+D["d6"] = {"type": "delay", "delay": 6}
+
+
+@pytest.mark.parametrize("energy", [False, True])
+def test_an_end_posted_as_a_batch_arrives_shares_its_message(tmp_path, energy):
+    """30 us on the master host, 100 us from the hosts: a1's end is posted at 8.00006 s, when
+    a2's batch arrives, so the server takes it before it sends (the binary's messages, with and
+    without -E; under -E the end ranks late only among the sleeps of its instant, and the
+    server looks at its mailbox after the end was posted)."""
+    sent = timed(_run(_simulation(tmp_path, "30us", "100us", [WORKLOAD_TIE], energy)))
+    # (the submitter's goodbye, posted at 8.00006 too, is taken next: NOTIFY joins them)
+    assert sent[1] == (8.00019, [("JOB_SUBMITTED", "w0!a2", 8.00006),
+                                 ("JOB_COMPLETED", "w0!a1", 8.00016),
+                                 ("NOTIFY", "no_more_static_job_to_submit", 8.00019)])
+
+
 def test_serve_accepts_several_workloads_with_latencies(tmp_path, capsys):
     """Refused before this rule was modelled; now a session, from the command line too."""
     platform = _latency_platform(tmp_path / "platform.xml", "1ms", "100us")
@@ -164,9 +197,10 @@ BATSIM, WHY_NOT = real_batsim()
 
 
 def _session(platform: Path, workloads: list[Path], prefix: Path, real: bool,
-             calls: bool = True) -> list[dict]:
+             calls: bool = True, energy: bool = False) -> list[dict]:
     """What a raw FCFS decision process (asking for calls, unless ``calls`` is False) received
-    from the binary (``real``) or from hdrm serve."""
+    from the binary (``real``) or from hdrm serve, with energy accounting (``-E``) if
+    ``energy``."""
     base = fcfs(NB_HOSTS)
     scheduler = RawScheduler((lambda doc: fcfs_with_calls(doc, base)) if calls else base)
     scheduler.start()
@@ -174,12 +208,14 @@ def _session(platform: Path, workloads: list[Path], prefix: Path, real: bool,
         if real:
             args = [BATSIM, "-p", str(platform), "-e", str(prefix), "-q",
                     "-s", scheduler.endpoint.replace("localhost", "127.0.0.1")]
+            args += ["-E"] if energy else []
             for path in workloads:
                 args += ["-w", str(path)]
             done = subprocess.run(args, capture_output=True, text=True, timeout=60)
             assert done.returncode == 0, done.stderr[-3000:]
         else:
-            serve(platform, workloads, ServeOptions(scheduler.endpoint, str(prefix), 30.0))
+            serve(platform, workloads, ServeOptions(scheduler.endpoint, str(prefix), 30.0,
+                                                    config=ServerConfig(energy=energy)))
     finally:
         scheduler.stop()
     assert scheduler.error is None
@@ -207,17 +243,23 @@ def _assert_same(tmp_path: Path, ours: list[dict], theirs: list[dict]) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
-@pytest.mark.parametrize(("master", "docs"), [
-    ("1ms", [WORKLOAD_A, WORKLOAD_B]), ("1ms", [WORKLOAD_A]), ("0us", [WORKLOAD_A]),
-    ("1ms", [WORKLOAD_A, WORKLOAD_B_LATE])], ids=["A-B", "A", "A-no-master-latency", "A-Blate"])
-def test_hand_checked_sessions_as_the_real_batsim(master, docs, tmp_path):
+@pytest.mark.parametrize(("master", "docs", "energy"), [
+    ("1ms", [WORKLOAD_A, WORKLOAD_B], False), ("1ms", [WORKLOAD_A], False),
+    ("0us", [WORKLOAD_A], False), ("1ms", [WORKLOAD_A, WORKLOAD_B_LATE], False),
+    ("30us", [WORKLOAD_TIE], False), ("30us", [WORKLOAD_TIE], True),
+    ("1ms", [WORKLOAD_A, WORKLOAD_B], True)],
+    ids=["A-B", "A", "A-no-master-latency", "A-Blate", "tie", "tie-E", "A-B-E"])
+def test_hand_checked_sessions_as_the_real_batsim(master, docs, energy, tmp_path):
     """The fast tests' sessions, with the binary: the same messages and rows."""
-    platform = _latency_platform(tmp_path / "platform.xml", master, "100us")
+    platform = _platform(tmp_path / "platform.xml", master, "100us", energy)
     workloads = [write_json(tmp_path / f"{i}.json", doc) for i, doc in enumerate(docs)]
-    theirs = _session(platform, workloads, tmp_path / "real", real=True, calls=False)
+    theirs = _session(platform, workloads, tmp_path / "real", True, False, energy)
     if len(docs) == 2 and docs[1] is WORKLOAD_B:
         assert timed(theirs) == EXPECTED_A_B
-    ours = _session(platform, workloads, tmp_path / "ours", real=False, calls=False)
+    if docs == [WORKLOAD_TIE]:
+        assert timed(theirs)[1][1][:2] == [("JOB_SUBMITTED", "w0!a2", 8.00006),
+                                           ("JOB_COMPLETED", "w0!a1", 8.00016)]
+    ours = _session(platform, workloads, tmp_path / "ours", False, False, energy)
     _assert_same(tmp_path, ours, theirs)
 
 
@@ -227,13 +269,16 @@ def test_hand_checked_sessions_as_the_real_batsim(master, docs, tmp_path):
     ((1, 2), "30us", "100us"), ((3, 4), None, "10us"), ((5, 6), "600us", "1.6ms"),
     ((12, 13), "1ms", "50us"), ((7, 8), "20us", "2ms"), ((1, 2, 3), "30us", "100us"),
     ((4, 4), "1ms", "50us")])
-def test_several_workloads_with_latencies_as_the_real_batsim(seeds, master, host, tmp_path):
+@pytest.mark.parametrize("energy", [False, True], ids=["", "E"])
+def test_several_workloads_with_latencies_as_the_real_batsim(seeds, master, host, energy,
+                                                             tmp_path):
     """Seeded workloads submitting at many of the same instants (calls, walltime kills), on
-    platforms with latencies on the master host's loopback and the host links."""
-    platform = _latency_platform(tmp_path / "platform.xml", master, host)
+    platforms with latencies on the master host's loopback and the host links, with and without
+    energy accounting (-E: job ends rank after the submissions and calls of their instant)."""
+    platform = _platform(tmp_path / "platform.xml", master, host, energy)
     workloads = [seeded_workload(tmp_path / f"w{i}.json", seed) for i, seed in enumerate(seeds)]
-    theirs = _session(platform, workloads, tmp_path / "real", real=True)
-    ours = _session(platform, workloads, tmp_path / "ours", real=False)
+    theirs = _session(platform, workloads, tmp_path / "real", True, energy=energy)
+    ours = _session(platform, workloads, tmp_path / "ours", False, energy=energy)
     _assert_same(tmp_path, ours, theirs)
     crossed = sum(len({e["data"]["job_id"].split("!")[0] for e in m["events"]
                        if e["type"] == "JOB_SUBMITTED"}) > 1 for m in theirs)
