@@ -428,3 +428,86 @@ def test_walltime_tie_with_energy_and_a_parallel_profile(energy, tmp_path):
     assert done.returncode == 0, done.stderr[-1000:]
     rows = {r.job_id: r.final_state for r in read_jobs_csv(tmp_path / "real_jobs.csv")}
     assert rows == {"1": "COMPLETED_SUCCESSFULLY", "2": "COMPLETED_WALLTIME_REACHED"}
+
+
+def tie_workload(seed: int) -> tuple[dict, list[int]]:
+    """30 jobs submitted at whole seconds 0-15 on 16 hosts of 10 GFLOP/s, most of them exact
+    ties (parallel_homogeneous jobs of 1-3 s with the same walltime), some parallel jobs with
+    another walltime, delay jobs; and four requested calls at whole seconds."""
+    rng = random.Random(seed)
+    profiles, jobs = {}, []
+    for i in range(30):
+        if rng.random() < 0.6:
+            k = rng.choice([1, 2, 3])
+            profiles[f"p{i}"] = {"type": "parallel_homogeneous", "cpu": k * 1e10, "com": 0}
+            wall = k if rng.random() < 0.7 else k + rng.choice([-0.5, 1])
+        else:
+            delay = rng.choice([1, 2, 3])
+            profiles[f"p{i}"] = {"type": "delay", "delay": delay}
+            wall = rng.choice([delay, delay + 1, 100])
+        jobs.append({"id": i, "subtime": rng.randint(0, 15), "res": rng.randint(1, 6),
+                     "walltime": wall, "profile": f"p{i}"})
+    jobs.sort(key=lambda j: j["subtime"])
+    return {"nb_res": 16, "profiles": profiles, "jobs": jobs}, sorted(rng.sample(range(1, 20), 4))
+
+
+def tie_states(seed: int, tmp_path: Path) -> tuple[dict[int, str], dict[int, str]]:
+    """Final states of ``tie_workload(seed)`` under the binary, then under hdrm serve (FCFS, the
+    calls asked at the first submission)."""
+    doc, calls = tie_workload(seed)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "p.xml").write_text(platform_xml())
+    (tmp_path / "w.json").write_text(json.dumps(doc))
+    out = []
+    for who in ("real", "serve"):
+        inner, asked = fcfs(16), [False]
+
+        def reply(msg: dict, inner=inner, asked=asked) -> str:
+            answer = json.loads(inner(msg))
+            if not asked[0] and any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
+                asked[0] = True
+                answer["events"] += [{"timestamp": msg["now"], "type": "CALL_ME_LATER",
+                                      "data": {"timestamp": c}} for c in calls]
+            return json.dumps(answer)
+        sched = RawScheduler(reply)
+        sched.start()
+        try:
+            if who == "real":
+                done = subprocess.run([BATSIM, "-p", str(tmp_path / "p.xml"), "-w",
+                                       str(tmp_path / "w.json"), "-e", str(tmp_path / who), "-s",
+                                       sched.endpoint, "-q"], capture_output=True, text=True,
+                                      timeout=60)
+                assert done.returncode == 0, done.stderr[-1000:]
+            else:
+                serve(tmp_path / "p.xml", tmp_path / "w.json",
+                      ServeOptions(sched.endpoint, str(tmp_path / who), 30.0))
+        finally:
+            sched.stop()
+        rows = read_jobs_csv(tmp_path / f"{who}_jobs.csv")
+        out.append({int(r.job_id): r.final_state for r in rows})
+    return out[0], out[1]
+
+
+def test_seeded_walltime_ties_mostly_as_the_real_batsim(tmp_path):
+    """20 seeded tie-heavy workloads: measured, 13 of their 600 jobs end in another state under
+    hdrm serve than under the binary (202 before the rule of ``hdrm.sim.running``); the rest is
+    the offset model of the strict xfail below. A guard against losing ground, not the goal (0)."""
+    differ = 0
+    for seed in range(20):
+        real, ours = tie_states(seed, tmp_path / str(seed))
+        assert sorted(real) == sorted(ours)
+        differ += sum(real[k] != ours[k] for k in real)
+        if seed == 3:  # the case of the strict xfail below
+            assert real[27] == "COMPLETED_SUCCESSFULLY"
+    assert differ <= 13
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "not modelled: which thing is due first at an instant rests on sub-nanosecond offsets "
+    "(each inter-actor message of Batsim takes 1e-10 s on the master host's loopback, "
+    "concurrent ones share it, and SimGrid fires every sleep due within 1e-9 s at the first "
+    "step); hdrm serve ranks by start order: at t=6 job 27 (a tie started at 4, first of its "
+    "decision) succeeds under the binary although delay job 13, started at 3, ends then too"))
+def test_seeded_walltime_tie_decided_by_message_offsets(tmp_path):
+    real, ours = tie_states(3, tmp_path)
+    assert ours == real
