@@ -21,7 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from batsim_helpers import RawScheduler, fcfs
+from batsim_helpers import PybatsimProcess, RawScheduler, fcfs
 from real_batsim import real_batsim
 from test_latency import _latency_platform
 from test_serve_workloads import NB_HOSTS, fcfs_with_calls, seeded_workload, summary, write_json
@@ -283,3 +283,38 @@ def test_several_workloads_with_latencies_as_the_real_batsim(seeds, master, host
     crossed = sum(len({e["data"]["job_id"].split("!")[0] for e in m["events"]
                        if e["type"] == "JOB_SUBMITTED"}) > 1 for m in theirs)
     assert crossed >= 3  # several workloads submit in one message at many instants
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize(("seeds", "master", "host", "energy"), [
+    ((1, 2), "30us", "100us", False), ((3, 4), "1ms", "50us", True)])
+def test_easy_backfill_on_several_workloads_with_latencies(seeds, master, host, energy, tmp_path):
+    """pybatsim's easyBackfill, whose choices depend on the order and times of the events, under
+    the binary and hdrm serve: the same rows (ids, workloads, states, allocations; times within
+    1 us)."""
+    platform = _platform(tmp_path / "platform.xml", master, host, energy)
+    workloads = [seeded_workload(tmp_path / f"w{i}.json", seed) for i, seed in enumerate(seeds)]
+    for name in ("real", "ours"):
+        sched = PybatsimProcess("easyBackfill", tmp_path / f"{name}.log")
+        try:
+            if name == "real":
+                args = [BATSIM, "-p", str(platform), "-e", str(tmp_path / name), "-q",
+                        "-s", f"tcp://127.0.0.1:{sched.port}"] + (["-E"] if energy else [])
+                for path in workloads:
+                    args += ["-w", str(path)]
+                done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+                assert done.returncode == 0, done.stderr[-3000:]
+            else:
+                serve(platform, workloads, ServeOptions(sched.endpoint, str(tmp_path / name), 30.0,
+                                                        config=ServerConfig(energy=energy)))
+            assert sched.finish() == 0, (tmp_path / f"{name}.log").read_text()[-2000:]
+        finally:
+            sched.close()
+    mine, ref = (read_jobs_csv(tmp_path / f"{n}_jobs.csv") for n in ("ours", "real"))
+    assert len(ref) == 40
+    assert [(r.job_id, r.workload_name, r.final_state, r.allocated_resources) for r in mine] == \
+        [(r.job_id, r.workload_name, r.final_state, r.allocated_resources) for r in ref]
+    for a, b in zip(mine, ref):
+        assert (a.starting_time, a.finish_time) == pytest.approx((b.starting_time, b.finish_time),
+                                                                 abs=1e-6)
