@@ -10,9 +10,10 @@ of SimGrid's DTD (``simgrid.dtd``, version 4.1) that decide which hosts exist an
   either hosts or zones and clusters, not both;
 * the attributes of ``<host>``, ``<cluster>``, ``<cabinet>``, ``<peer>`` and ``<zone>``: an
   unknown one (a cluster has no ``pstate``) or a missing required one is refused;
-* speed and availability profiles (``speed_file``, ``availability_file``, ``state_file``): hdrm
-  does not model speeds that change over time, so it refuses them rather than run at the wrong
-  speed.
+* speed and availability profiles (``speed_file``, ``availability_file``, ``state_file``, a
+  ``<trace_connect>`` of kind ``SPEED`` or ``HOST_AVAIL``): hdrm does not model hosts that change
+  over time, so it refuses them rather than run at the wrong speed;
+* ``<include>``, which SimGrid removed in 3.18.
 
 Each refusal is one :class:`~hdrm.errors.PlatformError` line naming the file, the line, the
 element and the fix.
@@ -49,6 +50,8 @@ _REQUIRED_ALLOWED = {tag: (req, req | opt) for tag, (req, opt) in _ATTRIBUTES.it
 #: Profiles that change a host over time (not modelled by hdrm).
 _PROFILES = ("speed_file", "availability_file", "state_file")
 _PROFILE_SET = frozenset(_PROFILES)
+#: trace_connect kinds that change a host (HOST_AVAIL is the DTD's default).
+_HOST_TRACES = ("HOST_AVAIL", "SPEED")
 #: Children that make a zone a leaf (hosts) or a zone of zones (clusters, zones, peers).
 _LEAF = frozenset({"host", "router", "host_link", "storage", "storage_type"})
 _INNER = frozenset({"zone", "AS", "cluster", "peer"})
@@ -98,6 +101,18 @@ def check_platform_tree(root: ET.Element, path: Path) -> None:
                 _check_attributes(element, path)  # finds what is wrong, and says it
         if tag in ("zone", "AS"):
             _check_zone(element, path)
+        elif tag == "include":  # SimGrid: "<include> tag was removed in SimGrid v3.18"
+            raise PlatformError(
+                f"{_where(path, element)}: <include file={element.get('file')!r}>, which SimGrid "
+                "refuses since 3.18; copy the included file's elements here"
+            )
+        elif tag == "trace_connect" and element.get("kind", "HOST_AVAIL") in _HOST_TRACES:
+            kind = element.get("kind", "HOST_AVAIL")
+            raise PlatformError(
+                f"{_where(path, element)}: <trace_connect kind={kind!r} "
+                f"element={element.get('element')!r}> changes a host over time, which hdrm does "
+                "not model (it would run the host at a constant speed); remove it"
+            )
 
 
 def _check_version(root: ET.Element, path: Path) -> None:

@@ -173,3 +173,33 @@ def test_a_multi_core_host_runs_a_job_on_one_core(tmp_path, watts, power_w):
             f'<prop id="wattage_per_state" value="{watts}"/></host>')
     platform, _ = platform_from_simgrid(write(tmp_path, body))
     assert platform.core_power_w == (power_w,)
+
+
+def test_include_is_refused(tmp_path):
+    # Batsim: "<include> tag was removed in SimGrid v3.18"; hdrm ignored the included hosts
+    body = '<include file="more.xml"/>\n<host id="master_host" speed="1Gf"/>'
+    with pytest.raises(PlatformError, match=r"p\.xml:5: <include>: <include file='more\.xml'>, "
+                       r"which SimGrid refuses since 3\.18; copy the included file's elements"):
+        read_simgrid_hosts(write(tmp_path, body))
+
+
+@pytest.mark.parametrize("kind", ["", ' kind="SPEED"', ' kind="HOST_AVAIL"'])
+def test_host_traces_are_refused(tmp_path, kind):
+    path = tmp_path / "p.xml"
+    path.write_text(f'{HEAD}<platform version="4.1">\n<zone id="w" routing="Full">\n'
+                    '<host id="master_host" speed="1Gf"/><host id="h0" speed="1Gf"/>\n</zone>\n'
+                    '<trace id="t" periodicity="1">0 1</trace>\n'
+                    f'<trace_connect trace="t" element="h0"{kind}/>\n</platform>\n')
+    with pytest.raises(PlatformError, match=r"p\.xml:8: <trace_connect>: <trace_connect kind="
+                       r"'(SPEED|HOST_AVAIL)' element='h0'> changes a host over time"):
+        read_simgrid_hosts(path)
+
+
+def test_link_traces_are_read_past(tmp_path):
+    path = tmp_path / "p.xml"
+    path.write_text(f'{HEAD}<platform version="4.1">\n<zone id="w" routing="Full">\n'
+                    '<host id="master_host" speed="1Gf"/><host id="h0" speed="1Gf"/>\n'
+                    '<link id="l" bandwidth="1GBps"/>\n</zone>\n'
+                    '<trace id="t" periodicity="1">0 1</trace>\n'
+                    '<trace_connect trace="t" element="l" kind="BANDWIDTH"/>\n</platform>\n')
+    assert [h.name for h in read_simgrid_hosts(path)] == ["h0"]
