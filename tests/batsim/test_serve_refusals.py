@@ -2,11 +2,13 @@
 
 Refused as the binary refuses (it aborts; ``slow`` tests below): an alloc of another size than
 the request without a mapping, KILL_JOB of a job not started, CHANGE_JOB_STATE, a QUERY other
-than ``consumed_energy``. Refused although the binary runs them, each naming what is refused and
-what to do: ``composed`` and ``parallel_homogeneous_total`` profiles (and network profiles),
-``storage_mapping``, and a ``parallel_homogeneous`` job with several executors on one resource
-(``test_serve_mapping.py``). Several workloads on a platform with latencies are no longer
-refused (``test_serve_workloads_latency.py``), nor mappings the physics does not see.
+than ``consumed_energy``, REJECT_JOB of a running job, a job executed twice, a busy resource.
+Refused although the binary runs them, each naming what is refused and what to do: ``composed``
+and ``parallel_homogeneous_total`` profiles (and network profiles), and a ``parallel_homogeneous``
+job with several executors on one resource (``test_serve_mapping.py``); ``storage_mapping`` is
+refused as needing Batsim's storage model (not tried with the binary).
+Several workloads on a platform with latencies are no longer refused
+(``test_serve_workloads_latency.py``), nor mappings the physics does not see.
 """
 
 from __future__ import annotations
@@ -96,7 +98,13 @@ def _execute(job: str, alloc: str) -> dict:
     ([_execute("w0!0", "0-1"),
       {"type": "QUERY", "data": {"requests": {"estimate_waiting_time": {"job_id": "w0!1"}}}}],
      "unsupported request\\(s\\) 'estimate_waiting_time'"),
-], ids=["alloc-size", "kill-unstarted", "change-job-state", "query-waiting-time"])
+    ([_execute("w0!0", "0-1"), {"type": "REJECT_JOB", "data": {"job_id": "w0!0"}}],
+     "job 'w0!0' cannot be rejected: it is running"),
+    ([_execute("w0!0", "0-1"), _execute("w0!0", "2-3")],
+     "job 'w0!0': the job was already started at .* s; a job runs at most once"),
+    ([_execute("w0!0", "0-1"), _execute("w0!1", "1-2")], "resource 1 is busy with job 'w0!0'"),
+], ids=["alloc-size", "kill-unstarted", "change-job-state", "query-waiting-time",
+        "reject-running", "execute-twice", "busy-resource"])
 def test_refusals_the_binary_shares(tmp_path, decisions, ours):
     workload = _workload(tmp_path / "w.json", "d2", "d3")
     assert _run(tmp_path, workload, decisions, real=True).startswith("exit ")  # it aborts
