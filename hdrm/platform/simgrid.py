@@ -184,10 +184,6 @@ def _element_hosts(element: ET.Element, source: str, memo: dict[tuple, tuple]) -
     ]
 
 
-#: The elements that make hosts (a cabinet is an old form of cluster, a peer a Vivaldi host).
-_HOST_MAKERS = ("host", "cluster", "cabinet", "peer")
-
-
 def _is_compute(host: HostSpec) -> bool:
     if "role" not in host.properties:  # the usual host
         return host.name != MASTER_HOST
@@ -250,12 +246,10 @@ def read_simgrid_all_hosts(path: str | Path) -> list[HostSpec]:
     """
     path = Path(path)
     root = _parse_xml(path)
-    check_platform_tree(root, path)
     hosts: list[HostSpec] = []
     source, memo = str(path), {}
-    for element in root.iter():
-        if element.tag in _HOST_MAKERS:
-            hosts.extend(_element_hosts(element, source, memo))
+    for element in check_platform_tree(root, path):  # the elements that make hosts
+        hosts.extend(_element_hosts(element, source, memo))
     names = [h.name for h in hosts]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})[0]

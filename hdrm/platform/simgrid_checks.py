@@ -49,7 +49,9 @@ _ATTRIBUTES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 _REQUIRED_ALLOWED = {tag: (req, req | opt) for tag, (req, opt) in _ATTRIBUTES.items()}
 #: Profiles that change a host over time (not modelled by hdrm).
 _PROFILES = ("speed_file", "availability_file", "state_file")
-_PROFILE_SET = frozenset(_PROFILES)
+#: Elements that make hosts, and the others the walk looks at.
+_MAKERS = frozenset({"host", "cluster", "cabinet", "peer"})
+_OTHERS = frozenset({"zone", "AS", "include", "trace_connect"})
 #: trace_connect kinds that change a host (HOST_AVAIL is the DTD's default).
 _HOST_TRACES = ("HOST_AVAIL", "SPEED")
 #: Children that make a zone a leaf (hosts) or a zone of zones (clusters, zones, peers).
@@ -79,8 +81,12 @@ def _where(path: Path, element: ET.Element) -> str:
     return f"{path}:{line}: {named}" if line else f"{path}: {named}"
 
 
-def check_platform_tree(root: ET.Element, path: Path) -> None:
+def check_platform_tree(root: ET.Element, path: Path) -> list[ET.Element]:
     """Refuse what SimGrid 3.32 refuses (see the module docstring) in the tree of ``path``.
+
+    Returns:
+        The elements that make hosts (``host``, ``cluster``, ``cabinet``, ``peer``), in file
+        order: the one walk over the tree serves the reader too.
 
     Raises:
         PlatformError: naming the file, the line, the element and the fix.
@@ -92,27 +98,39 @@ def check_platform_tree(root: ET.Element, path: Path) -> None:
                 f"{_where(path, child)}: a <{child.tag}> directly in <platform>, which SimGrid "
                 "refuses; put it in a <zone id=... routing=\"Full\">"
             )
+    makers = []
     for element in root.iter():
         tag = element.tag
-        if tag in _ATTRIBUTES:
+        if tag in _MAKERS:
             keys = element.attrib.keys()
             required, allowed = _REQUIRED_ALLOWED[tag]
-            if not (keys <= allowed and keys >= required) or keys & _PROFILE_SET:
-                _check_attributes(element, path)  # finds what is wrong, and says it
-        if tag in ("zone", "AS"):
-            _check_zone(element, path)
-        elif tag == "include":  # SimGrid: "<include> tag was removed in SimGrid v3.18"
-            raise PlatformError(
-                f"{_where(path, element)}: <include file={element.get('file')!r}>, which SimGrid "
-                "refuses since 3.18; copy the included file's elements here"
-            )
-        elif tag == "trace_connect" and element.get("kind", "HOST_AVAIL") in _HOST_TRACES:
-            kind = element.get("kind", "HOST_AVAIL")
+            if not (keys <= allowed and keys >= required) or not keys.isdisjoint(_PROFILES):
+                _check_attributes(element, path)  # finds what is wrong (if anything), says it
+            makers.append(element)
+        elif tag in _OTHERS:
+            _check_other(element, path)
+    return makers
+
+
+def _check_other(element: ET.Element, path: Path) -> None:
+    """Zones (attributes, what they hold), <include> and host <trace_connect>s."""
+    tag = element.tag
+    if tag == "include":  # SimGrid: "<include> tag was removed in SimGrid v3.18"
+        raise PlatformError(
+            f"{_where(path, element)}: <include file={element.get('file')!r}>, which SimGrid "
+            "refuses since 3.18; copy the included file's elements here"
+        )
+    if tag == "trace_connect":
+        kind = element.get("kind", "HOST_AVAIL")
+        if kind in _HOST_TRACES:
             raise PlatformError(
                 f"{_where(path, element)}: <trace_connect kind={kind!r} "
                 f"element={element.get('element')!r}> changes a host over time, which hdrm does "
                 "not model (it would run the host at a constant speed); remove it"
             )
+        return
+    _check_attributes(element, path)
+    _check_zone(element, path)
 
 
 def _check_version(root: ET.Element, path: Path) -> None:
@@ -163,8 +181,9 @@ def _check_attributes(element: ET.Element, path: Path) -> None:
 
 
 def _check_zone(zone: ET.Element, path: Path) -> None:
-    tags = {child.tag for child in zone}
-    leaf, inner = sorted(tags & _LEAF), sorted(tags & _INNER)
+    # find() looks among the children at C speed: a zone may hold thousands of hosts and routes
+    leaf = sorted(t for t in _LEAF if zone.find(t) is not None)
+    inner = sorted(t for t in _INNER if zone.find(t) is not None)
     if leaf and inner:
         raise PlatformError(
             f"{_where(path, zone)}: holds both <{leaf[0]}> and <{inner[0]}> elements, which "
