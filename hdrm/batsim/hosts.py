@@ -343,6 +343,17 @@ class HostBoard:
             self._seq += 1
             heapq.heappush(self._switches, (now + duration, self._seq, _Switch(tuple(members), state)))
 
+    @property
+    def switch_seq(self) -> int:
+        """The number of the last switch requested (see :meth:`switches_after`)."""
+        return self._seq
+
+    def switches_after(self, seq: int) -> list[tuple[float, tuple[int, ...], int]]:
+        """Pending switches numbered after ``seq``, in request order: ``(end time, hosts,
+        target state)``."""
+        return [(end_s, sw.hosts, sw.target)
+                for end_s, n, sw in sorted(self._switches, key=lambda s: s[1]) if n > seq]
+
     def _check_request(self, h: int, state: int, where: str) -> float:
         """Validate one host's switch; returns its duration in seconds."""
         if not 0 <= h < self.nb_hosts:

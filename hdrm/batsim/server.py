@@ -22,6 +22,8 @@ import zmq
 from hdrm.batsim import protocol as p
 from hdrm.batsim.protocol import DEFAULT_ENDPOINT
 from hdrm.batsim.hosts import load_hosts
+from hdrm.batsim.actors import ActorSimulation
+from hdrm.batsim.bandwidth import message_bandwidths
 from hdrm.batsim.delayed import DelayedSimulation
 from hdrm.batsim.jobs import read_job_table, read_job_tables
 from hdrm.batsim.latency import route_latencies
@@ -149,8 +151,12 @@ class BatsimServer:
         else:  # several -w, as Batsim: w0, w1, ...
             self.table = read_job_tables(workload)
         latencies = route_latencies(platform, self.hosts)
+        bandwidths = (message_bandwidths(platform, self.hosts, self.table) if latencies.zero
+                      else None)
         self.simulation: BatsimSimulation = (
-            BatsimSimulation(self.hosts, self.table, self.options.config) if latencies.zero
+            ActorSimulation(self.hosts, self.table, self.options.config, bandwidths)
+            if bandwidths is not None
+            else BatsimSimulation(self.hosts, self.table, self.options.config) if latencies.zero
             else DelayedSimulation(self.hosts, self.table, self.options.config, latencies))
         #: Called with ("batsim" | "scheduler", text) for every message (tests, tracing).
         self.on_message: Callable[[str, str], None] | None = None

@@ -7,9 +7,19 @@ and the requested calls of its instant, whenever the job started. Among themselv
 the order in which the jobs started. Without ``-E`` a job started before the submitter's (or the
 waiter's) sleep began ends ahead of it.
 
+That is the instant model's picture (:mod:`hdrm.batsim.simulator`). The binary's order comes from
+sub-nanosecond times (:mod:`hdrm.batsim.actors`): each message between Batsim's actors takes
+0.1 ns on these 10 GBps links, a sleep ends at the first SimGrid step less than 1 ns before its
+due time, and each simcall (``Mailbox::by_name``, an energy update) costs a scheduling round.
+So a job started 0.1 ns later than another ends one step later, after the submitter's goodbye
+(seed 13: NOTIFY between two job ends at 36 s), or in a message of its own (40 jobs, seed 3,
+without ``-E``). hdrm serve runs Batsim's actors step by step for ``delay`` jobs on such
+platforms (:class:`~hdrm.batsim.actors.ActorSimulation`).
+
 The expected messages below are the real binary's, recorded with a raw FCFS decision process on a
-4-host platform without latency (``-E`` and without). The ``slow`` tests replay the cases and seeded
-workloads against the binary itself; the last one is a known divergence, kept as a strict xfail.
+4-host platform without latency (``-E`` and without) and on the seeded workloads of
+test_serve_workloads (6 hosts, calls at 7, 11, 15, 23 s). The ``slow`` tests replay the cases and
+seeded workloads against the binary itself.
 """
 
 from __future__ import annotations
@@ -248,12 +258,54 @@ def test_computed_and_delay_ends_in_the_binarys_order(tmp_path):
     assert orders[0] == orders[1] == sub(3) + end(1, 0)
 
 
+#: (seeds, jobs per workload, -E) -> Batsim 4.2.1's messages at one time, recorded
+SUB_NANOSECOND = {
+    # job 19 (started at 33.0000000011 s) ends with the submitter's wake-up at 36.0000000001 s,
+    # job 15 (started 0.1 ns later) one step later, after the goodbye (NOTIFY)
+    ((13,), 20, True): (36.0, [[("JOB_SUBMITTED", "w0!13"), ("JOB_SUBMITTED", "w0!6"),
+                                ("JOB_COMPLETED", "w0!19"), NOTIFY, ("JOB_COMPLETED", "w0!15")]]),
+    # the waiter wakes at 23 s exactly, job 4 at 23.0000000001 s: the server has sent the call
+    # before job 4's message is posted (two rounds after its wake-up)
+    ((3,), 40, False): (23.0, [[("REQUESTED_CALL", "")], [("JOB_COMPLETED", "w0!4")]]),
+    ((5,), 40, True): (38.0, [[("JOB_SUBMITTED", "w0!3"), ("JOB_SUBMITTED", "w0!32"),
+                               ("JOB_COMPLETED", "w0!22"), NOTIFY, ("JOB_COMPLETED", "w0!5")]]),
+    # two workloads (-w A -w B): job w0!17's end opens a message of its own at 30 s
+    ((6, 7), 20, True): (30.0, [[("JOB_SUBMITTED", "w0!6"), ("JOB_SUBMITTED", "w1!13")],
+                                [("JOB_COMPLETED", "w0!17")]]),
+}
+
+
+def _seeded_run(tmp_path: Path, seeds: tuple[int, ...], nb_jobs: int, energy: bool,
+                real: bool) -> list:
+    platform = write_platform(tmp_path / "p.xml", 6)
+    paths = [seeded_workload(tmp_path / f"w{i}.json", s, nb_jobs) for i, s in enumerate(seeds)]
+    reply = fcfs_with_calls_at_begin(6)
+    return summary(messages(platform, paths, tmp_path / str(real), energy, reply, real))
+
+
+@pytest.mark.parametrize("key", list(SUB_NANOSECOND), ids=lambda k: f"{k[0]}-{k[1]}-E{k[2]}")
+def test_sub_nanosecond_order_as_recorded(tmp_path, key):
+    """Without the binary: hdrm serve's messages at the recorded time are the binary's (the
+    instant model sent the second end before NOTIFY, or with the call)."""
+    seeds, nb_jobs, energy = key
+    at, expected = SUB_NANOSECOND[key]
+    got = [events for now, events in _seeded_run(tmp_path, seeds, nb_jobs, energy, False)
+           if now == at]
+    assert got == expected
+
+
+#: seeds where the instant model diverged from the binary (40 jobs: 11 of 41, with and without
+#: -E; pairs with -E: 4 of 15), and others; every workload starts sending at 2 s, so with -E
+#: both submitters ask for the first submission's energy (w0's batch still comes first)
+MORE_SEEDS = [((13,), 20, True), ((3,), 40, False), ((5,), 40, True), ((17,), 40, False),
+              ((29,), 40, True), ((0,), 40, True), ((4, 5), 20, True), ((6, 7), 20, True),
+              ((2, 3), 40, True), ((1, 2, 3), 20, True)]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
-@pytest.mark.xfail(strict=True, reason="known divergence: a job end after NOTIFY under -E")
-def test_seed_13_with_energy(tmp_path):
-    """At 36 s, seed 13 (one workload, -E): the binary sends the last batch, the end of job 19,
-    NOTIFY and then the end of job 15 (killed at its 3 s walltime; 19 and 15 both started at
-    33 s); hdrm serve puts NOTIFY after both ends. Without -E both agree."""
-    real, ours = _seeded(tmp_path, (13,), energy=True)
-    assert ours == real
+@pytest.mark.parametrize("key", MORE_SEEDS, ids=lambda k: f"{k[0]}-{k[1]}-E{k[2]}")
+def test_more_seeds_against_the_binary(tmp_path, key):
+    seeds, nb_jobs, energy = key
+    real = _seeded_run(tmp_path, seeds, nb_jobs, energy, True)
+    assert _seeded_run(tmp_path, seeds, nb_jobs, energy, False) == real

@@ -1,0 +1,360 @@
+"""Batsim 4.2.1's actors, step by step on SimGrid's scheduling (:class:`ActorSimulation`).
+
+The instant model of :class:`~hdrm.batsim.simulator.BatsimSimulation` orders the events of one
+instant by when their waits began. In the binary the order comes from sub-nanosecond times:
+every message between Batsim's actors is a 1-byte transfer (0.1 ns on a 10 GBps link) that the
+server takes one at a time, so a job started by the third decision of a reply starts 0.3 ns
+after the reply; a sleep ends at the first SimGrid step less than a nanosecond before its due
+time; and what an actor does between its wake-up and its send costs scheduling rounds
+(``Mailbox::by_name``; with ``-E``, one energy update per stale host). A job end that lands a
+step after the submitter's last batch then comes after NOTIFY, or in a message of its own.
+
+:class:`ActorSimulation` runs the actors of Batsim's source (``server.cpp``, ``job_submitter.cpp``,
+``jobs_execution.cpp``, ``network.cpp``) on :class:`~hdrm.batsim.maestro.Maestro`:
+
+* each workload's submitter greets the server, then sends one batch per submission time and
+  sleeps for the gap to the next one, measured from its last wake-up; it says goodbye at the end
+  (NOTIFY once all have);
+* the server takes one message at a time; once the decision process is ready and its mailbox
+  holds nothing, it sends the events it has (a request-reply actor), or SIMULATION_ENDS;
+* the request-reply actor forwards each decision of the reply as one message (after sleeping
+  until its timestamp if that is later), then SCHED_READY;
+* a job's executor runs on its first host: it sleeps for the delay (or the walltime), then sends
+  JOB_COMPLETED; with ``-E`` it first asks for the energy of its hosts, then of all hosts, on
+  start and on end; waiters (CALL_ME_LATER), killers (KILL_JOB) and switchers (power states)
+  are actors too.
+
+It covers ``delay`` jobs on platforms whose messages have no latency
+(:func:`hdrm.batsim.bandwidth.message_bandwidths`); the physics (host states, energy, switch
+durations) stays :class:`~hdrm.batsim.hosts.HostBoard`'s, and a switch is modelled as a sleep of
+its duration (Batsim computes it).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from hdrm.batsim import events as ev
+from hdrm.batsim import protocol as p
+from hdrm.batsim.bandwidth import MessageBandwidths
+from hdrm.batsim.jobs import SUBMITTED, JobTable, ServerJob
+from hdrm.batsim.maestro import ANSWERED, CREATE, EXCHANGE, RECV, SEND, SLEEP, WAIT, Maestro
+from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
+from hdrm.errors import ProtocolError
+from hdrm.platform.simgrid import HostSpec
+from hdrm.results.records import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED
+from hdrm.sim.machine import JobEnd
+
+logger = logging.getLogger(__name__)
+
+MASTER = -1  # the master host, where the server, submitters, waiters and killers run
+
+Steps = Iterator[tuple]
+
+
+class ActorSimulation(BatsimSimulation):
+    """:class:`BatsimSimulation` whose messages follow Batsim's actors step by step.
+
+    Args:
+        hosts: compute hosts in resource order.
+        table: the workload (``delay`` jobs).
+        config: Batsim options.
+        bandwidths: the bandwidth of each message's route.
+    """
+
+    def __init__(self, hosts: Sequence[HostSpec], table: JobTable, config: ServerConfig | None,
+                 bandwidths: MessageBandwidths):
+        super().__init__(hosts, table, config)
+        self.bandwidths = bandwidths
+        self.maestro = Maestro(self._touched if self.config.energy else None)
+        self._fresh = [0.0] * self.board.nb_hosts  # when each host's energy was last updated
+        self._queued: list[p.Event] = []  # Batsim's protocol writer
+        self._reply: tuple[float, list[tuple[p.Event, str]]] | None = None
+        self._ready = self._ends_sent = self._ends_acked = self._first_energy = False
+        self._counts = {"running": 0, "waiters": 0, "killers": 0, "switching": 0, "byes": 0}
+        self._executors: dict[int, Any] = {}
+        self._early: dict[int, JobEnd] = {}  # ends the board reached before their executor
+        self._groups: dict[int, list] = {}  # switch group -> [hosts, state, machines left]
+        self._begins: p.Message | None = None
+        for i, sub in enumerate(self._subs):
+            self.maestro.spawn(self._submitter(i, sub.jobs))
+        self.maestro.spawn(self._server())
+
+    # ------------------------------------------------------------------ protocol
+    def begin(self) -> p.Message:
+        self._begins = super().begin()
+        return self._checked(self.maestro.run())
+
+    def next_message(self) -> p.Message | None:
+        if self.done:
+            return None
+        reply, self._reply = self._reply, None
+        return self._checked(self.maestro.resume(reply))
+
+    def _checked(self, message: p.Message | None) -> p.Message:
+        if message is None:
+            self._check_finished()
+            raise ProtocolError(f"internal: Batsim's actors stopped at t={self.maestro.now:.6f}")
+        self.sent_now = message.now
+        self.ended = message.events[0].type == "SIMULATION_ENDS"
+        return message
+
+    def react(self, reply: p.Message) -> None:
+        if self.ended:
+            super().react(reply)
+            return
+        self._reply = (reply.now, self._checked_events(reply))
+
+    # ------------------------------------------------------------------ helpers of actors
+    def _put(self, payload: tuple, host: int) -> Steps:
+        """Batsim's send_message: ``Mailbox::by_name``, then a blocking 1-byte put."""
+        yield (ANSWERED, None)
+        transfer = yield (SEND, payload, self.bandwidths.of(host), host)
+        yield (WAIT, transfer)
+
+    def _energy(self, hosts: Sequence[int]) -> Steps:
+        """sg_host_get_consumed_energy on each host: a simcall for each stale account."""
+        for h in hosts:
+            if self._fresh[h] < self.maestro.now:
+                yield (ANSWERED, lambda h=h: self._touched(h))
+
+    def _touched(self, host: int) -> None:
+        if host >= 0 and self._fresh[host] < self.maestro.now:
+            self._fresh[host] = self.maestro.now
+
+    def _sync(self) -> None:
+        """Bring the board to the actors' time; keep the job ends it reaches first."""
+        for _, item in self.board.advance(max(self.maestro.now, self.board.now)):
+            if isinstance(item, JobEnd):
+                self._early[item.key] = item
+
+    def _board_end(self, job: ServerJob) -> JobEnd:
+        self._sync()
+        end = self._early.pop(job.job.idx, None)
+        return end if end is not None else self.board.kill(job.job.idx)
+
+    # ------------------------------------------------------------------ actors
+    def _submitter(self, index: int, jobs: list[ServerJob]) -> Steps:
+        """static_job_submitter_process (job_submitter.cpp)."""
+        yield from self._put(("HELLO", index), MASTER)
+        current = np.longdouble(self.maestro.now)  # Batsim keeps dates as long doubles
+        batch: list[ServerJob] = []
+        for job in jobs:
+            submit = np.longdouble(job.raw["subtime"])
+            if submit > current:
+                if batch:
+                    yield from self._put(("BATCH", batch), MASTER)
+                batch = []
+                yield (SLEEP, float(submit - current), MASTER)
+                current = np.longdouble(self.maestro.now)
+            batch.append(job)
+            if job is jobs[0] and self.config.energy and not self._first_energy:
+                # energy_first_job_submission: every submitter asks until one has the answer
+                yield from self._energy(range(self.board.nb_hosts))
+                self._first_energy = True
+        if batch:
+            yield from self._put(("BATCH", batch), MASTER)
+        yield from self._put(("BYE", index), MASTER)
+
+    def _executor(self, job: ServerJob, hosts: list[int]) -> Steps:
+        """execute_job_process for a ``delay`` profile (jobs_execution.cpp)."""
+        every = range(self.board.nb_hosts)
+        if self.config.energy:
+            yield from self._energy(sorted(hosts))
+            yield from self._energy(every)
+        delay = float(self.table.profile_of(job)["delay"])
+        walltime = float(np.longdouble(job.raw.get("walltime", -1)))
+        if walltime < 0 or delay < walltime:
+            yield (SLEEP, delay, min(hosts))
+            state = COMPLETED_SUCCESSFULLY
+        else:
+            yield (SLEEP, walltime, min(hosts))
+            state = COMPLETED_WALLTIME_REACHED
+        del self._executors[job.job.idx]
+        end_s, end = self.maestro.now, self._board_end(job)
+        if self.config.energy:
+            yield from self._energy(sorted(hosts))
+            yield from self._energy(every)
+        yield from self._put(("END", job, state, end, end_s), min(hosts))
+
+    def _waiter(self, target: float) -> Steps:
+        """waiter_process: sleeps until the requested time (at least 10 us ahead)."""
+        now = self.maestro.now
+        if now < target:
+            yield (SLEEP, max(target - now, 1e-5), MASTER)
+        if not self._ends_sent:
+            yield from self._put(("CALLED",), MASTER)
+
+    def _killer(self, batsim_ids: list[str]) -> Steps:
+        """killer_process: stops the running jobs' executors, then tells the server."""
+        progress: dict[str, tuple[str, float]] = {}
+        killed = []
+        for batsim_id in batsim_ids:
+            job = self.table.by_id[batsim_id]
+            executor = self._executors.pop(job.job.idx, None)
+            if executor is None:
+                continue  # it ended before the kill
+            self._sync()
+            progress[batsim_id] = (job.profile_name, self.board.machine.progress(job.job.idx))
+            yield (ANSWERED, lambda executor=executor: self.maestro.cancel(executor))
+            killed.append((job, self._board_end(job), self.maestro.now))
+            if self.config.energy:
+                yield from self._energy(sorted(job.hosts))
+                yield from self._energy(range(self.board.nb_hosts))
+        yield from self._put(("KILLED", batsim_ids, progress, killed), MASTER)
+
+    def _switcher(self, group: int, host: int, duration_s: float) -> Steps:
+        """switch_on/off_machine_process, as a sleep of the switch's duration."""
+        yield (SLEEP, duration_s, host)
+        yield from self._put(("SWITCHED", group), host)
+
+    def _request_reply(self, message: p.Message) -> Steps:
+        """request_reply_scheduler_process: one exchange, then each decision as a message."""
+        reply_now, decisions = yield (EXCHANGE, message)
+        for event, where in decisions:
+            if event.timestamp > self.maestro.now:
+                yield (SLEEP, event.timestamp - self.maestro.now, MASTER)
+            yield from self._put(("DECISION", event, where), MASTER)
+        if reply_now > self.maestro.now:
+            yield (SLEEP, reply_now - self.maestro.now, MASTER)
+        yield from self._put(("READY",), MASTER)
+
+    def _server(self) -> Steps:
+        """server_process: take a message, handle it, send the events when nothing waits."""
+        yield (CREATE, self._request_reply(self._begins))
+        while not self._ends_acked:
+            yield (ANSWERED, None)  # Mailbox::by_name
+            transfer = yield (RECV,)
+            message = yield (WAIT, transfer)
+            yield from self._handle(message)
+            if not self._ready or self._ends_acked:
+                continue
+            yield (ANSWERED, None)  # mailbox_empty's Mailbox::by_name
+            if not self.maestro.mailbox_empty:
+                continue
+            now = self.maestro.now
+            if self._queued:
+                events, self._queued, self._ready = self._queued, [], False
+                yield (CREATE, self._request_reply(p.Message(now, events)))
+            elif self._finished() and not self._ends_sent:
+                self._ends_sent, self._ready = True, False
+                yield (CREATE, self._request_reply(p.Message(now, [ev.simulation_ends(now)])))
+
+    def _finished(self) -> bool:
+        counts = self._counts
+        return (counts["byes"] == len(self._subs) and not self.table.unfinished()
+                and all(counts[k] == 0 for k in ("running", "waiters", "killers", "switching")))
+
+    # ------------------------------------------------------------------ the server's handlers
+    def _handle(self, message: tuple) -> Steps:
+        kind, now, queued, counts = message[0], self.maestro.now, self._queued, self._counts
+        if kind == "BATCH":
+            forward = self.config.forward_profiles
+            for job in message[1]:
+                job.state = SUBMITTED
+                profile = self.table.profile_of(job) if forward else None
+                queued.append(ev.job_submitted(now, job.batsim_id, job.raw, profile))
+        elif kind == "BYE":
+            counts["byes"] += 1
+            if counts["byes"] == len(self._subs):
+                queued.append(ev.notify(now))
+        elif kind == "END":
+            _, job, state, end, end_s = message
+            counts["running"] -= 1
+            self._record(job, state, end, end_s, now)
+        elif kind == "CALLED":
+            counts["waiters"] -= 1
+            queued.append(ev.requested_call(now))
+        elif kind == "READY":
+            self._ready = True
+            self._ends_acked = self._ends_sent
+        elif kind == "KILLED":
+            _, batsim_ids, progress, killed = message
+            counts["killers"] -= 1
+            for job, end, end_s in killed:
+                counts["running"] -= 1
+                self._record(job, end.state, end, end_s, now)
+            done = ev.job_killed(now, progress)
+            done.data["job_ids"] = list(batsim_ids)
+            queued.append(done)
+        elif kind == "SWITCHED":
+            self._switched(message[1], now)
+        elif kind == "DECISION":
+            yield from self._decide(message[1], message[2], now)
+
+    def _record(self, job: ServerJob, state: str, end: JobEnd, end_s: float, now: float) -> None:
+        """A job's row (ended at ``end_s``, Batsim's runtime) and its JOB_COMPLETED (``now``)."""
+        job.energy_j = end.energy_j
+        self._final(job, state, end_s)
+        alloc = p.format_resources(job.hosts)
+        self._queued.append(ev.job_completed(now, job.batsim_id, state, alloc))
+
+    def _decide(self, event: p.Event, where: str, now: float) -> Steps:
+        self._sync()
+        kind = event.type
+        if kind == "EXECUTE_JOB":
+            self._execute(event, now, where)
+            job = self.table.get(event.data["job_id"], where)
+            self._counts["running"] += 1
+            executor = self._executor(job, list(job.hosts))
+            self._executors[job.job.idx] = executor
+            yield (CREATE, executor)
+        elif kind == "CALL_ME_LATER":
+            self._counts["waiters"] += 1
+            at = float(event.data["timestamp"])
+            if at <= now:
+                logger.warning("%s: CALL_ME_LATER for %g s, already past: calling back now",
+                               where, at)
+            yield (CREATE, self._waiter(at))
+        elif kind == "KILL_JOB":
+            for batsim_id in event.data["job_ids"]:
+                if self.table.get(batsim_id, where).state == SUBMITTED:
+                    raise ProtocolError(f"{where}: job {batsim_id!r} has not started; reject it "
+                                        "instead")
+            self._counts["killers"] += 1
+            yield (CREATE, self._killer(list(event.data["job_ids"])))
+        elif kind == "SET_RESOURCE_STATE":
+            yield from self._set_resource_state(event, where, now)
+        elif kind == "QUERY":
+            if self.config.energy:
+                yield from self._energy(range(self.board.nb_hosts))
+            self._query(event, now, where)
+            self._queued.extend(self.outbox)
+            self.outbox = []
+        else:  # REJECT_JOB, SET_JOB_METADATA: the instant model's handlers
+            self._handlers[kind](event, now, where)
+            self._queued.extend(self.outbox)
+            self.outbox = []
+
+    def _set_resource_state(self, event: p.Event, where: str, now: float) -> Steps:
+        """server_on_pstate_modification: the energy trace, then each host's switch (at once
+        between computing states, by a switcher actor to or from a sleep state)."""
+        before = self.board.switch_seq
+        self._set_state(event, now, where)
+        if self.config.energy:
+            yield from self._energy(range(self.board.nb_hosts))
+        for end_s, hosts, target in self.board.switches_after(before):
+            group = len(self._groups)
+            self._groups[group] = [hosts, target, len(hosts)]
+            if end_s <= now:
+                for h in hosts:
+                    yield (ANSWERED, lambda h=h: self._touched(h))  # Host::set_pstate
+                self._groups[group][2] = 0
+                self._queued.append(ev.resource_state_changed(
+                    now, p.format_resources(hosts), str(target)))
+                continue
+            for h in hosts:
+                self._counts["switching"] += 1
+                yield (CREATE, self._switcher(group, h, end_s - now))
+
+    def _switched(self, group: int, now: float) -> None:
+        self._counts["switching"] -= 1
+        entry = self._groups[group]
+        entry[2] -= 1
+        if entry[2] == 0:
+            self._sync()
+            self._queued.append(ev.resource_state_changed(now, p.format_resources(entry[0]),
+                                                          str(entry[1])))

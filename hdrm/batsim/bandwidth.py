@@ -1,0 +1,109 @@
+"""The bandwidth of Batsim's internal messages, for :class:`~hdrm.batsim.actors.ActorSimulation`.
+
+On a platform without latency a message between Batsim's actors still takes time: it is a
+1-byte transfer, ``1 / bandwidth`` seconds with the smallest bandwidth of its route (SimGrid's
+``ptask_L07`` model applies no factor); from the master host to itself, without a route, it
+crosses SimGrid's loopback (``network/loopback-bw``, 10 GBps). :func:`message_bandwidths`
+reads them for what :class:`ActorSimulation` covers: a platform of ``<host>`` elements whose
+compute hosts each have a ``<route>`` to the master host, and a workload of ``delay`` jobs.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from hdrm.batsim.jobs import JobTable
+from hdrm.platform.simgrid import MASTER_HOST, HostSpec, read_platform_root
+
+logger = logging.getLogger(__name__)
+
+#: SimGrid's default ``network/loopback-bw`` in bytes per second.
+LOOPBACK_BPS = 10e9
+
+_RATE_RE = re.compile(r"^\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*([kKMGTPE]i?)?(Bps|bps)?\s*$")
+_PREFIX = {None: 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+           "ki": 2.0 ** 10, "Ki": 2.0 ** 10, "Mi": 2.0 ** 20, "Gi": 2.0 ** 30, "Ti": 2.0 ** 40,
+           "Pi": 2.0 ** 50, "Ei": 2.0 ** 60}
+
+
+@dataclass(frozen=True)
+class MessageBandwidths:
+    """Bytes per second of a message to the master host.
+
+    Attributes:
+        master_bps: from the master host to itself.
+        host_bps: from each compute host, in resource order.
+    """
+
+    master_bps: float
+    host_bps: tuple[float, ...]
+
+    def of(self, host: int) -> float:
+        """The bandwidth from compute host ``host`` (-1: the master host)."""
+        return self.master_bps if host < 0 else self.host_bps[host]
+
+
+def parse_bandwidth(text: str) -> float | None:
+    """A SimGrid bandwidth (``"10GBps"``, ``"1Gbps"``, ``"125MBps"``) in bytes per second, or
+    None when it is not one."""
+    match = _RATE_RE.match(text)
+    if match is None or match.group(2) not in _PREFIX:
+        return None
+    value = float(match.group(1)) * _PREFIX[match.group(2)]
+    return value / 8 if match.group(3) == "bps" else value
+
+
+def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec],
+                       table: JobTable) -> MessageBandwidths | None:
+    """The message bandwidths of a platform file, or None when :class:`ActorSimulation` does not
+    cover the session (then the instant model runs it)."""
+    path = Path(path)
+    if path.suffix.lower() != ".xml" or not table.jobs:
+        return None
+    if any(table.profile_of(job).get("type") != "delay" for job in table.jobs):
+        return None
+    root = read_platform_root(path)
+    if any(e.tag in ("cluster", "cabinet", "peer", "zoneRoute") for e in root.iter()) or \
+            sum(1 for _ in root.iter("zone")) > 1:
+        return None
+    links, routes = _links_and_routes(root)
+    if links is None:
+        return None
+    master = MASTER_HOST
+    master_bps = _route_bps(routes.get((master, master)), links) \
+        if (master, master) in routes else LOOPBACK_BPS
+    host_bps = [_route_bps(routes.get((h.name, master)), links) for h in hosts]
+    if master_bps is None or any(b is None for b in host_bps):
+        return None
+    return MessageBandwidths(master_bps, tuple(host_bps))
+
+
+def _links_and_routes(root: ET.Element) -> tuple[dict[str, float] | None, dict]:
+    links: dict[str, float] = {}
+    routes: dict[tuple[str, str], list[str]] = {}
+    for element in root.iter():
+        if element.tag == "link":
+            bps = parse_bandwidth(element.get("bandwidth", ""))
+            if bps is None or bps <= 0:
+                logger.debug("link %r: bandwidth %r not read", element.get("id"),
+                             element.get("bandwidth"))
+                return None, routes
+            links[element.get("id", "")] = bps
+        elif element.tag == "route":
+            names = [c.get("id", "") for c in element if c.tag == "link_ctn"]
+            src, dst = element.get("src", ""), element.get("dst", "")
+            routes[(src, dst)] = names
+            if element.get("symmetrical", "YES").upper() != "NO":
+                routes.setdefault((dst, src), names[::-1])
+    return links, routes
+
+
+def _route_bps(names: list[str] | None, links: dict[str, float]) -> float | None:
+    if not names or any(n not in links for n in names):
+        return None
+    return min(links[n] for n in names)
