@@ -25,6 +25,7 @@ from hdrm.cli.checks import check_seed_and_bandwidth
 from hdrm.errors import ConfigError
 from hdrm.workload.batsim_json import read_batsim_json, write_batsim_json
 from hdrm.workload.conventions import CONVENTIONS
+from hdrm.workload.gpu_formats import is_gpu_trace_name, trace_kind
 from hdrm.workload.job import Workload
 from hdrm.workload.load import scale_arrivals
 from hdrm.workload.requirements import DEFAULT_BW, attach_requirements
@@ -85,6 +86,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
+#: GPU traces other than openb pod lists, as ``hdrm workload`` names them when refusing them.
+_GPU_TRACES = {"philly": "Philly's job log (cluster_job_log)",
+               "helios": "a Helios job log (cluster_log.csv)",
+               "pai": "a PAI task table (pai_task_table.csv)"}
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``hdrm workload``; returns the exit status."""
     check_seed_and_bandwidth(args.seed, args.bw, "--bw")
@@ -94,10 +101,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--tenants, -o and --requests generate inference workloads: give "
                           "'inference' as TRACE (hdrm workload inference --tenants SPEC.json "
                           "-o DIR)")
-    if args.trace.lower().endswith(".csv"):
-        raise ConfigError(f"{args.trace}: hdrm workload reads SWF traces and Batsim JSON; an openb "
-                          "pod list (.csv) is replayed with hdrm replay --platform NODES.csv "
-                          "--workload PODS.csv")
+    if is_gpu_trace_name(args.trace) or trace_kind(args.trace) == "philly":
+        what = _GPU_TRACES.get(trace_kind(args.trace) or "", "an openb pod list (.csv)")
+        raise ConfigError(f"{args.trace}: hdrm workload reads SWF traces and Batsim JSON; {what} "
+                          "is replayed with hdrm replay --platform NODES.csv --workload "
+                          f"{'TRACE' if what in _GPU_TRACES.values() else 'PODS.csv'}")
     platform = load_platform(args.platform) if args.platform else None
     is_json = args.trace.lower().endswith(".json")
     try:

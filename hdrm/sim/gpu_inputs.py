@@ -1,11 +1,14 @@
-"""Inputs of a replay on a GPU platform: the platform and an openb or Gavel workload.
+"""Inputs of a replay on a GPU platform: the platform and an openb, Philly, Helios, PAI or Gavel
+workload.
 
 * The platform is a platform JSON file with accelerators, or an openb node list (``.csv``) turned
   into one on the fly (:func:`hdrm.platform.openb.platform_json_from_openb`, as
   ``hdrm platform from-openb`` does).
 * The workload is an openb pod list (``.csv``, put in submission order: the resampled lists are
-  shuffled) or a Gavel trace (any other name) read with its throughput file (``throughputs``,
-  Gavel's ``simulation_throughputs.json``).
+  shuffled), a Helios ``cluster_log.csv`` or a PAI ``pai_task_table.csv`` (told apart by their
+  columns, :mod:`hdrm.workload.gpu_formats`), Philly's ``cluster_job_log`` (a JSON array), or a
+  Gavel trace (any other name) read with its throughput file (``throughputs``, Gavel's
+  ``simulation_throughputs.json``).
 """
 
 from __future__ import annotations
@@ -24,10 +27,13 @@ logger = logging.getLogger(__name__)
 
 def is_gpu_input(platform_path: str | None, workload_path: str,
                  throughputs: str | None = None) -> bool:
-    """True when the inputs name a GPU workload or an openb node list (by file name)."""
-    csv = str(workload_path).lower().endswith(".csv")
+    """True when the inputs name a GPU workload or an openb node list (by file name), or the
+    workload is Philly's job log (a JSON array; its file has no extension)."""
+    from hdrm.workload.gpu_formats import is_gpu_trace_name, trace_kind
+
+    csv = is_gpu_trace_name(workload_path)
     nodes = str(platform_path or "").lower().endswith(".csv")
-    return csv or nodes or throughputs is not None
+    return csv or nodes or throughputs is not None or trace_kind(workload_path) == "philly"
 
 
 def load_gpu_platform(path: str | Path) -> Platform:
@@ -59,16 +65,17 @@ def load_gpu_platform(path: str | Path) -> Platform:
 
 def load_gpu_workload(path: str | Path, throughputs: str | None = None,
                       strict: bool = True) -> Workload:
-    """An openb pod list (``.csv``) or a Gavel trace (with ``throughputs``).
+    """An openb pod list, a Helios log or a PAI task table (``.csv``, told apart by their
+    columns), Philly's job log (a JSON array) or a Gavel trace (with ``throughputs``).
 
     Raises:
         ConfigError: a Gavel trace without its throughput file.
     """
     from hdrm.workload.gavel import read_gavel  # GPU inputs only (see load_gpu_platform)
-    from hdrm.workload.openb import read_openb_pods
+    from hdrm.workload.gpu_formats import is_gpu_trace_name, read_gpu_trace, trace_kind
 
-    if str(path).lower().endswith(".csv"):
-        return _by_submission(read_openb_pods(path, strict))
+    if is_gpu_trace_name(path) or (throughputs is None and trace_kind(path) == "philly"):
+        return _by_submission(read_gpu_trace(path, strict))
     if throughputs is None:
         raise ConfigError(f"{path}: a Gavel trace needs its throughput file; add --throughputs "
                           "simulation_throughputs.json (or give an openb pod list, .csv)")
