@@ -51,9 +51,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="SWF trace or Batsim workload .json, or 'inference' to generate "
                              "inference requests from a tenant spec (--tenants, -o)")
     parser.add_argument("--platform", metavar="P.json",
-                        help="platform file: the load refers to its cores, and SWF jobs written "
-                             "with --json get parallel_homogeneous requirements at its reference "
-                             "speed (Batsim JSON input is written as it is)")
+                        help="platform file (JSON or SimGrid XML): the load refers to its cores, "
+                             "and SWF jobs written with --json get parallel_homogeneous "
+                             "requirements at its reference speed (Batsim JSON input is written "
+                             "as it is)")
     parser.add_argument("--nb-jobs", type=int, default=0, metavar="N",
                         help="keep N jobs (0, the default: all from the start index)")
     parser.add_argument("--start-index", type=int, default=0, metavar="I",
@@ -145,9 +146,8 @@ def _load(args: argparse.Namespace, platform: Any) -> Workload:
 
 
 def load_platform(path: str) -> Any:
-    """Load a platform file with :func:`hdrm.platform.loader.load_platform`."""
-    try:
-        from hdrm.platform.loader import load_platform as _load_platform
-    except ImportError as exc:  # pragma: no cover - the loader ships with the package
-        raise ConfigError(f"--platform {path}: the platform loader is unavailable ({exc})")
-    return _load_platform(path)
+    """Load a platform JSON file or a SimGrid XML platform, as ``hdrm replay`` does
+    (:func:`hdrm.sim.inputs.load_platform_any`)."""
+    from hdrm.sim.inputs import load_platform_any
+
+    return load_platform_any(path)

@@ -141,10 +141,29 @@ def load_platform(path: str | Path, library: TypeLibrary | None = None) -> Platf
         PlatformError: the file is missing, not JSON, or breaks a rule of the format; the message
             names the file and the JSON path.
     """
-    data = read_json_file(path, what="platform")
+    try:
+        data = read_json_file(path, what="platform")
+    except PlatformError:
+        _refuse_simgrid_xml(path)  # a clearer reason than 'invalid JSON at 1:1'
+        raise
     platform = platform_from_dict(data, source=str(path), library=library)
     logger.info("loaded platform %r from %s: %d cores", platform.name, path, platform.nb_cores)
     return platform
+
+
+def _refuse_simgrid_xml(path: str | Path) -> None:
+    """Raise a PlatformError when ``path`` holds XML (a SimGrid platform) rather than JSON."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return
+    if head.startswith(b"<"):
+        raise PlatformError(
+            f"{path}: a SimGrid XML platform, where this command takes an hdrm platform JSON file "
+            "(clusters of nodes of processors; docs/platforms.rst); SimGrid XML is read by hdrm "
+            "replay, hdeeprm-launch, hdrm/Scheduling-v0 and hdrm serve"
+        )
 
 
 def platform_from_dict(

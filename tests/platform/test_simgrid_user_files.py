@@ -203,3 +203,19 @@ def test_link_traces_are_read_past(tmp_path):
                     '<trace id="t" periodicity="1">0 1</trace>\n'
                     '<trace_connect trace="t" element="l" kind="BANDWIDTH"/>\n</platform>\n')
     assert [h.name for h in read_simgrid_hosts(path)] == ["h0"]
+
+
+def test_json_only_commands_name_a_simgrid_file_as_such(tmp_path):
+    # hdrm dag, hdrm dag periodic and hdrm/PeriodicDag-v0 take a platform JSON: an XML file was
+    # 'p.xml:1:1: invalid JSON: Expecting value'
+    from hdrm.platform.loader import load_platform
+
+    path = write(tmp_path, MASTER + cluster())
+    with pytest.raises(PlatformError, match=r"^\S+p\.xml: a SimGrid XML platform, where this "
+                       r"command takes an hdrm platform JSON file .*hdrm replay, hdeeprm-launch, "
+                       r"hdrm/Scheduling-v0 and hdrm serve$"):
+        load_platform(path)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"clusters": [}')  # not XML: the JSON error stays
+    with pytest.raises(PlatformError, match=r"bad\.json:1:15: invalid JSON"):
+        load_platform(bad)
