@@ -12,10 +12,10 @@
 from __future__ import annotations
 
 import calendar
+import datetime
 import gzip
 import importlib
 import math
-import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -85,7 +85,11 @@ def parse_datetime(text: str) -> float:
     Raises:
         ValueError: another format, or no such date.
     """
-    return float(calendar.timegm(time.strptime(text.strip(), DATE_FORMAT)))
+    text = text.strip()
+    if len(text) != 19 or text[10] != " ":  # fromisoformat alone takes other ISO forms too
+        raise ValueError(f"not {DATE_FORMAT}: {text!r}")
+    moment = datetime.datetime.fromisoformat(text)  # 10x faster than strptime
+    return float(calendar.timegm(moment.timetuple()))
 
 
 class RecordError(Exception):

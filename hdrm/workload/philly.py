@@ -59,7 +59,7 @@ def _jobs_in(path: str | Path, text: str) -> Iterator[tuple[int, Any]]:
         raise WorkloadError(f"{path}:1: expected a JSON array of jobs ([{{\"jobid\": ...}}, ...])"
                             f"; give Philly's cluster_job_log")
     i = _skip(text, i + 1)
-    first = True
+    first, line, counted = True, 1, 0  # lines counted up to ``counted`` (linear, not quadratic)
     while not text.startswith("]", i):
         if not first:
             if not text.startswith(",", i):
@@ -69,7 +69,8 @@ def _jobs_in(path: str | Path, text: str) -> Iterator[tuple[int, Any]]:
             value, end = decoder.raw_decode(text, i)
         except json.JSONDecodeError as exc:
             _bad_json(path, text, exc.pos, exc.msg)
-        yield text.count("\n", 0, i) + 1, value
+        line, counted = line + text.count("\n", counted, i), i
+        yield line, value
         i, first = _skip(text, end), False
         if i >= len(text):
             _bad_json(path, text, i, "the array is not closed (expected ']')")
