@@ -98,6 +98,13 @@ PAI_JOBS = [
     "j4,i4,u2,Waiting,2450.0,",
     "j5,i5,u3,Terminated,2455.0,2470.0",
 ]
+#: pai_group_tag_table.csv rows: inst_id, user, gpu_type_spec (empty: any model), group, workload
+PAI_GROUPS = [
+    "i1,u1,,g1,",
+    "i2,u1,V100M32,g2,nmt",
+    "i5,u3,T4,g3,ctr",
+    "i5,u3,T4,g3,ctr",  # the same requirement again: accepted
+]
 #: (id, submit_s, run_time_s, GPUs, milli, cores, mem MB per core) with the job table: submission
 #: = the job's (from 900 s)
 PAI_EXPECTED = [

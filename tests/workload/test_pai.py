@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_trace_samples import (PAI_EXPECTED, PAI_JOBS, PAI_SKIPPED, PAI_TASKS,  # noqa: E402
-                               pai_text)
+from gpu_trace_samples import (PAI_EXPECTED, PAI_GROUPS, PAI_JOBS, PAI_SKIPPED,  # noqa: E402
+                               PAI_TASKS, pai_text)
 
 from hdrm.errors import SkippableLineError, WorkloadError  # noqa: E402
+from hdrm.workload.job import AcceleratorDemand  # noqa: E402
 from hdrm.workload.pai import read_pai  # noqa: E402
 
 
@@ -35,8 +36,8 @@ def test_instances_shares_and_submissions_from_the_job_table_by_hand(tmp_path):
     assert _got(work) == PAI_EXPECTED
     assert work.skipped == PAI_SKIPPED
     assert work.header == {"format": "pai", "submit_from": str(tmp_path / "pai_job_table.csv"),
-                           "status": {"Terminated": 4, "Failed": 1}, "gpu_jobs": 4,
-                           "gpu_rounded_up": 1}
+                           "models_from": None, "status": {"Terminated": 4, "Failed": 1},
+                           "gpu_jobs": 4, "gpu_model_required": 0, "gpu_rounded_up": 1}
     assert work.jobs[0].cpu_milli == 4000 and work.jobs[0].accel.models == ()
     assert work.jobs[3].extra["pai"]["gpu_rounded_up"] is True
     assert work.jobs[3].extra["pai"]["gpu_type"] == "V100"  # where it ran: not a constraint
@@ -118,3 +119,31 @@ def test_a_tar_gz_as_published_is_refused_with_the_fix(tmp_path):
     with pytest.raises(WorkloadError, match=r"a tar archive, not the PAI task table .*extract "
                                             r"it \(tar -xf pai_task_table.tar.gz\)"):
         read_pai(path)
+
+
+def test_gpu_model_requirements_from_the_group_tag_table_through_the_inst_id(tmp_path):
+    path = _write(tmp_path, PAI_TASKS)
+    (tmp_path / "pai_group_tag_table.csv").write_text(pai_text(PAI_GROUPS))
+    work = read_pai(path)
+    models = {j.id: j.accel.models for j in work.jobs if j.accel}
+    assert models == {"j1/worker/0": (), "j1/worker/1": (), "j2/tensorflow/0": ("V100M32",),
+                      "j5/evaluator/0": ("T4",)}
+    assert work.jobs[3].accel == AcceleratorDemand(3, 1000, ("V100M32",))
+    assert work.header["models_from"] == str(tmp_path / "pai_group_tag_table.csv")
+    assert work.header["gpu_model_required"] == 2
+
+
+def test_group_tag_table_errors(tmp_path):
+    path = _write(tmp_path, PAI_TASKS)
+    groups = tmp_path / "pai_group_tag_table.csv"
+    groups.write_text(pai_text(PAI_GROUPS + ["i2,u1,P100,g9,"]))
+    with pytest.raises(SkippableLineError, match=r"pai_group_tag_table.csv:5: column "
+                                                 r"'gpu_type_spec': the inst_id already requires "
+                                                 r"V100M32 \(value 'P100'\)"):
+        read_pai(path)
+    work = read_pai(path, strict=False)
+    assert work.skipped == {**PAI_SKIPPED, "group table: gpu_type_spec: two for one inst_id": 1}
+    alone = _write(tmp_path / "alone", PAI_TASKS, jobs=None)
+    with pytest.raises(WorkloadError, match=r"group tag table is joined to the tasks through "
+                                            r"the job table's inst_id; put pai_job_table.csv"):
+        read_pai(alone, group_table=groups)
