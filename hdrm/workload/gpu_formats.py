@@ -30,7 +30,9 @@ _OPENERS = {b"\x1f\x8b": gzip.open, b"BZh": bz2.open, b"\xfd7zXZ\x00": lzma.open
 
 
 def _head(path: str | Path) -> str:
-    """The first bytes of the (decompressed) file as text; '' when unreadable."""
+    """The first bytes of the (decompressed) file as text; '' when unreadable (or no path)."""
+    if not path or not Path(path).is_file():
+        return ""
     try:
         with open(path, "rb") as handle:
             raw = handle.read(HEAD_BYTES)

@@ -54,6 +54,7 @@ def test_each_trace_is_recognised_by_its_content_plain_or_gzip(tmp_path):
     openb.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\nt1,1000,1024,1,500\n")
     assert trace_kind(openb) == "openb"
     assert trace_kind(tmp_path / "missing.csv") is None
+    assert trace_kind(tmp_path) is None and not is_gpu_input(None, None)  # a folder, no path
 
 
 def test_a_pai_job_table_as_the_workload_names_the_task_table(tmp_path):
