@@ -69,7 +69,15 @@ def load_hosts(path: str | Path, energy: bool = False) -> list[HostSpec]:
         check_master(every, path)
         hosts = compute_hosts(every)
     elif suffix == ".json":
-        xml = platform_to_xml(load_platform(path))
+        platform = load_platform(path)
+        if platform.accelerators:  # the export keeps the CPU part only: no silent drop here
+            raise PlatformError(
+                f"{path}: {len(platform.accelerators)} GPUs, which a Batsim platform cannot "
+                "express (compute hosts only), so hdrm serve cannot serve them; serve the CPU "
+                f"part with 'hdrm platform {path} --xml CPU.xml' and -p CPU.xml, or schedule "
+                "the GPUs with hdrm replay"
+            )
+        xml = platform_to_xml(platform)
         with tempfile.TemporaryDirectory(prefix="hdrm-serve-") as folder:
             exported = Path(folder) / "platform.xml"
             exported.write_bytes(xml)

@@ -86,3 +86,17 @@ def test_serve_command_with_energy_on_a_platform_without_watts(capsys):
     assert len(err.splitlines()) == 1
     assert err.startswith(f"hdrm serve: error: {small / 'platform.xml'}: host 'Bourassa': no "
                           "wattage_per_state property")
+
+
+def test_serve_refuses_a_platform_json_with_gpus(tmp_path):
+    # the export behind hdrm serve keeps the CPU part: 8 cores were served, the 8 GPUs dropped
+    # in silence (engine batsim refuses such a platform)
+    doc = {"node_types": {"g": {"processors": [{"type": "xeon_gold_6148", "count": 1}],
+                                "memory_gb": 64, "accelerators": [{"type": "T4", "count": 2}]}},
+           "clusters": [{"name": "c", "network": "ethernet_25g",
+                         "nodes": [{"type": "g", "count": 2}]}]}
+    path = tmp_path / "gpus.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(PlatformError, match=r"gpus\.json: 4 GPUs, which a Batsim platform cannot "
+                       r"express .*'hdrm platform \S+gpus\.json --xml CPU\.xml' and -p CPU\.xml"):
+        load_hosts(path)
