@@ -25,9 +25,8 @@ step after the submitter's last batch then comes after NOTIFY, or in a message o
   are actors too.
 
 It covers ``delay`` jobs on platforms whose messages have no latency
-(:func:`hdrm.batsim.bandwidth.message_bandwidths`); the physics (host states, energy, switch
-durations) stays :class:`~hdrm.batsim.hosts.HostBoard`'s, and a switch is modelled as a sleep of
-its duration (Batsim computes it).
+(:func:`hdrm.batsim.bandwidth.message_bandwidths`); the physics (host states, energy, outputs)
+stays :class:`~hdrm.batsim.hosts.HostBoard`'s.
 """
 
 from __future__ import annotations
@@ -41,7 +40,8 @@ from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
 from hdrm.batsim.bandwidth import MessageBandwidths
 from hdrm.batsim.jobs import SUBMITTED, JobTable, ServerJob
-from hdrm.batsim.maestro import ANSWERED, CREATE, EXCHANGE, RECV, SEND, SLEEP, WAIT, Maestro
+from hdrm.batsim.maestro import (ANSWERED, CREATE, EXCHANGE, EXECUTE, RECV, SEND, SLEEP, WAIT,
+                                 Maestro)
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
 from hdrm.errors import ProtocolError
 from hdrm.platform.simgrid import HostSpec
@@ -206,9 +206,12 @@ class ActorSimulation(BatsimSimulation):
                 yield from self._energy(range(self.board.nb_hosts))
         yield from self._put(("KILLED", batsim_ids, progress, killed), MASTER)
 
-    def _switcher(self, group: int, host: int, duration_s: float) -> Steps:
-        """switch_on/off_machine_process, as a sleep of the switch's duration."""
-        yield (SLEEP, duration_s, host)
+    def _switcher(self, group: int, host: int, speed_flops: float) -> Steps:
+        """switch_on/off_machine_process (pstate.cpp): the virtual state, one flop computed at
+        its speed, the target state, then the message."""
+        yield (ANSWERED, lambda: self._touched(host))  # Host::set_pstate (energy updated)
+        yield (EXECUTE, 1.0, speed_flops, host)
+        yield (ANSWERED, lambda: self._touched(host))
         yield from self._put(("SWITCHED", group), host)
 
     def _request_reply(self, message: p.Message) -> Steps:
@@ -332,7 +335,8 @@ class ActorSimulation(BatsimSimulation):
     def _set_resource_state(self, event: p.Event, where: str, now: float) -> Steps:
         """server_on_pstate_modification: the energy trace, then each host's switch (at once
         between computing states, by a switcher actor to or from a sleep state)."""
-        before = self.board.switch_seq
+        before, board = self.board.switch_seq, self.board
+        states = list(board.pstate)
         self._set_state(event, now, where)
         if self.config.energy:
             yield from self._energy(range(self.board.nb_hosts))
@@ -346,9 +350,11 @@ class ActorSimulation(BatsimSimulation):
                 self._queued.append(ev.resource_state_changed(
                     now, p.format_resources(hosts), str(target)))
                 continue
-            for h in hosts:
+            for h in hosts:  # through the virtual state of the sleep state left or entered
+                sleep = board.sleep[h]
+                via = sleep[target][0] if target in sleep else sleep[states[h]][1]
                 self._counts["switching"] += 1
-                yield (CREATE, self._switcher(group, h, end_s - now))
+                yield (CREATE, self._switcher(group, h, board.hosts[h].speeds_gflops[via] * 1e9))
 
     def _switched(self, group: int, now: float) -> None:
         self._counts["switching"] -= 1

@@ -8,11 +8,12 @@ order in which Batsim's server receives its messages follows from the same steps
   (``ANSWERED``: ``Mailbox::by_name``, ``Actor::create``, starting a transfer, an energy
   update) makes the actor ready for the next round; a blocking one (``SLEEP``, ``WAIT``)
   makes it wait for an action;
-* an action is a sleep or a transfer (SimGrid's ``ptask_L07`` model holds both, in the order
-  they were created). When no actor is ready, time moves to the earliest end of an action; a
-  sleep ends at the first such step where less than :data:`SURF_PRECISION_S` of it remains (so
-  up to a nanosecond early), a transfer when its last byte is through; the actors waiting on the
-  actions that end wake up in the actions' order (for a transfer: in the order they waited);
+* an action is a sleep, a transfer or a computation (SimGrid's ``ptask_L07`` model holds them
+  all, in the order they were created). When no actor is ready, time moves to the earliest end
+  of an action; a sleep ends at the first such step where less than :data:`SURF_PRECISION_S` of
+  it remains (so up to a nanosecond early), a transfer or a computation when less than
+  :data:`REMAINS_PRECISION` of its work remains (on time); the actors waiting on the actions
+  that end wake up in the actions' order (for a transfer: in the order they waited);
 * a message is a 1-byte transfer into one mailbox (the server's): a send posted while the
   receiver waits starts at once, otherwise it waits in the mailbox, first posted first taken;
   it lasts ``1 / bandwidth`` of its route (0.1 ns on a 10 GBps link).
@@ -32,7 +33,7 @@ SURF_PRECISION_S = 1e-9
 #: ``maxmin/precision`` x ``surf/precision``: a transfer with fewer bytes left has ended.
 REMAINS_PRECISION = 1e-5 * 1e-9
 
-ANSWERED, SLEEP, SEND, RECV, WAIT, CREATE, EXCHANGE = range(7)
+ANSWERED, SLEEP, SEND, RECV, WAIT, CREATE, EXCHANGE, EXECUTE = range(8)
 
 Actor = Generator[tuple, Any, None]
 
@@ -154,6 +155,11 @@ class Maestro:
             request[1].waiters.append(actor)
         elif kind == SLEEP:
             self._actions.append(_Action(request[2], max_duration=request[1], sleeper=actor))
+        elif kind == EXECUTE:  # this_actor::execute(flops) at ``rate`` flop/s: start, then wait
+            if self.on_action_end is not None:
+                self.on_action_end(request[3])  # the energy plugin's Exec::on_start
+            self._actions.append(_Action(request[3], remains=request[1], rate=request[2],
+                                         sleeper=actor))
         else:
             raise ValueError(f"unknown simcall {request!r}")
 
