@@ -89,6 +89,8 @@ def load_hosts(path: str | Path, energy: bool = False) -> list[HostSpec]:
         )
     if not hosts:
         raise PlatformError(f"{path}: no compute host (only a master or storage host); add hosts")
+    for host in hosts:  # Batsim refuses them with -E; hdrm serve always (HostBoard reads them)
+        sleep_states(host, f"{path}: host {host.name!r}")
     if energy:
         check_energy(hosts, path)
     return hosts

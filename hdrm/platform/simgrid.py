@@ -184,6 +184,10 @@ def _element_hosts(element: ET.Element, source: str, memo: dict[tuple, tuple]) -
     ]
 
 
+#: The values of the ``role`` property Batsim 4.2.1 knows (one per host; no list, no spaces).
+_BATSIM_ROLES = frozenset({"compute_node", "master", "storage"})
+
+
 def _is_compute(host: HostSpec) -> bool:
     if "role" not in host.properties:  # the usual host
         return host.name != MASTER_HOST
@@ -255,6 +259,14 @@ def read_simgrid_all_hosts(path: str | Path) -> list[HostSpec]:
         dup = sorted({n for n in names if names.count(n) > 1})[0]
         raise PlatformError(f"{path}: host {dup!r} is declared twice; host names must be unique")
     for host in hosts:
+        role = host.properties.get("role")
+        if role is not None and role not in _BATSIM_ROLES:
+            line = line_of(path, "host", host.name)
+            raise PlatformError(
+                f"{path}{f':{line}' if line else ''}: host {host.name!r}: role {role!r}, which "
+                "Batsim 4 refuses ('Cannot create any role from string description'); give one "
+                "role of compute_node, master and storage, written alone"
+            )
         if not host.speeds_gflops[host.pstate] > 0 and _is_compute(host):
             line = line_of(path, "host", host.name)
             raise PlatformError(

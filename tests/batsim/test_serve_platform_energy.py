@@ -100,3 +100,14 @@ def test_serve_refuses_a_platform_json_with_gpus(tmp_path):
     with pytest.raises(PlatformError, match=r"gpus\.json: 4 GPUs, which a Batsim platform cannot "
                        r"express .*'hdrm platform \S+gpus\.json --xml CPU\.xml' and -p CPU\.xml"):
         load_hosts(path)
+
+
+def test_sleep_states_out_of_range_name_the_file(tmp_path):
+    # without -E the message named the host only ("host 'h0': sleep_pstates '1:2:3' names a
+    # state outside 0..1"); Batsim -E refuses it too ("the pstate 3 does not exist")
+    path = platform(tmp_path, '<host id="h0" speed="1Gf, 1f"><prop id="wattage_per_state" '
+                    'value="100:200, 10:10"/><prop id="sleep_pstates" value="1:2:3"/></host>')
+    for energy in (False, True):
+        with pytest.raises(PlatformError, match=r"p\.xml: host 'h0': sleep_pstates '1:2:3' names "
+                           r"a state outside 0\.\.1$"):
+            load_hosts(path, energy)

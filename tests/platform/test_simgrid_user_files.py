@@ -219,3 +219,23 @@ def test_json_only_commands_name_a_simgrid_file_as_such(tmp_path):
     bad.write_text('{"clusters": [}')  # not XML: the JSON error stays
     with pytest.raises(PlatformError, match=r"bad\.json:1:15: invalid JSON"):
         load_platform(bad)
+
+
+@pytest.mark.parametrize("role", [" storage ", "login", "storage,compute_node", ""])
+def test_roles_batsim_does_not_know(tmp_path, role):
+    # Batsim 4.2.1: "Cannot create any role from string description ' storage ' existing roles
+    # are: compute_node, master, storage" (checked for the first three); hdrm stripped and split
+    # them (' storage ' was a storage host, 'login' a compute host)
+    body = (f'<host id="master_host" speed="1Gf"/>\n<host id="h0" speed="1Gf"/>\n'
+            f'<host id="x" speed="1Gf"><prop id="role" value="{role}"/></host>')
+    with pytest.raises(PlatformError, match=rf"p\.xml:7: host 'x': role {re.escape(repr(role))}, "
+                       r"which Batsim 4 refuses .*give one role of compute_node, master and "
+                       r"storage, written alone$"):
+        read_simgrid_hosts(write(tmp_path, body))
+
+
+def test_roles_batsim_knows(tmp_path):
+    body = ('<host id="boss" speed="1Gf"><prop id="role" value="master"/></host>\n'
+            '<host id="h0" speed="1Gf"><prop id="role" value="compute_node"/></host>\n'
+            '<host id="d" speed="1Gf"><prop id="role" value="storage"/></host>')
+    assert [h.name for h in read_simgrid_hosts(write(tmp_path, body))] == ["h0"]
