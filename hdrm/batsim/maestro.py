@@ -84,6 +84,11 @@ class Maestro:
         """Make a new actor ready."""
         self._ready.append((actor, None))
 
+    def alone(self) -> bool:
+        """True when the running actor is the only one of its round and none is ready: until it
+        blocks, its simcalls interleave with nobody's, so several can be answered at once."""
+        return len(self._round) == 1 and not self._ready
+
     @property
     def mailbox_empty(self) -> bool:
         """No message posted and not yet taken."""
