@@ -23,6 +23,8 @@ from test_serve_energy_order import BATSIM, WHY_NOT, fcfs_with_calls_at_begin, m
 from test_serve_energy_order import write_platform as write_energy_platform
 from test_serve_workloads import CALLS_S, seeded_workload
 
+from hdrm.batsim.maestro import Maestro
+
 NB_HOSTS = 6
 SLEEPY_HOST = ('  <host id="h{i:02d}" speed="1Gf, 1e-9Mf, 0.5f, 0.05f" pstate="0">'
                '<prop id="wattage_per_state" value="30:100, 9.75:9.75, 200:200, 425:425"/>'
@@ -138,3 +140,20 @@ def test_a_long_session_against_the_binary(tmp_path, energy):
                             fcfs_with_calls_at_begin(NB_HOSTS), real)) for real in (True, False)]
     assert len(got[0]) == 976
     assert got[1] == got[0]
+
+
+@pytest.mark.parametrize("seeds", [(13,), (4, 5)])
+def test_answering_a_lone_actors_energy_queries_at_once_changes_nothing(tmp_path, seeds,
+                                                                         monkeypatch):
+    """The shortcut of :meth:`Maestro.alone` (several simcalls of an actor alone in its round
+    answered in one) gives the messages of one round per simcall."""
+    platform = write_energy_platform(tmp_path / "p.xml", NB_HOSTS)
+    workloads = [seeded_workload(tmp_path / f"w{i}.json", s) for i, s in enumerate(seeds)]
+
+    def session(prefix: str) -> list:
+        return summary(messages(platform, workloads, tmp_path / prefix, True,
+                                fcfs_with_calls_at_begin(NB_HOSTS)))
+
+    quick = session("quick")
+    monkeypatch.setattr(Maestro, "alone", lambda self: False)
+    assert session("slow") == quick
