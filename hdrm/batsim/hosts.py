@@ -275,10 +275,14 @@ class HostBoard:
 
     # ------------------------------------------------------------------ jobs
     def start(self, key: int, hosts: Sequence[int], *, delay_s: float | None = None,
-              ops_gflop: float | None = None, walltime_s: float = math.inf) -> None:
-        """Start job ``key`` now: a delay job (hosts stay idle) or a computing job."""
-        self.machine.start(key, hosts, delay_s=delay_s, ops_gflop=ops_gflop, walltime_s=walltime_s)
-        if ops_gflop is not None:
+              ops_gflop: float | None = None, walltime_s: float = math.inf,
+              parts: tuple[tuple[float | None, float | None], ...] | None = None) -> None:
+        """Start job ``key`` now: a delay job (hosts stay idle), a computing job, or a sequence
+        of such ``parts`` (computing from its start when one of them computes: the caller
+        refuses, under energy accounting, a sequence that mixes both)."""
+        self.machine.start(key, hosts, delay_s=delay_s, ops_gflop=ops_gflop, walltime_s=walltime_s,
+                           parts=parts)
+        if ops_gflop is not None or any(ops is not None for _, ops in parts or ()):
             self._set_load(hosts, True)
             self.partial.advance(self.machine.now)
             self.partial.start(key, hosts)

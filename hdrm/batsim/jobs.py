@@ -23,8 +23,21 @@ from hdrm.errors import ProtocolError, WorkloadError
 from hdrm.registry import suggest
 from hdrm.results.records import COMPLETED_KILLED, COMPLETED_SUCCESSFULLY, REJECTED, JobResult
 from hdrm.sim.machine import start_kwargs
-from hdrm.workload.batsim_json import read_batsim_json, unsupported_profiles
-from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, Job, Workload
+from hdrm.workload.batsim_composed import sequenced_profiles
+from hdrm.workload.batsim_json import (
+    SUPPORTED_PROFILE_TYPES,
+    first_part_problem,
+    read_batsim_json,
+    unsupported_profiles,
+)
+from hdrm.workload.job import (
+    PROFILE_COMPOSED,
+    PROFILE_DELAY,
+    PROFILE_PARALLEL_HOMOGENEOUS,
+    PROFILE_PARALLEL_HOMOGENEOUS_TOTAL,
+    Job,
+    Workload,
+)
 
 #: Job life cycle in the server.
 PENDING, SUBMITTED, RUNNING, DONE = "pending", "submitted", "running", "done"
@@ -37,7 +50,14 @@ def check_simulable(workload: Workload) -> None:
         WorkloadError: naming the profile type and its jobs (``parallel``, ``composed``,
             ``parallel_homogeneous`` with ``com`` != 0, ...) and what to do.
     """
-    unsupported = unsupported_profiles(workload)
+    unsupported = {kind: count for kind, count in unsupported_profiles(workload).items()
+                   if kind not in SUPPORTED_PROFILE_TYPES}
+    problem = first_part_problem(workload)
+    if problem and not unsupported:
+        raise WorkloadError(
+            f"{workload.source or workload.name}: {problem}, which hdrm serve does not simulate: "
+            "run this workload with the real batsim, or give it a 'delay', "
+            "'parallel_homogeneous' or 'parallel_homogeneous_total' profile with com 0")
     if unsupported:
         parts = []
         for kind, count in unsupported.items():
@@ -45,8 +65,9 @@ def check_simulable(workload: Workload) -> None:
             parts.append(f"{kind!r} ({count} jobs: {', '.join(ids)}{', ...' if count > 3 else ''})")
         raise WorkloadError(
             f"{workload.source or workload.name}: unsupported profile type {'; '.join(parts)}; "
-            "hdrm serve simulates 'delay' and 'parallel_homogeneous' (com = 0) profiles only: "
-            "run this workload with the real batsim, or give those jobs such profiles"
+            "hdrm serve simulates 'delay', 'parallel_homogeneous', 'parallel_homogeneous_total' "
+            "(com = 0) and 'composed' profiles only: run this workload with the real batsim, or "
+            "give those jobs such profiles"
         )
     for job in workload.jobs:
         data = job.extra.get("profile_data") or {}
@@ -117,7 +138,8 @@ def check_batsim_json(doc: dict[str, Any], source: str) -> None:
                 "(or leave it out) for no walltime, or a number > 0"
             )
     for name, profile in doc.get("profiles", {}).items():
-        if isinstance(profile, dict) and profile.get("type") == PROFILE_PARALLEL_HOMOGENEOUS \
+        if isinstance(profile, dict) and profile.get("type") in (
+                PROFILE_PARALLEL_HOMOGENEOUS, PROFILE_PARALLEL_HOMOGENEOUS_TOTAL) \
                 and "com" not in profile:
             raise WorkloadError(f"{source}: profiles.{name} has no 'com' field, which Batsim 4 "
                                 "refuses; add \"com\": 0 (no communication)")
@@ -226,7 +248,10 @@ def read_job_table(path: str | Path, workload_id: str = "w0") -> JobTable:
         raise WorkloadError(f"{path}: no job; a Batsim workload needs at least one job")
     # Batsim 4.2.1 drops the profiles no job uses when it loads a workload, so SIMULATION_BEGINS
     # lists only the others (checked with the binary)
-    used = {job.profile_name for job in jobs}
+    # (a profile that a composed profile names stays referenced, even when no job uses that
+    # composed profile: Batsim drops profiles whose use count is below 2, after the sequences
+    # have taken theirs; which of an unused sequence's parts it drops first is not modelled)
+    used = {job.profile_name for job in jobs} | sequenced_profiles(doc["profiles"])
     table = JobTable(workload, str(path), dict(doc["profiles"]), jobs,
                      paths={workload_id: str(path)},
                      profile_sets={workload_id: {name: profile for name, profile
@@ -293,6 +318,22 @@ def job_result(job: ServerJob, workload_name: str, energy: bool) -> JobResult:
     )
 
 
-def run_kwargs(job: Job) -> dict[str, float]:
-    """Keyword arguments of :meth:`HostBoard.start` for ``job``'s profile."""
-    return start_kwargs(job)
+def run_kwargs(job: Job, nb_hosts: int | None = None) -> dict[str, float]:
+    """Keyword arguments of :meth:`HostBoard.start` for ``job``'s profile on ``nb_hosts``
+    hosts (its request when None)."""
+    return start_kwargs(job, nb_hosts)
+
+
+def spreads_work(job: Job) -> bool:
+    """Whether ``job`` may run on another number of resources than it asks for: Batsim 4.2.1
+    allows it for a ``parallel_homogeneous_total`` profile and for a ``composed`` one whose
+    sequence names only such profiles (``src/server.cpp``; a nested sequence does not count)."""
+    if job.profile_type == PROFILE_PARALLEL_HOMOGENEOUS_TOTAL:
+        return True
+    if job.profile_type != PROFILE_COMPOSED:
+        return False
+    data = job.extra.get("profile_data") or {}
+    deps = job.extra.get("profile_deps") or {}
+    return all(isinstance(deps.get(name), dict)
+               and deps[name].get("type") == PROFILE_PARALLEL_HOMOGENEOUS_TOTAL
+               for name in data.get("seq", ()))

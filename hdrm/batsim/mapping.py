@@ -26,10 +26,12 @@ def _executor_map(mapping: object, where: str) -> dict[int, int]:
     return out
 
 
-def check_mapping(mapping: object, nb_alloc: int, res: int, computing: bool, where: str) -> None:
+def check_mapping(mapping: object, nb_alloc: int, res: int | None, computing: bool,
+                  where: str) -> None:
     """Check an EXECUTE_JOB 'mapping' (executor -> index of a resource in the alloc) as Batsim
     4.2.1 does: executors 0..res-1, each on one of the allocated resources (several may share
-    one; then the alloc may be smaller than the request).
+    one; then the alloc may be smaller than the request). ``res`` None: any number of
+    executors (a ``parallel_homogeneous_total`` job's, whose work is spread over them).
 
     A ``delay`` job runs the same whatever its mapping (its resources stay idle). A computing
     job (``parallel_homogeneous``) is accepted when each allocated resource runs exactly one
@@ -49,7 +51,7 @@ def check_mapping(mapping: object, nb_alloc: int, res: int, computing: bool, whe
                                 f"#{position}, but the alloc has {nb_alloc} (indexes 0.."
                                 f"{nb_alloc - 1}), which Batsim 4 refuses; map it to one "
                                 "of them")
-    if len(executors) != res:
+    if res is not None and len(executors) != res:  # (None: any number, a spread job's)
         raise ProtocolError(f"{where}: mapping has {len(executors)} executors, the job requests "
                             f"{res}, which Batsim 4 refuses; map exactly {res}")
     if computing and sorted(executors.values()) != list(range(nb_alloc)):

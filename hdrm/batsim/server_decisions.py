@@ -21,11 +21,13 @@ import logging
 
 from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
-from hdrm.batsim.jobs import RUNNING, SUBMITTED, run_kwargs
+from hdrm.batsim.jobs import RUNNING, SUBMITTED, run_kwargs, spreads_work
 from hdrm.batsim.mapping import check_mapping
 from hdrm.errors import ProtocolError
 from hdrm.results.records import REJECTED
 from hdrm.sim.job_end import COMPLETED_WALLTIME_REACHED, JobEnd
+from hdrm.workload.batsim_composed import progress_tree
+from hdrm.workload.job import PROFILE_COMPOSED
 
 logger = logging.getLogger(__name__)
 
@@ -53,20 +55,30 @@ class DecisionHandlers:
             what = "rejected" if job.final_state == REJECTED else f"already started at {job.start_s:g} s"
             raise ProtocolError(f"{where}: the job was {what}; a job runs at most once")
         hosts = p.parse_resource_ids(data["alloc"], f"{where}: alloc")
-        kwargs = run_kwargs(job.job)
+        kwargs = run_kwargs(job.job, len(hosts))
+        computing = kwargs.get("ops_gflop") is not None or any(
+            ops is not None for _, ops in kwargs.get("parts", ()))
+        spread = spreads_work(job.job)
         if "mapping" in data:
-            check_mapping(data["mapping"], len(hosts), job.job.res,
-                          kwargs.get("ops_gflop") is not None, where)
-        elif len(hosts) != job.job.res:
+            check_mapping(data["mapping"], len(hosts), None if spread else job.job.res,
+                          computing, where)
+        elif len(hosts) != job.job.res and not spread:
             raise ProtocolError(f"{where}: alloc {data['alloc']!r} has {len(hosts)} resources, the job "
                                 f"requests {job.job.res}, which Batsim 4 refuses; allocate "
                                 f"{job.job.res}, or map its {job.job.res} executors onto the "
                                 "allocation with a 'mapping'")
         self._check_hosts(hosts, where)
+        parts = kwargs.get("parts", ())
+        if parts and self.config.energy and len({d is None for d, _ in parts}) > 1:
+            raise ProtocolError(
+                f"{where}: profile {job.profile_name!r} mixes 'delay' and computing parts, whose "
+                "hosts' power hdrm serve -E does not switch between parts (not modelled); run it "
+                "without -E, or with the real batsim")
         self.board.start(job.job.idx, hosts, **kwargs)
         job.state, job.start_s, job.hosts = RUNNING, ts, tuple(hosts)
-        late = (_COMPUTED if kwargs.get("ops_gflop") is not None
-                else _ENERGY_QUERY if self.config.energy else 0)
+        ends_computing = (kwargs.get("ops_gflop") is not None
+                          or bool(parts) and parts[-1][1] is not None)
+        late = (_COMPUTED if ends_computing else _ENERGY_QUERY if self.config.energy else 0)
         self._job_wake[job.job.idx] = self._new_wake() + late
 
     def _end_wake(self, end: JobEnd, in_computed_step: bool = False) -> int:
@@ -116,6 +128,7 @@ class DecisionHandlers:
 
     def _kill(self, event: p.Event, ts: float, where: str) -> None:
         progress: dict[str, tuple[str, float]] = {}
+        trees: dict[str, dict] = {}
         for batsim_id in event.data["job_ids"]:
             job = self.table.get(batsim_id, where)
             if job.state == SUBMITTED:
@@ -123,8 +136,17 @@ class DecisionHandlers:
             if job.state != RUNNING:
                 continue  # it ended before the kill, as Batsim allows
             progress[batsim_id] = (job.profile_name, self.board.machine.progress(job.job.idx))
+            if job.job.profile_type == PROFILE_COMPOSED:  # the tree down to the running part
+                trees[batsim_id] = progress_tree(job.job, self.board.machine.running_job(
+                    job.job.idx).part_i, progress[batsim_id][1])
+            computing = self.board.machine.running_job(job.job.idx).parallel
             self._ended(job, self.board.kill(job.job.idx))
+            if computing and self.outbox and self.outbox[-1].data.get("job_id") == batsim_id:
+                # Batsim cancels a running computation, whose executor returns -2; a sleep's
+                # executor is killed and the code stays -1 (src/jobs_execution.cpp)
+                self.outbox[-1].data["return_code"] = -2
         killed = ev.job_killed(ts, progress)
+        killed.data["job_progress"].update(trees)
         killed.data["job_ids"] = list(event.data["job_ids"])
         self.outbox.append(killed)
 

@@ -203,14 +203,18 @@ class BatsimSimulation(DecisionHandlers):
         """
         if self.done:
             return None
-        if not self.outbox:
+        machine = self.board.machine
+        while not self.outbox:
             t = self._next_time()
             if t == math.inf:
                 self._check_finished()
                 now = max(self.ready_s, self.board.now)
                 self.ended = True
                 return self._send(p.Message(now, [ev.simulation_ends(now)]))
+            steps = machine.parts_begun
             self._collect(max(t, self.ready_s), self.ready_s)
+            if machine.parts_begun == steps:  # (a composed job's next part: nothing to send)
+                break
         return self._send(p.Message(max(self.ready_s, self.board.now), self.outbox))
 
     def _send(self, message: p.Message) -> p.Message:

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from hdrm.workload.job import PROFILE_DELAY, Job
+from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS_TOTAL, Job
 
 COMPLETED_SUCCESSFULLY = "COMPLETED_SUCCESSFULLY"
 COMPLETED_WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
@@ -42,11 +42,12 @@ class JobEnd:
     progress: float
 
 
-def start_kwargs(job: Job) -> dict[str, float]:
+def start_kwargs(job: Job, nb_hosts: int | None = None) -> dict[str, float]:
     """Keyword arguments of :meth:`~hdrm.sim.machine.Machine.start` for ``job``'s profile and
-    walltime: those :func:`start_job` passes."""
+    walltime on ``nb_hosts`` hosts (its ``res`` when None): those :func:`start_job` passes."""
     kwargs: dict[str, float] = {}
-    start_job(lambda _key, _cores, **given: kwargs.update(given), job, ())
+    cores = range(job.res if nb_hosts is None else nb_hosts) if job.parts else ()
+    start_job(lambda _key, _cores, **given: kwargs.update(given), job, cores)
     return kwargs
 
 
@@ -59,7 +60,9 @@ def start_job(start: Callable[..., None], job: Job, cores: Sequence[int],
     walltime = job.walltime_s
     if not 0.0 < walltime < math.inf:  # Job.has_walltime, inline
         walltime = math.inf
-    if runs is not None:
+    if job.parts:
+        _start_parts(start, job, cores, walltime, runs)
+    elif runs is not None:
         if job.profile_type == PROFILE_DELAY:
             start(job.idx, cores, delay_s=job.run_time_s, walltime_s=walltime, runs=runs)
         else:
@@ -68,3 +71,30 @@ def start_job(start: Callable[..., None], job: Job, cores: Sequence[int],
         start(job.idx, cores, delay_s=job.run_time_s, walltime_s=walltime)
     else:
         start(job.idx, cores, ops_gflop=job.ops_gflop, walltime_s=walltime)
+
+
+def machine_parts(job: Job, nb_hosts: int) -> tuple[tuple[float | None, float | None], ...]:
+    """The parts of ``job`` (a ``composed`` or ``parallel_homogeneous_total`` one) as the
+    machine runs them on ``nb_hosts`` hosts: ``(delay_s, None)``, or ``(None, ops_gflop)`` per
+    host, a total amount spread evenly over the hosts (Batsim: ``cpu / nb_res`` each)."""
+    out: list[tuple[float | None, float | None]] = []
+    for part in job.parts:
+        if part.kind == PROFILE_DELAY:
+            out.append((part.amount, None))
+        elif part.kind == PROFILE_PARALLEL_HOMOGENEOUS_TOTAL:
+            out.append((None, part.amount / nb_hosts))
+        else:
+            out.append((None, part.amount))
+    return tuple(out)
+
+
+def _start_parts(start: Callable[..., None], job: Job, cores: Sequence[int], walltime: float,
+                 runs: list[tuple[int, int]] | None) -> None:
+    parts = machine_parts(job, len(cores))
+    more = {} if runs is None else {"runs": runs}
+    if len(parts) > 1:
+        start(job.idx, cores, parts=parts, walltime_s=walltime, **more)
+    elif parts[0][0] is not None:
+        start(job.idx, cores, delay_s=parts[0][0], walltime_s=walltime, **more)
+    else:
+        start(job.idx, cores, ops_gflop=parts[0][1], walltime_s=walltime, **more)

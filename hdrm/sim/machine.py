@@ -164,6 +164,9 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         #: noted events still to come (a heap of times)
         self._step_s = -math.inf
         self._noted: list[float] = []
+        #: how many parts of composed jobs began after their first (engines that wake at
+        #: :meth:`next_time` see that nothing ended)
+        self.parts_begun = 0
 
     # ------------------------------------------------------------------ commands
     def start(
@@ -175,8 +178,11 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         ops_gflop: float | None = None,
         walltime_s: float = math.inf,
         runs: list[tuple[int, int]] | None = None,
+        parts: tuple[tuple[float | None, float | None], ...] | None = None,
     ) -> None:
-        """Start job ``key`` now on ``cores``: a delay job or a parallel homogeneous job.
+        """Start job ``key`` now on ``cores``: a delay job, a parallel homogeneous job, or a
+        sequence of such ``parts`` (``(delay_s, None)`` or ``(None, ops_gflop)`` each, a
+        ``composed`` job), each begun when the one before ends, the walltime left passed on.
 
         ``runs``, where the caller has them (the core's placement made them), are the runs of
         consecutive ids of a narrow ``cores``, in order (what
@@ -189,8 +195,8 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         """
         if key in self._jobs:
             raise SimulationError(f"job {key} is already running")
-        if (delay_s is None) == (ops_gflop is None):
-            raise SimulationError(f"job {key}: give exactly one of delay_s and ops_gflop")
+        if (delay_s is None) == (ops_gflop is None) and not parts:
+            raise SimulationError(f"job {key}: give exactly one of delay_s, ops_gflop and parts")
         if not isinstance(cores, (list, tuple, CoreRuns)):
             cores = tuple(cores)
         if not cores:
@@ -218,6 +224,10 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         job.power_w, job.runs = power_w, runs
         job.version = self._seq  # above any version a former run of this key left in the heap
         self._jobs[key] = job
+        if parts:
+            job.parts = parts
+            self._begin_part(job)
+            return
         if delay_s is not None:
             self._push(job, now + job.delay_run_s(delay_s))
             return
@@ -304,6 +314,9 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
             if job.walltime_hit or job.ties_walltime_by(self._step_s):
                 self._step_s = end
                 ended.append(self._finish(job, COMPLETED_WALLTIME_REACHED, self.progress(key)))
+            elif job.parts is not None and job.part_i + 1 < len(job.parts):
+                self._step_s = end
+                self._next_part(job)
             else:
                 self._step_s = end
                 ended.append(self._finish(job, COMPLETED_SUCCESSFULLY, 1.0))
@@ -318,6 +331,31 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
             heapq.heappush(self._noted, t)
 
     # ------------------------------------------------------------------ internals
+    def _begin_part(self, job: RunningJob) -> None:
+        """Begin ``job``'s part ``part_i`` now: a sleep, or work on every host in lock-step."""
+        delay_s, ops_gflop = job.parts[job.part_i]  # type: ignore[index]
+        now = self.now
+        job.part_s = job.updated_s = now
+        if delay_s is not None:
+            job.parallel = False
+            self._push(job, now + job.delay_run_s(delay_s))
+            return
+        job.parallel = True
+        job.ops_gflop = job.remaining = ops_gflop  # type: ignore[assignment]
+        job.min_speed, job.at_min = self._slowest(job.cores)
+        self._push(job, now + job.run_left_s())
+
+    def _next_part(self, job: RunningJob) -> None:
+        """``job``'s running part is done (now): take its time off the walltime left, as
+        Batsim does (a sleep's length; a computation's elapsed time), and begin the next."""
+        if job.parallel:
+            job.sync(self.now)
+        else:
+            job.wall_left_s -= job.delay_s
+        job.part_i += 1
+        self.parts_begun += 1
+        self._begin_part(job)
+
     def _free_span(self, hosts: tuple[int, ...]) -> bool:
         """True when ``hosts`` (a non-empty tuple) are consecutive ascending ids of existing
         hosts that run no job, checked by C-level comparisons (a slice count); False when they

@@ -54,7 +54,7 @@ class RunningJob:
     __slots__ = (
         "key", "cores", "start_s", "parallel", "delay_s", "ops_gflop", "remaining", "wall_left_s",
         "min_speed", "at_min", "updated_s", "end_s", "version", "energy_j", "power_w", "energy_t",
-        "walltime_hit", "runs",
+        "walltime_hit", "runs", "parts", "part_i", "part_s",
     )
 
     def __init__(self, key: int, cores: Sequence[int], start_s: float, walltime_s: float) -> None:
@@ -78,6 +78,11 @@ class RunningJob:
         #: the runs of ``cores`` its start took (a wide job's, or a narrow one's on hosts that
         #: follow their jobs), kept for its end; None where not made
         self.runs: list[tuple[int, int]] | None = None
+        #: a composed job's parts, ``(delay_s, None)`` or ``(None, ops_gflop per host)`` each,
+        #: run one after the other; the one running; when it began (None: one part, the job's)
+        self.parts: tuple[tuple[float | None, float | None], ...] | None = None
+        self.part_i = 0
+        self.part_s = start_s
 
     def delay_run_s(self, delay_s: float) -> float:
         """Make this a delay job; returns how long it runs (its delay, or its walltime)."""
@@ -133,8 +138,8 @@ class RunningJob:
 
     def progress(self, now: float) -> float:
         """Fraction of the job done at ``now``, in [0, 1]."""
-        if not self.parallel:
-            return min(1.0, (now - self.start_s) / self.delay_s) if self.delay_s > 0 else 1.0
+        if not self.parallel:  # (of a composed job: its running part's, as Batsim reports it)
+            return min(1.0, (now - self.part_s) / self.delay_s) if self.delay_s > 0 else 1.0
         self.sync(now)
         if self.ops_gflop <= 0:
             return 1.0

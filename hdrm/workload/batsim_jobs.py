@@ -18,7 +18,13 @@ from typing import Any, Callable
 
 from hdrm.errors import WorkloadError
 from hdrm.registry import suggest
-from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, Job
+from hdrm.workload.job import (
+    PROFILE_COMPOSED,
+    PROFILE_DELAY,
+    PROFILE_PARALLEL_HOMOGENEOUS,
+    PROFILE_PARALLEL_HOMOGENEOUS_TOTAL,
+    Job,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +40,9 @@ _KNOWN_KEYS = frozenset(_BATSIM_KEYS + _FLOAT_FIELDS + ("user_id",))
 _PLAIN_KEYS = frozenset(_BATSIM_KEYS + ("user_id", "trace_submit_s"))
 _CANONICAL_KEYS = {PROFILE_DELAY: {"type", "delay"},
                    PROFILE_PARALLEL_HOMOGENEOUS: {"type", "cpu", "com"}}
+#: Profile types whose jobs the column path leaves to :func:`read_job` (their work depends on
+#: the job's ``res`` or on other profiles).
+_JOB_BY_JOB = (PROFILE_COMPOSED, PROFILE_PARALLEL_HOMOGENEOUS_TOTAL)
 
 
 def read_jobs(jobs_data: list, profiles: dict, source: str, ref: float | None) -> list[Job]:
@@ -52,7 +61,7 @@ def read_jobs(jobs_data: list, profiles: dict, source: str, ref: float | None) -
 
 
 #: Keys hdrm itself puts in ``job.extra`` (never a user's typo).
-_OWN_EXTRA_KEYS = frozenset(("profile_data", "swf"))
+_OWN_EXTRA_KEYS = frozenset(("profile_data", "profile_deps", "swf"))
 
 
 def _warn_near_misses(jobs: list[Job], source: str) -> None:
@@ -93,6 +102,8 @@ def _plain_jobs(jobs_data: list, profiles: dict, source: str, ref: float | None,
     if min(res) < 1 or min(submits) < 0 or not profiles.keys() >= set(names):
         return None
     _profile_column_facts(names, profiles, source, facts)
+    if any(fact[0] in _JOB_BY_JOB for fact in facts.values()):
+        return None
     jobs = []
     for i, (job_id, submit_s, cores, walltime_s, name, trace_s, user_id) in enumerate(zip(
             ids, submits, res, walltimes, names, traces, users)):
@@ -187,13 +198,45 @@ def read_job(entry: Any, i: int, profiles: dict, source: str, ref: float | None,
     fields, extra = _fields_and_extra(entry, source, i)
     kind, run_time_s, ops_gflop = _read_profile(profiles[name], name, fields, source, ref, extra,
                                                 i, facts)
+    parts: tuple = ()
+    if kind in _JOB_BY_JOB:
+        run_time_s, ops_gflop, parts = _spread_or_sequence(kind, name, profiles, res, ref, fields,
+                                                           source, extra, run_time_s, ops_gflop)
     req = fields.get("req_ops_gflop", _default_req_ops(walltime_s, ref, kind))
     user_id = entry.get("user_id", -1)
     if type(user_id) is not int:
         user_id = _other(entry, "user_id", source, i, _is_int, "an integer")
-    return Job(i, job_id, submit_s, res, walltime_s, run_time_s, fields.get("mem_mb", 0.0),
-               fields.get("mem_bw_gbps", 0.0), ops_gflop, req,
-               fields.get("trace_submit_s", submit_s), name, kind, user_id, extra)
+    job = Job(i, job_id, submit_s, res, walltime_s, run_time_s, fields.get("mem_mb", 0.0),
+              fields.get("mem_bw_gbps", 0.0), ops_gflop, req,
+              fields.get("trace_submit_s", submit_s), name, kind, user_id, extra)
+    if parts:
+        job.parts = parts
+    return job
+
+
+def _spread_or_sequence(kind: str, name: str, profiles: dict, res: int, ref: float | None,
+                        fields: dict, source: str, extra: dict, run_time_s: float,
+                        ops_gflop: float) -> tuple[float, float, tuple]:
+    """(run_time_s, ops_gflop, parts) of a ``parallel_homogeneous_total`` job (its ``cpu``
+    spread over its ``res`` hosts: what each computes when given what it asks for) or of a
+    ``composed`` one (its leaf parts; its run time at ``ref``; the profiles it refers to kept
+    in ``extra["profile_deps"]`` for writing). Fields the job gives win."""
+    from hdrm.workload import batsim_composed as composed
+
+    parts: tuple = ()
+    if kind == PROFILE_PARALLEL_HOMOGENEOUS_TOTAL:
+        from hdrm.workload.job import JobPart
+
+        total = profiles[name]["cpu"] / FLOP_PER_GFLOP
+        parts = (JobPart(kind, total if not profiles[name].get("com", 0) else math.nan, name),)
+        per_host = total / res
+        guess = per_host / ref if ref is not None else math.nan
+    else:
+        parts = composed.composed_parts(name, profiles, source)
+        extra["profile_deps"] = composed.used_profiles(name, profiles)
+        per_host = 0.0
+        guess = composed.parts_run_time_s(parts, res, ref)
+    return (fields.get("run_time_s", guess), fields.get("ops_gflop", per_host), parts)
 
 
 def _fields_and_extra(entry: dict, source: str, i: int) -> tuple[dict[str, float], dict]:
@@ -293,7 +336,7 @@ def _profile_facts(profile: Any, name: str, source: str) -> tuple[str, float, bo
     amount = math.nan
     if kind == PROFILE_DELAY:
         amount = _number(profile, "delay", source, where, minimum=0.0)
-    elif kind == PROFILE_PARALLEL_HOMOGENEOUS:
+    elif kind in (PROFILE_PARALLEL_HOMOGENEOUS, PROFILE_PARALLEL_HOMOGENEOUS_TOTAL):
         amount = _number(profile, "cpu", source, where, minimum=0.0)
     return kind, amount, canonical
 

@@ -39,18 +39,46 @@ from hdrm.workload.batsim_jobs import (  # noqa: F401  (FLOP_PER_GFLOP re-export
     read_jobs,
     require,
 )
-from hdrm.workload.job import PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, Job, Workload
+from hdrm.workload.job import (
+    PROFILE_COMPOSED,
+    PROFILE_DELAY,
+    PROFILE_PARALLEL_HOMOGENEOUS,
+    PROFILE_PARALLEL_HOMOGENEOUS_TOTAL,
+    Job,
+    Workload,
+)
 
 logger = logging.getLogger(__name__)
 
 #: Profile types hdrm's engines simulate.
-SUPPORTED_PROFILE_TYPES = (PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS)
+SUPPORTED_PROFILE_TYPES = (PROFILE_DELAY, PROFILE_PARALLEL_HOMOGENEOUS, PROFILE_COMPOSED,
+                           PROFILE_PARALLEL_HOMOGENEOUS_TOTAL)
+
 
 def unsupported_profiles(workload: Workload) -> dict[str, int]:
-    """Number of jobs per profile type that hdrm cannot simulate (empty when all are fine)."""
+    """Number of jobs per profile type that hdrm cannot simulate (empty when all are fine); a
+    ``composed`` job counts when one of its parts cannot be simulated."""
     counts = Counter(j.profile_type for j in workload.jobs
-                     if j.profile_type not in SUPPORTED_PROFILE_TYPES)
+                     if j.profile_type not in SUPPORTED_PROFILE_TYPES
+                     or (j.parts and _part_problem(j)))
     return dict(counts)
+
+
+def first_part_problem(workload: Workload) -> str:
+    """The first ``composed`` job whose parts hdrm cannot run, as ``job 'x': profile 'p' has a
+    part 'q' of type 't'`` ('' when none)."""
+    for job in workload.jobs:
+        if job.parts:
+            problem = _part_problem(job)
+            if problem:
+                return problem
+    return ""
+
+
+def _part_problem(job: Job) -> str:
+    from hdrm.workload.batsim_composed import part_problem
+
+    return part_problem(job)
 
 
 def check_supported(workload: Workload) -> None:
@@ -59,8 +87,15 @@ def check_supported(workload: Workload) -> None:
     Raises:
         WorkloadError: names each unsupported profile type with a few of its jobs.
     """
-    unsupported = unsupported_profiles(workload)
+    unsupported = {kind: count for kind, count in unsupported_profiles(workload).items()
+                   if kind not in SUPPORTED_PROFILE_TYPES}
     if not unsupported:
+        problem = first_part_problem(workload)
+        if problem:
+            raise WorkloadError(
+                f"{workload.source or workload.name}: {problem}, which hdrm cannot simulate; "
+                "give it a 'delay', 'parallel_homogeneous' or 'parallel_homogeneous_total' "
+                "profile with com 0 (or use the batsim engine)")
         return
     parts = []
     for kind, count in unsupported.items():
@@ -68,7 +103,7 @@ def check_supported(workload: Workload) -> None:
         parts.append(f"{kind!r} ({count} jobs: {', '.join(ids)}{', ...' if count > 3 else ''})")
     raise WorkloadError(
         f"{workload.source or workload.name}: unsupported profile type {'; '.join(parts)}; hdrm "
-        f"simulates only {' and '.join(map(repr, SUPPORTED_PROFILE_TYPES))} profiles "
+        f"simulates only {', '.join(map(repr, SUPPORTED_PROFILE_TYPES))} profiles "
         "(use the batsim engine for network profiles, or convert the workload)"
     )
 
@@ -228,6 +263,9 @@ def _write_job(job: Job, profiles: dict[str, dict], swf_fields: bool) -> dict[st
         if key == "swf":
             if swf_fields:
                 entry[key] = list(value)
+        elif key == "profile_deps":  # the profiles a composed one names, written beside it
+            for name, sub in value.items():
+                _keep_profile(name, sub, job, profiles)
         elif key != "profile_data":
             entry[key] = value
     return entry
@@ -243,7 +281,7 @@ def _profile_of(job: Job) -> dict[str, Any]:
                 "cpu": _plain(job.ops_gflop * FLOP_PER_GFLOP), "com": 0}
     raise WorkloadError(
         f"job {job.id!r}: profile type {job.profile_type!r} has no profile data to write; "
-        f"hdrm writes {' and '.join(SUPPORTED_PROFILE_TYPES)} profiles"
+        f"hdrm writes {', '.join(SUPPORTED_PROFILE_TYPES)} profiles"
     )
 
 
@@ -256,6 +294,15 @@ def _profile_name(job: Job, profile: dict, profiles: dict[str, dict]) -> str:
         name = renamed
     profiles[name] = profile
     return name
+
+
+def _keep_profile(name: str, profile: Any, job: Job, profiles: dict[str, dict]) -> None:
+    """Write profile ``name`` that ``job``'s composed profile names; refuse another under the
+    same name (renaming it would change the sequence)."""
+    if profiles.setdefault(name, profile) != profile:
+        raise WorkloadError(
+            f"job {job.id!r}: profile {job.profile!r} names profile {name!r}, which another job "
+            "uses for a different profile; give them different names")
 
 
 def _plain(value: Any) -> Any:

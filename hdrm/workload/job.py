@@ -21,6 +21,10 @@ from typing import Any
 #: Batsim profile types the built-in engine simulates.
 PROFILE_DELAY = "delay"
 PROFILE_PARALLEL_HOMOGENEOUS = "parallel_homogeneous"
+#: Batsim's sequence of other profiles (repeated ``repeat`` times): :attr:`Job.parts`.
+PROFILE_COMPOSED = "composed"
+#: Batsim's total amount of FLOP spread evenly over the job's allocated hosts.
+PROFILE_PARALLEL_HOMOGENEOUS_TOTAL = "parallel_homogeneous_total"
 
 
 #: Milli-GPU in one whole accelerator.
@@ -57,6 +61,27 @@ class AcceleratorDemand:
         return not self.models or model in self.models
 
 
+@dataclass(frozen=True, slots=True)
+class JobPart:
+    """One leaf part of a ``composed`` job, run after the part before it on all the job's hosts.
+
+    Attributes:
+        kind: the part's profile type: ``"delay"`` (``amount`` seconds, the hosts idle),
+            ``"parallel_homogeneous"`` (``amount`` GFLOP on each host) or
+            ``"parallel_homogeneous_total"`` (``amount`` GFLOP spread evenly over the hosts);
+            any other type is kept so that engines can refuse it by name.
+        amount: seconds or GFLOP as ``kind`` says (NaN for other types).
+        profile: the part's profile name.
+        trail: from the job's profile down to this part, each sequence's name and the index of
+            the task run in it (Batsim's ``current_task_index``: repeat x length + position).
+    """
+
+    kind: str
+    amount: float
+    profile: str
+    trail: tuple[tuple[str, int], ...] = ()
+
+
 @dataclass(slots=True, eq=False)
 class Job:
     """One job of a workload.
@@ -80,6 +105,9 @@ class Job:
         extra: other fields from the source (the 18 SWF fields under ``"swf"``, extra Batsim fields).
         cpu_milli: CPU demand in milli-cores when the source gives it so (openb); 0: ``res`` cores.
         accel: the accelerator demand; None for a CPU-only job.
+        parts: a ``composed`` job's leaf parts in execution order (its sequence repeated and
+            nested sequences flattened, :class:`JobPart`); a ``parallel_homogeneous_total``
+            job's one part (its total, spread over the hosts it is given); empty otherwise.
     """
 
     idx: int
@@ -99,6 +127,7 @@ class Job:
     extra: dict[str, Any] = field(default_factory=dict)
     cpu_milli: int = 0
     accel: AcceleratorDemand | None = None
+    parts: tuple["JobPart", ...] = ()
 
     @property
     def has_walltime(self) -> bool:

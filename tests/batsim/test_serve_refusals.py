@@ -3,10 +3,11 @@
 Refused as the binary refuses (it aborts; ``slow`` tests below): an alloc of another size than
 the request without a mapping, KILL_JOB of a job not started, CHANGE_JOB_STATE, a QUERY other
 than ``consumed_energy``, REJECT_JOB of a running job, a job executed twice, a busy resource.
-Refused although the binary runs them, each naming what is refused and what to do: ``composed``
-and ``parallel_homogeneous_total`` profiles (and network profiles), and a ``parallel_homogeneous``
-job with several executors on one resource (``test_serve_mapping.py``); ``storage_mapping`` is
-refused as needing Batsim's storage model (not tried with the binary).
+Refused although the binary runs them, each naming what is refused and what to do: network
+profiles (also as a part of a ``composed`` one), and a ``parallel_homogeneous`` job with several
+executors on one resource (``test_serve_mapping.py``); ``storage_mapping`` is refused as needing
+Batsim's storage model (not tried with the binary). ``composed`` and
+``parallel_homogeneous_total`` profiles run since session 24 (``test_serve_composed.py``).
 Several workloads on a platform with latencies are no longer refused
 (``test_serve_workloads_latency.py``), nor mappings the physics does not see.
 """
@@ -29,7 +30,9 @@ from hdrm.errors import ProtocolError, WorkloadError
 
 PROFILES = {"d2": {"type": "delay", "delay": 2}, "d3": {"type": "delay", "delay": 3},
             "seq": {"type": "composed", "repeat": 2, "seq": ["d2", "d3"]},
-            "pht": {"type": "parallel_homogeneous_total", "cpu": 2e9, "com": 0}}
+            "pht": {"type": "parallel_homogeneous_total", "cpu": 2e9, "com": 0},
+            "net": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e6},
+            "seqnet": {"type": "composed", "seq": ["d2", "net"]}}
 
 
 def _workload(path: Path, *profiles: str) -> Path:
@@ -38,14 +41,13 @@ def _workload(path: Path, *profiles: str) -> Path:
     return write_json(path, {"nb_res": 6, "jobs": jobs, "profiles": PROFILES})
 
 
-@pytest.mark.parametrize("profile", ["seq", "pht"])
-def test_profiles_serve_does_not_simulate_are_refused_with_what_to_do(tmp_path, profile):
-    kind = PROFILES[profile]["type"]
+def test_a_sequence_with_a_network_part_is_refused_naming_job_profile_and_part(tmp_path):
     with pytest.raises(WorkloadError, match=(
-            rf"w\.json: unsupported profile type '{kind}' \(1 jobs: '1'\); hdrm serve simulates "
-            r"'delay' and 'parallel_homogeneous' \(com = 0\) profiles only: run this workload "
-            r"with the real batsim, or give those jobs such profiles")):
-        read_job_table(_workload(tmp_path / "w.json", "d2", profile))
+            r"w\.json: job '1': profile 'seqnet' has a part 'net' with com > 0 \(SimGrid's "
+            r"network model\), which hdrm serve does not simulate: run this workload with the "
+            r"real batsim, or give it a 'delay', 'parallel_homogeneous' or "
+            r"'parallel_homogeneous_total' profile with com 0")):
+        read_job_table(_workload(tmp_path / "w.json", "d2", "seqnet"))
 
 
 # ---------------------------------------------------------------- against the real binary
@@ -116,9 +118,12 @@ def test_refusals_the_binary_shares(tmp_path, decisions, ours):
 @pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
 @pytest.mark.parametrize("profile", ["seq", "pht"])
 def test_profiles_the_binary_runs(tmp_path, profile):
-    """What serve refuses up front, the binary runs (so the message sends users to it); a
-    parallel_homogeneous_total job on 3 resources although it asks for 2."""
+    """composed and parallel_homogeneous_total, which serve refused before session 24, run
+    under both; a parallel_homogeneous_total job on 3 resources although it asks for 2 (its
+    alloc's size is free), the same out_jobs.csv text."""
     workload = _workload(tmp_path / "w.json", "d2", profile)
     alloc = "2-4" if profile == "pht" else "2-3"
-    assert _run(tmp_path, workload, [_execute("w0!0", "0-1"), _execute("w0!1", alloc)],
-                real=True) == "ok"
+    for real in (True, False):
+        assert _run(tmp_path, workload, [_execute("w0!0", "0-1"), _execute("w0!1", alloc)],
+                    real=real) == "ok"
+    assert (tmp_path / "o_jobs.csv").read_text() == (tmp_path / "real_jobs.csv").read_text()

@@ -67,10 +67,13 @@ def test_small_various_flags_unsupported_profiles_and_sorts_by_subtime():
     assert simple.profile_type == "parallel" and math.isnan(simple.run_time_s)
     with pytest.raises(WorkloadError, match=r"workload\.json: unsupported profile type "
                                             r"'parallel' \(2 jobs: 'simple', 'reach_walltime'\); "
-                                            r"'parallel_homogeneous_total' \(2 jobs: .*\); "
-                                            r"'composed' \(1 jobs: 'seq'\); hdrm simulates only "
-                                            r"'delay' and 'parallel_homogeneous'"):
+                                            r"hdrm simulates only 'delay', 'parallel_homogeneous', "
+                                            r"'composed', 'parallel_homogeneous_total' profiles"):
         check_supported(workload)
+    # its parallel_homogeneous_total profile has com > 0, its sequence 'parallel' parts
+    assert [j.id for j in workload.jobs if j.parts] == ["2_resources", "4_resources", "seq"]
+    sequence = workload.jobs[-1]
+    assert [p.profile for p in sequence.parts] == ["simple", "homogeneous", "simple"] * 4
 
 
 @needs_batsim
