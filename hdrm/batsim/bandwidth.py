@@ -4,8 +4,8 @@ On a platform without latency a message between Batsim's actors still takes time
 1-byte transfer, ``1 / bandwidth`` seconds with the smallest bandwidth of its route (SimGrid's
 ``ptask_L07`` model applies no factor); from the master host to itself, without a route, it
 crosses SimGrid's loopback (``network/loopback-bw``, 10 GBps). :func:`message_bandwidths`
-reads them for what :class:`ActorSimulation` covers: a platform of ``<host>`` elements whose
-compute hosts each have a ``<route>`` to the master host, and a workload of ``delay`` jobs.
+reads them for what :class:`ActorSimulation` covers: one zone of ``Full`` routing whose compute
+``<host>`` elements each have a ``<route>`` to the master host, and a workload of ``delay`` jobs.
 """
 
 from __future__ import annotations
@@ -68,9 +68,11 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec],
     if any(table.profile_of(job).get("type") != "delay" for job in table.jobs):
         return None
     root = read_platform_root(path)
-    if any(e.tag in ("cluster", "cabinet", "peer", "zoneRoute") for e in root.iter()) or \
-            sum(1 for _ in root.iter("zone")) > 1:
-        return None
+    zones = list(root.iter("zone")) + list(root.iter("AS"))
+    if len(zones) != 1 or zones[0].get("routing", "") != "Full" or any(
+            e.tag in ("cluster", "cabinet", "peer", "router", "zoneRoute", "ASroute", "bypassRoute")
+            for e in root.iter()):
+        return None  # one zone of Full routing: every route is listed
     links, routes = _links_and_routes(root)
     if links is None:
         return None

@@ -66,3 +66,11 @@ def test_other_sessions_keep_the_instant_model(tmp_path):
     platform.write_text(text.replace('<route src="master_host" dst="h03"><link_ctn id="l03"/>'
                                      '</route>', ''))
     assert message_bandwidths(platform, load_hosts(platform), read_job_table(workload)) is None
+
+
+@pytest.mark.parametrize("routing", ["Floyd", "Dijkstra"])
+def test_a_zone_that_computes_its_routes_keeps_the_instant_model(tmp_path, routing):
+    """Floyd or Dijkstra routing builds routes out of the listed ones: not read here."""
+    platform, workload = _inputs(tmp_path)
+    platform.write_text(platform.read_text().replace('routing="Full"', f'routing="{routing}"'))
+    assert message_bandwidths(platform, load_hosts(platform), read_job_table(workload)) is None
