@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from hdrm.batsim.lazy_energy import LazyCharges
 from hdrm.batsim.partial_load import PartialLoad
 from hdrm.errors import PlatformError, ProtocolError
 from hdrm.platform.loader import load_platform
@@ -219,6 +220,12 @@ class HostBoard:
         self.pstate: list[int] = [h.pstate for h in self.hosts]
         self.machine = Machine(speeds, powers, [2 * p for p in self.pstate], kill_on_walltime=True)
         self.partial = PartialLoad(self.hosts, self.pstate)
+        self.machine.on_part = self._part_begun
+        #: slack joules of the computing parts a composed job has ended (subtracted at its end)
+        self._part_slack_j: dict[int, float] = {}
+        #: SimGrid's lazy energy accounts, modelled under energy accounting (set by the server)
+        self.lazy_energy = False
+        self.lazy = LazyCharges(powers, self.pstate)
         self.sleep = [sleep_states(h, f"host {h.name!r}") for h in self.hosts]
         self.virtual = [{s for pair in m.values() for s in pair} for m in self.sleep]
         self.switching: list[bool] = [False] * len(self.hosts)
@@ -259,7 +266,7 @@ class HostBoard:
 
     def energy_j(self) -> float:
         """Energy consumed by every compute host since time 0."""
-        return self.machine.energy_j() - self.partial.energy_j(self.machine.now)
+        return self.machine.energy_j() - self.partial.energy_j(self.machine.now) + self.lazy.total_j
 
     def mark_energy_at(self, t: float) -> None:
         """Keep the energy at time ``t`` (not before now) in :attr:`marked_energy_j` when the
@@ -278,11 +285,11 @@ class HostBoard:
               ops_gflop: float | None = None, walltime_s: float = math.inf,
               parts: tuple[tuple[float | None, float | None], ...] | None = None) -> None:
         """Start job ``key`` now: a delay job (hosts stay idle), a computing job, or a sequence
-        of such ``parts`` (computing from its start when one of them computes: the caller
-        refuses, under energy accounting, a sequence that mixes both)."""
+        of such ``parts`` (its hosts computing during its computing parts only)."""
         self.machine.start(key, hosts, delay_s=delay_s, ops_gflop=ops_gflop, walltime_s=walltime_s,
                            parts=parts)
-        if ops_gflop is not None or any(ops is not None for _, ops in parts or ()):
+        self.lazy.read_all(self.machine.now)
+        if ops_gflop is not None or parts and parts[0][1] is not None:
             self._set_load(hosts, True)
             self.partial.advance(self.machine.now)
             self.partial.start(key, hosts)
@@ -292,7 +299,9 @@ class HostBoard:
         end = self.machine.kill(key)
         self._set_load(end.cores, False)
         self.partial.advance(end.finish_s)
-        end.energy_j -= self.partial.end(key)
+        end.energy_j -= self.partial.end(key) + self._part_slack_j.pop(key, 0.0)
+        end.energy_j += self.lazy.job_j(key)
+        self.lazy.read_all(end.finish_s)
         self.last_end_energy_j = self.energy_j()
         return end
 
@@ -311,7 +320,9 @@ class HostBoard:
             ends = machine.advance(t_next)
             for end in ends:
                 self._set_load(end.cores, False)
-                end.energy_j -= self.partial.end(end.key)
+                end.energy_j -= self.partial.end(end.key) + self._part_slack_j.pop(end.key, 0.0)
+                end.energy_j += self.lazy.job_j(end.key)
+                self.lazy.read_all(end.finish_s)
                 done.append((end.finish_s, end))
             if ends:
                 self.last_end_energy_j = self.energy_j()
@@ -324,6 +335,22 @@ class HostBoard:
         machine.advance(t)
         self.partial.advance(t)
         return done
+
+    def _part_begun(self, key: int, hosts: Sequence[int], computing: bool) -> None:
+        """A composed job's next part begins now (the machine calls it while it advances, the
+        slack integrated up to now): its hosts compute during a computing part, idle during a
+        sleep, as SimGrid's energy plugin sees them (:mod:`hdrm.batsim.lazy_energy` under
+        energy accounting)."""
+        if self.lazy_energy:
+            self.lazy.part_begins(key, hosts, computing, self._loaded[hosts[0]], self.machine.now)
+        if computing:
+            self._set_load(hosts, True)
+            self.partial.start(key, hosts)
+        else:
+            self._set_load(hosts, False)
+            slack = self.partial.end(key)
+            if slack:
+                self._part_slack_j[key] = self._part_slack_j.get(key, 0.0) + slack
 
     def _take_mark(self) -> None:
         if self._mark_s > self.machine.now:
@@ -342,6 +369,7 @@ class HostBoard:
         """
         self.nb_grouped_switches += 1
         self.nb_machine_switches += len(hosts)
+        self.lazy.read_all(self.machine.now)
         groups: dict[float, list[int]] = {}
         for h in hosts:
             duration = self._check_request(h, state, where)

@@ -69,11 +69,6 @@ class DecisionHandlers:
                                 "allocation with a 'mapping'")
         self._check_hosts(hosts, where)
         parts = kwargs.get("parts", ())
-        if parts and self.config.energy and len({d is None for d, _ in parts}) > 1:
-            raise ProtocolError(
-                f"{where}: profile {job.profile_name!r} mixes 'delay' and computing parts, whose "
-                "hosts' power hdrm serve -E does not switch between parts (not modelled); run it "
-                "without -E, or with the real batsim")
         self.board.start(job.job.idx, hosts, **kwargs)
         job.state, job.start_s, job.hosts = RUNNING, ts, tuple(hosts)
         ends_computing = (kwargs.get("ops_gflop") is not None

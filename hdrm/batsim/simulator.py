@@ -146,6 +146,7 @@ class BatsimSimulation(DecisionHandlers):
     def __init__(self, hosts: Sequence[HostSpec], table: JobTable, config: ServerConfig | None = None):
         self.config = config or ServerConfig()
         self.board = HostBoard(hosts)
+        self.board.lazy_energy = self.config.energy
         self.table = table
         self.ready_s = 0.0
         self.sent_now = 0.0

@@ -49,7 +49,7 @@ import array
 import heapq
 import itertools
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 from hdrm.core.runs import WIDE, CoreRuns
 from hdrm.errors import SimulationError
@@ -167,6 +167,9 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         #: how many parts of composed jobs began after their first (engines that wake at
         #: :meth:`next_time` see that nothing ended)
         self.parts_begun = 0
+        #: called as ``on_part(key, hosts, computing)`` when such a part begins (an engine's
+        #: power book-keeping), or None
+        self.on_part: Callable[[int, Sequence[int], bool], None] | None = None
 
     # ------------------------------------------------------------------ commands
     def start(
@@ -355,6 +358,8 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         job.part_i += 1
         self.parts_begun += 1
         self._begin_part(job)
+        if self.on_part is not None:
+            self.on_part(job.key, job.cores, job.parallel)
 
     def _free_span(self, hosts: tuple[int, ...]) -> bool:
         """True when ``hosts`` (a non-empty tuple) are consecutive ascending ids of existing
