@@ -160,6 +160,8 @@ class ServerJob:
     hosts: tuple[int, ...] = ()
     energy_j: float = -1.0
     metadata: str = ""
+    #: a KILL_JOB named it (Batsim ignores it in later ones)
+    kill_requested: bool = False
 
     @property
     def profile_name(self) -> str:

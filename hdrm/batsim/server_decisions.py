@@ -124,10 +124,15 @@ class DecisionHandlers:
     def _kill(self, event: p.Event, ts: float, where: str) -> None:
         progress: dict[str, tuple[str, float]] = {}
         trees: dict[str, dict] = {}
+        asked = []  # Batsim discards a job whose kill was asked before (src/server.cpp)
         for batsim_id in event.data["job_ids"]:
             job = self.table.get(batsim_id, where)
             if job.state == SUBMITTED:
                 raise ProtocolError(f"{where}: job {batsim_id!r} has not started; reject it instead")
+            if job.kill_requested:
+                continue
+            job.kill_requested = True
+            asked.append(batsim_id)
             if job.state != RUNNING:
                 continue  # it ended before the kill, as Batsim allows
             progress[batsim_id] = (job.profile_name, self.board.machine.progress(job.job.idx))
@@ -140,9 +145,11 @@ class DecisionHandlers:
                 # Batsim cancels a running computation, whose executor returns -2; a sleep's
                 # executor is killed and the code stays -1 (src/jobs_execution.cpp)
                 self.outbox[-1].data["return_code"] = -2
+        if not asked:
+            return  # (no killer, no JOB_KILLED)
         killed = ev.job_killed(ts, progress)
         killed.data["job_progress"].update(trees)
-        killed.data["job_ids"] = list(event.data["job_ids"])
+        killed.data["job_ids"] = asked
         self.outbox.append(killed)
 
     def _set_state(self, event: p.Event, ts: float, where: str) -> None:
@@ -167,4 +174,5 @@ class DecisionHandlers:
         if not self.config.energy:
             raise ProtocolError(f"{where}: consumed_energy needs energy accounting; start hdrm serve "
                                 "with -E/--energy (as batsim needs -E)")
+        self.board.lazy.read_all(ts)  # (Batsim reads every host's energy: not checked)
         self.outbox.append(ev.answer_energy(ts, self.board.energy_j()))

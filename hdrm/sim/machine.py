@@ -198,8 +198,9 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         """
         if key in self._jobs:
             raise SimulationError(f"job {key} is already running")
-        if (delay_s is None) == (ops_gflop is None) and not parts:
-            raise SimulationError(f"job {key}: give exactly one of delay_s, ops_gflop and parts")
+        if (delay_s is not None) + (ops_gflop is not None) + bool(parts) != 1:
+            raise SimulationError(f"job {key}: give exactly one of delay_s and ops_gflop "
+                                  "(or parts)")
         if not isinstance(cores, (list, tuple, CoreRuns)):
             cores = tuple(cores)
         if not cores:
