@@ -37,6 +37,7 @@ from hdrm.platform.model import (
 )
 from hdrm.platform.safe_xml import UnsafeXmlError, parse_xml_file
 from hdrm.platform.simgrid_checks import check_platform_tree, line_of
+from hdrm.platform.simgrid_routes import check_routes
 from hdrm.platform.simgrid_export import (  # noqa: F401  (the writer, re-exported)
     CONTROL_BANDWIDTH,
     CONTROL_LINK,
@@ -246,7 +247,9 @@ def read_simgrid_all_hosts(path: str | Path) -> list[HostSpec]:
     """Every host of a SimGrid platform file (master and storage hosts too), in file order.
 
     Raises:
-        PlatformError: the file is missing or not valid XML, a host is malformed or declared twice.
+        PlatformError: the file is missing or not valid XML, a host is malformed or declared twice,
+            or a compute host (or the master host itself) has no route to the master host
+            (:func:`hdrm.platform.simgrid_routes.check_routes`).
     """
     path = Path(path)
     root = _parse_xml(path)
@@ -275,6 +278,9 @@ def read_simgrid_all_hosts(path: str | Path) -> list[HostSpec]:
                 f"{host.pstate}; Batsim refuses a compute host of non-positive speed; give a "
                 "positive speed (or make it the master host)"
             )
+    masters = [h.name for h in hosts if h.name == MASTER_HOST or has_role(h, "master")]
+    if len(masters) == 1:  # Batsim's messages go to its server on the master host
+        check_routes(root, path, masters[0], [h.name for h in compute_hosts(hosts)])
     return hosts
 
 

@@ -97,7 +97,9 @@ def test_core_attribute_is_read_and_checked(tmp_path):
     xml = ("<?xml version='1.0'?><platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
            '<zone id="m" routing="Full"><host id="master_host" speed="1Gf"/></zone>'
            '<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" core="{}" bw="1GBps" '
-           'lat="0us"/></zone></platform>')
+           'lat="0us"/><link id="l" bandwidth="1GBps" latency="0"/>'  # the route to the master
+           '<zoneRoute src="c" dst="m" gw_src="nc_router" gw_dst="master_host"><link_ctn id="l"/>'
+           '</zoneRoute></zone></platform>')
     (tmp_path / "p.xml").write_text(xml.format(4))
     assert [h.cores for h in load_hosts(tmp_path / "p.xml")] == [4, 4]
     (tmp_path / "p.xml").write_text(xml.format("x"))

@@ -124,6 +124,12 @@ def test_old_watt_per_state_and_nested_zone_and_roles(tmp_path):
         '<host id="h2" speed="2Gf, 1Gf" pstate="1"><prop id="watt_per_state" value="10:20, 5:6"/>'
         "</host></zone>"
         '<cluster id="c" prefix="n" suffix=".x" radical="0-1,4" speed="500Mf" bw="1GBps" lat="0"/>'
+        # the zones' routes to the master host (without them Batsim aborts: "Bad gateways")
+        '<link id="l" bandwidth="1GBps" latency="0"/>'
+        '<zoneRoute src="inner" dst="admin" gw_src="h2" gw_dst="boss"><link_ctn id="l"/>'
+        "</zoneRoute>"
+        '<zoneRoute src="c" dst="admin" gw_src="nc_router.x" gw_dst="boss"><link_ctn id="l"/>'
+        "</zoneRoute>"
     ))
     hosts = read_simgrid_hosts(path)
     assert [h.name for h in hosts] == ["h2", "n0.x", "n1.x", "n4.x"]

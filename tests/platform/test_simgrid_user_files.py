@@ -15,6 +15,13 @@ from hdrm.platform.simgrid import platform_from_simgrid, read_simgrid_all_hosts,
 
 HEAD = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
 MASTER = '<zone id="m" routing="Full"><host id="master_host" speed="1Gf"/></zone>\n'
+#: a zone's route to the master's zone (without one Batsim aborts: "Bad gateways")
+LINK = '<link id="l" bandwidth="1GBps" latency="0"/>\n'
+
+
+def to_master(zone: str, gateway: str) -> str:
+    return (f'<zoneRoute src="{zone}" dst="m" gw_src="{gateway}" gw_dst="master_host">'
+            '<link_ctn id="l"/></zoneRoute>\n')
 
 
 def write(tmp_path: Path, body: str, version: str = ' version="4.1"') -> Path:
@@ -32,7 +39,7 @@ def cluster(attrs: str = "", inner: str = "") -> str:
 
 @pytest.mark.parametrize("version", [' version="4"', ' version="4.0"', ' version="4.1"'])
 def test_versions_simgrid_reads(tmp_path, version):
-    path = write(tmp_path, MASTER + cluster(), version)
+    path = write(tmp_path, MASTER + cluster() + LINK + to_master("c", "nc_router"), version)
     assert [h.name for h in read_simgrid_hosts(path)] == ["n0", "n1"]
 
 
@@ -116,9 +123,10 @@ def test_cabinet_and_peer_make_hosts(tmp_path):
     # runs jobs on them (hdrm found no compute host before)
     body = (MASTER + '<zone id="cab" routing="Cluster">'
             '<cabinet id="cb" prefix="k" suffix=".x" radical="0-1" speed="3Gf" bw="1GBps" '
-            'lat="0"/><backbone id="bb" bandwidth="1GBps" latency="0"/></zone>\n'
-            '<zone id="viv" routing="Vivaldi"><peer id="p0" speed="2gigaflops" bw_in="1GBps" '
-            'bw_out="1GBps" coordinates="0 0 0"/></zone>')
+            'lat="0"/><backbone id="bb" bandwidth="1GBps" latency="0"/><router id="cab_gw"/>'
+            '</zone>\n<zone id="viv" routing="Vivaldi"><peer id="p0" speed="2gigaflops" '
+            'bw_in="1GBps" bw_out="1GBps" coordinates="0 0 0"/></zone>\n'
+            + LINK + to_master("cab", "cab_gw") + to_master("viv", "p0"))
     hosts = read_simgrid_hosts(write(tmp_path, body))
     assert [(h.name, h.speeds_gflops) for h in hosts] == [
         ("k0.x", (3.0,)), ("k1.x", (3.0,)), ("p0", (2.0,))]
