@@ -18,11 +18,14 @@ Routes are read as SimGrid builds them, for the platforms Batsim is given in pra
   has one) and down the other's link; nodes of two clusters add both clusters' backbones and the
   links of the ``<zoneRoute>`` between them.
 
-A zone with Vivaldi routing whose hosts all have coordinates ``0 0 0`` has no latency. A platform
-whose routes cannot be read this way (nested zones, a missing route, other coordinates) keeps latency 0,
-with a warning: times then lack the message delays, as before the model. hdrm's exported
-platforms route every master-to-core message over a ``control`` link of latency 0, so they have
-none.
+A zone with Vivaldi routing whose hosts all have coordinates ``0 0 0`` has no latency. Other
+platforms (nested zones, a Full zone missing a route, chains of Floyd or Dijkstra routes) are
+resolved as SimGrid 3.32 resolves them through its zones (:mod:`hdrm.platform.simgrid_routes`);
+where that model cannot give exact latencies (Cluster, Vivaldi, torus, fat-tree or dragonfly
+zones, bypass routes, routes of equal length and different latencies) the platform keeps latency
+0 with a warning: times then lack the message delays. Platforms with no route from a compute host
+to the master host are refused when their hosts are read. hdrm's exported platforms route every
+master-to-core message over a ``control`` link of latency 0, so they have none.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from pathlib import Path
 from typing import Sequence
 
 from hdrm.platform.simgrid import MASTER_HOST, HostSpec, parse_radical, read_platform_root
+from hdrm.platform.simgrid_routes import NoRoute, RouteTable, Unmodelled
 
 logger = logging.getLogger(__name__)
 
@@ -188,9 +192,40 @@ def route_latencies(path: str | Path, hosts: Sequence[HostSpec]) -> RouteLatenci
         master = _round(routes.latency(routes.master, routes.master))
         return RouteLatencies(master, tuple(_round(routes.latency(h.name, routes.master)) for h in hosts))
     except _Unsupported as exc:
-        logger.warning("%s: %s; hdrm serve models Batsim's messages as instantaneous (latency 0)",
-                       path, exc)
+        found = _zone_latencies(root, hosts)
+        if isinstance(found, RouteLatencies):
+            return found
+        logger.warning("%s: %s%s; hdrm serve models Batsim's messages as instantaneous (latency 0)",
+                       path, exc, found)
         return zero
+
+
+def _zone_latencies(root: ET.Element, hosts: Sequence[HostSpec]) -> RouteLatencies | str:
+    """The latencies as SimGrid resolves routes through its zones (nested zones, a missing route
+    of a Full zone, chains of Floyd or Dijkstra routes), or why not (to add to the warning)."""
+    try:
+        table = RouteTable(root)
+        master = _master_name(root)
+        found = [table.latency(name, master) for name in [master, *(h.name for h in hosts)]]
+    except (Unmodelled, NoRoute) as exc:
+        return f" ({exc})"
+    if not all(exact for _, exact in found):
+        return (" (latencies of a Cluster, Vivaldi, torus, fat-tree or dragonfly zone, or of "
+                "routes of equal length, not modelled)")
+    seconds = [_round(s) for s, _ in found]
+    return RouteLatencies(seconds[0], tuple(seconds[1:]))
+
+
+def _master_name(root: ET.Element) -> str:
+    """The master host: the host (or first node of the cluster) with role=master, else
+    ``master_host``."""
+    for element in root.iter():
+        if element.tag in ("host", "cluster") and "master" in _roles(element):
+            if element.tag == "host":
+                return element.get("id", MASTER_HOST)
+            first = parse_radical(element.get("radical", ""), "cluster")
+            return f"{element.get('prefix', '')}{first[0]}{element.get('suffix', '')}"
+    return MASTER_HOST
 
 
 def _vivaldi(root: ET.Element) -> bool:

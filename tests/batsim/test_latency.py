@@ -71,12 +71,26 @@ def test_exported_platforms_have_no_latency(caplog):
 
 def test_unreadable_routes_keep_latency_zero_with_a_warning(tmp_path, caplog):
     platform = tmp_path / "noroute.xml"
+    # a Full zone without h's route: SimGrid's empty route, latency 0 (Batsim runs it), read
+    # without a warning since session 24 (tests/platform/test_simgrid_routes.py)
     platform.write_text('<platform version="4.1"><zone id="z" routing="Full">'
                         '<host id="master_host" speed="1Gf"/><host id="h" speed="1Gf"/>'
                         '<link id="l" latency="1ms" bandwidth="1GBps"/></zone></platform>')
     with caplog.at_level(logging.WARNING, logger="hdrm.batsim.latency"):
         assert _latencies(platform).zero
-    assert "no <route> from 'h' to 'master_host'" in caplog.text
+    assert caplog.text == ""
+    # a zone of Cluster routing: its latencies are not modelled
+    platform.write_text('<platform version="4.1"><zone id="w" routing="Full">'
+                        '<zone id="m" routing="Full"><host id="master_host" speed="1Gf"/></zone>'
+                        '<zone id="k" routing="Cluster"><cabinet id="cb" prefix="k" suffix="" '
+                        'radical="0-1" speed="1Gf" bw="1GBps" lat="50us"/><backbone id="b" '
+                        'bandwidth="1GBps" latency="1ms"/><router id="gw"/></zone>'
+                        '<link id="l" latency="1ms" bandwidth="1GBps"/><zoneRoute src="k" dst="m" '
+                        'gw_src="gw" gw_dst="master_host"><link_ctn id="l"/></zoneRoute>'
+                        '</zone></platform>')
+    with caplog.at_level(logging.WARNING, logger="hdrm.batsim.latency"):
+        assert _latencies(platform).zero
+    assert "nested <zone> elements (latencies of a Cluster" in caplog.text
     assert "latency 0" in caplog.text
 
 
