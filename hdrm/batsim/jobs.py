@@ -5,10 +5,9 @@ profile types, submission order: by ``subtime``, ties in file order) and as raw 
 forwards each job's JSON object verbatim in JOB_SUBMITTED (extra fields and key order included, the
 id prefixed with the workload id) and, in SIMULATION_BEGINS, every profile a job uses.
 
-Only profiles the built-in physics can run are accepted: ``delay`` and ``parallel_homogeneous``
-without communication. The others are refused up front by :func:`check_simulable`, the real
-binary's way named: Batsim 4.2.1 runs them all (``composed`` sequences and
-``parallel_homogeneous_total`` too, checked with it), hdrm serve does not.
+Only profiles the built-in physics can run are accepted: ``delay``, ``parallel_homogeneous`` and
+``parallel_homogeneous_total`` without communication, and ``composed`` sequences of them. The
+others are refused up front by :func:`check_simulable`, the real binary's way named.
 """
 
 from __future__ import annotations

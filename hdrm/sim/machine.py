@@ -7,7 +7,9 @@ speed in GFLOP/s and a power in watts. Jobs run on sets of hosts:
 * ``parallel_homogeneous`` jobs give every host the same amount of work (GFLOP) and run as one
   SimGrid parallel task (Batsim's ``host/model:ptask_L07``): all their hosts advance in lock-step at
   the speed of the currently slowest one, so the job keeps one remaining-work amount, which drops
-  by ``min(speed) * dt``; a host at speed 0 stalls the whole job.
+  by ``min(speed) * dt``; a host at speed 0 stalls the whole job;
+* ``composed`` jobs run such parts one after another on all their hosts (``parts``), the
+  walltime left passed from part to part, as Batsim's sequences.
 
 Changing a host's state re-times the job running on it, as SimGrid does. Walltimes follow Batsim
 4.2.1 (``src/jobs_execution.cpp``, ``src/task_execution.cpp``) and SimGrid 3.32:

@@ -2,15 +2,19 @@
 
 A Batsim workload is ``{"nb_res": N, "jobs": [...], "profiles": {...}}``. Each job has ``id`` (an
 int or a string, kept as is), ``subtime`` (s), ``res`` (cores), ``walltime`` (s, optional; absent or
-<= 0 means none) and ``profile`` (a profile name). hdrm simulates two profile types:
+<= 0 means none) and ``profile`` (a profile name). hdrm simulates four profile types:
 
 * ``{"type": "delay", "delay": s}``: the job lasts ``s`` seconds whatever the cores;
 * ``{"type": "parallel_homogeneous", "cpu": flop, "com": 0}``: each allocated core computes
-  ``cpu`` FLOP (Batsim counts FLOP; hdrm keeps ``ops_gflop = cpu / 1e9``).
+  ``cpu`` FLOP (Batsim counts FLOP; hdrm keeps ``ops_gflop = cpu / 1e9``);
+* ``{"type": "parallel_homogeneous_total", "cpu": flop, "com": 0}``: ``cpu`` FLOP spread evenly
+  over the hosts the job is given (``job.parts``; ``ops_gflop`` the share of each of ``res``);
+* ``{"type": "composed", "repeat": r, "seq": [names]}``: the named profiles one after another,
+  ``r`` times (:mod:`hdrm.workload.batsim_composed`; ``job.parts``).
 
-Other types (``parallel`` with a communication matrix, ``composed``, ...) are read and kept, with
-their profile in ``job.extra["profile_data"]``, so that engines can refuse them by name
-(:func:`unsupported_profiles`, :func:`check_supported`).
+Other types (``parallel`` with a communication matrix, ...) and parts with ``com`` > 0 are read
+and kept, with their profile in ``job.extra["profile_data"]``, so that engines can refuse them by
+name (:func:`unsupported_profiles`, :func:`check_supported`).
 
 Extra job fields (Batsim passes them through): ``mem_mb``, ``mem_bw_gbps``, ``trace_submit_s``,
 ``user_id``, ``run_time_s``, ``ops_gflop`` (exact GFLOP, since FLOP -> GFLOP is not exact in

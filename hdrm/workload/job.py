@@ -99,8 +99,9 @@ class Job:
         req_ops_gflop: requested work per core in GFLOP (walltime at the reference speed).
         trace_submit_s: submission time in the trace's own clock (F1 uses it).
         profile: Batsim profile name.
-        profile_type: ``"delay"`` (fixed duration ``run_time_s``) or ``"parallel_homogeneous"``
-            (``ops_gflop`` per core at the speed of each core).
+        profile_type: ``"delay"`` (fixed duration ``run_time_s``), ``"parallel_homogeneous"``
+            (``ops_gflop`` per core at the speed of each core), ``"composed"`` or
+            ``"parallel_homogeneous_total"`` (their ``parts``).
         user_id: SWF user id (-1 unknown).
         extra: other fields from the source (the 18 SWF fields under ``"swf"``, extra Batsim fields).
         cpu_milli: CPU demand in milli-cores when the source gives it so (openb); 0: ``res`` cores.
