@@ -154,6 +154,8 @@ class DelayedSimulation(BatsimSimulation):
     def _take(self, t: float) -> None:
         """The server takes the first message posted by ``t`` and handles it on arrival."""
         self._advance(t + SAME_INSTANT_S)
+        if not self._posted or self._posted[0][0] > t + SAME_INSTANT_S:
+            return  # (a composed job's next part began: nothing posted by t)
         posted_s, _, latency, kind, what = self._pop_first()
         arrival = max(posted_s, self._free) + latency
         self._advance(arrival)  # ends due by then are posted (after this message)
