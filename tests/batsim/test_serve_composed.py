@@ -176,6 +176,38 @@ def test_a_total_amount_on_more_hosts_than_asked(tmp_path):
                          "0-2", "-1.000000", '""')]
 
 
+def test_other_sizes_and_a_mapping_as_the_binary_runs_them(tmp_path):
+    """'t4' asked on 2, given 3 with a mapping of 3 executors (Batsim skips the size checks for
+    such jobs); 'st' (t4, t6 three times) asked on 2, given 1; 't6' asked on 4, given 2, killed
+    at its 1.5 s walltime: the binary's rows."""
+    jobs = [{"id": "a", "subtime": 0, "res": 2, "profile": "t4"},
+            {"id": "b", "subtime": 0, "res": 2, "profile": "st"},
+            {"id": "c", "subtime": 0, "res": 4, "profile": "t6", "walltime": 1.5}]
+    decisions = [("w0!a", "0-2", {"0": "0", "1": "1", "2": "2"}), ("w0!b", "3", None),
+                 ("w0!c", "4-5", None)]
+
+    def reply(doc: dict) -> str:
+        out = []
+        if any(e["type"] == "JOB_SUBMITTED" for e in doc["events"]):
+            for job_id, alloc, mapping in decisions:
+                data = {"job_id": job_id, "alloc": alloc}
+                if mapping:
+                    data["mapping"] = mapping
+                out.append({"timestamp": doc["now"], "type": "EXECUTE_JOB", "data": data})
+        return json.dumps({"now": doc["now"], "events": out})
+
+    _, rows = _run(tmp_path, jobs, False, reply)
+    tail = ("-1.000000", '""')
+    assert rows == [
+        _row("a", "w0", "t4", "0.000000", 2, "-1.000000", 1, "COMPLETED_SUCCESSFULLY", "0.000000",
+             "1.440000", "1.440000", "0.000000", "1.440000", "1.000000", "0-2", *tail),
+        _row("c", "w0", "t6", "0.000000", 4, "1.500000", 0, "COMPLETED_WALLTIME_REACHED",
+             "0.000000", "1.500000", "1.500000", "0.000000", "1.500000", "1.000000", "4-5",
+             *tail),
+        _row("b", "w0", "st", "0.000000", 2, "-1.000000", 1, "COMPLETED_SUCCESSFULLY", "0.000000",
+             "32.400000", "32.400000", "0.000000", "32.400000", "1.000000", "3", *tail)]
+
+
 # ---------------------------------------------------------------- against the real binary
 BATSIM, WHY_NOT = real_batsim()
 
