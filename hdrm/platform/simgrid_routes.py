@@ -49,7 +49,6 @@ _TIME_UNIT = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, None: 1
 _ZONES = ("zone", "AS")
 _ROUTED = ("full", "floyd", "dijkstra", "dijkstracache")
 _BYPASS = ("bypassRoute", "bypassZoneRoute", "bypassASroute")
-_DEPTH = 64  # gateway recursion: deeper is a loop of gateways
 
 
 class Unmodelled(Exception):
@@ -125,6 +124,7 @@ class RouteTable:
         self.zone_of: dict[str, _Zone] = {}
         self._cache: dict[tuple[str, str], tuple[float, bool]] = {}
         self.load_error: str | None = None  # the first route SimGrid refuses at load
+        self._active: set[tuple[str, str]] = set()  # routes being resolved (a gateway loop)
         for element in root:
             self._walk(element, None)
 
@@ -217,17 +217,21 @@ class RouteTable:
             NoRoute: SimGrid finds no route (Batsim aborts on a message over it).
             Unmodelled: a point is unknown, or the route needs what is not modelled.
         """
-        return self._route_between(src, dst, 0)
+        return self._route_between(src, dst)
 
-    def _route_between(self, src: str, dst: str, depth: int) -> tuple[float, bool]:
+    def _route_between(self, src: str, dst: str) -> tuple[float, bool]:
         key = (src, dst)
         if key not in self._cache:
-            if depth > _DEPTH:
+            if key in self._active:
                 raise Unmodelled(f"gateways loop between {src!r} and {dst!r}")
-            self._cache[key] = self._resolve(src, dst, depth)
+            self._active.add(key)
+            try:
+                self._cache[key] = self._resolve(src, dst)
+            finally:
+                self._active.discard(key)
         return self._cache[key]
 
-    def _resolve(self, src: str, dst: str, depth: int) -> tuple[float, bool]:
+    def _resolve(self, src: str, dst: str) -> tuple[float, bool]:
         if src not in self.zone_of or dst not in self.zone_of:
             raise Unmodelled(f"no point {src!r} or {dst!r} in a zone")
         zs, zd = self.zone_of[src], self.zone_of[dst]
@@ -246,7 +250,7 @@ class RouteTable:
                           up_s[-1].zid, up_d[-1].zid)
         for a, b in ((src, gw_src), (gw_dst, dst)):
             if a != b:
-                more, known = self._route_between(a, b, depth + 1)
+                more, known = self._route_between(a, b)
                 lat, exact = lat + more, exact and known
         return lat, exact
 
@@ -320,7 +324,7 @@ class RouteTable:
         lat, exact = 0.0, True
         for before, entry in zip([None, *chain], chain):
             if not zone.base and before is not None and before.gw_dst != entry.gw_src:
-                more, known = self._route_between(str(before.gw_dst), str(entry.gw_src), 1)
+                more, known = self._route_between(str(before.gw_dst), str(entry.gw_src))
                 lat, exact = lat + more, exact and known
             more, known = self._sum(entry.links)
             lat, exact = lat + more, exact and known

@@ -45,6 +45,15 @@ def world(routing: str, inner: str, routes: str = "", master_routing: str = "Ful
 
 
 H0 = _route("h0", "master_host", "l1")
+#: zone a's gateway r sits in a2, beside h0's zone a1: h0 -> r is a route of zone a, then x
+GATEWAY_IN_SUBZONE = (
+    f'{HEAD}<zone id="w" routing="Full"><zone id="zm" routing="Full">{MASTER}</zone>'
+    '<zone id="a" routing="Full"><zone id="a1" routing="Full"><host id="h0" speed="1Gf"/></zone>'
+    '<zone id="a2" routing="Full"><router id="r"/></zone>'
+    '<link id="x" bandwidth="1GBps" latency="1ms"/>'
+    '<zoneRoute src="a1" dst="a2" gw_src="h0" gw_dst="r"><link_ctn id="x"/></zoneRoute></zone>'
+    '<zoneRoute src="a" dst="zm" gw_src="r" gw_dst="master_host"><link_ctn id="x"/></zoneRoute>'
+    "</zone></platform>\n")
 #: name -> (platform, the words the one-line refusal must hold)
 REFUSED = {
     "None zone": (flat("None"), [
@@ -82,6 +91,10 @@ REFUSED = {
         '<host id="h1" speed="1Gf"/></zone>', TO_MASTER.replace(
             'src="c" dst="zm" gw_src="cc_router"', 'src="zn" dst="zm" gw_src="h0"')), [
         "host 'h1' (zones 'w' > 'zn')", "Empty zone"]),
+    "a gateway in a sibling zone without zoneRoute to it": (GATEWAY_IN_SUBZONE.replace(
+        '<zoneRoute src="a1" dst="a2" gw_src="h0" gw_dst="r"><link_ctn id="x"/></zoneRoute>', ""),
+        ["host 'h0' (zones 'w' > 'a' > 'a1')", "\"Bad gateways for route from 'h0' to 'r'\"",
+         "add <zoneRoute src=\"a1\" dst=\"a2\" gw_src=... gw_dst=...> in zone 'a'"]),
     "a route declared twice": (flat("Full", H0 + _route("master_host", "h0", "l2")), [
         "<route src='master_host' dst='h0'> in zone 'w': the route between 'master_host' and "
         "'h0' already exists (routes are symmetrical by default)", "Batsim 4.2.1 aborts before"]),
@@ -170,7 +183,10 @@ def _latencies(path: Path) -> RouteLatencies:
           + _route("rt", "master_host", "l2"), '<router id="rt"/>'), 0.0, (0.003, 0.004)),
     (flat("Dijkstra", H0 + _route("h1", "master_host", "l2")
           + _route("master_host", "master_host", "l1", "NO")), 0.001, (0.001, 0.002)),
-], ids=["zoneRoute", "nested-zone", "zoneRoute-chain", "full-missing", "router", "dijkstra"])
+    # h0 -> r inside zone a (x, 1 ms), then a -> zm (x again, 1 ms)
+    (GATEWAY_IN_SUBZONE, 0.0, (0.002,)),
+], ids=["zoneRoute", "nested-zone", "zoneRoute-chain", "full-missing", "router", "dijkstra",
+        "gateway-in-subzone"])
 def test_latencies_through_zones(text, master_s, host_s, tmp_path, caplog):
     """Read as SimGrid resolves them (before: 'cannot read', a warning and latency 0)."""
     with caplog.at_level(logging.WARNING, logger="hdrm.batsim.latency"):
