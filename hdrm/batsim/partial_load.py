@@ -16,6 +16,11 @@ draws the full power of a computing host; :class:`PartialLoad` keeps the differe
 watts of each computing job, 0 when all its hosts are fully loaded or their idle and full powers
 are equal, as on hdrm's exported platforms), integrates it over time, and the board subtracts it
 from the total and from each job's energy.
+
+The built-in engine's machine on a SimGrid XML platform (:mod:`hdrm.sim.simgrid_machine`) draws
+the full power of every host of a running job too, delay jobs included; a ``delay`` job computes
+nothing (Batsim sleeps), so its hosts draw their idle power: :meth:`PartialLoad.start` with
+``computing=False`` keeps ``full - idle`` watts of slack per host for it.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ class PartialLoad:
         self._ranges = [power_ranges(h) for h in hosts]
         self._pstate = pstate
         self._hosts: dict[int, tuple[int, ...]] = {}  # computing job -> its hosts
+        self._delays: set[int] = set()  # jobs that compute nothing (their hosts draw idle)
         self._watts: dict[int, float] = {}  # job with slack -> slack watts now
         self._joules: dict[int, float] = {}  # job -> slack joules so far
         self._total_w = 0.0
@@ -78,13 +84,21 @@ class PartialLoad:
             for key, watts in self._watts.items():
                 self._joules[key] += watts * dt
 
+    @property
+    def power_w(self) -> float:
+        """Slack watts now (to subtract from the machine's power)."""
+        return self._total_w
+
     def energy_j(self, now: float) -> float:
         """Slack energy of every host from time 0 to ``now`` (to subtract from the machine's)."""
         return self._total_j + self._total_w * max(0.0, now - self._t)
 
-    def start(self, key: int, hosts: Sequence[int]) -> None:
-        """Job ``key`` starts computing on ``hosts`` (call :meth:`advance` to now first)."""
-        if len(hosts) > 1 or self._cores[hosts[0]] > 1:
+    def start(self, key: int, hosts: Sequence[int], computing: bool = True) -> None:
+        """Job ``key`` starts on ``hosts`` (call :meth:`advance` to now first): computing, or
+        (``computing=False``, a delay job on hosts drawing full power) not."""
+        if not computing:
+            self._delays.add(key)
+        if not computing or len(hosts) > 1 or self._cores[hosts[0]] > 1:
             self._hosts[key] = tuple(hosts)
             self._joules[key] = 0.0
             self._update(key)
@@ -98,6 +112,7 @@ class PartialLoad:
         """Job ``key`` stops computing; returns its slack joules (call :meth:`advance` first)."""
         if self._hosts.pop(key, None) is None:
             return 0.0
+        self._delays.discard(key)
         self._total_w -= self._watts.pop(key, 0.0)
         if not self._watts:
             self._total_w = 0.0  # no drift from additions and subtractions
@@ -105,6 +120,10 @@ class PartialLoad:
 
     def _update(self, key: int) -> None:
         hosts, pstate = self._hosts[key], self._pstate
+        if key in self._delays:  # no computation: every host draws its idle power
+            ranges = [self._ranges[h][pstate[h]] for h in hosts]
+            self._set_slack(key, sum(full - idle for idle, _, full in ranges))
+            return
         speeds = [self._speeds[h][pstate[h]] for h in hosts]
         pace = min(speeds)
         slack = 0.0
@@ -112,6 +131,9 @@ class PartialLoad:
             idle, epsilon, full = self._ranges[h][pstate[h]]
             load = 1.0 if speed <= 0 else min(pace / speed / self._cores[h], 1.0)
             slack += full - (epsilon + load * (full - epsilon) if load > 0 else idle)
+        self._set_slack(key, slack)
+
+    def _set_slack(self, key: int, slack: float) -> None:
         self._total_w -= self._watts.pop(key, 0.0)
         if slack > 0:
             self._watts[key] = slack

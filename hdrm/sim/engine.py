@@ -33,6 +33,7 @@ from hdrm.sim.collector import collector_paused
 from hdrm.sim.job_end import start_job
 from hdrm.sim.machine import Machine, machine_for
 from hdrm.sim.run_loop import STEPS, run_decisions
+from hdrm.sim.simgrid_machine import SimgridMachine, simgrid_machine_for
 from hdrm.workload.batsim_json import check_supported
 from hdrm.workload.job import Job, Workload
 
@@ -333,7 +334,8 @@ class Simulation:
             outcomes=outcomes,
             timeline=self.timeline,
             overutilizations=self.core.state.records.data,
-            energy_j=self.machine.energy_j(),
+            energy_j=(self.machine.consumed_j() if isinstance(self.machine, SimgridMachine)
+                      else self.machine.energy_j()),
             makespan_s=max(makespan, 0.0),
             wall_s=_time.perf_counter() - self._wall0,
             decisions=self.decisions,
@@ -346,7 +348,11 @@ class Simulation:
         config = self.config
         core = DecisionCore(self.platform, config.contention, config.backfilling, config.decision,
                             self.rng)
-        return core, machine_for(self.platform, config.kill_on_walltime)
+        # a SimGrid XML platform's watts as SimGrid's energy plugin charges them
+        machine = simgrid_machine_for(self.platform, config.kill_on_walltime, self.workload)
+        if machine is None:
+            machine = machine_for(self.platform, config.kill_on_walltime)
+        return core, machine
 
     def _follow_occupancy(self) -> bool:
         """Let the machine switch hosts to running and back to sleep with the jobs' starts and

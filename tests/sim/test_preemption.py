@@ -148,7 +148,9 @@ def test_refusals(tmp_path):
 @pytest.mark.skipif(not (GOLDEN / "sdsc1024_1k").is_dir(), reason="../shared goldens absent")
 @pytest.mark.parametrize("mode", [None, "none", "request"])
 def test_option_off_leaves_the_outputs_byte_identical(mode, tmp_path):
-    # sha256 of out_jobs.csv written by the engine of commit dfbb836 (before this option)
+    # sha256 of out_jobs.csv written by the engine of commit dfbb836 (before this option), but
+    # for consumed_energy: since s24 (engineer J) a SimGrid file's watts as Batsim -E charges
+    # them (a delay job draws the hosts' idle 95 W, not 190 W); every other column is dfbb836's
     case = GOLDEN / "sdsc1024_1k"
     platform, load = load_inputs(InputSpec(str(case / "workload.json"), str(case / "platform.xml")))
     config = SimulationConfig(backfilling="easy") if mode is None else SimulationConfig(
@@ -157,7 +159,7 @@ def test_option_off_leaves_the_outputs_byte_identical(mode, tmp_path):
     assert type(sim) is Simulation
     write_outputs(sim.run("fcfs"), tmp_path)
     digest = hashlib.sha256((tmp_path / "out_jobs.csv").read_bytes()).hexdigest()
-    assert digest == "4745889bc12fd79bc0fc8485ac916d32ad39bf953e58da30db1cc96aa69542bb"
+    assert digest == "2be05658f50919bd776133a589df091736394bba894ca56e627acabb039ce206"
 
 
 def _logged(sim):

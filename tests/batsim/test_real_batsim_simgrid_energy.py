@@ -1,0 +1,139 @@
+"""The built-in engine's energy on SimGrid XML platforms against the REAL Batsim 4.2.1 with -E.
+
+``hdrm replay`` (built-in, FCFS) runs a workload of delay and parallel_homogeneous jobs (idle
+gaps, walltime kills) on a SimGrid file; the real binary replays exactly that schedule (each job
+started at its built-in start on its built-in hosts) with ``-E``. The jobs' times and states, each
+job's consumed_energy (out_jobs.csv) and the total consumed_joules (out_schedule.csv, from the
+first submission to the last job end) are equal (relative 1e-9: the binary prints 6 decimals).
+
+Skipped, with the reason, when no real Batsim can run (``real_batsim.py``); ``-m slow`` runs them.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from batsim_helpers import RawScheduler
+from real_batsim import real_batsim
+
+from hdrm.platform.simgrid import platform_from_simgrid
+from hdrm.sim.engine import Simulation, SimulationConfig
+from hdrm.sim.inputs import read_workload_any
+
+BATSIM, WHY_NOT = real_batsim()
+pytestmark = [pytest.mark.skipif(BATSIM is None, reason=WHY_NOT), pytest.mark.slow]
+
+HEAD = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+
+
+def zone(body: str) -> str:
+    return (f'{HEAD}<platform version="4.1"><zone id="z" routing="Full">\n'
+            f'<host id="master_host" speed="1Gf"/>\n{body}\n</zone></platform>\n')
+
+
+def watts(text: str) -> str:
+    return f'<prop id="wattage_per_state" value="{text}"/>'
+
+
+PLATFORMS = {
+    "power states": zone(
+        f'<host id="h0" speed="10Gf, 5Gf, 1Gf">{watts("100:200, 80:150, 50:60")}</host>'
+        f'<host id="h1" speed="10Gf, 5Gf, 1Gf" pstate="1">{watts("100:200, 80:150, 50:60")}'
+        '</host>'),
+    "four cores": zone(
+        f'<host id="h0" speed="10Gf" core="4">{watts("100:200")}</host>'
+        f'<host id="h1" speed="10Gf" core="4">{watts("100:120:200")}</host>'
+        f'<host id="h2" speed="5Gf">{watts("40:60:90")}</host>'),
+    "mixed speeds": zone(
+        f'<host id="a" speed="20Gf">{watts("95:110:200")}</host>'
+        f'<host id="b" speed="5Gf">{watts("30:50")}</host>'
+        f'<host id="c" speed="20Gf, 2Gf">{watts("90:200, 20:40")}</host>'),
+    "cluster": (
+        f'{HEAD}<platform version="4.1"><zone id="w" routing="Full">\n'
+        '<cluster id="c" prefix="n" suffix="" radical="0-3" speed="2Gf, 1Gf" bw="1GBps" '
+        f'lat="0">{watts("95:200, 50:90")}</cluster>\n'
+        '<cluster id="m" prefix="master_host" suffix="" radical="0-0" speed="1Gf" bw="1GBps" '
+        'lat="0"><prop id="role" value="master"/></cluster>\n'
+        '<link id="bb" bandwidth="1GBps" latency="0"/>\n'
+        '<zoneRoute src="c" dst="m" gw_src="nc_router" gw_dst="master_hostm_router">'
+        '<link_ctn id="bb"/></zoneRoute>\n</zone></platform>\n'),
+}
+PROFILES = {"d10": {"type": "delay", "delay": 10}, "d5": {"type": "delay", "delay": 5},
+            "p20": {"type": "parallel_homogeneous", "cpu": 2e10, "com": 0},
+            "p5": {"type": "parallel_homogeneous", "cpu": 5e9, "com": 0}}
+
+
+def job(i: int, sub: float, res: int, profile: str, walltime: float = -1) -> dict:
+    return {"id": str(i), "subtime": sub, "res": res, "walltime": walltime, "profile": profile}
+
+
+#: first submission at 5 s (Batsim's consumed_joules begins there, not at 0), idle gaps,
+#: delay and computing jobs on one and several hosts, two walltime kills, and a job both reject
+#: after the last end (consumed_joules ends at the last job end)
+JOBS = [job(0, 5, 1, "p20"), job(1, 5, 1, "d10"), job(2, 7, 2, "p5", 100),
+        job(3, 45, 2, "d5", 2), job(4, 65, 1, "p5"), job(5, 66, 1, "p20", 0.5),
+        job(6, 90, 2, "d5"), job(7, 200, 5, "d5")]  # the last: more hosts than any platform
+
+
+def builtin(folder: Path):
+    platform, _ = platform_from_simgrid(folder / "p.xml")
+    workload = read_workload_any(folder / "w.json", reference_gflops=platform.reference_gflops)
+    result = Simulation(platform, workload, SimulationConfig()).run("fcfs")
+    return result
+
+
+def binary(folder: Path, plan: list[tuple[float, str, str]]):
+    """Run the binary with -E, starting each job at its planned time on its planned hosts."""
+    submitted: set[str] = set()
+    sent: set[str] = set()
+
+    def reply(doc: dict) -> str:
+        now, out = doc["now"], []
+        for event in doc["events"]:
+            if event["type"] == "JOB_SUBMITTED":
+                submitted.add(event["data"]["job_id"])
+        for t, job_id, alloc in plan:
+            if t <= now + 1e-9 and job_id in submitted and job_id not in sent:
+                sent.add(job_id)
+                out.append({"timestamp": now, "type": "EXECUTE_JOB",
+                            "data": {"job_id": job_id, "alloc": alloc}})
+        return json.dumps({"now": now, "events": out})
+
+    scheduler = RawScheduler(reply)
+    scheduler.start()
+    try:
+        done = subprocess.run([BATSIM, "-p", str(folder / "p.xml"), "-w", str(folder / "w.json"),
+                               "-e", str(folder / "out"), "-s", scheduler.endpoint, "-q", "-E"],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        scheduler.stop()
+    assert done.returncode == 0, done.stderr[-2000:]
+    with open(folder / "out_jobs.csv", newline="") as file:
+        jobs = {row["job_id"]: row for row in csv.DictReader(file)}
+    with open(folder / "out_schedule.csv", newline="") as file:
+        schedule = next(csv.DictReader(file))
+    return jobs, float(schedule["consumed_joules"])
+
+
+@pytest.mark.parametrize("case", sorted(PLATFORMS))
+def test_builtin_energy_is_the_binary_energy(case, tmp_path):
+    (tmp_path / "p.xml").write_text(PLATFORMS[case])
+    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 2, "jobs": JOBS,
+                                                 "profiles": PROFILES}))
+    result = builtin(tmp_path)
+    ran = [o for o in result.outcomes if o.cores]
+    assert len(ran) == len(JOBS) - 1
+    plan = sorted((o.start_s, f"w0!{o.job.id}", " ".join(map(str, o.cores)))
+                  for o in ran)
+    jobs, total_j = binary(tmp_path, plan)
+    for o in ran:
+        row = jobs[str(o.job.id)]
+        assert float(row["starting_time"]) == pytest.approx(o.start_s, abs=1e-6)
+        assert float(row["finish_time"]) == pytest.approx(o.finish_s, abs=1e-6)
+        assert row["final_state"] == o.state
+        assert o.energy_j == pytest.approx(float(row["consumed_energy"]), rel=1e-9, abs=1e-6)
+    assert result.energy_j == pytest.approx(total_j, rel=1e-9)
