@@ -79,26 +79,36 @@ JOBS = [job(0, 5, 1, "p20"), job(1, 5, 1, "d10"), job(2, 7, 2, "p5", 100),
         job(6, 90, 2, "d5"), job(7, 200, 5, "d5")]  # the last: more hosts than any platform
 
 
-def builtin(folder: Path):
-    platform, _ = platform_from_simgrid(folder / "p.xml")
-    workload = read_workload_any(folder / "w.json", reference_gflops=platform.reference_gflops)
-    result = Simulation(platform, workload, SimulationConfig()).run("fcfs")
-    return result
+def builtin(platform_path: Path, workload_path: Path, backfilling: str = "none"):
+    platform, _ = platform_from_simgrid(platform_path)
+    workload = read_workload_any(workload_path, reference_gflops=platform.reference_gflops)
+    return Simulation(platform, workload, SimulationConfig(backfilling=backfilling)).run("fcfs")
 
 
-def binary(folder: Path, plan: list[tuple[float, str, str]]):
-    """Run the binary with -E, starting each job at its planned time on its planned hosts."""
+def binary(folder: Path, plan: list[tuple[float, str, str]], platform: Path | None = None,
+           workload: Path | None = None):
+    """Run the binary with -E, starting each job at its planned time on its planned hosts (once
+    they are free: the binary's times may run up to 1e-4 s later than the plan's)."""
     submitted: set[str] = set()
-    sent: set[str] = set()
+    busy: set[int] = set()
+    hosts_of: dict[str, set[int]] = {}
+    pending = [(t, job_id, alloc, {int(h) for h in alloc.split()}) for t, job_id, alloc in plan]
 
     def reply(doc: dict) -> str:
         now, out = doc["now"], []
         for event in doc["events"]:
             if event["type"] == "JOB_SUBMITTED":
                 submitted.add(event["data"]["job_id"])
-        for t, job_id, alloc in plan:
-            if t <= now + 1e-9 and job_id in submitted and job_id not in sent:
-                sent.add(job_id)
+            elif event["type"] == "JOB_COMPLETED":
+                busy.difference_update(hosts_of.pop(event["data"]["job_id"], ()))
+        for item in list(pending):
+            t, job_id, alloc, hosts = item
+            if t > now + 1e-4:
+                break
+            if job_id in submitted and busy.isdisjoint(hosts):
+                pending.remove(item)
+                busy.update(hosts)
+                hosts_of[job_id] = hosts
                 out.append({"timestamp": now, "type": "EXECUTE_JOB",
                             "data": {"job_id": job_id, "alloc": alloc}})
         return json.dumps({"now": now, "events": out})
@@ -106,8 +116,9 @@ def binary(folder: Path, plan: list[tuple[float, str, str]]):
     scheduler = RawScheduler(reply)
     scheduler.start()
     try:
-        done = subprocess.run([BATSIM, "-p", str(folder / "p.xml"), "-w", str(folder / "w.json"),
-                               "-e", str(folder / "out"), "-s", scheduler.endpoint, "-q", "-E"],
+        done = subprocess.run([BATSIM, "-p", str(platform or folder / "p.xml"), "-w",
+                               str(workload or folder / "w.json"), "-e", str(folder / "out"),
+                               "-s", scheduler.endpoint, "-q", "-E"],
                               capture_output=True, text=True, timeout=60)
     finally:
         scheduler.stop()
@@ -124,7 +135,7 @@ def test_builtin_energy_is_the_binary_energy(case, tmp_path):
     (tmp_path / "p.xml").write_text(PLATFORMS[case])
     (tmp_path / "w.json").write_text(json.dumps({"nb_res": 2, "jobs": JOBS,
                                                  "profiles": PROFILES}))
-    result = builtin(tmp_path)
+    result = builtin(tmp_path / "p.xml", tmp_path / "w.json")
     ran = [o for o in result.outcomes if o.cores]
     assert len(ran) == len(JOBS) - 1
     plan = sorted((o.start_s, f"w0!{o.job.id}", " ".join(map(str, o.cores)))
@@ -136,4 +147,24 @@ def test_builtin_energy_is_the_binary_energy(case, tmp_path):
         assert float(row["finish_time"]) == pytest.approx(o.finish_s, abs=1e-6)
         assert row["final_state"] == o.state
         assert o.energy_j == pytest.approx(float(row["consumed_energy"]), rel=1e-9, abs=1e-6)
+    assert result.energy_j == pytest.approx(total_j, rel=1e-9)
+
+
+GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "batsim" / "golden" / "sdsc1024_1k"
+
+
+@pytest.mark.skipif(not GOLDEN.is_dir(), reason="../shared goldens absent")
+def test_builtin_energy_is_the_binary_energy_on_1024_hosts(tmp_path):
+    """1,000 SDSC jobs (delay profiles, 60 walltime kills) on 1,024 hosts of 95:190 W, FCFS +
+    EASY: each job's energy and the total as the binary's (about 1.5 s)."""
+    result = builtin(GOLDEN / "platform.xml", GOLDEN / "workload.json", "easy")
+    plan = sorted((o.start_s, f"w0!{o.job.id}", " ".join(map(str, o.cores)))
+                  for o in result.outcomes)
+    jobs, total_j = binary(tmp_path, plan, GOLDEN / "platform.xml", GOLDEN / "workload.json")
+    assert len(jobs) == len(result.outcomes) == 1000
+    for o in result.outcomes:
+        row = jobs[str(o.job.id)]
+        assert float(row["starting_time"]) == pytest.approx(o.start_s, abs=1e-3)
+        assert row["final_state"] == o.state
+        assert o.energy_j == pytest.approx(float(row["consumed_energy"]), rel=1e-9)
     assert result.energy_j == pytest.approx(total_j, rel=1e-9)
