@@ -123,8 +123,8 @@ def check_batsim_ids(workload: Workload, fix: str) -> None:
 
 def check_batsim_json(doc: dict[str, Any], source: str) -> None:
     """Refuse what the real Batsim 4.2.1 refuses in a workload file that hdrm's reader lets pass:
-    a walltime other than -1 (none) or a number > 0, a ``parallel_homogeneous`` profile without
-    ``com``.
+    a walltime other than -1 (none) or a number > 0, a ``parallel_homogeneous`` (or ``_total``)
+    profile without ``com``, a ``delay`` profile whose delay is not > 0 (used or not).
 
     Raises:
         WorkloadError: naming the file, the job or profile, the value and the fix.
@@ -137,6 +137,12 @@ def check_batsim_json(doc: dict[str, Any], source: str) -> None:
                 "(or leave it out) for no walltime, or a number > 0"
             )
     for name, profile in doc.get("profiles", {}).items():
+        delay = profile.get("delay") if isinstance(profile, dict) else None
+        if delay is not None and profile.get("type") == PROFILE_DELAY \
+                and isinstance(delay, (int, float)) \
+                and not delay > 0:  # (any profile: Batsim reads them all, a sequence's parts too)
+            raise WorkloadError(f"{source}: profiles.{name}.delay is {delay!r}, which Batsim 4 "
+                                "refuses (a delay must be > 0); give it a positive delay")
         if isinstance(profile, dict) and profile.get("type") in (
                 PROFILE_PARALLEL_HOMOGENEOUS, PROFILE_PARALLEL_HOMOGENEOUS_TOTAL) \
                 and "com" not in profile:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,9 @@ from real_batsim import real_batsim
 from test_serve_energy_order import messages
 from test_serve_energy_order import write_platform as energy_platform
 from test_serve_workloads import write_platform
+
+from hdrm.batsim.jobs import read_job_table
+from hdrm.errors import WorkloadError
 
 NB = 6
 PROFILES = {
@@ -208,6 +212,23 @@ def test_other_sizes_and_a_mapping_as_the_binary_runs_them(tmp_path):
              "32.400000", "32.400000", "0.000000", "32.400000", "1.000000", "3", *tail)]
 
 
+ZERO_PART = {"d2": {"type": "delay", "delay": 2}, "d0": {"type": "delay", "delay": 0},
+             "seq": {"type": "composed", "seq": ["d2", "d0"]}}
+
+
+def _zero_part_workload(path: Path) -> Path:
+    jobs = [{"id": "0", "subtime": 0, "res": 2, "walltime": -1, "profile": "seq"}]
+    path.write_text(json.dumps({"nb_res": NB, "jobs": jobs, "profiles": ZERO_PART}))
+    return path
+
+
+def test_a_part_of_no_time_is_refused_as_batsim_refuses_it(tmp_path):
+    with pytest.raises(WorkloadError, match=r"w\.json: profiles\.d0\.delay is 0, which Batsim 4 "
+                                            r"refuses \(a delay must be > 0\); give it a "
+                                            r"positive delay"):
+        read_job_table(_zero_part_workload(tmp_path / "w.json"))
+
+
 # ---------------------------------------------------------------- against the real binary
 BATSIM, WHY_NOT = real_batsim()
 
@@ -246,3 +267,14 @@ def test_with_link_latencies_as_the_real_batsim(tmp_path, seed):
     assert [(m["now"], m["events"]) for m in ours[1:]] == [
         (pytest.approx(m["now"], abs=1e-6), m["events"]) for m in theirs[1:]]
     assert (tmp_path / "ours_jobs.csv").read_text() == (tmp_path / "real_jobs.csv").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+def test_the_binary_aborts_on_a_part_of_no_time(tmp_path):
+    platform = write_platform(tmp_path / "p.xml", NB)
+    done = subprocess.run([BATSIM, "-p", str(platform), "-w",
+                           str(_zero_part_workload(tmp_path / "w.json")), "-q", "-e",
+                           str(tmp_path / "real"), "-s", "tcp://127.0.0.1:9"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "non-strictly-positive 'delay'" in done.stderr
