@@ -27,8 +27,14 @@ CORE_TDP_W = 4.0
 
 
 def _shape_name(node: OpenbNode) -> str:
+    """The node type's name: cores, memory and GPUs. Memory is in GiB when it is whole GiB and in
+    MiB otherwise, so that two shapes never share a name (one type per shape: a node list with
+    1,025 and 1,024 MiB nodes made both of the first's 1,025 MiB when the name was in whole
+    GiB)."""
     gpus = f"_{node.gpus}x{node.model}" if node.gpus else ""
-    return f"openb_c{node.cpu_milli // 1000}_m{node.memory_mib // 1024}g{gpus}"
+    mib = node.memory_mib
+    memory = f"{mib // 1024}g" if mib % 1024 == 0 else f"{mib}m"
+    return f"openb_c{node.cpu_milli // 1000}_m{memory}{gpus}"
 
 
 def _check_node_name(name: str, i: int, first: dict[str, int], where: str) -> None:

@@ -97,3 +97,17 @@ def test_names_are_unique_across_clusters():
     with pytest.raises(PlatformError, match=r"clusters\[1\].nodes\[0\].names\[0\]: node name 'x'"
                        r" is used twice \(also clusters\[0\].nodes\[0\].names\[0\]\)"):
         platform_from_dict(doc)
+
+
+def test_nodes_of_other_memory_get_their_own_type_and_keep_their_memory():
+    # the type's name held the memory in whole GiB: a 1,024 MiB node after a 1,025 MiB one (and a
+    # 1,536 MiB one) became a node of 1,025 MiB, so a task of 1,025 MiB was placed on it
+    nodes = [OpenbNode("a", 3000, 1025, 1, "V100M16"), OpenbNode("b", 1000, 1024, 0, ""),
+             OpenbNode("c", 3000, 1024, 1, "V100M16"), OpenbNode("d", 3000, 1536, 1, "V100M16"),
+             OpenbNode("e", 3000, 2048, 1, "V100M16")]
+    doc = platform_json_from_openb(nodes, "mem")
+    assert sorted(doc["node_types"]) == [
+        "openb_c1_m1g", "openb_c3_m1025m_1xV100M16", "openb_c3_m1536m_1xV100M16",
+        "openb_c3_m1g_1xV100M16", "openb_c3_m2g_1xV100M16"]
+    platform = platform_from_dict(doc, source="<mem>")
+    assert [n.memory_mb for n in platform.nodes] == [1025, 1024, 1024, 1536, 2048]
