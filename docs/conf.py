@@ -47,6 +47,9 @@ autodoc_class_signature = "separated"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_ivar = True
+# Sphinx links every :ivar: name to an attribute of that name; where two classes have one (the
+# machines' power_w), the link is ambiguous, a harmless warning that -W would make an error.
+suppress_warnings = ["ref.python"]
 
 html_theme = "alabaster"
 html_title = f"hdrm {release}"

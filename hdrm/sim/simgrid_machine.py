@@ -103,7 +103,8 @@ class SimgridMachine(Machine):
     watts are those of its SimGrid power state ``pstate``: full watts running (contention never
     happens on these platforms: their memory bandwidth is unbounded), idle watts idle or
     sleeping. Job starts, ends and kills keep :class:`~hdrm.batsim.partial_load.PartialLoad`'s
-    account; :meth:`energy_j`, :attr:`power_w`, :meth:`snapshot` and each job's ``energy_j``
+    account; :meth:`energy_j`, :attr:`~hdrm.sim.simgrid_machine.SimgridMachine.power_w`,
+    :meth:`snapshot` and each job's ``energy_j``
     have its slack taken off. Energy is counted from the first submission, as Batsim's
     consumed_joules (every host idles before it: no job has come).
 
