@@ -13,16 +13,17 @@ others are refused up front by :func:`check_simulable`, the real binary's way na
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from hdrm.batsim.kept_profiles import kept_profiles, map_order
 from hdrm.batsim.protocol import format_resources
 from hdrm.errors import ProtocolError, WorkloadError
 from hdrm.registry import suggest
 from hdrm.results.records import COMPLETED_KILLED, COMPLETED_SUCCESSFULLY, REJECTED, JobResult
 from hdrm.sim.machine import start_kwargs
-from hdrm.workload.batsim_composed import sequenced_profiles
 from hdrm.workload.batsim_json import (
     SUPPORTED_PROFILE_TYPES,
     first_part_problem,
@@ -255,14 +256,13 @@ def read_job_table(path: str | Path, workload_id: str = "w0") -> JobTable:
         raise WorkloadError(f"{path}: no job; a Batsim workload needs at least one job")
     # Batsim 4.2.1 drops the profiles no job uses when it loads a workload, so SIMULATION_BEGINS
     # lists only the others (checked with the binary)
-    # (a profile that a composed profile names stays referenced, even when no job uses that
-    # composed profile: Batsim drops profiles whose use count is below 2, after the sequences
-    # have taken theirs; which of an unused sequence's parts it drops first is not modelled)
-    used = {job.profile_name for job in jobs} | sequenced_profiles(doc["profiles"])
+    # (and those a live sequence names, in its hash map's order: hdrm.batsim.kept_profiles)
+    names = list(doc["profiles"])
+    kept = kept_profiles(doc["profiles"], Counter(job.profile_name for job in jobs))
     table = JobTable(workload, str(path), dict(doc["profiles"]), jobs,
                      paths={workload_id: str(path)},
-                     profile_sets={workload_id: {name: profile for name, profile
-                                                 in doc["profiles"].items() if name in used}})
+                     profile_sets={workload_id: {name: doc["profiles"][name] for name
+                                                 in map_order(names) or names if name in kept}})
     table.by_id = {j.batsim_id: j for j in jobs}
     return table
 

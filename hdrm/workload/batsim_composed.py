@@ -60,14 +60,6 @@ def used_profiles(name: str, profiles: dict) -> dict[str, Any]:
     return found
 
 
-def sequenced_profiles(profiles: dict) -> set[str]:
-    """The names that the ``seq`` of some ``composed`` profile of ``profiles`` lists."""
-    return {name for body in profiles.values()
-            if isinstance(body, dict) and body.get("type") == PROFILE_COMPOSED
-            and isinstance(body.get("seq"), list)
-            for name in body["seq"] if isinstance(name, str)}
-
-
 def _flatten(name: str, profiles: dict, source: str, trail: tuple[tuple[str, int], ...],
              path: tuple[str, ...], out: list[JobPart]) -> None:
     from hdrm.workload.batsim_jobs import _number, require
