@@ -266,4 +266,6 @@ def cpu_model() -> str | None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from hdrm.cli.script import guarded
+
+    sys.exit(guarded(main))
