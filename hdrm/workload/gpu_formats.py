@@ -21,6 +21,7 @@ from pathlib import Path
 
 from hdrm.errors import WorkloadError
 from hdrm.workload.job import Workload
+from hdrm.workload.text import is_number
 
 #: Bytes looked at.
 HEAD_BYTES = 65536
@@ -46,14 +47,6 @@ def _head(path: str | Path) -> str:
     return raw.decode("utf-8-sig", errors="replace")
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def trace_kind(path: str | Path) -> str | None:
     """``"philly"``, ``"helios"``, ``"pai"``, ``"pai_job"`` or ``"openb"`` for a readable file
     (see the module docstring); None when it cannot be read."""
@@ -68,10 +61,10 @@ def trace_kind(path: str | Path) -> str | None:
     cells = tuple(c.strip() for c in first)
     if {"job_id", "gpu_num", "submit_time"} <= set(cells):
         return "helios"
-    if cells == TASK_COLUMNS or (len(cells) == 10 and _is_number(cells[2]) and all(
-            not c or _is_number(c) for c in cells[4:9])):
+    if cells == TASK_COLUMNS or (len(cells) == 10 and is_number(cells[2]) and all(
+            not c or is_number(c) for c in cells[4:9])):
         return "pai"
-    if cells == JOB_COLUMNS or (len(cells) == 6 and all(not c or _is_number(c)
+    if cells == JOB_COLUMNS or (len(cells) == 6 and all(not c or is_number(c)
                                                         for c in cells[4:6])):
         return "pai_job"
     return "openb"

@@ -37,7 +37,7 @@ from typing import Callable, Iterator
 from hdrm.errors import WorkloadError
 from hdrm.workload.job import MILLI_PER_GPU, AcceleratorDemand, Job, Workload
 from hdrm.workload.swf import SkippableLineError
-from hdrm.workload.text import decode_utf8
+from hdrm.workload.text import decode_utf8, is_number
 
 logger = logging.getLogger(__name__)
 
@@ -88,20 +88,12 @@ def _int(row: dict[str, str], column: str, low: int = 0, high: float = math.inf,
     try:
         value = int(text)
     except ValueError:
-        hint = f": {_WHOLE_GPUS[column]}" if column in _WHOLE_GPUS and _is_number(text) else ""
+        hint = f": {_WHOLE_GPUS[column]}" if column in _WHOLE_GPUS and is_number(text) else ""
         raise _RowError(column, f"expected an integer, got {text!r}{hint}") from None
     if not low <= value <= high:
         bound = f"{low}..{high:g}" if math.isfinite(high) else f">= {low}"
         raise _RowError(column, f"expected an integer {bound}, got {value}")
     return value
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _text(path: Path) -> str:

@@ -21,3 +21,13 @@ def decode_utf8(content: bytes, path: str | Path, error: type[HdrmError] = Workl
         line = content[:exc.start].count(b"\n") + 1
         raise error(f"{path}:{line}: not UTF-8 text (byte {content[exc.start]:#04x}); save the "
                     "file as UTF-8") from None
+
+
+def is_number(text: str) -> bool:
+    """Whether a CSV cell reads as a number (``float`` accepts it: ``3``, ``-1.5``, ``1e9``,
+    ``nan``)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
