@@ -129,3 +129,19 @@ def by_id(result: SimulationResult) -> dict[object, Outcome]:
 def starts(result: SimulationResult) -> dict[object, float]:
     """Start time of every job, keyed by job id."""
     return {o.job.id: o.start_s for o in result.outcomes}
+
+
+#: The head of a SimGrid platform file as SimGrid 3.32 asks for it.
+SIMGRID_HEAD = ("<?xml version='1.0'?>\n"
+                "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n")
+
+
+def simgrid_zone(body: str) -> str:
+    """A SimGrid 4.1 platform of one Full zone: ``master_host`` and ``body`` (hosts, routes)."""
+    return (f'{SIMGRID_HEAD}<platform version="4.1"><zone id="z" routing="Full">\n'
+            f'<host id="master_host" speed="1Gf"/>\n{body}\n</zone></platform>\n')
+
+
+def wattage(text: str) -> str:
+    """A host's ``wattage_per_state`` property (``"95:200, 93:170"``)."""
+    return f'<prop id="wattage_per_state" value="{text}"/>'

@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 from batsim_helpers import RawScheduler
+from builders import SIMGRID_HEAD as HEAD
+from builders import simgrid_zone as zone
+from builders import wattage as watts
 from real_batsim import real_batsim
 
 from hdrm.platform.simgrid import platform_from_simgrid
@@ -27,16 +30,6 @@ from hdrm.sim.inputs import read_workload_any
 BATSIM, WHY_NOT = real_batsim()
 pytestmark = [pytest.mark.skipif(BATSIM is None, reason=WHY_NOT), pytest.mark.slow]
 
-HEAD = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-
-
-def zone(body: str) -> str:
-    return (f'{HEAD}<platform version="4.1"><zone id="z" routing="Full">\n'
-            f'<host id="master_host" speed="1Gf"/>\n{body}\n</zone></platform>\n')
-
-
-def watts(text: str) -> str:
-    return f'<prop id="wattage_per_state" value="{text}"/>'
 
 
 PLATFORMS = {

@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 
 import pytest
+from builders import simgrid_zone as zone, wattage as watts
 
 from hdrm.batsim.partial_load import PartialLoad
 from hdrm.errors import SimulationError
@@ -25,16 +26,6 @@ from hdrm.sim.machine import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED,
 from hdrm.sim.simgrid_machine import SimgridMachine, simgrid_machine_for
 
 REPO = Path(__file__).resolve().parents[2]
-HEAD = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-
-
-def zone(body: str) -> str:
-    return (f'{HEAD}<platform version="4.1"><zone id="z" routing="Full">\n'
-            f'<host id="master_host" speed="1Gf"/>\n{body}\n</zone></platform>\n')
-
-
-def watts(text: str) -> str:
-    return f'<prop id="wattage_per_state" value="{text}"/>'
 
 
 #: a: 20 GFLOP/s, idle 95 W, epsilon 110 W, full 200 W; b: 5 GFLOP/s, idle 30 W, full 50 W
