@@ -221,7 +221,12 @@ class DelayedSimulation(BatsimSimulation):
         if sub.next_s == math.inf:
             self._post(now, self.latencies.master_s, _BYE, None)
             return
-        wake_s = now + max(0.0, sub.next_s - self._wake_s[index])
+        last_s = self._wake_s[index]
+        # the sleep ends as long after the job's time as the send took (now - last_s): summed in
+        # this order, never before the job's time (now + (next - last) may round below it, and
+        # the job would start before its submission; in Batsim, the send's 1-byte term keeps it
+        # after)
+        wake_s = sub.next_s + (now - last_s) if sub.next_s > last_s else now
         self._wake_s[index] = wake_s
         first, jobs = sub.next, sub.jobs
         sub.next += 1  # the job it woke for, then those due by then
