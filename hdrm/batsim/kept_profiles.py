@@ -22,14 +22,44 @@ from typing import Any
 _MASK = (1 << 64) - 1
 _MUL = 0xC6A4A7935BD1E995
 _SEED = 0xC70F6907
-#: libstdc++'s ``__fast_bkt`` and the start of its ``__prime_list`` (enough for 10^4 profiles)
+#: libstdc++'s ``__fast_bkt``, and its ``__prime_list`` on a 64-bit machine (GCC 12's
+#: libstdc++-v3/src/shared/hashtable-aux.cc: 256 + 48 primes, from 2 to 2^64 - 59; the
+#: sentinel, a repeat of the last, left out)
 _FAST = (2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13)
-_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79,
-           83, 89, 97, 103, 109, 113, 127, 137, 139, 149, 157, 167, 179, 193, 199, 211, 227,
-           241, 257, 277, 293, 313, 337, 359, 383, 409, 439, 467, 503, 541, 577, 619, 661, 709,
-           761, 823, 887, 953, 1031, 1109, 1193, 1289, 1381, 1493, 1613, 1741, 1879, 2029,
-           2179, 2357, 2549, 2753, 2971, 3209, 3469, 3739, 4027, 4349, 4703, 5087, 5503, 5953,
-           6427, 6949, 7517, 8123, 8783, 9497, 10273, 11113, 12011, 12983)
+_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83,
+           89, 97, 103, 109, 113, 127, 137, 139, 149, 157, 167, 179, 193, 199, 211, 227, 241, 257,
+           277, 293, 313, 337, 359, 383, 409, 439, 467, 503, 541, 577, 619, 661, 709, 761, 823,
+           887, 953, 1031, 1109, 1193, 1289, 1381, 1493, 1613, 1741, 1879, 2029, 2179, 2357, 2549,
+           2753, 2971, 3209, 3469, 3739, 4027, 4349, 4703, 5087, 5503, 5953, 6427, 6949, 7517,
+           8123, 8783, 9497, 10273, 11113, 12011, 12983, 14033, 15173, 16411, 17749, 19183, 20753,
+           22447, 24281, 26267, 28411, 30727, 33223, 35933, 38873, 42043, 45481, 49201, 53201,
+           57557, 62233, 67307, 72817, 78779, 85229, 92203, 99733, 107897, 116731, 126271, 136607,
+           147793, 159871, 172933, 187091, 202409, 218971, 236897, 256279, 277261, 299951, 324503,
+           351061, 379787, 410857, 444487, 480881, 520241, 562841, 608903, 658753, 712697, 771049,
+           834181, 902483, 976369, 1056323, 1142821, 1236397, 1337629, 1447153, 1565659, 1693859,
+           1832561, 1982627, 2144977, 2320627, 2510653, 2716249, 2938679, 3179303, 3439651,
+           3721303, 4026031, 4355707, 4712381, 5098259, 5515729, 5967347, 6456007, 6984629,
+           7556579, 8175383, 8844859, 9569143, 10352717, 11200489, 12117689, 13109983, 14183539,
+           15345007, 16601593, 17961079, 19431899, 21023161, 22744717, 24607243, 26622317,
+           28802401, 31160981, 33712729, 36473443, 39460231, 42691603, 46187573, 49969847,
+           54061849, 58488943, 63278561, 68460391, 74066549, 80131819, 86693767, 93793069,
+           101473717, 109783337, 118773397, 128499677, 139022417, 150406843, 162723577, 176048909,
+           190465427, 206062531, 222936881, 241193053, 260944219, 282312799, 305431229, 330442829,
+           357502601, 386778277, 418451333, 452718089, 489790921, 529899637, 573292817, 620239453,
+           671030513, 725980837, 785430967, 849749479, 919334987, 994618837, 1076067617,
+           1164186217, 1259520799, 1362662261, 1474249943, 1594975441, 1725587117, 1866894511,
+           2019773507, 2185171673, 2364114217, 2557710269, 2767159799, 2993761039, 3238918481,
+           3504151727, 3791104843, 4101556399, 4294967291, 6442450933, 8589934583, 12884901857,
+           17179869143, 25769803693, 34359738337, 51539607367, 68719476731, 103079215087,
+           137438953447, 206158430123, 274877906899, 412316860387, 549755813881, 824633720731,
+           1099511627689, 1649267441579, 2199023255531, 3298534883309, 4398046511093,
+           6597069766607, 8796093022151, 13194139533241, 17592186044399, 26388279066581,
+           35184372088777, 52776558133177, 70368744177643, 105553116266399, 140737488355213,
+           211106232532861, 281474976710597, 562949953421231, 1125899906842597, 2251799813685119,
+           4503599627370449, 9007199254740881, 18014398509481951, 36028797018963913,
+           72057594037927931, 144115188075855859, 288230376151711717, 576460752303423433,
+           1152921504606846883, 2305843009213693951, 4611686018427387847, 9223372036854775783,
+           18446744073709551557)
 
 
 def _shift_mix(v: int) -> int:
@@ -51,18 +81,18 @@ def string_hash(text: str) -> int:
     return _shift_mix(h)
 
 
-def _next_bucket_count(n: int) -> int | None:
-    """``_Prime_rehash_policy::_M_next_bkt(n)`` (None beyond the primes listed here); the next
-    resize is at that many elements (a maximum load factor of 1)."""
+def _next_bucket_count(n: int) -> int:
+    """``_Prime_rehash_policy::_M_next_bkt(n)``: the first listed prime at or above ``n`` (from
+    the 7th), or the last one (libstdc++ then never rehashes again: far beyond any workload);
+    the next resize is at that many elements (a maximum load factor of 1)."""
     if n < len(_FAST):
         return _FAST[n]
-    i = max(6, bisect_left(_PRIMES, n))
-    return _PRIMES[i] if i < len(_PRIMES) else None
+    return _PRIMES[min(max(6, bisect_left(_PRIMES, n)), len(_PRIMES) - 1)]
 
 
-def map_order(names: list[str]) -> list[str] | None:
+def map_order(names: list[str]) -> list[str]:
     """The order in which an ``unordered_map`` filled with ``names`` (in this order, distinct)
-    is walked; None for more names than the primes listed here cover (over 10,273)."""
+    is walked."""
     codes = [string_hash(name) for name in names]
     buckets, next_resize = 1, 0
     runs: dict[int, list[int]] = {}  # bucket -> its nodes, last inserted last (walked reversed)
@@ -81,8 +111,6 @@ def map_order(names: list[str]) -> list[str] | None:
             least = max(size + 1, 11 if next_resize == 0 else 0)
             if least >= buckets:
                 count = _next_bucket_count(max(least + 1, buckets * 2))
-                if count is None:
-                    return None
                 old = _walk(runs, fronts)
                 buckets = next_resize = count
                 runs, fronts = {}, []
@@ -109,7 +137,7 @@ def kept_profiles(profiles: dict[str, Any], used: dict[str, int]) -> set[str]:
             if sub in counts:
                 counts[sub] += 1
     kept = set()
-    for name in map_order(list(profiles)) or _file_order_guess(profiles):
+    for name in map_order(list(profiles)):
         if counts[name] < 2:
             for sub in _seq(profiles[name]):
                 if sub in counts:
@@ -117,11 +145,6 @@ def kept_profiles(profiles: dict[str, Any], used: dict[str, int]) -> set[str]:
         else:
             kept.add(name)
     return kept
-
-
-def _file_order_guess(profiles: dict[str, Any]) -> list[str]:
-    """Beyond the primes listed: the sequences last, so that what they name is kept."""
-    return sorted(profiles, key=lambda name: bool(_seq(profiles[name])))
 
 
 def _seq(body: Any) -> list[str]:

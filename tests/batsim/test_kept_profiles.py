@@ -47,12 +47,17 @@ def test_simulation_begins_lists_them_in_batsims_order(tmp_path):
     assert list(read_job_table(path).profile_sets["w0"]) == listed
 
 
-def test_beyond_the_listed_primes_file_order_and_sequences_keep_their_parts():
+def test_beyond_ten_thousand_profiles_the_walk_still_decides():
+    """'s' then 10,300 profiles (20,753 buckets; was file order with every part kept): 's',
+    unused, names 'q1' and 'q2'; the walk meets q2 before s (kept) and q1 after it (dropped);
+    the binary lists q2 then q0 (used) (runs/s24k/beyond.py)."""
     names = [f"q{i}" for i in range(10_300)]
-    assert map_order(names) is None
-    profiles = {name: {"type": "delay", "delay": 1} for name in names}
-    profiles["s"] = {"type": "composed", "seq": ["q1"]}
-    assert kept_profiles(profiles, Counter(["q0"])) == {"q0", "q1"}
+    profiles = {"s": {"type": "composed", "seq": ["q1", "q2"]}}
+    profiles.update({name: {"type": "delay", "delay": 1} for name in names})
+    order = map_order(list(profiles))
+    assert order.index("q2") < order.index("s") < order.index("q1")
+    kept = kept_profiles(profiles, Counter(["q0"]))
+    assert [name for name in order if name in kept] == ["q2", "q0"]
 
 
 # ---------------------------------------------------------------- against the real binary
