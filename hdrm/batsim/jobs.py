@@ -262,7 +262,7 @@ def read_job_table(path: str | Path, workload_id: str = "w0") -> JobTable:
     table = JobTable(workload, str(path), dict(doc["profiles"]), jobs,
                      paths={workload_id: str(path)},
                      profile_sets={workload_id: {name: doc["profiles"][name] for name
-                                                 in map_order(names) or names if name in kept}})
+                                                 in map_order(names) if name in kept}})
     table.by_id = {j.batsim_id: j for j in jobs}
     return table
 
