@@ -36,6 +36,8 @@ MOVED = [
     ("hdrm.platform.simgrid", "hdrm.platform.simgrid_export",
      ["platform_to_xml", "write_simgrid_xml", "core_host_name", "MASTER_HOST", "DOCTYPE",
       "CONTROL_LINK", "CONTROL_BANDWIDTH", "IDLE_SPEED"]),
+    ("hdrm.batsim.hosts", "hdrm.batsim.platform_hosts",
+     ["load_hosts", "check_energy", "check_master", "sleep_states"]),
     ("hdrm.batsim.engine", "hdrm.batsim.session",
      ["BatsimSession", "DEFAULT_TIMEOUT_S", "EARLY_EXIT_GRACE_S"]),
     ("hdrm.distributed.apex", "hdrm.distributed.apex_settings",

@@ -1,13 +1,8 @@
-"""The compute hosts the Batsim-protocol server simulates: platform input, power states, energy.
+"""The compute hosts the Batsim-protocol server simulates: power states, switches, energy.
 
-Hosts come from a plain SimGrid XML platform (``<host>`` or ``<cluster>`` elements; the master host
-left out; Batsim's resource order) or from an hdrm platform JSON file, which is exported to SimGrid
-XML in memory and read back, so the server sees exactly what the real Batsim would see with the
-file hdrm writes for it (one host per core, four power states, every core starting in the
-nominal state 0; hdrm's decision process puts idle cores to sleep itself).
-
-:class:`HostBoard` runs the hosts on :class:`~hdrm.sim.machine.Machine` and adds what Batsim does
-around SimGrid's hosts:
+The hosts come from a platform file (:func:`~hdrm.batsim.platform_hosts.load_hosts`, which
+checks them as Batsim does). :class:`HostBoard` runs them on :class:`~hdrm.sim.machine.Machine`
+and adds what Batsim does around SimGrid's hosts:
 
 * power as SimGrid's energy plugin computes it for one-core hosts: the *idle* wattage of the
   current power state when the host computes nothing (no job, or a ``delay`` job, which only
@@ -20,6 +15,9 @@ around SimGrid's hosts:
   computes one flop in the virtual state ``OFF`` and waking up one flop in state ``ON``, which
   takes ``1 / speed`` seconds and draws that state's power. The acknowledgement
   (``RESOURCE_STATE_CHANGED``) comes when the change is done.
+
+:func:`load_hosts`, :func:`check_energy`, :func:`check_master` and :func:`sleep_states` live in
+:mod:`hdrm.batsim.platform_hosts`; they are imported here too, where they were first written.
 """
 
 from __future__ import annotations
@@ -27,157 +25,23 @@ from __future__ import annotations
 import heapq
 import logging
 import math
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 from hdrm.batsim.lazy_energy import LazyCharges
 from hdrm.batsim.partial_load import PartialLoad
+from hdrm.batsim.platform_hosts import check_energy, check_master, load_hosts, sleep_states
 from hdrm.errors import PlatformError, ProtocolError
-from hdrm.platform.loader import load_platform
-from hdrm.platform.simgrid import (
-    MASTER_HOST,
-    HostSpec,
-    compute_hosts,
-    has_role,
-    platform_to_xml,
-    read_simgrid_all_hosts,
-    read_simgrid_hosts,
-)
+from hdrm.platform.simgrid import HostSpec
 from hdrm.sim.machine import JobEnd, Machine
+
+__all__ = ["HostBoard", "SWITCH_WORK_GFLOP", "check_energy", "check_master", "load_hosts",
+           "sleep_states"]
 
 logger = logging.getLogger(__name__)
 
 #: Work of a switch-on or switch-off, in GFLOP (SimGrid executes one flop).
 SWITCH_WORK_GFLOP = 1e-9
-
-
-def load_hosts(path: str | Path, energy: bool = False) -> list[HostSpec]:
-    """The compute hosts of a platform file, in Batsim's resource order.
-
-    Args:
-        path: a SimGrid XML platform (``.xml``) or an hdrm platform JSON file (``.json``).
-        energy: energy accounting is on (``-E``): the hosts must satisfy :func:`check_energy`.
-
-    Raises:
-        PlatformError: the file is missing, malformed, has another suffix, or has no compute host.
-    """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".xml":
-        every = read_simgrid_all_hosts(path)
-        check_master(every, path)
-        hosts = compute_hosts(every)
-    elif suffix == ".json":
-        platform = load_platform(path)
-        if platform.accelerators:  # the export keeps the CPU part only: no silent drop here
-            raise PlatformError(
-                f"{path}: {len(platform.accelerators)} GPUs, which a Batsim platform cannot "
-                "express (compute hosts only), so hdrm serve cannot serve them; serve the CPU "
-                f"part with 'hdrm platform {path} --xml CPU.xml' and -p CPU.xml, or schedule "
-                "the GPUs with hdrm replay"
-            )
-        xml = platform_to_xml(platform)
-        with tempfile.TemporaryDirectory(prefix="hdrm-serve-") as folder:
-            exported = Path(folder) / "platform.xml"
-            exported.write_bytes(xml)
-            hosts = read_simgrid_hosts(exported)
-    else:
-        raise PlatformError(
-            f"{path}: unknown platform format {suffix or '(no suffix)'!r}; give a SimGrid XML "
-            "platform (.xml) or an hdrm platform JSON file (.json)"
-        )
-    if not hosts:
-        raise PlatformError(f"{path}: no compute host (only a master or storage host); add hosts")
-    for host in hosts:  # Batsim refuses them with -E; hdrm serve always (HostBoard reads them)
-        sleep_states(host, f"{path}: host {host.name!r}")
-    if energy:
-        check_energy(hosts, path)
-    return hosts
-
-
-def check_energy(hosts: Sequence[HostSpec], path: str | Path) -> None:
-    """Batsim 4.2.1's rules for its compute hosts under energy accounting (``-E``), where
-    SimGrid's energy plugin reads them: each has the property ``wattage_per_state`` (Batsim aborts
-    with "No power range properties specified for host ..."; the old name ``watt_per_state`` is
-    not read), and each state that computes (not a sleep state nor a switch state of
-    ``sleep_pstates``) has a positive speed ("invalid (non-positive computing speed) computing
-    pstate").
-
-    Raises:
-        PlatformError: naming the file, the host and the fix.
-    """
-    for host in hosts:
-        where = f"{path}: host {host.name!r}"
-        if "wattage_per_state" not in host.properties:
-            old = " (it has watt_per_state, the name of SimGrid before 3.32: rename it)" \
-                if "watt_per_state" in host.properties else ""
-            raise PlatformError(
-                f"{where}: no wattage_per_state property{old}, which Batsim 4 refuses with energy "
-                "accounting (-E); give its 'idle:full' watts per power state, or run without -E"
-            )
-        switching = {s for pair in sleep_states(host, where).items() for s in (pair[0], *pair[1])}
-        for state, speed in enumerate(host.speeds_gflops):
-            if state not in switching and not speed > 0:
-                raise PlatformError(
-                    f"{where}: power state {state} computes at {speed * 1e9:g} flop/s, which "
-                    "Batsim 4 refuses with energy accounting (-E); give it a positive speed, or "
-                    "declare it a sleep state in sleep_pstates"
-                )
-
-
-def check_master(hosts: Sequence[HostSpec], path: Path) -> None:
-    """Batsim 4.2.1's rule for its server's host: exactly one host named ``master_host`` or with
-    the property ``role=master`` (it aborts with none, "Cannot find the "master" role", or two,
-    "There are two master hosts"; a role on the host named ``master_host`` counts twice).
-
-    Raises:
-        PlatformError: naming the file, the master hosts found and the fix.
-    """
-    named = [h.name for h in hosts if h.name == MASTER_HOST]
-    roles = [h.name for h in hosts if has_role(h, "master")]
-    if not named and not roles:
-        raise PlatformError(
-            f"{path}: no master host, which Batsim 4 refuses; add a host named "
-            f"{MASTER_HOST!r} (or give one host the property role=master) for Batsim's server: "
-            "it runs no job"
-        )
-    if named and roles == named:
-        raise PlatformError(
-            f"{path}: host {MASTER_HOST!r} is the master by its name and also has the property "
-            "role=master, which Batsim 4 refuses (it reads the role 'master,master'); remove the "
-            "property"
-        )
-    if len(named) + len(roles) > 1:
-        raise PlatformError(
-            f"{path}: {len(named) + len(roles)} master hosts ({', '.join(named + roles)}: the host "
-            f"named {MASTER_HOST!r} and each host with role=master count), which Batsim 4 refuses; "
-            "keep exactly one"
-        )
-
-
-def sleep_states(host: HostSpec, where: str) -> dict[int, tuple[int, int]]:
-    """Batsim's ``sleep_pstates`` property: ``{sleep state: (switch-off state, switch-on state)}``.
-
-    Raises:
-        PlatformError: the property is not ``S:OFF:ON`` triples of valid state ids.
-    """
-    text = host.properties.get("sleep_pstates", "").strip()
-    found: dict[int, tuple[int, int]] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        try:
-            sleep, off, on = (int(v) for v in part.split(":"))
-        except ValueError:
-            raise PlatformError(
-                f"{where}: bad sleep_pstates {text!r}; write 'SLEEP:OFF:ON' state ids, e.g. '1:2:3'"
-            ) from None
-        if max(sleep, off, on) >= len(host.speeds_gflops) or min(sleep, off, on) < 0:
-            raise PlatformError(
-                f"{where}: sleep_pstates {part!r} names a state outside 0..{len(host.speeds_gflops) - 1}"
-            )
-        found[sleep] = (off, on)
-    return found
 
 
 @dataclass(slots=True)

@@ -173,7 +173,7 @@ def route_latencies(path: str | Path, hosts: Sequence[HostSpec]) -> RouteLatenci
     Args:
         path: the platform given to ``hdrm serve``; an hdrm JSON platform has none (its export
             routes Batsim's messages over a link of latency 0).
-        hosts: its compute hosts in resource order (:func:`hdrm.batsim.hosts.load_hosts`).
+        hosts: its compute hosts in resource order (:func:`hdrm.batsim.platform_hosts.load_hosts`).
 
     Raises:
         PlatformError: the file cannot be read (as when loading its hosts).

@@ -21,7 +21,7 @@ import zmq
 
 from hdrm.batsim import protocol as p
 from hdrm.batsim.protocol import DEFAULT_ENDPOINT
-from hdrm.batsim.hosts import load_hosts
+from hdrm.batsim.platform_hosts import load_hosts
 from hdrm.batsim.actors import ActorSimulation
 from hdrm.batsim.bandwidth import message_bandwidths
 from hdrm.batsim.delayed import DelayedSimulation
