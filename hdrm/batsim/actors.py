@@ -40,8 +40,8 @@ from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
 from hdrm.batsim.bandwidth import MessageBandwidths
 from hdrm.batsim.jobs import SUBMITTED, JobTable, ServerJob
-from hdrm.batsim.maestro import (ANSWERED, CREATE, EXCHANGE, EXECUTE, RECV, SEND, SLEEP, WAIT,
-                                 Maestro)
+from hdrm.batsim.maestro import (ANSWERED, CREATE, EXCHANGE, EXECUTE, PTASK, RECV, SEND, SLEEP,
+                                 TIMEOUT, WAIT, WAIT_FOR, Exec, Maestro)
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
 from hdrm.errors import ProtocolError
 from hdrm.platform.simgrid import HostSpec
@@ -77,6 +77,9 @@ class ActorSimulation(BatsimSimulation):
         self._ready = self._ends_sent = self._ends_acked = self._first_energy = False
         self._counts = {"running": 0, "waiters": 0, "killers": 0, "switching": 0, "byes": 0}
         self._executors: dict[int, Any] = {}
+        self._execs: dict[int, tuple[Exec, list[int], float]] = {}  # job -> ptask, hosts, flops
+        self._speed = [h.speeds_gflops[s] * 1e9 for h, s in zip(self.board.hosts,
+                                                                 self.board.pstate)]
         self._early: dict[int, JobEnd] = {}  # ends the board reached before their executor
         self._groups: dict[int, list] = {}  # switch group -> [hosts, state, machines left]
         self._begins: p.Message | None = None
@@ -171,15 +174,19 @@ class ActorSimulation(BatsimSimulation):
             yield from self._put(("BATCH", batch), MASTER)
         yield from self._put(("BYE", index), MASTER)
 
-    def _executor(self, job: ServerJob, hosts: list[int]) -> Steps:
-        """execute_job_process for a ``delay`` profile (jobs_execution.cpp)."""
+    def _executor(self, job: ServerJob, hosts: list[int], used: list[int]) -> Steps:
+        """execute_job_process (jobs_execution.cpp) for a ``delay`` profile, or a
+        ``parallel_homogeneous`` one on the executors' hosts ``used`` (task_execution.cpp)."""
         every = range(self.board.nb_hosts)
         if self.config.energy:
             yield from self._energy(sorted(hosts))
             yield from self._energy(every)
-        delay = float(self.table.profile_of(job)["delay"])
+        profile = self.table.profile_of(job)
         walltime = float(np.longdouble(job.raw.get("walltime", -1)))
-        if walltime < 0 or delay < walltime:
+        delay = float(profile.get("delay", -1))
+        if profile["type"] != "delay":
+            state = yield from self._ptask(job, used, float(profile["cpu"]), walltime)
+        elif walltime < 0 or delay < walltime:
             yield (SLEEP, delay, min(hosts))
             state = COMPLETED_SUCCESSFULLY
         else:
@@ -191,6 +198,32 @@ class ActorSimulation(BatsimSimulation):
             yield from self._energy(sorted(hosts))
             yield from self._energy(every)
         yield from self._put(("END", job, state, end, end_s), min(hosts))
+
+    def _ptask(self, job: ServerJob, used: list[int], flops: float, walltime: float) -> Steps:
+        """execute_parallel_task: the ptask started (``Exec::start``), waited for with the
+        walltime as timeout (a sleep on the first host), failed if the timeout came first."""
+        exec_ = Exec(tuple(used))
+        self._execs[job.job.idx] = (exec_, used, flops)
+        yield (PTASK, exec_, self._rate(used, flops))
+        state = yield (WAIT_FOR, exec_, walltime, used[0])
+        del self._execs[job.job.idx]
+        return COMPLETED_WALLTIME_REACHED if state == TIMEOUT else COMPLETED_SUCCESSFULLY
+
+    def _rate(self, used: list[int], flops: float) -> float:
+        """The ptask's rate (its work a fraction 1): the slowest host's speed over its flops
+        (a host holding k executors: k times the flops)."""
+        count: dict[int, int] = {}
+        for h in used:
+            count[h] = count.get(h, 0) + 1
+        return min(self._speed[h] / (flops * k) for h, k in count.items())
+
+    def _new_speed(self, host: int) -> None:
+        """Host::set_pstate: the host's speed, its energy, the rate of a ptask on it."""
+        self._touched(host)
+        self._speed[host] = self.board.hosts[host].speeds_gflops[self.board.pstate[host]] * 1e9
+        for exec_, used, flops in self._execs.values():
+            if host in exec_.hosts:
+                self.maestro.set_rate(exec_, self._rate(used, flops))
 
     def _waiter(self, target: float) -> Steps:
         """waiter_process: sleeps until the requested time (at least 10 us ahead)."""
@@ -211,12 +244,19 @@ class ActorSimulation(BatsimSimulation):
                 continue  # it ended before the kill
             self._sync()
             progress[batsim_id] = (job.profile_name, self.board.machine.progress(job.job.idx))
-            yield (ANSWERED, lambda executor=executor: self.maestro.cancel(executor))
+            ptask = self._execs.pop(job.job.idx, None)
+            yield (ANSWERED, lambda executor=executor, ptask=ptask: self._kill(executor, ptask))
             killed.append((job, self._board_end(job), self.maestro.now))
             if self.config.energy:
                 yield from self._energy(sorted(job.hosts))
                 yield from self._energy(range(self.board.nb_hosts))
         yield from self._put(("KILLED", batsim_ids, progress, killed), MASTER)
+
+    def _kill(self, executor: Any, ptask: tuple | None) -> None:
+        """Actor::kill: the actor's ptask (if any) cancelled with it."""
+        if ptask is not None:
+            self.maestro.cancel_exec(ptask[0])
+        self.maestro.cancel(executor)
 
     def _switcher(self, group: int, host: int, speed_flops: float) -> Steps:
         """switch_on/off_machine_process (pstate.cpp): the virtual state, one flop computed at
@@ -314,7 +354,11 @@ class ActorSimulation(BatsimSimulation):
             self._execute(event, now, where)
             job = self.table.get(event.data["job_id"], where)
             self._counts["running"] += 1
-            executor = self._executor(job, list(job.hosts))
+            hosts = list(job.hosts)
+            mapping = event.data.get("mapping")
+            used = ([hosts[int(mapping[str(i)])] for i in range(len(mapping))] if mapping
+                    else hosts)
+            executor = self._executor(job, hosts, used)
             self._executors[job.job.idx] = executor
             yield (CREATE, executor)
         elif kind == "CALL_ME_LATER":
@@ -357,7 +401,7 @@ class ActorSimulation(BatsimSimulation):
             self._groups[group] = [hosts, target, len(hosts)]
             if end_s <= now:
                 for h in hosts:
-                    yield (ANSWERED, lambda h=h: self._touched(h))  # Host::set_pstate
+                    yield (ANSWERED, lambda h=h: self._new_speed(h))  # Host::set_pstate
                 self._groups[group][2] = 0
                 self._queued.append(ev.resource_state_changed(
                     now, p.format_resources(hosts), str(target)))

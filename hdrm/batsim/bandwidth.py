@@ -5,7 +5,8 @@ On a platform without latency a message between Batsim's actors still takes time
 ``ptask_L07`` model applies no factor); from the master host to itself, without a route, it
 crosses SimGrid's loopback (``network/loopback-bw``, 10 GBps). :func:`message_bandwidths`
 reads them for what :class:`ActorSimulation` covers: one zone of ``Full`` routing whose compute
-``<host>`` elements each have a ``<route>`` to the master host, and a workload of ``delay`` jobs.
+``<host>`` elements each have a ``<route>`` to the master host, and a workload of ``delay`` jobs
+and ``parallel_homogeneous`` jobs without communication.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec],
     path = Path(path)
     if path.suffix.lower() != ".xml" or not table.jobs:
         return None
-    if any(table.profile_of(job).get("type") != "delay" for job in table.jobs):
+    if not all(_covered(table.profile_of(job)) for job in table.jobs):
         return None
     root = read_platform_root(path)
     zones = list(root.iter("zone")) + list(root.iter("AS"))
@@ -83,6 +84,15 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec],
     if master_bps is None or any(b is None for b in host_bps):
         return None
     return MessageBandwidths(master_bps, tuple(host_bps))
+
+
+def _covered(profile: dict) -> bool:
+    """A ``delay`` profile, or a ``parallel_homogeneous`` one that only computes."""
+    kind = profile.get("type")
+    if kind == "delay":
+        return True
+    return (kind == "parallel_homogeneous" and float(profile.get("com", 0)) == 0
+            and float(profile.get("cpu", 0)) > 0)
 
 
 def _links_and_routes(root: ET.Element) -> tuple[dict[str, float] | None, dict]:

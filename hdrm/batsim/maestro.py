@@ -33,7 +33,9 @@ SURF_PRECISION_S = 1e-9
 #: ``maxmin/precision`` x ``surf/precision``: a transfer with fewer bytes left has ended.
 REMAINS_PRECISION = 1e-5 * 1e-9
 
-ANSWERED, SLEEP, SEND, RECV, WAIT, CREATE, EXCHANGE, EXECUTE = range(8)
+ANSWERED, SLEEP, SEND, RECV, WAIT, CREATE, EXCHANGE, EXECUTE, PTASK, WAIT_FOR = range(10)
+#: How a parallel task's wait ends: its work done, or its timeout first (work left).
+DONE, TIMEOUT = "DONE", "TIMEOUT"
 
 Actor = Generator[tuple, Any, None]
 
@@ -49,6 +51,19 @@ class Transfer:
 
 
 @dataclass(eq=False)
+class Exec:
+    """A parallel task (``exec_init`` over ``hosts``): its ``ptask_L07`` action, the sleep timing
+    out the wait on it, the actor waiting, and how the wait ended (:data:`DONE`,
+    :data:`TIMEOUT`; empty while it runs)."""
+
+    hosts: tuple[int, ...]
+    action: "_Action | None" = None
+    timer: "_Action | None" = None
+    waiter: Actor | None = None
+    state: str = ""
+
+
+@dataclass(eq=False)
 class _Action:
     """A sleep (``max_duration``) or a transfer (``remains`` bytes at ``rate``)."""
 
@@ -58,6 +73,7 @@ class _Action:
     rate: float = 0.0
     transfer: Transfer | None = None
     sleeper: Actor | None = None
+    exec: Exec | None = None
 
 
 class Maestro:
@@ -165,8 +181,39 @@ class Maestro:
                 self.on_action_end(request[3])  # the energy plugin's Exec::on_start
             self._actions.append(_Action(request[3], remains=request[1], rate=request[2],
                                          sleeper=actor))
+        elif kind == PTASK:  # Exec::start (answered): its action, the whole work at ``rate``
+            self._start_exec(request[1], request[2], actor)
+            self._ready.append((actor, None))
+        elif kind == WAIT_FOR:  # Exec::wait_for(timeout): a sleep on the issuer's host
+            exec_ = request[1]
+            if exec_.state:
+                self._ready.append((actor, exec_.state))
+            else:
+                exec_.waiter = actor
+                if request[2] >= 0:
+                    exec_.timer = _Action(request[3], max_duration=request[2], sleeper=actor,
+                                          exec=exec_)
+                    self._actions.append(exec_.timer)
         else:
             raise ValueError(f"unknown simcall {request!r}")
+
+    def _start_exec(self, exec_: Exec, rate: float, actor: Actor) -> None:
+        exec_.action = _Action(exec_.hosts[0], remains=1.0, rate=rate, sleeper=actor, exec=exec_)
+        self._actions.append(exec_.action)
+        if len(exec_.hosts) == 1 and self.on_action_end is not None:
+            self.on_action_end(exec_.hosts[0])  # the energy plugin's Exec::on_start (one host)
+
+    def set_rate(self, exec_: Exec, rate: float) -> None:
+        """A host of ``exec_`` changed speed: its action runs at ``rate`` from now on."""
+        if exec_.action is not None and not exec_.state:
+            exec_.action.rate = rate
+
+    def cancel_exec(self, exec_: Exec) -> None:
+        """Exec::cancel: its action (and timer) dropped, its hosts' energy updated."""
+        self._actions = [a for a in self._actions if a.exec is not exec_]
+        if self.on_action_end is not None:
+            for h in exec_.hosts:
+                self.on_action_end(h)
 
     def _start(self, transfer: Transfer, host: int) -> None:
         self._actions.append(_Action(host, remains=1.0, rate=transfer.bandwidth, transfer=transfer))
@@ -196,16 +243,40 @@ class Maestro:
             if (a.rate > 0 and a.remains <= 0) or a.max_duration == 0.0:
                 ended.append(a)
                 if self.on_action_end is not None:
-                    self.on_action_end(a.host)
+                    for h in (a.exec.hosts if a.exec is not None and a is a.exec.action
+                              else (a.host,)):
+                        self.on_action_end(h)
             else:
                 kept.append(a)
         self._actions = kept
         for a in ended:
-            if a.transfer is not None:
+            if a.exec is not None:
+                self._post(a)
+            elif a.transfer is not None:
                 self._ready.extend((actor, a.transfer.payload) for actor in a.transfer.waiters)
             else:
                 self._ready.append((a.sleeper, None))
         return True
+
+    def _post(self, action: _Action) -> None:
+        """ExecImpl::post of a parallel task whose action or timer ended: at its timer, DONE
+        only if no work is left (below :data:`REMAINS_PRECISION`), else TIMEOUT (the work
+        action fails, dropped); at its work's end, DONE and the timer dropped."""
+        exec_ = action.exec
+        if exec_.state:
+            return  # its other action ended in the same step, posted first
+        if action is exec_.timer:
+            exec_.state = DONE if exec_.action.remains <= 0 else TIMEOUT
+        else:
+            exec_.state = DONE
+            self._actions = [a for a in self._actions if a is not exec_.timer]
+        if exec_.state == DONE:
+            self._actions = [a for a in self._actions if a is not exec_.action]
+        else:  # the action set FAILED: dropped, its hosts' energy updated
+            self.cancel_exec(exec_)
+        if exec_.waiter is not None:
+            self._ready.append((exec_.waiter, exec_.state))
+            exec_.waiter = None
 
     def cancel(self, actor: Actor) -> None:
         """Kill ``actor`` (Batsim's killer): its sleep is dropped, it never runs again."""

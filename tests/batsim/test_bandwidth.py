@@ -57,8 +57,12 @@ def test_the_slowest_link_of_a_route_sets_its_bandwidth(tmp_path):
 
 
 def test_other_sessions_keep_the_instant_model(tmp_path):
-    """A computed job, or a platform whose routes are not listed, is outside the actor model."""
+    """A parallel_homogeneous_total job, or a platform whose routes are not listed, is
+    outside the actor model; a parallel_homogeneous job that only computes is in it."""
     platform, workload = _inputs(tmp_path, {"type": "parallel_homogeneous", "cpu": 3e9, "com": 0})
+    assert message_bandwidths(platform, load_hosts(platform), read_job_table(workload)) is not None
+    platform, workload = _inputs(tmp_path, {"type": "parallel_homogeneous_total", "cpu": 3e9,
+                                                 "com": 0})
     assert message_bandwidths(platform, load_hosts(platform), read_job_table(workload)) is None
     assert type(BatsimServer(platform, workload).simulation) is BatsimSimulation
     platform, workload = _inputs(tmp_path)

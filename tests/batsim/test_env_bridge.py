@@ -108,8 +108,10 @@ def test_an_episode_under_batsim_equals_the_builtin_one(fake_batsim, base, setti
     for out in result.outcomes:
         ref = want[out.job.idx]
         assert (out.state, sorted(out.cores)) == (ref.state, sorted(ref.cores))
-        assert (out.start_s, out.finish_s) == (pytest.approx(ref.start_s, abs=1e-6),
-                                               pytest.approx(ref.finish_s, abs=1e-6))
+        # hdrm serve keeps Batsim's sub-nanosecond message times (they pile up along chains of
+        # jobs, here to ~5e-7 s; checked with the binary, runs/s24l): within 2e-6 s
+        assert (out.start_s, out.finish_s) == (pytest.approx(ref.start_s, abs=2e-6),
+                                               pytest.approx(ref.finish_s, abs=2e-6))
     assert result.energy_j == pytest.approx(expected.energy_j, rel=1e-6)  # Batsim's consumed_joules
 
 

@@ -151,7 +151,7 @@ def test_consumed_joules_runs_from_the_first_submission_to_the_last_end(tmp_path
         scheduler.stop()
     assert scheduler.error is None
     assert read_schedule_csv(tmp_path / "out_schedule.csv")["consumed_joules"] == 700.0
-    assert result.energy_j == 900.0
+    assert result.energy_j == pytest.approx(900.0, abs=1e-6)  # jobs end 0.1 ns late, as Batsim's
 
 
 @pytest.mark.parametrize("job_id, message", [

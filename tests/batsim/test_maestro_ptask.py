@@ -1,0 +1,78 @@
+"""Parallel tasks on :mod:`hdrm.batsim.maestro` (SimGrid 3.32's ptask_L07 action, waited for
+with a timeout): hand-checked times and outcomes, no binary needed. The rule, checked against
+Batsim 4.2.1 (runs/s24l/exp.py): the timeout is a sleep that ends at the first step within 1e-9 s
+of it; the wait is DONE there only if less than 1e-14 of the work is left, else TIMEOUT."""
+
+from __future__ import annotations
+
+from hdrm.batsim.maestro import DONE, PTASK, SLEEP, TIMEOUT, WAIT_FOR, Exec, Maestro
+
+
+def worker(log: list, maestro: Maestro, name: str, hosts: tuple, rate: float, timeout: float,
+           start_after_s: float = 0.0):
+    if start_after_s:
+        yield (SLEEP, start_after_s, hosts[0])
+    exec_ = Exec(hosts)
+    log.append((name, "exec", exec_))
+    yield (PTASK, exec_, rate)
+    state = yield (WAIT_FOR, exec_, timeout, hosts[0])
+    log.append((name, state, maestro.now))
+
+
+def sleeper(log: list, maestro: Maestro, name: str, sleep_s: float):
+    yield (SLEEP, sleep_s, -1)
+    log.append((name, "woke", maestro.now))
+
+
+def outcomes(log: list) -> list:
+    return [entry for entry in log if entry[1] != "exec"]
+
+
+def test_a_tie_alone_is_done_at_its_walltime():
+    maestro, log = Maestro(), []
+    maestro.spawn(worker(log, maestro, "w", (0,), 1e10 / 3e10, 3.0))  # 3e10 flops at 10 Gf/s
+    assert maestro.run() is None
+    assert outcomes(log) == [("w", DONE, 3.0)]
+
+
+def test_a_tie_started_late_times_out_at_an_earlier_step():
+    """The ptask starts 0.2 ns late; a sleep due at 3 s exactly is the step that fires its
+    timer (0.2 ns < 1e-9 s left) with work left: TIMEOUT in that step, woken after the sleeper
+    (whose sleep was created first)."""
+    maestro, log = Maestro(), []
+    maestro.spawn(worker(log, maestro, "w", (0,), 1 / 3, 3.0, start_after_s=2e-10))
+    maestro.spawn(sleeper(log, maestro, "s", 3.0))
+    assert maestro.run() is None
+    assert outcomes(log) == [("s", "woke", 3.0), ("w", TIMEOUT, 3.0)]
+
+
+def test_work_done_before_the_timeout_drops_the_timer():
+    """2 s of work, walltime 10: DONE at 2 s and no later step (the timer is gone)."""
+    maestro, log = Maestro(), []
+    maestro.spawn(worker(log, maestro, "w", (0, 1), 0.5, 10.0))
+    assert maestro.run() is None
+    assert outcomes(log) == [("w", DONE, 2.0)]
+    assert maestro.now == 2.0
+
+
+def test_a_slower_speed_stretches_the_rest_of_the_work():
+    """Half the work done at 1 s, then half the rate: the other half takes 2 s (end at 3 s)."""
+    maestro, log = Maestro(), []
+    maestro.spawn(worker(log, maestro, "w", (0,), 0.5, -1.0))
+
+    def slow_down():
+        yield (SLEEP, 1.0, -1)
+        maestro.set_rate(log[0][2], 0.25)
+    maestro.spawn(slow_down())
+    assert maestro.run() is None
+    assert outcomes(log) == [("w", DONE, 3.0)]
+
+
+def test_a_timeout_with_work_left_fails_the_action_and_updates_every_host():
+    touched = []
+    maestro, log = Maestro(lambda h: touched.append((h, maestro.now))), []
+    maestro.spawn(worker(log, maestro, "w", (2, 5, 7), 0.25, 1.0))  # 4 s of work, walltime 1
+    assert maestro.run() is None
+    assert outcomes(log) == [("w", TIMEOUT, 1.0)]
+    assert maestro.now == 1.0  # the work's action is gone: no step at 4 s
+    assert touched == [(2, 1.0), (2, 1.0), (5, 1.0), (7, 1.0)]  # the timer's host, then all

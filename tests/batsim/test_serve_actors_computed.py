@@ -1,0 +1,112 @@
+"""hdrm serve's actor model on ``parallel_homogeneous`` jobs, against Batsim 4.2.1 (slow).
+
+Engineer B's seeded tie-heavy workloads (30 jobs at whole seconds 0-15 on 16 hosts of 10 GFLOP/s:
+parallel jobs of 1-3 s, most with a walltime equal to their work, others, delay jobs, and four
+requested calls) on a platform of one Full zone with a 10 GBps route from each host to the master
+host: every message (events, order, split, times) and every out_jobs.csv row as the binary's.
+Under the instant model (runs/s24l/exp.py old) 0 of 10 seeds had identical messages with or
+without -E; under the actor model 10 of 10 (and the rows of 10/10, 9/10 with -E: energies)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from batsim_helpers import RawScheduler, fcfs
+from real_batsim import real_batsim
+from test_real_batsim_scenarios import tie_workload
+
+from hdrm.batsim.actors import ActorSimulation
+from hdrm.batsim.bandwidth import message_bandwidths
+from hdrm.batsim.hosts import load_hosts
+from hdrm.batsim.jobs import read_job_table
+from hdrm.batsim.server import BatsimServer, ServeOptions, serve
+from hdrm.batsim.simulator import ServerConfig
+
+BATSIM, WHY_NOT = real_batsim()
+
+
+def routed_platform(path: Path, nb_hosts: int = 16) -> Path:
+    hosts = "".join(f'<host id="h{i:02d}" speed="10Gf"><prop id="wattage_per_state" '
+                    'value="100:200"/></host>' for i in range(nb_hosts))
+    links = "".join(f'<link id="l{i:02d}" bandwidth="10GBps" latency="0us"/>'
+                    for i in range(nb_hosts))
+    routes = "".join(f'<route src="master_host" dst="h{i:02d}"><link_ctn id="l{i:02d}"/></route>'
+                     for i in range(nb_hosts))
+    path.write_text("<?xml version='1.0'?>\n"
+                    '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                    '<platform version="4.1"><zone id="z" routing="Full">'
+                    f'<host id="master_host" speed="1Gf"/>{hosts}{links}{routes}</zone></platform>')
+    return path
+
+
+def caller(calls: list[int]):
+    """FCFS on 16 hosts that asks for ``calls`` in its reply to the first submission."""
+    inner, asked = fcfs(16), [False]
+
+    def reply(doc: dict) -> str:
+        out = json.loads(inner(doc))
+        if not asked[0] and any(e["type"] == "JOB_SUBMITTED" for e in doc["events"]):
+            asked[0] = True
+            out["events"] += [{"timestamp": doc["now"], "type": "CALL_ME_LATER",
+                               "data": {"timestamp": c}} for c in calls]
+        return json.dumps(out)
+    return reply
+
+
+def session(tmp_path: Path, seed: int, energy: bool, real: bool) -> tuple[list, list]:
+    doc, calls = tie_workload(seed)
+    platform = routed_platform(tmp_path / "p.xml")
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps(doc))
+    prefix = tmp_path / ("real" if real else "serve")
+    scheduler = RawScheduler(caller(calls))
+    scheduler.start()
+    try:
+        if real:
+            done = subprocess.run([BATSIM, "-p", str(platform), "-w", str(workload), "-e",
+                                   str(prefix), "-q", "-s", scheduler.endpoint]
+                                  + (["-E"] if energy else []),
+                                  capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr[-1000:]
+        else:
+            serve(platform, workload, ServeOptions(scheduler.endpoint, str(prefix), 30.0,
+                                                   ServerConfig(energy=energy)))
+    finally:
+        scheduler.stop()
+    assert scheduler.error is None
+    messages = [(m["now"], [(e["type"], e["data"].get("job_id", "")) for e in m["events"]])
+                for m in (json.loads(text) for text in scheduler.received[1:])]
+    with open(f"{prefix}_jobs.csv") as f:
+        rows = sorted(tuple(r.values()) for r in csv.DictReader(f))
+    return messages, rows
+
+
+def test_a_computing_workload_on_routed_hosts_runs_in_the_actor_model(tmp_path):
+    doc, _ = tie_workload(0)
+    platform = routed_platform(tmp_path / "p.xml")
+    (tmp_path / "w.json").write_text(json.dumps(doc))
+    table = read_job_table(tmp_path / "w.json")
+    bandwidths = message_bandwidths(platform, load_hosts(platform), table)
+    assert bandwidths is not None and bandwidths.host_bps == (1e10,) * 16
+    assert {table.profile_of(j)["type"] for j in table.jobs} == {"delay", "parallel_homogeneous"}
+    assert type(BatsimServer(platform, tmp_path / "w.json").simulation) is ActorSimulation
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize("energy", [False, True])
+@pytest.mark.parametrize("seed", [0, 3, 8])
+def test_seeded_ties_as_the_real_batsim(seed, energy, tmp_path):
+    real_messages, real_rows = session(tmp_path, seed, energy, real=True)
+    messages, rows = session(tmp_path, seed, energy, real=False)
+    assert messages == real_messages
+    if not energy:
+        assert rows == real_rows
+    else:  # energies to 1e-9 relative
+        for a, b in zip(rows, real_rows):
+            assert a[:15] == b[:15]
+            assert float(a[15]) == pytest.approx(float(b[15]), rel=1e-9)
