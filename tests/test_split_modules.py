@@ -84,6 +84,16 @@ def test_the_environment_and_the_simulator_keep_their_methods():
         assert callable(getattr(BatsimSimulation, name))
 
 
+def test_the_simulator_orders_the_events_of_an_instant_from_their_own_module():
+    from hdrm.batsim.event_order import EventOrder
+    from hdrm.batsim.simulator import BatsimSimulation
+
+    for name in ("_collect", "_collect_submissions", "_note_sleepers", "_place_notify",
+                 "_next_time", "_new_wake", "_push"):
+        assert getattr(BatsimSimulation, name) is EventOrder.__dict__[name], name
+        assert name not in BatsimSimulation.__dict__, name
+
+
 def test_the_machine_keeps_its_queries_from_their_own_module():
     from hdrm.sim.machine import Machine
     from hdrm.sim.machine_queries import MachineQueries

@@ -32,7 +32,7 @@ from hdrm.workload.job import PROFILE_COMPOSED
 logger = logging.getLogger(__name__)
 
 #: Added to the wake number of what ends by computing: such events come after the others of their
-#: instant (see :mod:`hdrm.batsim.simulator`).
+#: instant (see :mod:`hdrm.batsim.event_order`).
 _COMPUTED = 1 << 40
 #: Added to the wake number of a ``delay`` job's end under energy accounting: after the sleeps of
 #: its instant (submissions, calls), before what ends by computing.
