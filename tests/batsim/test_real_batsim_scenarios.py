@@ -372,7 +372,7 @@ def test_power_state_changes_on_two_clusters_with_latencies(latencies, tmp_path)
 
 #: Ties whose messages differ in order or split only (their states agree): a parallel job's
 #: work done ranks behind a simultaneous ``delay`` job's end however they started, and an end
-#: that Batsim sends in a message of its own (``hdrm.batsim.simulator``'s approximation).
+#: that Batsim sends in a message of its own (``hdrm.batsim.event_order``'s approximation).
 ORDER_APPROXIMATED = {"delay_second", "tie_then_longer_walltime"}
 
 

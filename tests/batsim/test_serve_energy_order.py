@@ -7,7 +7,7 @@ and the requested calls of its instant, whenever the job started. Among themselv
 the order in which the jobs started. Without ``-E`` a job started before the submitter's (or the
 waiter's) sleep began ends ahead of it.
 
-That is the instant model's picture (:mod:`hdrm.batsim.simulator`). The binary's order comes from
+That is the instant model's picture (:mod:`hdrm.batsim.event_order`). The binary's order comes from
 sub-nanosecond times (:mod:`hdrm.batsim.actors`): each message between Batsim's actors takes
 0.1 ns on these 10 GBps links, a sleep ends at the first SimGrid step less than 1 ns before its
 due time, and each simcall (``Mailbox::by_name``, an energy update) costs a scheduling round.
