@@ -19,14 +19,15 @@ step after the submitter's last batch then comes after NOTIFY, or in a message o
   holds nothing, it sends the events it has (a request-reply actor), or SIMULATION_ENDS;
 * the request-reply actor forwards each decision of the reply as one message (after sleeping
   until its timestamp if that is later), then SCHED_READY;
-* a job's executor runs on its first host: it sleeps for the delay (or the walltime), then sends
+* a job's executor runs on its first host: it sleeps for the delay (or the walltime), or
+  runs a parallel task timed out at the walltime (:meth:`ActorSimulation._ptask`), then sends
   JOB_COMPLETED; with ``-E`` it first asks for the energy of its hosts, then of all hosts, on
   start and on end; waiters (CALL_ME_LATER), killers (KILL_JOB) and switchers (power states)
   are actors too.
 
-It covers ``delay`` jobs on platforms whose messages have no latency
-(:func:`hdrm.batsim.bandwidth.message_bandwidths`); the physics (host states, energy, outputs)
-stays :class:`~hdrm.batsim.hosts.HostBoard`'s.
+It covers ``delay`` and ``parallel_homogeneous`` jobs (without communication) on platforms
+whose messages have no latency (:func:`hdrm.batsim.bandwidth.message_bandwidths`); the physics
+(host states, energy, outputs) stays :class:`~hdrm.batsim.hosts.HostBoard`'s.
 """
 
 from __future__ import annotations

@@ -3,15 +3,18 @@
 On a platform without latency a message between Batsim's actors still takes time: it is a
 1-byte transfer, ``1 / bandwidth`` seconds with the smallest bandwidth of its route (SimGrid's
 ``ptask_L07`` model applies no factor); from the master host to itself, without a route, it
-crosses SimGrid's loopback (``network/loopback-bw``, 10 GBps). :func:`message_bandwidths`
-reads them for what :class:`ActorSimulation` covers: one zone of ``Full`` routing whose compute
-``<host>`` elements each have a ``<route>`` to the master host, and a workload of ``delay`` jobs
-and ``parallel_homogeneous`` jobs without communication.
+crosses SimGrid's loopback (``network/loopback-bw``, 10 GBps); from a host with no ``<route>``
+to the master host, the route is empty (SimGrid 3.32's Full routing): the message has nothing to
+cross and ends at the next solver step, 0 s later (an infinite bandwidth here).
+:func:`message_bandwidths` reads them for what :class:`ActorSimulation` covers: one zone of
+``Full`` routing with compute ``<host>`` elements, and a workload of ``delay`` jobs and
+``parallel_homogeneous`` jobs without communication.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -34,7 +37,7 @@ _PREFIX = {None: 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e
 
 @dataclass(frozen=True)
 class MessageBandwidths:
-    """Bytes per second of a message to the master host.
+    """Bytes per second of a message to the master host (``math.inf``: an empty route).
 
     Attributes:
         master_bps: from the master host to itself.
@@ -80,7 +83,8 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec],
     master = MASTER_HOST
     master_bps = _route_bps(routes.get((master, master)), links) \
         if (master, master) in routes else LOOPBACK_BPS
-    host_bps = [_route_bps(routes.get((h.name, master)), links) for h in hosts]
+    host_bps = [_route_bps(routes[(h.name, master)], links) if (h.name, master) in routes
+                else math.inf for h in hosts]  # no route listed: an empty one
     if master_bps is None or any(b is None for b in host_bps):
         return None
     return MessageBandwidths(master_bps, tuple(host_bps))

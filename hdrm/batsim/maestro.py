@@ -16,7 +16,12 @@ order in which Batsim's server receives its messages follows from the same steps
   that end wake up in the actions' order (for a transfer: in the order they waited);
 * a message is a 1-byte transfer into one mailbox (the server's): a send posted while the
   receiver waits starts at once, otherwise it waits in the mailbox, first posted first taken;
-  it lasts ``1 / bandwidth`` of its route (0.1 ns on a 10 GBps link).
+  it lasts ``1 / bandwidth`` of its route (0.1 ns on a 10 GBps link); over an empty route it
+  ends at the next step, 0 s later;
+* a parallel task (:class:`Exec`: ``PTASK``, then ``WAIT_FOR`` with a timeout) is one action
+  whose work, a fraction 1, drains at its rate; its timeout is a sleep (the rule above), and the
+  wait ends :data:`DONE` at the timeout only if the work's action has ended too, else
+  :data:`TIMEOUT`.
 
 Times are doubles updated with SimGrid's own arithmetic (``now += delta``; each action's
 remaining time decremented by ``delta``), so that ties within a nanosecond fall as they do there.
@@ -24,6 +29,8 @@ remaining time decremented by ``delta``), so that ties within a nanosecond fall 
 
 from __future__ import annotations
 
+import math
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generator
@@ -216,6 +223,10 @@ class Maestro:
                 self.on_action_end(h)
 
     def _start(self, transfer: Transfer, host: int) -> None:
+        if math.isinf(transfer.bandwidth):  # an empty route: nothing to send, done at the next
+            self._actions.append(_Action(host, remains=0.0, rate=sys.float_info.max,  # step
+                                         transfer=transfer))
+            return
         self._actions.append(_Action(host, remains=1.0, rate=transfer.bandwidth, transfer=transfer))
 
     def _solve(self) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -57,19 +58,26 @@ def test_the_slowest_link_of_a_route_sets_its_bandwidth(tmp_path):
 
 
 def test_other_sessions_keep_the_instant_model(tmp_path):
-    """A parallel_homogeneous_total job, or a platform whose routes are not listed, is
-    outside the actor model; a parallel_homogeneous job that only computes is in it."""
+    """A parallel_homogeneous_total job is outside the actor model; a parallel_homogeneous job
+    that only computes is in it."""
     platform, workload = _inputs(tmp_path, {"type": "parallel_homogeneous", "cpu": 3e9, "com": 0})
     assert message_bandwidths(platform, load_hosts(platform), read_job_table(workload)) is not None
     platform, workload = _inputs(tmp_path, {"type": "parallel_homogeneous_total", "cpu": 3e9,
                                                  "com": 0})
     assert message_bandwidths(platform, load_hosts(platform), read_job_table(workload)) is None
     assert type(BatsimServer(platform, workload).simulation) is BatsimSimulation
+
+
+def test_a_host_without_a_route_to_the_master_has_an_empty_route(tmp_path):
+    """In a Full zone a missing route is an empty one (no links, SimGrid 3.32; Batsim runs): a
+    message over it sends nothing and ends at the next step (infinite bandwidth here)."""
     platform, workload = _inputs(tmp_path)
     text = platform.read_text()
     platform.write_text(text.replace('<route src="master_host" dst="h03"><link_ctn id="l03"/>'
                                      '</route>', ''))
-    assert message_bandwidths(platform, load_hosts(platform), read_job_table(workload)) is None
+    bandwidths = message_bandwidths(platform, load_hosts(platform), read_job_table(workload))
+    assert bandwidths.host_bps == (1e10, 1e10, 1e10, math.inf)
+    assert type(BatsimServer(platform, workload).simulation) is ActorSimulation
 
 
 @pytest.mark.parametrize("routing", ["Floyd", "Dijkstra"])

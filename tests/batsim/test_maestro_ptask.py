@@ -5,7 +5,8 @@ of it; the wait is DONE there only if less than 1e-14 of the work is left, else 
 
 from __future__ import annotations
 
-from hdrm.batsim.maestro import DONE, PTASK, SLEEP, TIMEOUT, WAIT_FOR, Exec, Maestro
+from hdrm.batsim.maestro import (DONE, PTASK, RECV, SEND, SLEEP, TIMEOUT, WAIT, WAIT_FOR, Exec,
+                                 Maestro)
 
 
 def worker(log: list, maestro: Maestro, name: str, hosts: tuple, rate: float, timeout: float,
@@ -76,3 +77,24 @@ def test_a_timeout_with_work_left_fails_the_action_and_updates_every_host():
     assert outcomes(log) == [("w", TIMEOUT, 1.0)]
     assert maestro.now == 1.0  # the work's action is gone: no step at 4 s
     assert touched == [(2, 1.0), (2, 1.0), (5, 1.0), (7, 1.0)]  # the timer's host, then all
+
+
+def test_a_message_over_an_empty_route_ends_at_the_next_step_without_time():
+    """A Full zone's missing route is empty: the 1-byte transfer has nothing to cross and ends
+    at the next step, 0 s later (SimGrid's L07: no link, no flops, nothing remains)."""
+    maestro, log = Maestro(), []
+
+    def send():
+        transfer = yield (SEND, "hi", float("inf"), 3)
+        yield (WAIT, transfer)
+        log.append(("sent", maestro.now))
+
+    def receive():
+        yield (SLEEP, 1.0, -1)
+        transfer = yield (RECV,)
+        payload = yield (WAIT, transfer)
+        log.append((payload, maestro.now))
+    maestro.spawn(send())
+    maestro.spawn(receive())
+    assert maestro.run() is None
+    assert log == [("sent", 1.0), ("hi", 1.0)]
