@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import random
 import subprocess
 from pathlib import Path
 
@@ -110,3 +111,98 @@ def test_seeded_ties_as_the_real_batsim(seed, energy, tmp_path):
         for a, b in zip(rows, real_rows):
             assert a[:15] == b[:15]
             assert float(a[15]) == pytest.approx(float(b[15]), rel=1e-9)
+
+
+def pstate_platform(path: Path, nb_hosts: int = 6) -> Path:
+    """Hosts of two computing states (1 and 0.5 GFLOP/s), a 10 GBps route each to the master."""
+    watts = '<prop id="wattage_per_state" value="{}"/>'
+    hosts = "".join(f'<host id="h{i:02d}" speed="1Gf, 0.5Gf" pstate="0">'
+                    f'{watts.format(f"{95 + i}:{200 + 7 * i}, 90:150")}</host>'
+                    for i in range(nb_hosts))
+    links = "".join(f'<link id="l{i:02d}" bandwidth="10GBps" latency="0us"/>'
+                    for i in range(nb_hosts))
+    routes = "".join(f'<route src="master_host" dst="h{i:02d}"><link_ctn id="l{i:02d}"/></route>'
+                     for i in range(nb_hosts))
+    path.write_text("<?xml version='1.0'?>\n"
+                    '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                    '<platform version="4.1"><zone id="z" routing="Full">'
+                    f'<host id="master_host" speed="1Gf">{watts.format("10:10")}</host>'
+                    f'{hosts}{links}{routes}</zone></platform>')
+    return path
+
+
+def mixed_workload(path: Path, seed: int, nb_jobs: int = 20) -> Path:
+    """Delay and parallel_homogeneous jobs of 2-6 s at 1 GFLOP/s on 1-3 of 6 hosts, submitted at
+    even seconds 2-38; 40 % of the parallel jobs (15 % of the delay jobs) tie their walltime."""
+    rng = random.Random(seed)
+    jobs, profiles = [], {}
+    for i in range(nb_jobs):
+        k = rng.choice([2, 3, 4, 6])
+        if rng.random() < 0.6:
+            profiles[f"p{i}"] = {"type": "parallel_homogeneous", "cpu": k * 1e9, "com": 0}
+            wall = k if rng.random() < 0.4 else rng.choice([k + 1, 100])
+        else:
+            profiles[f"p{i}"] = {"type": "delay", "delay": k}
+            wall = k if rng.random() < 0.15 else 100
+        jobs.append({"id": str(i), "subtime": rng.choice(range(2, 40, 2)),
+                     "res": rng.choice([1, 1, 2, 3]), "walltime": wall, "profile": f"p{i}"})
+    jobs.sort(key=lambda j: j["subtime"])
+    path.write_text(json.dumps({"nb_res": 6, "jobs": jobs, "profiles": profiles}))
+    return path
+
+
+def killing_switching(nb_hosts: int = 6):
+    """FCFS; calls at 7, 11, 15, 23 s; every 3rd reply kills the oldest running job, every 4th
+    puts hosts 0-1 in the other computing state (slowing or speeding their parallel jobs)."""
+    base, running, count = fcfs(nb_hosts), [], [0]
+
+    def reply(doc: dict) -> str:
+        out = json.loads(base(doc))
+        count[0] += 1
+        for e in doc["events"]:
+            if e["type"] == "JOB_COMPLETED" and e["data"]["job_id"] in running:
+                running.remove(e["data"]["job_id"])
+        running.extend(e["data"]["job_id"] for e in out["events"] if e["type"] == "EXECUTE_JOB")
+        if any(e["type"] == "SIMULATION_BEGINS" for e in doc["events"]):
+            out["events"] += [{"timestamp": doc["now"], "type": "CALL_ME_LATER",
+                               "data": {"timestamp": x}} for x in (7.0, 11.0, 15.0, 23.0)]
+        if count[0] % 3 == 0 and running:
+            out["events"].append({"timestamp": doc["now"], "type": "KILL_JOB",
+                                  "data": {"job_ids": [running.pop(0)]}})
+        if count[0] % 4 == 0:
+            out["events"].append({"timestamp": doc["now"], "type": "SET_RESOURCE_STATE",
+                                  "data": {"resources": "0-1", "state": str(count[0] // 4 % 2)}})
+        return json.dumps(out)
+    return reply
+
+
+def run_session(platform: Path, workload: Path, prefix: Path, real: bool) -> tuple[list, list]:
+    scheduler = RawScheduler(killing_switching())
+    scheduler.start()
+    try:
+        if real:
+            done = subprocess.run([BATSIM, "-p", str(platform), "-w", str(workload), "-e",
+                                   str(prefix), "-q", "-E", "-s", scheduler.endpoint],
+                                  capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr[-1000:]
+        else:
+            serve(platform, workload, ServeOptions(scheduler.endpoint, str(prefix), 30.0,
+                                                   ServerConfig(energy=True)))
+    finally:
+        scheduler.stop()
+    assert scheduler.error is None
+    messages = [(m["now"], [(e["type"], e["data"].get("job_id", "")) for e in m["events"]])
+                for m in (json.loads(text) for text in scheduler.received[1:])]
+    return messages, sorted(Path(f"{prefix}_jobs.csv").read_text().splitlines())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize("seed", [0, 5])
+def test_kills_and_pstate_changes_during_parallel_jobs_as_the_real_batsim(seed, tmp_path):
+    """Measured (runs/s24l/exp_kill.py 3 4 E, seeds 0-7): identical messages and out_jobs.csv
+    on 8 of 8 seeds (instant model: 0 of 8; rows 1 of 8)."""
+    platform = pstate_platform(tmp_path / "p.xml")
+    workload = mixed_workload(tmp_path / "w.json", seed)
+    assert run_session(platform, workload, tmp_path / "serve", real=False) == run_session(
+        platform, workload, tmp_path / "real", real=True)
