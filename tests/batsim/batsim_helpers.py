@@ -150,6 +150,50 @@ class RawScheduler(threading.Thread):
         self.join(5)
 
 
+def at_first_submission(decisions: list[dict]) -> Callable[[dict], str]:
+    """A decision process that sends ``decisions`` (stamped with the time) in its reply to the
+    first message holding a JOB_SUBMITTED, and nothing otherwise."""
+    pending = list(decisions)
+
+    def reply(doc: dict) -> str:
+        out = []
+        if pending and any(e["type"] == "JOB_SUBMITTED" for e in doc["events"]):
+            out = [dict(d, timestamp=doc["now"]) for d in pending]
+            pending.clear()
+        return json.dumps({"now": doc["now"], "events": out})
+    return reply
+
+
+def raw_session(reply: Callable[[dict], str], platform: Path, workloads: Path | list[Path],
+                prefix: Path, energy: bool = False, binary: str | None = None) -> RawScheduler:
+    """Run a raw decision process (``reply``) against the Batsim binary at ``binary`` or, when
+    it is None, against ``hdrm serve``, on ``platform`` and ``workloads`` (``-E`` if ``energy``);
+    returns the finished scheduler (``received``: every message it got). The binary's failure
+    or the scheduler's error fails the test with its text."""
+    from hdrm.batsim.server import ServeOptions, serve
+    from hdrm.batsim.simulator import ServerConfig
+
+    paths = [workloads] if isinstance(workloads, Path) else list(workloads)
+    scheduler = RawScheduler(reply)
+    scheduler.start()
+    try:
+        if binary:
+            args = [binary, "-p", str(platform), "-e", str(prefix), "-q",
+                    "-s", scheduler.endpoint.replace("localhost", "127.0.0.1")]
+            args += ["-E"] if energy else []
+            for path in paths:
+                args += ["-w", str(path)]
+            done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr[-3000:]
+        else:
+            serve(platform, workloads, ServeOptions(scheduler.endpoint, str(prefix), 30.0,
+                                                    config=ServerConfig(energy=energy)))
+    finally:
+        scheduler.stop()
+    assert scheduler.error is None, scheduler.error
+    return scheduler
+
+
 def replay(replies: list[str]) -> Callable[[dict], str]:
     """A reply function answering with recorded replies in order, then empty replies."""
     queue = list(replies)

@@ -12,11 +12,10 @@ from __future__ import annotations
 import csv
 import json
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
-from batsim_helpers import RawScheduler, fcfs
+from batsim_helpers import fcfs, raw_session
 from real_batsim import real_batsim
 from test_real_batsim_scenarios import tie_workload
 
@@ -24,8 +23,7 @@ from hdrm.batsim.actors import ActorSimulation
 from hdrm.batsim.bandwidth import message_bandwidths
 from hdrm.batsim.hosts import load_hosts
 from hdrm.batsim.jobs import read_job_table
-from hdrm.batsim.server import BatsimServer, ServeOptions, serve
-from hdrm.batsim.simulator import ServerConfig
+from hdrm.batsim.server import BatsimServer
 
 BATSIM, WHY_NOT = real_batsim()
 
@@ -58,29 +56,20 @@ def caller(calls: list[int]):
     return reply
 
 
+def summary(scheduler) -> list:
+    """Each message the scheduler received after the first: its time and (type, job id)s."""
+    return [(m["now"], [(e["type"], e["data"].get("job_id", "")) for e in m["events"]])
+            for m in (json.loads(text) for text in scheduler.received[1:])]
+
+
 def session(tmp_path: Path, seed: int, energy: bool, real: bool) -> tuple[list, list]:
     doc, calls = tie_workload(seed)
     platform = routed_platform(tmp_path / "p.xml")
     workload = tmp_path / "w.json"
     workload.write_text(json.dumps(doc))
     prefix = tmp_path / ("real" if real else "serve")
-    scheduler = RawScheduler(caller(calls))
-    scheduler.start()
-    try:
-        if real:
-            done = subprocess.run([BATSIM, "-p", str(platform), "-w", str(workload), "-e",
-                                   str(prefix), "-q", "-s", scheduler.endpoint]
-                                  + (["-E"] if energy else []),
-                                  capture_output=True, text=True, timeout=60)
-            assert done.returncode == 0, done.stderr[-1000:]
-        else:
-            serve(platform, workload, ServeOptions(scheduler.endpoint, str(prefix), 30.0,
-                                                   ServerConfig(energy=energy)))
-    finally:
-        scheduler.stop()
-    assert scheduler.error is None
-    messages = [(m["now"], [(e["type"], e["data"].get("job_id", "")) for e in m["events"]])
-                for m in (json.loads(text) for text in scheduler.received[1:])]
+    messages = summary(raw_session(caller(calls), platform, workload, prefix, energy,
+                                   BATSIM if real else None))
     with open(f"{prefix}_jobs.csv") as f:
         rows = sorted(tuple(r.values()) for r in csv.DictReader(f))
     return messages, rows
@@ -177,22 +166,8 @@ def killing_switching(nb_hosts: int = 6):
 
 
 def run_session(platform: Path, workload: Path, prefix: Path, real: bool) -> tuple[list, list]:
-    scheduler = RawScheduler(killing_switching())
-    scheduler.start()
-    try:
-        if real:
-            done = subprocess.run([BATSIM, "-p", str(platform), "-w", str(workload), "-e",
-                                   str(prefix), "-q", "-E", "-s", scheduler.endpoint],
-                                  capture_output=True, text=True, timeout=60)
-            assert done.returncode == 0, done.stderr[-1000:]
-        else:
-            serve(platform, workload, ServeOptions(scheduler.endpoint, str(prefix), 30.0,
-                                                   ServerConfig(energy=True)))
-    finally:
-        scheduler.stop()
-    assert scheduler.error is None
-    messages = [(m["now"], [(e["type"], e["data"].get("job_id", "")) for e in m["events"]])
-                for m in (json.loads(text) for text in scheduler.received[1:])]
+    messages = summary(raw_session(killing_switching(), platform, workload, prefix, True,
+                                   BATSIM if real else None))
     return messages, sorted(Path(f"{prefix}_jobs.csv").read_text().splitlines())
 
 

@@ -25,16 +25,12 @@ seeded workloads against the binary itself.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from batsim_helpers import RawScheduler, fcfs
+from batsim_helpers import fcfs, raw_session
 from real_batsim import real_batsim
 from test_serve_workloads import CALLS_S, seeded_workload
-
-from hdrm.batsim.server import ServeOptions, serve
-from hdrm.batsim.simulator import ServerConfig
 
 NB_HOSTS = 4
 BATSIM, WHY_NOT = real_batsim()
@@ -89,23 +85,7 @@ def fcfs_calling(calls: dict[float, float], nb_hosts: int = NB_HOSTS):
 def messages(platform: Path, workloads: list[Path], prefix: Path, energy: bool, reply,
              real: bool = False) -> list[dict]:
     """What a raw decision process received from hdrm serve (or from the binary, ``real``)."""
-    scheduler = RawScheduler(reply)
-    scheduler.start()
-    try:
-        if real:
-            args = [BATSIM, "-p", str(platform), "-e", str(prefix), "-q",
-                    "-s", scheduler.endpoint.replace("localhost", "127.0.0.1")]
-            args += ["-E"] if energy else []
-            for path in workloads:
-                args += ["-w", str(path)]
-            done = subprocess.run(args, capture_output=True, text=True, timeout=60)
-            assert done.returncode == 0, done.stderr[-2000:]
-        else:
-            serve(platform, workloads, ServeOptions(scheduler.endpoint, str(prefix), 30.0,
-                                                    ServerConfig(energy=energy)))
-    finally:
-        scheduler.stop()
-    assert scheduler.error is None
+    scheduler = raw_session(reply, platform, workloads, prefix, energy, BATSIM if real else None)
     return [json.loads(text) for text in scheduler.received]
 
 

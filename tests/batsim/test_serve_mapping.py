@@ -11,18 +11,16 @@ Invalid mappings are refused as the binary aborts on them. Checked with the bina
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from batsim_helpers import RawScheduler
+from batsim_helpers import at_first_submission, raw_session
 from real_batsim import real_batsim
 from test_serve_workloads import write_json, write_platform
 
 from hdrm.batsim import protocol as p
 from hdrm.batsim.hosts import load_hosts
 from hdrm.batsim.jobs import read_job_table
-from hdrm.batsim.server import ServeOptions, serve
 from hdrm.batsim.simulator import BatsimSimulation
 from hdrm.errors import ProtocolError
 
@@ -124,29 +122,9 @@ def _session(tmp_path: Path, name: str, real: bool) -> tuple[list[dict], str]:
     jobs, decisions = CASES[name]
     platform = write_platform(tmp_path / "platform.xml", 6)
     workload = write_json(tmp_path / "w.json", {"nb_res": 6, "jobs": jobs, "profiles": PROFILES})
-    pending = list(decisions)
-
-    def reply(doc: dict) -> str:
-        out = []
-        if pending and any(e["type"] == "JOB_SUBMITTED" for e in doc["events"]):
-            out = [dict(d, timestamp=doc["now"]) for d in pending]
-            pending.clear()
-        return json.dumps({"now": doc["now"], "events": out})
-
-    scheduler, prefix = RawScheduler(reply), tmp_path / ("real" if real else "ours")
-    scheduler.start()
-    try:
-        if real:
-            done = subprocess.run([BATSIM, "-p", str(platform), "-w", str(workload), "-q",
-                                   "-e", str(prefix), "-s",
-                                   scheduler.endpoint.replace("localhost", "127.0.0.1")],
-                                  capture_output=True, text=True, timeout=60)
-            assert done.returncode == 0, done.stderr[-3000:]
-        else:
-            serve(platform, workload, ServeOptions(scheduler.endpoint, str(prefix), 30.0))
-    finally:
-        scheduler.stop()
-    assert scheduler.error is None
+    prefix = tmp_path / ("real" if real else "ours")
+    scheduler = raw_session(at_first_submission(decisions), platform, workload, prefix,
+                            binary=BATSIM if real else None)
     lines = Path(f"{prefix}_jobs.csv").read_text().splitlines()
     return [json.loads(t) for t in scheduler.received], "\n".join(lines)
 

@@ -14,13 +14,12 @@ Several workloads on a platform with latencies are no longer refused
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from batsim_helpers import RawScheduler
+from batsim_helpers import RawScheduler, at_first_submission
 from real_batsim import real_batsim
 from test_serve_workloads import write_json, write_platform
 
@@ -58,16 +57,7 @@ def _run(tmp_path: Path, workload: Path, decisions: list[dict], real: bool) -> s
     """Run the binary or hdrm serve with ``decisions`` sent at the first submissions; returns
     "ok", or the error (the binary's exit status, hdrm serve's exception text)."""
     platform = write_platform(tmp_path / "platform.xml", 6)
-    pending = list(decisions)
-
-    def reply(doc: dict) -> str:
-        out = []
-        if pending and any(e["type"] == "JOB_SUBMITTED" for e in doc["events"]):
-            out = [dict(d, timestamp=doc["now"]) for d in pending]
-            pending.clear()
-        return json.dumps({"now": doc["now"], "events": out})
-
-    scheduler = RawScheduler(reply)
+    scheduler = RawScheduler(at_first_submission(decisions))
     scheduler.start()
     try:
         if real:

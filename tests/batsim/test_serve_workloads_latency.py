@@ -21,7 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from batsim_helpers import PybatsimProcess, RawScheduler, fcfs
+from batsim_helpers import PybatsimProcess, RawScheduler, fcfs, raw_session
 from real_batsim import real_batsim
 from test_latency import _latency_platform
 from test_serve_workloads import NB_HOSTS, fcfs_with_calls, seeded_workload, summary, write_json
@@ -202,23 +202,8 @@ def _session(platform: Path, workloads: list[Path], prefix: Path, real: bool,
     from the binary (``real``) or from hdrm serve, with energy accounting (``-E``) if
     ``energy``."""
     base = fcfs(NB_HOSTS)
-    scheduler = RawScheduler((lambda doc: fcfs_with_calls(doc, base)) if calls else base)
-    scheduler.start()
-    try:
-        if real:
-            args = [BATSIM, "-p", str(platform), "-e", str(prefix), "-q",
-                    "-s", scheduler.endpoint.replace("localhost", "127.0.0.1")]
-            args += ["-E"] if energy else []
-            for path in workloads:
-                args += ["-w", str(path)]
-            done = subprocess.run(args, capture_output=True, text=True, timeout=60)
-            assert done.returncode == 0, done.stderr[-3000:]
-        else:
-            serve(platform, workloads, ServeOptions(scheduler.endpoint, str(prefix), 30.0,
-                                                    config=ServerConfig(energy=energy)))
-    finally:
-        scheduler.stop()
-    assert scheduler.error is None
+    reply = (lambda doc: fcfs_with_calls(doc, base)) if calls else base
+    scheduler = raw_session(reply, platform, workloads, prefix, energy, BATSIM if real else None)
     return [json.loads(text) for text in scheduler.received]
 
 
