@@ -18,9 +18,10 @@ import importlib
 import math
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from hdrm.errors import SkippableLineError, WorkloadError
+from hdrm.workload.job import Job
 from hdrm.workload.text import decode_utf8
 from hdrm.workload.unpacked import DECOMPRESSED, not_text
 
@@ -155,3 +156,16 @@ def date(text: Any, column: str) -> float:
         return parse_datetime(text)
     except ValueError:
         raise RecordError(column, "expected a date YYYY-MM-DD HH:MM:SS", text) from None
+
+
+def renumbered(jobs: list[Job], status: Callable[[Job], str]) -> dict[str, int]:
+    """Put ``jobs`` in submission order, number them from 0 and start the clock at the first
+    submission; returns how many jobs have each ``status``."""
+    jobs.sort(key=lambda j: j.submit_s)
+    origin = jobs[0].submit_s
+    counts: dict[str, int] = {}
+    for i, job in enumerate(jobs):
+        job.idx, job.submit_s = i, job.submit_s - origin
+        key = status(job)
+        counts[key] = counts.get(key, 0) + 1
+    return counts

@@ -34,7 +34,14 @@ import math
 from pathlib import Path
 
 from hdrm.errors import WorkloadError
-from hdrm.workload.gpu_trace_files import RecordError, Records, date, number, trace_text
+from hdrm.workload.gpu_trace_files import (
+    RecordError,
+    Records,
+    date,
+    number,
+    renumbered,
+    trace_text,
+)
 from hdrm.workload.job import AcceleratorDemand, Job, Workload
 
 logger = logging.getLogger(__name__)
@@ -139,12 +146,7 @@ def read_helios(path: str | Path, strict: bool = True) -> Workload:
 
 
 def _workload(path: str | Path, jobs: list[Job], skipped: dict[str, int]) -> Workload:
-    jobs.sort(key=lambda j: j.submit_s)
-    origin = jobs[0].submit_s
-    states: dict[str, int] = {}
-    for i, job in enumerate(jobs):
-        job.idx, job.submit_s = i, job.submit_s - origin
-        states[job.extra["state"]] = states.get(job.extra["state"], 0) + 1
+    states = renumbered(jobs, lambda job: job.extra["state"])
     if skipped:
         logger.warning("%s: left out %d jobs: %s", path, sum(skipped.values()), skipped)
     header = {"format": "helios", "state": states,

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from hdrm.errors import WorkloadError
-from hdrm.workload.gpu_trace_files import RecordError, Records, number, trace_text
+from hdrm.workload.gpu_trace_files import RecordError, Records, number, renumbered, trace_text
 from hdrm.workload.job import MILLI_PER_GPU, AcceleratorDemand, Job, Workload
 
 logger = logging.getLogger(__name__)
@@ -263,12 +263,7 @@ def _job_specs(group_table: str | Path | None, submit: dict[str, tuple[float, st
 
 def _workload(path: str | Path, jobs: list[Job], skipped: dict[str, int],
               tables: dict[str, str | None]) -> Workload:
-    jobs.sort(key=lambda j: j.submit_s)
-    origin = jobs[0].submit_s
-    status: dict[str, int] = {}
-    for i, job in enumerate(jobs):
-        job.idx, job.submit_s = i, job.submit_s - origin
-        status[job.extra["status"]] = status.get(job.extra["status"], 0) + 1
+    status = renumbered(jobs, lambda job: job.extra["status"])
     if skipped:
         logger.warning("%s: left out %d tasks: %s", path, sum(skipped.values()), skipped)
     header = {"format": "pai", **tables, "status": status,

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Iterator, NoReturn
 
 from hdrm.errors import WorkloadError
-from hdrm.workload.gpu_trace_files import RecordError, Records, date, trace_text
+from hdrm.workload.gpu_trace_files import RecordError, Records, date, renumbered, trace_text
 from hdrm.workload.job import AcceleratorDemand, Job, Workload
 
 logger = logging.getLogger(__name__)
@@ -201,13 +201,7 @@ def read_philly(path: str | Path, strict: bool = True) -> Workload:
 
 
 def _workload(path: str | Path, jobs: list[Job], skipped: dict[str, int]) -> Workload:
-    jobs.sort(key=lambda j: j.submit_s)
-    origin = jobs[0].submit_s
-    status: dict[str, int] = {}
-    for i, job in enumerate(jobs):
-        job.idx, job.submit_s = i, job.submit_s - origin
-        key = job.extra["philly"]["status"]
-        status[key] = status.get(key, 0) + 1
+    status = renumbered(jobs, lambda job: job.extra["philly"]["status"])
     if skipped:
         logger.warning("%s: left out %d jobs: %s", path, sum(skipped.values()), skipped)
     header = {"format": "philly", "status": status,
