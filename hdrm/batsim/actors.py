@@ -33,30 +33,24 @@ whose messages have no latency (:func:`hdrm.batsim.bandwidth.message_bandwidths`
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
+from hdrm.batsim.actor_jobs import MASTER, JobActors, Steps
 from hdrm.batsim.bandwidth import MessageBandwidths
 from hdrm.batsim.jobs import SUBMITTED, JobTable, ServerJob
-from hdrm.batsim.maestro import (ANSWERED, CREATE, EXCHANGE, EXECUTE, PTASK, RECV, SEND, SLEEP,
-                                 TIMEOUT, WAIT, WAIT_FOR, Exec, Maestro)
+from hdrm.batsim.maestro import ANSWERED, CREATE, EXCHANGE, RECV, SEND, SLEEP, WAIT, Exec, Maestro
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
 from hdrm.errors import ProtocolError
 from hdrm.platform.simgrid import HostSpec
-from hdrm.results.records import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED
 from hdrm.sim.machine import JobEnd
 
 logger = logging.getLogger(__name__)
 
-MASTER = -1  # the master host, where the server, submitters, waiters and killers run
-
-Steps = Iterator[tuple]
-
-
-class ActorSimulation(BatsimSimulation):
+class ActorSimulation(JobActors, BatsimSimulation):
     """:class:`BatsimSimulation` whose messages follow Batsim's actors step by step.
 
     Args:
@@ -175,57 +169,6 @@ class ActorSimulation(BatsimSimulation):
             yield from self._put(("BATCH", batch), MASTER)
         yield from self._put(("BYE", index), MASTER)
 
-    def _executor(self, job: ServerJob, hosts: list[int], used: list[int]) -> Steps:
-        """execute_job_process (jobs_execution.cpp) for a ``delay`` profile, or a
-        ``parallel_homogeneous`` one on the executors' hosts ``used`` (task_execution.cpp)."""
-        every = range(self.board.nb_hosts)
-        if self.config.energy:
-            yield from self._energy(sorted(hosts))
-            yield from self._energy(every)
-        profile = self.table.profile_of(job)
-        walltime = float(np.longdouble(job.raw.get("walltime", -1)))
-        delay = float(profile.get("delay", -1))
-        if profile["type"] != "delay":
-            state = yield from self._ptask(job, used, float(profile["cpu"]), walltime)
-        elif walltime < 0 or delay < walltime:
-            yield (SLEEP, delay, min(hosts))
-            state = COMPLETED_SUCCESSFULLY
-        else:
-            yield (SLEEP, walltime, min(hosts))
-            state = COMPLETED_WALLTIME_REACHED
-        del self._executors[job.job.idx]
-        end_s, end = self.maestro.now, self._board_end(job)
-        if self.config.energy:
-            yield from self._energy(sorted(hosts))
-            yield from self._energy(every)
-        yield from self._put(("END", job, state, end, end_s), min(hosts))
-
-    def _ptask(self, job: ServerJob, used: list[int], flops: float, walltime: float) -> Steps:
-        """execute_parallel_task: the ptask started (``Exec::start``), waited for with the
-        walltime as timeout (a sleep on the first host), failed if the timeout came first."""
-        exec_ = Exec(tuple(used))
-        self._execs[job.job.idx] = (exec_, used, flops)
-        yield (PTASK, exec_, self._rate(used, flops))
-        state = yield (WAIT_FOR, exec_, walltime, used[0])
-        del self._execs[job.job.idx]
-        return COMPLETED_WALLTIME_REACHED if state == TIMEOUT else COMPLETED_SUCCESSFULLY
-
-    def _rate(self, used: list[int], flops: float) -> float:
-        """The ptask's rate (its work a fraction 1): the slowest host's speed over its flops
-        (a host holding k executors: k times the flops)."""
-        count: dict[int, int] = {}
-        for h in used:
-            count[h] = count.get(h, 0) + 1
-        return min(self._speed[h] / (flops * k) for h, k in count.items())
-
-    def _new_speed(self, host: int) -> None:
-        """Host::set_pstate: the host's speed, its energy, the rate of a ptask on it."""
-        self._touched(host)
-        self._speed[host] = self.board.hosts[host].speeds_gflops[self.board.pstate[host]] * 1e9
-        for exec_, used, flops in self._execs.values():
-            if host in exec_.hosts:
-                self.maestro.set_rate(exec_, self._rate(used, flops))
-
     def _waiter(self, target: float) -> Steps:
         """waiter_process: sleeps until the requested time (at least 10 us ahead)."""
         now = self.maestro.now
@@ -233,39 +176,6 @@ class ActorSimulation(BatsimSimulation):
             yield (SLEEP, max(target - now, 1e-5), MASTER)
         if not self._ends_sent:
             yield from self._put(("CALLED",), MASTER)
-
-    def _killer(self, batsim_ids: list[str]) -> Steps:
-        """killer_process: stops the running jobs' executors, then tells the server."""
-        progress: dict[str, tuple[str, float]] = {}
-        killed = []
-        for batsim_id in batsim_ids:
-            job = self.table.by_id[batsim_id]
-            executor = self._executors.pop(job.job.idx, None)
-            if executor is None:
-                continue  # it ended before the kill
-            self._sync()
-            progress[batsim_id] = (job.profile_name, self.board.machine.progress(job.job.idx))
-            ptask = self._execs.pop(job.job.idx, None)
-            yield (ANSWERED, lambda executor=executor, ptask=ptask: self._kill(executor, ptask))
-            killed.append((job, self._board_end(job), self.maestro.now))
-            if self.config.energy:
-                yield from self._energy(sorted(job.hosts))
-                yield from self._energy(range(self.board.nb_hosts))
-        yield from self._put(("KILLED", batsim_ids, progress, killed), MASTER)
-
-    def _kill(self, executor: Any, ptask: tuple | None) -> None:
-        """Actor::kill: the actor's ptask (if any) cancelled with it."""
-        if ptask is not None:
-            self.maestro.cancel_exec(ptask[0])
-        self.maestro.cancel(executor)
-
-    def _switcher(self, group: int, host: int, speed_flops: float) -> Steps:
-        """switch_on/off_machine_process (pstate.cpp): the virtual state, one flop computed at
-        its speed, the target state, then the message."""
-        yield (ANSWERED, lambda: self._touched(host))  # Host::set_pstate (energy updated)
-        yield (EXECUTE, 1.0, speed_flops, host)
-        yield (ANSWERED, lambda: self._touched(host))
-        yield from self._put(("SWITCHED", group), host)
 
     def _request_reply(self, message: p.Message) -> Steps:
         """request_reply_scheduler_process: one exchange, then each decision as a message."""
