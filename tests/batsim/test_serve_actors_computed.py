@@ -13,6 +13,7 @@ import csv
 import json
 import random
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from batsim_helpers import fcfs, raw_session
@@ -28,9 +29,16 @@ from hdrm.batsim.server import BatsimServer
 BATSIM, WHY_NOT = real_batsim()
 
 
-def routed_platform(path: Path, nb_hosts: int = 16) -> Path:
-    hosts = "".join(f'<host id="h{i:02d}" speed="10Gf"><prop id="wattage_per_state" '
-                    'value="100:200"/></host>' for i in range(nb_hosts))
+def routed_platform(path: Path, nb_hosts: int = 16, speed: str = "10Gf",
+                    watts: Callable[[int], str] | None = None, master: str = "") -> Path:
+    """``nb_hosts`` hosts of ``speed`` (state 0 first), each with ``wattage_per_state``
+    ``watts(i)`` (default 100:200) and a 10 GBps route to the master host (whose own properties
+    are ``master``)."""
+    prop = '<prop id="wattage_per_state" value="{}"/>'
+    hosts = "".join(f'<host id="h{i:02d}" speed="{speed}"'
+                    + (' pstate="0"' if "," in speed else "")
+                    + f'>{prop.format(watts(i) if watts else "100:200")}</host>'
+                    for i in range(nb_hosts))
     links = "".join(f'<link id="l{i:02d}" bandwidth="10GBps" latency="0us"/>'
                     for i in range(nb_hosts))
     routes = "".join(f'<route src="master_host" dst="h{i:02d}"><link_ctn id="l{i:02d}"/></route>'
@@ -38,7 +46,9 @@ def routed_platform(path: Path, nb_hosts: int = 16) -> Path:
     path.write_text("<?xml version='1.0'?>\n"
                     '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
                     '<platform version="4.1"><zone id="z" routing="Full">'
-                    f'<host id="master_host" speed="1Gf"/>{hosts}{links}{routes}</zone></platform>')
+                    + (f'<host id="master_host" speed="1Gf">{master}</host>' if master
+                       else '<host id="master_host" speed="1Gf"/>') +
+                    f'{hosts}{links}{routes}</zone></platform>')
     return path
 
 
@@ -104,20 +114,9 @@ def test_seeded_ties_as_the_real_batsim(seed, energy, tmp_path):
 
 def pstate_platform(path: Path, nb_hosts: int = 6) -> Path:
     """Hosts of two computing states (1 and 0.5 GFLOP/s), a 10 GBps route each to the master."""
-    watts = '<prop id="wattage_per_state" value="{}"/>'
-    hosts = "".join(f'<host id="h{i:02d}" speed="1Gf, 0.5Gf" pstate="0">'
-                    f'{watts.format(f"{95 + i}:{200 + 7 * i}, 90:150")}</host>'
-                    for i in range(nb_hosts))
-    links = "".join(f'<link id="l{i:02d}" bandwidth="10GBps" latency="0us"/>'
-                    for i in range(nb_hosts))
-    routes = "".join(f'<route src="master_host" dst="h{i:02d}"><link_ctn id="l{i:02d}"/></route>'
-                     for i in range(nb_hosts))
-    path.write_text("<?xml version='1.0'?>\n"
-                    '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
-                    '<platform version="4.1"><zone id="z" routing="Full">'
-                    f'<host id="master_host" speed="1Gf">{watts.format("10:10")}</host>'
-                    f'{hosts}{links}{routes}</zone></platform>')
-    return path
+    return routed_platform(path, nb_hosts, "1Gf, 0.5Gf",
+                           lambda i: f"{95 + i}:{200 + 7 * i}, 90:150",
+                           '<prop id="wattage_per_state" value="10:10"/>')
 
 
 def mixed_workload(path: Path, seed: int, nb_jobs: int = 20) -> Path:

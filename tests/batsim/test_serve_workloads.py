@@ -117,6 +117,18 @@ def session(platform: Path, workloads: list[Path], prefix: Path, reply=None) -> 
     return [json.loads(text) for text in scheduler.received]
 
 
+def assert_same_messages(ours: list[dict], theirs: list[dict]) -> None:
+    """The same messages: SIMULATION_BEGINS, count, events, order, split and data, times to 1 us."""
+    assert ours[0] == theirs[0]
+    assert len(ours) == len(theirs)
+    for i, (mine, ref) in enumerate(zip(ours, theirs)):
+        assert summary([{}, mine]) == summary([{}, ref]), f"message {i} at t={ref['now']}"
+        assert mine["now"] == pytest.approx(ref["now"], abs=1e-6), f"message {i}"
+        for a, b in zip(mine["events"], ref["events"]):
+            assert a["data"] == b["data"], f"message {i}"
+            assert a["timestamp"] == pytest.approx(b["timestamp"], abs=1e-6), f"message {i}"
+
+
 def summary(messages: list[dict]) -> list[tuple[float, list[tuple[str, str]]]]:
     return [(m["now"], [(e["type"], e["data"].get("job_id", e["data"].get("type", "")))
                         for e in m["events"] if e["type"] != "SIMULATION_BEGINS"])
@@ -236,14 +248,7 @@ def test_two_workloads_as_the_real_batsim(seeds, tmp_path):
     theirs = real_session(platform, workloads, tmp_path / "real")
     base = fcfs(NB_HOSTS)
     ours = session(platform, workloads, tmp_path / "ours", lambda doc: fcfs_with_calls(doc, base))
-    assert ours[0] == theirs[0]
-    assert len(ours) == len(theirs)
-    for i, (mine, ref) in enumerate(zip(ours, theirs)):
-        assert summary([{}, mine]) == summary([{}, ref]), f"message {i} at t={ref['now']}"
-        assert mine["now"] == pytest.approx(ref["now"], abs=1e-6), f"message {i}"
-        for a, b in zip(mine["events"], ref["events"]):
-            assert a["data"] == b["data"], f"message {i}"
-            assert a["timestamp"] == pytest.approx(b["timestamp"], abs=1e-6), f"message {i}"
+    assert_same_messages(ours, theirs)
     crossed = sum(len({e["data"]["job_id"].split("!")[0] for e in m["events"]
                        if e["type"] == "JOB_SUBMITTED"}) > 1 for m in theirs)
     assert crossed >= 5  # both workloads submit at many of the same instants

@@ -24,7 +24,14 @@ import pytest
 from batsim_helpers import PybatsimProcess, RawScheduler, fcfs, raw_session
 from real_batsim import real_batsim
 from test_latency import _latency_platform
-from test_serve_workloads import NB_HOSTS, fcfs_with_calls, seeded_workload, summary, write_json
+from test_serve_workloads import (
+    NB_HOSTS,
+    assert_same_messages,
+    fcfs_with_calls,
+    seeded_workload,
+    summary,
+    write_json,
+)
 
 from hdrm.batsim import protocol as p
 from hdrm.batsim.delayed import DelayedSimulation
@@ -210,14 +217,7 @@ def _session(platform: Path, workloads: list[Path], prefix: Path, real: bool,
 def _assert_same(tmp_path: Path, ours: list[dict], theirs: list[dict]) -> None:
     """Same messages (events, order, split, data, times to 1 us), same out_jobs.csv rows (times
     to 1 us; Batsim's stretch differs in its 6th decimal)."""
-    assert ours[0] == theirs[0]
-    assert len(ours) == len(theirs)
-    for i, (mine, ref) in enumerate(zip(ours, theirs)):
-        assert summary([{}, mine]) == summary([{}, ref]), f"message {i} at t={ref['now']}"
-        assert mine["now"] == pytest.approx(ref["now"], abs=1e-6), f"message {i}"
-        for a, b in zip(mine["events"], ref["events"]):
-            assert a["data"] == b["data"], f"message {i}"
-            assert a["timestamp"] == pytest.approx(b["timestamp"], abs=1e-6), f"message {i}"
+    assert_same_messages(ours, theirs)
     mine, ref = (read_jobs_csv(tmp_path / f"{n}_jobs.csv") for n in ("ours", "real"))
     assert [(r.job_id, r.workload_name) for r in mine] == [(r.job_id, r.workload_name) for r in ref]
     for a, b in zip(mine, ref):
