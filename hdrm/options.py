@@ -143,6 +143,11 @@ class ActionsOptions(_Block):
     window_order: Literal["submission", "laxity"] = "submission"
     """Which queued jobs the ``job_pick`` window shows: the first in ``submission`` order, or
     (with tenants) those of least ``laxity`` whose deadline can still be met, then the lost ones."""
+    pick_limit: Literal["fits", "easy"] = "fits"
+    """Which window jobs ``job_pick`` mode with event decisions lets the agent start: any that
+    ``fits`` now, or only those ``easy`` backfilling would start now (the jobs before the first
+    one, in ``reservation`` order, that does not fit, while any waits; then none that delays
+    that job's reservation)."""
 
     def selected_pairs(self) -> tuple[tuple[str, str], ...] | None:
         """The (job selection, core selection) pairs in order, or None for all pairs."""

@@ -20,6 +20,7 @@ EXAMPLE_WORKLOAD = str(DATA / "example_workload.swf")
 EXAMPLE_PLATFORM = str(DATA / "example_platform.json")
 MODES = ("policy_pair", "job_pick")
 WINDOW_ORDERS = ("submission", "laxity")
+PICK_LIMITS = ("fits", "easy")
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,11 @@ class EnvConfig:
             first ones) or ``laxity`` (needs tenants: the jobs whose deadline can still be met,
             least laxity first, then the others; :mod:`hdrm.env.tenants`).
         queue_sensitivity: scale of the queue-change feature.
+        pick_limit: which jobs ``job_pick`` mode with ``event`` decisions lets the agent start:
+            ``fits`` (any window job that fits now) or ``easy`` (only those EASY backfilling
+            would start now: the jobs before the first job that does not fit in the
+            ``reservation`` order while any waits, then the fitting jobs that do not delay that
+            job's reservation; :mod:`hdrm.env.reservation_view`).
         reservation: the job selection policy whose first waiting job the
             ``job_window_reservation`` and ``job_window_predicted`` observations reserve for
             (``fcfs``: EASY's).
@@ -107,6 +113,7 @@ class EnvConfig:
     window: int = 128
     window_order: str = "submission"
     queue_sensitivity: float = 0.05
+    pick_limit: str = "fits"
     reservation: str = "fcfs"
     core_selection: str = "high_gflops"
     placement: str = "fgd"
@@ -145,10 +152,27 @@ class EnvConfig:
             raise ConfigError(f"window_order: unknown order {self.window_order!r}; "
                               f"{suggest(self.window_order, WINDOW_ORDERS)}choose one of: "
                               f"{', '.join(WINDOW_ORDERS)}")
+        self.check_pick_limit()
         self.preemption_spec()
         if not (self.sla_energy_weight_per_j >= 0):
             raise ConfigError("sla_energy_weight_per_j: expected a weight >= 0 per joule, got "
                               f"{self.sla_energy_weight_per_j!r}")
+
+    def check_pick_limit(self) -> None:
+        """Refuse an unknown ``pick_limit``, or ``easy`` where no job is picked now.
+
+        Raises:
+            ConfigError: one line naming the value and the fix.
+        """
+        if self.pick_limit not in PICK_LIMITS:
+            raise ConfigError(f"pick_limit: unknown value {self.pick_limit!r}; "
+                              f"{suggest(self.pick_limit, PICK_LIMITS)}choose one of: "
+                              f"{', '.join(PICK_LIMITS)}")
+        if self.pick_limit == "easy" and (self.mode != "job_pick" or self.decision != "event"):
+            raise ConfigError(f"pick_limit: 'easy' limits the jobs an agent starts now, in "
+                              f"actions mode 'job_pick' with decision 'event' (here mode "
+                              f"{self.mode!r}, decision {self.decision!r}); use those, or "
+                              "pick_limit 'fits'")
 
     def preemption_spec(self, where: str = "preemption") -> Preemption:
         """The parsed preemption option (``hdrm replay --preemption``'s parser and errors).
@@ -217,6 +241,7 @@ class EnvConfig:
             void=env.actions.void,
             window=env.actions.window,
             window_order=env.actions.window_order,
+            pick_limit=env.actions.pick_limit,
             queue_sensitivity=env.queue_sensitivity,
             reservation=env.reservation,
             backfilling=options.simulation.backfilling,

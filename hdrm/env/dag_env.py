@@ -148,6 +148,10 @@ class DagEnv(SchedulingEnv):
         if config.preemption_spec().suspends:
             raise ConfigError(f"preemption: the periodic DAG environment runs its tasks to their "
                               f"end; got {config.preemption!r}, use none or request")
+        if config.pick_limit != "fits":
+            raise ConfigError(f"pick_limit: the periodic DAG environment offers the tasks that "
+                              f"can run now, with no reservation; got {config.pick_limit!r}, "
+                              f"use fits")
 
     def _setup_spaces(self) -> None:
         c = self.config

@@ -8,7 +8,7 @@ be picked. A void action with no event left to wait for becomes the first valid 
 
 The host class provides ``sim`` (the episode's :class:`~hdrm.sim.engine.Simulation`), ``config``
 (:class:`~hdrm.env.config.EnvConfig`), ``pairs``, ``action_names``, ``core_policy``, ``_held`` and
-the methods ``window_jobs`` and ``action_masks``.
+the methods ``window_jobs``, ``window_startable`` and ``action_masks``.
 """
 
 from __future__ import annotations
@@ -58,6 +58,9 @@ class DecisionLoop:
             return sim.next_decision()
         job = window[action]
         hold = self.config.decision == "commit"
+        if not hold and not self.window_startable()[action]:
+            sim.decide_nothing()  # it does not fit, or EASY would not start it now: wait
+            return sim.next_decision()
         started = sim.pick(job, self.core_policy, hold)
         if any(j is job for j, _ in started):
             return True
@@ -100,6 +103,9 @@ class DecisionLoop:
             return True  # the chosen job selection ranks the queue against the running jobs
         if state.free_cores == 0:
             return False
+        if self.config.mode == "job_pick" and self.config.pick_limit == "easy":
+            self._window_fits = self._window = self._marks = None  # the state has moved on
+            return bool(self.window_startable().any())
         jobs = self.sim.core.queue if self.config.mode == "policy_pair" else self.window_jobs()
         free = state.free_cores
         if not state.bounded_memory:

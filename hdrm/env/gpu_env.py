@@ -90,6 +90,10 @@ class GpuSchedulingEnv(SchedulingEnv):
 
     def _setup_actions(self) -> None:
         c = self.config
+        if c.pick_limit != "fits":
+            raise ConfigError(f"pick_limit: {c.pick_limit!r} reserves cores for a CPU job by "
+                              "EASY's rule; a GPU platform places tasks on GPUs: use pick_limit "
+                              "'fits' (or a backfilling of the GPU engine)")
         if c.mode == "policy_pair":
             names = list(c.selection) if c.selection else gpu_pair_names()
             self.pairs = [resolve_gpu_policy(n, "actions.selection") for n in names]

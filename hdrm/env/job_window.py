@@ -23,7 +23,8 @@ the kinds of ``job_pick`` mode (:func:`~hdrm.env.observations.job_window_kinds`)
     * ``delays_reserved``: 1 for a job that fits now and whose start would delay that reservation
       (it is expected to end after the shadow time and uses more cores than the extra ones).
 
-    The agent stays free to start any fitting job: the columns inform, they do not constrain.
+    The columns come from :mod:`hdrm.env.reservation_view`. They inform; they constrain only
+    with ``pick_limit="easy"``, which masks the fitting jobs marked ``delays_reserved``.
 ``job_window_predicted`` (``job_pick`` mode)
     ``job_window_reservation`` with one more column before the real-job flag: the job's predicted
     run time, normalised as the requested time: the mean run time of its user's last two ended
@@ -46,16 +47,10 @@ the kinds of ``job_pick`` mode (:func:`~hdrm.env.observations.job_window_kinds`)
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hdrm.env.observations import _LOG_WEEK, OBSERVATIONS, Observation
-from hdrm.policies.backfill import estimated_duration_s, reservation
-from hdrm.policies.job_selection import JOB_POLICIES
-
-if TYPE_CHECKING:  # pragma: no cover
-    from hdrm.env.scheduling_env import SchedulingEnv
 
 JOB_FEATURES = ("waiting_time", "requested_time", "processors", "memory", "bandwidth",
                 "fits_now", "is_job", "free_cores")
@@ -97,59 +92,20 @@ class JobWindowObservation(Observation):
 class JobWindowReservationObservation(JobWindowObservation):
     name = "job_window_reservation"
     features = RESERVATION_JOB_FEATURES
-
-    def __init__(self, env: "SchedulingEnv") -> None:
-        super().__init__(env)
-        self.policy = JOB_POLICIES.get(env.config.reservation, "reservation")
-        self._rng = np.random.default_rng(env.config.seed)  # "random" order: never the run's own
-        self._per_job: tuple[object, np.ndarray, np.ndarray] | None = None
-
-    def per_job(self) -> tuple[np.ndarray, np.ndarray]:
-        """Requested time (what reservations assume) and cores of every job of the episode."""
-        jobs = self.env.sim.workload.jobs
-        if self._per_job is None or self._per_job[0] is not jobs:
-            durations = np.array([estimated_duration_s(j) for j in jobs], dtype=float)
-            cores = np.array([j.res for j in jobs], dtype=float)
-            self._per_job = (jobs, durations, cores)
-        return self._per_job[1], self._per_job[2]
+    reads_reservation = True  # the environment checks its reservation order when it is made
 
     def extra_columns(self, rows: np.ndarray, window: list, idx: np.ndarray, fits: np.ndarray
                       ) -> None:
-        if fits.all():
+        marks = self.env.reservation_marks()
+        if marks.start is None:
             return  # nothing waits: no reservation, every job starts now
-        sim = self.env.sim
-        core, now = sim.core, sim.now
-        state = core.state
-        durations, cores = self.per_job()
-        res = cores[idx]
-        # the earliest start of every job: when the cores freed by the expected ends suffice
-        ends = core.expected_ends(now)
-        start = np.full(len(window), np.inf)
-        if ends:
-            times = np.array([e for e, _ in ends], dtype=float)
-            avail = state.free_cores + np.cumsum([j.res for _, j in ends], dtype=float)
-            pos = np.searchsorted(avail, res, side="left")
-            ok = pos < len(times)
-            start[ok] = times[pos[ok]]
-        start[fits] = now
+        start = marks.start
         finite = np.isfinite(start)
         rows[:, 6] = 1.0
-        rows[finite, 6] = np.log1p(np.maximum(start[finite] - now, 0.0)) / _LOG_WEEK
-        # the reserved job: the first that does not fit in the policy's order; those before it
-        position = {id(job): i for i, job in enumerate(window)}
-        ahead = []
-        for job in self.policy.order(window, now, self._rng, core.predictor.predict):
-            i = position[id(job)]
-            if not fits[i]:
-                head = job
-                rows[i, 7] = 1.0
-                break
-            ahead.append(i)
-        rows[ahead, 8] = 1.0
-        shadow, extra = reservation(state, ends, head, now, core.backfilling == "easy_first")
-        if math.isfinite(shadow):
-            late = now + durations[idx] > shadow
-            rows[:, 9] = fits & late & (res > extra) & (rows[:, 8] == 0)
+        rows[finite, 6] = np.log1p(np.maximum(start[finite] - self.env.sim.now, 0.0)) / _LOG_WEEK
+        rows[marks.reserved, 7] = 1.0
+        rows[:, 8] = marks.ahead
+        rows[:, 9] = marks.delays
 
 
 @OBSERVATIONS.register("job_window_predicted")
@@ -185,7 +141,7 @@ class JobWindowQueueObservation(JobWindowReservationObservation):
         if not q:
             return out
         idx = np.fromiter((j.idx for j in queue), dtype=np.int64, count=q)
-        cores = self.per_job()[1][idx]
+        cores = env.reservation_view().per_job()[1][idx]
         demand, nb = float(cores.sum()), float(env.platform.nb_cores)
         wait = max(float(env.sim.now - env.submit[idx].min()), 0.0)
         out[:] = (q / (q + env.config.window), demand / (demand + nb),

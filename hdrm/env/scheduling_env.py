@@ -42,6 +42,7 @@ from hdrm.env.decision_loop import VOID, DecisionLoop
 from hdrm.env.objectives import OBJECTIVES, Accrual, Tracker, accrues, make_objective
 from hdrm.env.observations import job_static_features, job_window_kinds, make_observation
 from hdrm.env.render import RENDER_MODES, render_ansi, render_rgb
+from hdrm.env.reservation_view import ReservationMarks, ReservationView
 from hdrm.env.tenants import check_actions, env_tenants
 from hdrm.errors import ConfigError
 from hdrm.options import BatsimOptions, Options
@@ -107,6 +108,7 @@ class SchedulingEnv(DecisionLoop, gym.Env):
                               f"{config.objective!r} takes 'end'")
         self.core_policy = CORE_POLICIES.get(config.core_selection, "core_selection")
         self._setup_actions()
+        self._reservation_view: ReservationView | None = None
         self._episode = 0
         self.sim = self._new_simulation(self._episode_workload(0, np.random.default_rng(config.seed)))
         obs_name = self._observation_name()
@@ -115,6 +117,8 @@ class SchedulingEnv(DecisionLoop, gym.Env):
         self._bind_episode()
         self.observer = make_observation(obs_name, self, "observation")
         self.observation_space = self.observer.space()
+        if config.pick_limit == "easy" or getattr(self.observer, "reads_reservation", False):
+            self.reservation_view()  # an unknown reservation order is refused now
         self.full_power_w = self.platform.total_power_w or 1.0
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "SchedulingEnv":
@@ -248,6 +252,7 @@ class SchedulingEnv(DecisionLoop, gym.Env):
         self._done = False
         self._window_fits: np.ndarray | None = None
         self._window: list[Job] | None = None
+        self._marks: ReservationMarks | None = None
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -272,7 +277,7 @@ class SchedulingEnv(DecisionLoop, gym.Env):
         self._bind_episode()
         self.observer.reset()
         self._done = not self._advance(self.sim.next_decision())
-        self._window_fits = self._window = None  # the state is fixed until the next step
+        self._window_fits = self._window = self._marks = None  # fixed until the next step
         return self.observer.build(), self._info()
 
     def _checked_action(self, action) -> int:
@@ -297,7 +302,7 @@ class SchedulingEnv(DecisionLoop, gym.Env):
         else:
             alive = self._step_pick(action)
         self._done = not self._advance(alive)
-        self._window_fits = self._window = None  # the state is fixed until the next step
+        self._window_fits = self._window = self._marks = None  # fixed until the next step
         reward = self._reward()
         return self.observer.build(), reward, self._done, False, self._info()
 
@@ -328,7 +333,7 @@ class SchedulingEnv(DecisionLoop, gym.Env):
             mask[:k] = True
             mask[-1] = (self.config.void and self._event_pending()) or k == 0
         else:
-            mask[:k] = self.window_fits()
+            mask[:k] = self.window_startable()
             mask[-1] = self._event_pending()
         return mask
 
@@ -350,6 +355,31 @@ class SchedulingEnv(DecisionLoop, gym.Env):
         if self._window_fits is None:
             self._window_fits = self.fits_mask(self.window_jobs())
         return self._window_fits
+
+    def window_startable(self) -> np.ndarray:
+        """The window jobs the agent may start now (event decisions): those that fit; with
+        ``pick_limit="easy"`` only those EASY would start now: the jobs ahead of the reserved
+        one while there are any, then those that do not delay its reservation."""
+        fits = self.window_fits()
+        if self.config.pick_limit != "easy":
+            return fits
+        marks = self.reservation_marks()
+        return marks.ahead if marks.ahead.any() else fits & ~marks.delays
+
+    def reservation_marks(self) -> ReservationMarks:
+        """EASY's view of the window now (:mod:`hdrm.env.reservation_view`), computed once per
+        decision (the ``job_window_reservation`` observations and ``pick_limit="easy"`` read
+        it)."""
+        if self._marks is None:
+            self._marks = self.reservation_view().marks(self.window_jobs(), self.window_fits())
+        return self._marks
+
+    def reservation_view(self) -> ReservationView:
+        """The environment's :class:`~hdrm.env.reservation_view.ReservationView` (one for its
+        life: a ``random`` reservation order draws on across episodes)."""
+        if self._reservation_view is None:
+            self._reservation_view = ReservationView(self)
+        return self._reservation_view
 
     def fits_mask(self, jobs: list[Job]) -> np.ndarray:
         """For each job, whether it could start now."""

@@ -195,3 +195,13 @@ def test_a_step_outside_the_space_or_after_the_end_is_refused(tmp_path):
     _play(env, lambda e, info: int(np.flatnonzero(e.action_masks())[0]))
     with pytest.raises(RuntimeError, match="after the episode ended; call reset"):
         env.step(0)
+
+
+def test_pick_limit_easy_is_refused_on_a_periodic_task_set(tmp_path):
+    _, platform = write_case(tmp_path, 0, cores=4)
+    taskset = tmp_path / "set.json"
+    assert main(["dag", "taskset", "--graphs", "2", "--utilisation", "1.0", "--seed", "5",
+                 "-o", str(taskset)]) == 0
+    with pytest.raises(ConfigError, match="pick_limit: the periodic DAG environment.*use fits"):
+        DagEnv(workload_file=str(taskset), platform_file=str(platform), mode="job_pick",
+               pick_limit="easy")

@@ -187,3 +187,8 @@ def test_errors_are_one_line(settings, message):
     with pytest.raises(ConfigError) as info:
         SchedulingEnv(**settings)
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_pick_limit_easy_is_refused_on_a_gpu_platform():
+    with pytest.raises(ConfigError, match="pick_limit: 'easy' reserves cores.*pick_limit 'fits'"):
+        SchedulingEnv(**SLICE, nb_jobs=10, mode="job_pick", pick_limit="easy")
