@@ -84,6 +84,14 @@ MODEL_COMMANDS: dict[str, list[str]] = {
         "--trace", "lublin", "--learner", "ppo", "--network", "kernel", *_JOB_PICK, "--imitate",
         "f1", "--imitate-backfill", "none", "--imitate-episodes", "60", "--imitate-epochs", "15",
         "--minutes", "0", "--max-steps", "415175", *_GUARD],
+    # issue 26, session 25: the same limited to the picks EASY would make in F1's order, the
+    # best heuristic with EASY on Lublin-1's validation sequences (17.92), with EASY's view of
+    # the window (the reservation columns) and F1+EASY as teacher (see the SDSC-SP2 ones below)
+    "ppo-kernel_lublin_none_event_easypicks_f1.pt": [
+        "--trace", "lublin", "--learner", "ppo", "--network", "kernel", *_JOB_PICK,
+        "--observation", "job_window_reservation", "--reservation", "f1", "--pick-limit", "easy",
+        "--imitate", "f1", "--imitate-backfill", "easy", "--imitate-episodes", "60",
+        "--imitate-epochs", "15", "--minutes", "0", "--max-steps", "415175", *_GUARD],
     "ppo-kernel_sdsc_none_event.pt": _SDSC_KERNEL,
     "ppo-kernel_sdsc_none_event_f1.pt": [
         "--trace", "sdsc", "--learner", "ppo", "--network", "kernel", *_JOB_PICK,
@@ -91,6 +99,15 @@ MODEL_COMMANDS: dict[str, list[str]] = {
         "--imitate-backfill", "none", "--imitate-episodes", "60", "--imitate-epochs", "15",
         "--agent-json", '{"lr": 3e-5}', "--window", "256", "--minutes", "0", "--max-steps",
         "300000", *_GUARD],
+    # issue 26, session 25: the same recipe limited to the picks EASY would make in its
+    # reservation order (SJF-pred: a fitting job that would delay the reservation of the first
+    # job in that order that does not fit is masked), so the learner is EASY with a learned
+    # order and its teacher is exactly expressible; and the same with the order and teacher the
+    # rule's validation sequences choose with EASY (F1+EASY, 43.34, the best heuristic there)
+    "ppo-kernel_sdsc_none_event_easypicks.pt": [*_SDSC_KERNEL, "--pick-limit", "easy"],
+    "ppo-kernel_sdsc_none_event_easypicks_f1.pt": [
+        *_SDSC_KERNEL[:_SDSC_KERNEL.index("--reservation")], "--reservation", "f1", "--imitate",
+        "f1", *_SDSC_KERNEL[_SDSC_KERNEL.index("--imitate-backfill"):], "--pick-limit", "easy"],
     # issue 26, session 18: the same, validated at the trace's load and at 1.5 and 2 times it (the
     # rule's SDSC-SP2 validation sequences are far lighter than the test windows), with the guard
     # at the same factors (rule-abiding seeds only)
@@ -160,7 +177,8 @@ def learner_column(meta: dict[str, Any]) -> str:
     than HDeepRM's 36 gets its own column, ``"PPO-mlp, 54 pairs (event)"``, and a ``job_pick``
     learner trained under the no-leakage rule that sees another observation than ``job_window``
     its own, ``"PPO-kernel, job_window_queue (event)"``, as does one trained with a wait
-    penalty or a validation guard, ``"PPO-kernel, wait penalty 4, guard 1.25 (event)"``, or warm
+    penalty or a validation guard, ``"PPO-kernel, wait penalty 4, guard 1.25 (event)"``, or only
+    the picks EASY would make, ``"PPO-kernel, ..., EASY picks (sjf_pred) ... (event)"``, or warm
     started by imitating a heuristic, ``"PPO-kernel, warm start F1, guard 1.25 (event)"``, or on
     heavier loads, ``"PPO-kernel, guard 1.25, validated at loads 1,1.5,2 (event)"`` (so seeds are
     never averaged with another setting's); a model that records no no-leakage rule is marked
@@ -176,6 +194,8 @@ def learner_column(meta: dict[str, Any]) -> str:
     if setting["mode"] == "job_pick" and setting.get("imitate") and isinstance(meta.get("rule"),
                                                                                dict):
         extra += f", warm start {_teacher_text(setting['imitate'], meta)}"
+    if setting.get("pick_limit", "fits") != "fits":
+        extra += f", {setting['pick_limit'].upper()} picks ({setting.get('reservation', 'fcfs')})"
     if setting.get("wait_penalty") and isinstance(meta.get("rule"), dict):
         extra += f", wait penalty {setting['wait_penalty']:g}"
     if setting.get("validation_guard") and isinstance(meta.get("rule"), dict):
@@ -316,6 +336,8 @@ RULE_OVERRIDES: dict[str, list[str]] = {
     "ppo-attention_sdsc_none_event.pt": _GUARD,
     "ppo-kernel_sdsc_none_event_vload.pt": _GUARD,
     "ppo-kernel_sdsc_none_event_tload.pt": _GUARD,
+    "ppo-kernel_sdsc_none_event_easypicks.pt": _GUARD,
+    "ppo-kernel_sdsc_none_event_easypicks_f1.pt": _GUARD,
     "ppo-kernel_sdsc_easy_commit.pt": _GUARD,
     "ppo-kernel_lublin_easy_commit.pt": _GUARD,
     "dqn_lublin_none_event.pt": ["--minutes", "0", "--max-steps", "130000", *_GUARD],

@@ -272,7 +272,7 @@ def model_score(run: EvalRun) -> Score:
             window=setting.get("window") or protocol.WINDOW,
             observation=setting.get("observation", "job_window"),
             reservation=setting.get("reservation", "fcfs"), workload_file=run.trace_file,
-            procs=run.procs)
+            procs=run.procs, pick_limit=setting.get("pick_limit", "fits"))
     env = SchedulingEnv(config=config)
     check_features(run.policy, setting, getattr(env.observer, "features", None))
     agent_config = dict(meta["agent"], run="test")

@@ -73,13 +73,14 @@ def teacher_starts(env: SchedulingEnv, teacher: str, backfill: str) -> dict[int,
 def teacher_actions(env: SchedulingEnv, starts: dict[int, float]) -> tuple[int, np.ndarray]:
     """The teacher's move now: the window position it plays and every position as good as it.
 
-    Starting any window job that fits and that the teacher had started by now is as good as
-    starting the one it started first; when there is none, the teacher waits, and picking any
-    job that does not fit waits alike. Returns ``(played, acceptable)``, ``acceptable`` a boolean
+    Starting any window job that may start now (it fits and, with ``pick_limit="easy"``, EASY
+    would start it) and that the teacher had started by now is as good as starting the one it
+    started first; when there is none, the teacher waits, and picking any job that may not
+    start now waits alike. Returns ``(played, acceptable)``, ``acceptable`` a boolean
     array over the window positions.
     """
     window = env.window_jobs()
-    fits = env.window_fits()  # the decision's mask already computed it
+    fits = env.window_startable()  # the decision's mask already computed it
     now = env.sim.now
     teacher = np.fromiter((starts.get(job.idx, np.inf) for job in window), dtype=float,
                           count=len(window))
@@ -87,7 +88,7 @@ def teacher_actions(env: SchedulingEnv, starts: dict[int, float]) -> tuple[int, 
     if start_now.any():
         acceptable = start_now
     elif not fits.all():
-        acceptable = ~fits
+        acceptable = ~fits  # a job it may not start now: picking it waits
     else:  # every job fits (the teacher's blocked head lies beyond the window)
         acceptable = teacher == teacher.min()
     candidates = np.flatnonzero(acceptable)

@@ -302,12 +302,13 @@ def run_agent(agent: Any, env: SchedulingEnv, start: int, seed: int = 0,
 def protocol_env_config(key: str, traces_dir: str | Path, backfilling: str = "none",
                         decision: str = "event", window: int = WINDOW,
                         nb_jobs: int = SEQUENCE_JOBS, observation: str = "job_window",
-                        reservation: str = "fcfs", workload_file: str = "", procs: int = 0
-                        ) -> EnvConfig:
+                        reservation: str = "fcfs", workload_file: str = "", procs: int = 0,
+                        pick_limit: str = "fits") -> EnvConfig:
     """The ``job_pick`` environment of the protocol on trace ``key`` (or on ``workload_file``
-    with ``procs`` processors, 0: its MaxProcs)."""
+    with ``procs`` processors, 0: its MaxProcs); ``pick_limit`` as
+    :class:`~hdrm.env.config.EnvConfig`'s."""
     return EnvConfig(
-        observation=observation, reservation=reservation,
+        observation=observation, reservation=reservation, pick_limit=pick_limit,
         workload_file=workload_file or str(trace_path(key, traces_dir)), platform_file=None,
         homogeneous_procs=procs if procs > 0 else -1,
         nb_jobs=nb_jobs, conventions="rlscheduler", objective="avg_bounded_slowdown",

@@ -5,7 +5,7 @@ Usage::
     python benchmarks/train.py --trace lublin|sdsc --backfill none|easy --learner ppo
         [--network kernel|attention] [--decision event|commit] [--pick any|fitting|env]
         [--observation job_window|job_window_reservation|job_window_predicted|job_window_queue
-         [--reservation wfp3]]
+         [--reservation wfp3]] [--pick-limit fits|easy]
         [--window 128] [--reward-timing end|accrued] [--wait-penalty W] [--validation-guard F]
         [--rollout-device cpu|cuda|cuda:N|auto] [--update-device cpu|cuda|cuda:N|auto]
         [--imitate HEURISTIC [--imitate-backfill easy] [--imitate-episodes N] [--imitate-epochs E]]

@@ -5,11 +5,12 @@ the best is often a policy that holds long or wide jobs back for a long time (th
 counts them; issue 26). With a guard, a validated model is a candidate only if its longest wait
 and its makespan on the validation sequences stay within ``F`` times those of the best heuristic
 there: the event-driven queue heuristics of the protocol and the predicted-run-time ones, with
-the run's backfilling, the best by the run's objective (the comparison table's flag, on jobs of
-the validation range, with its factor 1.5). The reference is computed once, from the
-validation sequences only, at each of the run's validation load factors
-(``--validation-load-factors``: the sequences' submission times divided by the factor, as the
-validation runs them), all combined as the validation combines the model's scores.
+the run's backfilling (EASY for a learner limited to EASY's picks), the best by the run's
+objective (the comparison table's flag, on jobs of the validation range, with its factor 1.5).
+The reference is computed once, from the validation sequences only, at each of the run's
+validation load factors (``--validation-load-factors``: the sequences' submission times divided
+by the factor, as the validation runs them), all combined as the validation combines the
+model's scores.
 """
 
 from __future__ import annotations
@@ -84,6 +85,12 @@ def check_guard(s: "TrainSettings") -> None:
                           f"mode; leave it out in {s.mode} mode")
 
 
+def guard_backfill(s: "TrainSettings") -> str:
+    """The backfilling of the guard's heuristics: the run's, or EASY for a learner limited to
+    EASY's picks (``--pick-limit easy``: it schedules as EASY does, in its own order)."""
+    return "easy" if s.pick_limit == "easy" else s.backfill
+
+
 def build_guard(s: "TrainSettings", starts: Sequence[int], nb_jobs: int) -> Guard | None:
     """The guard of a run validating on ``starts`` (``nb_jobs`` jobs each); None without one."""
     if not s.validation_guard:
@@ -93,7 +100,7 @@ def build_guard(s: "TrainSettings", starts: Sequence[int], nb_jobs: int) -> Guar
                  for factor in s.validation_load_factors
                  for w in protocol.file_sequences(path, starts, nb_jobs)]
     platform = Platform.homogeneous(protocol.load_trace_file(path).nb_res)
-    config = protocol.sim_config(s.backfill, "event")
+    config = protocol.sim_config(guard_backfill(s), "event")
     scores = {name: Score.mean(protocol.run_policy(platform, w, name, config) for w in sequences)
               for name in REFERENCE_HEURISTICS}
     best = min(scores, key=lambda n: scores[n].value(s.objective))

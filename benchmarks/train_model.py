@@ -28,6 +28,7 @@ def metadata(s: "TrainSettings", agent: Any, config: dict[str, Any], figures: di
                     "validation_guard": s.validation_guard,
                     "pick": s.pick if s.mode == "job_pick" else "env",
                     "observation": s.observation, "reservation": s.reservation,
+                    "pick_limit": s.pick_limit,
                     "features": observation_features(s.observation),
                     "job_selections": list(s.job_selections) if s.job_selections else None,
                     "window": s.window if s.mode == "job_pick" else None,

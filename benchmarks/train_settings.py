@@ -21,6 +21,7 @@ from typing import Any
 from benchmarks import cli_lists, imitation, protocol
 from benchmarks.train_guard import check_guard
 from hdrm.cli import script
+from hdrm.env.config import PICK_LIMITS
 from hdrm.env.objectives import REWARD_TIMINGS
 from hdrm.env.observations import job_window_kinds
 from hdrm.errors import ConfigError
@@ -73,6 +74,7 @@ class TrainSettings:
     pick: str = "any"
     observation: str | None = None
     reservation: str = "fcfs"
+    pick_limit: str = "fits"
     job_selections: tuple[str, ...] | None = None
     window: int = protocol.WINDOW
     seed: int = 0
@@ -152,6 +154,13 @@ def check_settings(s: TrainSettings) -> None:
         raise ConfigError(f"--observation: {s.observation!r} is for job_pick mode; policy_pair "
                           "mode takes minimal, small, small_waits, small_waits_predicted or normal")
     JOB_POLICIES.get(s.reservation, "--reservation")
+    if s.pick_limit not in PICK_LIMITS:
+        raise ConfigError(f"--pick-limit: invalid value {s.pick_limit!r}; choose one of: "
+                          f"{', '.join(PICK_LIMITS)}")
+    if s.pick_limit == "easy" and (s.mode != "job_pick" or s.decision != "event"):
+        raise ConfigError(f"--pick-limit easy: limits the jobs a job_pick learner starts with "
+                          f"event decisions (here --mode {s.mode} --decision {s.decision}); "
+                          "use --mode job_pick --decision event, or leave --pick-limit out")
     if s.job_selections is not None:
         if s.mode != "policy_pair":
             raise ConfigError("--job-selections: the actions of policy_pair mode; job_pick mode "
@@ -290,6 +299,11 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
                    help="job_window_reservation, job_window_predicted and job_window_queue: the "
                         "policy whose "
                         "first waiting job is reserved for (fcfs, wfp3, wfp3_pred ...)")
+    p.add_argument("--pick-limit", default="fits",
+                   help="job_pick with event decisions: the jobs the learner may start, any that "
+                        "fits (fits) or only those EASY would start now (easy): the jobs before "
+                        "the first in --reservation order that does not fit while any waits, "
+                        "then none that delays its reservation")
     p.add_argument("--window", type=int, default=protocol.WINDOW,
                    help=f"job_pick mode: queued jobs the learner sees (default {protocol.WINDOW}, "
                         "RLScheduler's)")
@@ -368,7 +382,8 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
         decision=a.decision, mode=a.mode, platform=a.platform, objective=a.objective,
         reward_timing=a.reward_timing, wait_penalty=a.wait_penalty,
         validation_guard=a.validation_guard,
-        pick=a.pick, seed=a.seed, reservation=a.reservation, window=a.window,
+        pick=a.pick, seed=a.seed, reservation=a.reservation, pick_limit=a.pick_limit,
+        window=a.window,
         observation=a.observation, job_selections=selections,
         minutes=a.minutes, max_steps=a.max_steps, stop_at=a.stop_at, validate_every=max(1, a.validate_every),
         train_jobs=a.train_jobs, validation_starts=starts, train_range=ranges["--train-range"],

@@ -29,7 +29,7 @@ def make_env(s: TrainSettings, nb_jobs: int) -> SchedulingEnv:
     else:
         config = protocol.protocol_env_config(
             s.trace, s.traces, s.backfill, s.decision, window=s.window, nb_jobs=nb_jobs,
-            observation=s.observation, reservation=s.reservation)
+            observation=s.observation, reservation=s.reservation, pick_limit=s.pick_limit)
     return SchedulingEnv(config=dataclasses.replace(config, reward_timing=s.reward_timing))
 
 

@@ -1,0 +1,75 @@
+"""A learner limited to EASY's picks (``train.py --pick-limit easy``, issue 26): its teacher is
+replayed exactly, the limit travels in the model file to the evaluation, its guard's reference
+backfills, its column says so, and bad combinations are refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks import compare_models, evaluation, imitation, protocol, train, train_guard
+from hdrm.agents.checkpoint import read_checkpoint
+from hdrm.errors import ConfigError
+from hdrm.platform.model import Platform
+from hdrm.workload.select import sequence
+
+from .test_compare import NB_JOBS, tiny_settings, traces  # noqa: F401 (fixture)
+
+
+@pytest.mark.parametrize("teacher", ["sjf", "f1"])
+def test_the_teacher_in_its_reservation_order_is_replayed_exactly(traces, teacher):  # noqa: F811
+    # EASY in the teacher's order is what the limited environment allows when the teacher's
+    # order is the reservation's: every teacher start is a pick the mask allows
+    settings = tiny_settings(traces, Path("unused.pt"), trace="sdsc", pick_limit="easy",
+                             reservation=teacher, observation="job_window_predicted")
+    env = train.make_env(settings, NB_JOBS)
+    demos = imitation.collect(env, [0, 100], teacher, "easy", "any", 1.0, 0.01)
+    workload = protocol.load_trace("sdsc", str(traces))
+    platform = Platform.homogeneous(workload.nb_res)
+    expected = [protocol.run_policy(platform, sequence(workload, s, NB_JOBS), teacher,
+                                    protocol.sim_config("easy", "event")).bsld for s in (0, 100)]
+    assert demos.scores == pytest.approx(expected, rel=1e-12)
+    rows = np.arange(len(demos))
+    assert demos.targets[rows, demos.actions].all()
+    # the teacher never starts what the limit masks: a played start is always allowed
+    assert (demos.targets.sum(axis=1) >= 1).all()
+
+
+def test_the_limit_is_recorded_and_evaluated_with(traces, tmp_path, monkeypatch):  # noqa: F811
+    out = tmp_path / "easy.pt"
+    settings = tiny_settings(traces, out, trace="sdsc", pick_limit="easy", reservation="sjf",
+                             observation="job_window_reservation", max_steps=64)
+    train.train(settings, echo=lambda *_: None)
+    meta = read_checkpoint(out)["options"]
+    assert meta["setting"]["pick_limit"] == "easy" and meta["setting"]["reservation"] == "sjf"
+    column = compare_models.learner_column(meta)
+    assert ", EASY picks (sjf)" in column and column.endswith("(event)")
+    made = []
+    real = protocol.protocol_env_config
+    monkeypatch.setattr(protocol, "protocol_env_config",
+                        lambda *a, **k: made.append(real(*a, **k)) or made[-1])
+    run = evaluation.model_run(str(out), str(traces), "", (0,), NB_JOBS, "sdsc", "none",
+                               "protocol", "", allow_leaky=True)
+    score = evaluation.evaluate(run)
+    assert np.isfinite(score.bsld) and score.bsld >= 1.0
+    assert [c.pick_limit for c in made] == ["easy"] and made[0].reservation == "sjf"
+
+
+def test_the_guard_of_a_limited_learner_compares_with_easy_heuristics(traces):  # noqa: F811
+    limited = tiny_settings(traces, Path("x.pt"), trace="sdsc", pick_limit="easy",
+                            validation_guard=1.25)
+    free = tiny_settings(traces, Path("x.pt"), trace="sdsc", validation_guard=1.25)
+    assert train_guard.guard_backfill(limited) == "easy"
+    assert train_guard.guard_backfill(free) == "none"
+
+
+@pytest.mark.parametrize("kw,message", [
+    ({"pick_limit": "esay"}, "--pick-limit: invalid value 'esay'; choose one of: fits, easy"),
+    ({"pick_limit": "easy", "decision": "commit"}, "--pick-limit easy: .*--decision commit"),
+])
+def test_bad_limits_are_refused(traces, kw, message):  # noqa: F811
+    settings = tiny_settings(traces, Path("x.pt"), trace="sdsc", **kw)
+    with pytest.raises(ConfigError, match=message):
+        train.check_settings(settings)
