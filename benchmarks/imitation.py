@@ -22,6 +22,15 @@ demonstrations", AAAI 2018, for the idea in value learning). The network may not
 express the teacher exactly (a ``job_pick`` observation does not show the running jobs, hence
 not EASY's shadow time): the fit's accuracy is printed and recorded in the model.
 
+With ``pick_limit="easy"`` (the learner may start only the jobs EASY would start in the
+environment's ``reservation`` order, :mod:`hdrm.env.reservation_view`) the teacher is played in
+the environment itself: at each decision it starts the first job of its order among those the
+limit allows, and that job is the label (:func:`limited_pick`). That is EASY with the
+reservation's order for the reserved job and the teacher's order for everything else: with the
+teacher's order as the reservation's, exactly the teacher with EASY; with another, EASY in the
+reservation's order whose backfilling follows the teacher's (say EASY for F1's head with the
+shortest jobs backfilled first).
+
 With ``decision="commit"`` (RLScheduler's semantics) the environment itself holds each pick
 that does not fit and backfills around it with its own backfilling, so a queue heuristic with
 that backfilling is exactly "pick the first job of my order, again and again": at each decision
@@ -112,6 +121,41 @@ def commit_pick(env: SchedulingEnv, policy: JobPolicy, rng: np.random.Generator
     return played, acceptable
 
 
+def limited_pick(env: SchedulingEnv, policy: JobPolicy, rng: np.random.Generator
+                 ) -> tuple[int, np.ndarray]:
+    """The teacher's move with ``pick_limit="easy"``: the first job of ``policy``'s order now
+    among the window jobs the limit allows (:meth:`SchedulingEnv.window_startable`).
+
+    Returns ``(played, acceptable)`` as :func:`teacher_actions` does; only the played position
+    is acceptable. The environment asks only when some job may start, so the teacher never
+    waits; should none be allowed, it waits (any position that may not start).
+    """
+    window = env.window_jobs()
+    allowed = env.window_startable()
+    if not allowed.any():
+        return int(np.argmax(~allowed)), ~allowed
+    sim = env.sim
+    candidates = [job for job, ok in zip(window, allowed) if ok]
+    first = policy.order(candidates, sim.now, rng, sim.core.predictor.predict)[0]
+    played = next(i for i, job in enumerate(window) if job is first)
+    acceptable = np.zeros(len(window), dtype=bool)
+    acceptable[played] = True
+    return played, acceptable
+
+
+def check_limited_teacher(pick_limit: str, backfill: str) -> None:
+    """With ``pick_limit`` ``easy`` the teacher backfills as EASY (:func:`limited_pick`): its
+    ``backfill`` must say so.
+
+    Raises:
+        ConfigError: one line naming the backfilling and the fix.
+    """
+    if pick_limit == "easy" and backfill != "easy":
+        raise ConfigError(f"--imitate-backfill {backfill}: with --pick-limit easy the teacher "
+                          "starts the first job of its order among those EASY allows, i.e. it "
+                          "backfills as EASY; give --imitate-backfill easy")
+
+
 def check_commit_teacher(decision: str, env_backfill: str, backfill: str) -> None:
     """In commit semantics (``decision``) the environment backfills around each pick with
     ``env_backfill``: the teacher's ``backfill`` must be the same.
@@ -132,24 +176,28 @@ def collect(env: SchedulingEnv, starts_pool: Sequence[int], teacher: str, backfi
 
     In ``job_pick`` mode the teacher is a queue heuristic run with ``backfill`` (see the module
     docstring; with commit decisions it picks the first job of its order, :func:`commit_pick`,
-    and ``backfill`` must be the environment's); in ``policy_pair`` mode it is one of the
+    and ``backfill`` must be the environment's; with ``pick_limit="easy"`` the first job of its
+    order that the limit allows, :func:`limited_pick`, and ``backfill`` must be ``easy``); in ``policy_pair`` mode it is one of the
     environment's pairs, played at every decision (``backfill`` and ``pick`` do not apply).
     Scores are the episodes' ``objective``.
 
     Raises:
-        ConfigError: commit decisions with a teacher's backfilling other than the environment's.
+        ConfigError: commit decisions with a teacher's backfilling other than the environment's,
+            or ``pick_limit="easy"`` with one other than ``easy``.
     """
     pair_mode = env.config.mode == "policy_pair"
     pair_action = env.action_names.index(teacher) if pair_mode else -1
     commit = not pair_mode and env.config.decision == "commit"
+    limited = not pair_mode and not commit and env.config.pick_limit == "easy"
     if not pair_mode:
         check_commit_teacher(env.config.decision, env.config.backfilling, backfill)
-    order = JOB_POLICIES.get(teacher, "--imitate") if commit else None
+        check_limited_teacher(env.config.pick_limit, backfill)
+    order = JOB_POLICIES.get(teacher, "--imitate") if commit or limited else None
     rng = np.random.default_rng(0)  # a random order's draws: never the episode's own
     obs_list, mask_list, actions, targets, returns, scores = [], [], [], [], [], []
     for start in starts_pool:
         obs, info = env.reset(seed=0, options={"start_index": int(start)})
-        starts = {} if pair_mode or commit else teacher_starts(env, teacher, backfill)
+        starts = {} if pair_mode or commit or limited else teacher_starts(env, teacher, backfill)
         rewards, done = [], False
         while not done:
             mask = info["action_mask"]
@@ -160,6 +208,7 @@ def collect(env: SchedulingEnv, starts_pool: Sequence[int], teacher: str, backfi
                 agent_mask = mask
             else:
                 action, acceptable = (commit_pick(env, order, rng) if commit
+                                      else limited_pick(env, order, rng) if limited
                                       else teacher_actions(env, starts))
                 target[: len(acceptable)] = acceptable
                 agent_mask = protocol.agent_mask(env, mask, pick)

@@ -206,6 +206,7 @@ def check_settings(s: TrainSettings) -> None:
                               f"--pick any; got pick {s.pick!r}")
         BACKFILLING.get(s.imitate_backfill, "--imitate-backfill")
         imitation.check_commit_teacher(s.decision, s.backfill, s.imitate_backfill)
+        imitation.check_limited_teacher(s.pick_limit, s.imitate_backfill)
 
 
 def check_workers(s: TrainSettings) -> None:

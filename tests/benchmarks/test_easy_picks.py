@@ -37,6 +37,29 @@ def test_the_teacher_in_its_reservation_order_is_replayed_exactly(traces, teache
     assert (demos.targets.sum(axis=1) >= 1).all()
 
 
+def test_a_teacher_in_another_order_backfills_in_its_order(traces):  # noqa: F811
+    # EASY for F1's head, the shortest allowed job first otherwise: one label a decision, the
+    # first allowed job in SJF's order (the jobs ahead of F1's reserved one while any wait)
+    settings = tiny_settings(traces, Path("unused.pt"), trace="sdsc", pick_limit="easy",
+                             reservation="f1", observation="job_window_reservation")
+    env = train.make_env(settings, NB_JOBS)
+    obs, info = env.reset(options={"start_index": 0})
+    rng = np.random.default_rng(0)
+    sjf = imitation.JOB_POLICIES.get("sjf")
+    checked = 0
+    while True:
+        played, acceptable = imitation.limited_pick(env, sjf, rng)
+        allowed = env.window_startable()
+        assert acceptable.sum() == 1 and acceptable[played] and allowed[played]
+        requested = [job.walltime_s for job, ok in zip(env.window_jobs(), allowed) if ok]
+        assert env.window_jobs()[played].walltime_s == min(requested)
+        checked += 1
+        obs, _, done, _, info = env.step(played)
+        if done:
+            break
+    assert checked >= NB_JOBS and len(env.result().outcomes) == NB_JOBS
+
+
 def test_the_limit_is_recorded_and_evaluated_with(traces, tmp_path, monkeypatch):  # noqa: F811
     out = tmp_path / "easy.pt"
     settings = tiny_settings(traces, out, trace="sdsc", pick_limit="easy", reservation="sjf",
@@ -68,6 +91,8 @@ def test_the_guard_of_a_limited_learner_compares_with_easy_heuristics(traces):  
 @pytest.mark.parametrize("kw,message", [
     ({"pick_limit": "esay"}, "--pick-limit: invalid value 'esay'; choose one of: fits, easy"),
     ({"pick_limit": "easy", "decision": "commit"}, "--pick-limit easy: .*--decision commit"),
+    ({"pick_limit": "easy", "imitate": "sjf", "imitate_backfill": "none"},
+     "--imitate-backfill none: with --pick-limit easy the teacher .* give --imitate-backfill easy"),
 ])
 def test_bad_limits_are_refused(traces, kw, message):  # noqa: F811
     settings = tiny_settings(traces, Path("x.pt"), trace="sdsc", **kw)
