@@ -8,6 +8,8 @@ Cases (all on 1,024-job sequences of the SDSC-SP2 trace with a seeded random sta
   view of the queue under WFP3's order), random valid actions;
 * ``pick-predicted``: as ``pick-sdsc`` with the ``job_window_predicted`` observation (the same
   plus run times predicted from the users' ended jobs, reservations in ``wfp3_pred`` order);
+* ``pick-easy``: as ``pick-predicted`` with event decisions and ``pick_limit="easy"`` (only the
+  picks EASY would make in ``sjf_pred`` order, the reservation's order), random valid actions;
 * ``pick-hetero4096``: ``job_pick`` mode (default conventions, hence event decisions and walltime
   kills; HDeepRM's contention model, window 128) on ``benchmarks/hetero4096.json``, the 4,096-core
   platform of ``platforms/hetero.json``'s 4 processor generations at scale (86 nodes), with the
@@ -68,9 +70,9 @@ HETERO = str(ROOT / "platforms" / "hetero.json")
 HETERO4096 = str(ROOT / "benchmarks" / "hetero4096.json")
 #: SDSC-SP2 has 128 processors: x 32 fills the 4,096 cores of ``hetero4096.json``.
 SCALE_4096 = 32
-CASES = ("pick-sdsc", "pick-reservation", "pick-predicted", "pick-hetero4096", "pair-normal",
-         "pair-small", "ppo-pick", "ppo-pair")
-TARGETS = {"pick-sdsc": 5000, "pick-reservation": 5000, "pick-predicted": 5000,
+CASES = ("pick-sdsc", "pick-reservation", "pick-predicted", "pick-easy", "pick-hetero4096",
+         "pair-normal", "pair-small", "ppo-pick", "ppo-pair")
+TARGETS = {"pick-sdsc": 5000, "pick-reservation": 5000, "pick-predicted": 5000, "pick-easy": 5000,
            "pick-hetero4096": 5000, "pair-normal": 5000, "pair-small": 5000, "ppo-pick": 1000,
            "ppo-pair": 1000}
 NB_JOBS = 1024
@@ -79,13 +81,16 @@ NB_JOBS = 1024
 def env_settings(case: str, workload: str, nb_jobs: int) -> dict[str, Any]:
     """Keyword arguments of :class:`SchedulingEnv` for ``case``."""
     common = dict(workload_file=workload, nb_jobs=nb_jobs, start_index="random", seed=0)
-    if case in ("pick-sdsc", "pick-reservation", "pick-predicted", "ppo-pick"):
+    if case in ("pick-sdsc", "pick-reservation", "pick-predicted", "pick-easy", "ppo-pick"):
         pick = dict(common, platform_file=None, homogeneous_procs=128, conventions="rlscheduler",
                     mode="job_pick", window=128, contention="none")
         if case == "pick-reservation":
             pick.update(observation="job_window_reservation", reservation="wfp3")
         elif case == "pick-predicted":
             pick.update(observation="job_window_predicted", reservation="wfp3_pred")
+        elif case == "pick-easy":
+            pick.update(observation="job_window_predicted", reservation="sjf_pred",
+                        decision="event", pick_limit="easy")
         return pick
     if case == "pick-hetero4096":
         return dict(common, platform_file=HETERO4096, mode="job_pick", window=128)
