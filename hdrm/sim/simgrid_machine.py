@@ -15,8 +15,8 @@ power state (``wattage_per_state`` ``idle:full`` or ``idle:epsilon:full``), and 
 The rule is :class:`hdrm.batsim.partial_load.PartialLoad`'s, the one ``hdrm serve`` uses: the
 machine's power table holds the full watts for a running host and the idle watts otherwise, and
 the partial load's slack is subtracted from the total and from each job's energy. What the
-plugin has and this machine does not model (``wattage_off``, ``sleep_pstates``: the engine never
-switches hosts off or to another power state) is logged once per file (a warning).
+plugin has and this machine does not model (a non-zero ``wattage_off``, ``sleep_pstates``: the
+engine never switches hosts off or to another power state) is logged once per file (a warning).
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def _read_hosts(path: str, mtime_ns: int, size: int) -> list[HostSpec]:
 def _unmodelled(hosts: Sequence[HostSpec]) -> list[str]:
     """The energy features of the hosts this machine does not model, one phrase each."""
     found = []
-    if any(h.wattage_off_w is not None for h in hosts):
+    if any(h.wattage_off_w for h in hosts):  # 0 W (hdrm's exports) is what "off" draws anyway
         found.append("wattage_off (no host is ever switched off)")
     if any("sleep_pstates" in h.properties for h in hosts):
         found.append("sleep_pstates (every host stays in its starting power state, as under a "

@@ -161,3 +161,15 @@ def test_energy_ends_at_the_last_job_end_as_batsim(tmp_path):
     assert sim.now == 50 and result.outcomes[1].state == "REJECTED"
     assert result.energy_j == (95 + 30) * 10
     assert sim.machine.energy_j() == (95 + 30) * 50  # the machine's own clock goes on
+
+
+def test_hdrm_exported_platform_runs_without_a_warning(tmp_path, caplog):
+    # hdrm writes wattage_off="0" on every host: a host that is never off draws nothing more
+    from hdrm.platform.simgrid_export import write_simgrid_xml
+
+    path = write_simgrid_xml(Platform.homogeneous(4), tmp_path / "h.xml")
+    platform, _ = platform_from_simgrid(path)
+    with caplog.at_level(logging.WARNING, "hdrm.sim.simgrid_machine"):
+        machine = simgrid_machine_for(platform)
+    assert machine is not None
+    assert not [r for r in caplog.records if r.name == "hdrm.sim.simgrid_machine"]
