@@ -136,6 +136,29 @@ SIMGRID_HEAD = ("<?xml version='1.0'?>\n"
                 "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n")
 
 
+#: Prologs of a SimGrid file (before ``<platform>``) that SimGrid 3.32 reads, and those it
+#: refuses with the error it prints (checked against the binary: test_real_batsim_doctype.py).
+SIMGRID_PROLOGS_READ = {
+    "simgrid.org": SIMGRID_HEAD,
+    "gforge, no XML declaration": '<!DOCTYPE platform SYSTEM '
+                                  '"http://simgrid.gforge.inria.fr/simgrid/simgrid.dtd">\n',
+    "single quotes and a comment": "<?xml version='1.0'?>\n<!-- made by hand -->\n"
+                                   "<!DOCTYPE  platform  SYSTEM 'https://simgrid.org/simgrid.dtd' >\n",
+}
+SIMGRID_PROLOGS_REFUSED = {
+    "no document type": ("<?xml version='1.0'?>\n", "Unexpected character"),
+    "another system id": ("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"simgrid.dtd\">\n",
+                          "Bad declaration"),
+    "http simgrid.org": ('<!DOCTYPE platform SYSTEM "http://simgrid.org/simgrid.dtd">\n',
+                         "Bad declaration"),
+    "another root name": ('<!DOCTYPE plat SYSTEM "https://simgrid.org/simgrid.dtd">\n',
+                          "Bad declaration"),
+    "no system id": ("<?xml version='1.0'?>\n<!DOCTYPE platform>\n", "Bad declaration"),
+    "a public id": ('<!DOCTYPE platform PUBLIC "-//x" "https://simgrid.org/simgrid.dtd">\n',
+                    "Bad declaration"),
+}
+
+
 def simgrid_zone(body: str) -> str:
     """A SimGrid 4.1 platform of one Full zone: ``master_host`` and ``body`` (hosts, routes)."""
     return (f'{SIMGRID_HEAD}<platform version="4.1"><zone id="z" routing="Full">\n'

@@ -36,7 +36,7 @@ from hdrm.platform.model import (
     ProcessorType,
 )
 from hdrm.platform.safe_xml import UnsafeXmlError, parse_xml_file
-from hdrm.platform.simgrid_checks import check_platform_tree, line_of
+from hdrm.platform.simgrid_checks import check_doctype, check_platform_tree, line_of
 from hdrm.platform.simgrid_routes import check_routes
 from hdrm.platform.simgrid_export import (  # noqa: F401  (the writer, re-exported)
     CONTROL_BANDWIDTH,
@@ -212,6 +212,8 @@ def _parse_xml(path: Path) -> ET.Element:
         ) from None
     if root.tag != "platform":
         raise PlatformError(f"{path}: root element is <{root.tag}>, expected <platform>")
+    text = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
+    check_doctype(text, path)  # what SimGrid's parser needs before <platform>
     return root
 
 

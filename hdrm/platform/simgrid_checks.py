@@ -13,7 +13,11 @@ of SimGrid's DTD (``simgrid.dtd``, version 4.1) that decide which hosts exist an
 * speed and availability profiles (``speed_file``, ``availability_file``, ``state_file``, a
   ``<trace_connect>`` of kind ``SPEED`` or ``HOST_AVAIL``): hdrm does not model hosts that change
   over time, so it refuses them rather than run at the wrong speed;
-* ``<include>``, which SimGrid removed in 3.18.
+* ``<include>``, which SimGrid removed in 3.18;
+* the document type (:func:`check_doctype`): SimGrid's parser needs ``<!DOCTYPE platform SYSTEM
+  "https://simgrid.org/simgrid.dtd">`` (or the former ``http://simgrid.gforge.inria.fr/simgrid/
+  simgrid.dtd``) before ``<platform>``; a file without it, or with another, is refused with
+  ``Unexpected character `<' in prolog`` or ``Bad declaration`` (checked against the binary).
 
 Each refusal is one :class:`~hdrm.errors.PlatformError` line naming the file, the line, the
 element and the fix.
@@ -27,7 +31,13 @@ from pathlib import Path
 
 from hdrm.errors import PlatformError
 
-__all__ = ["check_platform_tree", "line_of"]
+__all__ = ["SIMGRID_DTDS", "check_doctype", "check_platform_tree", "line_of"]
+
+#: The system identifiers SimGrid 3.32's platform parser accepts in the document type.
+SIMGRID_DTDS = ("https://simgrid.org/simgrid.dtd",
+                "http://simgrid.gforge.inria.fr/simgrid/simgrid.dtd")
+_DOCTYPE = re.compile(r"<!DOCTYPE\s+(\S+?)\s+SYSTEM\s+(?:\"([^\"]*)\"|'([^']*)')\s*>")
+_PROLOG_SKIP = re.compile(r"\s+|<\?.*?\?>|<!--.*?-->", re.S)
 
 #: Attributes of the elements that make hosts, or hold them: (required, optional), from the DTD.
 _ATTRIBUTES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -79,6 +89,34 @@ def _where(path: Path, element: ET.Element) -> str:
     line = line_of(path, element.tag, ident)
     named = f"<{element.tag}>" if ident is None else f"<{element.tag} id={ident!r}>"
     return f"{path}:{line}: {named}" if line else f"{path}: {named}"
+
+
+def check_doctype(text: str, path: Path) -> None:
+    """Refuse a SimGrid file (its ``text``) whose prolog lacks the document type SimGrid needs.
+
+    Raises:
+        PlatformError: naming the file, the line and the line to write.
+    """
+    pos = 0
+    while True:  # past the XML declaration, comments and blanks
+        skipped = _PROLOG_SKIP.match(text, pos)
+        if skipped is None or skipped.end() == pos:
+            break
+        pos = skipped.end()
+    line = text.count("\n", 0, pos) + 1
+    wanted = f'<!DOCTYPE platform SYSTEM "{SIMGRID_DTDS[0]}">'
+    if not text.startswith("<!DOCTYPE", pos):
+        raise PlatformError(f"{path}:{line}: no document type before <platform>; SimGrid (Batsim's "
+                            "platform parser) refuses the file (\"Unexpected character `<' in "
+                            f"prolog\"): add {wanted} after the <?xml ...?> line")
+    declared = _DOCTYPE.match(text, pos)
+    system = None if declared is None else declared.group(2) or declared.group(3) or ""
+    if declared is None or declared.group(1) != "platform" or system not in SIMGRID_DTDS:
+        found = text[pos:text.find(">", pos) + 1 or len(text)].splitlines()[0]
+        raise PlatformError(f"{path}:{line}: {found}: SimGrid (Batsim's platform parser) accepts "
+                            f"only {wanted} (or the former {SIMGRID_DTDS[1]!r} as its system "
+                            "identifier) and refuses this one (\"Bad declaration\"); write "
+                            f"{wanted}")
 
 
 def check_platform_tree(root: ET.Element, path: Path) -> list[ET.Element]:

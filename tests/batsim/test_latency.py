@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from batsim_helpers import GOLDEN, PLATFORMS, SESSIONS, PybatsimProcess, read_session, recorded_replies
+from builders import SIMGRID_HEAD
 from test_serve_vs_real import BATSIM, NB_HOSTS, WHY_NOT, _events, raw_session, write_platform, write_workload
 
 from hdrm.batsim import protocol as p
@@ -26,6 +27,7 @@ SMALL = GOLDEN / "small_delays"
 
 #: cluster256_1k's network on 4 nodes: 50 us node links, 500 us backbones, a 500 us link between.
 TWO_CLUSTERS = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1"><zone id="AS0" routing="Full">
   <cluster id="c1" prefix="a" suffix="" radical="0-3" speed="1Gf" bw="125MBps" lat="50us"
            bb_bw="2.25GBps" bb_lat="500us"/>
@@ -73,14 +75,14 @@ def test_unreadable_routes_keep_latency_zero_with_a_warning(tmp_path, caplog):
     platform = tmp_path / "noroute.xml"
     # a Full zone without h's route: SimGrid's empty route, latency 0 (Batsim runs it), read
     # without a warning since session 24 (tests/platform/test_simgrid_routes.py)
-    platform.write_text('<platform version="4.1"><zone id="z" routing="Full">'
+    platform.write_text(SIMGRID_HEAD + '<platform version="4.1"><zone id="z" routing="Full">'
                         '<host id="master_host" speed="1Gf"/><host id="h" speed="1Gf"/>'
                         '<link id="l" latency="1ms" bandwidth="1GBps"/></zone></platform>')
     with caplog.at_level(logging.WARNING, logger="hdrm.batsim.latency"):
         assert _latencies(platform).zero
     assert caplog.text == ""
     # a zone of Cluster routing: its latencies are not modelled
-    platform.write_text('<platform version="4.1"><zone id="w" routing="Full">'
+    platform.write_text(SIMGRID_HEAD + '<platform version="4.1"><zone id="w" routing="Full">'
                         '<zone id="m" routing="Full"><host id="master_host" speed="1Gf"/></zone>'
                         '<zone id="k" routing="Cluster"><cabinet id="cb" prefix="k" suffix="" '
                         'radical="0-1" speed="1Gf" bw="1GBps" lat="50us"/><backbone id="b" '

@@ -269,7 +269,8 @@ def test_walltime_tie_started_with_another_parallel_job(tmp_path):
     timer, which fires first (``hdrm.sim.running``; alone, job 25 succeeds)."""
     hosts = "".join(f'<host id="h{i:02d}" speed="10Gf"/>' for i in range(16))
     (tmp_path / "p.xml").write_text(
-        "<?xml version='1.0'?><platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+        "<?xml version='1.0'?><!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">"
+        "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
         f'<host id="master_host" speed="1Gf"/>{hosts}</zone></platform>')
     (tmp_path / "w.json").write_text(json.dumps(TIE))
     config = SimulationConfig(contention="none", backfilling="none", seed=0)

@@ -21,7 +21,8 @@ from hdrm.batsim.server import BatsimServer, ServeOptions
 from hdrm.batsim.simulator import ServerConfig
 from hdrm.errors import PlatformError
 
-HEAD = ("<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
+HEAD = ("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+        "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
         '<host id="master_host" speed="1Gf"/>\n')
 
 

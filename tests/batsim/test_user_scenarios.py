@@ -94,7 +94,8 @@ def test_equal_hosts_and_equal_idle_and_full_watts_are_unchanged():
 
 
 def test_core_attribute_is_read_and_checked(tmp_path):
-    xml = ("<?xml version='1.0'?><platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+    xml = ("<?xml version='1.0'?><!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">"
+           "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
            '<zone id="m" routing="Full"><host id="master_host" speed="1Gf"/></zone>'
            '<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" core="{}" bw="1GBps" '
            'lat="0us"/><link id="l" bandwidth="1GBps" latency="0"/>'  # the route to the master

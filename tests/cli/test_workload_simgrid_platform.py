@@ -13,7 +13,8 @@ REPO = Path(__file__).resolve().parents[2]
 def test_workload_load_on_a_simgrid_platform(tmp_path, capsys):
     platform = tmp_path / "p.xml"
     platform.write_text(
-        "<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
+        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+        "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
         '<host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/><host id="b" speed="2Gf"/>'
         "\n</zone></platform>\n")
     trace = REPO / "workloads" / "lublin_256_first500.swf"

@@ -44,7 +44,8 @@ def test_cpu_workload_on_a_gpu_platform_is_one_line(tmp_path, workload):
 def test_simgrid_platform_cores_run_at_the_starting_power_state(tmp_path):
     platform = tmp_path / "p.xml"
     platform.write_text(
-        "<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
+        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+        "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
         '<host id="master_host" speed="1Gf"/>\n<host id="a" speed="10Gf, 5Gf"/>\n'
         '<host id="b" speed="10Gf, 5Gf" pstate="1"/>\n</zone></platform>\n')
     env = SchedulingEnv(platform_file=str(platform),

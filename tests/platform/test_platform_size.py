@@ -108,7 +108,8 @@ def test_the_refusal_quotes_the_estimate_of_its_kind_of_platform(tmp_path):
 def test_a_simgrid_radical_is_counted_before_it_is_expanded(tmp_path):
     path = tmp_path / "big.xml"
     path.write_text(
-        "<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+        "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
         "<cluster id=\"c\" prefix=\"h\" suffix=\"\" radical=\"0-999999999999\" speed=\"1Gf\" "
         "bw=\"1GBps\" lat=\"1us\"/></zone></platform>\n")
     error, peak_mb = _peak_mb(lambda: platform_from_simgrid(path))

@@ -20,7 +20,8 @@ from hdrm.errors import PlatformError
 from hdrm.platform.simgrid import platform_from_simgrid, read_simgrid_hosts
 
 REPO = Path(__file__).resolve().parents[2]
-HEAD = "<?xml version='1.0'?>\n<platform version=\"4.1\">\n"
+HEAD = ("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+        "<platform version=\"4.1\">\n")
 MASTER = '<host id="master_host" speed="1Gf"/>'
 LINKS = ('<link id="l1" bandwidth="1GBps" latency="1ms"/>'
          '<link id="l2" bandwidth="1GBps" latency="2ms"/>')

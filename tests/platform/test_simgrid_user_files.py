@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from builders import SIMGRID_PROLOGS_READ, SIMGRID_PROLOGS_REFUSED
+
 from hdrm.errors import PlatformError
 from hdrm.platform.simgrid import platform_from_simgrid, read_simgrid_all_hosts, read_simgrid_hosts
 
@@ -247,3 +249,24 @@ def test_roles_batsim_knows(tmp_path):
             '<host id="h0" speed="1Gf"><prop id="role" value="compute_node"/></host>\n'
             '<host id="d" speed="1Gf"><prop id="role" value="storage"/></host>')
     assert [h.name for h in read_simgrid_hosts(write(tmp_path, body))] == ["h0"]
+
+
+@pytest.mark.parametrize("name", sorted(SIMGRID_PROLOGS_READ))
+def test_the_prologs_simgrid_reads_are_read(name, tmp_path):
+    path = tmp_path / "p.xml"
+    path.write_text(SIMGRID_PROLOGS_READ[name] + '<platform version="4.1"><zone id="z" '
+                    'routing="Full"><host id="a" speed="1Gf"/></zone></platform>\n')
+    assert [h.name for h in read_simgrid_hosts(path)] == ["a"]
+
+
+@pytest.mark.parametrize("name", sorted(SIMGRID_PROLOGS_REFUSED))
+def test_the_prologs_simgrid_refuses_are_refused_in_one_line(name, tmp_path):
+    prolog, _ = SIMGRID_PROLOGS_REFUSED[name]
+    path = tmp_path / "p.xml"
+    path.write_text(prolog + '<platform version="4.1"><zone id="z" routing="Full">'
+                    '<host id="a" speed="1Gf"/></zone></platform>\n')
+    line = prolog.count("\n") + (0 if "DOCTYPE" in prolog else 1)
+    with pytest.raises(PlatformError, match=rf"^{re.escape(str(path))}:{line}: .*SimGrid .*"
+                       r'<!DOCTYPE platform SYSTEM "https://simgrid\.org/simgrid\.dtd">') as err:
+        read_simgrid_hosts(path)
+    assert "\n" not in str(err.value)
