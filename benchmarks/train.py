@@ -230,6 +230,8 @@ class _Run:
                                   self.agent.gamma, self.agent.settings.reward_scale, s.objective)
         how = "" if s.mode == "policy_pair" else (f" with {s.imitate_backfill} backfilling "
                                                    f"({s.decision} decisions)")
+        if s.mode == "job_pick" and s.pick_limit == "easy":
+            how = f"'s order within EASY's picks in {s.reservation} order"
         self.echo(f"imitation: {len(demos)} decisions of {s.imitate}{how} on {len(starts)} "
                   f"training sequences (teacher's mean score {np.mean(demos.scores):.2f})")
         stats = imitation.fit(self.agent, demos, s.imitate_epochs, seed=s.seed,
