@@ -49,7 +49,9 @@ def play(engine: str, seed: int = 7, **settings):
     dict(mode="policy_pair", observation="normal", objective="edp", contention="hdeeprm"),
     dict(mode="job_pick", window=8, objective="avg_bounded_slowdown", contention="none"),
     dict(mode="job_pick", window=8, decision="commit", backfilling="easy", objective="makespan"),
-], ids=["policy_pair", "job_pick", "job_pick_commit"])
+    dict(mode="job_pick", window=8, objective="avg_bounded_slowdown", contention="none",
+         observation="job_window_reservation", reservation="sjf", pick_limit="easy"),
+], ids=["policy_pair", "job_pick", "job_pick_commit", "job_pick_easy_limit"])
 def test_an_episode_under_real_batsim_equals_the_builtin_one(settings):
     builtin, expected = play("builtin", **settings)
     steps, result = play("batsim", **settings)
