@@ -164,6 +164,22 @@ def at_first_submission(decisions: list[dict]) -> Callable[[dict], str]:
     return reply
 
 
+def binary_run(binary: str, reply: Callable[[dict], str], platform: Path, workload: Path,
+               prefix: Path) -> subprocess.CompletedProcess:
+    """Run the Batsim binary at ``binary`` on ``platform`` and ``workload`` (outputs at
+    ``prefix``) against the raw decision process ``reply``; returns the finished process, whatever
+    its exit status (for the tests of what the binary refuses)."""
+    scheduler = RawScheduler(reply)
+    scheduler.start()
+    try:
+        return subprocess.run([binary, "-p", str(platform), "-w", str(workload), "-e",
+                               str(prefix), "-q", "-s",
+                               scheduler.endpoint.replace("localhost", "127.0.0.1")],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        scheduler.stop()
+
+
 def raw_session(reply: Callable[[dict], str], platform: Path, workloads: Path | list[Path],
                 prefix: Path, energy: bool = False, binary: str | None = None) -> RawScheduler:
     """Run a raw decision process (``reply``) against the Batsim binary at ``binary`` or, when

@@ -12,7 +12,7 @@ import json
 import subprocess
 
 import pytest
-from batsim_helpers import RawScheduler
+from batsim_helpers import binary_run
 from builders import SIMGRID_PROLOGS_READ, SIMGRID_PROLOGS_REFUSED
 from real_batsim import real_batsim
 
@@ -40,15 +40,7 @@ def _run(tmp_path, prolog: str) -> subprocess.CompletedProcess:
                for e in doc["events"] if e["type"] == "JOB_SUBMITTED"]
         return json.dumps({"now": doc["now"], "events": out})
 
-    scheduler = RawScheduler(reply)
-    scheduler.start()
-    try:
-        return subprocess.run([BATSIM, "-p", str(platform), "-w", str(workload), "-e",
-                               str(tmp_path / "out"), "-q", "-s",
-                               scheduler.endpoint.replace("localhost", "127.0.0.1")],
-                              capture_output=True, text=True, timeout=60)
-    finally:
-        scheduler.stop()
+    return binary_run(BATSIM, reply, platform, workload, tmp_path / "out")
 
 
 @pytest.mark.parametrize("name", sorted(SIMGRID_PROLOGS_READ))

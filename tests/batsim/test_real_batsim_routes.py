@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from batsim_helpers import RawScheduler
+from batsim_helpers import binary_run
 from real_batsim import real_batsim
 from test_serve_workloads import seeded_workload
 from test_serve_workloads_latency import _assert_same, _session, timed
@@ -133,15 +133,7 @@ def _run_one_job_per_host(platform: Path, tmp_path: Path) -> subprocess.Complete
                for e in doc["events"] if e["type"] == "JOB_SUBMITTED"]
         return json.dumps({"now": doc["now"], "events": out})
 
-    scheduler = RawScheduler(reply)
-    scheduler.start()
-    try:
-        return subprocess.run([BATSIM, "-p", str(platform), "-w", str(workload), "-e",
-                               str(tmp_path / "out"), "-q", "-s",
-                               scheduler.endpoint.replace("localhost", "127.0.0.1")],
-                              capture_output=True, text=True, timeout=60)
-    finally:
-        scheduler.stop()
+    return binary_run(BATSIM, reply, platform, workload, tmp_path / "out")
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
