@@ -24,7 +24,8 @@ the kinds of ``job_pick`` mode (:func:`~hdrm.env.observations.job_window_kinds`)
       (it is expected to end after the shadow time and uses more cores than the extra ones).
 
     The columns come from :mod:`hdrm.env.reservation_view`. They inform; they constrain only
-    with ``pick_limit="easy"``, which masks the fitting jobs marked ``delays_reserved``.
+    with ``pick_limit="easy"``, which masks what EASY would not start now (the jobs marked
+    ``delays_reserved``, and every job not ``before_reserved`` while one is).
 ``job_window_predicted`` (``job_pick`` mode)
     ``job_window_reservation`` with one more column before the real-job flag: the job's predicted
     run time, normalised as the requested time: the mean run time of its user's last two ended
