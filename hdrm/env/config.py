@@ -261,9 +261,13 @@ class EnvConfig:
         values.update(overrides)
         try:
             return cls.from_kwargs(**values)
-        except ConfigError as exc:  # name the file and the JSON path of the preemption keys
+        except ConfigError as exc:  # name the file and the JSON path of these keys
             if str(exc).startswith("preemption:"):
                 raise ConfigError(f"{options.source}: pybatsim.env.{exc}") from None
+            if str(exc).startswith("pick_limit:"):
+                raise ConfigError(f"{options.source}: pybatsim.env.actions.{exc} (the "
+                                  "decision is simulation.decision, or what "
+                                  "workload.conventions imply)") from None
             raise
 
 

@@ -162,3 +162,19 @@ def test_options_json_sets_the_limit_and_refuses_a_bad_one(tmp_path):
                                           r"\"eas\"; did you mean 'easy'") as err:
         options_from_dict(data, source="options.json")
     assert "\n" not in str(err.value)
+
+
+def test_options_json_names_the_key_when_the_decision_is_commit(tmp_path):
+    from hdrm.env.config import EnvConfig
+    from hdrm.options import options_from_dict
+
+    path = write_jobs(tmp_path / "w.swf", [(0, 10, 1, 10)])
+    data = {"workload_file_path": path, "nb_resources": 4,
+            "workload": {"conventions": "rlscheduler"},  # implies commit decisions
+            "pybatsim": {"env": {"actions": {"mode": "job_pick", "pick_limit": "easy"}}}}
+    with pytest.raises(ConfigError, match=r"^options\.json: pybatsim\.env\.actions\.pick_limit: "
+                                          r"'easy' .* decision 'commit'.*simulation\.decision"):
+        EnvConfig.from_options(options_from_dict(data, source="options.json"))
+    data["simulation"] = {"decision": "event"}
+    assert EnvConfig.from_options(options_from_dict(data, source="options.json")).pick_limit == \
+        "easy"
