@@ -25,9 +25,9 @@ step after the submitter's last batch then comes after NOTIFY, or in a message o
   start and on end; waiters (CALL_ME_LATER), killers (KILL_JOB) and switchers (power states)
   are actors too.
 
-It covers ``delay`` and ``parallel_homogeneous`` jobs (without communication) on platforms
-whose messages have no latency (:func:`hdrm.batsim.bandwidth.message_bandwidths`); the physics
-(host states, energy, outputs) stays :class:`~hdrm.batsim.hosts.HostBoard`'s.
+It covers ``delay`` and ``parallel_homogeneous`` jobs (without communication) on the
+platforms :func:`hdrm.batsim.bandwidth.message_bandwidths` reads (with or without latency); the
+physics (host states, energy, outputs) stays :class:`~hdrm.batsim.hosts.HostBoard`'s.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class ActorSimulation(JobActors, BatsimSimulation):
         hosts: compute hosts in resource order.
         table: the workload (``delay`` jobs).
         config: Batsim options.
-        bandwidths: the bandwidth of each message's route.
+        bandwidths: the bandwidth and latency of each message's route.
     """
 
     def __init__(self, hosts: Sequence[HostSpec], table: JobTable, config: ServerConfig | None,
@@ -111,7 +111,8 @@ class ActorSimulation(JobActors, BatsimSimulation):
     def _put(self, payload: tuple, host: int) -> Steps:
         """Batsim's send_message: ``Mailbox::by_name``, then a blocking 1-byte put."""
         yield (ANSWERED, None)
-        transfer = yield (SEND, payload, self.bandwidths.of(host), host)
+        transfer = yield (SEND, payload, self.bandwidths.of(host), host,
+                          self.bandwidths.latency(host))
         yield (WAIT, transfer)
 
     def _energy(self, hosts: Sequence[int]) -> Steps:

@@ -8,7 +8,10 @@ to the master host, the route is empty (SimGrid 3.32's Full routing): the messag
 cross and ends at the next solver step, 0 s later (an infinite bandwidth here).
 :func:`message_bandwidths` reads them for what :class:`ActorSimulation` covers: one zone of
 ``Full`` routing with compute ``<host>`` elements, and a workload of ``delay`` jobs and
-``parallel_homogeneous`` jobs without communication.
+``parallel_homogeneous`` jobs without communication. On a platform with latencies
+(:mod:`hdrm.batsim.latency`) it covers those whose links (and ``<cluster>`` links and
+backbones) all have one bandwidth and a latency above 0 and whose master host is a ``<host>``:
+a route with latency then crosses links of that bandwidth, a route of latency 0 is empty.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from pathlib import Path
 from typing import Sequence
 
 from hdrm.batsim.jobs import JobTable
+from hdrm.batsim.latency import RouteLatencies
 from hdrm.platform.simgrid import MASTER_HOST, HostSpec, read_platform_root
+from hdrm.platform.simgrid_routes import parse_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -42,14 +47,22 @@ class MessageBandwidths:
     Attributes:
         master_bps: from the master host to itself.
         host_bps: from each compute host, in resource order.
+        latencies: the routes' latencies in seconds (None: all 0).
     """
 
     master_bps: float
     host_bps: tuple[float, ...]
+    latencies: RouteLatencies | None = None
 
     def of(self, host: int) -> float:
         """The bandwidth from compute host ``host`` (-1: the master host)."""
         return self.master_bps if host < 0 else self.host_bps[host]
+
+    def latency(self, host: int) -> float:
+        """The latency from compute host ``host`` (-1: the master host), in seconds."""
+        if self.latencies is None:
+            return 0.0
+        return self.latencies.master_s if host < 0 else self.latencies.host_s[host]
 
 
 def parse_bandwidth(text: str) -> float | None:
@@ -62,16 +75,19 @@ def parse_bandwidth(text: str) -> float | None:
     return value / 8 if match.group(3) == "bps" else value
 
 
-def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec],
-                       table: JobTable) -> MessageBandwidths | None:
+def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec], table: JobTable,
+                       latencies: RouteLatencies | None = None) -> MessageBandwidths | None:
     """The message bandwidths of a platform file, or None when :class:`ActorSimulation` does not
-    cover the session (then the instant model runs it)."""
+    cover the session (then the instant model runs it, or the delayed one where ``latencies``,
+    from :func:`hdrm.batsim.latency.route_latencies`, are not all 0)."""
     path = Path(path)
     if path.suffix.lower() != ".xml" or not table.jobs:
         return None
     if not all(_covered(table.profile_of(job)) for job in table.jobs):
         return None
     root = read_platform_root(path)
+    if latencies is not None and not latencies.zero:
+        return _with_latencies(root, latencies)
     zones = list(root.iter("zone")) + list(root.iter("AS"))
     if len(zones) != 1 or zones[0].get("routing", "") != "Full" or any(
             e.tag in ("cluster", "cabinet", "peer", "router", "zoneRoute", "ASroute", "bypassRoute")
@@ -88,6 +104,42 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec],
     if master_bps is None or any(b is None for b in host_bps):
         return None
     return MessageBandwidths(master_bps, tuple(host_bps))
+
+
+def _with_latencies(root: ET.Element, latencies: RouteLatencies) -> MessageBandwidths | None:
+    """One bandwidth on every link, every latency above 0, the master a ``<host>``: a route of
+    latency 0 is empty (the master's own: SimGrid's loopback, where its zone holds no zone)."""
+    rates, delays = [], []
+    for element in root.iter():
+        if element.tag in ("link", "backbone"):
+            rates.append(element.get("bandwidth", ""))
+            delays.append(element.get("latency", "0"))
+        elif element.tag == "cluster":
+            rates += [element.get("bw", "")] + ([element.get("bb_bw", "")]
+                                                if "bb_bw" in element.attrib else [])
+            delays += [element.get("lat", "0")] + ([element.get("bb_lat", "0")]
+                                                   if "bb_bw" in element.attrib else [])
+            if {"loopback_bw", "loopback_lat", "limiter_link"} & set(element.attrib):
+                return None  # links of other bandwidths, or a loopback route
+        elif element.tag in ("bypassRoute", "bypassASroute", "bypassZoneRoute", "peer"):
+            return None
+    bps = {parse_bandwidth(r) for r in rates}
+    seconds = [parse_seconds(d) for d in delays]
+    if len(bps) != 1 or None in bps or not all(s is not None and s > 0 for s in seconds):
+        return None
+    rate: float = bps.pop()  # type: ignore[assignment]
+    master = next((e for e in root.iter("host") if e.get("id") == MASTER_HOST), None)
+    zone = next((z for z in root.iter("zone") if master is not None and master in list(z)), None)
+    if zone is None:
+        return None
+    if latencies.master_s > 0:
+        master_bps = rate
+    elif not any(child.tag in ("zone", "AS", "cluster") for child in zone):
+        master_bps = LOOPBACK_BPS
+    else:
+        return None
+    return MessageBandwidths(master_bps, tuple(rate if s > 0 else math.inf
+                                               for s in latencies.host_s), latencies)
 
 
 def _covered(profile: dict) -> bool:

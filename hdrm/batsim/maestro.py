@@ -17,7 +17,10 @@ order in which Batsim's server receives its messages follows from the same steps
 * a message is a 1-byte transfer into one mailbox (the server's): a send posted while the
   receiver waits starts at once, otherwise it waits in the mailbox, first posted first taken;
   it lasts ``1 / bandwidth`` of its route (0.1 ns on a 10 GBps link); over an empty route it
-  ends at the next step, 0 s later;
+  ends at the next step, 0 s later; over a route with latency (``ptask_L07``), it first waits
+  out the latency (ending, as a sleep, at the first step with less than
+  :data:`SURF_PRECISION_S` of it left), then sends its byte at ``min(bandwidth, TCP_GAMMA /
+  (2 x latency))`` (SimGrid's ``L07Action::updateBound``), from that step on;
 * a parallel task (:class:`Exec`: ``PTASK``, then ``WAIT_FOR`` with a timeout) is one action
   whose work, a fraction 1, drains at its rate; its timeout is a sleep (the rule above), and the
   wait ends :data:`DONE` at the timeout only if the work's action has ended too, else
@@ -39,6 +42,8 @@ from typing import Any, Callable, Generator
 SURF_PRECISION_S = 1e-9
 #: ``maxmin/precision`` x ``surf/precision``: a transfer with fewer bytes left has ended.
 REMAINS_PRECISION = 1e-5 * 1e-9
+#: SimGrid's ``network/TCP-gamma`` (bytes): bounds the rate of a transfer with latency.
+TCP_GAMMA = 4194304.0
 
 ANSWERED, SLEEP, SEND, RECV, WAIT, CREATE, EXCHANGE, EXECUTE, PTASK, WAIT_FOR = range(10)
 #: How a parallel task's wait ends: its work done, or its timeout first (work left).
@@ -54,6 +59,7 @@ class Transfer:
     payload: Any = None
     bandwidth: float = 0.0
     host: int = -1
+    latency: float = 0.0
     waiters: list[Actor] = field(default_factory=list)
 
 
@@ -72,12 +78,15 @@ class Exec:
 
 @dataclass(eq=False)
 class _Action:
-    """A sleep (``max_duration``) or a transfer (``remains`` bytes at ``rate``)."""
+    """A sleep (``max_duration``) or a transfer (``remains`` bytes at ``rate``; while
+    ``latency`` is left, at rate 0, then at ``bound``)."""
 
     host: int
     max_duration: float = -1.0
     remains: float = 0.0
     rate: float = 0.0
+    latency: float = 0.0
+    bound: float = 0.0
     transfer: Transfer | None = None
     sleeper: Actor | None = None
     exec: Exec | None = None
@@ -163,9 +172,11 @@ class Maestro:
             self._ready.append((actor, None))
         elif kind == SEND:
             transfer = Transfer(request[1], request[2])
+            transfer.latency = request[4] if len(request) > 4 else 0.0
             if self._receiving is not None:
                 receiving, self._receiving = self._receiving, None
                 receiving.payload, receiving.bandwidth = transfer.payload, transfer.bandwidth
+                receiving.latency = transfer.latency
                 transfer = receiving
                 self._start(transfer, request[3])
             else:
@@ -227,6 +238,11 @@ class Maestro:
             self._actions.append(_Action(host, remains=0.0, rate=sys.float_info.max,  # step
                                          transfer=transfer))
             return
+        if transfer.latency > 0:  # L07Action: penalty 0 until the latency is over
+            self._actions.append(_Action(
+                host, remains=1.0, latency=transfer.latency, transfer=transfer,
+                bound=min(transfer.bandwidth, TCP_GAMMA / (2.0 * transfer.latency))))
+            return
         self._actions.append(_Action(host, remains=1.0, rate=transfer.bandwidth, transfer=transfer))
 
     def _solve(self) -> bool:
@@ -240,13 +256,23 @@ class Maestro:
                 delta = value if delta < 0 or value < delta else delta
             if a.max_duration > -1 and (delta < 0 or a.max_duration < delta):
                 delta = a.max_duration
+        for a in self._actions:  # HostL07Model::next_occurring_event: then the latencies
+            if a.latency > 0 and (delta < 0 or a.latency < delta):
+                delta = a.latency
         self.now += delta
         ended, kept = [], []
         for a in self._actions:
+            started = False
+            if a.latency > 0:  # update_actions_state: the rate applies from the next step on
+                a.latency = a.latency - delta if a.latency > delta else 0.0
+                if a.latency < SURF_PRECISION_S:
+                    a.latency, started = 0.0, True
             if a.rate > 0:
                 a.remains -= a.rate * delta
                 if a.remains < REMAINS_PRECISION:
                     a.remains = 0.0
+            if started:
+                a.rate = a.bound
             if a.max_duration != -1.0:
                 a.max_duration -= delta
                 if a.max_duration < SURF_PRECISION_S:

@@ -151,8 +151,7 @@ class BatsimServer:
         else:  # several -w, as Batsim: w0, w1, ...
             self.table = read_job_tables(workload)
         latencies = route_latencies(platform, self.hosts)
-        bandwidths = (message_bandwidths(platform, self.hosts, self.table) if latencies.zero
-                      else None)
+        bandwidths = message_bandwidths(platform, self.hosts, self.table, latencies)
         self.simulation: BatsimSimulation = (
             ActorSimulation(self.hosts, self.table, self.options.config, bandwidths)
             if bandwidths is not None

@@ -1,0 +1,183 @@
+"""Batsim's actors on platforms whose routes have latency (no binary needed, except ``slow``).
+
+A message over a route with latency is SimGrid 3.32's ``ptask_L07`` action: it waits out the
+latency (which ends, as a sleep, at the first solver step with less than 1 ns of it left), then
+sends its byte at ``min(bandwidth, TCP-gamma / (2 x latency))`` (``L07Action::updateBound``,
+TCP-gamma 4194304 bytes): 0.4768 ns after a 1 ms latency on 10 GBps links, 1 ns on 1 GBps
+links. Batsim's server takes one message at a time, so no two transfers ever share a link.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from real_batsim import real_batsim
+from test_real_batsim_routes import ROUTED
+from test_serve_workloads import seeded_workload
+from test_serve_workloads_latency import _assert_same, _session
+
+from hdrm.batsim.actors import ActorSimulation
+from hdrm.batsim.bandwidth import LOOPBACK_BPS, message_bandwidths
+from hdrm.batsim.delayed import DelayedSimulation
+from hdrm.batsim.hosts import load_hosts
+from hdrm.batsim.jobs import read_job_table
+from hdrm.batsim.latency import route_latencies
+from hdrm.batsim.maestro import ANSWERED, RECV, SEND, SLEEP, TCP_GAMMA, WAIT, Maestro
+from hdrm.batsim.server import BatsimServer
+
+BATSIM, WHY_NOT = real_batsim()
+
+
+def _sender(payload: str, bandwidth: float, latency: float, sleep_s: float = 0.0):
+    if sleep_s:
+        yield (SLEEP, sleep_s, 0)
+    yield (ANSWERED, None)
+    transfer = yield (SEND, payload, bandwidth, 0, latency)
+    yield (WAIT, transfer)
+
+
+def _server(maestro: Maestro, log: list, count: int):
+    for _ in range(count):
+        yield (ANSWERED, None)
+        transfer = yield (RECV,)
+        payload = yield (WAIT, transfer)
+        log.append((payload, maestro.now))
+
+
+def _sleeper(maestro: Maestro, log: list, duration: float):
+    yield (SLEEP, duration, 0)
+    log.append(("woke", maestro.now))
+
+
+def _received(senders: list, count: int, *others) -> list:
+    maestro, log = Maestro(), []
+    maestro.spawn(_server(maestro, log, count))
+    for actor in senders:
+        maestro.spawn(actor)
+    for make in others:
+        maestro.spawn(make(maestro, log))
+    assert maestro.run() is None
+    return log
+
+
+def test_the_latency_then_the_byte_at_the_tcp_gamma_bound():
+    """1 ms on 10 GBps: the bound 4194304 / 0.002 = 2.097e9 B/s is below the link's rate."""
+    log = _received([_sender("a", 1e10, 1e-3)], 1)
+    assert TCP_GAMMA == 4194304.0
+    assert log == [("a", 1e-3 + 1.0 / (4194304.0 / 2e-3))]
+    assert log[0][1] == pytest.approx(0.001000000476837, abs=1e-15)
+
+
+def test_a_slow_link_sets_the_rate_below_the_bound():
+    """1 ms on 100 MBps: the link (1e8 B/s) is below the bound, the byte takes 10 ns."""
+    log = _received([_sender("a", 1e8, 1e-3)], 1)
+    assert log == [("a", 1e-3 + 1e-8)]
+
+
+def test_messages_are_taken_one_at_a_time_each_with_its_latency():
+    """Posted together: the second transfer starts when the first has arrived."""
+    log = _received([_sender("a", 1e9, 1e-3), _sender("b", 1e9, 2e-3)], 2)
+    assert [what for what, _ in log] == ["a", "b"]
+    assert log[0][1] == pytest.approx(1e-3 + 1e-9, abs=1e-15)
+    assert log[1][1] == pytest.approx(3e-3 + 2e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize("early_s, same_step", [(0.5e-9, True), (0.9e-9, True), (1.1e-9, False)])
+def test_a_latency_ends_within_a_nanosecond_like_a_sleep(early_s, same_step):
+    """A step that leaves under 1 ns of latency ends it: the byte starts from that step."""
+    log = _received([_sender("a", 1e9, 1e-3)], 1,
+                    lambda m, lg: _sleeper(m, lg, 1e-3 - early_s))
+    woke, arrived = log[0][1], log[1][1]
+    assert [what for what, _ in log] == ["woke", "a"]
+    start = woke if same_step else 1e-3
+    assert arrived == pytest.approx(start + 1e-9, abs=1e-15)
+
+
+def test_an_empty_route_ignores_latency():
+    log = _received([_sender("a", math.inf, 0.0)], 1)
+    assert log == [("a", 0.0)]
+
+
+def _platform(tmp: Path, text: str) -> Path:
+    path = tmp / "platform.xml"
+    path.write_text(text)
+    return path
+
+
+def _workload(tmp: Path) -> Path:
+    path = tmp / "w.json"
+    path.write_text(json.dumps({"nb_res": 6, "jobs": [
+        {"id": "1", "subtime": 1, "res": 1, "walltime": -1, "profile": "d"}],
+        "profiles": {"d": {"type": "delay", "delay": 2}}}))
+    return path
+
+
+def test_a_latency_platform_of_one_bandwidth_runs_in_the_actor_model(tmp_path):
+    """'Full, hosts without a route': h0, h2, h4 cross l1 (1 ms), h1, h3, h5 have no route (0 s,
+    nothing to cross); the master reaches itself over lo (30 us)."""
+    platform = _platform(tmp_path, ROUTED["Full, hosts without a route"])
+    workload = _workload(tmp_path)
+    hosts = load_hosts(platform)
+    latencies = route_latencies(platform, hosts)
+    found = message_bandwidths(platform, hosts, read_job_table(workload), latencies)
+    assert found.master_bps == 1e10 and found.latency(-1) == pytest.approx(30e-6)
+    assert found.host_bps == (1e10, math.inf) * 3
+    assert [found.latency(h) for h in range(6)] == [1e-3, 0.0] * 3
+    assert type(BatsimServer(platform, workload).simulation) is ActorSimulation
+
+
+def test_the_master_without_its_own_route_crosses_the_loopback(tmp_path):
+    text = ROUTED["Full, hosts without a route"].replace(
+        '<route src="master_host" dst="master_host"><link_ctn id="lo"/></route>', "")
+    platform, workload = _platform(tmp_path, text), _workload(tmp_path)
+    hosts = load_hosts(platform)
+    found = message_bandwidths(platform, hosts, read_job_table(workload),
+                               route_latencies(platform, hosts))
+    assert (found.master_bps, found.latency(-1)) == (LOOPBACK_BPS, 0.0)
+
+
+@pytest.mark.parametrize("change", [
+    ('<link id="l2" bandwidth="10GBps"', '<link id="l2" bandwidth="1GBps"'),  # two bandwidths
+    ('<link id="l2" bandwidth="10GBps" latency="2ms"', '<link id="l2" bandwidth="10GBps" '
+     'latency="0"'),  # a link without latency: an empty route could not be told apart
+    ('"p": {"type": "delay", "delay": 1}', '"p": {"type": "parallel_homogeneous_total", '
+     '"cpu": 1e9, "com": 0}'),  # a job outside the actor model
+])
+def test_other_latency_sessions_keep_the_delayed_model(tmp_path, change):
+    text = ROUTED["Dijkstra"]
+    platform = _platform(tmp_path, text.replace(*change))
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 6, "jobs": [
+        {"id": "1", "subtime": 1, "res": 1, "walltime": -1, "profile": "p"}],
+        "profiles": {"p": {"type": "delay", "delay": 1}}}).replace(*change))
+    hosts = load_hosts(platform)
+    assert message_bandwidths(platform, hosts, read_job_table(workload),
+                              route_latencies(platform, hosts)) is None
+    assert type(BatsimServer(platform, workload).simulation) is DelayedSimulation
+
+
+#: -E needs every host's wattage; a <cluster>'s props also reach SIMULATION_BEGINS as
+#: zone_properties, which hdrm serve leaves empty (not this model's): -E on <host> platforms only
+WATTS = '<prop id="wattage_per_state" value="100:200"/>'
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize(("name", "energy"), [(n, False) for n in sorted(ROUTED)] + [
+    (n, True) for n in sorted(ROUTED) if "<cluster" not in ROUTED[n]])
+def test_routed_zones_with_1gbps_links_as_the_binary(name, energy, tmp_path):
+    """With 1 GBps links (each byte 1 ns; the TCP-gamma bound of a 1 ms route, 0.48 ns): the
+    binary's messages and rows, on seeds 2 and 3. The delayed model (no byte) differs on every
+    one of them; this model without the bound on "Floyd, through a router"."""
+    text = (ROUTED[name].replace('bandwidth="10GBps"', 'bandwidth="1GBps"')
+            .replace('bw="10GBps"', 'bw="1GBps"'))
+    if energy:
+        text = text.replace('speed="1Gf"/>', f'speed="1Gf">{WATTS}</host>')
+    platform = _platform(tmp_path, text)
+    workloads = [seeded_workload(tmp_path / f"w{i}.json", s) for i, s in enumerate((2, 3))]
+    theirs = _session(platform, workloads, tmp_path / "real", True, energy=energy)
+    ours = _session(platform, workloads, tmp_path / "ours", False, energy=energy)
+    _assert_same(tmp_path, ours, theirs)
