@@ -9,9 +9,10 @@ cross and ends at the next solver step, 0 s later (an infinite bandwidth here).
 :func:`message_bandwidths` reads them for what :class:`ActorSimulation` covers: one zone of
 ``Full`` routing with compute ``<host>`` elements, and a workload of ``delay`` jobs and
 ``parallel_homogeneous`` jobs without communication. On a platform with latencies
-(:mod:`hdrm.batsim.latency`) it covers those whose links (and ``<cluster>`` links and
-backbones) all have one bandwidth and a latency above 0 and whose master host is a ``<host>``:
-a route with latency then crosses links of that bandwidth, a route of latency 0 is empty.
+(:mod:`hdrm.batsim.latency`) it covers one zone of ``Full`` routing too (each route's slowest
+link), and any platform whose links (and ``<cluster>`` links and backbones) all have one
+bandwidth and a latency above 0 and whose master host is a ``<host>``: a route with latency
+then crosses links of that bandwidth, a route of latency 0 is empty.
 """
 
 from __future__ import annotations
@@ -86,13 +87,21 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec], table: JobTa
     if not all(_covered(table.profile_of(job)) for job in table.jobs):
         return None
     root = read_platform_root(path)
-    if latencies is not None and not latencies.zero:
-        return _with_latencies(root, latencies)
+    found = _one_full_zone(root, hosts)
+    if latencies is None or latencies.zero:
+        return found
+    if found is not None:
+        return MessageBandwidths(found.master_bps, found.host_bps, latencies)
+    return _with_latencies(root, latencies)
+
+
+def _one_full_zone(root: ET.Element, hosts: Sequence[HostSpec]) -> MessageBandwidths | None:
+    """One zone of Full routing (every route is listed): each route's slowest link."""
     zones = list(root.iter("zone")) + list(root.iter("AS"))
     if len(zones) != 1 or zones[0].get("routing", "") != "Full" or any(
             e.tag in ("cluster", "cabinet", "peer", "router", "zoneRoute", "ASroute", "bypassRoute")
             for e in root.iter()):
-        return None  # one zone of Full routing: every route is listed
+        return None
     links, routes = _links_and_routes(root)
     if links is None:
         return None

@@ -4,7 +4,8 @@ A message over a route with latency is SimGrid 3.32's ``ptask_L07`` action: it w
 latency (which ends, as a sleep, at the first solver step with less than 1 ns of it left), then
 sends its byte at ``min(bandwidth, TCP-gamma / (2 x latency))`` (``L07Action::updateBound``,
 TCP-gamma 4194304 bytes): 0.4768 ns after a 1 ms latency on 10 GBps links, 1 ns on 1 GBps
-links. Batsim's server takes one message at a time, so no two transfers ever share a link.
+links; its rate is that of the route's slowest link otherwise. Batsim's server takes one
+message at a time, so no two transfers ever share a link.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from real_batsim import real_batsim
-from test_real_batsim_routes import ROUTED
+from test_real_batsim_routes import HEAD, MASTER, ROUTED, _route
 from test_serve_workloads import seeded_workload
 from test_serve_workloads_latency import _assert_same, _session
 
@@ -159,6 +160,35 @@ def test_other_latency_sessions_keep_the_delayed_model(tmp_path, change):
     assert type(BatsimServer(platform, workload).simulation) is DelayedSimulation
 
 
+#: one Full zone, links of several bandwidths: h0 la (10 GBps, 1 ms), h1 lb (1 GBps, 1 ms),
+#: h2 la + lc (100 MBps, 2 ms), h3 ld (125 MBps, 500 us), h4 lb + ld, h5 no route (empty)
+MIXED_LINKS = ('<link id="la" bandwidth="10GBps" latency="1ms"/><link id="lb" bandwidth="1GBps" '
+               'latency="1ms"/><link id="lc" bandwidth="100MBps" latency="2ms"/>'
+               '<link id="ld" bandwidth="125MBps" latency="500us"/>'
+               '<link id="lo" bandwidth="1GBps" latency="30us"/>')
+MIXED_ROUTES = {0: ["la"], 1: ["lb"], 2: ["la", "lc"], 3: ["ld"], 4: ["lb", "ld"]}
+
+
+def _mixed(loop: bool = True) -> str:
+    hosts = "".join(f'<host id="h{i}" speed="1Gf"/>' for i in range(6))
+    routes = "".join(_route(f"h{i}", "master_host", *ls) for i, ls in MIXED_ROUTES.items())
+    if loop:
+        routes = _route("master_host", "master_host", "lo") + routes
+    return (f'{HEAD}<zone id="w" routing="Full">{MASTER}{hosts}{MIXED_LINKS}{routes}</zone>'
+            '</platform>\n')
+
+
+def test_one_full_zone_with_latencies_takes_each_route_s_slowest_link(tmp_path):
+    platform, workload = _platform(tmp_path, _mixed()), _workload(tmp_path)
+    hosts = load_hosts(platform)
+    found = message_bandwidths(platform, hosts, read_job_table(workload),
+                               route_latencies(platform, hosts))
+    assert found.host_bps == (1e10, 1e9, 1e8, 1.25e8, 1.25e8, math.inf)
+    assert [found.latency(h) for h in range(6)] == [1e-3, 1e-3, 3e-3, 5e-4, 1.5e-3, 0.0]
+    assert (found.of(-1), found.latency(-1)) == (1e9, 3e-5)
+    assert type(BatsimServer(platform, workload).simulation) is ActorSimulation
+
+
 #: -E needs every host's wattage; a <cluster>'s props also reach SIMULATION_BEGINS as
 #: zone_properties, which hdrm serve leaves empty (not this model's): -E on <host> platforms only
 WATTS = '<prop id="wattage_per_state" value="100:200"/>'
@@ -178,6 +208,23 @@ def test_routed_zones_with_1gbps_links_as_the_binary(name, energy, tmp_path):
         text = text.replace('speed="1Gf"/>', f'speed="1Gf">{WATTS}</host>')
     platform = _platform(tmp_path, text)
     workloads = [seeded_workload(tmp_path / f"w{i}.json", s) for i, s in enumerate((2, 3))]
+    theirs = _session(platform, workloads, tmp_path / "real", True, energy=energy)
+    ours = _session(platform, workloads, tmp_path / "ours", False, energy=energy)
+    _assert_same(tmp_path, ours, theirs)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize("energy", [False, True])
+@pytest.mark.parametrize("loop", [True, False])
+def test_one_full_zone_of_several_bandwidths_as_the_binary(loop, energy, tmp_path):
+    """Routes of 10 GBps to 100 MBps with latency, seeds 4 and 5: the delayed model differs on
+    all four (with and without -E, with and without the master's loop)."""
+    text = _mixed(loop)
+    if energy:
+        text = text.replace('speed="1Gf"/>', f'speed="1Gf">{WATTS}</host>')
+    platform = _platform(tmp_path, text)
+    workloads = [seeded_workload(tmp_path / f"w{i}.json", s) for i, s in enumerate((4, 5))]
     theirs = _session(platform, workloads, tmp_path / "real", True, energy=energy)
     ours = _session(platform, workloads, tmp_path / "ours", False, energy=energy)
     _assert_same(tmp_path, ours, theirs)
