@@ -10,9 +10,11 @@ cross and ends at the next solver step, 0 s later (an infinite bandwidth here).
 ``Full`` routing with compute ``<host>`` elements, and a workload of ``delay`` jobs and
 ``parallel_homogeneous`` jobs without communication. On a platform with latencies
 (:mod:`hdrm.batsim.latency`) it covers one zone of ``Full`` routing too (each route's slowest
-link), and any platform whose links (and ``<cluster>`` links and backbones) all have one
-bandwidth and a latency above 0 and whose master host is a ``<host>``: a route with latency
-then crosses links of that bandwidth, a route of latency 0 is empty.
+link); a platform whose master host is a node of a flat ``<cluster>`` whose node links are the
+slowest of the platform (every message crosses the master's); and any platform whose links
+(and ``<cluster>`` links and backbones) all have one bandwidth and a latency above 0 and whose
+master host is a ``<host>``: a route with latency then crosses links of that bandwidth, a route
+of latency 0 is empty.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from pathlib import Path
 from typing import Sequence
 
 from hdrm.batsim.jobs import JobTable
-from hdrm.batsim.latency import RouteLatencies
-from hdrm.platform.simgrid import MASTER_HOST, HostSpec, read_platform_root
+from hdrm.batsim.latency import RouteLatencies, master_name, roles
+from hdrm.platform.simgrid import MASTER_HOST, HostSpec, parse_radical, read_platform_root
 from hdrm.platform.simgrid_routes import parse_seconds
 
 logger = logging.getLogger(__name__)
@@ -132,6 +134,9 @@ def _with_latencies(root: ET.Element, latencies: RouteLatencies) -> MessageBandw
                 return None  # links of other bandwidths, or a loopback route
         elif element.tag in ("bypassRoute", "bypassASroute", "bypassZoneRoute", "peer"):
             return None
+    slowest = _master_node_link(root, rates)
+    if slowest is not None:  # every message crosses the master's node link, the slowest one
+        return MessageBandwidths(slowest, (slowest,) * len(latencies.host_s), latencies)
     bps = {parse_bandwidth(r) for r in rates}
     seconds = [parse_seconds(d) for d in delays]
     if len(bps) != 1 or None in bps or not all(s is not None and s > 0 for s in seconds):
@@ -149,6 +154,26 @@ def _with_latencies(root: ET.Element, latencies: RouteLatencies) -> MessageBandw
         return None
     return MessageBandwidths(master_bps, tuple(rate if s > 0 else math.inf
                                                for s in latencies.host_s), latencies)
+
+
+def _master_node_link(root: ET.Element, rates: list[str]) -> float | None:
+    """The bandwidth of the master host's node link, when the master is a node of a flat
+    ``<cluster>`` (role ``master``) whose node links are the platform's slowest links: every
+    message, the master's to itself too (up its link, down again), crosses one."""
+    master = master_name(root)
+    for element in root.iter("cluster"):
+        if "master" not in roles(element):
+            continue
+        first = parse_radical(element.get("radical", ""), "cluster")[0]
+        if (f"{element.get('prefix', '')}{first}{element.get('suffix', '')}" != master
+                or element.get("topology", "FLAT").upper() != "FLAT"):
+            return None
+        bps = [parse_bandwidth(r) for r in rates]
+        node = parse_bandwidth(element.get("bw", ""))
+        if node is None or None in bps or node > min(bps):  # type: ignore[type-var]
+            return None
+        return node
+    return None
 
 
 def _covered(profile: dict) -> bool:

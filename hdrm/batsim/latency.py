@@ -115,7 +115,7 @@ class _Routes:
             table[(src, dst)] = names
             if element.get("symmetrical", "YES").upper() != "NO":
                 table.setdefault((dst, src), names[::-1])
-        elif tag == "host" and "master" in _roles(element):
+        elif tag == "host" and "master" in roles(element):
             self.master = element.get("id", MASTER_HOST)
         elif tag == "cluster":
             self._read_cluster(element, source)
@@ -131,7 +131,7 @@ class _Routes:
         names = [f"{prefix}{i}{suffix}" for i in parse_radical(element.get("radical", ""), where)]
         for name in names:
             self.cluster_of[name] = cluster
-        if "master" in _roles(element) and names:
+        if "master" in roles(element) and names:
             self.master = names[0]
 
     def latency(self, src: str, dst: str) -> float:
@@ -162,7 +162,8 @@ class _Routes:
         return sum(self.links[n] for n in names)
 
 
-def _roles(element: ET.Element) -> set[str]:
+def roles(element: ET.Element) -> set[str]:
+    """The roles an element's ``role`` property gives it (``master``, ``storage``)."""
     props = {p.get("id"): p.get("value", "") for p in element if p.tag == "prop"}
     return {r.strip() for r in props.get("role", "").split(",")}
 
@@ -205,7 +206,7 @@ def _zone_latencies(root: ET.Element, hosts: Sequence[HostSpec]) -> RouteLatenci
     of a Full zone, chains of Floyd or Dijkstra routes), or why not (to add to the warning)."""
     try:
         table = RouteTable(root)
-        master = _master_name(root)
+        master = master_name(root)
         found = [table.latency(name, master) for name in [master, *(h.name for h in hosts)]]
     except (Unmodelled, NoRoute) as exc:
         return f" ({exc})"
@@ -216,11 +217,11 @@ def _zone_latencies(root: ET.Element, hosts: Sequence[HostSpec]) -> RouteLatenci
     return RouteLatencies(seconds[0], tuple(seconds[1:]))
 
 
-def _master_name(root: ET.Element) -> str:
+def master_name(root: ET.Element) -> str:
     """The master host: the host (or first node of the cluster) with role=master, else
     ``master_host``."""
     for element in root.iter():
-        if element.tag in ("host", "cluster") and "master" in _roles(element):
+        if element.tag in ("host", "cluster") and "master" in roles(element):
             if element.tag == "host":
                 return element.get("id", MASTER_HOST)
             first = parse_radical(element.get("radical", ""), "cluster")

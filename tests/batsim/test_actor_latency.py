@@ -189,6 +189,40 @@ def test_one_full_zone_with_latencies_takes_each_route_s_slowest_link(tmp_path):
     assert type(BatsimServer(platform, workload).simulation) is ActorSimulation
 
 
+def _clusters(node_bw: str) -> str:
+    """cluster256_1k's shape on 6 hosts: a cluster, a one-node master cluster, a link between."""
+    return (f'{HEAD}<zone id="AS0" routing="Full">'
+            f'<cluster id="ca" prefix="c" suffix="" radical="0-5" speed="1Gf" bw="{node_bw}" '
+            'lat="50us" bb_bw="2.25GBps" bb_lat="500us"/>'
+            '<cluster id="cm" prefix="master_host" suffix="" radical="0-0" speed="1Gf" '
+            f'bw="{node_bw}" lat="50us" bb_bw="2.25GBps" bb_lat="500us">'
+            '<prop id="role" value="master"/></cluster>'
+            '<link id="backbone" bandwidth="1.25GBps" latency="500us"/>'
+            '<zoneRoute src="ca" dst="cm" gw_src="cca_router" gw_dst="master_hostcm_router">'
+            '<link_ctn id="backbone"/></zoneRoute></zone></platform>\n')
+
+
+@pytest.mark.parametrize("node_bw, actors", [("125MBps", True), ("1.25GBps", True),
+                                             ("10GBps", False)])
+def test_a_master_node_link_slowest_of_all_sets_every_message_s_rate(tmp_path, node_bw, actors):
+    """Every message crosses the master's node link (its own: up it, down again): when no link
+    is slower, its bandwidth is every route's; otherwise the delayed model runs."""
+    platform, workload = _platform(tmp_path, _clusters(node_bw)), _workload(tmp_path)
+    hosts = load_hosts(platform)
+    found = message_bandwidths(platform, hosts, read_job_table(workload),
+                               route_latencies(platform, hosts))
+    simulation = BatsimServer(platform, workload).simulation
+    if not actors:
+        assert found is None and type(simulation) is DelayedSimulation
+        return
+    bps = {"125MBps": 1.25e8, "1.25GBps": 1.25e9}[node_bw]
+    assert found.host_bps == (bps,) * 6 and found.master_bps == bps
+    # node link, backbone, the link between, backbone, the master's node link; its own: 2 x 50
+    # + 500 us
+    assert [found.latency(h) for h in range(-1, 6)] == pytest.approx([6e-4] + [1.6e-3] * 6)
+    assert type(simulation) is ActorSimulation
+
+
 #: -E needs every host's wattage; a <cluster>'s props also reach SIMULATION_BEGINS as
 #: zone_properties, which hdrm serve leaves empty (not this model's): -E on <host> platforms only
 WATTS = '<prop id="wattage_per_state" value="100:200"/>'
@@ -227,4 +261,16 @@ def test_one_full_zone_of_several_bandwidths_as_the_binary(loop, energy, tmp_pat
     workloads = [seeded_workload(tmp_path / f"w{i}.json", s) for i, s in enumerate((4, 5))]
     theirs = _session(platform, workloads, tmp_path / "real", True, energy=energy)
     ours = _session(platform, workloads, tmp_path / "ours", False, energy=energy)
+    _assert_same(tmp_path, ours, theirs)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize("node_bw", ["125MBps", "1GBps"])
+def test_a_master_in_a_cluster_as_the_binary(node_bw, tmp_path):
+    """cluster256_1k's shape, seeds 0 and 1 (the delayed model differs on both bandwidths)."""
+    platform = _platform(tmp_path, _clusters(node_bw))
+    workloads = [seeded_workload(tmp_path / f"w{i}.json", s) for i, s in enumerate((0, 1))]
+    theirs = _session(platform, workloads, tmp_path / "real", True)
+    ours = _session(platform, workloads, tmp_path / "ours", False)
     _assert_same(tmp_path, ours, theirs)

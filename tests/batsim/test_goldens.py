@@ -138,7 +138,9 @@ def test_filler_sched_invariants(case, folder, tmp_path):
     assert result.summary["makespan"] >= max(r.submission_time + r.execution_time for r in ours) + 0.005
     # fillerSched's choices move the last completions a little (0 to 0.2 % in our runs)
     assert result.summary["makespan"] == pytest.approx(golden["makespan"], rel=0.02)
-    assert result.summary["time_computing"] == golden["time_computing"]
+    # the golden prints six decimals (%f): compare at that precision (sub-ns message times
+    # of the actor model leave 8668535.000000376 on cluster256_1k against a printed 8668535.000000)
+    assert result.summary["time_computing"] == pytest.approx(golden["time_computing"], abs=5e-7)
 
 
 @pytest.mark.parametrize(("case", "folder"), REFUSED)
