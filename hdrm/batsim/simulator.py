@@ -44,6 +44,7 @@ from hdrm.batsim.event_order import EventOrder, Submitter
 from hdrm.batsim.hosts import HostBoard
 from hdrm.batsim.jobs import DONE, RUNNING, JobTable, ServerJob, job_result
 from hdrm.batsim.server_decisions import DecisionHandlers
+from hdrm.batsim.zone_properties import resource_properties
 from hdrm.errors import ProtocolError
 from hdrm.platform.simgrid import HostSpec
 from hdrm.results.records import JobResult
@@ -98,6 +99,9 @@ class BatsimSimulation(EventOrder, DecisionHandlers):
         self.board = HostBoard(hosts)
         self.board.lazy_energy = self.config.energy
         self.table = table
+        #: Each resource's ``zone_properties`` in SIMULATION_BEGINS (the server sets them from
+        #: the platform: :func:`hdrm.batsim.zone_properties.zone_properties`); None: all empty.
+        self.zone_properties: list[dict[str, str]] | None = None
         self.ready_s = 0.0
         self.sent_now = 0.0
         self.outbox: list[p.Event] = []
@@ -128,12 +132,11 @@ class BatsimSimulation(EventOrder, DecisionHandlers):
     # ------------------------------------------------------------------ messages out
     def begin(self) -> p.Message:
         """SIMULATION_BEGINS, the first message."""
-        board, cfg = self.board, self.config
+        board, cfg, zones = self.board, self.config, self.zone_properties
         resources = [
             {"id": i, "name": h.name, "state": board.state_name(i),
-             "properties": {"role": h.properties.get("role", ""),
-                            **{k: v for k, v in h.properties.items() if k != "role"}},
-             "zone_properties": {}}
+             "properties": resource_properties(dict(h.properties)),
+             "zone_properties": zones[i] if zones else {}}
             for i, h in enumerate(board.hosts)
         ]
         data = {

@@ -223,8 +223,9 @@ def test_a_master_node_link_slowest_of_all_sets_every_message_s_rate(tmp_path, n
     assert type(simulation) is ActorSimulation
 
 
-#: -E needs every host's wattage; a <cluster>'s props also reach SIMULATION_BEGINS as
-#: zone_properties, which hdrm serve leaves empty (not this model's): -E on <host> platforms only
+#: -E needs every host's wattage, put here on <host> elements: the -E cases are the <host>
+#: platforms (a <cluster>'s props reach SIMULATION_BEGINS as properties and zone_properties too,
+#: which test_zone_properties compares with the binary)
 WATTS = '<prop id="wattage_per_state" value="100:200"/>'
 
 
