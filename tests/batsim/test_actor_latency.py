@@ -239,13 +239,7 @@ def test_routed_zones_with_1gbps_links_as_the_binary(name, energy, tmp_path):
     one of them; this model without the bound on "Floyd, through a router"."""
     text = (ROUTED[name].replace('bandwidth="10GBps"', 'bandwidth="1GBps"')
             .replace('bw="10GBps"', 'bw="1GBps"'))
-    if energy:
-        text = text.replace('speed="1Gf"/>', f'speed="1Gf">{WATTS}</host>')
-    platform = _platform(tmp_path, text)
-    workloads = [seeded_workload(tmp_path / f"w{i}.json", s) for i, s in enumerate((2, 3))]
-    theirs = _session(platform, workloads, tmp_path / "real", True, energy=energy)
-    ours = _session(platform, workloads, tmp_path / "ours", False, energy=energy)
-    _assert_same(tmp_path, ours, theirs)
+    _as_the_binary(tmp_path, text, (2, 3), energy)
 
 
 @pytest.mark.slow
@@ -255,14 +249,7 @@ def test_routed_zones_with_1gbps_links_as_the_binary(name, energy, tmp_path):
 def test_one_full_zone_of_several_bandwidths_as_the_binary(loop, energy, tmp_path):
     """Routes of 10 GBps to 100 MBps with latency, seeds 4 and 5: the delayed model differs on
     all four (with and without -E, with and without the master's loop)."""
-    text = _mixed(loop)
-    if energy:
-        text = text.replace('speed="1Gf"/>', f'speed="1Gf">{WATTS}</host>')
-    platform = _platform(tmp_path, text)
-    workloads = [seeded_workload(tmp_path / f"w{i}.json", s) for i, s in enumerate((4, 5))]
-    theirs = _session(platform, workloads, tmp_path / "real", True, energy=energy)
-    ours = _session(platform, workloads, tmp_path / "ours", False, energy=energy)
-    _assert_same(tmp_path, ours, theirs)
+    _as_the_binary(tmp_path, _mixed(loop), (4, 5), energy)
 
 
 @pytest.mark.slow
@@ -270,8 +257,16 @@ def test_one_full_zone_of_several_bandwidths_as_the_binary(loop, energy, tmp_pat
 @pytest.mark.parametrize("node_bw", ["125MBps", "1GBps"])
 def test_a_master_in_a_cluster_as_the_binary(node_bw, tmp_path):
     """cluster256_1k's shape, seeds 0 and 1 (the delayed model differs on both bandwidths)."""
-    platform = _platform(tmp_path, _clusters(node_bw))
-    workloads = [seeded_workload(tmp_path / f"w{i}.json", s) for i, s in enumerate((0, 1))]
-    theirs = _session(platform, workloads, tmp_path / "real", True)
-    ours = _session(platform, workloads, tmp_path / "ours", False)
+    _as_the_binary(tmp_path, _clusters(node_bw), (0, 1), False)
+
+
+def _as_the_binary(tmp_path, text: str, seeds: tuple[int, int], energy: bool) -> None:
+    """The platform ``text`` (its hosts given WATTS with ``energy``) and two seeded workloads:
+    hdrm serve's messages and rows are the binary's."""
+    if energy:
+        text = text.replace('speed="1Gf"/>', f'speed="1Gf">{WATTS}</host>')
+    platform = _platform(tmp_path, text)
+    workloads = [seeded_workload(tmp_path / f"w{i}.json", s) for i, s in enumerate(seeds)]
+    theirs = _session(platform, workloads, tmp_path / "real", True, energy=energy)
+    ours = _session(platform, workloads, tmp_path / "ours", False, energy=energy)
     _assert_same(tmp_path, ours, theirs)
