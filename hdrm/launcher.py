@@ -51,6 +51,7 @@ from hdrm.launch.outdir import DEFAULT_MODEL, Claim, claim_outdir, remove_stale_
 from hdrm.launch.progress import BarProgress, progress_hook
 from hdrm.launch.saving import SavePolicy, Saver, resume
 from hdrm.launch.signals import StopSignals
+from hdrm.launch.trained_setting import setting_differences
 from hdrm.launch.summary import (  # noqa: F401 (TABLE_ROWS: still importable from here)
     TABLE_ROWS,
     invalid_action_message,
@@ -171,6 +172,11 @@ def _load_model(exp: Experiment, args: argparse.Namespace, planned: int) -> int:
 
     checkpoint = load_checkpoint(exp.agent, args.inmodel, optimizer=exp.training,
                                  allow_other_class=args.allow_other_class)
+    differences = setting_differences(checkpoint.get("options"), getattr(exp.env, "config", None))
+    if differences:
+        print(f"{PROG}: warning: {args.inmodel} was trained with {'; '.join(differences)}: its "
+              "policy acts here in an environment it did not learn in; set those in the options "
+              "file to match", file=sys.stderr)
     if not checkpoint.get("checked", True):
         print(f"{PROG}: note: checkpoint {args.inmodel} has no checksum (written before hdrm "
               "checkpoint format 2); it was loaded unverified", file=sys.stderr)
