@@ -277,8 +277,15 @@ class SchedulingEnv(DecisionLoop, gym.Env):
         self._bind_episode()
         self.observer.reset()
         self._done = not self._advance(self.sim.next_decision())
-        self._window_fits = self._window = self._marks = None  # fixed until the next step
+        self._forget_decision()
         return self.observer.build(), self._info()
+
+    def _forget_decision(self) -> None:
+        """Drop what was computed of the window while the simulation moved on (it is recomputed
+        for the state the agent now decides in). With ``pick_limit="easy"``, :meth:`_has_choice`
+        computed it for that very state, so it is kept unless the episode is over."""
+        if self._done or self.config.pick_limit != "easy":
+            self._window_fits = self._window = self._marks = None
 
     def _checked_action(self, action) -> int:
         """``action`` as an int; a step after the episode's end, or an action outside the action
@@ -302,7 +309,7 @@ class SchedulingEnv(DecisionLoop, gym.Env):
         else:
             alive = self._step_pick(action)
         self._done = not self._advance(alive)
-        self._window_fits = self._window = self._marks = None  # fixed until the next step
+        self._forget_decision()
         reward = self._reward()
         return self.observer.build(), reward, self._done, False, self._info()
 
