@@ -15,9 +15,11 @@ accounting, watts and positive computing speeds (:func:`check_energy`). The host
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
+from hdrm.batsim.zone_properties import zone_properties
 from hdrm.errors import PlatformError
 from hdrm.platform.loader import load_platform
 from hdrm.platform.simgrid import (
@@ -32,7 +34,9 @@ from hdrm.platform.simgrid import (
 
 
 def load_hosts(path: str | Path, energy: bool = False) -> list[HostSpec]:
-    """The compute hosts of a platform file, in Batsim's resource order.
+    """The compute hosts of a platform file, in Batsim's resource order, each with the
+    ``zone_properties`` Batsim lists for it (:func:`hdrm.batsim.zone_properties.zone_properties`:
+    every session's SIMULATION_BEGINS takes them from here).
 
     Args:
         path: a SimGrid XML platform (``.xml``) or an hdrm platform JSON file (``.json``).
@@ -46,7 +50,7 @@ def load_hosts(path: str | Path, energy: bool = False) -> list[HostSpec]:
     if suffix == ".xml":
         every = read_simgrid_all_hosts(path)
         check_master(every, path)
-        hosts = compute_hosts(every)
+        hosts = _with_zone_properties(path, compute_hosts(every))
     elif suffix == ".json":
         platform = load_platform(path)
         if platform.accelerators:  # the export keeps the CPU part only: no silent drop here
@@ -59,8 +63,8 @@ def load_hosts(path: str | Path, energy: bool = False) -> list[HostSpec]:
         xml = platform_to_xml(platform)
         with tempfile.TemporaryDirectory(prefix="hdrm-serve-") as folder:
             exported = Path(folder) / "platform.xml"
-            exported.write_bytes(xml)
-            hosts = read_simgrid_hosts(exported)
+            exported.write_bytes(xml)  # host props only: the zone properties are empty
+            hosts = _with_zone_properties(exported, read_simgrid_hosts(exported))
     else:
         raise PlatformError(
             f"{path}: unknown platform format {suffix or '(no suffix)'!r}; give a SimGrid XML "
@@ -73,6 +77,11 @@ def load_hosts(path: str | Path, energy: bool = False) -> list[HostSpec]:
     if energy:
         check_energy(hosts, path)
     return hosts
+
+
+def _with_zone_properties(path: Path, hosts: list[HostSpec]) -> list[HostSpec]:
+    return [replace(host, zone_properties=zones)
+            for host, zones in zip(hosts, zone_properties(path, hosts))]
 
 
 def check_energy(hosts: Sequence[HostSpec], path: str | Path) -> None:

@@ -28,7 +28,6 @@ from hdrm.batsim.delayed import DelayedSimulation
 from hdrm.batsim.jobs import read_job_table, read_job_tables
 from hdrm.batsim.latency import route_latencies
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
-from hdrm.batsim.zone_properties import zone_properties
 from hdrm.errors import ConfigError, ProtocolError
 from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
 from hdrm.results.metrics import summarize
@@ -158,7 +157,6 @@ class BatsimServer:
             if bandwidths is not None
             else BatsimSimulation(self.hosts, self.table, self.options.config) if latencies.zero
             else DelayedSimulation(self.hosts, self.table, self.options.config, latencies))
-        self.simulation.zone_properties = zone_properties(platform, self.hosts)
         #: Called with ("batsim" | "scheduler", text) for every message (tests, tracing).
         self.on_message: Callable[[str, str], None] | None = None
 

@@ -99,9 +99,6 @@ class BatsimSimulation(EventOrder, DecisionHandlers):
         self.board = HostBoard(hosts)
         self.board.lazy_energy = self.config.energy
         self.table = table
-        #: Each resource's ``zone_properties`` in SIMULATION_BEGINS (the server sets them from
-        #: the platform: :func:`hdrm.batsim.zone_properties.zone_properties`); None: all empty.
-        self.zone_properties: list[dict[str, str]] | None = None
         self.ready_s = 0.0
         self.sent_now = 0.0
         self.outbox: list[p.Event] = []
@@ -132,11 +129,11 @@ class BatsimSimulation(EventOrder, DecisionHandlers):
     # ------------------------------------------------------------------ messages out
     def begin(self) -> p.Message:
         """SIMULATION_BEGINS, the first message."""
-        board, cfg, zones = self.board, self.config, self.zone_properties
-        resources = [
+        board, cfg = self.board, self.config
+        resources = [  # zone_properties: read with the hosts (platform_hosts.load_hosts)
             {"id": i, "name": h.name, "state": board.state_name(i),
              "properties": resource_properties(dict(h.properties)),
-             "zone_properties": zones[i] if zones else {}}
+             "zone_properties": dict(h.zone_properties)}
             for i, h in enumerate(board.hosts)
         ]
         data = {

@@ -72,6 +72,9 @@ class HostSpec:
         properties: every ``<prop>`` of the host (for a cluster, the cluster's).
         cores: its ``core`` attribute (1 by default): Batsim still sees one resource, whose
             parallel tasks use one core, which SimGrid's energy plugin counts as a part load.
+        zone_properties: the ``<prop>``\\ s of the zones holding it, as Batsim lists them in
+            SIMULATION_BEGINS (set by :func:`hdrm.batsim.platform_hosts.load_hosts`; empty from
+            the readers here).
     """
 
     name: str
@@ -81,6 +84,7 @@ class HostSpec:
     wattage_off_w: float | None = None
     properties: Mapping[str, str] = field(default_factory=dict)
     cores: int = 1
+    zone_properties: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def gflops(self) -> float:

@@ -12,16 +12,22 @@ import json
 from pathlib import Path
 
 import pytest
-from batsim_helpers import raw_session
+from batsim_helpers import PLATFORMS, raw_session
 from real_batsim import real_batsim
 from test_real_batsim_routes import HEAD
 
+from hdrm.batsim.delayed import DelayedSimulation
+from hdrm.batsim.jobs import read_job_table
+from hdrm.batsim.latency import route_latencies
+from hdrm.batsim.platform_hosts import load_hosts
+from hdrm.batsim.simulator import BatsimSimulation
 from hdrm.batsim.zone_properties import (
     merge_zone_props,
     resource_properties,
     zone_properties,
 )
-from hdrm.platform.simgrid import read_simgrid_hosts
+from hdrm.platform.loader import load_platform
+from hdrm.platform.simgrid import read_simgrid_hosts, write_simgrid_xml
 
 BATSIM, WHY_NOT = real_batsim()
 
@@ -131,6 +137,35 @@ def test_a_json_platform_has_no_zone_props(tmp_path):
     assert zone_properties(tmp_path / "p.json", [None, None]) == [{}, {}]  # type: ignore[list-item]
 
 
+def _one_job(tmp: Path) -> Path:
+    workload = tmp / "w.json"
+    workload.write_text(json.dumps({"nb_res": 1, "profiles": {"d": {"type": "delay", "delay": 1}},
+                                    "jobs": [{"id": "1", "subtime": 0, "res": 1, "profile": "d"}]}))
+    return workload
+
+
+def test_every_simulation_built_from_the_hosts_sends_their_zone_props(tmp_path):
+    # no server in between: the hosts carry their zone properties (one reader, load_hosts)
+    path, workload = _platform(tmp_path), _one_job(tmp_path)
+    hosts = load_hosts(path)
+    expected = zone_properties(path, read_simgrid_hosts(path))
+    assert [dict(h.zone_properties) for h in hosts] == expected and expected[0]["y"] == "za"
+    for sim in (BatsimSimulation(hosts, read_job_table(workload)),
+                DelayedSimulation(hosts, read_job_table(workload), None,
+                                  route_latencies(path, hosts))):
+        data = sim.begin().events[0].data
+        sent = [r["zone_properties"] for r in data["compute_resources"]]
+        assert sent == expected
+        assert list(sent[0])[:3] == list(expected[0])[:3]  # Batsim's key order kept
+
+
+def test_an_exported_json_platform_sends_empty_zone_props(tmp_path):
+    # what the env bridge hands the binary: host props, a zone without any
+    hosts = load_hosts(PLATFORMS / "tiny_hetero.json")
+    assert len(hosts) == 8 and all(h.zone_properties == {} for h in hosts)
+    assert hosts[0].properties["node"] and hosts[0].properties["wattage_off"] == "0"
+
+
 def _rejecting(doc: dict) -> str:
     events = [{"timestamp": doc["now"], "type": "REJECT_JOB",
                "data": {"job_id": e["data"]["job_id"]}}
@@ -155,3 +190,23 @@ def test_simulation_begins_resources_as_the_binary(tmp_path):
     theirs = resources(BATSIM)
     assert '"zone_properties": {}' not in theirs
     assert resources(None) == theirs
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+def test_the_env_bridge_s_exported_platform_as_the_binary_lists_it(tmp_path):
+    # the batsim engine (env bridge) writes the platform with write_simgrid_xml and runs the
+    # binary on it; hdrm serve reads the JSON file through the same export
+    source = PLATFORMS / "tiny_hetero.json"
+    exported = write_simgrid_xml(load_platform(source), tmp_path / "platform.xml")
+    workload = _one_job(tmp_path)
+
+    def resources(platform: Path, binary: str | None) -> list[dict]:
+        prefix = tmp_path / ("real" if binary else "ours")
+        sched = raw_session(_rejecting, platform, workload, prefix, binary=binary)
+        text = json.dumps(json.loads(sched.received[0])["events"][0]["data"]["compute_resources"])
+        return text
+
+    theirs = resources(exported, BATSIM)
+    assert json.loads(theirs)[0]["zone_properties"] == {} and len(json.loads(theirs)) == 8
+    assert resources(source, None) == theirs  # key order included
