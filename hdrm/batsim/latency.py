@@ -13,10 +13,12 @@ Routes are read as SimGrid builds them, for the platforms Batsim is given in pra
 
 * ``<host>`` elements with ``<route src dst>`` lists of ``<link_ctn>`` (symmetrical unless
   ``symmetrical="NO"``); a host without a route to itself uses SimGrid's loopback (latency 0);
-* ``<cluster>`` elements: a node reaches another node of its cluster (or itself, without a
-  ``loopback_lat``) up its own link (``lat``), over the backbone (``bb_lat``, when the cluster
-  has one) and down the other's link; nodes of two clusters add both clusters' backbones and the
-  links of the ``<zoneRoute>`` between them.
+* ``<cluster>`` elements: a node reaches another node of its cluster up its own link (``lat``),
+  over the backbone (``bb_lat``, when the cluster has one) and down the other's link; itself
+  over its loopback when ``loopback_bw`` or ``loopback_lat`` is above 0, else up and down its
+  link, which counts once unless the link is split-duplex (the default sharing_policy: SimGrid
+  adds each link of a cluster's route once); nodes of two clusters add both clusters' backbones
+  and the links of the ``<zoneRoute>`` between them.
 
 A zone with Vivaldi routing whose hosts all have coordinates ``0 0 0`` has no latency. Other
 platforms (nested zones, a Full zone missing a route, chains of Floyd or Dijkstra routes) are
@@ -38,7 +40,7 @@ from pathlib import Path
 from typing import Sequence
 
 from hdrm.platform.simgrid import MASTER_HOST, HostSpec, parse_radical, read_platform_root
-from hdrm.platform.simgrid_routes import NoRoute, RouteTable, Unmodelled
+from hdrm.platform.simgrid_routes import NoRoute, RouteTable, Unmodelled, parse_bandwidth
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +91,7 @@ class _Cluster:
     link_s: float
     backbone_s: float
     loopback_s: float | None
+    split: bool = True  # a split-duplex node link: up and down are two links
 
 
 class _Routes:
@@ -123,10 +126,12 @@ class _Routes:
     def _read_cluster(self, element: ET.Element, source: str) -> None:
         cid = element.get("id", "?")
         where = f"{source}: cluster {cid!r}"
-        loopback = element.get("loopback_lat")
+        loopback = parse_latency(element.get("loopback_lat", "0"), where)
+        looped = loopback > 0 or (parse_bandwidth(element.get("loopback_bw", "0")) or 0.0) > 0
         cluster = _Cluster(cid, parse_latency(element.get("lat", "0"), where),
                            parse_latency(element.get("bb_lat", "0"), where),
-                           None if loopback is None else parse_latency(loopback, where))
+                           loopback if looped else None,
+                           element.get("sharing_policy", "SPLITDUPLEX").upper() == "SPLITDUPLEX")
         prefix, suffix = element.get("prefix", ""), element.get("suffix", "")
         names = [f"{prefix}{i}{suffix}" for i in parse_radical(element.get("radical", ""), where)]
         for name in names:
@@ -148,6 +153,8 @@ class _Routes:
         if a is b:
             if src == dst and a.loopback_s is not None:
                 return a.loopback_s
+            if src == dst and not a.split:
+                return a.link_s + a.backbone_s  # one link, crossed once
             return 2 * a.link_s + a.backbone_s
         between = self.zone_routes.get((a.cid, b.cid))
         if between is None:

@@ -24,8 +24,13 @@ A zone's local route, by its ``routing``:
   ``routing="Cluster"``, ``Vivaldi`` and the torus, fat-tree and dragonfly clusters route every
   host of theirs (their latencies are not modelled here).
 
-:class:`RouteTable` resolves a route and its latency; :func:`check_routes` refuses a platform
-whose compute hosts cannot reach the master host. Bypass routes, routes between Vivaldi zones
+:class:`RouteTable` resolves a route: its links (:class:`Link`: name, bandwidth, latency and
+sharing policy, as SimGrid creates them) and its latency; :func:`check_routes` refuses a platform
+whose compute hosts cannot reach the master host. A ``<cluster>``'s star route adds each link
+once: a node's own message goes up its link and down again over two links when the link is
+SPLITDUPLEX (the default: ``<id>_link_<i>_UP``, ``_DOWN``), over one when it is SHARED or
+FATPIPE (checked with the binary: a master node's message to itself takes ``lat + bb_lat``
+there, ``2 lat + bb_lat`` with split-duplex links). Bypass routes, routes between Vivaldi zones
 and Wifi zones are not modelled: such platforms are not refused.
 """
 
@@ -41,11 +46,16 @@ from typing import Sequence
 from hdrm.errors import PlatformError
 from hdrm.platform.simgrid_values import parse_radical
 
-__all__ = ["NoRoute", "RouteTable", "Unmodelled", "check_routes", "parse_seconds"]
+__all__ = ["LOOPBACK", "Link", "NoRoute", "Route", "RouteTable", "Unmodelled", "check_routes",
+           "parse_bandwidth", "parse_seconds"]
 
 _TIME_RE = re.compile(r"^\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*(ps|ns|us|ms|s|m|h|d|w)?\s*$")
 _TIME_UNIT = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, None: 1.0,
               "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+_RATE_RE = re.compile(r"^\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*([kKMGTPE]i?)?(Bps|bps)?\s*$")
+_PREFIX = {None: 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+           "ki": 2.0 ** 10, "Ki": 2.0 ** 10, "Mi": 2.0 ** 20, "Gi": 2.0 ** 30, "Ti": 2.0 ** 40,
+           "Pi": 2.0 ** 50, "Ei": 2.0 ** 60}
 _ZONES = ("zone", "AS")
 _ROUTED = ("full", "floyd", "dijkstra", "dijkstracache")
 _BYPASS = ("bypassRoute", "bypassZoneRoute", "bypassASroute")
@@ -75,13 +85,57 @@ def parse_seconds(text: str) -> float | None:
     return None if match is None else float(match.group(1)) * _TIME_UNIT[match.group(2)]
 
 
+def parse_bandwidth(text: str) -> float | None:
+    """A SimGrid bandwidth (``"10GBps"``, ``"1Gbps"``, ``"125MBps"``) in bytes per second, or
+    None when it is not one."""
+    match = _RATE_RE.match(text)
+    if match is None or match.group(2) not in _PREFIX:
+        return None
+    value = float(match.group(1)) * _PREFIX[match.group(2)]
+    return value / 8 if match.group(3) == "bps" else value
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link as SimGrid creates it.
+
+    Attributes:
+        name: SimGrid's name: a split-duplex link's direction ends in ``_UP`` or ``_DOWN``; a
+            ``<cluster>``'s are ``<id>_link_<i>``, ``<id>_backbone``, ``<id>_link_<i>_loopback``.
+        bps: bandwidth in bytes per second (None: not read).
+        latency_s: latency in seconds (None: not read).
+        policy: SHARED, FATPIPE, SPLITDUPLEX (one direction of one), WIFI.
+    """
+
+    name: str
+    bps: float | None
+    latency_s: float | None
+    policy: str = "SHARED"
+
+
+#: SimGrid's loopback (``network/loopback-bw`` 10 GBps, ``network/loopback-lat`` 0, FATPIPE)
+LOOPBACK = Link("__loopback__", 10e9, 0.0, "FATPIPE")
+
+
+@dataclass(frozen=True)
+class Route:
+    """A route as SimGrid resolves it: its links in order, its latency summed in SimGrid's order
+    (the common zone's route, then the source's side, then the destination's), and whether all
+    of it is known (False: a link or latency not read, a zone not modelled, chains of equal
+    length that differ)."""
+
+    links: tuple[Link, ...]
+    latency_s: float
+    exact: bool
+
+
 @dataclass(frozen=True)
 class _Entry:
     """One route of a zone: its gateways (zone routes) and links."""
 
     gw_src: str | None
     gw_dst: str | None
-    links: tuple[str, ...]
+    links: tuple[tuple[str, str], ...]  # (link id, direction: "", "UP", "DOWN")
 
 
 @dataclass(eq=False)
@@ -94,7 +148,9 @@ class _Zone:
     points: list[str] = field(default_factory=list)
     children: set[str] = field(default_factory=set)  # the points that are zones
     entries: dict[tuple[str, str], _Entry] = field(default_factory=dict)
-    star: tuple[float, float, float | None] = (0.0, 0.0, None)  # link, backbone, loopback (s)
+    up: dict[str, tuple[Link, ...]] = field(default_factory=dict)  # a <cluster>'s node: its links
+    down: dict[str, tuple[Link, ...]] = field(default_factory=dict)  # up and down, its loopback
+    loopback: dict[str, Link] = field(default_factory=dict)
     router: str = ""  # a <cluster>'s router
     exact: bool = True  # latencies known
 
@@ -113,16 +169,16 @@ class _Zone:
 
 
 class RouteTable:
-    """The zones, points and routes of one platform tree.
+    """The zones, points, links and routes of one platform tree.
 
     Raises:
         Unmodelled: the platform has bypass routes.
     """
 
     def __init__(self, root: ET.Element) -> None:
-        self.links: dict[str, float | None] = {}
+        self.links: dict[str, Link] = {}
         self.zone_of: dict[str, _Zone] = {}
-        self._cache: dict[tuple[str, str], tuple[float, bool]] = {}
+        self._cache: dict[tuple[str, str], Route] = {}
         self.load_error: str | None = None  # the first route SimGrid refuses at load
         self._active: set[tuple[str, str]] = set()  # routes being resolved (a gateway loop)
         for element in root:
@@ -148,9 +204,18 @@ class RouteTable:
             for i in parse_radical(element.get("radical", ""), f"cabinet {element.get('id')!r}"):
                 self._point(zone, f"{element.get('prefix', '')}{i}{element.get('suffix', '')}")
         elif tag in ("link", "backbone"):
-            self.links[element.get("id", "?")] = parse_seconds(element.get("latency", "0"))
+            self._link(element)
         elif tag in ("route", "zoneRoute", "ASroute"):
             self._route(zone, element)
+
+    def _link(self, element: ET.Element) -> None:
+        """A ``<link>``: its bandwidth, latency and policy (None where a profile may change
+        them: bandwidth_file, latency_file, state_file, several bandwidths)."""
+        lid = element.get("id", "?")
+        profiled = {"bandwidth_file", "latency_file", "state_file"} & set(element.attrib)
+        bps = None if profiled else parse_bandwidth(element.get("bandwidth", ""))
+        latency = None if profiled else parse_seconds(element.get("latency", "0"))
+        self.links[lid] = Link(lid, bps, latency, element.get("sharing_policy", "SHARED").upper())
 
     def _enter(self, zone: _Zone, element: ET.Element) -> None:
         if zone.parent is not None:
@@ -166,26 +231,43 @@ class RouteTable:
         self.zone_of[name] = zone
 
     def _cluster(self, element: ET.Element, parent: _Zone | None) -> None:
-        cid = element.get("id", "?")
+        """A flat ``<cluster>`` (SimGrid's star zone): each node's link (split duplex unless
+        sharing_policy says SHARED or FATPIPE) and the backbone, its loopback if it has one."""
+        cid, attrib = element.get("id", "?"), element.attrib
         flat = element.get("topology", "FLAT").upper() == "FLAT"
         zone = _Zone(cid, "star" if flat else "topology", parent, exact=flat)
         if parent is not None:
             self._point(parent, cid)
             parent.children.add(cid)
         prefix, suffix = element.get("prefix", ""), element.get("suffix", "")
+        policy = element.get("sharing_policy", "SPLITDUPLEX").upper()
+        bw, lat = parse_bandwidth(element.get("bw", "")), parse_seconds(element.get("lat", "0"))
+        bb_bw, bb_lat = (parse_bandwidth(element.get("bb_bw", "0")),
+                         parse_seconds(element.get("bb_lat", "0")))
+        backbone = ((Link(f"{cid}_backbone", bb_bw, bb_lat,
+                          element.get("bb_sharing_policy", "SHARED").upper()),)
+                    if bb_bw is None or bb_lat is None or bb_bw > 0 or bb_lat > 0 else ())
+        loop_bw, loop_lat = (parse_bandwidth(element.get("loopback_bw", "0")),
+                             parse_seconds(element.get("loopback_lat", "0")))
+        if None in (bw, lat, loop_bw, loop_lat) or "limiter_link" in attrib:
+            zone.exact = False
         for i in parse_radical(element.get("radical", ""), f"cluster {cid!r}"):
-            self._point(zone, f"{prefix}{i}{suffix}")
+            name, link = f"{prefix}{i}{suffix}", f"{cid}_link_{i}"
+            self._point(zone, name)
+            if policy == "SPLITDUPLEX":
+                up = Link(f"{link}_UP", bw, lat, policy)
+                down = Link(f"{link}_DOWN", bw, lat, policy)
+            else:
+                up = down = Link(link, bw, lat, policy)
+            zone.up[name], zone.down[name] = (up, *backbone), (*backbone, down)
+            if loop_bw is None or loop_lat is None or loop_bw > 0 or loop_lat > 0:
+                zone.loopback[name] = Link(f"{link}_loopback", loop_bw, loop_lat, "FATPIPE")
         zone.router = element.get("router_id") or f"{prefix}{cid}_router{suffix}"
         self._point(zone, zone.router)
-        values = [parse_seconds(element.get(k, "0")) for k in ("lat", "bb_lat", "loopback_lat")]
-        if None in values:
-            zone.exact = False
-            return
-        loopback = values[2] if "loopback_lat" in element.attrib else None
-        zone.star = (values[0], values[1], loopback)
 
     def _route(self, zone: _Zone, element: ET.Element) -> None:
-        links = tuple(c.get("id", "") for c in element if c.tag == "link_ctn")
+        links = tuple((c.get("id", ""), c.get("direction", "").upper())
+                      for c in element if c.tag == "link_ctn")
         src, dst = element.get("src", ""), element.get("dst", "")
         gw_src, gw_dst = element.get("gw_src"), element.get("gw_dst")
         if (src, dst) in zone.entries:
@@ -199,7 +281,9 @@ class RouteTable:
         if (dst, src) in zone.entries:
             self._refuse(zone, element, f"the route between {dst!r} and {src!r} already exists, "
                          "so this one must not be symmetrical; write symmetrical=\"NO\" on it")
-        zone.entries[(dst, src)] = _Entry(gw_dst, gw_src, links[::-1])
+        back = {"UP": "DOWN", "DOWN": "UP", "": ""}  # the way back crosses the other direction
+        zone.entries[(dst, src)] = _Entry(gw_dst, gw_src, tuple(
+            (lid, back.get(way, way)) for lid, way in links[::-1]))
 
     def _refuse(self, zone: _Zone, element: ET.Element, text: str) -> None:
         """Remember the first route SimGrid refuses when it loads the platform."""
@@ -217,9 +301,16 @@ class RouteTable:
             NoRoute: SimGrid finds no route (Batsim aborts on a message over it).
             Unmodelled: a point is unknown, or the route needs what is not modelled.
         """
-        return self._route_between(src, dst)
+        found = self.route(src, dst)
+        return found.latency_s, found.exact
 
-    def _route_between(self, src: str, dst: str) -> tuple[float, bool]:
+    def route(self, src: str, dst: str) -> Route:
+        """The route from ``src`` to ``dst``: its links, latency and exactness.
+
+        Raises:
+            NoRoute: SimGrid finds no route (Batsim aborts on a message over it).
+            Unmodelled: a point is unknown, or the route needs what is not modelled.
+        """
         key = (src, dst)
         if key not in self._cache:
             if key in self._active:
@@ -231,39 +322,38 @@ class RouteTable:
                 self._active.discard(key)
         return self._cache[key]
 
-    def _resolve(self, src: str, dst: str) -> tuple[float, bool]:
+    def _resolve(self, src: str, dst: str) -> Route:
         if src not in self.zone_of or dst not in self.zone_of:
             raise Unmodelled(f"no point {src!r} or {dst!r} in a zone")
         zs, zd = self.zone_of[src], self.zone_of[dst]
         if zs is zd:
-            lat, exact, _, _ = self._local(zs, src, dst)
-            return lat, exact
+            return self._local(zs, src, dst)[0]
         up_s, up_d, common = zs.chain(), zd.chain(), None
         while len(up_s) > 1 and len(up_d) > 1 and up_s[-1] is up_d[-1]:
             common = up_s.pop()
             up_d.pop()
         if up_s[-1] is up_d[-1] or common is None:
             raise Unmodelled(f"{src!r} and {dst!r} in nested zones of one another")
-        lat, exact, gw_src, gw_dst = self._local(common, up_s[-1].zid, up_d[-1].zid)
+        middle, gw_src, gw_dst = self._local(common, up_s[-1].zid, up_d[-1].zid)
         if gw_src is None or gw_dst is None:
             raise NoRoute(f"Bad gateways for route from '{src}' to '{dst}'", common,
                           up_s[-1].zid, up_d[-1].zid)
-        for a, b in ((src, gw_src), (gw_dst, dst)):
-            if a != b:
-                more, known = self._route_between(a, b)
-                lat, exact = lat + more, exact and known
-        return lat, exact
+        head = self.route(src, gw_src) if src != gw_src else Route((), 0.0, True)
+        tail = self.route(gw_dst, dst) if gw_dst != dst else Route((), 0.0, True)
+        return Route(head.links + middle.links + tail.links,
+                     middle.latency_s + head.latency_s + tail.latency_s,
+                     middle.exact and head.exact and tail.exact)
 
-    def _local(self, zone: _Zone, a: str, b: str) -> tuple[float, bool, str | None, str | None]:
-        """Latency, exactness and gateways of zone's local route from a to b."""
+    def _local(self, zone: _Zone, a: str, b: str) -> tuple[Route, str | None, str | None]:
+        """Zone's local route from a to b and its gateways."""
         if zone.routing == "none":
             raise NoRoute("There can't be route in an Empty zone", zone, a, b)
         if zone.routing == "star":
-            return self._star(zone, a, b)
+            return self._star(zone, a, b), None, None
         if zone.routing not in _ROUTED:
             if not zone.base:
                 raise Unmodelled(f"routes between the zones of {zone.routing!r} zone {zone.zid!r}")
-            return 0.0, False, None, None
+            return Route((), 0.0, False), None, None
         entry = zone.entries.get((a, b))
         if zone.routing != "floyd" and zone.routing != "full":
             nodes = {p for pair in zone.entries for p in pair}
@@ -272,36 +362,43 @@ class RouteTable:
                     raise NoRoute(f"'{point}' is in no route of Dijkstra zone '{zone.zid}'", zone,
                                   a, b, crash=True)
         if entry is not None and (a == b or zone.routing == "full"):
-            return self._sum(entry.links) + (entry.gw_src, entry.gw_dst)
+            return self._links(entry.links), entry.gw_src, entry.gw_dst
         if a == b and zone.base:
-            return 0.0, True, None, None  # SimGrid's loopback (network/loopback-lat 0)
+            return Route((LOOPBACK,), 0.0, True), None, None  # network/loopback-lat 0
         if zone.routing == "full":  # an empty route: between zones, without gateways
-            return 0.0, True, None, None
+            return Route((), 0.0, True), None, None
         return self._shortest(zone, a, b)
 
     @staticmethod
-    def _star(zone: _Zone, a: str, b: str) -> tuple[float, bool, str | None, str | None]:
-        """A <cluster>: up a node's link and the backbone, down the other's (its router: none)."""
-        link, backbone, loopback = zone.star
-        if a == b:
-            if loopback is not None:
-                return loopback, zone.exact, None, None
-            return (0.0 if a == zone.router else 2 * link + backbone), zone.exact, None, None
-        nodes = (a != zone.router) + (b != zone.router)
-        return nodes * link + backbone, zone.exact, None, None
+    def _star(zone: _Zone, a: str, b: str) -> Route:
+        """A <cluster>: a node's loopback to itself if it has one, else up a's links and down
+        b's (the router has none), each link once (StarZone::get_local_route)."""
+        if a == b and a in zone.loopback:
+            links: tuple[Link, ...] = (zone.loopback[a],)
+        else:
+            links = tuple(dict.fromkeys(zone.up.get(a, ()) + zone.down.get(b, ())))
+        return _summed(links, zone.exact)
 
-    def _sum(self, links: Sequence[str]) -> tuple[float, bool]:
-        values = [self.links.get(name) for name in links]
-        if any(v is None for v in values):
-            return 0.0, False
-        return float(sum(values)), True  # type: ignore[arg-type]
+    def _links(self, ids: Sequence[tuple[str, str]]) -> Route:
+        """The links a route names: a split-duplex link's direction, which it must give."""
+        links, exact = [], True
+        for lid, way in ids:
+            link = self.links.get(lid)
+            if link is None:
+                return Route((), 0.0, False)
+            if link.policy == "SPLITDUPLEX":
+                exact = exact and way in ("UP", "DOWN")
+                link = Link(f"{lid}_{way}", link.bps, link.latency_s, link.policy)
+            links.append(link)
+        return _summed(tuple(links), exact)
 
-    def _shortest(self, zone: _Zone, a: str, b: str) -> tuple[float, bool, str | None, str | None]:
-        """Floyd's and Dijkstra's route: the fewest links; exact when all such chains agree."""
+    def _shortest(self, zone: _Zone, a: str, b: str) -> tuple[Route, str | None, str | None]:
+        """Floyd's and Dijkstra's route: the fewest links; exact when all such chains cross
+        links alike (bandwidth, latency, policy, how often)."""
         graph: dict[str, list[tuple[str, _Entry]]] = {}
         for (s, d), entry in zone.entries.items():
             graph.setdefault(s, []).append((d, entry))
-        cost, paths = {a: 0}, {a: [[]]}
+        cost, paths, cut = {a: 0}, {a: [[]]}, False
         heap = [(0, a)]
         while heap:
             c, node = heapq.heappop(heap)
@@ -313,22 +410,47 @@ class RouteTable:
                     cost[nxt], paths[nxt] = step, []
                     heapq.heappush(heap, (step, nxt))
                 if step == cost[nxt]:
+                    cut = cut or len(paths[node]) > 4
                     paths[nxt].extend(p + [entry] for p in paths[node][:4])
         if b not in paths or a == b:
             raise NoRoute(f"No route from '{a}' to '{b}'", zone, a, b)
-        sums = {self._chain(zone, p) for p in paths[b]}
-        (lat, exact), chain = sorted(sums)[0], paths[b][0]
-        return lat, exact and len(sums) == 1, chain[0].gw_src, chain[-1].gw_dst
+        chains = [self._chain(zone, p) for p in paths[b]]
+        alike = len({_signature(r) for r in chains}) == 1 and not cut
+        first = chains[0]
+        return (Route(first.links, first.latency_s, first.exact and alike),
+                paths[b][0][0].gw_src, paths[b][0][-1].gw_dst)
 
-    def _chain(self, zone: _Zone, chain: list[_Entry]) -> tuple[float, bool]:
+    def _chain(self, zone: _Zone, chain: list[_Entry]) -> Route:
+        links: tuple[Link, ...] = ()
         lat, exact = 0.0, True
         for before, entry in zip([None, *chain], chain):
+            parts = [self._links(entry.links)]
             if not zone.base and before is not None and before.gw_dst != entry.gw_src:
-                more, known = self._route_between(str(before.gw_dst), str(entry.gw_src))
-                lat, exact = lat + more, exact and known
-            more, known = self._sum(entry.links)
-            lat, exact = lat + more, exact and known
-        return round(lat, 12), exact
+                parts.insert(0, self.route(str(before.gw_dst), str(entry.gw_src)))
+            for part in parts:
+                links, lat, exact = links + part.links, lat + part.latency_s, exact and part.exact
+        return Route(links, lat, exact)
+
+
+def _summed(links: tuple[Link, ...], exact: bool) -> Route:
+    """A route over ``links``, their latencies summed in order."""
+    lat = 0.0
+    for link in links:
+        if link.latency_s is None:
+            return Route(links, 0.0, False)
+        lat += link.latency_s
+    return Route(links, lat, exact)
+
+
+def _signature(route: Route) -> tuple:
+    """What a message sees of a route: its rounded latency and the links it crosses (bandwidth,
+    latency, policy, how many times), not their names."""
+    counts: dict[str, int] = {}
+    for link in route.links:
+        counts[link.name] = counts.get(link.name, 0) + 1
+    seen = {link.name: link for link in route.links}
+    return (round(route.latency_s, 12), route.exact, tuple(sorted(
+        (str(seen[n].bps), str(seen[n].latency_s), seen[n].policy, k) for n, k in counts.items())))
 
 
 def _zones_of(table: RouteTable, name: str) -> str:
