@@ -6,41 +6,42 @@ On a platform without latency a message between Batsim's actors still takes time
 crosses SimGrid's loopback (``network/loopback-bw``, 10 GBps); from a host with no ``<route>``
 to the master host, the route is empty (SimGrid 3.32's Full routing): the message has nothing to
 cross and ends at the next solver step, 0 s later (an infinite bandwidth here).
-:func:`message_bandwidths` reads them for what :class:`ActorSimulation` covers: one zone of
-``Full`` routing with compute ``<host>`` elements, and a workload of ``delay`` jobs and
-``parallel_homogeneous`` jobs without communication. On a platform with latencies
-(:mod:`hdrm.batsim.latency`) it covers one zone of ``Full`` routing too (each route's slowest
-link); a platform whose master host is a node of a flat ``<cluster>`` whose node links are the
-slowest of the platform (every message crosses the master's); and any platform whose links
-(and ``<cluster>`` links and backbones) all have one bandwidth and a latency above 0 and whose
-master host is a ``<host>``: a route with latency then crosses links of that bandwidth, a route
-of latency 0 is empty.
+:func:`message_bandwidths` reads them for what :class:`ActorSimulation` covers: a workload of
+``delay`` jobs and ``parallel_homogeneous`` jobs without communication, on one zone of ``Full``
+routing with compute ``<host>`` elements (without latency), or on any platform with latencies
+whose routes to the master host :class:`~hdrm.platform.simgrid_routes.RouteTable` resolves
+exactly (nested zones, zone routes, Floyd and Dijkstra chains through routers, ``<cluster>``
+elements, the master a ``<host>`` or a node, named by role or ``master_host``; not yet zones of
+``Cluster`` or ``Vivaldi`` routing, nor torus, fat-tree or dragonfly clusters): each message's
+latency is its route's, its rate the smallest of ``bandwidth / crossings`` over the route's
+links (:func:`route_bps`: ptask_L07 puts the byte on a link once per crossing, a FATPIPE link
+once), then bounded by TCP-gamma in :mod:`hdrm.batsim.maestro`. Batsim's server takes one
+message at a time and the jobs covered use no link, so no two transfers share a link.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from hdrm.batsim.jobs import JobTable
-from hdrm.batsim.latency import RouteLatencies, master_name, roles
-from hdrm.platform.simgrid import MASTER_HOST, HostSpec, parse_radical, read_platform_root
-from hdrm.platform.simgrid_routes import parse_seconds
+from hdrm.batsim.latency import RouteLatencies, master_name
+from hdrm.platform.simgrid import MASTER_HOST, HostSpec, read_platform_root
+from hdrm.platform.simgrid_routes import Link, NoRoute, RouteTable, Unmodelled, parse_bandwidth
 
 logger = logging.getLogger(__name__)
 
+__all__ = ["LOOPBACK_BPS", "MessageBandwidths", "message_bandwidths", "parse_bandwidth",
+           "route_bps"]
+
 #: SimGrid's default ``network/loopback-bw`` in bytes per second.
 LOOPBACK_BPS = 10e9
-
-_RATE_RE = re.compile(r"^\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*([kKMGTPE]i?)?(Bps|bps)?\s*$")
-_PREFIX = {None: 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-           "ki": 2.0 ** 10, "Ki": 2.0 ** 10, "Mi": 2.0 ** 20, "Gi": 2.0 ** 30, "Ti": 2.0 ** 40,
-           "Pi": 2.0 ** 50, "Ei": 2.0 ** 60}
+#: link sharing policies whose rate :func:`route_bps` knows (a SPLITDUPLEX link: one direction)
+_POLICIES = ("SHARED", "FATPIPE", "SPLITDUPLEX")
 
 
 @dataclass(frozen=True)
@@ -68,16 +69,6 @@ class MessageBandwidths:
         return self.latencies.master_s if host < 0 else self.latencies.host_s[host]
 
 
-def parse_bandwidth(text: str) -> float | None:
-    """A SimGrid bandwidth (``"10GBps"``, ``"1Gbps"``, ``"125MBps"``) in bytes per second, or
-    None when it is not one."""
-    match = _RATE_RE.match(text)
-    if match is None or match.group(2) not in _PREFIX:
-        return None
-    value = float(match.group(1)) * _PREFIX[match.group(2)]
-    return value / 8 if match.group(3) == "bps" else value
-
-
 def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec], table: JobTable,
                        latencies: RouteLatencies | None = None) -> MessageBandwidths | None:
     """The message bandwidths of a platform file, or None when :class:`ActorSimulation` does not
@@ -89,12 +80,49 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec], table: JobTa
     if not all(_covered(table.profile_of(job)) for job in table.jobs):
         return None
     root = read_platform_root(path)
-    found = _one_full_zone(root, hosts)
     if latencies is None or latencies.zero:
-        return found
-    if found is not None:
-        return MessageBandwidths(found.master_bps, found.host_bps, latencies)
-    return _with_latencies(root, latencies)
+        return _one_full_zone(root, hosts)
+    return _routed(root, hosts)
+
+
+def route_bps(links: Sequence[Link]) -> float | None:
+    """The rate of a 1-byte message alone on ``links`` (``math.inf``: no link), or None when a
+    link's bandwidth is not read or its policy not modelled: the smallest ``bandwidth / n`` of
+    a link crossed ``n`` times (a FATPIPE link: once), as ptask_L07's solver gives it."""
+    crossings: dict[str, int] = {}
+    for link in links:
+        if link.bps is None or link.bps <= 0 or link.policy not in _POLICIES:
+            return None
+        crossings[link.name] = 1 if link.policy == "FATPIPE" else crossings.get(link.name, 0) + 1
+    return min((link.bps / crossings[link.name] for link in links), default=math.inf)
+
+
+#: zone routings whose messages were compared with the binary in the actor model
+_CHECKED_ROUTINGS = ("full", "floyd", "dijkstra", "dijkstracache", "none")
+
+
+def _routed(root: ET.Element, hosts: Sequence[HostSpec]) -> MessageBandwidths | None:
+    """Every route to the master host as :class:`RouteTable` resolves it, when all are exact and
+    their links' bandwidths known: each one's rate and latency. Zones of other routings
+    (``Cluster``, ``Vivaldi``) and torus, fat-tree or dragonfly clusters keep the delayed model
+    until their messages are compared with the binary."""
+    if any(z.get("routing", "").lower() not in _CHECKED_ROUTINGS
+           for z in [*root.iter("zone"), *root.iter("AS")]) or any(
+            c.get("topology", "FLAT").upper() != "FLAT" for c in root.iter("cluster")):
+        return None
+    master = master_name(root)
+    try:
+        table = RouteTable(root)
+        routes = [table.route(name, master) for name in [master, *(h.name for h in hosts)]]
+    except (Unmodelled, NoRoute) as exc:
+        logger.debug("routes to %r not modelled: %s", master, exc)
+        return None
+    rates = [route_bps(r.links) for r in routes]
+    if not all(r.exact for r in routes) or None in rates:
+        return None
+    seconds = [r.latency_s for r in routes]
+    return MessageBandwidths(rates[0], tuple(rates[1:]),  # type: ignore[arg-type]
+                             RouteLatencies(seconds[0], tuple(seconds[1:])))
 
 
 def _one_full_zone(root: ET.Element, hosts: Sequence[HostSpec]) -> MessageBandwidths | None:
@@ -115,65 +143,6 @@ def _one_full_zone(root: ET.Element, hosts: Sequence[HostSpec]) -> MessageBandwi
     if master_bps is None or any(b is None for b in host_bps):
         return None
     return MessageBandwidths(master_bps, tuple(host_bps))
-
-
-def _with_latencies(root: ET.Element, latencies: RouteLatencies) -> MessageBandwidths | None:
-    """One bandwidth on every link, every latency above 0, the master a ``<host>``: a route of
-    latency 0 is empty (the master's own: SimGrid's loopback, where its zone holds no zone)."""
-    rates, delays = [], []
-    for element in root.iter():
-        if element.tag in ("link", "backbone"):
-            rates.append(element.get("bandwidth", ""))
-            delays.append(element.get("latency", "0"))
-        elif element.tag == "cluster":
-            rates += [element.get("bw", "")] + ([element.get("bb_bw", "")]
-                                                if "bb_bw" in element.attrib else [])
-            delays += [element.get("lat", "0")] + ([element.get("bb_lat", "0")]
-                                                   if "bb_bw" in element.attrib else [])
-            if {"loopback_bw", "loopback_lat", "limiter_link"} & set(element.attrib):
-                return None  # links of other bandwidths, or a loopback route
-        elif element.tag in ("bypassRoute", "bypassASroute", "bypassZoneRoute", "peer"):
-            return None
-    slowest = _master_node_link(root, rates)
-    if slowest is not None:  # every message crosses the master's node link, the slowest one
-        return MessageBandwidths(slowest, (slowest,) * len(latencies.host_s), latencies)
-    bps = {parse_bandwidth(r) for r in rates}
-    seconds = [parse_seconds(d) for d in delays]
-    if len(bps) != 1 or None in bps or not all(s is not None and s > 0 for s in seconds):
-        return None
-    rate: float = bps.pop()  # type: ignore[assignment]
-    master = next((e for e in root.iter("host") if e.get("id") == MASTER_HOST), None)
-    zone = next((z for z in root.iter("zone") if master is not None and master in list(z)), None)
-    if zone is None:
-        return None
-    if latencies.master_s > 0:
-        master_bps = rate
-    elif not any(child.tag in ("zone", "AS", "cluster") for child in zone):
-        master_bps = LOOPBACK_BPS
-    else:
-        return None
-    return MessageBandwidths(master_bps, tuple(rate if s > 0 else math.inf
-                                               for s in latencies.host_s), latencies)
-
-
-def _master_node_link(root: ET.Element, rates: list[str]) -> float | None:
-    """The bandwidth of the master host's node link, when the master is a node of a flat
-    ``<cluster>`` (role ``master``) whose node links are the platform's slowest links: every
-    message, the master's to itself too (up its link, down again), crosses one."""
-    master = master_name(root)
-    for element in root.iter("cluster"):
-        if "master" not in roles(element):
-            continue
-        first = parse_radical(element.get("radical", ""), "cluster")[0]
-        if (f"{element.get('prefix', '')}{first}{element.get('suffix', '')}" != master
-                or element.get("topology", "FLAT").upper() != "FLAT"):
-            return None
-        bps = [parse_bandwidth(r) for r in rates]
-        node = parse_bandwidth(element.get("bw", ""))
-        if node is None or None in bps or node > min(bps):  # type: ignore[type-var]
-            return None
-        return node
-    return None
 
 
 def _covered(profile: dict) -> bool:

@@ -140,12 +140,32 @@ def test_the_master_without_its_own_route_crosses_the_loopback(tmp_path):
     assert (found.master_bps, found.latency(-1)) == (LOOPBACK_BPS, 0.0)
 
 
+@pytest.mark.parametrize(("change", "host_bps", "host_s"), [
+    (('<link id="l2" bandwidth="10GBps"', '<link id="l2" bandwidth="1GBps"'),
+     (1e9, 1e10) * 3, (2e-3, 1e-3) * 3),  # two bandwidths (before session 26: delayed)
+    (('<link id="l2" bandwidth="10GBps" latency="2ms"', '<link id="l2" bandwidth="10GBps" '
+      'latency="0"'), (1e10,) * 6, (0.0, 1e-3) * 3)])  # l2 without latency: a route, not empty
+def test_routes_of_several_bandwidths_or_without_latency_run_in_the_actor_model(
+        tmp_path, change, host_bps, host_s):
+    """Dijkstra: even hosts cross l2, odd ones l1, the master its loop lo (30 us)."""
+    platform = _platform(tmp_path, ROUTED["Dijkstra"].replace(*change))
+    workload = _workload(tmp_path)
+    hosts = load_hosts(platform)
+    found = message_bandwidths(platform, hosts, read_job_table(workload),
+                               route_latencies(platform, hosts))
+    assert found.host_bps == host_bps and found.latencies.host_s == host_s
+    assert (found.master_bps, found.latency(-1)) == (1e10, 30 * 1e-6)  # as SimGrid reads 30us
+    assert type(BatsimServer(platform, workload).simulation) is ActorSimulation
+
+
 @pytest.mark.parametrize("change", [
-    ('<link id="l2" bandwidth="10GBps"', '<link id="l2" bandwidth="1GBps"'),  # two bandwidths
-    ('<link id="l2" bandwidth="10GBps" latency="2ms"', '<link id="l2" bandwidth="10GBps" '
-     'latency="0"'),  # a link without latency: an empty route could not be told apart
     ('"p": {"type": "delay", "delay": 1}', '"p": {"type": "parallel_homogeneous_total", '
      '"cpu": 1e9, "com": 0}'),  # a job outside the actor model
+    ('<link id="l2" bandwidth="10GBps"', '<link id="l2" bandwidth_file="bw.txt" '
+     'bandwidth="10GBps"'),  # a bandwidth a file changes
+    ('<link id="l2" bandwidth="10GBps"', '<link id="l2" sharing_policy="WIFI" '
+     'bandwidth="10GBps"'),  # a policy not modelled
+    ('<link id="l2" bandwidth="10GBps"', '<link id="l2" bandwidth="0"'),  # never arrives
 ])
 def test_other_latency_sessions_keep_the_delayed_model(tmp_path, change):
     text = ROUTED["Dijkstra"]
@@ -185,7 +205,7 @@ def test_one_full_zone_with_latencies_takes_each_route_s_slowest_link(tmp_path):
                                route_latencies(platform, hosts))
     assert found.host_bps == (1e10, 1e9, 1e8, 1.25e8, 1.25e8, math.inf)
     assert [found.latency(h) for h in range(6)] == [1e-3, 1e-3, 3e-3, 5e-4, 1.5e-3, 0.0]
-    assert (found.of(-1), found.latency(-1)) == (1e9, 3e-5)
+    assert (found.of(-1), found.latency(-1)) == (1e9, 30 * 1e-6)
     assert type(BatsimServer(platform, workload).simulation) is ActorSimulation
 
 
@@ -202,21 +222,19 @@ def _clusters(node_bw: str) -> str:
             '<link_ctn id="backbone"/></zoneRoute></zone></platform>\n')
 
 
-@pytest.mark.parametrize("node_bw, actors", [("125MBps", True), ("1.25GBps", True),
-                                             ("10GBps", False)])
-def test_a_master_node_link_slowest_of_all_sets_every_message_s_rate(tmp_path, node_bw, actors):
-    """Every message crosses the master's node link (its own: up it, down again): when no link
-    is slower, its bandwidth is every route's; otherwise the delayed model runs."""
+@pytest.mark.parametrize("node_bw, host_bps, master_bps", [
+    ("125MBps", 1.25e8, 1.25e8), ("1.25GBps", 1.25e9, 1.25e9), ("10GBps", 1.25e9, 2.25e9)])
+def test_a_master_node_s_routes_take_their_slowest_links(tmp_path, node_bw, host_bps, master_bps):
+    """A node's message crosses its node link, the cluster's backbone (2.25 GBps), the link
+    between the clusters (1.25 GBps), the master cluster's backbone and the master's node link;
+    the master's own goes up its node link, over its backbone and down again: with 10 GBps node
+    links its slowest link is the backbone (before session 26: the delayed model)."""
     platform, workload = _platform(tmp_path, _clusters(node_bw)), _workload(tmp_path)
     hosts = load_hosts(platform)
     found = message_bandwidths(platform, hosts, read_job_table(workload),
                                route_latencies(platform, hosts))
     simulation = BatsimServer(platform, workload).simulation
-    if not actors:
-        assert found is None and type(simulation) is DelayedSimulation
-        return
-    bps = {"125MBps": 1.25e8, "1.25GBps": 1.25e9}[node_bw]
-    assert found.host_bps == (bps,) * 6 and found.master_bps == bps
+    assert found.host_bps == (host_bps,) * 6 and found.master_bps == master_bps
     # node link, backbone, the link between, backbone, the master's node link; its own: 2 x 50
     # + 500 us
     assert [found.latency(h) for h in range(-1, 6)] == pytest.approx([6e-4] + [1.6e-3] * 6)
