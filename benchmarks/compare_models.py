@@ -111,6 +111,15 @@ MODEL_COMMANDS: dict[str, list[str]] = {
     "ppo-kernel_sdsc_none_event_easypicks_f1.pt": [
         *_SDSC_KERNEL[:_SDSC_KERNEL.index("--reservation")], "--reservation", "f1", "--imitate",
         "sjf", *_SDSC_KERNEL[_SDSC_KERNEL.index("--imitate-backfill"):], "--pick-limit", "easy"],
+    # issue 26, session 26: the same limit in EASY's own reservation order, FCFS (chosen because
+    # it protects the longest-waiting job, not by a score: F1's order let a seed wait 1.64x SJF's
+    # longest wait on CTC-SP2), with the order played within it that validates best as teacher
+    # (WFP3-pred 117.51; SJF-pred 119.64, UNICEP-pred 137.63, SJF 178.69, F1 238.09; FCFS itself
+    # 168.33; F1's reservation with SJF's order 36.93)
+    "ppo-kernel_sdsc_none_event_easypicks_fcfs.pt": [
+        *_SDSC_KERNEL[:_SDSC_KERNEL.index("--reservation")], "--reservation", "fcfs", "--imitate",
+        "wfp3_pred", *_SDSC_KERNEL[_SDSC_KERNEL.index("--imitate-backfill"):], "--pick-limit",
+        "easy"],
     # issue 26, session 18: the same, validated at the trace's load and at 1.5 and 2 times it (the
     # rule's SDSC-SP2 validation sequences are far lighter than the test windows), with the guard
     # at the same factors (rule-abiding seeds only)
@@ -341,6 +350,7 @@ RULE_OVERRIDES: dict[str, list[str]] = {
     "ppo-kernel_sdsc_none_event_tload.pt": _GUARD,
     "ppo-kernel_sdsc_none_event_easypicks.pt": _GUARD,
     "ppo-kernel_sdsc_none_event_easypicks_f1.pt": _GUARD,
+    "ppo-kernel_sdsc_none_event_easypicks_fcfs.pt": _GUARD,
     "ppo-kernel_sdsc_easy_commit.pt": _GUARD,
     "ppo-kernel_lublin_easy_commit.pt": _GUARD,
     "dqn_lublin_none_event.pt": ["--minutes", "0", "--max-steps", "130000", *_GUARD],
