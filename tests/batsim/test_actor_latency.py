@@ -241,16 +241,15 @@ def test_a_master_node_s_routes_take_their_slowest_links(tmp_path, node_bw, host
     assert type(simulation) is ActorSimulation
 
 
-#: -E needs every host's wattage, put here on <host> elements: the -E cases are the <host>
-#: platforms (a <cluster>'s props reach SIMULATION_BEGINS as properties and zone_properties too,
-#: which test_zone_properties compares with the binary)
+#: -E needs every host's wattage: a <prop> of each <host> and of each <cluster> (whose props
+#: reach SIMULATION_BEGINS as zone_properties too, the binary's since session 25)
 WATTS = '<prop id="wattage_per_state" value="100:200"/>'
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
-@pytest.mark.parametrize(("name", "energy"), [(n, False) for n in sorted(ROUTED)] + [
-    (n, True) for n in sorted(ROUTED) if "<cluster" not in ROUTED[n]])
+@pytest.mark.parametrize(("name", "energy"), [(n, e) for e in (False, True)
+                                              for n in sorted(ROUTED)])
 def test_routed_zones_with_1gbps_links_as_the_binary(name, energy, tmp_path):
     """With 1 GBps links (each byte 1 ns; the TCP-gamma bound of a 1 ms route, 0.48 ns): the
     binary's messages and rows, on seeds 2 and 3. The delayed model (no byte) differs on every
@@ -282,7 +281,8 @@ def _as_the_binary(tmp_path, text: str, seeds: tuple[int, int], energy: bool) ->
     """The platform ``text`` (its hosts given WATTS with ``energy``) and two seeded workloads:
     hdrm serve's messages and rows are the binary's."""
     if energy:
-        text = text.replace('speed="1Gf"/>', f'speed="1Gf">{WATTS}</host>')
+        text = (text.replace('speed="1Gf"/>', f'speed="1Gf">{WATTS}</host>')
+                .replace('bb_lat="5us"/>', f'bb_lat="5us">{WATTS}</cluster>'))
     platform = _platform(tmp_path, text)
     workloads = [seeded_workload(tmp_path / f"w{i}.json", s) for i, s in enumerate(seeds)]
     theirs = _session(platform, workloads, tmp_path / "real", True, energy=energy)
