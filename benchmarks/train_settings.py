@@ -201,9 +201,12 @@ def check_settings(s: TrainSettings) -> None:
                               f"{s.imitate!r}")
     elif s.imitate is not None:
         JOB_POLICIES.get(s.imitate, "--imitate")
-        if s.pick != "any":
+        # within EASY's picks the teacher always starts an allowed job (the environment asks
+        # only when one may start), so a learner that never waits can imitate it too
+        if s.pick != "any" and not (s.pick == "fitting" and s.pick_limit == "easy"):
             raise ConfigError("--imitate: the warm start is defined for job_pick mode with "
-                              f"--pick any; got pick {s.pick!r}")
+                              f"--pick any (or --pick fitting with --pick-limit easy); got pick "
+                              f"{s.pick!r}")
         BACKFILLING.get(s.imitate_backfill, "--imitate-backfill")
         imitation.check_commit_teacher(s.decision, s.backfill, s.imitate_backfill)
         imitation.check_limited_teacher(s.pick_limit, s.imitate_backfill)

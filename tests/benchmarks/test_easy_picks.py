@@ -80,6 +80,48 @@ def test_the_limit_is_recorded_and_evaluated_with(traces, tmp_path, monkeypatch)
     assert [c.pick_limit for c in made] == ["easy"] and made[0].reservation == "sjf"
 
 
+def test_a_work_conserving_learner_may_start_only_what_easy_allows(traces):  # noqa: F811
+    # --pick fitting within the limit: the learner's choices are exactly EASY's allowed picks,
+    # and it may never wait while one of them can start (the environment asks only then)
+    settings = tiny_settings(traces, Path("unused.pt"), trace="sdsc", pick_limit="easy",
+                             reservation="fcfs", observation="job_window_reservation")
+    env = train.make_env(settings, NB_JOBS)
+    obs, info = env.reset(options={"start_index": 100})
+    rng, sjf = np.random.default_rng(0), imitation.JOB_POLICIES.get("sjf")
+    decisions, done = 0, False
+    while not done:
+        allowed = env.window_startable()
+        mask = protocol.agent_mask(env, info["action_mask"], "fitting")
+        assert allowed.any() and not mask[-1]
+        assert (mask[: len(allowed)] == allowed).all() and not mask[len(allowed):-1].any()
+        played, _ = imitation.limited_pick(env, sjf, rng)
+        obs, _, done, _, info = env.step(played)
+        decisions += 1
+    assert decisions >= NB_JOBS // 2 and len(env.result().outcomes) == NB_JOBS
+
+
+def test_a_work_conserving_learner_is_warm_started_and_named(traces, tmp_path):  # noqa: F811
+    out = tmp_path / "fitting.pt"
+    settings = tiny_settings(traces, out, trace="sdsc", pick_limit="easy", reservation="f1",
+                             observation="job_window_reservation", pick="fitting",
+                             imitate="sjf", imitate_backfill="easy", imitate_episodes=2,
+                             imitate_epochs=1, max_steps=64)
+    env = train.make_env(settings, NB_JOBS)
+    fitting = imitation.collect(env, [0, 100], "sjf", "easy", "fitting", 1.0, 0.01)
+    free = imitation.collect(env, [0, 100], "sjf", "easy", "any", 1.0, 0.01)
+    # the same teacher, the same labels; only what the learner may choose differs
+    assert fitting.scores == free.scores and (fitting.actions == free.actions).all()
+    rows = np.arange(len(fitting))
+    assert fitting.masks[rows, fitting.actions].all() and not fitting.masks[:, -1].any()
+    assert free.masks[:, -1].sum() == 0 and free.masks.sum() > fitting.masks.sum()
+    train.train(settings, echo=lambda *_: None)
+    meta = read_checkpoint(out)["options"]
+    assert meta["setting"]["pick"] == "fitting"
+    assert ", EASY picks (f1), work-conserving" in compare_models.learner_column(meta)
+    meta["setting"]["pick"] = "any"
+    assert "work-conserving" not in compare_models.learner_column(meta)
+
+
 def test_the_guard_of_a_limited_learner_compares_with_easy_heuristics(traces):  # noqa: F811
     limited = tiny_settings(traces, Path("x.pt"), trace="sdsc", pick_limit="easy",
                             validation_guard=1.25)
@@ -93,6 +135,8 @@ def test_the_guard_of_a_limited_learner_compares_with_easy_heuristics(traces):  
     ({"pick_limit": "easy", "decision": "commit"}, "--pick-limit easy: .*--decision commit"),
     ({"pick_limit": "easy", "imitate": "sjf", "imitate_backfill": "none"},
      "--imitate-backfill none: with --pick-limit easy the teacher .* give --imitate-backfill easy"),
+    ({"pick": "fitting", "imitate": "sjf", "imitate_backfill": "easy"},
+     r"--imitate: .* --pick any \(or --pick fitting with --pick-limit easy\); got pick 'fitting'"),
 ])
 def test_bad_limits_are_refused(traces, kw, message):  # noqa: F811
     settings = tiny_settings(traces, Path("x.pt"), trace="sdsc", **kw)
