@@ -20,14 +20,15 @@ Routes are read as SimGrid builds them, for the platforms Batsim is given in pra
   adds each link of a cluster's route once); nodes of two clusters add both clusters' backbones
   and the links of the ``<zoneRoute>`` between them.
 
-A zone with Vivaldi routing whose hosts all have coordinates ``0 0 0`` has no latency. Other
-platforms (nested zones, a Full zone missing a route, chains of Floyd or Dijkstra routes) are
-resolved as SimGrid 3.32 resolves them through its zones (:mod:`hdrm.platform.simgrid_routes`);
-where that model cannot give exact latencies (Cluster, Vivaldi, torus, fat-tree or dragonfly
-zones, bypass routes, routes of equal length and different latencies) the platform keeps latency
-0 with a warning: times then lack the message delays. Platforms with no route from a compute host
-to the master host are refused when their hosts are read. hdrm's exported platforms route every
-master-to-core message over a ``control`` link of latency 0, so they have none.
+Other platforms (nested zones, a Full zone missing a route, chains of Floyd or Dijkstra routes,
+``Cluster`` and ``Vivaldi`` zones, torus, fat-tree and dragonfly clusters) are resolved as
+SimGrid 3.32 resolves them through its zones (:mod:`hdrm.platform.simgrid_routes`,
+:mod:`hdrm.platform.simgrid_topology`); where that model cannot give exact latencies (bypass
+routes, routes of equal length and different latencies, routes between the zones of a Vivaldi
+zone) the platform keeps latency 0 with a warning: times then lack the message delays.
+Platforms with no route from a compute host to the master host are refused when their hosts are
+read. hdrm's exported platforms route every master-to-core message over a ``control`` link of
+latency 0, so they have none.
 """
 
 from __future__ import annotations
@@ -126,6 +127,8 @@ class _Routes:
     def _read_cluster(self, element: ET.Element, source: str) -> None:
         cid = element.get("id", "?")
         where = f"{source}: cluster {cid!r}"
+        if element.get("topology", "FLAT").upper() != "FLAT":  # RouteTable routes it
+            raise _Unsupported(f"{where}: a {element.get('topology')} cluster")
         loopback = parse_latency(element.get("loopback_lat", "0"), where)
         looped = loopback > 0 or (parse_bandwidth(element.get("loopback_bw", "0")) or 0.0) > 0
         cluster = _Cluster(cid, parse_latency(element.get("lat", "0"), where),
@@ -194,8 +197,6 @@ def route_latencies(path: str | Path, hosts: Sequence[HostSpec]) -> RouteLatenci
     try:
         if _nested(root):
             raise _Unsupported("nested <zone> elements")
-        if _vivaldi(root):
-            return zero
         routes = _Routes(root, str(path))
         master = _round(routes.latency(routes.master, routes.master))
         return RouteLatencies(master, tuple(_round(routes.latency(h.name, routes.master)) for h in hosts))
@@ -218,8 +219,7 @@ def _zone_latencies(root: ET.Element, hosts: Sequence[HostSpec]) -> RouteLatenci
     except (Unmodelled, NoRoute) as exc:
         return f" ({exc})"
     if not all(exact for _, exact in found):
-        return (" (latencies of a Cluster, Vivaldi, torus, fat-tree or dragonfly zone, or of "
-                "routes of equal length, not modelled)")
+        return " (latencies of routes of equal length, or of a link or zone not read)"
     seconds = [_round(s) for s, _ in found]
     return RouteLatencies(seconds[0], tuple(seconds[1:]))
 
@@ -234,22 +234,6 @@ def master_name(root: ET.Element) -> str:
             first = parse_radical(element.get("radical", ""), "cluster")
             return f"{element.get('prefix', '')}{first[0]}{element.get('suffix', '')}"
     return MASTER_HOST
-
-
-def _vivaldi(root: ET.Element) -> bool:
-    """True for a Vivaldi zone whose hosts all sit at the origin (latency 0 between them).
-
-    Raises:
-        _Unsupported: a Vivaldi zone with other coordinates (not modelled).
-    """
-    zone = next(root.iter("zone"), None)
-    if zone is None or zone.get("routing", "").lower() != "vivaldi":
-        return False
-    for host in zone.iter("host"):
-        if any(float(x) != 0.0 for x in host.get("coordinates", "0 0 0").split()):
-            raise _Unsupported(f"zone {zone.get('id', '?')!r} uses Vivaldi coordinates (host "
-                               f"{host.get('id', '?')!r}: {host.get('coordinates')!r}), not modelled")
-    return True
 
 
 def _round(seconds: float) -> float:

@@ -17,8 +17,9 @@ order in which Batsim's server receives its messages follows from the same steps
 * a message is a 1-byte transfer into one mailbox (the server's): a send posted while the
   receiver waits starts at once, otherwise it waits in the mailbox, first posted first taken;
   it lasts ``1 / bandwidth`` of its route (0.1 ns on a 10 GBps link); over an empty route it
-  ends at the next step, 0 s later; over a route with latency (``ptask_L07``), it first waits
-  out the latency (ending, as a sleep, at the first step with less than
+  ends at the next step, 0 s later, or once its latency is over (a Vivaldi zone's distance:
+  nothing to send; measured with the binary); over a route with latency (``ptask_L07``), it
+  first waits out the latency (ending, as a sleep, at the first step with less than
   :data:`SURF_PRECISION_S` of it left), then sends its byte at ``min(bandwidth, TCP_GAMMA /
   (2 x latency))`` (SimGrid's ``L07Action::updateBound``), from that step on;
 * a parallel task (:class:`Exec`: ``PTASK``, then ``WAIT_FOR`` with a timeout) is one action
@@ -234,6 +235,11 @@ class Maestro:
                 self.on_action_end(h)
 
     def _start(self, transfer: Transfer, host: int) -> None:
+        if math.isinf(transfer.bandwidth) and transfer.latency > 0:  # no link, a latency (a
+            self._actions.append(_Action(  # Vivaldi zone's distance): done as it is over
+                host, remains=0.0, latency=transfer.latency, bound=sys.float_info.max,
+                transfer=transfer))
+            return
         if math.isinf(transfer.bandwidth):  # an empty route: nothing to send, done at the next
             self._actions.append(_Action(host, remains=0.0, rate=sys.float_info.max,  # step
                                          transfer=transfer))

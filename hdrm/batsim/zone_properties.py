@@ -3,8 +3,10 @@
 
 Batsim lists, for each compute resource, the ``<prop>``\\ s of every zone that holds its host, from
 the outermost ``<zone>`` (or ``<AS>``) to the innermost; a ``<cluster>`` is a zone too, so its
-props are its nodes' zone properties (besides their own ``properties``). A key given at several
-levels takes the innermost value.
+props are its nodes' zone properties (besides their own ``properties``), except a torus, fat-tree
+or dragonfly cluster's (SimGrid 3.32 gives its zone none: measured, its nodes list the enclosing
+zones' only). A key given at several levels takes the innermost value; a key repeated in one
+element, its first value.
 
 The order of the keys is that of libstdc++'s ``std::unordered_map`` walks (replayed by
 :func:`hdrm.batsim.kept_profiles.map_order`), measured on the binary (nested zones, clusters,
@@ -25,7 +27,8 @@ from pathlib import Path
 from typing import Sequence
 
 from hdrm.batsim.kept_profiles import map_order
-from hdrm.platform.simgrid import HostSpec, parse_radical, read_platform_root
+from hdrm.platform.simgrid import HostSpec, element_props, parse_radical, read_platform_root
+from hdrm.platform.simgrid_topology import TOPOLOGIES
 
 _ZONES = ("zone", "AS")
 _NODES = ("cluster", "cabinet")  # hosts by prefix, radical and suffix; a cluster is a zone
@@ -33,8 +36,8 @@ _NODES = ("cluster", "cabinet")  # hosts by prefix, radical and suffix; a cluste
 
 def zone_props(element: ET.Element) -> dict[str, str]:
     """The ``<prop>`` children of a zone or cluster, in file order (a repeated key keeps its
-    first place and takes the last value)."""
-    return {p.get("id", ""): p.get("value", "") for p in element if p.tag == "prop"}
+    first place and its first value: :func:`hdrm.platform.simgrid.element_props`)."""
+    return element_props(element)
 
 
 def merge_zone_props(chain: Sequence[dict[str, str]]) -> dict[str, str]:
@@ -88,7 +91,8 @@ def _visit(element: ET.Element, chain: tuple[dict[str, str], ...],
         elif tag in ("host", "peer"):
             chains[child.get("id", "")] = chain
         elif tag in _NODES:
-            inner = chain + (zone_props(child),) if tag == "cluster" else chain
+            zone = tag == "cluster" and child.get("topology", "FLAT") not in TOPOLOGIES
+            inner = chain + (zone_props(child),) if zone else chain
             where = f"{tag} {child.get('id', '?')!r}"
             prefix, suffix = child.get("prefix", ""), child.get("suffix", "")
             for i in parse_radical(child.get("radical", ""), where):

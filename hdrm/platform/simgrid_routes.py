@@ -22,7 +22,8 @@ A zone's local route, by its ``routing``:
   the master host's messages to itself);
 * a ``<cluster>`` (SimGrid's star zone): up the node's link, over the backbone, down the other's;
   ``routing="Cluster"``, ``Vivaldi`` and the torus, fat-tree and dragonfly clusters route every
-  host of theirs (their latencies are not modelled here).
+  host of theirs as :mod:`hdrm.platform.simgrid_topology` computes it (a zone's ``topology``,
+  asked for its local routes: links and, in a Vivaldi zone, the coordinates' distance).
 
 :class:`RouteTable` resolves a route: its links (:class:`Link`: name, bandwidth, latency and
 sharing policy, as SimGrid creates them) and its latency; :func:`check_routes` refuses a platform
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import Sequence
 
 from hdrm.errors import PlatformError
+from hdrm.platform.simgrid_topology import Topology, TopologyUnmodelled, zone_topology
 from hdrm.platform.simgrid_values import parse_radical
 
 __all__ = ["LOOPBACK", "Link", "NoRoute", "Route", "RouteTable", "Unmodelled", "check_routes",
@@ -153,6 +155,7 @@ class _Zone:
     loopback: dict[str, Link] = field(default_factory=dict)
     router: str = ""  # a <cluster>'s router
     exact: bool = True  # latencies known
+    topology: Topology | None = None  # routes SimGrid computes (simgrid_topology)
 
     @property
     def base(self) -> bool:
@@ -198,7 +201,8 @@ class RouteTable:
             return
         elif tag in ("host", "router", "peer"):
             self._point(zone, element.get("id", "?"))
-            if element.get("coordinates", "0 0 0").split() not in ([], ["0"] * 3, ["0.0"] * 3):
+            if zone.topology is None and element.get("coordinates", "0 0 0").split() not in (
+                    [], ["0"] * 3, ["0.0"] * 3):
                 zone.exact = False
         elif tag == "cabinet":
             for i in parse_radical(element.get("radical", ""), f"cabinet {element.get('id')!r}"):
@@ -222,9 +226,18 @@ class RouteTable:
             self._point(zone.parent, zone.zid)
             zone.parent.children.add(zone.zid)
         if zone.routing not in _ROUTED + ("none",):
-            zone.exact = False
+            zone.topology = self._topology(element)  # Cluster and Vivaldi zones
+            zone.exact = zone.topology is not None
         for child in element:
             self._walk(child, zone)
+
+    def _topology(self, element: ET.Element) -> Topology | None:
+        """The routes of a topology zone (None: not modelled, the zone is inexact)."""
+        known = {lid: (x.name, x.bps, x.latency_s, x.policy) for lid, x in self.links.items()}
+        try:
+            return zone_topology(element, known)
+        except TopologyUnmodelled:
+            return None
 
     def _point(self, zone: _Zone, name: str) -> None:
         zone.points.append(name)
@@ -239,6 +252,12 @@ class RouteTable:
         if parent is not None:
             self._point(parent, cid)
             parent.children.add(cid)
+        if not flat:  # a torus, fat tree or dragonfly: no router
+            zone.topology = self._topology(element)
+            zone.exact = zone.topology is not None
+            for name in zone.topology.points if zone.topology is not None else ():
+                self._point(zone, name)
+            return
         prefix, suffix = element.get("prefix", ""), element.get("suffix", "")
         policy = element.get("sharing_policy", "SPLITDUPLEX").upper()
         bw, lat = parse_bandwidth(element.get("bw", "")), parse_seconds(element.get("lat", "0"))
@@ -350,6 +369,8 @@ class RouteTable:
             raise NoRoute("There can't be route in an Empty zone", zone, a, b)
         if zone.routing == "star":
             return self._star(zone, a, b), None, None
+        if zone.topology is not None:
+            return self._computed(zone, a, b)
         if zone.routing not in _ROUTED:
             if not zone.base:
                 raise Unmodelled(f"routes between the zones of {zone.routing!r} zone {zone.zid!r}")
@@ -378,6 +399,16 @@ class RouteTable:
         else:
             links = tuple(dict.fromkeys(zone.up.get(a, ()) + zone.down.get(b, ())))
         return _summed(links, zone.exact)
+
+    @staticmethod
+    def _computed(zone: _Zone, a: str, b: str) -> tuple[Route, str | None, str | None]:
+        """A topology zone's route (simgrid_topology), Vivaldi's distance added last."""
+        try:
+            links, extra_s, gw_src, gw_dst = zone.topology.local(a, b)  # type: ignore[union-attr]
+        except TopologyUnmodelled as exc:
+            raise Unmodelled(str(exc)) from None
+        found = _summed(tuple(Link(*link) for link in links), zone.exact)
+        return Route(found.links, found.latency_s + extra_s, found.exact), gw_src, gw_dst
 
     def _links(self, ids: Sequence[tuple[str, str]]) -> Route:
         """The links a route names: a split-duplex link's direction, which it must give."""

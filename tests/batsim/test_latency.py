@@ -81,7 +81,8 @@ def test_unreadable_routes_keep_latency_zero_with_a_warning(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="hdrm.batsim.latency"):
         assert _latencies(platform).zero
     assert caplog.text == ""
-    # a zone of Cluster routing: its latencies are not modelled
+    # a zone of Cluster routing, read since session 26: k0 up its cabinet link (50 us) and the
+    # backbone (1 ms) to the router gw, then l (1 ms)
     platform.write_text(SIMGRID_HEAD + '<platform version="4.1"><zone id="w" routing="Full">'
                         '<zone id="m" routing="Full"><host id="master_host" speed="1Gf"/></zone>'
                         '<zone id="k" routing="Cluster"><cabinet id="cb" prefix="k" suffix="" '
@@ -91,8 +92,22 @@ def test_unreadable_routes_keep_latency_zero_with_a_warning(tmp_path, caplog):
                         'gw_src="gw" gw_dst="master_host"><link_ctn id="l"/></zoneRoute>'
                         '</zone></platform>')
     with caplog.at_level(logging.WARNING, logger="hdrm.batsim.latency"):
+        assert _latencies(platform) == RouteLatencies(0.0, (0.00205, 0.00205))
+    assert caplog.text == ""
+    # two chains of two links to the master, of 2 ms and 3 ms: not modelled
+    platform.write_text(SIMGRID_HEAD + '<platform version="4.1"><zone id="z" routing="Floyd">'
+                        '<host id="master_host" speed="1Gf"/><host id="h" speed="1Gf"/>'
+                        '<router id="r1"/><router id="r2"/>'
+                        '<link id="l" latency="1ms" bandwidth="1GBps"/>'
+                        '<link id="l2" latency="2ms" bandwidth="1GBps"/>'
+                        '<route src="h" dst="r1"><link_ctn id="l"/></route>'
+                        '<route src="h" dst="r2"><link_ctn id="l2"/></route>'
+                        '<route src="r1" dst="master_host"><link_ctn id="l"/></route>'
+                        '<route src="r2" dst="master_host"><link_ctn id="l"/></route>'
+                        '</zone></platform>')
+    with caplog.at_level(logging.WARNING, logger="hdrm.batsim.latency"):
         assert _latencies(platform).zero
-    assert "nested <zone> elements (latencies of a Cluster" in caplog.text
+    assert "(latencies of routes of equal length, or of a link or zone not read)" in caplog.text
     assert "latency 0" in caplog.text
 
 

@@ -195,8 +195,22 @@ def test_latencies_through_zones(text, master_s, host_s, tmp_path, caplog):
     assert caplog.text == ""
 
 
-def test_unmodelled_zone_latencies_keep_zero_with_the_reason(tmp_path, caplog):
+def test_a_cluster_zone_s_latencies_are_read(tmp_path, caplog):
+    # k0 up its cabinet link (50 us) and the backbone (0) to the router cab_gw (no link), then
+    # l1 (1 ms); before session 26: not read (latency 0, a warning)
     path = _write(tmp_path, ACCEPTED["a Cluster zone with a gateway"])
     with caplog.at_level(logging.WARNING, logger="hdrm.batsim.latency"):
+        assert _latencies(path) == RouteLatencies(0.0, (0.00105, 0.00105))
+    assert caplog.text == ""
+
+
+def test_unmodelled_latencies_keep_zero_with_the_reason(tmp_path, caplog):
+    # h0 reaches the master over two chains of two links, of 2 ms and 3 ms: which one Floyd
+    # takes is not modelled
+    path = _write(tmp_path, flat("Floyd", _route("h0", "r1", "l1") + _route("h0", "r2", "l2")
+                                 + _route("r1", "master_host", "l1")
+                                 + _route("r2", "master_host", "l1") + H0.replace("h0", "h1"),
+                                 '<router id="r1"/><router id="r2"/>'))
+    with caplog.at_level(logging.WARNING, logger="hdrm.batsim.latency"):
         assert _latencies(path).zero
-    assert "latencies of a Cluster, Vivaldi, torus, fat-tree or dragonfly zone" in caplog.text
+    assert "latencies of routes of equal length, or of a link or zone not read" in caplog.text
