@@ -11,8 +11,9 @@ cross and ends at the next solver step, 0 s later (an infinite bandwidth here).
 routing with compute ``<host>`` elements (without latency), or on any platform with latencies
 whose routes to the master host :class:`~hdrm.platform.simgrid_routes.RouteTable` resolves
 exactly (nested zones, zone routes, Floyd and Dijkstra chains through routers, ``<cluster>``
-elements, the master a ``<host>`` or a node, named by role or ``master_host``; not yet zones of
-``Cluster`` or ``Vivaldi`` routing, nor torus, fat-tree or dragonfly clusters): each message's
+elements, the master a ``<host>`` or a node, named by role or ``master_host``; zones of
+``Cluster`` or ``Vivaldi`` routing, torus, fat-tree and dragonfly clusters, whose routes
+:mod:`hdrm.platform.simgrid_topology` computes; not Wifi zones): each message's
 latency is its route's, its rate the smallest of ``bandwidth / crossings`` over the route's
 links (:func:`route_bps`: ptask_L07 puts the byte on a link once per crossing, a FATPIPE link
 once), then bounded by TCP-gamma in :mod:`hdrm.batsim.maestro`. Batsim's server takes one
@@ -97,18 +98,17 @@ def route_bps(links: Sequence[Link]) -> float | None:
     return min((link.bps / crossings[link.name] for link in links), default=math.inf)
 
 
-#: zone routings whose messages were compared with the binary in the actor model
-_CHECKED_ROUTINGS = ("full", "floyd", "dijkstra", "dijkstracache", "none")
+#: zone routings whose messages were compared with the binary in the actor model (Cluster and
+#: Vivaldi zones, and clusters of any topology: tests/batsim/test_real_batsim_topology.py)
+_CHECKED_ROUTINGS = ("full", "floyd", "dijkstra", "dijkstracache", "none", "cluster", "vivaldi")
 
 
 def _routed(root: ET.Element, hosts: Sequence[HostSpec]) -> MessageBandwidths | None:
     """Every route to the master host as :class:`RouteTable` resolves it, when all are exact and
-    their links' bandwidths known: each one's rate and latency. Zones of other routings
-    (``Cluster``, ``Vivaldi``) and torus, fat-tree or dragonfly clusters keep the delayed model
-    until their messages are compared with the binary."""
+    their links' bandwidths known: each one's rate and latency. Zones of other routings (Wifi)
+    keep the delayed model until their messages are compared with the binary."""
     if any(z.get("routing", "").lower() not in _CHECKED_ROUTINGS
-           for z in [*root.iter("zone"), *root.iter("AS")]) or any(
-            c.get("topology", "FLAT").upper() != "FLAT" for c in root.iter("cluster")):
+           for z in [*root.iter("zone"), *root.iter("AS")]):
         return None
     master = master_name(root)
     try:
