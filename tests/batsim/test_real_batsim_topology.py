@@ -9,6 +9,7 @@ their routes' latencies (runs/s26q/probe.py: 0 of 50 seeded sessions the same be
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from topology_platforms import COMPUTED, HEAD, REFUSED
 from hdrm.batsim.latency import route_latencies
 from hdrm.batsim.platform_hosts import load_hosts
 from hdrm.errors import PlatformError
+from hdrm.results.csvio import read_jobs_csv
 
 BATSIM, WHY_NOT = real_batsim()
 pytestmark = [pytest.mark.skipif(BATSIM is None, reason=WHY_NOT), pytest.mark.slow]
@@ -48,6 +50,27 @@ def test_same_messages_as_the_binary_on_computed_routes(name, tmp_path):
     theirs = _session(platform, workloads, tmp_path / "real", True)
     ours = _session(platform, workloads, tmp_path / "ours", False)
     _assert_same(tmp_path, ours, theirs)  # SIMULATION_BEGINS too: resources, zone props
+
+
+WATTS = '<prop id="wattage_per_state" value="100:200"/>'
+
+
+@pytest.mark.parametrize("name", ["torus, limiters and loopbacks", "dragonfly", "Vivaldi hosts"])
+def test_same_messages_and_energy_as_the_binary_with_e(name, tmp_path):
+    """-E (hosts of 100 W idle, 200 W computing): every message, row and energy the same."""
+    text = COMPUTED[name].replace(' sharing_policy="SHARED">', f' sharing_policy="SHARED">{WATTS}')
+    text = text.replace('<prop id="tp" value="3"/>', WATTS)
+    text = re.sub(r'<host ([^>]*?)/>', rf'<host \1>{WATTS}</host>', text)
+    assert text.count(WATTS) >= 2
+    platform = _write(tmp_path, text)
+    workloads = [seeded_workload(tmp_path / f"w{i}.json", seed) for i, seed in enumerate((3, 4))]
+    theirs = _session(platform, workloads, tmp_path / "real", True, energy=True)
+    ours = _session(platform, workloads, tmp_path / "ours", False, energy=True)
+    _assert_same(tmp_path, ours, theirs)
+    mine, ref = (read_jobs_csv(tmp_path / f"{n}_jobs.csv") for n in ("ours", "real"))
+    assert [r.consumed_energy for r in mine] == pytest.approx(
+        [r.consumed_energy for r in ref], abs=1e-3)  # the binary prints 6 decimals
+    assert sum(r.consumed_energy for r in ref) > 0
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
