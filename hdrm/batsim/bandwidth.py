@@ -7,9 +7,9 @@ crosses SimGrid's loopback (``network/loopback-bw``, 10 GBps); from a host with 
 to the master host, the route is empty (SimGrid 3.32's Full routing): the message has nothing to
 cross and ends at the next solver step, 0 s later (an infinite bandwidth here).
 :func:`message_bandwidths` reads them for what :class:`ActorSimulation` covers: a workload of
-``delay`` jobs and ``parallel_homogeneous`` jobs without communication, on one zone of ``Full``
-routing with compute ``<host>`` elements (without latency), or on any platform with latencies
-whose routes to the master host :class:`~hdrm.platform.simgrid_routes.RouteTable` resolves
+``delay`` jobs and ``parallel_homogeneous`` jobs without communication, on any platform, with
+or without latencies, whose routes to the master host
+:class:`~hdrm.platform.simgrid_routes.RouteTable` resolves
 exactly (nested zones, zone routes, Floyd and Dijkstra chains through routers, ``<cluster>``
 elements, the master a ``<host>`` or a node, named by role or ``master_host``; zones of
 ``Cluster`` or ``Vivaldi`` routing, torus, fat-tree and dragonfly clusters, whose routes
@@ -31,7 +31,7 @@ from typing import Sequence
 
 from hdrm.batsim.jobs import JobTable
 from hdrm.batsim.latency import RouteLatencies, master_name
-from hdrm.platform.simgrid import MASTER_HOST, HostSpec, read_platform_root
+from hdrm.platform.simgrid import HostSpec, read_platform_root
 from hdrm.platform.simgrid_routes import Link, NoRoute, RouteTable, Unmodelled, parse_bandwidth
 
 logger = logging.getLogger(__name__)
@@ -81,9 +81,10 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec], table: JobTa
     if not all(_covered(table.profile_of(job)) for job in table.jobs):
         return None
     root = read_platform_root(path)
-    if latencies is None or latencies.zero:
-        return _one_full_zone(root, hosts)
-    return _routed(root, hosts)
+    found = _routed(root, hosts)
+    if latencies is None or latencies.zero:  # the same rates, without latencies
+        return None if found is None else MessageBandwidths(found.master_bps, found.host_bps)
+    return found
 
 
 def route_bps(links: Sequence[Link]) -> float | None:
@@ -125,26 +126,6 @@ def _routed(root: ET.Element, hosts: Sequence[HostSpec]) -> MessageBandwidths | 
                              RouteLatencies(seconds[0], tuple(seconds[1:])))
 
 
-def _one_full_zone(root: ET.Element, hosts: Sequence[HostSpec]) -> MessageBandwidths | None:
-    """One zone of Full routing (every route is listed): each route's slowest link."""
-    zones = list(root.iter("zone")) + list(root.iter("AS"))
-    if len(zones) != 1 or zones[0].get("routing", "") != "Full" or any(
-            e.tag in ("cluster", "cabinet", "peer", "router", "zoneRoute", "ASroute", "bypassRoute")
-            for e in root.iter()):
-        return None
-    links, routes = _links_and_routes(root)
-    if links is None:
-        return None
-    master = MASTER_HOST
-    master_bps = _route_bps(routes.get((master, master)), links) \
-        if (master, master) in routes else LOOPBACK_BPS
-    host_bps = [_route_bps(routes[(h.name, master)], links) if (h.name, master) in routes
-                else math.inf for h in hosts]  # no route listed: an empty one
-    if master_bps is None or any(b is None for b in host_bps):
-        return None
-    return MessageBandwidths(master_bps, tuple(host_bps))
-
-
 def _covered(profile: dict) -> bool:
     """A ``delay`` profile, or a ``parallel_homogeneous`` one that only computes."""
     kind = profile.get("type")
@@ -152,29 +133,3 @@ def _covered(profile: dict) -> bool:
         return True
     return (kind == "parallel_homogeneous" and float(profile.get("com", 0)) == 0
             and float(profile.get("cpu", 0)) > 0)
-
-
-def _links_and_routes(root: ET.Element) -> tuple[dict[str, float] | None, dict]:
-    links: dict[str, float] = {}
-    routes: dict[tuple[str, str], list[str]] = {}
-    for element in root.iter():
-        if element.tag == "link":
-            bps = parse_bandwidth(element.get("bandwidth", ""))
-            if bps is None or bps <= 0:
-                logger.debug("link %r: bandwidth %r not read", element.get("id"),
-                             element.get("bandwidth"))
-                return None, routes
-            links[element.get("id", "")] = bps
-        elif element.tag == "route":
-            names = [c.get("id", "") for c in element if c.tag == "link_ctn"]
-            src, dst = element.get("src", ""), element.get("dst", "")
-            routes[(src, dst)] = names
-            if element.get("symmetrical", "YES").upper() != "NO":
-                routes.setdefault((dst, src), names[::-1])
-    return links, routes
-
-
-def _route_bps(names: list[str] | None, links: dict[str, float]) -> float | None:
-    if not names or any(n not in links for n in names):
-        return None
-    return min(links[n] for n in names)

@@ -17,7 +17,8 @@ latency is theirs summed, its byte goes at the slowest link's bandwidth (bounded
 * routes that cross one link twice: the byte goes at half its bandwidth (twice on its
   constraint), except on a FATPIPE link (the actor model without it: 0 of 10 seeded sessions
   as the binary's, runs/s26p/e_noweight_twice.log);
-* ``-E`` on clusters whose ``wattage_per_state`` is a cluster ``<prop>``.
+* ``-E`` on clusters whose ``wattage_per_state`` is a cluster ``<prop>``;
+* the same platforms without any latency (their messages take only their byte's time).
 
 Batsim's server takes one message at a time, and the jobs covered use no link: no two
 transfers ever share a link (at most one was in flight in every session measured).
@@ -25,6 +26,7 @@ transfers ever share a link (at most one was in flight in every session measured
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -187,3 +189,24 @@ def test_a_shared_cluster_with_wattage_props_under_e_as_the_binary(tmp_path):
     wattage_per_state on both clusters as a <prop>, -E."""
     text = master_cluster("SHARED", props=WATTS).replace('bw="1GBps" lat=', 'bw="10GBps" lat=')
     _as_the_binary(tmp_path, text, (2, 3), True)
+
+
+def zero(text: str) -> str:
+    """Every latency of ``text`` 0 (links, cluster links, backbones, loopbacks)."""
+    return re.sub(r'(latency|lat|bb_lat|loopback_lat)="[^"]*"', r'\1="0"', text)
+
+
+#: (platform, seed, -E) without latency: before session 26 the instant model ran them and
+#: differed from the binary on each (runs/s26p/e_zero_before.log)
+ZERO_CASES = [("Floyd, through a router", 0, False), ("twice", 2, False),
+              ("role Dijkstra", 4, True)]
+
+
+@pytest.mark.parametrize(("name", "seed", "energy"), ZERO_CASES)
+def test_routes_without_latency_as_the_binary(name, seed, energy, tmp_path):
+    text = {"twice": TWICE, "role Dijkstra": role(mixed(ROUTED["Dijkstra"]))}.get(
+        name) or mixed(ROUTED.get(name, ""))
+    if energy:
+        text = text.replace('speed="1Gf"/>', f'speed="1Gf">{WATTS}</host>').replace(
+            '<prop id="role"', f'{WATTS}<prop id="role"')
+    _as_the_binary(tmp_path, zero(text), (seed, seed + 1), energy)

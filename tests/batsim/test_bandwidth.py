@@ -81,8 +81,14 @@ def test_a_host_without_a_route_to_the_master_has_an_empty_route(tmp_path):
 
 
 @pytest.mark.parametrize("routing", ["Floyd", "Dijkstra"])
-def test_a_zone_that_computes_its_routes_keeps_the_instant_model(tmp_path, routing):
-    """Floyd or Dijkstra routing builds routes out of the listed ones: not read here."""
+def test_a_zone_that_computes_its_routes_runs_in_the_actor_model(tmp_path, routing):
+    """Floyd or Dijkstra routing builds its routes out of the listed ones (RouteTable reads
+    them): each host over its own link (h01's at 1 GBps), the master over SimGrid's loopback."""
     platform, workload = _inputs(tmp_path)
-    platform.write_text(platform.read_text().replace('routing="Full"', f'routing="{routing}"'))
-    assert message_bandwidths(platform, load_hosts(platform), read_job_table(workload)) is None
+    platform.write_text(platform.read_text().replace('routing="Full"', f'routing="{routing}"')
+                        .replace('<link id="l01" bandwidth="10GBps"',
+                                 '<link id="l01" bandwidth="1GBps"'))
+    bandwidths = message_bandwidths(platform, load_hosts(platform), read_job_table(workload))
+    assert bandwidths.host_bps == (1e10, 1e9, 1e10, 1e10)
+    assert bandwidths.master_bps == LOOPBACK_BPS
+    assert type(BatsimServer(platform, workload).simulation) is ActorSimulation
