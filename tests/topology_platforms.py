@@ -109,3 +109,11 @@ REFUSED = {
     "a torus of more radicals": (TORUS.replace('radical="0-11"', 'radical="0-12"'),
                                  "makes only the first 12"),
 }
+
+#: the master host and the compute hosts in two zones of a Vivaldi zone: the binary aborts when a
+#: job ends ("Please specify the Vivaldi coordinates of Netzone zh"), routers router_<zone> or not
+VIVALDI_ZONES = (
+    f'{HEAD}<zone id="v" routing="Vivaldi"><zone id="zm" routing="Full">'
+    '<host id="master_host" speed="1Gf"/><router id="router_zm" coordinates="0 0 0.1"/></zone>'
+    '<zone id="zh" routing="Full">' + "".join(f'<host id="h{i}" speed="1Gf"/>' for i in range(6))
+    + '<router id="router_zh" coordinates="3 4 0.2"/></zone></zone></platform>\n')

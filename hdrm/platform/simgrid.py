@@ -38,7 +38,7 @@ from hdrm.platform.model import (
 from hdrm.platform.safe_xml import UnsafeXmlError, parse_xml_file
 from hdrm.platform.simgrid_checks import check_doctype, check_platform_tree, line_of
 from hdrm.platform.simgrid_routes import check_routes
-from hdrm.platform.simgrid_topology import check_topology_hosts
+from hdrm.platform.simgrid_topology import check_topology_hosts, check_vivaldi_zones
 from hdrm.platform.simgrid_export import (  # noqa: F401  (the writer, re-exported)
     CONTROL_BANDWIDTH,
     CONTROL_LINK,
@@ -269,7 +269,7 @@ def read_simgrid_all_hosts(path: str | Path) -> list[HostSpec]:
     source, memo = str(path), {}
     for element in check_platform_tree(root, path):  # the elements that make hosts
         hosts.extend(_element_hosts(element, source, memo))
-    check_topology_hosts(root, path, line_of)  # peers, cabinets, topology clusters
+    check_topology_hosts(root, path)  # peers, cabinets, topology clusters
     names = [h.name for h in hosts]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})[0]
@@ -294,6 +294,7 @@ def read_simgrid_all_hosts(path: str | Path) -> list[HostSpec]:
     masters = [h.name for h in hosts if h.name == MASTER_HOST or has_role(h, "master")]
     if len(masters) == 1:  # Batsim's messages go to its server on the master host
         check_routes(root, path, masters[0], [h.name for h in compute_hosts(hosts)])
+        check_vivaldi_zones(root, path, masters[0], [h.name for h in compute_hosts(hosts)])
     return hosts
 
 

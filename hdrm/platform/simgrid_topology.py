@@ -23,7 +23,8 @@ Cluster zones of cabinets and host_links, each behind a ``<zoneRoute>`` or holdi
 :func:`check_topology_hosts` refuses what makes Batsim abort, or list other hosts than the file
 declares: a ``<peer>`` outside a Vivaldi zone, a ``<cabinet>`` outside a ``routing="Cluster"``
 zone (SimGrid makes no host of it), a topology cluster whose ``radical`` does not give exactly
-its topology's number of nodes, a Vivaldi host or peer without three coordinates.
+its topology's number of nodes, a Vivaldi host or peer without three coordinates;
+:func:`check_vivaldi_zones`, a compute host and the master host in two zones of a Vivaldi zone.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Callable
+from typing import Sequence
 
 from hdrm.errors import PlatformError
+from hdrm.platform.simgrid_checks import line_of
 from hdrm.platform.simgrid_clusters import ClusterLinks, Dragonfly, FatTree, Torus
 from hdrm.platform.simgrid_star import (
     LinkSpec,
@@ -47,7 +49,8 @@ from hdrm.platform.simgrid_star import (
 from hdrm.platform.simgrid_values import parse_radical
 
 __all__ = ["TOPOLOGIES", "Dragonfly", "FatTree", "LinkSpec", "StarRoutes", "Topology",
-           "TopologyUnmodelled", "Torus", "Vivaldi", "check_topology_hosts", "zone_topology"]
+           "TopologyUnmodelled", "Torus", "Vivaldi", "check_topology_hosts",
+           "check_vivaldi_zones", "zone_topology"]
 
 #: The ``topology`` of a ``<cluster>`` whose routes SimGrid computes (FLAT: a star).
 TOPOLOGIES = ("TORUS", "FAT_TREE", "DRAGONFLY")
@@ -124,8 +127,7 @@ def zone_topology(element: ET.Element, links: dict[str, LinkSpec] | None = None
 
 
 # ---------------------------------------------------------------------- refusals
-def check_topology_hosts(root: ET.Element, path: str | Path,
-                         line_of: Callable[[str | Path, str, str | None], int | None]) -> None:
+def check_topology_hosts(root: ET.Element, path: str | Path) -> None:
     """Refuse the hosts Batsim 4.2.1 aborts on or makes otherwise than the file says (see the
     module docstring; measured with the binary).
 
@@ -161,6 +163,48 @@ def check_topology_hosts(root: ET.Element, path: str | Path,
                     "coordinates\"); give three numbers 'x y h' separated by single spaces")
             if child.tag == "cluster" and child.get("topology", "FLAT") in TOPOLOGIES:
                 _check_size(child, where(child))
+
+
+def check_vivaldi_zones(root: ET.Element, path: str | Path, master: str,
+                        hosts: Sequence[str]) -> None:
+    """Refuse a compute host and the master host in two zones of one Vivaldi zone: SimGrid 3.32
+    routes between them from the zones' coordinates, which a file cannot give, so Batsim 4.2.1
+    aborts when a job on that host ends ("Please specify the Vivaldi coordinates of Netzone";
+    measured, with and without ``router_<zone>`` routers).
+
+    Raises:
+        PlatformError: one line naming the file, the host, the zones and the fix.
+    """
+    for zone in root.iter():
+        if zone.tag not in ("zone", "AS") or zone.get("routing", "").lower() != "vivaldi":
+            continue
+        side = {name: child.get("id", "?") for child in zone
+                if child.tag in ("zone", "AS", "cluster") for name in _names(child)}
+        if master not in side:
+            continue
+        for host in hosts:
+            if host in side and side[host] != side[master]:
+                line = line_of(path, "host", host) or line_of(path, "zone", side[host])
+                raise PlatformError(
+                    f"{path}{f':{line}' if line else ''}: host {host!r} (zone {side[host]!r}) "
+                    f"and the master host {master!r} (zone {side[master]!r}) are in two zones "
+                    f"of Vivaldi zone "
+                    f"{zone.get('id', '?')!r}, which Batsim 4.2.1 aborts on when a job on that "
+                    "host ends (SimGrid 3.32: \"Please specify the Vivaldi coordinates of "
+                    f"Netzone {side[host]}\": a zone has none); put them in one zone, or give "
+                    f"zone {zone.get('id', '?')!r} Full routing and <zoneRoute>s")
+
+
+def _names(element: ET.Element) -> list[str]:
+    """The hosts an element declares (its own, its clusters', cabinets' and peers')."""
+    names = []
+    for item in element.iter():
+        if item.tag in ("host", "peer"):
+            names.append(item.get("id", "?"))
+        elif item.tag in ("cluster", "cabinet"):
+            radicals = parse_radical(item.get("radical", ""), f"{item.tag} {item.get('id')!r}")
+            names += [f"{item.get('prefix', '')}{r}{item.get('suffix', '')}" for r in radicals]
+    return names
 
 
 def _check_size(cluster: ET.Element, where: str) -> None:

@@ -13,11 +13,11 @@ import re
 from pathlib import Path
 
 import pytest
-from batsim_helpers import binary_run, raw_session
+from batsim_helpers import binary_run, fcfs, raw_session
 from real_batsim import real_batsim
 from test_serve_workloads import seeded_workload
 from test_serve_workloads_latency import _assert_same, _session
-from topology_platforms import COMPUTED, HEAD, REFUSED
+from topology_platforms import COMPUTED, HEAD, REFUSED, VIVALDI_ZONES
 
 from hdrm.batsim.latency import route_latencies
 from hdrm.batsim.platform_hosts import load_hosts
@@ -89,6 +89,16 @@ def test_what_the_binary_does_with_refused_hosts(name, tmp_path):
         sched = raw_session(_rejecting, platform, workload, tmp_path / "real", binary=BATSIM)
         assert json.loads(sched.received[0])["events"][0]["data"]["nb_resources"] == listed
     with pytest.raises(PlatformError):
+        load_hosts(platform)
+
+
+def test_the_binary_aborts_on_hosts_in_two_zones_of_a_vivaldi_zone(tmp_path):
+    platform = _write(tmp_path, VIVALDI_ZONES)
+    done = binary_run(BATSIM, fcfs(6), platform, seeded_workload(tmp_path / "w.json", 1),
+                      tmp_path / "real")  # the first job's end: a route from zh to zm
+    assert done.returncode != 0
+    assert "Please specify the Vivaldi coordinates of Netzone zh" in done.stderr
+    with pytest.raises(PlatformError, match="two zones of Vivaldi zone 'v'"):
         load_hosts(platform)
 
 

@@ -20,6 +20,7 @@ from topology_platforms import (
     TORUS_LIMITED,
     VIVALDI_HOSTS,
     VIVALDI_PEERS,
+    VIVALDI_ZONES,
 )
 
 from hdrm.batsim.latency import route_latencies
@@ -169,3 +170,14 @@ def test_a_vivaldi_host_without_coordinates_is_refused(tmp_path):
     with pytest.raises(PlatformError, match=r"<host id='h2'>: no coordinates in a Vivaldi zone, "
                        r"which Batsim 4\.2\.1 aborts on"):
         load_hosts(_write(tmp_path, text))
+
+
+def test_the_master_and_a_host_in_two_zones_of_a_vivaldi_zone_are_refused(tmp_path):
+    with pytest.raises(PlatformError, match=r"platform\.xml:\d+: host 'h0' \(zone 'zh'\) and the "
+                       r"master host 'master_host' \(zone 'zm'\) are in two zones of Vivaldi zone "
+                       r"'v', which Batsim 4\.2\.1 aborts on when a job on that host ends"):
+        load_hosts(_write(tmp_path, VIVALDI_ZONES))
+    # all in one zone of the Vivaldi zone: no route crosses it (not refused)
+    text = VIVALDI_ZONES.replace('<router id="router_zm" coordinates="0 0 0.1"/></zone>'
+                                 '<zone id="zh" routing="Full">', "")
+    assert [h.name for h in load_hosts(_write(tmp_path, text))] == [f"h{i}" for i in range(6)]
