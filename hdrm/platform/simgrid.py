@@ -260,8 +260,8 @@ def read_simgrid_all_hosts(path: str | Path) -> list[HostSpec]:
 
     Raises:
         PlatformError: the file is missing or not valid XML, a host is malformed or declared twice,
-            or a compute host (or the master host itself) has no route to the master host
-            (:func:`hdrm.platform.simgrid_routes.check_routes`).
+            or a compute host (or the master host itself) has no route to the master host, or
+            one over a link of bandwidth 0 (:func:`hdrm.platform.simgrid_routes.check_routes`).
     """
     path = Path(path)
     root = _parse_xml(path)

@@ -14,6 +14,9 @@ of SimGrid's DTD (``simgrid.dtd``, version 4.1) that decide which hosts exist an
   ``<trace_connect>`` of kind ``SPEED`` or ``HOST_AVAIL``): hdrm does not model hosts that change
   over time, so it refuses them rather than run at the wrong speed;
 * ``<include>``, which SimGrid removed in 3.18;
+* a torus, fat-tree or dragonfly ``<cluster>`` of ``bw`` 0 ("TorusZone: incorrect bandwidth for
+  internode communication", checked against the binary); a bandwidth of 0 elsewhere is refused
+  only on a route to the master host (:func:`hdrm.platform.simgrid_routes.check_routes`);
 * the document type (:func:`check_doctype`): SimGrid's parser needs ``<!DOCTYPE platform SYSTEM
   "https://simgrid.org/simgrid.dtd">`` (or the former ``http://simgrid.gforge.inria.fr/simgrid/
   simgrid.dtd``) before ``<platform>``; a file without it, or with another, is refused with
@@ -31,7 +34,8 @@ from pathlib import Path
 
 from hdrm.errors import PlatformError
 
-__all__ = ["SIMGRID_DTDS", "check_doctype", "check_platform_tree", "line_of"]
+__all__ = ["SIMGRID_DTDS", "check_doctype", "check_platform_tree", "line_of",
+           "zero_bandwidth_refusal"]
 
 #: The system identifiers SimGrid 3.32's platform parser accepts in the document type.
 SIMGRID_DTDS = ("https://simgrid.org/simgrid.dtd",
@@ -67,6 +71,8 @@ _HOST_TRACES = ("HOST_AVAIL", "SPEED")
 #: Children that make a zone a leaf (hosts) or a zone of zones (clusters, zones, peers).
 _LEAF = frozenset({"host", "router", "host_link", "storage", "storage_type"})
 _INNER = frozenset({"zone", "AS", "cluster", "peer"})
+#: SimGrid's zone of each ``<cluster topology=...>`` that refuses a bandwidth of 0 at load
+_ZONE_NAMES = {"TORUS": "TorusZone", "FAT_TREE": "FatTreeZone", "DRAGONFLY": "DragonflyZone"}
 _VERSION_RE = re.compile(r"\s*([0-9]+)(?:\.([0-9]+))?\s*")
 
 
@@ -144,6 +150,8 @@ def check_platform_tree(root: ET.Element, path: Path) -> list[ET.Element]:
             required, allowed = _REQUIRED_ALLOWED[tag]
             if not (keys <= allowed and keys >= required) or not keys.isdisjoint(_PROFILES):
                 _check_attributes(element, path)  # finds what is wrong (if anything), says it
+            if tag == "cluster" and element.get("topology", "FLAT").upper() in _ZONE_NAMES:
+                _check_topology_bandwidth(element, path)
             makers.append(element)
         elif tag in _OTHERS:
             _check_other(element, path)
@@ -228,3 +236,53 @@ def _check_zone(zone: ET.Element, path: Path) -> None:
             "SimGrid refuses (a zone holds either hosts or zones and clusters); put the hosts in "
             "a <zone> of their own, beside the clusters, joined by a <zoneRoute>"
         )
+
+
+def _check_topology_bandwidth(cluster: ET.Element, path: Path) -> None:
+    """A torus, fat-tree or dragonfly ``<cluster>`` of ``bw`` 0: SimGrid 3.32 refuses it when it
+    loads the platform (a flat cluster's nodes get links of bandwidth 0 instead)."""
+    from hdrm.platform.simgrid_routes import parse_bandwidth  # (it imports this module)
+
+    if parse_bandwidth(cluster.get("bw", "")) != 0:
+        return
+    zone = _ZONE_NAMES[cluster.get("topology", "").upper()]
+    raise PlatformError(
+        f"{_where(path, cluster)}: bw={cluster.get('bw')!r}, which SimGrid 3.32 refuses when it "
+        f"loads the platform (\"{zone}: incorrect bandwidth for internode communication, "
+        "bw=0.000000\"): Batsim 4.2.1 aborts before it starts; give bw a bandwidth above 0"
+    )
+
+
+def zero_bandwidth_refusal(path: str | Path, origin: tuple[ET.Element, str] | None,
+                           link: str, host: str, master: str) -> str:
+    """The refusal of a route from ``host`` to the ``master`` host over ``link``, of bandwidth 0
+    (``origin``: the element and attribute that made it, if known). SimGrid 3.32 never ends a
+    transfer over it: the binary reports "Deadlock detected" and exits (status 0) without
+    another event (checked by tests/batsim/test_real_batsim_zero_bandwidth.py)."""
+    element, attribute = origin or (None, "")
+    if element is None:
+        return (f"{path}: link {link!r}, on the route of the messages from host {host!r} "
+                f"to the master host {master!r}, has bandwidth 0 (SimGrid 3.32 never ends a "
+                "transfer over it: Batsim 4.2.1 stops with \"Deadlock detected\"); give it a "
+                "bandwidth above 0")
+    line = line_of(path, element.tag, element.get("id"))
+    given = element.get(attribute)
+    what, fix = {
+        "loopback_bw": ("each node a loopback of bandwidth 0", "give loopback_bw a bandwidth "
+                        "above 0 (e.g. loopback_bw=\"10GBps\"), or remove loopback_lat"),
+        "bb_bw": ("a backbone of bandwidth 0", "give bb_bw a bandwidth above 0, or remove bb_bw "
+                  "and bb_lat (no backbone)"),
+    }.get(attribute, ("each node a link of bandwidth 0" if attribute == "bw" else
+                      "a link of bandwidth 0",
+                      f"give {attribute} a bandwidth above 0 (e.g. {attribute}=\"1GBps\")"))
+    said = f"{attribute}={given!r}" if given is not None else f"no {attribute}"
+    if attribute in ("loopback_bw", "bb_bw"):
+        lat = attribute.replace("_bw", "_lat")
+        said += f" with {lat}={element.get(lat)!r}"
+    when = ("after SIMULATION_BEGINS, before any job is submitted" if host == master
+            else "when a job on that host ends")
+    return (f"{path}{f':{line}' if line else ''}: <{element.tag} id={element.get('id')!r}>: "
+            f"{said} gives {what}, on the route of the messages from host {host!r} to the master "
+            f"host {master!r}; SimGrid 3.32 never ends a transfer over it, so Batsim 4.2.1 sends "
+            f"no further event {when} (it reports \"Deadlock detected\" and exits, without "
+            f"SIMULATION_ENDS); {fix}")

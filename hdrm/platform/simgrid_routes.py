@@ -27,12 +27,16 @@ A zone's local route, by its ``routing``:
 
 :class:`RouteTable` resolves a route: its links (:class:`Link`: name, bandwidth, latency and
 sharing policy, as SimGrid creates them) and its latency; :func:`check_routes` refuses a platform
-whose compute hosts cannot reach the master host. A ``<cluster>``'s star route adds each link
-once: a node's own message goes up its link and down again over two links when the link is
-SPLITDUPLEX (the default: ``<id>_link_<i>_UP``, ``_DOWN``), over one when it is SHARED or
-FATPIPE (checked with the binary: a master node's message to itself takes ``lat + bb_lat``
-there, ``2 lat + bb_lat`` with split-duplex links). Bypass routes, routes between Vivaldi zones
-and Wifi zones are not modelled: such platforms are not refused.
+whose compute hosts cannot reach the master host, or reach it over a link of bandwidth 0 (a
+``<link>``, a ``<cluster>``'s ``bw``, ``bb_bw`` with ``bb_lat`` above 0, a loopback made by
+``loopback_lat`` without ``loopback_bw``, a ``<peer>``'s ``bw_out`` or the master's ``bw_in``):
+SimGrid never ends a transfer there, and Batsim stops with "Deadlock detected" and no further
+event (a bandwidth of 0 that no message to the master crosses is read). A ``<cluster>``'s star
+route adds each link once: a node's own message goes up its link and down again over two links
+when the link is SPLITDUPLEX (the default: ``<id>_link_<i>_UP``, ``_DOWN``), over one when it
+is SHARED or FATPIPE (checked with the binary: a master node's message to itself takes
+``lat + bb_lat`` there, ``2 lat + bb_lat`` with split-duplex links). Bypass routes, routes
+between Vivaldi zones and Wifi zones are not modelled: such platforms are not refused.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from pathlib import Path
 from typing import Sequence
 
 from hdrm.errors import PlatformError
+from hdrm.platform.simgrid_checks import zero_bandwidth_refusal
 from hdrm.platform.simgrid_topology import Topology, TopologyUnmodelled, zone_topology
 from hdrm.platform.simgrid_values import parse_radical
 
@@ -183,6 +188,8 @@ class RouteTable:
         self.zone_of: dict[str, _Zone] = {}
         self._cache: dict[tuple[str, str], Route] = {}
         self.load_error: str | None = None  # the first route SimGrid refuses at load
+        self.origins: dict[str, tuple[ET.Element, str]] = {}  # link name: element, attribute
+        self.clusters: dict[str, ET.Element] = {}  # <cluster> id: element (its links' origin)
         self._active: set[tuple[str, str]] = set()  # routes being resolved (a gateway loop)
         for element in root:
             self._walk(element, None)
@@ -201,6 +208,9 @@ class RouteTable:
             return
         elif tag in ("host", "router", "peer"):
             self._point(zone, element.get("id", "?"))
+            if tag == "peer":  # its links to and from the zone (simgrid_star.Vivaldi)
+                self.origins[f"link_{element.get('id')}_UP"] = (element, "bw_out")
+                self.origins[f"link_{element.get('id')}_DOWN"] = (element, "bw_in")
             if zone.topology is None and element.get("coordinates", "0 0 0").split() not in (
                     [], ["0"] * 3, ["0.0"] * 3):
                 zone.exact = False
@@ -220,6 +230,7 @@ class RouteTable:
         bps = None if profiled else parse_bandwidth(element.get("bandwidth", ""))
         latency = None if profiled else parse_seconds(element.get("latency", "0"))
         self.links[lid] = Link(lid, bps, latency, element.get("sharing_policy", "SHARED").upper())
+        self.origins[lid] = (element, "bandwidth")
 
     def _enter(self, zone: _Zone, element: ET.Element) -> None:
         if zone.parent is not None:
@@ -249,6 +260,7 @@ class RouteTable:
         cid, attrib = element.get("id", "?"), element.attrib
         flat = element.get("topology", "FLAT").upper() == "FLAT"
         zone = _Zone(cid, "star" if flat else "topology", parent, exact=flat)
+        self.clusters[cid] = element
         if parent is not None:
             self._point(parent, cid)
             parent.children.add(cid)
@@ -311,6 +323,18 @@ class RouteTable:
                      f"zone {zone.zid!r}")
             self.load_error = (f"{named}: {text} (SimGrid 3.32 refuses it when it loads the "
                                "platform: Batsim 4.2.1 aborts before it starts)")
+
+    def origin(self, link: str) -> tuple[ET.Element, str] | None:
+        """The element and attribute that made ``link`` (its bandwidth), None if not known."""
+        found = self.origins.get(link) or self.origins.get(link.rsplit("_", 1)[0])  # _UP, _DOWN
+        if found is not None:
+            return found
+        for cid, element in self.clusters.items():
+            if link == f"{cid}_backbone":
+                return element, "bb_bw"
+            if link.startswith(f"{cid}_link_"):
+                return element, "loopback_bw" if link.endswith("_loopback") else "bw"
+        return None
 
     # ------------------------------------------------------------------ resolving
     def latency(self, src: str, dst: str) -> tuple[float, bool]:
@@ -490,7 +514,8 @@ def _zones_of(table: RouteTable, name: str) -> str:
 
 def check_routes(root: ET.Element, path: str | Path, master: str, hosts: Sequence[str]) -> None:
     """Refuse a platform where the master host or a compute host has no route to the master,
-    or with a route SimGrid refuses at load (declared twice, or symmetrical over an existing one).
+    or one over a link of bandwidth 0 (SimGrid never ends a message there), or with a route
+    SimGrid refuses at load (declared twice, or symmetrical over an existing one).
 
     Args:
         root: the ``<platform>`` element. master: the master host's name.
@@ -507,11 +532,15 @@ def check_routes(root: ET.Element, path: str | Path, master: str, hosts: Sequenc
         raise PlatformError(f"{path}: {table.load_error}")
     for host in [master, *hosts]:
         try:
-            table.latency(host, master)
+            route = table.route(host, master)
         except Unmodelled:
             continue
         except NoRoute as exc:
             raise PlatformError(_refusal(table, path, host, master, exc)) from None
+        zero = next((link for link in route.links if link.bps == 0), None)
+        if zero is not None and route.exact:  # not a Floyd/Dijkstra tie SimGrid may break else
+            raise PlatformError(zero_bandwidth_refusal(path, table.origin(zero.name), zero.name,
+                                                       host, master))
 
 
 def _refusal(table: RouteTable, path: str | Path, host: str, master: str, exc: NoRoute) -> str:
