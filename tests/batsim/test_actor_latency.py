@@ -165,8 +165,7 @@ def test_routes_of_several_bandwidths_or_without_latency_run_in_the_actor_model(
      'bandwidth="10GBps"'),  # a bandwidth a file changes
     ('<link id="l2" bandwidth="10GBps"', '<link id="l2" sharing_policy="WIFI" '
      'bandwidth="10GBps"'),  # a policy not modelled
-    ('<link id="l2" bandwidth="10GBps"', '<link id="l2" bandwidth="0"'),  # never arrives
-])
+])  # (a bandwidth of 0 on a route to the master: refused, test_simgrid_zero_bandwidth.py)
 def test_other_latency_sessions_keep_the_delayed_model(tmp_path, change):
     text = ROUTED["Dijkstra"]
     platform = _platform(tmp_path, text.replace(*change))

@@ -50,8 +50,9 @@ def test_cluster_routes_sum_node_links_and_backbones(tmp_path):
     # master to itself: up 50, backbone 500, down 50; a node: 50 + 500 + 500 + 500 + 50
     assert _latencies(platform) == RouteLatencies(0.0006, (0.0016,) * 4)
     assert _latencies(GOLDEN / "cluster256_1k" / "platform.xml") == RouteLatencies(0.0006, (0.0016,) * 256)
-    platform.write_text(TWO_CLUSTERS.replace('bb_lat="500us"><prop', 'bb_lat="500us" loopback_lat="7us"><prop'))
-    assert _latencies(platform).master_s == 7e-6
+    platform.write_text(TWO_CLUSTERS.replace(
+        'bb_lat="500us"><prop', 'bb_lat="500us" loopback_lat="7us" loopback_bw="10GBps"><prop'))
+    assert _latencies(platform).master_s == 7e-6  # (loopback_lat alone: bandwidth 0, refused)
 
 
 def test_host_routes_sum_their_links():
