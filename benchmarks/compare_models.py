@@ -58,7 +58,6 @@ def _commit_kernel(trace: str, lr: str) -> list[str]:
             "--max-steps", "300000"]
 
 
-#: HDeepRM's six job selections and the three with predicted run times.
 def _work_conserving(argv: list[str]) -> list[str]:
     """``argv`` with ``--pick fitting`` for its ``--pick any``: the learner may not wait while
     a job it may start is there."""
@@ -66,6 +65,7 @@ def _work_conserving(argv: list[str]) -> list[str]:
     return [*argv[:at], "fitting", *argv[at + 1:]]
 
 
+#: HDeepRM's six job selections and the three with predicted run times.
 _PRED_SELECTIONS = ",".join(PAIR_JOB_SELECTIONS + protocol.PREDICTED_HEURISTICS)
 #: The nine validation starts of the pre-rule hetero models (10,000 to 58,000 every 6,000: most lie
 #: in today's SDSC-SP2 training range, so these commands no longer run under the rule).
