@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable, Sequence
 
 from hdrm.platform.model import (
@@ -157,6 +158,13 @@ SIMGRID_PROLOGS_REFUSED = {
     "a public id": ('<!DOCTYPE platform PUBLIC "-//x" "https://simgrid.org/simgrid.dtd">\n',
                     "Bad declaration"),
 }
+
+
+def write_platform(folder: Path, text: str) -> Path:
+    """``text`` written to ``folder/platform.xml``; its path."""
+    path = folder / "platform.xml"
+    path.write_text(text)
+    return path
 
 
 def simgrid_zone(body: str) -> str:

@@ -30,6 +30,7 @@ import re
 from pathlib import Path
 
 import pytest
+from builders import write_platform
 from real_batsim import real_batsim
 from test_real_batsim_routes import HEAD, ROUTED, _spaced_workload
 from test_serve_workloads import seeded_workload
@@ -66,16 +67,10 @@ CLUSTERS = {
 }
 
 
-def _write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "platform.xml"
-    path.write_text(text)
-    return path
-
-
 @pytest.mark.parametrize("name", sorted(CLUSTERS))
 def test_a_master_node_s_own_messages_as_the_binary(name, tmp_path):
     text, own_s = CLUSTERS[name]
-    platform = _write(tmp_path, text)
+    platform = write_platform(tmp_path, text)
     workload = [_spaced_workload(tmp_path / "w.json")]
     theirs = timed(_session(platform, workload, tmp_path / "real", True, calls=False))
     ours = timed(_session(platform, workload, tmp_path / "ours", False, calls=False))
@@ -86,7 +81,7 @@ def test_a_master_node_s_own_messages_as_the_binary(name, tmp_path):
 @pytest.mark.parametrize("name", ["shared node links", "loopback_bw only"])
 def test_sessions_on_master_clusters_as_the_binary(name, tmp_path):
     """Seeded workloads with ties, seeds 0 and 1: the same messages and rows."""
-    platform = _write(tmp_path, CLUSTERS[name][0])
+    platform = write_platform(tmp_path, CLUSTERS[name][0])
     workloads = [seeded_workload(tmp_path / f"w{i}.json", s) for i, s in enumerate((0, 1))]
     theirs = _session(platform, workloads, tmp_path / "real", True)
     ours = _session(platform, workloads, tmp_path / "ours", False)
@@ -141,7 +136,7 @@ TWICE = _twice()
 
 
 def _as_the_binary(tmp_path: Path, text: str, seeds: tuple[int, int], energy: bool = False):
-    platform = _write(tmp_path, text)
+    platform = write_platform(tmp_path, text)
     workloads = [seeded_workload(tmp_path / f"w{i}.json", s) for i, s in enumerate(seeds)]
     theirs = _session(platform, workloads, tmp_path / "real", True, energy=energy)
     ours = _session(platform, workloads, tmp_path / "ours", False, energy=energy)

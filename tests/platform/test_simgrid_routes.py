@@ -12,6 +12,7 @@ import logging
 from pathlib import Path
 
 import pytest
+from builders import write_platform
 
 from hdrm.batsim.hosts import load_hosts
 from hdrm.batsim.latency import RouteLatencies, route_latencies
@@ -106,16 +107,10 @@ REFUSED = {
 }
 
 
-def _write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "p.xml"
-    path.write_text(text)
-    return path
-
-
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_a_platform_without_route_to_the_master_is_refused_in_one_line(name, tmp_path):
     text, words = REFUSED[name]
-    path = _write(tmp_path, text)
+    path = write_platform(tmp_path, text)
     with pytest.raises(PlatformError) as info:
         read_simgrid_hosts(path)
     message = str(info.value)
@@ -130,7 +125,7 @@ def test_a_platform_without_route_to_the_master_is_refused_in_one_line(name, tmp
                             workload_file=str(REPO / "workloads" / "sdsc_sp2_100_hetero.json"))],
     ids=["replay-engine-launch", "serve", "serve-E", "env"])
 def test_every_reader_refuses_it(read, tmp_path):
-    path = _write(tmp_path, REFUSED["Full, zones without zoneRoute"][0])
+    path = write_platform(tmp_path, REFUSED["Full, zones without zoneRoute"][0])
     with pytest.raises(PlatformError, match="has no route to the master host"):
         read(path)
 
@@ -159,7 +154,7 @@ ACCEPTED = {
 
 @pytest.mark.parametrize("name", sorted(ACCEPTED))
 def test_platforms_the_binary_runs_still_load(name, tmp_path):
-    names = [h.name for h in load_hosts(_write(tmp_path, ACCEPTED[name]))]
+    names = [h.name for h in load_hosts(write_platform(tmp_path, ACCEPTED[name]))]
     assert names in (["h0", "h1"], ["c0", "c1"], ["k0", "k1"], ["h0"])
 
 
@@ -191,14 +186,14 @@ def _latencies(path: Path) -> RouteLatencies:
 def test_latencies_through_zones(text, master_s, host_s, tmp_path, caplog):
     """Read as SimGrid resolves them (before: 'cannot read', a warning and latency 0)."""
     with caplog.at_level(logging.WARNING, logger="hdrm.batsim.latency"):
-        assert _latencies(_write(tmp_path, text)) == RouteLatencies(master_s, host_s)
+        assert _latencies(write_platform(tmp_path, text)) == RouteLatencies(master_s, host_s)
     assert caplog.text == ""
 
 
 def test_a_cluster_zone_s_latencies_are_read(tmp_path, caplog):
     # k0 up its cabinet link (50 us) and the backbone (0) to the router cab_gw (no link), then
     # l1 (1 ms); before session 26: not read (latency 0, a warning)
-    path = _write(tmp_path, ACCEPTED["a Cluster zone with a gateway"])
+    path = write_platform(tmp_path, ACCEPTED["a Cluster zone with a gateway"])
     with caplog.at_level(logging.WARNING, logger="hdrm.batsim.latency"):
         assert _latencies(path) == RouteLatencies(0.0, (0.00105, 0.00105))
     assert caplog.text == ""
@@ -207,7 +202,7 @@ def test_a_cluster_zone_s_latencies_are_read(tmp_path, caplog):
 def test_unmodelled_latencies_keep_zero_with_the_reason(tmp_path, caplog):
     # h0 reaches the master over two chains of two links, of 2 ms and 3 ms: which one Floyd
     # takes is not modelled
-    path = _write(tmp_path, flat("Floyd", _route("h0", "r1", "l1") + _route("h0", "r2", "l2")
+    path = write_platform(tmp_path, flat("Floyd", _route("h0", "r1", "l1") + _route("h0", "r2", "l2")
                                  + _route("r1", "master_host", "l1")
                                  + _route("r2", "master_host", "l1") + H0.replace("h0", "h1"),
                                  '<router id="r1"/><router id="r2"/>'))
