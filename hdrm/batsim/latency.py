@@ -21,13 +21,13 @@ Routes are read as SimGrid builds them, for the platforms Batsim is given in pra
   and the links of the ``<zoneRoute>`` between them.
 
 Other platforms (nested zones, a Full zone missing a route, chains of Floyd or Dijkstra routes,
-``Cluster`` and ``Vivaldi`` zones, torus, fat-tree and dragonfly clusters) are resolved as
-SimGrid 3.32 resolves them through its zones (:mod:`hdrm.platform.simgrid_routes`,
-:mod:`hdrm.platform.simgrid_topology`); where that model cannot give exact latencies (bypass
-routes, routes of equal length and different latencies, a master outside a Vivaldi zone whose
-hosts are in its sub-zones) the platform keeps latency 0 with a warning: times then lack the
-message delays (a compute host and the master in two zones of one Vivaldi zone are refused,
-:func:`hdrm.platform.simgrid_topology.check_vivaldi_zones`).
+bypass routes, ``Cluster``, ``Vivaldi`` and link-less ``Wifi`` zones, torus, fat-tree and
+dragonfly clusters) are resolved as SimGrid 3.32 resolves them through its zones
+(:mod:`hdrm.platform.simgrid_routes`, :mod:`hdrm.platform.simgrid_topology`); where that model
+cannot give exact latencies (routes of equal length and different latencies, a master outside a
+Vivaldi zone whose hosts are in its sub-zones) the platform keeps latency 0 with a warning: times
+then lack the message delays (a compute host and the master in two zones of one Vivaldi zone are
+refused, :func:`hdrm.platform.simgrid_topology.check_vivaldi_zones`).
 Platforms with no route from a compute host to the master host are refused when their hosts are
 read. hdrm's exported platforms route every master-to-core message over a ``control`` link of
 latency 0, so they have none.

@@ -25,6 +25,7 @@ from hdrm.platform.loader import load_platform
 from hdrm.platform.simgrid import (
     MASTER_HOST,
     HostSpec,
+    check_wattage_count,
     compute_hosts,
     has_role,
     platform_to_xml,
@@ -97,6 +98,7 @@ def check_energy(hosts: Sequence[HostSpec], path: str | Path) -> None:
     """
     for host in hosts:
         where = f"{path}: host {host.name!r}"
+        check_wattage_count(host, where)
         if "wattage_per_state" not in host.properties:
             old = " (it has watt_per_state, the name of SimGrid before 3.32: rename it)" \
                 if "watt_per_state" in host.properties else ""

@@ -6,6 +6,12 @@ only fire on an entity declaration, which is written ``<!ENTITY``: when the file
 byte-order mark of another encoding, no encoding declaration naming another one) and holds no
 such bytes, nothing can be declared, and the standard library's C parser builds the same tree.
 Any other file goes through defusedxml, which refuses or parses it as before.
+
+SimGrid's platform parser (Batsim's) accepts blanks and comments before the XML declaration,
+which an XML parser refuses ("XML or text declaration not at start of entity"): Batsim's own
+``platforms/*.xml`` include files that begin with an empty line. Such a declaration is moved to
+the start of the data before parsing; what preceded it follows it, so every later line keeps
+its number in error messages.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ _OTHER_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 #: An XML declaration's encoding (the declaration is the first thing in the file).
 _ENCODING_RE = re.compile(rb"^(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*[\"']([A-Za-z0-9._-]+)")
 _UTF8_NAMES = (b"utf-8", b"utf8", b"us-ascii", b"ascii")
+#: Blanks and comments, then an XML declaration (the declaration ends on its own line).
+_LATE_DECLARATION_RE = re.compile(rb"((?:[ \t\r\n]+|<!--(?:[^-]|-[^-])*-->)+)(<\?xml\s[^>\n]*\?>)")
+_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 class UnsafeXmlError(Exception):
@@ -36,7 +45,7 @@ def parse_xml_file(path: str | Path) -> ET.Element:
             line and column).
         UnsafeXmlError: the file declares entities (``str`` gives defusedxml's reason).
     """
-    data = Path(path).read_bytes()
+    data = declaration_first(Path(path).read_bytes())
     if _cannot_declare_entities(data):
         return ET.fromstring(data)
     import defusedxml  # only for files that might declare entities
@@ -46,6 +55,17 @@ def parse_xml_file(path: str | Path) -> ET.Element:
         return SafeET.fromstring(data)
     except defusedxml.DefusedXmlException as exc:
         raise UnsafeXmlError(str(exc)) from exc
+
+
+def declaration_first(data: bytes) -> bytes:
+    """``data`` with an XML declaration that follows blanks or comments moved to the start
+    (after a UTF-8 byte-order mark), the blanks and comments right after it; any other data
+    unchanged. Lines after the declaration keep their numbers."""
+    bom = _UTF8_BOM if data.startswith(_UTF8_BOM) else b""
+    match = _LATE_DECLARATION_RE.match(data, len(bom))
+    if match is None:
+        return data
+    return bom + match.group(2) + match.group(1) + data[match.end():]
 
 
 def _cannot_declare_entities(data: bytes) -> bool:

@@ -147,12 +147,31 @@ def _host_values(speed: str, pstate: str, watts_text: str | None, off_text: str 
             f"{where}: pstate {state} out of range; the host has {len(speeds)} speeds, "
             f"so use 0 to {len(speeds) - 1}"
         )
-    if watts and len(watts) != len(speeds):  # SimGrid's energy plugin refuses it
-        raise PlatformError(
-            f"{where}: {len(watts)} wattage_per_state entries for {len(speeds)} speeds; give "
-            "one 'idle:full' pair per power state"
-        )
+    if watts and len(watts) != len(speeds):  # read by SimGrid's energy plugin only (-E):
+        watts = ()  # check_wattage_count refuses it where power is modelled
     return speeds, state, watts, off
+
+
+def check_wattage_count(host: HostSpec, where: str) -> None:
+    """Refuse a host whose ``wattage_per_state`` does not give one pair per speed.
+
+    Only SimGrid's energy plugin reads the property, so Batsim 4.2.1 runs such a host without
+    energy accounting and aborts with it ("Found 6 energetic profiles for 7 pstates"); the
+    reader keeps the host without watts, and this check is made where power is modelled (the
+    built-in engine, ``hdrm serve -E``).
+
+    Raises:
+        PlatformError: naming ``where`` (the file and host), the counts and the fix.
+    """
+    text = host.properties.get("wattage_per_state", host.properties.get("watt_per_state"))
+    if not text or host.wattage_per_state_w:
+        return
+    watts = wattage_of(text, where)
+    if len(watts) != len(host.speeds_gflops):
+        raise PlatformError(
+            f"{where}: {len(watts)} wattage_per_state entries for {len(host.speeds_gflops)} "
+            "speeds; give one 'idle:full' pair per power state"
+        )
 
 
 def _pstate(text: str, where: str) -> int:
@@ -222,7 +241,12 @@ def _parse_xml(path: Path) -> ET.Element:
         ) from None
     if root.tag != "platform":
         raise PlatformError(f"{path}: root element is <{root.tag}>, expected <platform>")
-    text = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        raise PlatformError(
+            f"{path}:1: the file begins with a UTF-8 byte-order mark, which SimGrid (Batsim's "
+            "platform parser) refuses (\"Unexpected character in prolog\"); save it without one"
+        )
     check_doctype(text, path)  # what SimGrid's parser needs before <platform>
     return root
 
@@ -331,6 +355,8 @@ def platform_from_simgrid(path: str | Path) -> tuple[Platform, list[HostSpec]]:
     hosts = read_simgrid_hosts(path)
     if not hosts:
         raise PlatformError(f"{path}: no compute host (only a master or storage host); add hosts")
+    for host in hosts:
+        check_wattage_count(host, f"{path}: host {host.name!r}")
     keys = [_start_speed_power(host) for host in hosts]  # (speed, power) of each host
     ptypes: dict[tuple[float, float], ProcessorType] = {}
     for gflops, power_w in keys:

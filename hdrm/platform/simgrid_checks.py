@@ -14,6 +14,9 @@ of SimGrid's DTD (``simgrid.dtd``, version 4.1) that decide which hosts exist an
   ``<trace_connect>`` of kind ``SPEED`` or ``HOST_AVAIL``): hdrm does not model hosts that change
   over time, so it refuses them rather than run at the wrong speed;
 * ``<include>``, which SimGrid removed in 3.18;
+* a ``<host_link>`` naming a SPLITDUPLEX link by its own id (SimGrid only has its two links
+  ``<id>_UP`` and ``<id>_DOWN``: "Link '<id>' not found!"); a ``<link>`` in a Wifi zone (Batsim's
+  ptask_L07 model has no wifi links; both checked against the binary);
 * a torus, fat-tree or dragonfly ``<cluster>`` of ``bw`` 0 ("TorusZone: incorrect bandwidth for
   internode communication", checked against the binary); a bandwidth of 0 elsewhere is refused
   only on a route to the master host (:func:`hdrm.platform.simgrid_routes.check_routes`);
@@ -142,10 +145,16 @@ def check_platform_tree(root: ET.Element, path: Path) -> list[ET.Element]:
                 f"{_where(path, child)}: a <{child.tag}> directly in <platform>, which SimGrid "
                 "refuses; put it in a <zone id=... routing=\"Full\">"
             )
-    makers = []
+    makers: list[ET.Element] = []
+    split: set[str] = set()  # SPLITDUPLEX link ids
+    host_links: list[ET.Element] = []
     for element in root.iter():
         tag = element.tag
-        if tag in _MAKERS:
+        if tag == "link" and element.get("sharing_policy", "").upper() == "SPLITDUPLEX":
+            split.add(element.get("id", ""))
+        elif tag == "host_link":
+            host_links.append(element)
+        elif tag in _MAKERS:
             keys = element.attrib.keys()
             required, allowed = _REQUIRED_ALLOWED[tag]
             if not (keys <= allowed and keys >= required) or not keys.isdisjoint(_PROFILES):
@@ -155,6 +164,8 @@ def check_platform_tree(root: ET.Element, path: Path) -> list[ET.Element]:
             makers.append(element)
         elif tag in _OTHERS:
             _check_other(element, path)
+    for element in host_links:
+        _check_host_link(element, split, path)
     return makers
 
 
@@ -177,6 +188,20 @@ def _check_other(element: ET.Element, path: Path) -> None:
         return
     _check_attributes(element, path)
     _check_zone(element, path)
+
+
+def _check_host_link(element: ET.Element, split: set[str], path: Path) -> None:
+    """A ``<host_link>`` naming a SPLITDUPLEX link by its own id: SimGrid knows only its two
+    links ``<id>_UP`` and ``<id>_DOWN``, and aborts ("Link '<id>' not found!")."""
+    for side in ("up", "down"):
+        name = element.get(side, "")
+        if name in split:
+            raise PlatformError(
+                f"{_where(path, element)}: {side}={name!r} names a SPLITDUPLEX link, which "
+                f"SimGrid makes two links, {name + '_UP'!r} and {name + '_DOWN'!r} (Batsim "
+                f"aborts: \"Link '{name}' not found!\"); write {side}="
+                f"{name + '_' + side.upper()!r}"
+            )
 
 
 def _check_version(root: ET.Element, path: Path) -> None:
@@ -227,6 +252,8 @@ def _check_attributes(element: ET.Element, path: Path) -> None:
 
 
 def _check_zone(zone: ET.Element, path: Path) -> None:
+    if zone.get("routing", "").lower() == "wifi":
+        _check_wifi(zone, path)
     # find() looks among the children at C speed: a zone may hold thousands of hosts and routes
     leaf = sorted(t for t in _LEAF if zone.find(t) is not None)
     inner = sorted(t for t in _INNER if zone.find(t) is not None)
@@ -235,6 +262,19 @@ def _check_zone(zone: ET.Element, path: Path) -> None:
             f"{_where(path, zone)}: holds both <{leaf[0]}> and <{inner[0]}> elements, which "
             "SimGrid refuses (a zone holds either hosts or zones and clusters); put the hosts in "
             "a <zone> of their own, beside the clusters, joined by a <zoneRoute>"
+        )
+
+
+def _check_wifi(zone: ET.Element, path: Path) -> None:
+    """A Wifi zone's link (its wifi medium), which Batsim 4.2.1 cannot make: SimGrid aborts
+    under its ptask_L07 host model ("create_wifi_link: Feature unimplemented yet")."""
+    link = zone.find("link")
+    if link is not None:
+        raise PlatformError(
+            f"{_where(path, link)}: a link in Wifi zone {zone.get('id')!r}, which Batsim 4.2.1 "
+            "cannot simulate (SimGrid's ptask_L07 model, Batsim's, has no wifi links: "
+            "\"create_wifi_link: Feature unimplemented yet\"); remove the link (the zone's "
+            "routes then cross no link) or give the zone another routing"
         )
 
 

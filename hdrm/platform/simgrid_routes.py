@@ -35,8 +35,9 @@ event (a bandwidth of 0 that no message to the master crosses is read). A ``<clu
 route adds each link once: a node's own message goes up its link and down again over two links
 when the link is SPLITDUPLEX (the default: ``<id>_link_<i>_UP``, ``_DOWN``), over one when it
 is SHARED or FATPIPE (checked with the binary: a master node's message to itself takes
-``lat + bb_lat`` there, ``2 lat + bb_lat`` with split-duplex links). Bypass routes, routes
-between Vivaldi zones and Wifi zones are not modelled: such platforms are not refused.
+``lat + bb_lat`` there, ``2 lat + bb_lat`` with split-duplex links). Bypass routes are taken as
+SimGrid takes them (:class:`RouteTable`); routes between Vivaldi zones are not modelled (such
+platforms are not refused), a Wifi zone's routes cross no link (one with a link is refused).
 """
 
 from __future__ import annotations
@@ -155,6 +156,7 @@ class _Zone:
     points: list[str] = field(default_factory=list)
     children: set[str] = field(default_factory=set)  # the points that are zones
     entries: dict[tuple[str, str], _Entry] = field(default_factory=dict)
+    bypass: dict[tuple[str, str], _Entry] = field(default_factory=dict)  # one way each
     up: dict[str, tuple[Link, ...]] = field(default_factory=dict)  # a <cluster>'s node: its links
     down: dict[str, tuple[Link, ...]] = field(default_factory=dict)  # up and down, its loopback
     loopback: dict[str, Link] = field(default_factory=dict)
@@ -179,12 +181,18 @@ class _Zone:
 class RouteTable:
     """The zones, points, links and routes of one platform tree.
 
-    Raises:
-        Unmodelled: the platform has bypass routes.
+    Bypass routes are kept by the zone that declares them and taken as SimGrid 3.32 takes them
+    (``NetZoneImpl::get_bypass_route``): one way only; a ``<bypassRoute>`` between two points of
+    the zone where both are; a ``<bypassZoneRoute>`` between zones on the way from each point
+    up to the first zone holding both, the nearest pair first, completed by the routes to its
+    ``gw_src`` and from its ``gw_dst``.
     """
 
     def __init__(self, root: ET.Element) -> None:
         self.links: dict[str, Link] = {}
+        #: a SPLITDUPLEX link's two links, ``<id>_UP`` and ``<id>_DOWN``, which SimGrid names
+        #: (a ``<host_link>`` or a ``<link_ctn>`` without direction may name them)
+        self.directions: dict[str, Link] = {}
         self.zone_of: dict[str, _Zone] = {}
         self._cache: dict[tuple[str, str], Route] = {}
         self.load_error: str | None = None  # the first route SimGrid refuses at load
@@ -198,7 +206,9 @@ class RouteTable:
     def _walk(self, element: ET.Element, zone: _Zone | None) -> None:
         tag = element.tag
         if tag in _BYPASS:
-            raise Unmodelled(f"<{tag}> (bypass routes) not modelled")
+            if zone is not None:
+                self._bypass(zone, element)
+            return
         if tag in _ZONES:
             routing = element.get("routing", "").lower()
             self._enter(_Zone(element.get("id", "?"), routing, zone), element)
@@ -229,8 +239,12 @@ class RouteTable:
         profiled = {"bandwidth_file", "latency_file", "state_file"} & set(element.attrib)
         bps = None if profiled else parse_bandwidth(element.get("bandwidth", ""))
         latency = None if profiled else parse_seconds(element.get("latency", "0"))
-        self.links[lid] = Link(lid, bps, latency, element.get("sharing_policy", "SHARED").upper())
+        policy = element.get("sharing_policy", "SHARED").upper()
+        self.links[lid] = Link(lid, bps, latency, policy)
         self.origins[lid] = (element, "bandwidth")
+        if policy == "SPLITDUPLEX":
+            for way in ("UP", "DOWN"):
+                self.directions[f"{lid}_{way}"] = Link(f"{lid}_{way}", bps, latency, policy)
 
     def _enter(self, zone: _Zone, element: ET.Element) -> None:
         if zone.parent is not None:
@@ -244,7 +258,8 @@ class RouteTable:
 
     def _topology(self, element: ET.Element) -> Topology | None:
         """The routes of a topology zone (None: not modelled, the zone is inexact)."""
-        known = {lid: (x.name, x.bps, x.latency_s, x.policy) for lid, x in self.links.items()}
+        known = {lid: (x.name, x.bps, x.latency_s, x.policy)
+                 for lid, x in [*self.directions.items(), *self.links.items()]}
         try:
             return zone_topology(element, known)
         except TopologyUnmodelled:
@@ -316,6 +331,14 @@ class RouteTable:
         zone.entries[(dst, src)] = _Entry(gw_dst, gw_src, tuple(
             (lid, back.get(way, way)) for lid, way in links[::-1]))
 
+    def _bypass(self, zone: _Zone, element: ET.Element) -> None:
+        links = tuple((c.get("id", ""), c.get("direction", "").upper())
+                      for c in element if c.tag == "link_ctn")
+        key = (element.get("src", ""), element.get("dst", ""))
+        if key in zone.bypass or not links:
+            self._refuse(zone, element, "a bypass route repeated or without links")
+        zone.bypass[key] = _Entry(element.get("gw_src"), element.get("gw_dst"), links)
+
     def _refuse(self, zone: _Zone, element: ET.Element, text: str) -> None:
         """Remember the first route SimGrid refuses when it loads the platform."""
         if self.load_error is None and zone.routing in _ROUTED:
@@ -370,6 +393,8 @@ class RouteTable:
             raise Unmodelled(f"no point {src!r} or {dst!r} in a zone")
         zs, zd = self.zone_of[src], self.zone_of[dst]
         if zs is zd:
+            if (src, dst) in zs.bypass:
+                return self._links(zs.bypass[src, dst].links)
             return self._local(zs, src, dst)[0]
         up_s, up_d, common = zs.chain(), zd.chain(), None
         while len(up_s) > 1 and len(up_d) > 1 and up_s[-1] is up_d[-1]:
@@ -377,6 +402,9 @@ class RouteTable:
             up_d.pop()
         if up_s[-1] is up_d[-1] or common is None:
             raise Unmodelled(f"{src!r} and {dst!r} in nested zones of one another")
+        bypassed = self._bypassed(common, src, dst, up_s, up_d)
+        if bypassed is not None:
+            return bypassed
         middle, gw_src, gw_dst = self._local(common, up_s[-1].zid, up_d[-1].zid)
         if gw_src is None or gw_dst is None:
             raise NoRoute(f"Bad gateways for route from '{src}' to '{dst}'", common,
@@ -386,6 +414,34 @@ class RouteTable:
         return Route(head.links + middle.links + tail.links,
                      middle.latency_s + head.latency_s + tail.latency_s,
                      middle.exact and head.exact and tail.exact)
+
+    def _bypassed(self, common: _Zone, src: str, dst: str, up_s: list[_Zone],
+                  up_d: list[_Zone]) -> Route | None:
+        """The bypass route of ``common`` between the zones on the way up from ``src`` and
+        ``dst`` (``up_s``, ``up_d``: from each point's zone to the child of ``common``), the
+        nearest pair first as SimGrid tries them, completed to ``src`` and ``dst``; None if none."""
+        if not common.bypass:
+            return None
+        found = None
+        for top in range(max(len(up_s), len(up_d))):
+            pairs = [p for i in range(top) for p in ((i, top), (top, i))] + [(top, top)]
+            for i, j in pairs:
+                if i < len(up_s) and j < len(up_d):
+                    found = common.bypass.get((up_s[i].zid, up_d[j].zid))
+                    if found is not None:
+                        break
+            if found is not None:
+                break
+        if found is None:
+            return None
+        if found.gw_src is None or found.gw_dst is None:
+            raise Unmodelled(f"a bypass route between zones without gateways ({src!r}, {dst!r})")
+        middle = self._links(found.links)
+        head = self.route(src, found.gw_src)  # even to itself: SimGrid compares with the zone
+        tail = self.route(found.gw_dst, dst)
+        return Route(head.links + middle.links + tail.links,
+                     head.latency_s + middle.latency_s + tail.latency_s,
+                     head.exact and middle.exact and tail.exact)
 
     def _local(self, zone: _Zone, a: str, b: str) -> tuple[Route, str | None, str | None]:
         """Zone's local route from a to b and its gateways."""
@@ -439,9 +495,11 @@ class RouteTable:
         links, exact = [], True
         for lid, way in ids:
             link = self.links.get(lid)
-            if link is None:
+            if link is None and lid in self.directions and not way:  # <link_ctn id="l_UP"/>
+                link = self.directions[lid]
+            elif link is None:
                 return Route((), 0.0, False)
-            if link.policy == "SPLITDUPLEX":
+            elif link.policy == "SPLITDUPLEX":
                 exact = exact and way in ("UP", "DOWN")
                 link = Link(f"{lid}_{way}", link.bps, link.latency_s, link.policy)
             links.append(link)

@@ -8,6 +8,9 @@ a topology).
   ``link_<host>_UP`` and ``_DOWN`` of the cabinet's ``bw`` and ``lat`` (made when the zone is
   sealed); a host without a ``<host_link>`` and a router have no link (measured with the binary:
   a master with a host_link sends to itself over its up link, the backbone and its down link);
+* ``<zone routing="Wifi">`` without a ``<link>`` (:class:`WifiRoutes`): no link, latency 0
+  (SimGrid's WifiZone crosses its wifi link only; the binary runs such a zone, and aborts on
+  one with a link: Batsim's ptask_L07 model has no wifi links);
 * ``<zone routing="Vivaldi">`` (:class:`Vivaldi`): a ``<peer>``'s ``link_<id>_UP`` (``bw_out``)
   and ``_DOWN`` (``bw_in``) of latency 0 (a peer's ``lat`` is ignored, with a warning), plus the
   distance of the coordinates ``x y h``: ``(sqrt(dx^2 + dy^2) + |h_src| + |h_dst|) / 1000`` s,
@@ -22,7 +25,7 @@ import xml.etree.ElementTree as ET
 from hdrm.platform.simgrid_values import parse_radical
 
 __all__ = ["LinkSpec", "Local", "StarRoutes", "Topology", "TopologyUnmodelled", "Vivaldi",
-           "bps", "coordinates", "seconds", "star_links"]
+           "WifiRoutes", "bps", "coordinates", "seconds", "star_links"]
 
 #: A link as SimGrid creates it: (name, bytes per second, latency in seconds, sharing policy), the
 #: fields of :class:`hdrm.platform.simgrid_routes.Link` (None: not read).
@@ -103,6 +106,18 @@ class StarRoutes(Topology):
         return _once(self.up.get(src, []) + self.down.get(dst, [])), 0.0, None, None
 
 
+class WifiRoutes(Topology):
+    """SimGrid's ``WifiZone`` without its wifi link: every local route is empty (no link,
+    latency 0; its access point is a gateway like any other point). A Wifi zone with a link is
+    refused before (:mod:`hdrm.platform.simgrid_checks`: Batsim's ptask_L07 model has none)."""
+
+    def __init__(self, element: ET.Element) -> None:
+        self.points = [c.get("id", "?") for c in element if c.tag in ("host", "router")]
+
+    def local(self, src: str, dst: str) -> Local:
+        return [], 0.0, None, None
+
+
 def _once(links: list[LinkSpec]) -> list[LinkSpec]:
     """The links in order, each once (StarZone::add_links_to_route)."""
     seen: set[str] = set()
@@ -156,12 +171,18 @@ def coordinates(text: str) -> tuple[float, float, float] | None:
 
 
 def star_links(element: ET.Element, links: dict[str, LinkSpec]) -> dict[str, LinkSpec]:
-    """``links`` and the ``<link>``\\ s and ``<backbone>`` the zone ``element`` declares."""
+    """``links`` and the ``<link>``\\ s and ``<backbone>`` the zone ``element`` declares; a
+    SPLITDUPLEX link gives SimGrid's two links ``<id>_UP`` and ``<id>_DOWN`` (which a
+    ``<host_link>`` names; SimGrid knows no link ``<id>`` then: "Link 'id' not found!")."""
     out = dict(links)
     for child in element:
         if child.tag in ("link", "backbone"):
             lid = child.get("id", "?")
-            out[lid] = (lid, bps(child.get("bandwidth", "")),
-                        seconds(child.get("latency", "0"), f"link {lid!r}"),
-                        child.get("sharing_policy", "SHARED").upper())
+            policy = child.get("sharing_policy", "SHARED").upper()
+            rate = bps(child.get("bandwidth", ""))
+            latency = seconds(child.get("latency", "0"), f"link {lid!r}")
+            if policy == "SPLITDUPLEX":
+                for way in ("UP", "DOWN"):
+                    out[f"{lid}_{way}"] = (f"{lid}_{way}", rate, latency, policy)
+            out[lid] = (lid, rate, latency, policy)
     return out

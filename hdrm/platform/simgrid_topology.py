@@ -43,6 +43,7 @@ from hdrm.platform.simgrid_star import (
     Topology,
     TopologyUnmodelled,
     Vivaldi,
+    WifiRoutes,
     coordinates,
     star_links,
 )
@@ -89,7 +90,7 @@ def _bad(text: str) -> int:
 def zone_topology(element: ET.Element, links: dict[str, LinkSpec] | None = None
                   ) -> Topology | None:
     """The topology of a ``<cluster>`` (torus, fat tree, dragonfly) or of a ``<zone>`` with
-    ``Cluster`` or ``Vivaldi`` routing; None for any other element.
+    ``Cluster``, ``Vivaldi`` or (without a link) ``Wifi`` routing; None for any other element.
 
     Args:
         links: the platform's ``<link>``\\ s and ``<backbone>``\\ s read so far, by id (a
@@ -104,6 +105,8 @@ def zone_topology(element: ET.Element, links: dict[str, LinkSpec] | None = None
             return StarRoutes(element, star_links(element, links or {}))
         if routing == "vivaldi":
             return Vivaldi(element, star_links(element, links or {}))
+        if routing == "wifi":
+            return WifiRoutes(element)
         return None
     kind = element.get("topology", "FLAT")
     if element.tag != "cluster" or kind not in TOPOLOGIES:

@@ -226,9 +226,6 @@ def test_radicals():
         ('<host id="h" speed="1Gf, 2Gf" pstate="one"/>',
          r"p\.xml: host 'h': pstate 'one' is not a power state number \(0, 1, \.\.\.\); fix"),
         ('<host id="h" speed="1Gf, 2Gf" pstate="0.5"/>', r"pstate '0\.5' is not a power state"),
-        ('<host id="h" speed="1Gf, 2Gf"><prop id="wattage_per_state" value="1:2"/></host>',
-         r"p\.xml: host 'h': 1 wattage_per_state entries for 2 speeds; give one 'idle:full' "
-         r"pair per power state$"),
         ('<host id="h" speed="1Gf"/><host id="h" speed="2Gf"/>',
          r"p\.xml: host 'h' is declared twice; host names must be unique$"),
         ('<cluster id="c" prefix="a" suffix="" radical="x" speed="1Gf" bw="1Bps" lat="0"/>',
