@@ -30,7 +30,7 @@ from hdrm.batsim.session import (  # noqa: F401  (re-exported)
 from hdrm.core.dependencies import released_copy
 from hdrm.core.state import ClusterState
 from hdrm.durable import Staging, staged
-from hdrm.errors import ConfigError, ProtocolError
+from hdrm.errors import ConfigError, ProtocolError, WorkloadError
 from hdrm.options import BatsimOptions
 from hdrm.platform.model import Platform
 from hdrm.platform.power import SLEEPING
@@ -42,6 +42,11 @@ from hdrm.results.records import REJECTED, JobResult
 from hdrm.sim.engine import Outcome, SimulationConfig, SimulationResult
 from hdrm.sim.job_end import start_job
 from hdrm.sim.machine import JobEnd, machine_for
+from hdrm.workload.batsim_json import (
+    SUPPORTED_PROFILE_TYPES,
+    check_export_runs,
+    unsupported_profiles,
+)
 from hdrm.workload.job import Job, Workload
 
 logger = logging.getLogger(__name__)
@@ -57,6 +62,28 @@ def check_walltime_kill(config: SimulationConfig, where: str) -> None:
     if not config.kill_on_walltime:
         raise ConfigError(f"{where}: Batsim always kills jobs at their walltime; keep walltime "
                           "kills on with engine 'batsim', or use engine 'builtin'")
+
+
+def check_mirror_profiles(workload: Workload) -> None:
+    """Refuse, for the batsim engine's environment, the jobs it cannot run: those no hdrm
+    engine runs (:func:`~hdrm.workload.batsim_json.check_export_runs`), then the ones Batsim
+    runs but the machine mirror cannot follow (``parallel`` profiles), which a fixed-policy
+    replay runs.
+
+    Raises:
+        WorkloadError: one line naming the file, the profile types, a few jobs and the fix.
+    """
+    check_export_runs(workload)
+    kinds = [kind for kind in unsupported_profiles(workload) if kind not in SUPPORTED_PROFILE_TYPES]
+    if kinds:
+        ids = [job.id for job in workload.jobs if job.profile_type in kinds]
+        some = ", ".join(map(repr, ids[:3])) + (", ..." if len(ids) > 3 else "")
+        raise WorkloadError(
+            f"{workload.source or workload.name}: profile type {', '.join(map(repr, kinds))} "
+            f"({len(ids)} jobs: {some}): the batsim engine's environment follows only "
+            f"{', '.join(map(repr, SUPPORTED_PROFILE_TYPES))} profiles (its mirror of the "
+            "machine computes observations and rewards); replay the workload with a fixed policy "
+            "('hdrm replay --engine batsim'), or give these jobs such profiles")
 
 
 def replay_with_batsim(

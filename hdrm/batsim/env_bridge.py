@@ -35,6 +35,7 @@ from hdrm.batsim.engine import (
     BatsimSession,
     MachineMirror,
     batsim_settings,
+    check_mirror_profiles,
     check_walltime_kill,
     result_from_run,
 )
@@ -46,7 +47,7 @@ from hdrm.options import BatsimOptions
 from hdrm.platform.model import Platform
 from hdrm.policies.core_selection import CorePolicy
 from hdrm.policies.pairs import PolicyPair
-from hdrm.sim.engine import REJECTED, Outcome, SimulationConfig, SimulationResult, check_profiles
+from hdrm.sim.engine import REJECTED, Outcome, SimulationConfig, SimulationResult
 from hdrm.sim.machine import Machine
 from hdrm.workload.job import Job, Workload
 
@@ -203,7 +204,7 @@ class BatsimEpisode:
     def __init__(self, platform: Platform, workload: Workload, config: SimulationConfig,
                  settings: BatsimOptions, run_dir: str | Path,
                  idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
-        check_profiles(workload)
+        check_mirror_profiles(workload)
         check_walltime_kill(config, "kill_on_walltime")
         self.platform = platform
         self.workload = workload

@@ -36,7 +36,7 @@ from hdrm.platform.model import Platform
 from hdrm.platform.simgrid import write_simgrid_xml
 from hdrm.results.csvio import read_jobs_csv
 from hdrm.results.records import JobResult
-from hdrm.workload.batsim_json import write_batsim_json
+from hdrm.workload.batsim_json import check_export_runs, write_batsim_json
 from hdrm.workload.job import Workload
 
 logger = logging.getLogger(__name__)
@@ -198,6 +198,7 @@ def run_batsim(
         ProtocolError: Batsim stopped answering, or sent a message the adapter does not understand.
     """
     refuse_accelerators(platform)
+    check_export_runs(workload)
     check_batsim_ids(workload, ENGINE_FIX)
     exe = find_batsim(binary)
     run_dir = Path(os.path.abspath(run_dir))  # Batsim runs in run_dir: every path it gets is absolute

@@ -86,30 +86,85 @@ def _part_problem(job: Job) -> str:
 
 
 def check_supported(workload: Workload) -> None:
-    """Raise when a job has a profile type hdrm cannot simulate.
+    """Raise when a job has a profile type the built-in engine cannot simulate.
+
+    Jobs that need what no hdrm engine has (a network, storage, SMPI or usage traces) are
+    refused first (:func:`check_export_runs`); the others (``parallel`` profiles without
+    communication) run on the batsim engine, which the message names as the way out.
 
     Raises:
         WorkloadError: names each unsupported profile type with a few of its jobs.
     """
+    check_export_runs(workload)
     unsupported = {kind: count for kind, count in unsupported_profiles(workload).items()
                    if kind not in SUPPORTED_PROFILE_TYPES}
     if not unsupported:
-        problem = first_part_problem(workload)
-        if problem:
-            raise WorkloadError(
-                f"{workload.source or workload.name}: {problem}, which hdrm cannot simulate; "
-                "give it a 'delay', 'parallel_homogeneous' or 'parallel_homogeneous_total' "
-                "profile with com 0 (or use the batsim engine)")
         return
     parts = []
     for kind, count in unsupported.items():
-        ids = [repr(j.id) for j in workload.jobs if j.profile_type == kind][:3]
-        parts.append(f"{kind!r} ({count} jobs: {', '.join(ids)}{', ...' if count > 3 else ''})")
+        ids = [j.id for j in workload.jobs if j.profile_type == kind]
+        parts.append(f"{kind!r} ({count} jobs: {_some(ids)})")
     raise WorkloadError(
         f"{workload.source or workload.name}: unsupported profile type {'; '.join(parts)}; hdrm "
         f"simulates only {', '.join(map(repr, SUPPORTED_PROFILE_TYPES))} profiles "
-        "(use the batsim engine for network profiles, or convert the workload)"
+        "(use the batsim engine, 'hdrm replay --engine batsim', or convert the workload)"
     )
+
+
+#: Profile types the real Batsim runs on hdrm's export of a platform as on the platform itself
+#: when they send nothing between hosts: they compute or sleep.
+EXPORT_PROFILE_TYPES = SUPPORTED_PROFILE_TYPES + ("parallel",)
+
+
+def export_problem(job: Job) -> str:
+    """Why ``job`` cannot run on hdrm's export of a platform ('' when it can): its profile
+    communicates (``com`` > 0, SimGrid's network model) or has a type that needs storage hosts,
+    SMPI or trace files (``smpi``, ``usage_trace``, ``*_pfs``, ``data_staging`` ...)."""
+    if job.profile_type not in EXPORT_PROFILE_TYPES:
+        return f"profile type {job.profile_type!r}"
+    if _communicates(job.extra.get("profile_data", {}).get("com", 0)):
+        return f"profile type {job.profile_type!r} with com > 0"
+    problem = _part_problem(job) if job.parts else ""
+    return problem.split(": ", 1)[-1]  # "profile 'p' has a part 'q' ..." without the job
+
+
+def _communicates(com: Any) -> bool:
+    if isinstance(com, list):
+        return any(_communicates(c) for c in com)
+    return isinstance(com, (int, float)) and not isinstance(com, bool) and com != 0
+
+
+def check_export_runs(workload: Workload) -> None:
+    """Refuse the jobs no hdrm engine can run faithfully (:func:`export_problem`).
+
+    The batsim engine gives Batsim hdrm's export of the platform: one host per core with
+    speeds and power states, without the file's links, routes or storage hosts, so a message
+    between hosts would take no time there. Refusing is better than a schedule that looks
+    right and is not.
+
+    Raises:
+        WorkloadError: one line naming the file, the problems with a few jobs each, and the fix.
+    """
+    found: dict[str, list[Any]] = {}
+    for job in workload.jobs:
+        problem = export_problem(job)
+        if problem:
+            found.setdefault(problem, []).append(job.id)
+    if not found:
+        return
+    listed = "; ".join(f"{problem} ({len(ids)} jobs: {_some(ids)})"
+                       for problem, ids in found.items())
+    raise WorkloadError(
+        f"{workload.source or workload.name}: {listed}: hdrm's engines do not model the "
+        "platform's network, storage or traces (the batsim engine gives Batsim hdrm's export of "
+        "the platform, whose hosts have no links between them); give these jobs 'delay', "
+        "'parallel_homogeneous' or 'parallel_homogeneous_total' profiles with com 0, or run the "
+        "workload with Batsim on your own platform file and a PyBatsim scheduler")
+
+
+def _some(ids: list[Any]) -> str:
+    """The first three ids (repr), then '...' when there are more."""
+    return ", ".join(map(repr, ids[:3])) + (", ..." if len(ids) > 3 else "")
 
 
 def read_batsim_json(path: str | Path, reference_gflops: float | None = None) -> Workload:

@@ -86,8 +86,9 @@ def test_a_network_part_is_refused_in_one_line_naming_job_profile_and_part(tmp_p
     assert part_problem(workload.jobs[0]) == (
         "job 'j': profile 'with_net' has a part 'net' with com > 0 (SimGrid's network model)")
     with pytest.raises(WorkloadError, match=(
-            r"w\.json: job 'j': profile 'with_net' has a part 'net' with com > 0 \(SimGrid's "
-            r"network model\), which hdrm cannot simulate; give it a 'delay', .* with com 0")):
+            r"w\.json: profile 'with_net' has a part 'net' with com > 0 \(SimGrid's network "
+            r"model\) \(1 jobs: 'j'\): hdrm's engines do not model the platform's network.*; "
+            r"give these jobs 'delay', .* with com 0")):
         check_supported(workload)
     check_supported(_read(tmp_path, "nest"))  # runnable parts only
 

@@ -65,10 +65,13 @@ def test_small_various_flags_unsupported_profiles_and_sorts_by_subtime():
     assert homo.extra["profile_data"]["com"] == 1e6  # network part kept, not simulated
     simple = workload.jobs[1]
     assert simple.profile_type == "parallel" and math.isnan(simple.run_time_s)
-    with pytest.raises(WorkloadError, match=r"workload\.json: unsupported profile type "
-                                            r"'parallel' \(2 jobs: 'simple', 'reach_walltime'\); "
-                                            r"hdrm simulates only 'delay', 'parallel_homogeneous', "
-                                            r"'composed', 'parallel_homogeneous_total' profiles"):
+    # every one of them communicates: no hdrm engine runs them (not even the batsim engine)
+    with pytest.raises(WorkloadError, match=r"workload\.json: profile type 'parallel' with com > 0 "
+                                            r"\(2 jobs: 'simple', 'reach_walltime'\); profile type "
+                                            r"'parallel_homogeneous' with com > 0 \(2 jobs: 'homo', "
+                                            r"'homo_no_cpu'\); .*profile 'sequence' has a part "
+                                            r"'simple' .*\(1 jobs: 'seq'\): "
+                                            r"hdrm's engines do not model the platform's network"):
         check_supported(workload)
     # its parallel_homogeneous_total profile has com > 0, its sequence 'parallel' parts
     assert [j.id for j in workload.jobs if j.parts] == ["2_resources", "4_resources", "seq"]
