@@ -25,9 +25,12 @@ step after the submitter's last batch then comes after NOTIFY, or in a message o
   start and on end; waiters (CALL_ME_LATER), killers (KILL_JOB) and switchers (power states)
   are actors too.
 
-It covers ``delay`` and ``parallel_homogeneous`` jobs (without communication) on the
-platforms :func:`hdrm.batsim.bandwidth.message_bandwidths` reads (with or without latency); the
-physics (host states, energy, outputs) stays :class:`~hdrm.batsim.hosts.HostBoard`'s.
+It covers ``delay`` and ``parallel_homogeneous`` jobs on the platforms
+:func:`hdrm.batsim.bandwidth.message_bandwidths` reads (with or without latency); the physics
+(host states, energy, outputs) stays :class:`~hdrm.batsim.hosts.HostBoard`'s. Where jobs
+communicate (``com`` > 0; without ``-E``), hosts and links form SimGrid's lmm system
+(:mod:`hdrm.batsim.ptask`): the jobs' parallel tasks and the messages share the links, and a job
+ends when its task's work is done (the board's own end, cpu only, is not used).
 """
 
 from __future__ import annotations
@@ -40,11 +43,12 @@ import numpy as np
 from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
 from hdrm.batsim.actor_jobs import MASTER, JobActors, Steps
-from hdrm.batsim.bandwidth import MessageBandwidths
+from hdrm.batsim.bandwidth import MessageBandwidths, communicating
 from hdrm.batsim.jobs import SUBMITTED, JobTable, ServerJob
 from hdrm.batsim.maestro import ANSWERED, CREATE, EXCHANGE, RECV, SEND, SLEEP, WAIT, Exec, Maestro
+from hdrm.batsim.ptask import Network
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
-from hdrm.errors import ProtocolError
+from hdrm.errors import ProtocolError, WorkloadError
 from hdrm.platform.simgrid import HostSpec
 from hdrm.sim.machine import JobEnd
 
@@ -64,7 +68,8 @@ class ActorSimulation(JobActors, BatsimSimulation):
                  bandwidths: MessageBandwidths):
         super().__init__(hosts, table, config)
         self.bandwidths = bandwidths
-        self.maestro = Maestro(self._touched if self.config.energy else None)
+        self.network = self._network(bandwidths)
+        self.maestro = Maestro(self._touched if self.config.energy else None, self.network)
         self._fresh = [0.0] * self.board.nb_hosts  # when each host's energy was last updated
         self._all_fresh_s = 0.0  # ... or every host's, if later
         self._queued: list[p.Event] = []  # Batsim's protocol writer
@@ -73,6 +78,7 @@ class ActorSimulation(JobActors, BatsimSimulation):
         self._counts = {"running": 0, "waiters": 0, "killers": 0, "switching": 0, "byes": 0}
         self._executors: dict[int, Any] = {}
         self._execs: dict[int, tuple[Exec, list[int], float]] = {}  # job -> ptask, hosts, flops
+        self._running_on: dict[int, Exec] = {}  # job -> its ptask, timed out, still running
         self._speed = [h.speeds_gflops[s] * 1e9 for h, s in zip(self.board.hosts,
                                                                  self.board.pstate)]
         self._early: dict[int, JobEnd] = {}  # ends the board reached before their executor
@@ -81,6 +87,25 @@ class ActorSimulation(JobActors, BatsimSimulation):
         for i, sub in enumerate(self._subs):
             self.maestro.spawn(self._submitter(i, sub.jobs))
         self.maestro.spawn(self._server())
+
+    def _network(self, bandwidths: MessageBandwidths) -> Network | None:
+        """Where jobs communicate: hosts and links as SimGrid's lmm system sees them.
+
+        Raises:
+            WorkloadError: with ``-E`` (a host's load under a communicating job is not
+                modelled).
+        """
+        if bandwidths.between is None:
+            return None
+        if self.config.energy:
+            talking = communicating(self.table)
+            raise WorkloadError(
+                f"{self.table.path}: job {talking[0].job.id!r} communicates (com > 0), and "
+                "hdrm serve does not account the energy of communicating jobs (-E): run this "
+                "workload with the real batsim, or without -E")
+        board = self.board
+        return Network([h.speeds_gflops[s] * 1e9 for h, s in zip(board.hosts, board.pstate)],
+                       [h.cores for h in board.hosts], bandwidths.between)
 
     # ------------------------------------------------------------------ protocol
     def begin(self) -> p.Message:
@@ -112,7 +137,7 @@ class ActorSimulation(JobActors, BatsimSimulation):
         """Batsim's send_message: ``Mailbox::by_name``, then a blocking 1-byte put."""
         yield (ANSWERED, None)
         transfer = yield (SEND, payload, self.bandwidths.of(host), host,
-                          self.bandwidths.latency(host))
+                          self.bandwidths.latency(host), self.bandwidths.links(host))
         yield (WAIT, transfer)
 
     def _energy(self, hosts: Sequence[int]) -> Steps:

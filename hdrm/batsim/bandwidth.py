@@ -17,7 +17,10 @@ elements, the master a ``<host>`` or a node, named by role or ``master_host``; z
 latency is its route's, its rate the smallest of ``bandwidth / crossings`` over the route's
 links (:func:`route_bps`: ptask_L07 puts the byte on a link once per crossing, a FATPIPE link
 once), then bounded by TCP-gamma in :mod:`hdrm.batsim.maestro`. Batsim's server takes one
-message at a time and the jobs covered use no link, so no two transfers share a link.
+message at a time, so no two messages share a link; where jobs communicate (``com`` > 0), the
+routes themselves are kept (:attr:`MessageBandwidths.routes`, :attr:`MessageBandwidths.between`)
+so that messages and jobs share the links in SimGrid's lmm system (:mod:`hdrm.batsim.ptask`),
+and a session the actor model cannot run is refused, naming the jobs and the real batsim.
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from hdrm.batsim.jobs import JobTable
 from hdrm.batsim.latency import RouteLatencies, master_name
 from hdrm.platform.simgrid import HostSpec, read_platform_root
-from hdrm.platform.simgrid_routes import Link, NoRoute, RouteTable, Unmodelled, parse_bandwidth
+from hdrm.errors import WorkloadError
+from hdrm.platform.simgrid_routes import (Link, NoRoute, Route, RouteTable, Unmodelled,
+                                          parse_bandwidth)
 
 logger = logging.getLogger(__name__)
 
@@ -53,11 +58,21 @@ class MessageBandwidths:
         master_bps: from the master host to itself.
         host_bps: from each compute host, in resource order.
         latencies: the routes' latencies in seconds (None: all 0).
+        routes: where jobs communicate (else empty), the routes to the master host: the
+            master's own, then each compute host's.
+        between: where jobs communicate, the route from compute host ``i`` to ``j``.
     """
 
     master_bps: float
     host_bps: tuple[float, ...]
     latencies: RouteLatencies | None = None
+    routes: tuple[Route, ...] = ()
+    between: Callable[[int, int], Route] | None = None
+
+    def links(self, host: int) -> tuple[Link, ...]:
+        """The links of the route from compute host ``host`` (-1: the master) to the master
+        (empty where jobs do not communicate)."""
+        return self.routes[host + 1].links if self.routes else ()
 
     def of(self, host: int) -> float:
         """The bandwidth from compute host ``host`` (-1: the master host)."""
@@ -76,15 +91,48 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec], table: JobTa
     cover the session (then the instant model runs it, or the delayed one where ``latencies``,
     from :func:`hdrm.batsim.latency.route_latencies`, are not all 0)."""
     path = Path(path)
+    talking = communicating(table)
     if path.suffix.lower() != ".xml" or not table.jobs:
+        _refuse(table, talking, f"{path} is not a SimGrid XML platform")
         return None
-    if not all(_covered(table.profile_of(job)) for job in table.jobs):
+    uncovered = [job for job in table.jobs if not _covered(table.profile_of(job), bool(talking))]
+    if uncovered:
+        _refuse(table, talking, f"job {uncovered[0].job.id!r} has profile "
+                f"{uncovered[0].profile_name!r}, which the actor model does not run")
         return None
     root = read_platform_root(path)
-    found = _routed(root, hosts)
+    found = _routed(root, hosts, bool(talking))
+    if found is None:
+        _refuse(table, talking, f"the routes of {path} are not all known exactly")
+    elif talking:
+        return found
     if latencies is None or latencies.zero:  # the same rates, without latencies
         return None if found is None else MessageBandwidths(found.master_bps, found.host_bps)
     return found
+
+
+def communicating(table: JobTable) -> list:
+    """The jobs whose profile communicates (``com`` > 0), in submission order."""
+    return [job for job in table.jobs if _com(table.profile_of(job)) > 0]
+
+
+def _com(profile: dict) -> float:
+    com = profile.get("com", 0) if isinstance(profile, dict) else 0
+    return float(com) if isinstance(com, (int, float)) else 0.0
+
+
+def _refuse(table: JobTable, talking: list, why: str) -> None:
+    """Refuse a session whose jobs communicate where the actor model does not apply."""
+    if not talking:
+        return
+    first = talking[0]
+    ids = ", ".join(repr(j.job.id) for j in talking[:3]) + (", ..." if len(talking) > 3 else "")
+    raise WorkloadError(
+        f"{table.path}: {len(talking)} job{'s' if len(talking) > 1 else ''} ({ids}) "
+        f"{'have' if len(talking) > 1 else 'has'} a "
+        f"'{table.profile_of(first)['type']}' profile with com > 0, which needs SimGrid's "
+        f"network model; hdrm serve simulates it in its actor model only, and {why}: run this "
+        "workload with the real batsim, or give those jobs com 0")
 
 
 def route_bps(links: Sequence[Link]) -> float | None:
@@ -104,7 +152,8 @@ def route_bps(links: Sequence[Link]) -> float | None:
 _CHECKED_ROUTINGS = ("full", "floyd", "dijkstra", "dijkstracache", "none", "cluster", "vivaldi")
 
 
-def _routed(root: ET.Element, hosts: Sequence[HostSpec]) -> MessageBandwidths | None:
+def _routed(root: ET.Element, hosts: Sequence[HostSpec],
+            talking: bool = False) -> MessageBandwidths | None:
     """Every route to the master host as :class:`RouteTable` resolves it, when all are exact and
     their links' bandwidths known: each one's rate and latency. Zones of other routings (Wifi)
     keep the delayed model until their messages are compared with the binary."""
@@ -122,14 +171,18 @@ def _routed(root: ET.Element, hosts: Sequence[HostSpec]) -> MessageBandwidths | 
     if not all(r.exact for r in routes) or None in rates:
         return None
     seconds = [r.latency_s for r in routes]
+    names = [h.name for h in hosts]
     return MessageBandwidths(rates[0], tuple(rates[1:]),  # type: ignore[arg-type]
-                             RouteLatencies(seconds[0], tuple(seconds[1:])))
+                             RouteLatencies(seconds[0], tuple(seconds[1:])),
+                             tuple(routes) if talking else (),
+                             (lambda i, j: table.route(names[i], names[j])) if talking else None)
 
 
-def _covered(profile: dict) -> bool:
-    """A ``delay`` profile, or a ``parallel_homogeneous`` one that only computes."""
+def _covered(profile: dict, talking: bool = False) -> bool:
+    """A ``delay`` profile, or a ``parallel_homogeneous`` one that computes (or, in a session
+    whose jobs communicate, communicates)."""
     kind = profile.get("type")
     if kind == "delay":
         return True
-    return (kind == "parallel_homogeneous" and float(profile.get("com", 0)) == 0
-            and float(profile.get("cpu", 0)) > 0)
+    work = float(profile.get("cpu", 0)) > 0 or talking and _com(profile) > 0
+    return kind == "parallel_homogeneous" and work

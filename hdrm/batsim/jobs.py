@@ -6,8 +6,11 @@ forwards each job's JSON object verbatim in JOB_SUBMITTED (extra fields and key 
 id prefixed with the workload id) and, in SIMULATION_BEGINS, every profile a job uses.
 
 Only profiles the built-in physics can run are accepted: ``delay``, ``parallel_homogeneous`` and
-``parallel_homogeneous_total`` without communication, and ``composed`` sequences of them. The
-others are refused up front by :func:`check_simulable`, the real binary's way named.
+``parallel_homogeneous_total`` without communication, and ``composed`` sequences of them; and
+``parallel_homogeneous`` with communication, which the actor model runs with SimGrid's network
+model (:mod:`hdrm.batsim.ptask`; :func:`hdrm.batsim.bandwidth.message_bandwidths` refuses it
+where the actor model does not apply). The others are refused up front by
+:func:`check_simulable`, the real binary's way named.
 """
 
 from __future__ import annotations
@@ -47,8 +50,8 @@ def check_simulable(workload: Workload) -> None:
     """Refuse the profiles hdrm serve cannot simulate (the real Batsim runs them), saying so.
 
     Raises:
-        WorkloadError: naming the profile type and its jobs (``parallel``, ``composed``,
-            ``parallel_homogeneous`` with ``com`` != 0, ...) and what to do.
+        WorkloadError: naming the profile type and its jobs (``parallel``, ``composed`` or
+            ``parallel_homogeneous_total`` with ``com`` != 0, ...) and what to do.
     """
     unsupported = {kind: count for kind, count in unsupported_profiles(workload).items()
                    if kind not in SUPPORTED_PROFILE_TYPES}
@@ -69,15 +72,8 @@ def check_simulable(workload: Workload) -> None:
             "(com = 0) and 'composed' profiles only: run this workload with the real batsim, or "
             "give those jobs such profiles"
         )
-    for job in workload.jobs:
-        data = job.extra.get("profile_data") or {}
-        if data.get("com", 0):
-            raise WorkloadError(
-                f"{workload.source}: job {job.id!r} uses profile {job.profile!r} of type "
-                f"'{job.profile_type}' with com={data['com']!r} bytes, which needs SimGrid's network "
-                "model; hdrm serve simulates 'delay' and 'parallel_homogeneous' profiles with com=0 "
-                "(run this workload with the real batsim)"
-            )
+    # a parallel_homogeneous profile with com > 0 runs in the actor model, where the platform
+    # allows it (hdrm.batsim.bandwidth.message_bandwidths refuses it elsewhere)
 
 
 #: Batsim 4.2.1 reads an integer job id as a 32-bit int and refuses any other.

@@ -39,6 +39,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generator
 
+from hdrm.batsim.ptask import Network, Task
+
 #: SimGrid's ``surf/precision``: a sleep with less than this left has ended.
 SURF_PRECISION_S = 1e-9
 #: ``maxmin/precision`` x ``surf/precision``: a transfer with fewer bytes left has ended.
@@ -62,6 +64,7 @@ class Transfer:
     host: int = -1
     latency: float = 0.0
     waiters: list[Actor] = field(default_factory=list)
+    links: tuple = ()
 
 
 @dataclass(eq=False)
@@ -71,6 +74,7 @@ class Exec:
     :data:`TIMEOUT`; empty while it runs)."""
 
     hosts: tuple[int, ...]
+    task: "Task | None" = None
     action: "_Action | None" = None
     timer: "_Action | None" = None
     waiter: Actor | None = None
@@ -91,6 +95,7 @@ class _Action:
     transfer: Transfer | None = None
     sleeper: Actor | None = None
     exec: Exec | None = None
+    task: Task | None = None
 
 
 class Maestro:
@@ -99,11 +104,17 @@ class Maestro:
     Args:
         on_action_end: called with the host of each action that ends, at the step's time (the
             energy plugin updates that host's account then).
+        network: where jobs communicate, the lmm system that shares hosts and links among the
+            parallel tasks (:class:`~hdrm.batsim.ptask.Task` of their :class:`Exec`) and the
+            messages (over the links a SEND names): their rates are its solution, solved again
+            at each step after a change (:mod:`hdrm.batsim.ptask`).
     """
 
-    def __init__(self, on_action_end: Callable[[int], None] | None = None) -> None:
+    def __init__(self, on_action_end: Callable[[int], None] | None = None,
+                 network: Network | None = None) -> None:
         self.now = 0.0
         self.on_action_end = on_action_end
+        self.network = network
         self._actions: list[_Action] = []
         self._ready: list[tuple[Actor, Any]] = []
         self._round: list[tuple[Actor, Any]] = []
@@ -174,10 +185,11 @@ class Maestro:
         elif kind == SEND:
             transfer = Transfer(request[1], request[2])
             transfer.latency = request[4] if len(request) > 4 else 0.0
+            transfer.links = request[5] if len(request) > 5 else ()
             if self._receiving is not None:
                 receiving, self._receiving = self._receiving, None
                 receiving.payload, receiving.bandwidth = transfer.payload, transfer.bandwidth
-                receiving.latency = transfer.latency
+                receiving.latency, receiving.links = transfer.latency, transfer.links
                 transfer = receiving
                 self._start(transfer, request[3])
             else:
@@ -218,6 +230,10 @@ class Maestro:
 
     def _start_exec(self, exec_: Exec, rate: float, actor: Actor) -> None:
         exec_.action = _Action(exec_.hosts[0], remains=1.0, rate=rate, sleeper=actor, exec=exec_)
+        if exec_.task is not None:
+            exec_.action.task, exec_.action.latency = exec_.task, exec_.task.latency
+            if exec_.task.empty:
+                exec_.action.remains = 0.0
         self._actions.append(exec_.action)
         if len(exec_.hosts) == 1 and self.on_action_end is not None:
             self.on_action_end(exec_.hosts[0])  # the energy plugin's Exec::on_start (one host)
@@ -230,11 +246,22 @@ class Maestro:
     def cancel_exec(self, exec_: Exec) -> None:
         """Exec::cancel: its action (and timer) dropped, its hosts' energy updated."""
         self._actions = [a for a in self._actions if a.exec is not exec_]
+        self._free(exec_.action)
         if self.on_action_end is not None:
             for h in exec_.hosts:
                 self.on_action_end(h)
 
+    def _free(self, action: _Action | None) -> None:
+        """The action's variable leaves the lmm system (where it has one)."""
+        if action is not None and action.task is not None:
+            self.network.end(action.task)  # type: ignore[union-attr]
+
     def _start(self, transfer: Transfer, host: int) -> None:
+        if self.network is not None and transfer.links:  # an L07 action over its links
+            task = self.network.message(transfer.links, transfer.latency)
+            self._actions.append(_Action(host, remains=1.0, latency=transfer.latency,
+                                         transfer=transfer, task=task))
+            return
         if math.isinf(transfer.bandwidth) and transfer.latency > 0:  # no link, a latency (a
             self._actions.append(_Action(  # Vivaldi zone's distance): done as it is over
                 host, remains=0.0, latency=transfer.latency, bound=sys.float_info.max,
@@ -255,6 +282,11 @@ class Maestro:
         """Move time to the next end of an action and wake its actors; False when none is left."""
         if not self._actions:
             return False
+        if self.network is not None:
+            self.network.system.solve()
+            for a in self._actions:
+                if a.task is not None:
+                    a.rate = a.task.var.value
         delta = -1.0
         for a in self._actions:
             if a.rate > 0:
@@ -268,23 +300,29 @@ class Maestro:
         self.now += delta
         ended, kept = [], []
         for a in self._actions:
-            started = False
-            if a.latency > 0:  # update_actions_state: the rate applies from the next step on
-                a.latency = a.latency - delta if a.latency > delta else 0.0
-                if a.latency < SURF_PRECISION_S:
-                    a.latency, started = 0.0, True
-            if a.rate > 0:
-                a.remains -= a.rate * delta
-                if a.remains < REMAINS_PRECISION:
-                    a.remains = 0.0
-            if started:
-                a.rate = a.bound
-            if a.max_duration != -1.0:
-                a.max_duration -= delta
-                if a.max_duration < SURF_PRECISION_S:
-                    a.max_duration = 0.0
-            if (a.rate > 0 and a.remains <= 0) or a.max_duration == 0.0:
+            if a.task is not None:
+                done = self._update_task(a, delta)
+            else:  # update_actions_state, inline (the common case)
+                started = False
+                if a.latency > 0:  # the rate applies from the next step on
+                    a.latency = a.latency - delta if a.latency > delta else 0.0
+                    if a.latency < SURF_PRECISION_S:
+                        a.latency, started = 0.0, True
+                if a.rate > 0:
+                    a.remains -= a.rate * delta
+                    if a.remains < REMAINS_PRECISION:
+                        a.remains = 0.0
+                if started:
+                    a.rate = a.bound
+                if a.max_duration != -1.0:
+                    a.max_duration -= delta
+                    if a.max_duration < SURF_PRECISION_S:
+                        a.max_duration = 0.0
+                done = (a.rate > 0 and a.remains <= 0) or a.max_duration == 0.0
+            if done:
                 ended.append(a)
+                if a.task is not None:
+                    self._free(a)
                 if self.on_action_end is not None:
                     for h in (a.exec.hosts if a.exec is not None and a is a.exec.action
                               else (a.host,)):
@@ -301,10 +339,27 @@ class Maestro:
                 self._ready.append((a.sleeper, None))
         return True
 
+    def _update_task(self, a: _Action, delta: float) -> bool:
+        """update_actions_state for an L07 action with a variable: its latency (once over: its
+        bound, its variable enabled, its rate still 0 in this step), its work; True when it
+        ended (work done and variable enabled)."""
+        task = a.task
+        if a.latency > 0:
+            a.latency = a.latency - delta if a.latency > delta else 0.0
+            if a.latency < SURF_PRECISION_S:
+                a.latency = 0.0
+                self.network.started(task)  # type: ignore[union-attr,arg-type]
+        a.rate = task.var.value  # type: ignore[union-attr]
+        a.remains -= a.rate * delta
+        if a.remains < REMAINS_PRECISION:
+            a.remains = 0.0
+        return a.remains <= 0 and task.var.penalty > 0  # type: ignore[union-attr]
+
     def _post(self, action: _Action) -> None:
         """ExecImpl::post of a parallel task whose action or timer ended: at its timer, DONE
         only if no work is left (below :data:`REMAINS_PRECISION`), else TIMEOUT (the work
-        action fails, dropped); at its work's end, DONE and the timer dropped."""
+        action fails, dropped; with an lmm system, it runs on until its actor ends, which
+        cancels it: :meth:`cancel_exec`); at its work's end, DONE and the timer dropped."""
         exec_ = action.exec
         if exec_.state:
             return  # its other action ended in the same step, posted first
@@ -315,7 +370,8 @@ class Maestro:
             self._actions = [a for a in self._actions if a is not exec_.timer]
         if exec_.state == DONE:
             self._actions = [a for a in self._actions if a is not exec_.action]
-        else:  # the action set FAILED: dropped, its hosts' energy updated
+            self._free(exec_.action)
+        elif exec_.task is None:  # the action set FAILED: dropped, its hosts' energy updated
             self.cancel_exec(exec_)
         if exec_.waiter is not None:
             self._ready.append((exec_.waiter, exec_.state))

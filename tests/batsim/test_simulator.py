@@ -197,13 +197,18 @@ def test_network_profiles_are_refused_up_front():
         read_job_table(GOLDEN / "small_various" / "workload.json")
 
 
-def test_parallel_homogeneous_with_communication_is_refused(tmp_path):
+def test_parallel_homogeneous_with_communication_is_refused_off_the_actor_model(tmp_path):
+    """Read (the actor model runs it on a SimGrid platform), refused where it cannot run."""
+    from hdrm.batsim.bandwidth import message_bandwidths
+
     workload = tmp_path / "com.json"
     workload.write_text('{"nb_res":2,"jobs":[{"id":1,"subtime":0,"res":2,"profile":"h"}],'
                         '"profiles":{"h":{"type":"parallel_homogeneous","cpu":1e9,"com":1e6}}}')
-    with pytest.raises(WorkloadError, match="profile 'h' of type 'parallel_homogeneous' with "
-                                            "com=1000000.0 bytes, which needs SimGrid's network model"):
-        read_job_table(workload)
+    table = read_job_table(workload)
+    with pytest.raises(WorkloadError, match=r"1 job \(1\) has a 'parallel_homogeneous' "
+                                            r"profile with com > 0, which needs SimGrid's network "
+                                            r"model; .*/platform.json is not a SimGrid XML"):
+        message_bandwidths(tmp_path / "platform.json", [], table)
 
 
 def test_no_walltime_is_minus_one_and_jobs_run_unbounded(tmp_path):
