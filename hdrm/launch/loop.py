@@ -18,8 +18,9 @@ Every action is checked before the environment sees it (:mod:`hdrm.launch.action
 one raises :class:`InvalidAction`, an exception of the agent's own code
 :class:`~hdrm.launch.agent_failed.AgentFailed`. A
 ``stop`` callable, polled after every decision, ends the loop with :class:`EpisodeStopped` (the
-launcher's answer to Ctrl-C and SIGTERM). All three carry the decisions of the unfinished
-episode.
+launcher's answer to Ctrl-C and SIGTERM; an error of the environment once a stop was asked for
+too: Ctrl-C kills the real Batsim with the launcher). All three carry the decisions of the
+unfinished episode.
 """
 
 from __future__ import annotations
@@ -230,7 +231,7 @@ def run_episode(env: SchedulingEnv, agent: Agent, episode: int = 0, *, run: int 
                                 str(exc)) from None
         times.append(info["time"])
         actions.append(action)
-        obs, reward, terminated, truncated, info = env.step(action)
+        obs, reward, terminated, truncated, info = _step(env, action, stop, so_far)
         done = terminated or truncated
         _agent_call(agent, "rewarded", so_far, reward, done)
         total += reward
@@ -244,6 +245,21 @@ def run_episode(env: SchedulingEnv, agent: Agent, episode: int = 0, *, run: int 
     played = EpisodeActions(episode, times, actions)
     hooks.episode_ended(record, played)
     return record, played
+
+
+def _step(env: SchedulingEnv, action: int, stop: Callable[[], bool] | None,
+          so_far: Callable[[], EpisodeActions]) -> tuple:
+    """``env.step(action)``; an error after a stop was asked for ends the episode with
+    :class:`EpisodeStopped` and its decisions so far: a terminal's Ctrl-C reaches the whole
+    process group, and the real Batsim (engine ``batsim``) dies of it during the step, while
+    the jobs that ended before are the outputs of the stopped launch."""
+    try:
+        return env.step(action)
+    except HdrmError as exc:
+        if stop is None or not stop():
+            raise
+        logger.info("stopped during a step: %s", exc)
+        raise EpisodeStopped(so_far()) from exc
 
 
 def episode_record(base: SchedulingEnv, episode: int, run: int, steps: int, total: float,
