@@ -41,3 +41,36 @@ def bypass_zones(nb_hosts: int) -> str:
             '<zoneRoute src="Z1" dst="Z2" gw_src="g1" gw_dst="g2"><link_ctn id="x"/></zoneRoute>'
             '<bypassZoneRoute src="Z2" dst="Z1" gw_src="g2" gw_dst="master_host">'
             '<link_ctn id="y"/></bypassZoneRoute></zone></platform>')
+
+
+_M = '<host id="master_host" speed="1Gf"/><host id="h0" speed="1Gf"/>'
+_L = '<link id="l" bandwidth="1GBps" latency="1us"/>'
+_R = '<route src="master_host" dst="h0"><link_ctn id="l"/></route>'
+_Z12 = ('<zone id="A" routing="Full"><zone id="Z1" routing="Full">'
+        '<host id="master_host" speed="1Gf"/></zone><zone id="Z2" routing="Full">'
+        '<host id="h0" speed="1Gf"/></zone>')
+_ZR = '<zoneRoute src="Z1" dst="Z2" gw_src="master_host" gw_dst="h0"><link_ctn id="l"/></zoneRoute>'
+#: <platform> bodies out of the order of SimGrid's DTD: (body, the element refused, its line
+#: words); the binary refuses each (tests/batsim/test_real_batsim_corpus_shapes.py)
+OUT_OF_ORDER = {
+    "link after a route": (f'<zone id="z" routing="Full">{_M}{_R}{_L}</zone>',
+                           "<link id='l'>: a <link> after the routes of zone 'z'"),
+    "host after a route": ('<zone id="z" routing="Full"><host id="master_host" speed="1Gf"/>'
+                           f'{_L}{_R}<host id="h0" speed="1Gf"/></zone>',
+                           "<host id='h0'>: a <host> after the routes of zone 'z'"),
+    "prop after a host": (f'<zone id="z" routing="Full">{_M}<prop id="a" value="b"/>{_L}{_R}'
+                          '</zone>', "<prop id='a'> in zone 'z': a <prop> after the zone's"),
+    "zone after a zone route": (f'{_Z12}{_L}{_ZR}<zone id="Z3" routing="Full">'
+                                '<host id="h1" speed="1Gf"/></zone></zone>',
+                                "<zone id='Z3'>: a <zone> after the routes of zone 'A'"),
+    "link after a zone route": (f'{_Z12}{_ZR}{_L}</zone>',
+                                "<link id='l'>: a <link> after the routes of zone 'A'"),
+    "config after a zone": (f'<zone id="z" routing="Full">{_M}{_L}{_R}</zone><config>'
+                            '<prop id="maxmin/precision" value="1e-5"/></config>',
+                            "<config>: a <config> after the platform's zones"),
+}
+#: ... and in order: props first, traces anywhere after them, routes last
+IN_ORDER = {
+    "leaf": f'<zone id="z" routing="Full"><prop id="a" value="b"/>{_M}{_L}{_R}</zone>',
+    "inner": f'<config><prop id="maxmin/precision" value="1e-5"/></config>{_Z12}{_L}{_ZR}</zone>',
+}

@@ -14,6 +14,9 @@ of SimGrid's DTD (``simgrid.dtd``, version 4.1) that decide which hosts exist an
   ``<trace_connect>`` of kind ``SPEED`` or ``HOST_AVAIL``): hdrm does not model hosts that change
   over time, so it refuses them rather than run at the wrong speed;
 * ``<include>``, which SimGrid removed in 3.18;
+* the order of a zone's elements (its DTD): ``<prop>`` elements first, routes last (a ``<link>``,
+  ``<host>`` or ``<zone>`` after a route is refused by the binary), and ``<config>`` before the
+  platform's zones;
 * a ``<host_link>`` naming a SPLITDUPLEX link by its own id (SimGrid only has its two links
   ``<id>_UP`` and ``<id>_DOWN``: "Link '<id>' not found!"); a ``<link>`` in a Wifi zone (Batsim's
   ptask_L07 model has no wifi links; both checked against the binary);
@@ -74,6 +77,10 @@ _HOST_TRACES = ("HOST_AVAIL", "SPEED")
 #: Children that make a zone a leaf (hosts) or a zone of zones (clusters, zones, peers).
 _LEAF = frozenset({"host", "router", "host_link", "storage", "storage_type"})
 _INNER = frozenset({"zone", "AS", "cluster", "peer"})
+#: a zone's routes: after them (SimGrid's DTD) only other routes and traces
+_ROUTES = frozenset({"route", "zoneRoute", "ASroute", "bypassRoute", "bypassZoneRoute",
+                     "bypassASroute"})
+_ANYWHERE = frozenset({"trace", "trace_connect"})
 #: SimGrid's zone of each ``<cluster topology=...>`` that refuses a bandwidth of 0 at load
 _ZONE_NAMES = {"TORUS": "TorusZone", "FAT_TREE": "FatTreeZone", "DRAGONFLY": "DragonflyZone"}
 _VERSION_RE = re.compile(r"\s*([0-9]+)(?:\.([0-9]+))?\s*")
@@ -139,12 +146,20 @@ def check_platform_tree(root: ET.Element, path: Path) -> list[ET.Element]:
         PlatformError: naming the file, the line, the element and the fix.
     """
     _check_version(root, path)
+    begun = False  # an element other than <config> or <random> came
     for child in root:
         if child.tag in _LEAF:
             raise PlatformError(
                 f"{_where(path, child)}: a <{child.tag}> directly in <platform>, which SimGrid "
                 "refuses; put it in a <zone id=... routing=\"Full\">"
             )
+        if child.tag in ("config", "random") and begun:
+            raise PlatformError(
+                f"{_where(path, child)}: a <{child.tag}> after the platform's zones, which "
+                f"SimGrid's DTD refuses (\"Starting tag <{child.tag}> is not allowed here\"); "
+                "put it first in <platform>"
+            )
+        begun = begun or child.tag not in ("config", "random")
     makers: list[ET.Element] = []
     split: set[str] = set()  # SPLITDUPLEX link ids
     host_links: list[ET.Element] = []
@@ -254,6 +269,7 @@ def _check_attributes(element: ET.Element, path: Path) -> None:
 def _check_zone(zone: ET.Element, path: Path) -> None:
     if zone.get("routing", "").lower() == "wifi":
         _check_wifi(zone, path)
+    _check_order(zone, path)
     # find() looks among the children at C speed: a zone may hold thousands of hosts and routes
     leaf = sorted(t for t in _LEAF if zone.find(t) is not None)
     inner = sorted(t for t in _INNER if zone.find(t) is not None)
@@ -263,6 +279,33 @@ def _check_zone(zone: ET.Element, path: Path) -> None:
             "SimGrid refuses (a zone holds either hosts or zones and clusters); put the hosts in "
             "a <zone> of their own, beside the clusters, joined by a <zoneRoute>"
         )
+
+
+def _check_order(zone: ET.Element, path: Path) -> None:
+    """The order SimGrid's DTD sets in a zone: its ``<prop>`` elements first, then what it declares
+    (hosts, links, zones ...), then its routes; traces anywhere after the props. The binary
+    refuses the rest ("Starting tag <link> is not allowed here", or, where a route came before
+    the link or host it names, "Link not found" / "does name a node")."""
+    routed = declared = False
+    for child in zone:
+        tag = child.tag
+        if tag == "prop":
+            if routed or declared:
+                raise PlatformError(
+                    f"{_where(path, child)} in zone {zone.get('id')!r}: a <prop> after the "
+                    "zone's other elements, which SimGrid's DTD refuses (\"Starting tag <prop> "
+                    "is not allowed here\"); put the zone's props first"
+                )
+        elif tag in _ROUTES:
+            routed = True
+        elif tag not in _ANYWHERE:
+            declared = True
+            if routed:
+                raise PlatformError(
+                    f"{_where(path, child)}: a <{tag}> after the routes of zone "
+                    f"{zone.get('id')!r}, which SimGrid refuses (its DTD: \"Starting tag <{tag}> "
+                    "is not allowed here\"); declare it before the zone's first route"
+                )
 
 
 def _check_wifi(zone: ET.Element, path: Path) -> None:

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from corpus_platforms import bypass_floyd, bypass_zones
+from corpus_platforms import IN_ORDER, OUT_OF_ORDER, bypass_floyd, bypass_zones
 from real_batsim import real_batsim
 from test_serve_workloads import NB_HOSTS, seeded_workload, write_platform
 from test_serve_workloads_latency import _assert_same, _session
@@ -124,3 +124,29 @@ def test_bypass_routes(tmp_path, shape, seed):
     platform = tmp_path / "platform.xml"
     platform.write_text(f"{DECL}\n{DOCTYPE}\n{shape(NB_HOSTS)}\n")
     _same_sessions(tmp_path, platform, seed)
+
+
+@pytest.mark.parametrize("name", sorted(OUT_OF_ORDER))
+def test_elements_out_of_the_dtd_order_are_refused_by_both(tmp_path, name):
+    platform = tmp_path / "platform.xml"
+    platform.write_text(f'{DECL}\n{DOCTYPE}\n<platform version="4.1">\n{OUT_OF_ORDER[name][0]}'
+                        '</platform>\n')
+    said = _binary_fails(tmp_path, platform)
+    assert any(words in said for words in ("is not allowed here", "Link not found: l",
+                                           "Route dst='h0' does name a node"))
+    with pytest.raises(PlatformError, match="is not allowed here"):
+        load_hosts(platform)
+
+
+@pytest.mark.parametrize("name", sorted(IN_ORDER))
+def test_elements_in_the_dtd_order_run(tmp_path, name):
+    platform = tmp_path / "platform.xml"
+    platform.write_text(f'{DECL}\n{DOCTYPE}\n<platform version="4.1">\n{IN_ORDER[name]}'
+                        '</platform>\n')
+    workload = tmp_path / "w.json"
+    workload.write_text('{"nb_res": 1, "jobs": [{"id": "1", "subtime": 0, "res": 1, '
+                        '"walltime": 10, "profile": "d"}], "profiles": {"d": {"type": "delay", '
+                        '"delay": 2}}}')
+    theirs = _session(platform, [workload], tmp_path / "real", True)
+    ours = _session(platform, [workload], tmp_path / "ours", False)
+    _assert_same(tmp_path, ours, theirs)

@@ -8,6 +8,8 @@ that hdrm read differently from the binary, each in a small platform checked by 
   examples/platforms/routing_cluster.xml), and one naming the link's own id, which SimGrid
   does not know;
 * a Wifi zone: without a link its routes cross no link; with one Batsim aborts at load;
+* the order of SimGrid's DTD (props first in a zone, routes last, ``<config>`` first), which
+  hdrm did not check: the binary refuses a file out of it;
 * bypass routes (SimGrid's examples/platforms/bypassRoute.xml): ``<bypassRoute>`` between two
   points of one zone, ``<bypassZoneRoute>`` between zones, one way only;
 * a ``wattage_per_state`` of the wrong length (Batsim's platforms/energy_platform.xml), which
@@ -18,11 +20,12 @@ The binary's side of each is in tests/batsim/test_real_batsim_corpus_shapes.py.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from corpus_platforms import bypass_floyd, bypass_zones
+from corpus_platforms import IN_ORDER, OUT_OF_ORDER, bypass_floyd, bypass_zones
 
 from hdrm.batsim.platform_hosts import load_hosts
 from hdrm.errors import PlatformError
@@ -184,3 +187,20 @@ def test_a_bypass_zone_route_goes_through_its_gateways():
     assert _route(table, "h1", "master_host") == (["l1", "y", "__loopback__"], 3200.0)
     # the other way has no bypass: g1 <- m, x, l1 (the zone route taken backwards)
     assert _route(table, "master_host", "h1") == (["m", "x", "l1"], 1400.0)
+
+
+# ------------------------------------------------------------------ the DTD's order
+@pytest.mark.parametrize("name", sorted(OUT_OF_ORDER))
+def test_elements_out_of_the_dtd_order_are_refused(tmp_path, name):
+    body, words = OUT_OF_ORDER[name]
+    path = _file(tmp_path, f'{DECL}\n{DOCTYPE}\n<platform version="4.1">\n{body}</platform>\n')
+    with pytest.raises(PlatformError, match=rf"p\.xml:4: {re.escape(words)}.*SimGrid.*"
+                       r"\"Starting tag <\w+> is not allowed here\"\); "):
+        read_simgrid_hosts(path)
+
+
+@pytest.mark.parametrize("name", sorted(IN_ORDER))
+def test_elements_in_the_dtd_order_are_read(tmp_path, name):
+    path = _file(tmp_path, f'{DECL}\n{DOCTYPE}\n<platform version="4.1">\n{IN_ORDER[name]}'
+                 '</platform>\n')
+    assert [h.name for h in read_simgrid_hosts(path)] == ["h0"]
