@@ -187,16 +187,17 @@ def seeded_workload(path: Path, seed: int, nb_hosts: int, nb_jobs: int) -> Path:
     return path
 
 
-def run_binary(batsim: str, platform: Path, workload: Path, prefix: Path,
-               energy: bool) -> tuple[list[dict] | None, str]:
-    """The messages the binary sent, or ``(None, why it failed)``."""
+def run_binary(batsim: str, platform: Path, workload: Path, prefix: Path, energy: bool,
+               cwd: Path | None = None) -> tuple[list[dict] | None, str]:
+    """The messages the binary sent, or ``(None, why it failed)``; it runs in ``cwd`` (the
+    original file's folder, where the profiles a platform names relative to it are found)."""
     scheduler = RawScheduler(fcfs_with_calls())
     scheduler.start()
-    args = [batsim, "-p", str(platform), "-w", str(workload), "-e", str(prefix), "-q",
-            "-s", scheduler.endpoint] + ["-E"] * energy
+    args = [batsim, "-p", str(platform.resolve()), "-w", str(workload.resolve()),
+            "-e", str(prefix.resolve()), "-q", "-s", scheduler.endpoint] + ["-E"] * energy
     try:
         done = subprocess.run(args, capture_output=True, text=True, errors="replace",
-                              timeout=120)
+                              timeout=120, cwd=cwd)
     except subprocess.TimeoutExpired:
         return None, "binary: no end within 120 s"
     finally:
@@ -329,7 +330,7 @@ def measure(source: Path, out: Path, batsim: str, seeds: list[int], nb_jobs: int
         return row
     row.master = how
     probe = seeded_workload(out / "probe.json", 0, 1, 1)
-    messages, why = run_binary(batsim, platform, probe, out / "probe", False)
+    messages, why = run_binary(batsim, platform, probe, out / "probe", False, source.parent)
     if messages is None:
         ours, refusal = run_serve(platform, probe, out / "probe_ours", False)
         row.notes.append(f"binary refuses: {why}")
@@ -344,7 +345,8 @@ def measure(source: Path, out: Path, batsim: str, seeds: list[int], nb_jobs: int
         workload = seeded_workload(out / f"w{seed}.json", seed, nb_hosts, nb_jobs)
         for energy in (False, True)[: 1 + power]:
             tag = f"{seed}{'E' * energy}"
-            theirs, why = run_binary(batsim, platform, workload, out / f"real{tag}", energy)
+            theirs, why = run_binary(batsim, platform, workload, out / f"real{tag}", energy,
+                                     source.parent)
             row.sessions += 1
             ours, refusal = run_serve(platform, workload, out / f"ours{tag}", energy)
             if theirs is None:  # both refusing counts; the refusals' texts are in the notes
