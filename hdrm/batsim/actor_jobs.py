@@ -16,6 +16,7 @@ The methods use :class:`~hdrm.batsim.actors.ActorSimulation`'s state (``maestro`
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Iterator
 
 import numpy as np
@@ -25,7 +26,8 @@ from hdrm.batsim.maestro import ANSWERED, EXECUTE, PTASK, SLEEP, TIMEOUT, WAIT_F
 from hdrm.batsim.ptask import Task, Unroutable
 from hdrm.errors import ProtocolError
 from hdrm.platform.simgrid_routes import NoRoute, Unmodelled
-from hdrm.results.records import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED
+from hdrm.results.records import (COMPLETED_KILLED, COMPLETED_SUCCESSFULLY,
+                                  COMPLETED_WALLTIME_REACHED)
 
 MASTER = -1  # the master host, where the server, submitters, waiters and killers run
 
@@ -46,7 +48,10 @@ class JobActors:
         profile = self.table.profile_of(job)
         walltime = float(np.longdouble(job.raw.get("walltime", -1)))
         delay = float(profile.get("delay", -1))
-        if profile["type"] != "delay":
+        if self.network is not None:  # any profile the actor model runs, parts included
+            code, _ = yield from self._run(job, profile, used, min(hosts), walltime)
+            state = COMPLETED_WALLTIME_REACHED if code < 0 else COMPLETED_SUCCESSFULLY
+        elif profile["type"] != "delay":
             state = yield from self._ptask(job, used, profile, walltime)
         elif walltime < 0 or delay < walltime:
             yield (SLEEP, delay, min(hosts))
@@ -79,19 +84,72 @@ class JobActors:
             self._running_on[job.job.idx] = exec_
         return COMPLETED_WALLTIME_REACHED if state == TIMEOUT else COMPLETED_SUCCESSFULLY
 
+    def _run(self, job: ServerJob, profile: dict, used: list[int], host: int,
+             remaining: float, name: str = "", trail: tuple = ()) -> Iterator[tuple]:
+        """execute_task (jobs_execution.cpp) where jobs communicate: a delay (do_delay_task), a
+        sequence's parts ``repeat`` times, or a parallel task waited for with what is left of
+        the walltime (``remaining``, < 0: none) as timeout; returns (code, remaining): -1 once
+        the walltime is reached."""
+        kind, name = profile["type"], name or job.profile_name
+        if kind == "delay":
+            delay = float(profile["delay"])
+            self._leaves[job.job.idx] = (trail, name, self.maestro.now, delay, None)
+            if remaining < 0 or delay < remaining:
+                yield (SLEEP, delay, host)
+                return 0, remaining - delay if remaining > 0 else remaining
+            yield (SLEEP, remaining, host)
+            return -1, 0.0
+        if kind == "composed":
+            parts = self.table.profile_sets[job.workload_id]
+            seq = profile["seq"]
+            for i in range(int(profile.get("repeat", 1))):
+                for j, part in enumerate(seq):
+                    code, remaining = yield from self._run(
+                        job, parts[part], used, host, remaining, part,
+                        (*trail, (name, i * len(seq) + j)))
+                    if code != 0:
+                        return code, remaining
+            return 0, remaining
+        exec_ = Exec(tuple(used))
+        self._leaves[job.job.idx] = (trail, name, self.maestro.now, 0.0, exec_)
+        exec_.task = self._task(job, used, profile)
+        self._execs[job.job.idx] = (exec_, used, 0.0)
+        yield (PTASK, exec_, 0.0)
+        before = self.maestro.now
+        state = yield (WAIT_FOR, exec_, remaining if remaining >= 0 else -1.0, used[0])
+        del self._execs[job.job.idx]
+        if remaining >= 0:
+            remaining = remaining - (self.maestro.now - before)
+        if state == TIMEOUT:
+            self._running_on[job.job.idx] = exec_
+            return -1, remaining
+        return 0, remaining
+
     def _task(self, job: ServerJob, used: list[int], profile: dict) -> Task:
         """The ptask's L07 action (task_execution.cpp's matrices: ``cpu`` on each executor,
-        ``com`` from each to every other).
+        ``com`` from each to every other, a ``_total`` profile's divided by their number; a
+        ``parallel`` profile's own vector and matrix).
 
         Raises:
-            ProtocolError: a route it needs is not known exactly.
+            ProtocolError: a route it needs is not known exactly, or a ``parallel`` profile's
+                size differs from the executors'.
         """
         n = len(used)
-        cpu, com = float(profile["cpu"]), float(profile.get("com", 0))
-        matrix = [0.0 if i == j else com for i in range(n) for j in range(n)] if com > 0 \
-            else None
+        if profile["type"] == "parallel":
+            cpu_v, matrix = [float(c) for c in profile["cpu"]], [float(c) for c in profile["com"]]
+            if len(cpu_v) != n or len(matrix) != n * n:
+                raise ProtocolError(
+                    f"EXECUTE_JOB of job {job.batsim_id!r}: its 'parallel' profile is for "
+                    f"{len(cpu_v)} resources, the job runs on {n}, which Batsim 4 refuses")
+        else:
+            cpu, com = float(profile["cpu"]), float(profile.get("com", 0))
+            if profile["type"] == "parallel_homogeneous_total":
+                cpu, com = cpu / n, com / n
+            cpu_v = [cpu] * n
+            matrix = [0.0 if i == j else com for i in range(n) for j in range(n)] if com > 0 \
+                else None
         try:
-            return self.network.ptask(used, [cpu] * n, matrix)
+            return self.network.ptask(used, cpu_v, matrix)
         except (Unroutable, NoRoute, Unmodelled) as exc:
             raise ProtocolError(
                 f"EXECUTE_JOB of job {job.batsim_id!r}: hdrm serve cannot route its "
@@ -127,16 +185,37 @@ class JobActors:
                 continue  # it ended before the kill
             self._sync()
             ptask = self._execs.pop(job.job.idx, None)
-            done = self.board.machine.progress(job.job.idx)
-            if ptask is not None and ptask[0].task is not None and ptask[0].action is not None:
-                done = 1 - ptask[0].action.remains  # BatTask::compute_leaf_progress
-            progress[batsim_id] = (job.profile_name, done)
+            if self.network is None:
+                progress[batsim_id] = (job.profile_name,
+                                       self.board.machine.progress(job.job.idx))
+            else:
+                progress[batsim_id] = self._progress(job)
             yield (ANSWERED, lambda executor=executor, ptask=ptask: self._kill(executor, ptask))
-            killed.append((job, self._board_end(job), self.maestro.now))
+            end = self._board_end(job)
+            if self.network is not None and end.state != COMPLETED_KILLED:
+                end = replace(end, state=COMPLETED_KILLED)  # the board's cpu-only run ended
+            leaf = self._leaves.get(job.job.idx) if self.network is not None else None
+            killed.append((job, end, self.maestro.now, leaf is not None and leaf[4] is not None))
             if self.config.energy:
                 yield from self._energy(sorted(job.hosts))
                 yield from self._energy(range(self.board.nb_hosts))
         yield from self._put(("KILLED", batsim_ids, progress, killed), MASTER)
+
+    def _progress(self, job: ServerJob) -> Any:
+        """Where jobs communicate, a killed job's progress as Batsim computes it
+        (BatTask::compute_leaf_progress): a task's ``1 - remains``, a delay's elapsed share;
+        a sequence's tree down to its running leaf (``current_task_index`` at each level)."""
+        trail, name, start_s, delay, exec_ = self._leaves[job.job.idx]
+        if exec_ is not None:
+            done = 1 - exec_.action.remains if exec_.action is not None else 0.0
+        else:
+            done = (self.maestro.now - start_s) / delay
+        if not trail:
+            return (name, done)
+        node: dict[str, Any] = {"profile_name": name, "progress": float(done)}
+        for parent, index in reversed(trail):
+            node = {"profile_name": parent, "current_task_index": index, "current_task": node}
+        return node
 
     def _kill(self, executor: Any, ptask: tuple | None) -> None:
         """Actor::kill: the actor's ptask (if any) cancelled with it."""

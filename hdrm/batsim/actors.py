@@ -79,6 +79,7 @@ class ActorSimulation(JobActors, BatsimSimulation):
         self._executors: dict[int, Any] = {}
         self._execs: dict[int, tuple[Exec, list[int], float]] = {}  # job -> ptask, hosts, flops
         self._running_on: dict[int, Exec] = {}  # job -> its ptask, timed out, still running
+        self._leaves: dict[int, tuple] = {}  # job -> its running leaf (network sessions)
         self._speed = [h.speeds_gflops[s] * 1e9 for h, s in zip(self.board.hosts,
                                                                  self.board.pstate)]
         self._early: dict[int, JobEnd] = {}  # ends the board reached before their executor
@@ -266,10 +267,15 @@ class ActorSimulation(JobActors, BatsimSimulation):
         elif kind == "KILLED":
             _, batsim_ids, progress, killed = message
             counts["killers"] -= 1
-            for job, end, end_s in killed:
+            for job, end, end_s, cancelled in killed:
                 counts["running"] -= 1
                 self._record(job, end.state, end, end_s, now)
-            done = ev.job_killed(now, progress)
+                if cancelled:  # a cancelled ptask's executor returns -2 (jobs_execution.cpp)
+                    queued[-1].data["return_code"] = -2
+            trees = {j: v for j, v in progress.items() if isinstance(v, dict)}
+            done = ev.job_killed(now, {j: (v["profile_name"], 0.0) if j in trees else v
+                                       for j, v in progress.items()})
+            done.data["job_progress"].update(trees)  # a sequence's: down to its running leaf
             done.data["job_ids"] = list(batsim_ids)
             queued.append(done)
         elif kind == "SWITCHED":

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from hdrm.batsim.jobs import JobTable
+from hdrm.batsim.jobs import JobTable, network_need
 from hdrm.batsim.latency import RouteLatencies, master_name
 from hdrm.platform.simgrid import HostSpec, read_platform_root
 from hdrm.errors import WorkloadError
@@ -95,7 +95,9 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec], table: JobTa
     if path.suffix.lower() != ".xml" or not table.jobs:
         _refuse(table, talking, f"{path} is not a SimGrid XML platform")
         return None
-    uncovered = [job for job in table.jobs if not _covered(table.profile_of(job), bool(talking))]
+    uncovered = [job for job in table.jobs if not (
+        network_need(table.profile_sets[job.workload_id], job.profile_name) != "other"
+        if talking else _covered(table.profile_of(job)))]
     if uncovered:
         _refuse(table, talking, f"job {uncovered[0].job.id!r} has profile "
                 f"{uncovered[0].profile_name!r}, which the actor model does not run")
@@ -112,8 +114,10 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec], table: JobTa
 
 
 def communicating(table: JobTable) -> list:
-    """The jobs whose profile communicates (``com`` > 0), in submission order."""
-    return [job for job in table.jobs if _com(table.profile_of(job)) > 0]
+    """The jobs that need SimGrid's network model (``com`` > 0, a ``parallel`` profile, a
+    sequence with such a part), in submission order."""
+    return [job for job in table.jobs
+            if network_need(table.profile_sets[job.workload_id], job.profile_name) == "network"]
 
 
 def _com(profile: dict) -> float:
@@ -130,7 +134,8 @@ def _refuse(table: JobTable, talking: list, why: str) -> None:
     raise WorkloadError(
         f"{table.path}: {len(talking)} job{'s' if len(talking) > 1 else ''} ({ids}) "
         f"{'have' if len(talking) > 1 else 'has'} a "
-        f"'{table.profile_of(first)['type']}' profile with com > 0, which needs SimGrid's "
+        f"'{table.profile_of(first)['type']}' profile that communicates (com > 0, a "
+        "'parallel' profile or a sequence with one), which needs SimGrid's "
         f"network model; hdrm serve simulates it in its actor model only, and {why}: run this "
         "workload with the real batsim, or give those jobs com 0")
 
@@ -178,11 +183,10 @@ def _routed(root: ET.Element, hosts: Sequence[HostSpec],
                              (lambda i, j: table.route(names[i], names[j])) if talking else None)
 
 
-def _covered(profile: dict, talking: bool = False) -> bool:
-    """A ``delay`` profile, or a ``parallel_homogeneous`` one that computes (or, in a session
-    whose jobs communicate, communicates)."""
+def _covered(profile: dict) -> bool:
+    """A ``delay`` profile, or a ``parallel_homogeneous`` one that only computes."""
     kind = profile.get("type")
     if kind == "delay":
         return True
-    work = float(profile.get("cpu", 0)) > 0 or talking and _com(profile) > 0
-    return kind == "parallel_homogeneous" and work
+    return (kind == "parallel_homogeneous" and _com(profile) == 0
+            and float(profile.get("cpu", 0)) > 0)

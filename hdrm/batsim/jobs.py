@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -46,13 +46,43 @@ from hdrm.workload.job import (
 PENDING, SUBMITTED, RUNNING, DONE = "pending", "submitted", "running", "done"
 
 
-def check_simulable(workload: Workload) -> None:
+#: profile types the actor model runs (:mod:`hdrm.batsim.actor_jobs`) in a session whose jobs
+#: communicate
+ACTOR_TYPES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel",
+               "composed")
+
+
+def network_need(profiles: dict[str, Any], name: str, depth: int = 0) -> str:
+    """What profile ``name`` needs: ``"network"`` (communication, or a ``parallel`` profile:
+    SimGrid's network model, which the actor model runs), ``""`` (nothing of it), or
+    ``"other"`` (a type the actor model does not run, an unknown part)."""
+    profile = profiles.get(name)
+    kind = profile.get("type") if isinstance(profile, dict) else None
+    if kind not in ACTOR_TYPES or depth > 50:
+        return "other"
+    if kind == "composed":
+        needs = [network_need(profiles, part, depth + 1) for part in profile.get("seq", ())]
+        return "other" if "other" in needs else "network" if "network" in needs else ""
+    com = profile.get("com", 0)
+    if kind == "parallel":
+        return "network"
+    return "network" if isinstance(com, (int, float)) and com > 0 else ""
+
+
+def check_simulable(workload: Workload, profiles: dict[str, Any] | None = None) -> None:
     """Refuse the profiles hdrm serve cannot simulate (the real Batsim runs them), saying so.
+
+    With the raw ``profiles``, the jobs that need SimGrid's network model and whose profiles
+    the actor model runs pass (:func:`hdrm.batsim.bandwidth.message_bandwidths` refuses them
+    where the platform does not allow it).
 
     Raises:
         WorkloadError: naming the profile type and its jobs (``parallel``, ``composed`` or
             ``parallel_homogeneous_total`` with ``com`` != 0, ...) and what to do.
     """
+    if profiles is not None:
+        workload = replace(workload, jobs=[j for j in workload.jobs
+                                           if network_need(profiles, j.profile) != "network"])
     unsupported = {kind: count for kind, count in unsupported_profiles(workload).items()
                    if kind not in SUPPORTED_PROFILE_TYPES}
     problem = first_part_problem(workload)
@@ -237,10 +267,10 @@ def read_job_table(path: str | Path, workload_id: str = "w0") -> JobTable:
     """
     path = Path(path).resolve()
     workload = read_batsim_json(path)
-    check_simulable(workload)
-    check_batsim_ids(workload, "")  # as the real batsim does
     with open(path, encoding="utf-8") as handle:
         doc = json.load(handle)
+    check_simulable(workload, doc.get("profiles") if isinstance(doc, dict) else None)
+    check_batsim_ids(workload, "")  # as the real batsim does
     check_batsim_json(doc, str(path))
     raw_jobs = {_key(j["id"]): j for j in doc["jobs"]}
     jobs = []
@@ -321,10 +351,18 @@ def job_result(job: ServerJob, workload_name: str, energy: bool) -> JobResult:
     )
 
 
-def run_kwargs(job: Job, nb_hosts: int | None = None) -> dict[str, float]:
+def run_kwargs(job: Job, nb_hosts: int | None = None) -> dict[str, Any]:
     """Keyword arguments of :meth:`HostBoard.start` for ``job``'s profile on ``nb_hosts``
-    hosts (its request when None)."""
-    return start_kwargs(job, nb_hosts)
+    hosts (its request when None). A job that communicates has work the board cannot size
+    (NaN): it gets none there (the actor model ends it; the board's end is not used)."""
+    kwargs: dict[str, Any] = start_kwargs(job, nb_hosts)
+    ops = kwargs.get("ops_gflop")
+    if ops is not None and ops != ops:
+        kwargs["ops_gflop"] = 0.0
+    if "parts" in kwargs:
+        kwargs["parts"] = tuple((d, 0.0 if o is not None and o != o else o)
+                                for d, o in kwargs["parts"])
+    return kwargs
 
 
 def spreads_work(job: Job) -> bool:

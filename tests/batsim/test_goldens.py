@@ -13,7 +13,9 @@ runs in a subprocess against ``hdrm serve`` over a real socket, and the outputs 
   memory address), so two runs of it, real or not, choose differently: checked by invariants.
 * the power-state cases (``pstate_*``): ``out_jobs.csv`` equal byte for byte, energy included
   (``pstate_lockstep`` needs SimGrid's lock-step parallel tasks: 12.0 s and 2,400 J, not 11.0 s).
-* ``small_various`` uses a communication matrix, which needs SimGrid's network: refused by name.
+* ``small_various`` (a communication matrix, ``parallel_homogeneous(_total)`` with ``com``, a
+  sequence of them, a walltime kill) runs in the actor model with SimGrid's lmm system
+  (:mod:`hdrm.batsim.ptask`): ``out_jobs.csv`` equal byte for byte.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from batsim_helpers import GOLDEN, PybatsimProcess
 
 from hdrm.batsim.server import ServeOptions, serve
 from hdrm.batsim.simulator import ServerConfig
-from hdrm.errors import WorkloadError
 from hdrm.results.csvio import read_jobs_csv, read_schedule_csv
 from hdrm.results.records import JobResult
 
@@ -36,9 +37,10 @@ EXACT = [
     ("cluster256_1k", "easyBackfill", 1e-3),
 ]
 #: (case, scheduler folder) whose out_jobs.csv is reproduced byte for byte.
-BYTES = [("pstate_slowdown", "pstateDemo"), ("pstate_slowdown", "pstateOne"), ("pstate_lockstep", "alternate")]
+BYTES = [("pstate_slowdown", "pstateDemo"), ("pstate_slowdown", "pstateOne"), ("pstate_lockstep", "alternate"),
+         ("small_various", "easyBackfill")]
 INVARIANTS = [("cluster256_1k", "fillerSched")]
-REFUSED = [("small_various", "easyBackfill")]
+REFUSED: list[tuple[str, str]] = []
 
 
 def _scheduler(case: str, folder: str) -> str:
@@ -141,9 +143,3 @@ def test_filler_sched_invariants(case, folder, tmp_path):
     # the golden prints six decimals (%f): compare at that precision (sub-ns message times
     # of the actor model leave 8668535.000000376 on cluster256_1k against a printed 8668535.000000)
     assert result.summary["time_computing"] == pytest.approx(golden["time_computing"], abs=5e-7)
-
-
-@pytest.mark.parametrize(("case", "folder"), REFUSED)
-def test_network_case_is_refused(case, folder):
-    with pytest.raises(WorkloadError, match=r"unsupported profile type 'parallel' \(2 jobs"):
-        serve(GOLDEN / case / "platform.xml", GOLDEN / case / "workload.json", ServeOptions(export_prefix=None))

@@ -70,6 +70,30 @@ def mixed_workload(path: Path, seed: int, nb_res: int, nb_jobs: int = 16) -> Pat
     return path
 
 
+def various_workload(path: Path, seed: int, nb_res: int, nb_jobs: int = 16) -> Path:
+    """Seeded jobs of every profile type the actor model runs where jobs communicate:
+    ``parallel`` (a matrix for 2 hosts), ``parallel_homogeneous(_total)`` with ``com``, and
+    sequences of them and of delays (repeated)."""
+    rng = random.Random(seed)
+    profiles = {
+        "d2": {"type": "delay", "delay": 2},
+        "par": {"type": "parallel", "cpu": [5e8, 0], "com": [0, 4e6, 2e7, 0]},
+        "hom": {"type": "parallel_homogeneous", "cpu": 1e8, "com": 1e7},
+        "tot": {"type": "parallel_homogeneous_total", "cpu": 2e9, "com": 6e7},
+        "seq": {"type": "composed", "repeat": 2, "seq": ["hom", "d2", "tot"]},
+        "seq2": {"type": "composed", "seq": ["par", "d2"]},
+    }
+    jobs, t = [], 0.0
+    for i in range(nb_jobs):
+        t += rng.choice([0, 0.5, 1, 3])
+        name = rng.choice(list(profiles))
+        res = 2 if name in ("par", "seq2") else rng.randint(1, min(3, nb_res))
+        jobs.append({"id": str(i), "subtime": t, "res": res, "profile": name,
+                     "walltime": rng.choice([-1, -1, 100, 2.5])})
+    path.write_text(json.dumps({"nb_res": nb_res, "jobs": jobs, "profiles": profiles}))
+    return path
+
+
 def session(platform: Path, workload: Path, prefix: Path, nb_res: int, real: bool):
     """(messages, out_jobs.csv rows) of a raw FCFS session."""
     got = messages(platform, [workload], prefix, False, fcfs(nb_res), real)
@@ -133,7 +157,7 @@ def test_communicating_jobs_are_refused_where_the_actor_model_does_not_apply(tmp
     talking = [j["id"] for j in json.loads(workload.read_text())["jobs"]
                if json.loads(workload.read_text())["profiles"][j["profile"]].get("com")]
     assert f"jobs ({talking[0]!r}, {talking[1]!r}, {talking[2]!r}, ...)" in err
-    assert "'parallel_homogeneous' profile with com > 0" in err
+    assert "'parallel_homogeneous' profile that communicates" in err
     assert "is not a SimGrid XML platform" in err and "run this workload with the real batsim" \
         in err and "\n" not in err
 
@@ -164,3 +188,87 @@ def test_a_timed_out_ptask_runs_on_while_its_executor_reports(tmp_path):
     workload = mixed_workload(tmp_path / "w.json", 1, 4)
     ours = session(platform, workload, tmp_path / "ours", 4, False)
     assert ours == session(platform, workload, tmp_path / "real", 4, True)
+
+
+def killing(nb_res: int, every: int = 3):
+    """FCFS that kills, in every ``every``-th reply, the job it started longest ago."""
+    base, count, running = fcfs(nb_res), [0], []
+
+    def reply(doc: dict) -> str:
+        out = json.loads(base(doc))
+        count[0] += 1
+        ended = {e["data"]["job_id"] for e in doc["events"] if e["type"] == "JOB_COMPLETED"}
+        running[:] = [j for j in running if j not in ended]
+        running.extend(e["data"]["job_id"] for e in out["events"] if e["type"] == "EXECUTE_JOB")
+        if count[0] % every == 0 and running:
+            out["events"].append({"timestamp": doc["now"], "type": "KILL_JOB",
+                                  "data": {"job_ids": [running.pop(0)]}})
+        return json.dumps(out)
+    return reply
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize("kind", ["hosts", "SHARED", "FATPIPE"])
+def test_every_profile_type_against_the_binary(tmp_path, kind):
+    """parallel, parallel_homogeneous(_total) with com, sequences (checked: seeds 1-3 on the
+    three platforms, 9 of 9 identical)."""
+    platform = (hosts_platform(tmp_path / "p.xml") if kind == "hosts"
+                else cluster_platform(tmp_path / "p.xml", kind))
+    nb = 4 if kind == "hosts" else 6
+    workload = various_workload(tmp_path / "w.json", 2, nb)
+    ours = session(platform, workload, tmp_path / "ours", nb, False)
+    assert ours == session(platform, workload, tmp_path / "real", nb, True)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize("various", [False, True], ids=["mixed", "various"])
+def test_kills_against_the_binary(tmp_path, various):
+    """KILL_JOB of running jobs: the progress (a task's 1 - remains, a delay's share, a
+    sequence's tree), return code -2 of a cancelled task (checked: seeds 1-4 on the three
+    platforms, 12 of 12 identical for each workload)."""
+    platform = cluster_platform(tmp_path / "p.xml")
+    workload = (various_workload if various else mixed_workload)(tmp_path / "w.json", 3, 6)
+    got = []
+    for real in (False, True):
+        prefix = tmp_path / str(real)
+        received = messages(platform, [workload], prefix, False, killing(6), real)
+        with open(f"{prefix}_jobs.csv", newline="") as handle:
+            got.append((received, [row[:15] for row in csv.reader(handle)]))
+    assert got[0] == got[1]
+    kills = [e["data"] for m in got[0][0] for e in m["events"] if e["type"] == "JOB_KILLED"]
+    trees = [p for k in kills for p in k["job_progress"].values() if "current_task" in p]
+    assert kills and (bool(trees) == various)  # a sequence killed in its delay part, too
+
+
+def batsim_file(path: str) -> str | None:
+    """A file of Batsim v4.2.1's repository (its local mirror), or None."""
+    import subprocess
+
+    mirror = Path("/work/.mirror/oar-team+batsim/repo")
+    if not mirror.exists():
+        return None
+    done = subprocess.run(["git", f"--git-dir={mirror}", "show", f"v4.2.1:{path}"],
+                          capture_output=True, text=True)
+    return done.stdout if done.returncode == 0 else None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
+@pytest.mark.parametrize("workload, platform", [
+    ("test_various_profile_types", "small_platform"), ("test_various_profile_types", "cluster512"),
+    ("test_long_workload", "cluster512"), ("test_energy_minimal_load50", "energy_platform"),
+])
+def test_batsim_s_own_workloads(tmp_path, workload, platform):
+    """Batsim's test workloads on its platforms (from the v4.2.1 mirror), FCFS: identical
+    (test_long_workload on small_platform differs by one double's ulp at t = 1e11 s,
+    1.5e-5 s: the actor model's latency arithmetic there, the same with delay jobs only)."""
+    texts = [batsim_file(f"workloads/{workload}.json"), batsim_file(f"platforms/{platform}.xml")]
+    if None in texts:
+        pytest.skip("no Batsim v4.2.1 mirror")
+    (tmp_path / "w.json").write_text(texts[0])
+    (tmp_path / "p.xml").write_text(texts[1])
+    nb = json.loads(texts[0])["nb_res"]
+    ours = session(tmp_path / "p.xml", tmp_path / "w.json", tmp_path / "ours", nb, False)
+    assert ours == session(tmp_path / "p.xml", tmp_path / "w.json", tmp_path / "real", nb, True)

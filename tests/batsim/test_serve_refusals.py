@@ -40,13 +40,17 @@ def _workload(path: Path, *profiles: str) -> Path:
     return write_json(path, {"nb_res": 6, "jobs": jobs, "profiles": PROFILES})
 
 
-def test_a_sequence_with_a_network_part_is_refused_naming_job_profile_and_part(tmp_path):
+def test_a_sequence_with_a_network_part_is_read_and_refused_off_the_actor_model(tmp_path):
+    """The actor model runs it (tests/batsim/test_serve_network.py); without SimGrid routes
+    (an hdrm JSON platform) it is refused, naming the job, the type and the real batsim."""
+    from hdrm.batsim.bandwidth import message_bandwidths
+
+    table = read_job_table(_workload(tmp_path / "w.json", "d2", "seqnet"))
     with pytest.raises(WorkloadError, match=(
-            r"w\.json: job '1': profile 'seqnet' has a part 'net' with com > 0 \(SimGrid's "
-            r"network model\), which hdrm serve does not simulate: run this workload with the "
-            r"real batsim, or give it a 'delay', 'parallel_homogeneous' or "
-            r"'parallel_homogeneous_total' profile with com 0")):
-        read_job_table(_workload(tmp_path / "w.json", "d2", "seqnet"))
+            r"w\.json: 1 job \('1'\) has a 'composed' profile that communicates \(com > 0, a "
+            r"'parallel' profile or a sequence with one\), which needs SimGrid's network model; "
+            r".*p\.json is not a SimGrid XML platform: run this workload with the real batsim")):
+        message_bandwidths(tmp_path / "p.json", [], table)
 
 
 # ---------------------------------------------------------------- against the real binary

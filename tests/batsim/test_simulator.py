@@ -191,10 +191,19 @@ def test_deadlock_when_jobs_are_never_scheduled():
         sim.next_message()
 
 
-def test_network_profiles_are_refused_up_front():
-    with pytest.raises(WorkloadError, match=r"unsupported profile type 'parallel' \(2 jobs: 'simple', "
-                                            r"'reach_walltime'\).*'composed'"):
-        read_job_table(GOLDEN / "small_various" / "workload.json")
+def test_network_profiles_are_read_and_other_types_refused_up_front(tmp_path):
+    """small_various's network profiles are read (the actor model runs them on a SimGrid
+    platform); a type the actor model does not run is refused, in a sequence too."""
+    assert len(read_job_table(GOLDEN / "small_various" / "workload.json").jobs) == 9
+    workload = tmp_path / "trace.json"
+    workload.write_text(json.dumps({"nb_res": 2, "jobs": [
+        {"id": 1, "subtime": 0, "res": 2, "profile": "s"}], "profiles": {
+        "t": {"type": "usage_trace", "trace": "x.txt"},
+        "p": {"type": "parallel", "cpu": [1, 1], "com": [0, 1, 1, 0]},
+        "s": {"type": "composed", "seq": ["t", "p"]}}}))
+    with pytest.raises(WorkloadError, match=r"job 1: profile 's' has a part 't' of type "
+                                            r"'usage_trace'"):
+        read_job_table(workload)
 
 
 def test_parallel_homogeneous_with_communication_is_refused_off_the_actor_model(tmp_path):
@@ -206,7 +215,7 @@ def test_parallel_homogeneous_with_communication_is_refused_off_the_actor_model(
                         '"profiles":{"h":{"type":"parallel_homogeneous","cpu":1e9,"com":1e6}}}')
     table = read_job_table(workload)
     with pytest.raises(WorkloadError, match=r"1 job \(1\) has a 'parallel_homogeneous' "
-                                            r"profile with com > 0, which needs SimGrid's network "
+                                            r"profile that communicates .*, which needs SimGrid's network "
                                             r"model; .*/platform.json is not a SimGrid XML"):
         message_bandwidths(tmp_path / "platform.json", [], table)
 

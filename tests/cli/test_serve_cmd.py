@@ -83,13 +83,19 @@ def test_serve_with_batsim_options(tmp_path, capsys):
     assert len(lines) == 11 and lines[1].endswith(",0,-1.000000,\"\"")
 
 
-def test_network_profiles_are_refused_in_one_line(capsys):
-    status = main(["serve", "-p", str(VARIOUS / "platform.xml"), "-w", str(VARIOUS / "workload.json"),
+def test_network_profiles_are_refused_in_one_line_off_the_actor_model(capsys):
+    """small_various runs on its SimGrid platform (tests/batsim/test_goldens.py); on an hdrm
+    JSON platform (no routes) its communicating jobs are refused, named, in one line."""
+    tiny = Path(__file__).resolve().parents[2] / "platforms" / "tiny4.json"
+    status = main(["serve", "-p", str(tiny), "-w", str(VARIOUS / "workload.json"),
                    "-s", "tcp://localhost:1"])
     assert status == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
-    assert err.startswith("hdrm serve: error: ") and "unsupported profile type 'parallel'" in err
+    assert err.startswith("hdrm serve: error: ")
+    assert "7 jobs ('simple', 'homo', '2_resources', ...) have a 'parallel' profile that " \
+        "communicates" in err and "tiny4.json is not a SimGrid XML platform" in err
+    assert "run this workload with the real batsim" in err
 
 
 @pytest.mark.parametrize("args, message", [
