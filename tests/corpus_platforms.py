@@ -1,6 +1,6 @@
-"""Platforms with bypass routes, shared by tests/platform/test_simgrid_corpus_shapes.py (their
-routes, worked out by hand) and tests/batsim/test_real_batsim_corpus_shapes.py (the binary's
-sessions on them)."""
+"""Platforms with bypass routes, out of the DTD's order, or with watts out of count, shared by
+tests/platform/test_simgrid_corpus_shapes.py (hand-checked routes and refusals) and
+tests/batsim/test_real_batsim_corpus_shapes.py (what the binary does with them)."""
 
 from __future__ import annotations
 
@@ -74,3 +74,13 @@ IN_ORDER = {
     "leaf": f'<zone id="z" routing="Full"><prop id="a" value="b"/>{_M}{_L}{_R}</zone>',
     "inner": f'<config><prop id="maxmin/precision" value="1e-5"/></config>{_Z12}{_L}{_ZR}</zone>',
 }
+
+
+def watts_out_of_count(master_speed: str) -> str:
+    """A master whose speeds are ``master_speed``, then hosts hb (3 speeds) and ha (2 speeds),
+    every host with one wattage pair."""
+    watts = '<prop id="wattage_per_state" value="100:200"/>'
+    return ('<platform version="4.1"><zone id="z" routing="Full">'
+            f'<host id="master_host" speed="{master_speed}">{watts}</host>'
+            f'<host id="hb" speed="1Gf, 2Gf, 3Gf">{watts}</host>'
+            f'<host id="ha" speed="1Gf, 2Gf">{watts}</host></zone></platform>\n')

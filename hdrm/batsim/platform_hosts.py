@@ -8,7 +8,9 @@ nominal state 0; hdrm's decision process puts idle cores to sleep itself).
 
 :func:`load_hosts` applies Batsim's rules for a platform: exactly one master host
 (:func:`check_master`), valid ``sleep_pstates`` properties (:func:`sleep_states`) and, under energy
-accounting, watts and positive computing speeds (:func:`check_energy`). The hosts then run on
+accounting, one wattage pair per speed on every host, the master too, the first in file order
+named (SimGrid's energy plugin: "Found 1 energetic profiles for 2 pstates"), watts and positive
+computing speeds (:func:`check_energy`). The hosts then run on
 :class:`~hdrm.batsim.hosts.HostBoard`.
 """
 
@@ -51,6 +53,8 @@ def load_hosts(path: str | Path, energy: bool = False) -> list[HostSpec]:
     if suffix == ".xml":
         every = read_simgrid_all_hosts(path)
         check_master(every, path)
+        for host in every if energy else ():  # SimGrid's energy plugin: each host, file order
+            check_wattage_count(host, f"{path}: host {host.name!r}")
         hosts = _with_zone_properties(path, compute_hosts(every))
     elif suffix == ".json":
         platform = load_platform(path)

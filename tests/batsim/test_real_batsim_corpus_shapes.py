@@ -11,7 +11,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from corpus_platforms import IN_ORDER, OUT_OF_ORDER, bypass_floyd, bypass_zones
+from corpus_platforms import (
+    IN_ORDER,
+    OUT_OF_ORDER,
+    bypass_floyd,
+    bypass_zones,
+    watts_out_of_count,
+)
 from real_batsim import real_batsim
 from test_serve_workloads import NB_HOSTS, seeded_workload, write_platform
 from test_serve_workloads_latency import _assert_same, _session
@@ -150,3 +156,15 @@ def test_elements_in_the_dtd_order_run(tmp_path, name):
     theirs = _session(platform, [workload], tmp_path / "real", True)
     ours = _session(platform, [workload], tmp_path / "ours", False)
     _assert_same(tmp_path, ours, theirs)
+
+
+@pytest.mark.parametrize(("master_speed", "binary_says", "named"), [
+    ("1Gf", "Found 1 energetic profiles for 3 pstates", "host 'hb'"),
+    ("1Gf, 2Gf", "Found 1 energetic profiles for 2 pstates", "host 'master_host'")])
+def test_with_energy_both_refuse_the_first_host_in_file_order(tmp_path, master_speed,
+                                                              binary_says, named):
+    platform = tmp_path / "platform.xml"
+    platform.write_text(f"{DECL}\n{DOCTYPE}\n{watts_out_of_count(master_speed)}")
+    assert binary_says in _binary_fails(tmp_path, platform, True)
+    with pytest.raises(PlatformError, match=named):
+        load_hosts(platform, energy=True)

@@ -25,7 +25,13 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from corpus_platforms import IN_ORDER, OUT_OF_ORDER, bypass_floyd, bypass_zones
+from corpus_platforms import (
+    IN_ORDER,
+    OUT_OF_ORDER,
+    bypass_floyd,
+    bypass_zones,
+    watts_out_of_count,
+)
 
 from hdrm.batsim.platform_hosts import load_hosts
 from hdrm.errors import PlatformError
@@ -187,6 +193,17 @@ def test_a_bypass_zone_route_goes_through_its_gateways():
     assert _route(table, "h1", "master_host") == (["l1", "y", "__loopback__"], 3200.0)
     # the other way has no bypass: g1 <- m, x, l1 (the zone route taken backwards)
     assert _route(table, "master_host", "h1") == (["m", "x", "l1"], 1400.0)
+
+
+@pytest.mark.parametrize(("master_speed", "named"), [("1Gf", "hb': 1 wattage_per_state entries "
+                                                      "for 3 speeds"),
+                                                     ("1Gf, 2Gf", "master_host': 1 wattage")])
+def test_with_energy_the_first_host_in_file_order_is_named_the_master_too(tmp_path,
+                                                                          master_speed, named):
+    path = _file(tmp_path, f"{DECL}\n{DOCTYPE}\n{watts_out_of_count(master_speed)}")
+    assert [h.name for h in load_hosts(path)] == ["ha", "hb"]  # without -E: read
+    with pytest.raises(PlatformError, match=rf"p\.xml: host '{named}"):
+        load_hosts(path, energy=True)
 
 
 # ------------------------------------------------------------------ the DTD's order
