@@ -89,6 +89,56 @@ def runnable_copy(text: str) -> tuple[str | None, str]:
     return text[:match.start()] + new + text[match.end():], how
 
 
+_ROUTE_TAGS = ("route", "zoneRoute", "ASroute", "bypassRoute", "bypassZoneRoute",
+               "bypassASroute")
+_DOCTYPE = '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">'
+
+
+def master_cluster_copy(text: str) -> tuple[str | None, str]:
+    """With ``--master-zone``, a copy of a file of flat clusters with a master added: a zone
+    ``corpus_master`` holding ``master_host`` (1 Gf, 100 W), joined to each cluster of the
+    platform's zone (or to its one cluster, wrapped in a Full zone) by a ``<zoneRoute>`` from
+    ``master_host`` to the cluster's router over ``corpus_link`` (10 GBps, 10 us); as Batsim's
+    own cluster512.xml joins its master cluster. ``(None, why not)`` for any other shape."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring(re.sub(r"^\s*(<!--.*?-->\s*)*", "", text, flags=re.S).encode())
+    except ET.ParseError as exc:
+        return None, f"not parsed for a master zone ({exc})"
+    tops = [c for c in root if c.tag in ("zone", "AS", "cluster")]
+    if len(tops) != 1:
+        return None, "no single zone to add a master zone to"
+    top = tops[0]
+    if top.tag == "cluster":
+        wrapper = ET.Element("zone", id="corpus_root", routing="Full")
+        where = list(root).index(top)
+        root.remove(top)
+        root.insert(where, wrapper)
+        wrapper.append(top)
+        top = wrapper
+    clusters = [c for c in top if c.tag == "cluster"]
+    flat = all(c.get("topology", "FLAT").upper() == "FLAT" for c in clusters)
+    others = [c for c in top if c.tag not in ("cluster", "link", "backbone", "prop", *_ROUTE_TAGS)]
+    if not clusters or not flat or others:
+        return None, "no master zone added (not a zone of flat clusters only)"
+    first_route = next((i for i, c in enumerate(top) if c.tag in _ROUTE_TAGS), len(top))
+    master = ET.Element("zone", id="corpus_master", routing="Full")
+    host = ET.SubElement(master, "host", id="master_host", speed="1Gf")
+    ET.SubElement(host, "prop", id="wattage_per_state", value="100:100")
+    link = ET.Element("link", id="corpus_link", bandwidth="10GBps", latency="10us")
+    top.insert(first_route, master)
+    top.insert(first_route + 1, link)
+    for cluster in clusters:
+        router = cluster.get("router_id") or (f"{cluster.get('prefix', '')}{cluster.get('id')}"
+                                              f"_router{cluster.get('suffix', '')}")
+        route = ET.SubElement(top, "zoneRoute", src="corpus_master", dst=cluster.get("id", ""),
+                              gw_src="master_host", gw_dst=router)
+        ET.SubElement(route, "link_ctn", id="corpus_link")
+    body = ET.tostring(root, encoding="unicode")
+    return f"<?xml version='1.0'?>\n{_DOCTYPE}\n{body}\n", f"master zone + {len(clusters)} routes"
+
+
 def routing_of(text: str) -> str:
     """The zone routings and cluster topologies a file uses, e.g. ``Full+Floyd+TORUS``."""
     kinds = re.findall(r"""<(?:zone|AS)\b[^>]*\brouting\s*=\s*["']([^"']+)""", text)
@@ -316,11 +366,14 @@ class Row:
                 f"builtin {self.builtin} | {notes}")
 
 
-def measure(source: Path, out: Path, batsim: str, seeds: list[int], nb_jobs: int) -> Row:
+def measure(source: Path, out: Path, batsim: str, seeds: list[int], nb_jobs: int,
+            master_zone: bool = False) -> Row:
     """One platform's row."""
     text = source.read_text(encoding="utf-8", errors="replace")
     row = Row(source.parent.name + "/" + source.name, routing=routing_of(text))
     runnable, how = runnable_copy(text)
+    if runnable is None and master_zone:
+        runnable, how = master_cluster_copy(text)
     out.mkdir(parents=True, exist_ok=True)
     platform = out / source.name
     platform.write_text(runnable or text, encoding="utf-8")
@@ -372,6 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=16)
     parser.add_argument("--batsim", default=None)
     parser.add_argument("--only", nargs="*", default=None, help="file names to keep")
+    parser.add_argument("--master-zone", action="store_true",
+                        help="add a master zone to files of flat clusters only (see "
+                             "master_cluster_copy) instead of skipping them")
     args = parser.parse_args(argv)
     batsim = find_batsim(args.batsim)
     if batsim is None:
@@ -383,7 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     files = [p for p in files if args.only is None or p.name in args.only]
     total = [0, 0]
     for path in files:
-        row = measure(path, outdir / path.parent.name / path.stem, batsim, args.seeds, args.jobs)
+        row = measure(path, outdir / path.parent.name / path.stem, batsim, args.seeds, args.jobs,
+                      args.master_zone)
         total[0] += row.identical
         total[1] += row.sessions
         print(row.line(), flush=True)

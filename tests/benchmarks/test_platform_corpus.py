@@ -3,6 +3,8 @@ its skip without a binary, and (slow, with the binary) one platform's sessions."
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import pytest
 
 from benchmarks import platform_corpus as pc
@@ -64,3 +66,29 @@ def test_a_small_platform_gives_identical_sessions(tmp_path, capsys):
     assert lines[0].split()[:4] == ["p/small.xml", "3", "Full", "2/2"]
     assert "builtin ok (3 hosts)" in lines[0]
     assert lines[-1].startswith("total 2/2 identical sessions on 1 files")
+
+
+def test_a_master_zone_is_added_to_a_zone_of_flat_clusters_only():
+    two = HEAD + ('<cluster id="c1" prefix="a" suffix=".x" radical="0-1" speed="1Gf" bw="1GBps" '
+                  'lat="0"/><cluster id="c2" prefix="b" suffix="" radical="0-1" speed="1Gf" '
+                  'bw="1GBps" lat="0" router_id="r2"/><link id="bb" bandwidth="1GBps" '
+                  'latency="0"/><zoneRoute src="c1" dst="c2" gw_src="ac1_router.x" gw_dst="r2">'
+                  '<link_ctn id="bb"/></zoneRoute></zone></platform>')
+    text, how = pc.master_cluster_copy(two)
+    assert how == "master zone + 2 routes"
+    root = ET.fromstring(text.split("\n", 2)[2])
+    assert [c.tag for c in root[0]] == ["cluster", "cluster", "link", "zone", "link", "zoneRoute",
+                                        "zoneRoute", "zoneRoute"]  # routes last (the DTD)
+    assert [(r.get("dst"), r.get("gw_dst")) for r in root[0].findall("zoneRoute")[1:]] == [
+        ("c1", "ac1_router.x"), ("c2", "r2")]
+    assert root[0].find("zone/host").get("id") == "master_host"
+    bare = HEAD.replace('<zone id="z" routing="Full">\n', '') + (
+        '<cluster id="c" prefix="n" suffix="" radical="0-3" speed="1Gf" bw="1GBps" lat="0"/>'
+        '</platform>')
+    text, how = pc.master_cluster_copy(bare)
+    root = ET.fromstring(text.split("\n", 2)[2])
+    assert (root[0].get("id"), [c.tag for c in root[0]]) == (
+        "corpus_root", ["cluster", "zone", "link", "zoneRoute"])
+    torus = bare.replace('<cluster id="c"', '<cluster id="c" topology="TORUS" '
+                         'topo_parameters="2,2"')
+    assert pc.master_cluster_copy(torus)[0] is None
