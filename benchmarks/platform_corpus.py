@@ -95,11 +95,12 @@ _DOCTYPE = '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">'
 
 
 def master_cluster_copy(text: str) -> tuple[str | None, str]:
-    """With ``--master-zone``, a copy of a file of flat clusters with a master added: a zone
+    """With ``--master-zone``, a copy of a file of clusters only with a master added: a zone
     ``corpus_master`` holding ``master_host`` (1 Gf, 100 W), joined to each cluster of the
     platform's zone (or to its one cluster, wrapped in a Full zone) by a ``<zoneRoute>`` from
-    ``master_host`` to the cluster's router over ``corpus_link`` (10 GBps, 10 us); as Batsim's
-    own cluster512.xml joins its master cluster. ``(None, why not)`` for any other shape."""
+    ``master_host`` to the cluster's router (a topology cluster's first node) over
+    ``corpus_link`` (10 GBps, 10 us); as Batsim's own cluster512.xml joins its master cluster.
+    ``(None, why not)`` for any other shape."""
     import xml.etree.ElementTree as ET
 
     try:
@@ -118,10 +119,9 @@ def master_cluster_copy(text: str) -> tuple[str | None, str]:
         wrapper.append(top)
         top = wrapper
     clusters = [c for c in top if c.tag == "cluster"]
-    flat = all(c.get("topology", "FLAT").upper() == "FLAT" for c in clusters)
     others = [c for c in top if c.tag not in ("cluster", "link", "backbone", "prop", *_ROUTE_TAGS)]
-    if not clusters or not flat or others:
-        return None, "no master zone added (not a zone of flat clusters only)"
+    if not clusters or others:
+        return None, "no master zone added (not a zone of clusters only)"
     first_route = next((i for i, c in enumerate(top) if c.tag in _ROUTE_TAGS), len(top))
     master = ET.Element("zone", id="corpus_master", routing="Full")
     host = ET.SubElement(master, "host", id="master_host", speed="1Gf")
@@ -130,13 +130,21 @@ def master_cluster_copy(text: str) -> tuple[str | None, str]:
     top.insert(first_route, master)
     top.insert(first_route + 1, link)
     for cluster in clusters:
-        router = cluster.get("router_id") or (f"{cluster.get('prefix', '')}{cluster.get('id')}"
-                                              f"_router{cluster.get('suffix', '')}")
         route = ET.SubElement(top, "zoneRoute", src="corpus_master", dst=cluster.get("id", ""),
-                              gw_src="master_host", gw_dst=router)
+                              gw_src="master_host", gw_dst=_gateway(cluster))
         ET.SubElement(route, "link_ctn", id="corpus_link")
     body = ET.tostring(root, encoding="unicode")
     return f"<?xml version='1.0'?>\n{_DOCTYPE}\n{body}\n", f"master zone + {len(clusters)} routes"
+
+
+def _gateway(cluster) -> str:
+    """A flat cluster's router; a torus, fat tree or dragonfly has none (SimGrid makes a router
+    for flat clusters only): its first node."""
+    prefix, suffix = cluster.get("prefix", ""), cluster.get("suffix", "")
+    if cluster.get("topology", "FLAT").upper() == "FLAT":
+        return cluster.get("router_id") or f"{prefix}{cluster.get('id')}_router{suffix}"
+    first = re.match(r"\s*(\d+)", cluster.get("radical", ""))
+    return f"{prefix}{first.group(1) if first else 0}{suffix}"
 
 
 def routing_of(text: str) -> str:
@@ -426,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batsim", default=None)
     parser.add_argument("--only", nargs="*", default=None, help="file names to keep")
     parser.add_argument("--master-zone", action="store_true",
-                        help="add a master zone to files of flat clusters only (see "
+                        help="add a master zone to files of clusters only (see "
                              "master_cluster_copy) instead of skipping them")
     args = parser.parse_args(argv)
     batsim = find_batsim(args.batsim)

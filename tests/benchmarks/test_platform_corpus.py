@@ -68,7 +68,7 @@ def test_a_small_platform_gives_identical_sessions(tmp_path, capsys):
     assert lines[-1].startswith("total 2/2 identical sessions on 1 files")
 
 
-def test_a_master_zone_is_added_to_a_zone_of_flat_clusters_only():
+def test_a_master_zone_is_added_to_a_zone_of_clusters_only():
     two = HEAD + ('<cluster id="c1" prefix="a" suffix=".x" radical="0-1" speed="1Gf" bw="1GBps" '
                   'lat="0"/><cluster id="c2" prefix="b" suffix="" radical="0-1" speed="1Gf" '
                   'bw="1GBps" lat="0" router_id="r2"/><link id="bb" bandwidth="1GBps" '
@@ -89,6 +89,11 @@ def test_a_master_zone_is_added_to_a_zone_of_flat_clusters_only():
     root = ET.fromstring(text.split("\n", 2)[2])
     assert (root[0].get("id"), [c.tag for c in root[0]]) == (
         "corpus_root", ["cluster", "zone", "link", "zoneRoute"])
-    torus = bare.replace('<cluster id="c"', '<cluster id="c" topology="TORUS" '
+    torus = bare.replace('<cluster id="c" prefix="n" suffix="" radical="0-3"',
+                         '<cluster id="c" prefix="n" suffix="" radical="4-7" topology="TORUS" '
                          'topo_parameters="2,2"')
-    assert pc.master_cluster_copy(torus)[0] is None
+    root = ET.fromstring(pc.master_cluster_copy(torus)[0].split("\n", 2)[2])
+    assert root[0].find("zoneRoute").get("gw_dst") == "n4"  # no router: its first node
+    hosts = HEAD + '<host id="a" speed="1Gf"/></zone></platform>'
+    assert pc.master_cluster_copy(hosts) == (None, "no master zone added (not a zone of "
+                                                   "clusters only)")
