@@ -11,7 +11,7 @@ Each run is checked: its exit status; on failure, that the error is one line (no
 on success, that ``out_jobs.csv`` holds each job of the workload exactly once, with a final
 state, and times that add up (finish = start + execution, wait = start - submission). Where
 both engines finish, their rows are compared as ``docs/batsim.rst`` says they agree: final
-state and allocated cores exactly, times within 1 ms, each job's energy within 0.1 %.
+state and allocated cores exactly, times within 1 ms, each job's and the total energy within 0.1 %.
 ``--engines batsim,builtin,replay`` adds ``hdrm replay --engine batsim`` (a fixed-policy replay)
 as a third column. ``--sigint S`` also sends SIGINT to the process group of a 1000-episode launch
 of each pair on each engine after S seconds, as a terminal's Ctrl-C does, and checks what it
@@ -92,6 +92,7 @@ class Run:
     status: str = ""
     detail: str = ""
     rows: dict[str, dict[str, str]] = field(default_factory=dict)
+    energy_j: float = 0.0
     wall_s: float = 0.0
 
 
@@ -242,6 +243,10 @@ def one_run(run: Run, folder: Path, batsim: str | None, timeout_s: float) -> Non
             run.status = f"multi-line({done.returncode})"
         return
     problem = check_rows(run, folder / "out")
+    schedule = folder / "out" / "out_schedule.csv"
+    if schedule.is_file():
+        _, summary = read_rows(schedule)
+        run.energy_j = float(summary[0].get("consumed_joules") or 0) if summary else 0.0
     run.status = "BAD-ROWS" if problem else "ok"
     run.detail = problem or f"{len(run.rows)} jobs"
 
@@ -250,6 +255,9 @@ def compare(batsim: Run, builtin: Run) -> str:
     """How the two engines' rows differ ('same' when they agree)."""
     if batsim.status != "ok" or builtin.status != "ok":
         return "-"
+    total = (batsim.energy_j, builtin.energy_j)
+    if abs(total[0] - total[1]) > ENERGY_REL_TOL * max(map(abs, total)):
+        return f"consumed_joules {total[0]:.6g} vs {total[1]:.6g}"
     for job_id, a in batsim.rows.items():
         b = builtin.rows[job_id]
         if a["final_state"] != b["final_state"] or a["allocated_resources"] != \
