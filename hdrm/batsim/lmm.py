@@ -66,6 +66,7 @@ class Variable:
     mu: float = 0.0
     elements: list[Element] = field(default_factory=list)
     unsaturated: bool = False
+    first: dict[Constraint, Element] = field(default_factory=dict)  # its first on each
 
 
 class System:
@@ -86,14 +87,13 @@ class System:
         """``System::expand``: add ``weight`` to ``var``'s element on ``cnst`` (a FATPIPE one:
         keep the larger), or a new element (always with ``force``, as L07 does for hosts)."""
         self.modified = True
-        if not force:
-            for elem in var.elements:
-                if elem.constraint is cnst:
-                    elem.weight = max(elem.weight, weight) if cnst.fatpipe \
-                        else elem.weight + weight
-                    return
+        elem = var.first.get(cnst)
+        if elem is not None and not force:
+            elem.weight = max(elem.weight, weight) if cnst.fatpipe else elem.weight + weight
+            return
         elem = Element(cnst, var, weight)
         var.elements.append(elem)
+        var.first.setdefault(cnst, elem)
         if var.penalty != 0.0:
             cnst.enabled.insert(0, elem)
         else:
@@ -134,6 +134,7 @@ class System:
             group = elem.constraint.enabled if var.penalty > 0 else elem.constraint.disabled
             group.remove(elem)
         var.elements.clear()
+        var.first.clear()
         self.variables.remove(var)
 
     def solve(self) -> None:
@@ -148,8 +149,8 @@ class System:
             if var.penalty > 0.0 and any(e.weight != 0.0 for e in var.elements):
                 var.unsaturated = True
                 unsaturated.append(var)
-                for elem in var.elements:
-                    cnsts.setdefault(id(elem.constraint), elem.constraint)
+                for cnst in var.first:  # its constraints, once each
+                    cnsts.setdefault(id(cnst), cnst)
             elif var.penalty > 0.0:
                 var.value = 1.0
         pending = list(cnsts.values())
