@@ -111,3 +111,24 @@ def test_a_message_shares_a_link_with_a_job():
     assert maestro.run() is None
     assert log[0] == ("sent", pytest.approx(2e-9, rel=1e-12))
     assert log[1][0] == "a" and log[1][2] > 2.0  # slowed by the message, a little
+
+
+def test_a_speed_change_sets_the_cpu_bound_again():
+    """4e9 flops at 1 Gflop/s, no communication: half done at 2 s, then 0.5 Gflop/s: 4 s
+    more (the host's constraint and the task's bound both follow the new speed)."""
+    net = network()
+    maestro, log = Maestro(network=net), []
+    maestro.spawn(job(log, maestro, "a", (0,), 4e9, 0.0))
+
+    def slow_down():
+        yield (SLEEP, 2.0, -1)
+        net.set_speed(0, 5e8)
+    maestro.spawn(slow_down())
+    assert maestro.run() is None
+    assert log == [("a", "DONE", 6.0)]
+    assert net.cpus[0].bound == 5e8
+
+
+def test_two_executors_on_one_host_share_its_cpu():
+    """L07 gives each executor its own element: 2 x 1e9 flops on one 1 Gflop/s host: 2 s."""
+    assert run(network(), ("a", (1, 1), 1e9, 0.0)) == [("a", "DONE", 2.0)]
