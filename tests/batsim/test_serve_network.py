@@ -4,8 +4,8 @@ model (:mod:`hdrm.batsim.ptask`), against Batsim 4.2.1.
 
 Platforms: (a) a Full-routed zone of ``<host>``\\ s with a route between every two (latencies,
 a FATPIPE loopback: ../shared's small_various platform), (b) a ``<cluster>`` whose shared
-backbone the jobs contend for, (c) the same with a FATPIPE backbone. Workloads: seeded mixes
-of ``delay`` jobs, ``parallel_homogeneous`` jobs that only compute, and jobs that communicate
+backbone the jobs contend for, (c) the same with a FATPIPE backbone, (d) a Floyd zone through a
+router. Workloads: seeded mixes of ``delay`` jobs, ``parallel_homogeneous`` jobs that only compute, and jobs that communicate
 (1 to 3 hosts; some killed by their walltime), scheduled by a raw FCFS.
 """
 
@@ -42,6 +42,21 @@ def cluster_platform(path: Path, policy: str = "SHARED", nodes: int = 6,
         '<link id="between" bandwidth="1.25GBps" latency="500us"/>'
         '<zoneRoute src="ca" dst="cm" gw_src="cca_router" gw_dst="master_hostcm_router">'
         '<link_ctn id="between"/></zoneRoute></zone></platform>\n')
+    return path
+
+
+def floyd_platform(path: Path, policy: str = "SHARED") -> Path:
+    """A Floyd zone: the master and 4 hosts, each linked to one router (50-150 MBps, 10-50 us,
+    of ``policy``): every route between two hosts crosses two links, the master's link is
+    every message's."""
+    names = ["master_host"] + [f"h{i}" for i in range(4)]
+    lines = [HEAD, '<zone id="AS0" routing="Floyd">']
+    lines += [f'<host id="{h}" speed="1Gf"/>' for h in names] + ['<router id="r"/>']
+    lines += [f'<link id="l{i}" bandwidth="{50 + 25 * i}MBps" latency="{10 * (i + 1)}us" '
+              f'sharing_policy="{policy}"/>' for i in range(5)]
+    lines += [f'<route src="{h}" dst="r"><link_ctn id="l{i}"/></route>'
+              for i, h in enumerate(names)]
+    path.write_text("\n".join([*lines, "</zone></platform>", ""]))
     return path
 
 
@@ -209,13 +224,15 @@ def killing(nb_res: int, every: int = 3):
 
 @pytest.mark.slow
 @pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
-@pytest.mark.parametrize("kind", ["hosts", "SHARED", "FATPIPE"])
+@pytest.mark.parametrize("kind", ["hosts", "SHARED", "FATPIPE", "floyd"])
 def test_every_profile_type_against_the_binary(tmp_path, kind):
     """parallel, parallel_homogeneous(_total) with com, sequences (checked: seeds 1-3 on the
-    three platforms, 9 of 9 identical)."""
+    first three platforms, 9 of 9 identical; the Floyd zone, SHARED and FATPIPE links, both
+    workloads: 12 of 12)."""
     platform = (hosts_platform(tmp_path / "p.xml") if kind == "hosts"
+                else floyd_platform(tmp_path / "p.xml") if kind == "floyd"
                 else cluster_platform(tmp_path / "p.xml", kind))
-    nb = 4 if kind == "hosts" else 6
+    nb = 6 if kind in ("SHARED", "FATPIPE") else 4
     workload = various_workload(tmp_path / "w.json", 2, nb)
     ours = session(platform, workload, tmp_path / "ours", nb, False)
     assert ours == session(platform, workload, tmp_path / "real", nb, True)
