@@ -5,8 +5,9 @@ model (:mod:`hdrm.batsim.ptask`), against Batsim 4.2.1.
 Platforms: (a) a Full-routed zone of ``<host>``\\ s with a route between every two (latencies,
 a FATPIPE loopback: ../shared's small_various platform), (b) a ``<cluster>`` whose shared
 backbone the jobs contend for, (c) the same with a FATPIPE backbone, (d) a Floyd zone through a
-router. Workloads: seeded mixes of ``delay`` jobs, ``parallel_homogeneous`` jobs that only compute, and jobs that communicate
-(1 to 3 hosts; some killed by their walltime), scheduled by a raw FCFS.
+router. Workloads: seeded mixes of ``delay`` jobs, ``parallel_homogeneous`` jobs that only
+compute, and jobs that communicate (1 to 3 hosts; some killed by their walltime), scheduled by
+a raw FCFS.
 """
 
 from __future__ import annotations
