@@ -42,6 +42,7 @@ from hdrm.results.records import REJECTED, JobResult
 from hdrm.sim.engine import Outcome, SimulationConfig, SimulationResult
 from hdrm.sim.job_end import start_job
 from hdrm.sim.machine import JobEnd, machine_for
+from hdrm.sim.simgrid_machine import simgrid_machine_for
 from hdrm.workload.batsim_json import (
     SUPPORTED_PROFILE_TYPES,
     check_export_runs,
@@ -243,12 +244,18 @@ def batsim_settings(value: BatsimOptions | Mapping[str, Any] | None) -> BatsimOp
 class MachineMirror:
     """The built-in physics following a Batsim run: power, energy and job progress for the env.
 
+    On a platform read from SimGrid XML the physics is the built-in engine's
+    :class:`~hdrm.sim.simgrid_machine.SimgridMachine` (the file's watts, energy from the first
+    submission), as for the built-in engine's environment; else hdrm's power table.
+
     Args:
         platform: the platform.
+        jobs: the episode's jobs (their first submission starts the energy count on XML).
     """
 
-    def __init__(self, platform: Platform) -> None:
-        self.machine = machine_for(platform, kill_on_walltime=True)
+    def __init__(self, platform: Platform, jobs: Sequence[Job] = ()) -> None:
+        machine = simgrid_machine_for(platform, True, Workload(list(jobs)))
+        self.machine = machine if machine is not None else machine_for(platform, True)
         self._applied = [(SLEEPING, 1.0)] * platform.nb_cores
         self._ended: dict[int, JobEnd] = {}
 

@@ -117,7 +117,7 @@ class BridgeScheduler(HdrmScheduler):
                          backfilling=config.backfilling, decision=config.decision, seed=config.seed,
                          decide=self._handed_action)
         self.handover = Handover(self.stop_event)
-        self.mirror = MachineMirror(platform)
+        self.mirror = MachineMirror(platform, jobs)
         self.idle_timeout_s = idle_timeout_s
         self.outcomes: dict[int, Outcome] = {}
         #: Called with (job, outcome) as jobs end or are rejected (the environment's tracker).

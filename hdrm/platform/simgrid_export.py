@@ -14,7 +14,13 @@ Export (:func:`platform_to_xml`, :func:`write_simgrid_xml`), SimGrid DTD version
   decision process puts idle cores to sleep itself, at time 0, under both engines);
 * property ``wattage_per_state`` = ``"w0:w0, w1:w1, w2:w2, w3:w3"`` from
   :func:`~hdrm.platform.power.state_power_w` (SimGrid 3.32 reads this name; the old
-  ``watt_per_state`` is silently 0 W), ``wattage_off`` = 0 (hdrm never switches hosts off), and
+  ``watt_per_state`` is silently 0 W); for a platform read from SimGrid XML, the idle watts
+  of the power state the core's host starts in instead: ``idle[:epsilon]:w0`` twice (a host
+  with no job or a ``delay`` job draws ``idle``, a computing one ``w0``, the model's running
+  power) and ``idle:idle`` for the idle and sleep states, as Batsim on the user's file charges
+  a host it never switches (what the built-in engine's
+  :class:`~hdrm.sim.simgrid_machine.SimgridMachine` charges too); ``wattage_off`` = 0 (hdrm
+  never switches hosts off), and
   ``node`` / ``processor`` naming the core's node and processor id;
 * a host ``master_host`` (Batsim recognises it by that name; it must carry no role property);
 * one ``<link>`` per node, ``link_<node name>``, with the bandwidth (in ``GBps``, bytes) and latency
@@ -31,12 +37,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hdrm.durable import replacing
 from hdrm.errors import PlatformError
 from hdrm.lazy import LazyModule
 from hdrm.platform import power
 from hdrm.platform.model import Core, Platform
+
+if TYPE_CHECKING:
+    from hdrm.platform.simgrid import HostSpec
 
 #: lxml's etree, imported when a platform is written (reading needs only the standard library).
 etree = LazyModule("lxml.etree")
@@ -69,13 +79,63 @@ def _prop(host: etree._Element, name: str, value: str) -> None:
     etree.SubElement(host, "prop", id=name, value=value)
 
 
-def _add_core_host(zone: etree._Element, platform: Platform, core: Core) -> None:
+def _wattage_text(core: Core, xml_watts: tuple[float, float] | None) -> str:
+    """The ``wattage_per_state`` of a core's host: hdrm's power table (``w:w`` per state), or,
+    with ``xml_watts`` = (idle, epsilon) of the SimGrid host the core comes from, that host's
+    idle watts in every state and its running watts (``core.power_w``) when loaded."""
+    if xml_watts is None:
+        return ", ".join(f"{_num(w)}:{_num(w)}" for w in power.state_power_w(core.power_w))
+    idle, epsilon = xml_watts
+    loaded = f"{_num(idle)}:{_num(epsilon)}:{_num(core.power_w)}" if epsilon != idle else (
+        f"{_num(idle)}:{_num(core.power_w)}")
+    resting = f"{_num(idle)}:{_num(idle)}"
+    return ", ".join((loaded, loaded, resting, resting))
+
+
+def _simgrid_watts(platform: Platform) -> list[tuple[float, float]] | None:
+    """Per core, the (idle, epsilon) watts of the power state its SimGrid host starts in, for a
+    platform read from SimGrid XML (:func:`hdrm.platform.simgrid.platform_from_simgrid`); None
+    for any other platform, or when its file is gone (then hdrm's power table, as the built-in
+    engine, and a warning).
+
+    Raises:
+        PlatformError: the file no longer describes the platform (hosts or speeds changed).
+    """
+    if not platform.source.lower().endswith(".xml") or platform.accelerators:
+        return None
+    from hdrm.platform.simgrid import read_simgrid_hosts  # simgrid re-exports this module
+
+    path = platform.source
+    if not Path(path).is_file():
+        logger.warning("%s: cannot read the SimGrid file again; the export charges hdrm's power "
+                       "table, not the file's idle watts", path)
+        return None
+    hosts = read_simgrid_hosts(path)
+    if [h.name for h in hosts] != [n.name for n in platform.nodes] or any(
+            h.speeds_gflops[h.pstate] != g for h, g in zip(hosts, platform.core_gflops)):
+        raise PlatformError(f"{path}: the SimGrid file no longer describes the platform read "
+                            "from it (hosts or speeds changed); read it again")
+    return [_idle_epsilon(h) for h in hosts]
+
+
+def _idle_epsilon(host: HostSpec) -> tuple[float, float]:
+    """(idle, epsilon) watts of the power state ``host`` starts in; (0, 0) without wattages.
+    ``idle:full`` has epsilon = idle, as in SimGrid 3.32's energy plugin."""
+    if not host.wattage_per_state_w:
+        return 0.0, 0.0
+    idle = host.wattage_per_state_w[host.pstate][0]
+    text = host.properties.get("wattage_per_state", host.properties.get("watt_per_state", ""))
+    values = text.split(",")[host.pstate].split(":")
+    return idle, (float(values[1]) if len(values) == 3 else idle)
+
+
+def _add_core_host(zone: etree._Element, platform: Platform, core: Core,
+                   xml_watts: tuple[float, float] | None) -> None:
     speeds = power.state_speeds_gflops(core.gflops)
     speed_text = ", ".join(f"{_num(s)}Gf" if s > 0 else IDLE_SPEED for s in speeds)
     name = core_host_name(core.id, platform.nb_cores)
     host = etree.SubElement(zone, "host", id=name, speed=speed_text, pstate=str(power.RUNNING))
-    watts = ", ".join(f"{_num(w)}:{_num(w)}" for w in power.state_power_w(core.power_w))
-    _prop(host, "wattage_per_state", watts)
+    _prop(host, "wattage_per_state", _wattage_text(core, xml_watts))
     _prop(host, "wattage_off", "0")
     _prop(host, "node", platform.nodes[core.node_id].name)
     _prop(host, "processor", str(core.processor_id))
@@ -126,8 +186,9 @@ def platform_to_xml(platform: Platform, *, all_pairs: bool = False) -> bytes:
     master = etree.SubElement(zone, "host", id=MASTER_HOST, speed="1Gf")
     _prop(master, "wattage_per_state", "0:0")
     _prop(master, "wattage_off", "0")
+    xml_watts = _simgrid_watts(platform)
     for core in platform.cores:
-        _add_core_host(zone, platform, core)
+        _add_core_host(zone, platform, core, None if xml_watts is None else xml_watts[core.id])
     _add_links(zone, platform)
     _add_routes(zone, platform, all_pairs)
     return etree.tostring(
