@@ -246,13 +246,14 @@ def seeded_workload(path: Path, seed: int, nb_hosts: int, nb_jobs: int) -> Path:
 
 
 def run_binary(batsim: str, platform: Path, workload: Path, prefix: Path, energy: bool,
-               cwd: Path | None = None) -> tuple[list[dict] | None, str]:
+               cwd: Path | None = None, master: str | None = None) -> tuple[list[dict] | None, str]:
     """The messages the binary sent, or ``(None, why it failed)``; it runs in ``cwd`` (the
     original file's folder, where the profiles a platform names relative to it are found)."""
     scheduler = RawScheduler(fcfs_with_calls())
     scheduler.start()
     args = [batsim, "-p", str(platform.resolve()), "-w", str(workload.resolve()),
             "-e", str(prefix.resolve()), "-q", "-s", scheduler.endpoint] + ["-E"] * energy
+    args += ["-m", master] if master else []
     try:
         done = subprocess.run(args, capture_output=True, text=True, errors="replace",
                               timeout=120, cwd=cwd)
@@ -273,17 +274,19 @@ def run_binary(batsim: str, platform: Path, workload: Path, prefix: Path, energy
 
 
 def run_serve(platform: Path, workload: Path, prefix: Path,
-              energy: bool) -> tuple[list[dict] | None, str]:
+              energy: bool, master: str | None = None) -> tuple[list[dict] | None, str]:
     """The messages ``hdrm serve`` sent, or ``(None, its refusal or traceback)``."""
     from hdrm.batsim.server import ServeOptions, serve
     from hdrm.batsim.simulator import ServerConfig
     from hdrm.errors import HdrmError
+    from hdrm.platform.simgrid_roles import HostRoles
 
     scheduler = RawScheduler(fcfs_with_calls())
     scheduler.start()
     try:
         serve(platform, workload, ServeOptions(scheduler.endpoint, str(prefix), 30.0,
-                                               config=ServerConfig(energy=energy)))
+                                               config=ServerConfig(energy=energy),
+                                               roles=HostRoles(master) if master else None))
     except HdrmError as exc:
         return None, f"refused: {str(exc).splitlines()[0]}"[:300]
     except Exception as exc:  # noqa: BLE001 - reported
@@ -374,12 +377,33 @@ class Row:
                 f"builtin {self.builtin} | {notes}")
 
 
+def first_host(path: Path) -> str | None:
+    """The host to name with ``-m``: the first whose name begins with ``master`` (Batsim's
+    cluster_locality_* files have a cabinet ``master_host``, node ``master_host0``), else the first
+    in file order (a cluster's first node), as hdrm reads the file; None where hdrm does not read
+    it."""
+    from hdrm.errors import HdrmError
+    from hdrm.platform.simgrid import read_simgrid_all_hosts
+
+    try:
+        hosts = read_simgrid_all_hosts(path)
+    except HdrmError:
+        return None
+    named = [h.name for h in hosts if h.name.startswith("master")]
+    return (named or [h.name for h in hosts] or [None])[0]
+
+
 def measure(source: Path, out: Path, batsim: str, seeds: list[int], nb_jobs: int,
-            master_zone: bool = False) -> Row:
-    """One platform's row."""
+            master_zone: bool = False, master_host: bool = False) -> Row:
+    """One platform's row; a file of clusters only gets a master zone (``master_zone``) or runs
+    with its first host as the master (``master_host``: Batsim's and hdrm serve's ``-m``)."""
     text = source.read_text(encoding="utf-8", errors="replace")
     row = Row(source.parent.name + "/" + source.name, routing=routing_of(text))
     runnable, how = runnable_copy(text)
+    master = None
+    if runnable is None and master_host:
+        master = first_host(source)
+        runnable, how = (text, f"-m {master}") if master else (None, how)
     if runnable is None and master_zone:
         runnable, how = master_cluster_copy(text)
     out.mkdir(parents=True, exist_ok=True)
@@ -391,9 +415,10 @@ def measure(source: Path, out: Path, batsim: str, seeds: list[int], nb_jobs: int
         return row
     row.master = how
     probe = seeded_workload(out / "probe.json", 0, 1, 1)
-    messages, why = run_binary(batsim, platform, probe, out / "probe", False, source.parent)
+    messages, why = run_binary(batsim, platform, probe, out / "probe", False, source.parent,
+                               master)
     if messages is None:
-        ours, refusal = run_serve(platform, probe, out / "probe_ours", False)
+        ours, refusal = run_serve(platform, probe, out / "probe_ours", False, master)
         row.notes.append(f"binary refuses: {why}")
         row.notes.append("hdrm serve runs it" if ours else f"hdrm serve: {refusal}")
         return row
@@ -407,9 +432,9 @@ def measure(source: Path, out: Path, batsim: str, seeds: list[int], nb_jobs: int
         for energy in (False, True)[: 1 + power]:
             tag = f"{seed}{'E' * energy}"
             theirs, why = run_binary(batsim, platform, workload, out / f"real{tag}", energy,
-                                     source.parent)
+                                     source.parent, master)
             row.sessions += 1
-            ours, refusal = run_serve(platform, workload, out / f"ours{tag}", energy)
+            ours, refusal = run_serve(platform, workload, out / f"ours{tag}", energy, master)
             if theirs is None:  # both refusing counts; the refusals' texts are in the notes
                 row.identical += ours is None
                 row.notes.append(f"{'-E ' * energy}binary: {why}; hdrm serve: "
@@ -436,6 +461,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--master-zone", action="store_true",
                         help="add a master zone to files of clusters only (see "
                              "master_cluster_copy) instead of skipping them")
+    parser.add_argument("--master-host", action="store_true",
+                        help="run files of clusters only with their first host as the master "
+                             "(-m NAME for the binary and hdrm serve) instead of skipping them")
     args = parser.parse_args(argv)
     batsim = find_batsim(args.batsim)
     if batsim is None:
@@ -448,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     total = [0, 0]
     for path in files:
         row = measure(path, outdir / path.parent.name / path.stem, batsim, args.seeds, args.jobs,
-                      args.master_zone)
+                      args.master_zone, args.master_host)
         total[0] += row.identical
         total[1] += row.sessions
         print(row.line(), flush=True)

@@ -86,10 +86,12 @@ class MessageBandwidths:
 
 
 def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec], table: JobTable,
-                       latencies: RouteLatencies | None = None) -> MessageBandwidths | None:
+                       latencies: RouteLatencies | None = None,
+                       master: str | None = None) -> MessageBandwidths | None:
     """The message bandwidths of a platform file, or None when :class:`ActorSimulation` does not
     cover the session (then the instant model runs it, or the delayed one where ``latencies``,
-    from :func:`hdrm.batsim.latency.route_latencies`, are not all 0)."""
+    from :func:`hdrm.batsim.latency.route_latencies`, are not all 0). ``master``: the master
+    host's name when ``hdrm serve -m/-r`` sets it (default: the file's, ``master_name``)."""
     path = Path(path)
     talking = communicating(table)
     if path.suffix.lower() != ".xml" or not table.jobs:
@@ -103,7 +105,7 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec], table: JobTa
                 f"{uncovered[0].profile_name!r}, which the actor model does not run")
         return None
     root = read_platform_root(path)
-    found = _routed(root, hosts, bool(talking))
+    found = _routed(root, hosts, bool(talking), master)
     if found is None:
         _refuse(table, talking, f"the routes of {path} are not all known exactly")
     elif talking:
@@ -160,14 +162,14 @@ _CHECKED_ROUTINGS = ("full", "floyd", "dijkstra", "dijkstracache", "none", "clus
 
 
 def _routed(root: ET.Element, hosts: Sequence[HostSpec],
-            talking: bool = False) -> MessageBandwidths | None:
+            talking: bool = False, master: str | None = None) -> MessageBandwidths | None:
     """Every route to the master host as :class:`RouteTable` resolves it, when all are exact and
     their links' bandwidths known: each one's rate and latency. Zones of other routings keep
     the delayed model until their messages are compared with the binary."""
     if any(z.get("routing", "").lower() not in _CHECKED_ROUTINGS
            for z in [*root.iter("zone"), *root.iter("AS")]):
         return None
-    master = master_name(root)
+    master = master or master_name(root)
     try:
         table = RouteTable(root)
         routes = [table.route(name, master) for name in [master, *(h.name for h in hosts)]]

@@ -100,7 +100,7 @@ class _Cluster:
 class _Routes:
     """The routes of one platform file (internal)."""
 
-    def __init__(self, root: ET.Element, source: str) -> None:
+    def __init__(self, root: ET.Element, source: str, master: str | None = None) -> None:
         self.links: dict[str, float] = {}
         self.routes: dict[tuple[str, str], list[str]] = {}
         self.zone_routes: dict[tuple[str, str], list[str]] = {}
@@ -108,6 +108,8 @@ class _Routes:
         self.master = MASTER_HOST
         for element in root.iter():
             self._read(element, source)
+        if master is not None:  # hdrm serve -m/-r
+            self.master = master
 
     def _read(self, element: ET.Element, source: str) -> None:
         tag = element.tag
@@ -180,13 +182,16 @@ def roles(element: ET.Element) -> set[str]:
     return {r.strip() for r in props.get("role", "").split(",")}
 
 
-def route_latencies(path: str | Path, hosts: Sequence[HostSpec]) -> RouteLatencies:
+def route_latencies(path: str | Path, hosts: Sequence[HostSpec],
+                    master: str | None = None) -> RouteLatencies:
     """The message latencies of a platform file towards its master host.
 
     Args:
         path: the platform given to ``hdrm serve``; an hdrm JSON platform has none (its export
             routes Batsim's messages over a link of latency 0).
         hosts: its compute hosts in resource order (:func:`hdrm.batsim.platform_hosts.load_hosts`).
+        master: the master host's name where ``hdrm serve -m/-r`` gives it
+            (:func:`hdrm.batsim.platform_hosts.master_of`); None: the file's (:func:`master_name`).
 
     Raises:
         PlatformError: the file cannot be read (as when loading its hosts).
@@ -199,11 +204,12 @@ def route_latencies(path: str | Path, hosts: Sequence[HostSpec]) -> RouteLatenci
     try:
         if _nested(root):
             raise _Unsupported("nested <zone> elements")
-        routes = _Routes(root, str(path))
-        master = _round(routes.latency(routes.master, routes.master))
-        return RouteLatencies(master, tuple(_round(routes.latency(h.name, routes.master)) for h in hosts))
+        routes = _Routes(root, str(path), master)
+        to_itself = _round(routes.latency(routes.master, routes.master))
+        return RouteLatencies(to_itself, tuple(_round(routes.latency(h.name, routes.master))
+                                               for h in hosts))
     except _Unsupported as exc:
-        found = _zone_latencies(root, hosts)
+        found = _zone_latencies(root, hosts, master)
         if isinstance(found, RouteLatencies):
             return found
         logger.warning("%s: %s%s; hdrm serve models Batsim's messages as instantaneous (latency 0)",
@@ -211,12 +217,13 @@ def route_latencies(path: str | Path, hosts: Sequence[HostSpec]) -> RouteLatenci
         return zero
 
 
-def _zone_latencies(root: ET.Element, hosts: Sequence[HostSpec]) -> RouteLatencies | str:
+def _zone_latencies(root: ET.Element, hosts: Sequence[HostSpec],
+                    master: str | None = None) -> RouteLatencies | str:
     """The latencies as SimGrid resolves routes through its zones (nested zones, a missing route
     of a Full zone, chains of Floyd or Dijkstra routes), or why not (to add to the warning)."""
     try:
         table = RouteTable(root)
-        master = master_name(root)
+        master = master or master_name(root)
         found = [table.latency(name, master) for name in [master, *(h.name for h in hosts)]]
     except (Unmodelled, NoRoute) as exc:
         return f" ({exc})"

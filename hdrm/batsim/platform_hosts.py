@@ -17,12 +17,12 @@ computing speeds (:func:`check_energy`). The hosts then run on
 from __future__ import annotations
 
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
 from hdrm.batsim.zone_properties import zone_properties
-from hdrm.errors import PlatformError
+from hdrm.errors import ConfigError, PlatformError
 from hdrm.platform.loader import load_platform
 from hdrm.platform.simgrid import (
     MASTER_HOST,
@@ -34,9 +34,34 @@ from hdrm.platform.simgrid import (
     read_simgrid_all_hosts,
     read_simgrid_hosts,
 )
+from hdrm.platform.simgrid_roles import HostRoles, is_master
 
 
-def load_hosts(path: str | Path, energy: bool = False) -> list[HostSpec]:
+@dataclass(frozen=True)
+class ServedHosts:
+    """What hdrm serve reads of a platform's hosts (:func:`load_served_hosts`).
+
+    Attributes:
+        compute: the compute hosts, in Batsim's resource order (ids 0, 1, ...).
+        master: the master host's name where ``-m``/``-r`` set it, else None (the file's own:
+            :func:`hdrm.batsim.latency.master_name`).
+        storage: the storage hosts (role=storage), sorted by name as Batsim lists them in
+            SIMULATION_BEGINS (ids after the compute hosts'), with their zone_properties.
+    """
+
+    compute: list[HostSpec]
+    master: str | None = None
+    storage: list[HostSpec] = field(default_factory=list)
+
+
+def load_hosts(path: str | Path, energy: bool = False,
+               roles: HostRoles | None = None) -> list[HostSpec]:
+    """The compute hosts of a platform file (:func:`load_served_hosts`)."""
+    return load_served_hosts(path, energy, roles).compute
+
+
+def load_served_hosts(path: str | Path, energy: bool = False,
+                      roles: HostRoles | None = None) -> ServedHosts:
     """The compute hosts of a platform file, in Batsim's resource order, each with the
     ``zone_properties`` Batsim lists for it (:func:`hdrm.batsim.zone_properties.zone_properties`:
     every session's SIMULATION_BEGINS takes them from here).
@@ -44,19 +69,42 @@ def load_hosts(path: str | Path, energy: bool = False) -> list[HostSpec]:
     Args:
         path: a SimGrid XML platform (``.xml``) or an hdrm platform JSON file (``.json``).
         energy: energy accounting is on (``-E``): the hosts must satisfy :func:`check_energy`.
+        roles: Batsim's ``-m/--master-host`` and ``-r/--add-role-to-hosts``
+            (:mod:`hdrm.platform.simgrid_roles`); None or the defaults: the file's roles.
+
 
     Raises:
         PlatformError: the file is missing, malformed, has another suffix, or has no compute host.
+        ConfigError: ``roles`` given with an hdrm platform JSON file.
     """
     path = Path(path)
+    master, storage = None, []
     suffix = path.suffix.lower()
     if suffix == ".xml":
-        every = read_simgrid_all_hosts(path)
-        check_master(every, path)
+        given = roles is not None and not roles.default
+        every = read_simgrid_all_hosts(path, roles if given else None)
+        if not given:  # with -m/-r, apply_roles checked the master
+            check_master(every, path)
+        else:
+            master = next(h.name for h in every if is_master(h))
         for host in every if energy else ():  # SimGrid's energy plugin: each host, file order
             check_wattage_count(host, f"{path}: host {host.name!r}")
-        hosts = _with_zone_properties(path, compute_hosts(every))
+        hosts = _with_zone_properties(path, compute_hosts(every, given))
+        storage = _with_zone_properties(path, sorted(
+            (h for h in every if h.properties.get("role") == "storage"), key=lambda h: h.name))
+        if storage and energy:
+            raise PlatformError(
+                f"{path}: storage host {storage[0].name!r} (role=storage) with energy accounting "
+                "(-E): Batsim 4 adds the storage hosts' energy to consumed_joules, which hdrm "
+                "serve does not model; run without -E, or make it a compute host"
+            )
     elif suffix == ".json":
+        if roles is not None and not roles.default:
+            raise ConfigError(
+                f"-m/--master-host, -r/--add-role-to-hosts: {path} is an hdrm platform JSON file, "
+                f"whose export has its own master host ({MASTER_HOST!r}); give them with a "
+                "SimGrid XML platform only"
+            )
         platform = load_platform(path)
         if platform.accelerators:  # the export keeps the CPU part only: no silent drop here
             raise PlatformError(
@@ -81,7 +129,7 @@ def load_hosts(path: str | Path, energy: bool = False) -> list[HostSpec]:
         sleep_states(host, f"{path}: host {host.name!r}")
     if energy:
         check_energy(hosts, path)
-    return hosts
+    return ServedHosts(hosts, master, storage)
 
 
 def _with_zone_properties(path: Path, hosts: list[HostSpec]) -> list[HostSpec]:
@@ -172,3 +220,4 @@ def sleep_states(host: HostSpec, where: str) -> dict[int, tuple[int, int]]:
             )
         found[sleep] = (off, on)
     return found
+

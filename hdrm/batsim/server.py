@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -21,7 +21,7 @@ import zmq
 
 from hdrm.batsim import protocol as p
 from hdrm.batsim.protocol import DEFAULT_ENDPOINT
-from hdrm.batsim.platform_hosts import load_hosts
+from hdrm.batsim.platform_hosts import load_served_hosts
 from hdrm.batsim.actors import ActorSimulation
 from hdrm.batsim.bandwidth import message_bandwidths
 from hdrm.batsim.delayed import DelayedSimulation
@@ -29,6 +29,7 @@ from hdrm.batsim.jobs import read_job_table, read_job_tables
 from hdrm.batsim.latency import route_latencies
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
 from hdrm.errors import ConfigError, ProtocolError
+from hdrm.platform.simgrid_roles import HostRoles
 from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
 from hdrm.results.metrics import summarize
 from hdrm.results.records import JobResult
@@ -47,6 +48,8 @@ class ServeOptions:
         timeout_s: how long to wait for each reply before giving up.
         config: Batsim options (energy, forwarded profiles, sched-config).
         record: keep a transcript of every message, both ways.
+        roles: Batsim's ``-m/--master-host`` and ``-r/--add-role-to-hosts``
+            (:mod:`hdrm.platform.simgrid_roles`); None: the platform file's roles alone.
     """
 
     endpoint: str = DEFAULT_ENDPOINT
@@ -54,6 +57,7 @@ class ServeOptions:
     timeout_s: float = 60.0
     config: ServerConfig = field(default_factory=ServerConfig)
     record: bool = False
+    roles: HostRoles | None = None
 
 
 @dataclass
@@ -145,18 +149,20 @@ class BatsimServer:
     def __init__(self, platform: str | Path, workload: str | Path | Sequence[str | Path],
                  options: ServeOptions | None = None):
         self.options = options or ServeOptions()
-        self.hosts = load_hosts(platform, self.options.config.energy)
+        served = load_served_hosts(platform, self.options.config.energy, self.options.roles)
+        self.hosts, master = served.compute, served.master
+        config = replace(self.options.config, storage=tuple(served.storage))
         if isinstance(workload, (str, Path)):
             self.table = read_job_table(workload, self.options.config.workload_id)
         else:  # several -w, as Batsim: w0, w1, ...
             self.table = read_job_tables(workload)
-        latencies = route_latencies(platform, self.hosts)
-        bandwidths = message_bandwidths(platform, self.hosts, self.table, latencies)
+        latencies = route_latencies(platform, self.hosts, master)
+        bandwidths = message_bandwidths(platform, self.hosts, self.table, latencies, master=master)
         self.simulation: BatsimSimulation = (
-            ActorSimulation(self.hosts, self.table, self.options.config, bandwidths)
+            ActorSimulation(self.hosts, self.table, config, bandwidths)
             if bandwidths is not None
-            else BatsimSimulation(self.hosts, self.table, self.options.config) if latencies.zero
-            else DelayedSimulation(self.hosts, self.table, self.options.config, latencies))
+            else BatsimSimulation(self.hosts, self.table, config) if latencies.zero
+            else DelayedSimulation(self.hosts, self.table, config, latencies))
         #: Called with ("batsim" | "scheduler", text) for every message (tests, tracing).
         self.on_message: Callable[[str, str], None] | None = None
 

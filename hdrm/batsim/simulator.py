@@ -67,12 +67,16 @@ class ServerConfig:
         sched_config: the string passed as ``config["sched-config"]`` (``--sched-cfg``).
         workload_id: the workload's id in job ids (``w0``) when there is one workload; with
             several (:func:`hdrm.batsim.jobs.read_job_tables`) they are w0, w1, ... as in Batsim.
+        storage: the platform's storage hosts (role=storage, by name), which SIMULATION_BEGINS
+            lists after the compute hosts (:func:`hdrm.batsim.platform_hosts.load_served_hosts`);
+            they run no job.
     """
 
     energy: bool = False
     forward_profiles: bool = False
     sched_config: str = ""
     workload_id: str = "w0"
+    storage: tuple[HostSpec, ...] = ()
 
 
 def _config_block(config: ServerConfig) -> dict[str, Any]:
@@ -136,11 +140,17 @@ class BatsimSimulation(EventOrder, DecisionHandlers):
              "zone_properties": dict(h.zone_properties)}
             for i, h in enumerate(board.hosts)
         ]
+        storage = [  # Batsim numbers them after the compute hosts; they stay idle
+            {"id": board.nb_hosts + i, "name": h.name, "state": "idle",
+             "properties": resource_properties(dict(h.properties)),
+             "zone_properties": dict(h.zone_properties)}
+            for i, h in enumerate(cfg.storage)
+        ]
         data = {
-            "nb_resources": board.nb_hosts, "nb_compute_resources": board.nb_hosts,
-            "nb_storage_resources": 0, "allow_compute_sharing": False,
+            "nb_resources": board.nb_hosts + len(storage), "nb_compute_resources": board.nb_hosts,
+            "nb_storage_resources": len(storage), "allow_compute_sharing": False,
             "allow_storage_sharing": True, "config": _config_block(cfg),
-            "compute_resources": resources, "storage_resources": [],
+            "compute_resources": resources, "storage_resources": storage,
             "workloads": dict(self.table.paths),
             "profiles": {w: profiles for w, profiles in self.table.profile_sets.items()},
         }

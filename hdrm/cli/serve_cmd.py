@@ -5,7 +5,7 @@ Usage::
     pybatsim fillerSched -s tcp://127.0.0.1:28000 &
     hdrm serve --platform platform.xml --workload workload.json -e out/out
 
-The options mirror Batsim's own (``-p``, ``-w``, ``-s``, ``-e``, ``-E``,
+The options mirror Batsim's own (``-p``, ``-w``, ``-s``, ``-e``, ``-m``, ``-r``, ``-E``,
 ``--forward-profiles-on-submission``, ``--sched-cfg``), so a script that starts ``batsim`` can
 start ``hdrm serve`` instead.
 """
@@ -18,6 +18,8 @@ from typing import Any
 
 from hdrm.batsim.protocol import DEFAULT_ENDPOINT
 from hdrm.errors import ConfigError
+from hdrm.platform.simgrid_roles import HostRoles, parse_role_option
+from hdrm.platform.simgrid_export import MASTER_HOST
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -42,6 +44,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help=f"the scheduler's ZeroMQ endpoint (default {DEFAULT_ENDPOINT})")
     parser.add_argument("-e", "--export", default="out", metavar="PREFIX",
                         help="output prefix: PREFIX_jobs.csv and PREFIX_schedule.csv (default out)")
+    parser.add_argument("-m", "--master-host", default=MASTER_HOST, metavar="NAME",
+                        help="the host of Batsim's server, which runs no job (default "
+                        f"{MASTER_HOST}; Batsim's -m)")
+    parser.add_argument("-r", "--add-role-to-hosts", action="append", default=[],
+                        metavar="HOSTS:ROLE", help="give each comma-separated host the role "
+                        "master, storage or compute_node (Batsim's -r; repeat it)")
     parser.add_argument("-E", "--energy", action="store_true",
                         help="energy accounting (job and total energies, energy queries)")
     parser.add_argument("--forward-profiles-on-submission", action="store_true",
@@ -65,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
     if args.export:  # before the session: a bad folder should not cost a whole simulation
         check_outdir(Path(args.export).parent, f"-e/--export {args.export}")
 
+    added = tuple(pair for text in args.add_role_to_hosts for pair in parse_role_option(text))
     options = ServeOptions(
+        roles=HostRoles(args.master_host, added),
         endpoint=args.socket_endpoint,
         export_prefix=args.export,
         timeout_s=args.timeout,

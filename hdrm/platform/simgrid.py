@@ -37,6 +37,7 @@ from hdrm.platform.model import (
 )
 from hdrm.platform.safe_xml import UnsafeXmlError, parse_xml_file
 from hdrm.platform.simgrid_checks import check_doctype, check_platform_tree, line_of
+from hdrm.platform.simgrid_roles import HostRoles, apply_roles, is_master
 from hdrm.platform.simgrid_routes import check_routes
 from hdrm.platform.simgrid_topology import check_topology_hosts, check_vivaldi_zones
 from hdrm.platform.simgrid_export import (  # noqa: F401  (the writer, re-exported)
@@ -269,9 +270,19 @@ def read_simgrid_hosts(path: str | Path) -> list[HostSpec]:
     return compute_hosts(read_simgrid_all_hosts(path))
 
 
-def compute_hosts(hosts: list[HostSpec]) -> list[HostSpec]:
-    """The compute hosts among ``hosts`` (not the master, not storage), sorted by name."""
-    return sorted((h for h in hosts if _is_compute(h)), key=lambda h: h.name)
+def compute_hosts(hosts: list[HostSpec], roles_applied: bool = False) -> list[HostSpec]:
+    """The compute hosts among ``hosts`` (not the master, not storage), sorted by name.
+
+    Args:
+        roles_applied: ``hosts`` come from :func:`read_simgrid_all_hosts` with ``roles``, whose
+            ``role`` properties alone tell (else the host named ``master_host`` is the master).
+    """
+    keep = _has_compute_role if roles_applied else _is_compute
+    return sorted((h for h in hosts if keep(h)), key=lambda h: h.name)
+
+
+def _has_compute_role(host: HostSpec) -> bool:
+    return host.properties.get("role", "") in ("", "compute_node")
 
 
 def has_role(host: HostSpec, role: str) -> bool:
@@ -279,8 +290,13 @@ def has_role(host: HostSpec, role: str) -> bool:
     return role in {r.strip() for r in host.properties.get("role", "").split(",")}
 
 
-def read_simgrid_all_hosts(path: str | Path) -> list[HostSpec]:
+def read_simgrid_all_hosts(path: str | Path, roles: HostRoles | None = None) -> list[HostSpec]:
     """Every host of a SimGrid platform file (master and storage hosts too), in file order.
+
+    Args:
+        roles: Batsim's ``-m``/``-r`` options, merged into the hosts' ``role`` properties
+            (:func:`hdrm.platform.simgrid_roles.apply_roles`; then exactly one master); None:
+            the file's roles alone.
 
     Raises:
         PlatformError: the file is missing or not valid XML, a host is malformed or declared twice,
@@ -315,10 +331,15 @@ def read_simgrid_all_hosts(path: str | Path) -> list[HostSpec]:
                 f"{host.pstate}; Batsim refuses a compute host of non-positive speed; give a "
                 "positive speed (or make it the master host)"
             )
-    masters = [h.name for h in hosts if h.name == MASTER_HOST or has_role(h, "master")]
+    if roles is not None:
+        hosts = apply_roles(hosts, roles, path)
+        masters = [h.name for h in hosts if is_master(h)]
+    else:
+        masters = [h.name for h in hosts if h.name == MASTER_HOST or has_role(h, "master")]
     if len(masters) == 1:  # Batsim's messages go to its server on the master host
-        check_routes(root, path, masters[0], [h.name for h in compute_hosts(hosts)])
-        check_vivaldi_zones(root, path, masters[0], [h.name for h in compute_hosts(hosts)])
+        computing = [h.name for h in compute_hosts(hosts, roles is not None)]
+        check_routes(root, path, masters[0], computing)
+        check_vivaldi_zones(root, path, masters[0], computing)
     return hosts
 
 
