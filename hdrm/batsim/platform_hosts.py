@@ -31,9 +31,11 @@ from hdrm.platform.simgrid import (
     compute_hosts,
     has_role,
     platform_to_xml,
+    read_platform_root,
     read_simgrid_all_hosts,
     read_simgrid_hosts,
 )
+from hdrm.platform.simgrid_config import check_modelled
 from hdrm.platform.simgrid_roles import HostRoles, is_master
 
 
@@ -83,6 +85,7 @@ def load_served_hosts(path: str | Path, energy: bool = False,
     if suffix == ".xml":
         given = roles is not None and not roles.default
         every = read_simgrid_all_hosts(path, roles if given else None)
+        check_modelled(read_platform_root(path), path)  # <config> values L07 reads
         if not given:  # with -m/-r, apply_roles checked the master
             check_master(every, path)
         else:

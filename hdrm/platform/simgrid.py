@@ -37,6 +37,7 @@ from hdrm.platform.model import (
 )
 from hdrm.platform.safe_xml import UnsafeXmlError, parse_xml_file
 from hdrm.platform.simgrid_checks import check_doctype, check_platform_tree, line_of
+from hdrm.platform.simgrid_config import check_declared
 from hdrm.platform.simgrid_roles import HostRoles, apply_roles, is_master
 from hdrm.platform.simgrid_routes import check_routes
 from hdrm.platform.simgrid_topology import check_topology_hosts, check_vivaldi_zones
@@ -300,6 +301,8 @@ def read_simgrid_all_hosts(path: str | Path, roles: HostRoles | None = None) -> 
 
     Raises:
         PlatformError: the file is missing or not valid XML, a host is malformed or declared twice,
+            a ``<config>`` key SimGrid 3.32 does not declare or a value it cannot parse
+            (:func:`hdrm.platform.simgrid_config.check_declared`),
             or a compute host (or the master host itself) has no route to the master host, or
             one over a link of bandwidth 0 (:func:`hdrm.platform.simgrid_routes.check_routes`).
     """
@@ -307,6 +310,7 @@ def read_simgrid_all_hosts(path: str | Path, roles: HostRoles | None = None) -> 
     root = _parse_xml(path)
     hosts: list[HostSpec] = []
     source, memo = str(path), {}
+    check_declared(root, path)  # SimGrid aborts on an unknown <config> key
     for element in check_platform_tree(root, path):  # the elements that make hosts
         hosts.extend(_element_hosts(element, source, memo))
     check_topology_hosts(root, path)  # peers, cabinets, topology clusters
