@@ -108,7 +108,9 @@ def apply_roles(hosts: Sequence[HostSpec], roles: HostRoles, path: str | Path) -
             )
         out.append(replace(host, properties={**host.properties, "role": merged}))
     _check_one_master(out, roles, path)
-    missing = sorted(name for name in wanted if name not in {h.name for h in hosts})
+    names = {h.name for h in hosts}
+    missing = sorted(name for name in wanted if name not in names  # not the default master's
+                     and (name, wanted[name][0]) != (MASTER_HOST, "master"))
     if missing:
         logger.warning("%s: no host named %s; Batsim ignores the role given to it", path,
                        ", ".join(repr(n) for n in missing))

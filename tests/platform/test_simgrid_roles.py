@@ -164,3 +164,14 @@ def test_storage_hosts_with_energy_accounting_are_refused(tmp_path):
     platform = write_triangle(tmp_path / "p.xml", "storage")
     with pytest.raises(PlatformError, match="storage host 'b' .* with energy accounting"):
         load_served_hosts(platform, energy=True)
+
+
+def test_the_default_master_name_is_not_warned_about(tmp_path, caplog):
+    """The master is the file's role=master host b; -r names a and b's neighbour only."""
+    text = write_triangle(tmp_path / "t.xml", "master").read_text()
+    platform = tmp_path / "p.xml"
+    platform.write_text(text.replace('"master_host"', '"m0"'))
+    hosts = load_hosts(platform, roles=HostRoles(added=(("a", "compute_node"),)))
+    assert [(h.name, h.properties.get("role")) for h in hosts] == [("a", "compute_node"),
+                                                                    ("m0", None)]
+    assert "Batsim ignores" not in caplog.text
