@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from batsim_helpers import raw_session
 from real_batsim import real_batsim
 
 BATSIM, WHY_NOT = real_batsim()
@@ -48,9 +49,32 @@ WORKLOAD = {
                  "c4": {"type": "parallel_homogeneous", "cpu": 4e9, "com": 0}},
     "jobs": [{"id": "0", "subtime": 0, "res": 1, "profile": "d10", "walltime": 100},
              {"id": "1", "subtime": 2, "res": 2, "profile": "c4", "walltime": 100},
-             {"id": "2", "subtime": 3, "res": 1, "profile": "c4", "walltime": 100},
+             {"id": "2", "subtime": 7, "res": 1, "profile": "c4", "walltime": 100},
              {"id": "3", "subtime": 20, "res": 3, "profile": "d10", "walltime": 100}],
 }
+
+
+def _rows(path: Path) -> dict[str, dict[str, str]]:
+    with open(path, newline="") as f:
+        return {row["job_id"].split("!")[-1]: row for row in csv.DictReader(f)}
+
+
+def _on_the_users_file(tmp_path: Path, jobs: dict[str, dict[str, str]]) -> tuple[dict, float]:
+    """The binary with -E on the user's own file, each job started on its allocation in
+    ``jobs`` when submitted (the replay started every job at its submission)."""
+    def reply(doc: dict) -> str:
+        out = [{"timestamp": doc["now"], "type": "EXECUTE_JOB",
+                "data": {"job_id": e["data"]["job_id"],
+                         "alloc": jobs[e["data"]["job_id"].split("!")[-1]]["allocated_resources"]}}
+               for e in doc["events"] if e["type"] == "JOB_SUBMITTED"]
+        return json.dumps({"now": doc["now"], "events": out})
+
+    (tmp_path / "user").mkdir()
+    raw_session(reply, tmp_path / "p.xml", tmp_path / "w.json", tmp_path / "user" / "o",
+                energy=True, binary=BATSIM)
+    with open(tmp_path / "user" / "o_schedule.csv", newline="") as f:
+        total = float(next(csv.DictReader(f))["consumed_joules"])
+    return _rows(tmp_path / "user" / "o_jobs.csv"), total
 
 
 def _replay(tmp_path: Path, engine: str) -> tuple[dict[str, dict[str, str]], float]:
@@ -62,8 +86,7 @@ def _replay(tmp_path: Path, engine: str) -> tuple[dict[str, dict[str, str]], flo
         cmd += ["--batsim", BATSIM]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    with open(out / "out_jobs.csv", newline="") as f:
-        jobs = {row["job_id"]: row for row in csv.DictReader(f)}
+    jobs = _rows(out / "out_jobs.csv")
     with open(out / "out_schedule.csv", newline="") as f:
         total = float(next(csv.DictReader(f))["consumed_joules"])
     return jobs, total
@@ -84,6 +107,12 @@ def test_both_engines_charge_the_files_idle_watts(tmp_path):
         assert float(other["consumed_energy"]) == pytest.approx(
             float(row["consumed_energy"]), rel=1e-9), key
     assert batsim_total == pytest.approx(builtin_total, rel=1e-9)
+    assert all(row["starting_time"] == row["submission_time"] for row in builtin.values())
+    user, user_total = _on_the_users_file(tmp_path, builtin)  # the ground truth
+    for key, row in user.items():
+        assert float(batsim[key]["consumed_energy"]) == pytest.approx(
+            float(row["consumed_energy"]), rel=1e-9), key
+    assert batsim_total == pytest.approx(user_total, rel=1e-9)
     # by hand: job 0, a 10 s delay on the fastest host b (idle 20 W, full 120 W): 200 J (the
     # old export charged 1200 J); job 3, a 10 s delay on a, b, c: 10 s x (50 + 20 + 10) W
     assert builtin["0"]["allocated_resources"] == "1"
