@@ -159,7 +159,8 @@ def check_export_runs(workload: Workload) -> None:
         "platform's network, storage or traces (the batsim engine gives Batsim hdrm's export of "
         "the platform, whose hosts have no links between them); give these jobs 'delay', "
         "'parallel_homogeneous' or 'parallel_homogeneous_total' profiles with com 0, or run the "
-        "workload with Batsim on your own platform file and a PyBatsim scheduler")
+        "workload with Batsim on your own platform file and a PyBatsim scheduler ('hdrm serve' "
+        "stands in for Batsim there and runs jobs that communicate)")
 
 
 def _some(ids: list[Any]) -> str:
