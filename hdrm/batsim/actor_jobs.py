@@ -44,6 +44,8 @@ class JobActors:
         every = range(self.board.nb_hosts)
         if self.config.energy:
             yield from self._energy(sorted(hosts))
+            if self.accounts is not None:
+                self._energy_at[job.job.idx] = self._energy_of(hosts)
             yield from self._energy(every)
         profile = self.table.profile_of(job)
         walltime = float(np.longdouble(job.raw.get("walltime", -1)))
@@ -63,7 +65,9 @@ class JobActors:
         end_s, end = self.maestro.now, self._board_end(job)
         if self.config.energy:
             yield from self._energy(sorted(hosts))
+            end = self._accounted(job, end)
             yield from self._energy(every)
+            self._window_end()
         yield from self._put(("END", job, state, end, end_s), min(hosts))
         running_on = self._running_on.pop(job.job.idx, None)
         if running_on is not None:  # SimGrid 3.32's wait_for left it running: the actor's end
@@ -163,9 +167,24 @@ class JobActors:
             count[h] = count.get(h, 0) + 1
         return min(self._speed[h] / (flops * k) for h, k in count.items())
 
+    def _accounted(self, job: ServerJob, end: Any) -> Any:
+        """Where SimGrid's accounts are kept: the job's end with their energy (its hosts' now
+        less at its start, in long doubles, as Batsim subtracts them)."""
+        if self.accounts is None:
+            return end
+        start = self._energy_at.pop(job.job.idx, None)
+        if start is None:
+            return end
+        return replace(end, energy_j=float(self._energy_of(job.hosts) - start))
+
+    def _window_end(self) -> None:
+        """Batsim's energy_last_job_completion (consumed_joules' end), from the accounts."""
+        if self.accounts is not None:
+            self._window_j[1] = float(self._energy_of(range(self.board.nb_hosts)))
+
     def _new_speed(self, host: int) -> None:
         """Host::set_pstate: the host's speed, its energy, the rate of a ptask on it."""
-        self._touched(host)
+        self._set_pstate(host, self.board.pstate[host])
         self._speed[host] = self.board.hosts[host].speeds_gflops[self.board.pstate[host]] * 1e9
         if self.network is not None:
             self.network.set_speed(host, self._speed[host])
@@ -195,10 +214,14 @@ class JobActors:
             if self.network is not None and end.state != COMPLETED_KILLED:
                 end = replace(end, state=COMPLETED_KILLED)  # the board's cpu-only run ended
             leaf = self._leaves.get(job.job.idx) if self.network is not None else None
-            killed.append((job, end, self.maestro.now, leaf is not None and leaf[4] is not None))
+            now = self.maestro.now
             if self.config.energy:
                 yield from self._energy(sorted(job.hosts))
+                end = self._accounted(job, end)
+            killed.append((job, end, now, leaf is not None and leaf[4] is not None))
+            if self.config.energy:
                 yield from self._energy(range(self.board.nb_hosts))
+                self._window_end()
         yield from self._put(("KILLED", batsim_ids, progress, killed), MASTER)
 
     def _progress(self, job: ServerJob) -> Any:
@@ -223,10 +246,17 @@ class JobActors:
             self.maestro.cancel_exec(ptask[0])
         self.maestro.cancel(executor)
 
-    def _switcher(self, group: int, host: int, speed_flops: float) -> Steps:
-        """switch_on/off_machine_process (pstate.cpp): the virtual state, one flop computed at
-        its speed, the target state, then the message."""
-        yield (ANSWERED, lambda: self._touched(host))  # Host::set_pstate (energy updated)
+    def _set_pstate(self, host: int, state: int) -> None:
+        """Host::set_pstate's energy update (charged at the state the account had)."""
+        if self.accounts is not None:
+            self.accounts.pstate[host] = state
+        self._touched(host)
+
+    def _switcher(self, group: int, host: int, via: int, target: int) -> Steps:
+        """switch_on/off_machine_process (pstate.cpp): the virtual state ``via``, one flop
+        computed at its speed, the ``target`` state, then the message."""
+        speed_flops = self.board.hosts[host].speeds_gflops[via] * 1e9
+        yield (ANSWERED, lambda: self._set_pstate(host, via))  # Host::set_pstate
         yield (EXECUTE, 1.0, speed_flops, host)
-        yield (ANSWERED, lambda: self._touched(host))
+        yield (ANSWERED, lambda: self._set_pstate(host, target))
         yield from self._put(("SWITCHED", group), host)

@@ -28,9 +28,11 @@ step after the submitter's last batch then comes after NOTIFY, or in a message o
 It covers ``delay`` and ``parallel_homogeneous`` jobs on the platforms
 :func:`hdrm.batsim.bandwidth.message_bandwidths` reads (with or without latency); the physics
 (host states, energy, outputs) stays :class:`~hdrm.batsim.hosts.HostBoard`'s. Where jobs
-communicate (``com`` > 0; without ``-E``), hosts and links form SimGrid's lmm system
+communicate (``com`` > 0), hosts and links form SimGrid's lmm system
 (:mod:`hdrm.batsim.ptask`): the jobs' parallel tasks and the messages share the links, and a job
-ends when its task's work is done (the board's own end, cpu only, is not used).
+ends when its task's work is done (the board's own end, cpu only, is not used); with ``-E`` the
+energy is then SimGrid's lazy per-host accounts (:class:`~hdrm.batsim.lazy_energy.HostAccounts`,
+a host charged at its cpu load when the energy plugin is called on it), not the board's.
 """
 
 from __future__ import annotations
@@ -45,11 +47,14 @@ from hdrm.batsim import protocol as p
 from hdrm.batsim.actor_jobs import MASTER, JobActors, Steps
 from hdrm.batsim.bandwidth import MessageBandwidths, communicating
 from hdrm.batsim.jobs import SUBMITTED, JobTable, ServerJob
+from hdrm.batsim.lazy_energy import HostAccounts
 from hdrm.batsim.maestro import ANSWERED, CREATE, EXCHANGE, RECV, SEND, SLEEP, WAIT, Exec, Maestro
-from hdrm.batsim.ptask import Network
+from hdrm.batsim.partial_load import power_ranges
+from hdrm.batsim.ptask import Network, unroutable_pair
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
 from hdrm.errors import ProtocolError, WorkloadError
 from hdrm.platform.simgrid import HostSpec
+from hdrm.results.records import JobResult
 from hdrm.sim.machine import JobEnd
 
 logger = logging.getLogger(__name__)
@@ -85,6 +90,18 @@ class ActorSimulation(JobActors, BatsimSimulation):
         self._early: dict[int, JobEnd] = {}  # ends the board reached before their executor
         self._groups: dict[int, list] = {}  # switch group -> [hosts, state, machines left]
         self._begins: p.Message | None = None
+        #: SimGrid's energy accounts where jobs communicate (-E): the board's energy then
+        self.accounts: HostAccounts | None = None
+        self._energy_at: dict[int, np.longdouble] = {}  # job -> its hosts' energy at its start
+        self._window_j: list[float | None] = [None, None]  # at the first submission, last end
+        if self.network is not None and self.config.energy:
+            hosts_ = self.board.hosts
+            self.accounts = HostAccounts(
+                [power_ranges(h) for h in hosts_], [[s * 1e9 for s in h.speeds_gflops]
+                                                    for h in hosts_],
+                [h.cores for h in hosts_], self.board.pstate, self._usage)
+            every = range(self.board.nb_hosts)
+            self.board.energy_source = lambda: float(self.accounts.total_j(every))
         for i, sub in enumerate(self._subs):
             self.maestro.spawn(self._submitter(i, sub.jobs))
         self.maestro.spawn(self._server())
@@ -93,18 +110,21 @@ class ActorSimulation(JobActors, BatsimSimulation):
         """Where jobs communicate: hosts and links as SimGrid's lmm system sees them.
 
         Raises:
-            WorkloadError: with ``-E`` (a host's load under a communicating job is not
-                modelled).
+            WorkloadError: a route between two compute hosts that a communicating job could
+                use is not one hdrm serve simulates (:func:`~hdrm.batsim.ptask.unroutable_pair`).
         """
         if bandwidths.between is None:
             return None
-        if self.config.energy:
+        board = self.board
+        bad = unroutable_pair(bandwidths.between, board.nb_hosts)
+        if bad is not None:
+            i, j, why = bad
             talking = communicating(self.table)
             raise WorkloadError(
                 f"{self.table.path}: job {talking[0].job.id!r} communicates (com > 0), and "
-                "hdrm serve does not account the energy of communicating jobs (-E): run this "
-                "workload with the real batsim, or without -E")
-        board = self.board
+                f"the platform's route from host {board.hosts[i].name!r} to "
+                f"{board.hosts[j].name!r} is {why}, which hdrm serve does not simulate: run "
+                "this workload with the real batsim, or give those jobs com 0")
         return Network([h.speeds_gflops[s] * 1e9 for h, s in zip(board.hosts, board.pstate)],
                        [h.cores for h in board.hosts], bandwidths.between)
 
@@ -154,13 +174,37 @@ class ActorSimulation(JobActors, BatsimSimulation):
                     else:
                         for other in hosts[i:]:
                             fresh[other] = now
+                    if self.accounts is not None:
+                        for other in hosts[i:]:
+                            self.accounts.update(other, now)
                     yield (ANSWERED, None)
                     return
                 yield (ANSWERED, lambda h=h: self._touched(h))
 
     def _touched(self, host: int) -> None:
+        """The energy plugin is called on ``host`` (its account updated)."""
         if host >= 0:
             self._fresh[host] = self.maestro.now
+            if self.accounts is not None:
+                self.accounts.update(host, self.maestro.now)
+
+    def _usage(self, host: int) -> float:
+        """The flop/s ``host``'s cpu delivers now (``Constraint::get_usage``): its enabled
+        elements' weight x value, and its executions outside the lmm system (switches)."""
+        used = 0.0
+        for elem in self.network.cpus[host].enabled:  # type: ignore[union-attr]
+            if elem.weight > 0:
+                used += elem.weight * elem.variable.value
+        return used + self.maestro.executing(host)
+
+    def _energy_of(self, hosts: Sequence[int]) -> np.longdouble:
+        """consumed_energy_on_machines: the sum of the hosts' accounts (a long double)."""
+        return self.accounts.total_j(hosts)  # type: ignore[union-attr]
+
+    def results(self) -> list[JobResult]:
+        if self.accounts is not None:  # consumed_joules: from the first submission's reading
+            self.board.marked_energy_j, self.board.last_end_energy_j = self._window_j
+        return super().results()
 
     def _sync(self) -> None:
         """Bring the board to the actors' time; keep the job ends it reaches first."""
@@ -192,6 +236,8 @@ class ActorSimulation(JobActors, BatsimSimulation):
                 # energy_first_job_submission: every submitter asks until one has the answer
                 yield from self._energy(range(self.board.nb_hosts))
                 self._first_energy = True
+                if self.accounts is not None:
+                    self._window_j[0] = float(self._energy_of(range(self.board.nb_hosts)))
         if batch:
             yield from self._put(("BATCH", batch), MASTER)
         yield from self._put(("BYE", index), MASTER)
@@ -279,7 +325,7 @@ class ActorSimulation(JobActors, BatsimSimulation):
             done.data["job_ids"] = list(batsim_ids)
             queued.append(done)
         elif kind == "SWITCHED":
-            self._switched(message[1], now)
+            yield from self._switched(message[1], now)
         elif kind == "DECISION":
             yield from self._decide(message[1], message[2], now)
 
@@ -339,27 +385,38 @@ class ActorSimulation(JobActors, BatsimSimulation):
         self._set_state(event, now, where)
         if self.config.energy:
             yield from self._energy(range(self.board.nb_hosts))
-        for end_s, hosts, target in self.board.switches_after(before):
-            group = len(self._groups)
-            self._groups[group] = [hosts, target, len(hosts)]
+        switches = self.board.switches_after(before)
+        if not switches:
+            return
+        # one acknowledgement once every host of the request has switched (Batsim's
+        # current_switches), however long each host takes
+        group, target = len(self._groups), switches[0][2]
+        entry = self._groups[group] = [sorted(h for sw in switches for h in sw[1]), target, 0]
+        entry[2] = len(entry[0])
+        for end_s, hosts, target in switches:
             if end_s <= now:
                 for h in hosts:
                     yield (ANSWERED, lambda h=h: self._new_speed(h))  # Host::set_pstate
-                self._groups[group][2] = 0
-                self._queued.append(ev.resource_state_changed(
-                    now, p.format_resources(hosts), str(target)))
+                entry[2] -= len(hosts)
+                if entry[2] == 0:
+                    self._queued.append(ev.resource_state_changed(
+                        now, p.format_resources(entry[0]), str(target)))
                 continue
             for h in hosts:  # through the virtual state of the sleep state left or entered
                 sleep = board.sleep[h]
                 via = sleep[target][0] if target in sleep else sleep[states[h]][1]
                 self._counts["switching"] += 1
-                yield (CREATE, self._switcher(group, h, board.hosts[h].speeds_gflops[via] * 1e9))
+                yield (CREATE, self._switcher(group, h, via, target))
 
-    def _switched(self, group: int, now: float) -> None:
+    def _switched(self, group: int, now: float) -> Steps:
+        """server_on_switched: once every host of the request has switched, the energy trace
+        (CurrentSwitches::mark_switch_as_done reads every host's energy), then the message."""
         self._counts["switching"] -= 1
         entry = self._groups[group]
         entry[2] -= 1
         if entry[2] == 0:
+            if self.config.energy:
+                yield from self._energy(range(self.board.nb_hosts))
             self._sync()
             self._queued.append(ev.resource_state_changed(now, p.format_resources(entry[0]),
                                                           str(entry[1])))

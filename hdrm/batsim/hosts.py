@@ -26,7 +26,7 @@ import heapq
 import logging
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from hdrm.batsim.lazy_energy import LazyCharges
 from hdrm.batsim.partial_load import PartialLoad
@@ -90,6 +90,8 @@ class HostBoard:
         #: SimGrid's lazy energy accounts, modelled under energy accounting (set by the server)
         self.lazy_energy = False
         self.lazy = LazyCharges(powers, self.pstate)
+        #: where the energy is kept elsewhere (SimGrid's accounts where jobs communicate)
+        self.energy_source: Callable[[], float] | None = None
         self.sleep = [sleep_states(h, f"host {h.name!r}") for h in self.hosts]
         self.virtual = [{s for pair in m.values() for s in pair} for m in self.sleep]
         self.switching: list[bool] = [False] * len(self.hosts)
@@ -130,6 +132,8 @@ class HostBoard:
 
     def energy_j(self) -> float:
         """Energy consumed by every compute host since time 0."""
+        if self.energy_source is not None:
+            return self.energy_source()
         return self.machine.energy_j() - self.partial.energy_j(self.machine.now) + self.lazy.total_j
 
     def mark_energy_at(self, t: float) -> None:

@@ -96,6 +96,7 @@ class _Action:
     sleeper: Actor | None = None
     exec: Exec | None = None
     task: Task | None = None
+    computes: bool = False  # an execution on one host (``EXECUTE``), outside the lmm system
 
 
 class Maestro:
@@ -211,7 +212,7 @@ class Maestro:
             if self.on_action_end is not None:
                 self.on_action_end(request[3])  # the energy plugin's Exec::on_start
             self._actions.append(_Action(request[3], remains=request[1], rate=request[2],
-                                         sleeper=actor))
+                                         sleeper=actor, computes=True))
         elif kind == PTASK:  # Exec::start (answered): its action, the whole work at ``rate``
             self._start_exec(request[1], request[2], actor)
             self._ready.append((actor, None))
@@ -246,10 +247,10 @@ class Maestro:
     def cancel_exec(self, exec_: Exec) -> None:
         """Exec::cancel: its action (and timer) dropped, its hosts' energy updated."""
         self._actions = [a for a in self._actions if a.exec is not exec_]
-        self._free(exec_.action)
-        if self.on_action_end is not None:
+        if self.on_action_end is not None:  # the action failed, its variable still there
             for h in exec_.hosts:
                 self.on_action_end(h)
+        self._free(exec_.action)
 
     def _free(self, action: _Action | None) -> None:
         """The action's variable leaves the lmm system (where it has one)."""
@@ -321,12 +322,12 @@ class Maestro:
                 done = (a.rate > 0 and a.remains <= 0) or a.max_duration == 0.0
             if done:
                 ended.append(a)
-                if a.task is not None:
-                    self._free(a)
-                if self.on_action_end is not None:
+                if self.on_action_end is not None:  # finished, its variable still there
                     for h in (a.exec.hosts if a.exec is not None and a is a.exec.action
                               else (a.host,)):
                         self.on_action_end(h)
+                if a.task is not None:
+                    self._free(a)
             else:
                 kept.append(a)
         self._actions = kept
@@ -376,6 +377,10 @@ class Maestro:
         if exec_.waiter is not None:
             self._ready.append((exec_.waiter, exec_.state))
             exec_.waiter = None
+
+    def executing(self, host: int) -> float:
+        """The flop rate of the executions (``EXECUTE``) running on ``host`` now."""
+        return sum(a.rate for a in self._actions if a.computes and a.host == host)
 
     def cancel(self, actor: Actor) -> None:
         """Kill ``actor`` (Batsim's killer): its sleep is dropped, it never runs again."""

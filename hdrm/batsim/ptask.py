@@ -30,10 +30,14 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from hdrm.batsim.lmm import Constraint, System, Variable
-from hdrm.platform.simgrid_routes import Link, Route
+from hdrm.platform.simgrid_routes import Link, NoRoute, Route, Unmodelled
 
 #: SimGrid's ``network/TCP-gamma`` (bytes).
 TCP_GAMMA = 4194304.0
+#: Up to this many compute hosts, :func:`unroutable_pair` checks every pair; beyond, the routes
+#: from and to the first host (the others are checked when a job starts on them).
+ALL_PAIRS_UP_TO = 256
+_POLICIES = ("SHARED", "FATPIPE", "SPLITDUPLEX")
 _DBL_MAX = sys.float_info.max
 
 
@@ -51,6 +55,29 @@ class Task:
     lat_bytes: tuple[float, ...]  # latency x bytes of each pair with bytes
     latency: float
     empty: bool = False  # no flops, no link: no work (done at the next step)
+
+
+def unroutable_pair(route: Callable[[int, int], Route],
+                    nb_hosts: int) -> tuple[int, int, str] | None:
+    """The first pair of distinct compute hosts (row order) whose route a communicating job
+    could not use, and why: none found, not known exactly (a Floyd tie, a zone not modelled),
+    or a link not modelled; None when all are usable. Every pair up to
+    :data:`ALL_PAIRS_UP_TO` hosts, else the first host's routes to and from each other one."""
+    if nb_hosts <= ALL_PAIRS_UP_TO:
+        pairs = ((i, j) for i in range(nb_hosts) for j in range(nb_hosts) if i != j)
+    else:
+        pairs = (pair for j in range(1, nb_hosts) for pair in ((0, j), (j, 0)))
+    for i, j in pairs:
+        try:
+            found = route(i, j)
+        except (NoRoute, Unmodelled) as exc:
+            return i, j, f"not modelled ({exc})"
+        if not found.exact:
+            return i, j, "not known exactly"
+        for link in found.links:
+            if link.bps is None or link.policy not in _POLICIES:
+                return i, j, f"through link {link.name!r} ({link.policy}, bandwidth {link.bps})"
+    return None
 
 
 class Network:
@@ -76,7 +103,7 @@ class Network:
     def _link(self, link: Link) -> Constraint:
         cnst = self.links.get(link.name)
         if cnst is None:
-            if link.bps is None or link.policy not in ("SHARED", "FATPIPE", "SPLITDUPLEX"):
+            if link.bps is None or link.policy not in _POLICIES:
                 raise Unroutable(f"link {link.name!r} ({link.policy}, bandwidth {link.bps})")
             cnst = self.links[link.name] = Constraint(link.bps, link.policy == "FATPIPE",
                                                       link.name)

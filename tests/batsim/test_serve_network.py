@@ -157,12 +157,6 @@ def test_a_session_without_communication_keeps_its_model(tmp_path):
     assert not getattr(sim, "bandwidths", None) or sim.bandwidths.between is None
 
 
-def test_communicating_jobs_are_refused_under_energy_accounting(tmp_path):
-    err = serve_error(cluster_platform(tmp_path / "p.xml", watts=True),
-                      mixed_workload(tmp_path / "w.json", 1, 6), energy=True)
-    assert "communicates (com > 0)" in err and "-E" in err and "real batsim" in err
-
-
 def test_communicating_jobs_are_refused_where_the_actor_model_does_not_apply(tmp_path):
     """An hdrm JSON platform has no SimGrid routes: the refusal names the profile type, the
     first jobs, why and the real batsim."""
