@@ -182,10 +182,12 @@ class JobActors:
         if self.accounts is not None:
             self._window_j[1] = float(self._energy_of(range(self.board.nb_hosts)))
 
-    def _new_speed(self, host: int) -> None:
-        """Host::set_pstate: the host's speed, its energy, the rate of a ptask on it."""
-        self._set_pstate(host, self.board.pstate[host])
-        self._speed[host] = self.board.hosts[host].speeds_gflops[self.board.pstate[host]] * 1e9
+    def _new_speed(self, host: int, state: int | None = None) -> None:
+        """Host::set_pstate (to ``state``, by default the board's): the host's speed, its
+        energy, the rate of a ptask on it."""
+        state = self.board.pstate[host] if state is None else state
+        self._set_pstate(host, state)
+        self._speed[host] = self.board.hosts[host].speeds_gflops[state] * 1e9
         if self.network is not None:
             self.network.set_speed(host, self._speed[host])
             return
@@ -256,7 +258,7 @@ class JobActors:
         """switch_on/off_machine_process (pstate.cpp): the virtual state ``via``, one flop
         computed at its speed, the ``target`` state, then the message."""
         speed_flops = self.board.hosts[host].speeds_gflops[via] * 1e9
-        yield (ANSWERED, lambda: self._set_pstate(host, via))  # Host::set_pstate
+        yield (ANSWERED, lambda: self._new_speed(host, via))  # Host::set_pstate
         yield (EXECUTE, 1.0, speed_flops, host)
-        yield (ANSWERED, lambda: self._set_pstate(host, target))
+        yield (ANSWERED, lambda: self._new_speed(host, target))
         yield from self._put(("SWITCHED", group), host)

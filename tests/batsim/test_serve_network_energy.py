@@ -233,9 +233,10 @@ def sleepy_hosts(path: Path) -> Path:
     return path
 
 
-def sleeper(nb: int, seed: int):
+def sleeper(nb: int, seed: int, wake: str = "0"):
     """FCFS over the awake hosts; every 2nd reply before 12 s sends a random free host to
-    sleep, and sleeping hosts are woken (one request) when a job waits; every 5th a QUERY."""
+    sleep, and sleeping hosts are woken (one request, into P-state ``wake``) when a job waits;
+    every 5th a QUERY."""
     rng, count = random.Random(seed), [0]
     free, asleep, queue = set(range(nb)), set(), []
 
@@ -260,7 +261,7 @@ def sleeper(nb: int, seed: int):
             woken = " ".join(map(str, sorted(asleep)))
             asleep.clear()
             out.append({"timestamp": now, "type": "SET_RESOURCE_STATE",
-                        "data": {"resources": woken, "state": "0"}})
+                        "data": {"resources": woken, "state": wake}})
         elif free and count[0] % 2 == 0 and now < 12:
             h = rng.choice(sorted(free))
             free.discard(h)
@@ -282,8 +283,9 @@ def ids_of(text: str) -> list[int]:
     return ids
 
 
-def sleepy_run(platform: Path, workload: Path, prefix: Path, nb: int, seed: int, real: bool):
-    scheduler = raw_session(sleeper(nb, seed), platform, [workload], prefix, True,
+def sleepy_run(platform: Path, workload: Path, prefix: Path, nb: int, seed: int, real: bool,
+               wake: str = "0"):
+    scheduler = raw_session(sleeper(nb, seed, wake), platform, [workload], prefix, True,
                             BATSIM if real else None)
     with open(f"{prefix}_jobs.csv", newline="") as handle:
         table = [row[:16] for row in csv.reader(handle)]
@@ -320,12 +322,15 @@ def test_one_acknowledgement_per_request_whatever_each_host_s_switch_takes(tmp_p
 
 @pytest.mark.slow
 @pytest.mark.skipif(BATSIM is None, reason=WHY_NOT)
-@pytest.mark.parametrize("kind", ["hosts", "SHARED"])
-def test_sleep_states_against_the_binary(tmp_path, kind):
+@pytest.mark.parametrize("kind,wake", [("hosts", "0"), ("SHARED", "0"), ("hosts", "1"),
+                                       ("SHARED", "1")])
+def test_sleep_states_against_the_binary(tmp_path, kind, wake):
     """Switches through virtual states while jobs communicate: each switch ends with an energy
     reading of every host (mark_switch_as_done's trace), which the lazy accounts see
     (checked, runs/s27X/expS.py: 3 platforms x seeds 1-3, 9 of 9; 4 of 9 without that
-    reading and with one acknowledgement per duration)."""
+    reading and with one acknowledgement per duration); woken into P-state 1, the host's speed
+    (its tasks' bounds) is the new state's (runs/s27X/expS1.py: 9 of 9; 2 of 9 when the
+    switcher left the speed as before the sleep)."""
     if kind == "hosts":
         platform, nb = sleepy_hosts(tmp_path / "p.xml"), 4
     else:
@@ -337,8 +342,8 @@ def test_sleep_states_against_the_binary(tmp_path, kind):
                             f'value="{SLEEP_W}"/><prop id="sleep_pstates" value="2:3:4"/>')
         platform.write_text(text)
     workload = mixed_workload(tmp_path / "w.json", 1, nb)
-    ours = sleepy_run(platform, workload, tmp_path / "ours", nb, 1, False)
-    assert ours == sleepy_run(platform, workload, tmp_path / "real", nb, 1, True)
+    ours = sleepy_run(platform, workload, tmp_path / "ours", nb, 1, False, wake)
+    assert ours == sleepy_run(platform, workload, tmp_path / "real", nb, 1, True, wake)
 
 
 # ---------------------------------------------------------------- routes checked up front
