@@ -122,9 +122,10 @@ class ActorSimulation(JobActors, BatsimSimulation):
             talking = communicating(self.table)
             raise WorkloadError(
                 f"{self.table.path}: job {talking[0].job.id!r} communicates (com > 0), and "
-                f"the platform's route from host {board.hosts[i].name!r} to "
-                f"{board.hosts[j].name!r} is {why}, which hdrm serve does not simulate: run "
-                "this workload with the real batsim, or give those jobs com 0")
+                f"the route of {bandwidths.platform or 'the platform'} from host "
+                f"{board.hosts[i].name!r} to {board.hosts[j].name!r} is {why}, which hdrm serve "
+                "does not simulate: run this workload with the real batsim, or give those jobs "
+                "com 0")
         return Network([h.speeds_gflops[s] * 1e9 for h, s in zip(board.hosts, board.pstate)],
                        [h.cores for h in board.hosts], bandwidths.between)
 

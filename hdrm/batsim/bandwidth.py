@@ -25,6 +25,7 @@ and a session the actor model cannot run is refused, naming the jobs and the rea
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import xml.etree.ElementTree as ET
@@ -61,6 +62,7 @@ class MessageBandwidths:
         routes: where jobs communicate (else empty), the routes to the master host: the
             master's own, then each compute host's.
         between: where jobs communicate, the route from compute host ``i`` to ``j``.
+        platform: where jobs communicate, the platform file the routes come from (for errors).
     """
 
     master_bps: float
@@ -68,6 +70,7 @@ class MessageBandwidths:
     latencies: RouteLatencies | None = None
     routes: tuple[Route, ...] = ()
     between: Callable[[int, int], Route] | None = None
+    platform: str = ""
 
     def links(self, host: int) -> tuple[Link, ...]:
         """The links of the route from compute host ``host`` (-1: the master) to the master
@@ -109,7 +112,7 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec], table: JobTa
     if found is None:
         _refuse(table, talking, f"the routes of {path} are not all known exactly")
     elif talking:
-        return found
+        return dataclasses.replace(found, platform=str(path))
     if latencies is None or latencies.zero:  # the same rates, without latencies
         return None if found is None else MessageBandwidths(found.master_bps, found.host_bps)
     return found

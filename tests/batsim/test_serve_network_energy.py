@@ -389,7 +389,7 @@ def test_a_route_between_compute_hosts_not_known_exactly_is_refused_at_the_start
         BatsimServer(platform, two_host_workload(tmp_path / "w.json", 1e6), ServeOptions())
     err = str(info.value)
     assert "w.json: job '8' communicates (com > 0)" in err
-    assert "route from host 'h0' to 'h1' is not known exactly" in err
+    assert f"route of {platform} from host 'h0' to 'h1' is not known exactly" in err
     assert "run this workload with the real batsim" in err and "\n" not in err
     # the same jobs without communication keep running there
     BatsimServer(platform, two_host_workload(tmp_path / "w0.json", 0), ServeOptions())
