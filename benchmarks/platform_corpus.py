@@ -486,4 +486,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from hdrm.cli import script as cli
+
+    sys.exit(cli.guarded(main))

@@ -30,6 +30,7 @@ if str(ROOT) not in sys.path:
 from benchmarks import imitation, protocol  # noqa: E402
 from hdrm.env import SchedulingEnv  # noqa: E402
 from hdrm.errors import ConfigError  # noqa: E402
+from hdrm.cli import script as cli  # noqa: E402
 
 
 def teacher_env(setting: dict, traces: str, nb_jobs: int) -> SchedulingEnv:
@@ -93,4 +94,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.guarded(main))
