@@ -234,7 +234,7 @@ def fcfs(nb_resources: int) -> Callable[[dict], str]:
             if event["type"] == "JOB_SUBMITTED":
                 queue.append((data["job_id"], data["job"]["res"]))
             elif event["type"] == "JOB_COMPLETED":
-                free.update(_ids(data["alloc"]))
+                free.update(ids_of(data["alloc"]))
         out = []
         while queue and queue[0][1] <= len(free):
             job_id, res = queue.pop(0)
@@ -247,7 +247,8 @@ def fcfs(nb_resources: int) -> Callable[[dict], str]:
     return reply
 
 
-def _ids(text: str) -> list[int]:
+def ids_of(text: str) -> list[int]:
+    """The resource ids of a Batsim interval set (``"0-2 5"`` -> ``[0, 1, 2, 5]``)."""
     ids = []
     for part in text.split():
         lo, _, hi = part.partition("-")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from batsim_helpers import fcfs, raw_session
+from batsim_helpers import fcfs, ids_of, raw_session
 from test_serve_energy_order import BATSIM, WHY_NOT
 from test_serve_network import GOLDEN, HEAD, mixed_workload, various_workload
 
@@ -273,14 +273,6 @@ def sleeper(nb: int, seed: int, wake: str = "0"):
         return json.dumps({"now": now, "events": out})
 
     return reply
-
-
-def ids_of(text: str) -> list[int]:
-    ids = []
-    for part in text.split():
-        low, _, high = part.partition("-")
-        ids.extend(range(int(low), int(high or low) + 1))
-    return ids
 
 
 def sleepy_run(platform: Path, workload: Path, prefix: Path, nb: int, seed: int, real: bool,
