@@ -63,6 +63,8 @@ class JobActors:
             state = COMPLETED_WALLTIME_REACHED
         del self._executors[job.job.idx]
         end_s, end = self.maestro.now, self._board_end(job)
+        if self.network is None and job.job.idx in self._running_on:
+            self._linger(job.job.idx, end.cores)
         if self.config.energy:
             yield from self._energy(sorted(hosts))
             end = self._accounted(job, end)
@@ -84,9 +86,28 @@ class JobActors:
         yield (PTASK, exec_, 0.0 if exec_.task is not None else self._rate(used, flops))
         state = yield (WAIT_FOR, exec_, walltime, used[0])
         del self._execs[job.job.idx]
-        if state == TIMEOUT and exec_.task is not None:
+        if state == TIMEOUT:
             self._running_on[job.job.idx] = exec_
+            if exec_.task is None:
+                self._lingering[job.job.idx] = (exec_, used, flops)
         return COMPLETED_WALLTIME_REACHED if state == TIMEOUT else COMPLETED_SUCCESSFULLY
+
+    def _linger(self, key: int, hosts: Any) -> None:
+        """Job ``key`` ended at its walltime, its ptask (no lmm system) runs on: the board's
+        hosts keep its load until the ptask stops (:meth:`HostBoard.linger
+        <hdrm.batsim.hosts.HostBoard.linger>`)."""
+        exec_ = self._running_on[key]
+
+        def stop() -> None:
+            self._lingering.pop(key, None)
+            self._sync()
+            self.board.stop_lingering(key)
+
+        if exec_.action is None or exec_.action.remains <= 0:
+            self._lingering.pop(key, None)
+            return
+        exec_.on_end = stop
+        self.board.linger(key, hosts)
 
     def _run(self, job: ServerJob, profile: dict, used: list[int], host: int,
              remaining: float, name: str = "", trail: tuple = ()) -> Iterator[tuple]:
@@ -191,7 +212,7 @@ class JobActors:
         if self.network is not None:
             self.network.set_speed(host, self._speed[host])
             return
-        for exec_, used, flops in self._execs.values():
+        for exec_, used, flops in (*self._execs.values(), *self._lingering.values()):
             if host in exec_.hosts:
                 self.maestro.set_rate(exec_, self._rate(used, flops))
 

@@ -84,6 +84,7 @@ class ActorSimulation(JobActors, BatsimSimulation):
         self._executors: dict[int, Any] = {}
         self._execs: dict[int, tuple[Exec, list[int], float]] = {}  # job -> ptask, hosts, flops
         self._running_on: dict[int, Exec] = {}  # job -> its ptask, timed out, still running
+        self._lingering: dict[int, tuple[Exec, list[int], float]] = {}  # ... without lmm system
         self._leaves: dict[int, tuple] = {}  # job -> its running leaf (network sessions)
         self._speed = [h.speeds_gflops[s] * 1e9 for h, s in zip(self.board.hosts,
                                                                  self.board.pstate)]
@@ -205,6 +206,8 @@ class ActorSimulation(JobActors, BatsimSimulation):
     def results(self) -> list[JobResult]:
         if self.accounts is not None:  # consumed_joules: from the first submission's reading
             self.board.marked_energy_j, self.board.last_end_energy_j = self._window_j
+        elif self._window_j[0] is not None:
+            self.board.marked_energy_j = self._window_j[0]
         return super().results()
 
     def _sync(self) -> None:
@@ -239,6 +242,9 @@ class ActorSimulation(JobActors, BatsimSimulation):
                 self._first_energy = True
                 if self.accounts is not None:
                     self._window_j[0] = float(self._energy_of(range(self.board.nb_hosts)))
+                else:  # read now, once the greeting is sent, not at the submission time
+                    self._sync()
+                    self._window_j[0] = self.board.energy_j()
         if batch:
             yield from self._put(("BATCH", batch), MASTER)
         yield from self._put(("BYE", index), MASTER)

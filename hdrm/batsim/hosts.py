@@ -14,7 +14,9 @@ and adds what Batsim does around SimGrid's hosts:
   property ``sleep_pstates = "S:OFF:ON"`` (Batsim's convention), going to sleep state ``S`` first
   computes one flop in the virtual state ``OFF`` and waking up one flop in state ``ON``, which
   takes ``1 / speed`` seconds and draws that state's power. The acknowledgement
-  (``RESOURCE_STATE_CHANGED``) comes when the change is done.
+  (``RESOURCE_STATE_CHANGED``) comes when the change is done;
+* a job's task timed out at its walltime runs on (:meth:`HostBoard.linger`): its hosts stay
+  loaded, charged to no job, until Batsim's executor ends or the work is done.
 
 :func:`load_hosts`, :func:`check_energy`, :func:`check_master` and :func:`sleep_states` live in
 :mod:`hdrm.batsim.platform_hosts`; they are imported here too, where they were first written.
@@ -96,6 +98,9 @@ class HostBoard:
         self.virtual = [{s for pair in m.values() for s in pair} for m in self.sleep]
         self.switching: list[bool] = [False] * len(self.hosts)
         self._loaded: list[bool] = [False] * len(self.hosts)
+        #: ended jobs whose parallel task runs on (:meth:`linger`) -> their hosts; host -> job
+        self._lingering: dict[int, tuple[int, ...]] = {}
+        self._linger_on: dict[int, int] = {}
         self._switches: list[tuple[float, int, _Switch]] = []
         self._seq = 0
         self.nb_machine_switches = 0
@@ -172,6 +177,40 @@ class HostBoard:
         self.lazy.read_all(end.finish_s)
         self.last_end_energy_j = self.energy_j()
         return end
+
+    def linger(self, key: int, hosts: Sequence[int]) -> None:
+        """Job ``key`` has ended (at its walltime), but its parallel task runs on on ``hosts``
+        (SimGrid 3.32's ``Exec::wait_for`` leaves a timed-out task running until its actor
+        ends or its work is done: :meth:`stop_lingering`): they draw the power of its load, as
+        while the job ran, charged to no job."""
+        hosts = tuple(sorted(set(hosts)))
+        self.partial.advance(self.machine.now)
+        self._set_load(hosts, True)
+        self.partial.start(key, hosts)
+        self._lingering[key] = hosts
+        for h in hosts:
+            self._linger_on[h] = key
+
+    def stop_lingering(self, key: int) -> None:
+        """Job ``key``'s task, run on since its end (:meth:`linger`), stops now (its actor
+        cancels it, or its work is done); nothing if it is not running on."""
+        hosts = self._lingering.pop(key, None)
+        if hosts is None:
+            return
+        self.partial.advance(self.machine.now)
+        self._set_load(hosts, False)
+        self.partial.end(key)
+        for h in hosts:
+            del self._linger_on[h]
+
+    def _job_on(self) -> Sequence[int]:
+        """Each host's job, or the ended job whose task runs on on it (:meth:`linger`)."""
+        if not self._linger_on:
+            return self.machine.job_on
+        on = list(self.machine.job_on)
+        for h, key in self._linger_on.items():
+            on[h] = key
+        return on
 
     def advance(self, t: float) -> list[tuple[float, JobEnd | tuple[tuple[int, ...], int]]]:
         """Move time to ``t``; returns job ends and finished switches ``(hosts, state)`` in time order."""
@@ -324,7 +363,7 @@ class HostBoard:
         if not computing:
             for h in hosts:
                 self.pstate[h] = state
-            self.partial.restate(hosts, self.machine.job_on)
+            self.partial.restate(hosts, self._job_on())
 
     def _set_load(self, hosts: Sequence[int], loaded: bool) -> None:
         flags = self._loaded

@@ -79,6 +79,9 @@ class Exec:
     timer: "_Action | None" = None
     waiter: Actor | None = None
     state: str = ""
+    #: called once when its action, run on after a timeout, stops (work done or cancelled)
+    on_end: Callable[[], None] | None = None
+    ended: bool = False  # its action is over (work done, or cancelled): nothing to cancel
 
 
 @dataclass(eq=False)
@@ -241,16 +244,27 @@ class Maestro:
 
     def set_rate(self, exec_: Exec, rate: float) -> None:
         """A host of ``exec_`` changed speed: its action runs at ``rate`` from now on."""
-        if exec_.action is not None and not exec_.state:
+        if exec_.action is not None and (not exec_.state or exec_.on_end is not None):
             exec_.action.rate = rate
 
     def cancel_exec(self, exec_: Exec) -> None:
-        """Exec::cancel: its action (and timer) dropped, its hosts' energy updated."""
+        """Exec::cancel: its action (and timer) dropped, its hosts' energy updated; nothing
+        once its work is done (ExecImpl::post took it off its actor's activities)."""
+        if exec_.ended:
+            return
+        exec_.ended = True
         self._actions = [a for a in self._actions if a.exec is not exec_]
         if self.on_action_end is not None:  # the action failed, its variable still there
             for h in exec_.hosts:
                 self.on_action_end(h)
         self._free(exec_.action)
+        self._ran_on(exec_)
+
+    @staticmethod
+    def _ran_on(exec_: Exec) -> None:
+        if exec_.on_end is not None:
+            on_end, exec_.on_end = exec_.on_end, None
+            on_end()
 
     def _free(self, action: _Action | None) -> None:
         """The action's variable leaves the lmm system (where it has one)."""
@@ -358,12 +372,17 @@ class Maestro:
 
     def _post(self, action: _Action) -> None:
         """ExecImpl::post of a parallel task whose action or timer ended: at its timer, DONE
-        only if no work is left (below :data:`REMAINS_PRECISION`), else TIMEOUT (the work
-        action fails, dropped; with an lmm system, it runs on until its actor ends, which
-        cancels it: :meth:`cancel_exec`); at its work's end, DONE and the timer dropped."""
+        only if no work is left (below :data:`REMAINS_PRECISION`), else TIMEOUT (SimGrid 3.32's
+        wait_for times out alone: the work runs on until its actor ends, which cancels it,
+        :meth:`cancel_exec`, or until it is done; then :attr:`Exec.on_end`); at its work's end,
+        DONE and the timer dropped."""
         exec_ = action.exec
+        if action is exec_.action:
+            exec_.ended = True
         if exec_.state:
-            return  # its other action ended in the same step, posted first
+            if action is exec_.action:  # run on after its timeout: its work is done
+                self._ran_on(exec_)
+            return  # (or its other action ended in the same step, posted first)
         if action is exec_.timer:
             exec_.state = DONE if exec_.action.remains <= 0 else TIMEOUT
         else:
@@ -372,8 +391,6 @@ class Maestro:
         if exec_.state == DONE:
             self._actions = [a for a in self._actions if a is not exec_.action]
             self._free(exec_.action)
-        elif exec_.task is None:  # the action set FAILED: dropped, its hosts' energy updated
-            self.cancel_exec(exec_)
         if exec_.waiter is not None:
             self._ready.append((exec_.waiter, exec_.state))
             exec_.waiter = None

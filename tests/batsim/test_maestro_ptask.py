@@ -69,14 +69,43 @@ def test_a_slower_speed_stretches_the_rest_of_the_work():
     assert outcomes(log) == [("w", DONE, 3.0)]
 
 
-def test_a_timeout_with_work_left_fails_the_action_and_updates_every_host():
-    touched = []
+def test_a_timeout_with_work_left_leaves_the_work_running_until_it_is_done():
+    """SimGrid 3.32's wait_for times out alone (a SynchroImpl on the issuer's host): the wait
+    is TIMEOUT at 1 s, only the timer's host updated then; the work runs on to 4 s, where it
+    ends and updates every host of the task (its on_end called once)."""
+    touched, ended = [], []
     maestro, log = Maestro(lambda h: touched.append((h, maestro.now))), []
     maestro.spawn(worker(log, maestro, "w", (2, 5, 7), 0.25, 1.0))  # 4 s of work, walltime 1
+
+    def watch():
+        yield (SLEEP, 2.0, -1)
+        log[0][2].on_end = lambda: ended.append(maestro.now)
+    maestro.spawn(watch())
     assert maestro.run() is None
     assert outcomes(log) == [("w", TIMEOUT, 1.0)]
-    assert maestro.now == 1.0  # the work's action is gone: no step at 4 s
-    assert touched == [(2, 1.0), (2, 1.0), (5, 1.0), (7, 1.0)]  # the timer's host, then all
+    assert maestro.now == 4.0
+    assert touched == [(2, 1.0), (-1, 2.0), (2, 4.0), (5, 4.0), (7, 4.0)]  # -1: the sleep
+    assert ended == [4.0]
+
+
+def test_a_task_run_on_is_stopped_by_its_cancel_once():
+    """The same task cancelled at 2 s (Batsim's executor ends): every host updated at 2 s,
+    on_end called then, no step at 4 s; a second cancel changes nothing."""
+    touched, ended = [], []
+    maestro, log = Maestro(lambda h: touched.append((h, maestro.now))), []
+    maestro.spawn(worker(log, maestro, "w", (2, 5, 7), 0.25, 1.0))
+
+    def cancel():
+        yield (SLEEP, 2.0, -1)
+        exec_ = log[0][2]
+        exec_.on_end = lambda: ended.append(maestro.now)
+        maestro.cancel_exec(exec_)
+        maestro.cancel_exec(exec_)
+    maestro.spawn(cancel())
+    assert maestro.run() is None
+    assert maestro.now == 2.0
+    assert touched == [(2, 1.0), (-1, 2.0), (2, 2.0), (5, 2.0), (7, 2.0)]
+    assert ended == [2.0]
 
 
 def test_a_message_over_an_empty_route_ends_at_the_next_step_without_time():
