@@ -233,6 +233,22 @@ def sleepy_hosts(path: Path) -> Path:
     return path
 
 
+def sleepy_platform(tmp_path: Path, kind: str) -> tuple[Path, int]:
+    """(platform, compute hosts) with sleep states: small_various's hosts (``kind`` "hosts") or
+    a 6-node cluster whose backbone is ``kind`` (SHARED or FATPIPE), speeds with the virtual
+    states 2-4 of ``sleep_pstates``."""
+    if kind == "hosts":
+        return sleepy_hosts(tmp_path / "p.xml"), 4
+    platform = tmp_path / "p.xml"
+    cluster(platform, kind, "100:120:200,90:95:150")
+    text = platform.read_text().replace('speed="1Gf,0.5Gf"',
+                                        'speed="1Gf,0.5Gf,1e-9Gf,0.1Gf,0.2Gf"')
+    text = text.replace('value="100:120:200,90:95:150"/>',
+                        f'value="{SLEEP_W}"/><prop id="sleep_pstates" value="2:3:4"/>')
+    platform.write_text(text)
+    return platform, 6
+
+
 def sleeper(nb: int, seed: int, wake: str = "0"):
     """FCFS over the awake hosts; every 2nd reply before 12 s sends a random free host to
     sleep, and sleeping hosts are woken (one request, into P-state ``wake``) when a job waits;
@@ -323,16 +339,7 @@ def test_sleep_states_against_the_binary(tmp_path, kind, wake):
     reading and with one acknowledgement per duration); woken into P-state 1, the host's speed
     (its tasks' bounds) is the new state's (runs/s27X/expS1.py: 9 of 9; 2 of 9 when the
     switcher left the speed as before the sleep)."""
-    if kind == "hosts":
-        platform, nb = sleepy_hosts(tmp_path / "p.xml"), 4
-    else:
-        platform, nb = tmp_path / "p.xml", 6
-        cluster(platform, kind, "100:120:200,90:95:150")
-        text = platform.read_text().replace('speed="1Gf,0.5Gf"',
-                                            'speed="1Gf,0.5Gf,1e-9Gf,0.1Gf,0.2Gf"')
-        text = text.replace('value="100:120:200,90:95:150"/>',
-                            f'value="{SLEEP_W}"/><prop id="sleep_pstates" value="2:3:4"/>')
-        platform.write_text(text)
+    platform, nb = sleepy_platform(tmp_path, kind)
     workload = mixed_workload(tmp_path / "w.json", 1, nb)
     ours = sleepy_run(platform, workload, tmp_path / "ours", nb, 1, False, wake)
     assert ours == sleepy_run(platform, workload, tmp_path / "real", nb, 1, True, wake)

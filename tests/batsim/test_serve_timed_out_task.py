@@ -18,7 +18,7 @@ import pytest
 from batsim_helpers import raw_session
 from test_serve_energy_order import BATSIM, WHY_NOT
 from test_serve_network import mixed_workload
-from test_serve_network_energy import SLEEP_W, cluster, sleeper, sleepy_hosts
+from test_serve_network_energy import sleeper, sleepy_hosts, sleepy_platform
 
 from hdrm.batsim.hosts import HostBoard
 from hdrm.platform.simgrid import HostSpec
@@ -129,16 +129,7 @@ def no_communication(path: Path, seed: int, nb: int) -> Path:
 def test_sleep_states_without_communication_against_the_binary(tmp_path, kind):
     """Sleep states, wake-ups into P-state 1, timed-out tasks, queries, com 0 (checked,
     runs/s27Y/expS2.py: 3 platforms x seeds 1-3, 9 of 9; 0 of 6 before)."""
-    if kind == "hosts":
-        platform, nb = sleepy_hosts(tmp_path / "p.xml"), 4
-    else:
-        platform, nb = tmp_path / "p.xml", 6
-        cluster(platform, kind, "100:120:200,90:95:150")
-        text = platform.read_text().replace('speed="1Gf,0.5Gf"',
-                                            'speed="1Gf,0.5Gf,1e-9Gf,0.1Gf,0.2Gf"')
-        text = text.replace('value="100:120:200,90:95:150"/>',
-                            f'value="{SLEEP_W}"/><prop id="sleep_pstates" value="2:3:4"/>')
-        platform.write_text(text)
+    platform, nb = sleepy_platform(tmp_path, kind)
     workload = no_communication(tmp_path / "w.json", 1, nb)
     ours = session(sleeper(nb, 1, "1"), platform, workload, tmp_path / "ours", False)
     assert ours == session(sleeper(nb, 1, "1"), platform, workload, tmp_path / "real", True)
