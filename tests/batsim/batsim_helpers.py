@@ -222,6 +222,19 @@ def replay(replies: list[str]) -> Callable[[dict], str]:
     return reply
 
 
+def start_in_order(queue: list[tuple[str, int]], free: set[int], now: float) -> list[dict]:
+    """EXECUTE_JOB events for the queue's head jobs while they fit, FCFS, on the lowest free
+    resource ids (``queue`` and ``free`` are updated)."""
+    out = []
+    while queue and queue[0][1] <= len(free):
+        job_id, res = queue.pop(0)
+        alloc = sorted(free)[:res]
+        free.difference_update(alloc)
+        out.append({"timestamp": now, "type": "EXECUTE_JOB",
+                    "data": {"job_id": job_id, "alloc": " ".join(map(str, alloc))}})
+    return out
+
+
 def fcfs(nb_resources: int) -> Callable[[dict], str]:
     """A tiny FCFS scheduler on raw messages (lowest free resource ids first)."""
     free = set(range(nb_resources))
@@ -235,14 +248,7 @@ def fcfs(nb_resources: int) -> Callable[[dict], str]:
                 queue.append((data["job_id"], data["job"]["res"]))
             elif event["type"] == "JOB_COMPLETED":
                 free.update(ids_of(data["alloc"]))
-        out = []
-        while queue and queue[0][1] <= len(free):
-            job_id, res = queue.pop(0)
-            alloc = sorted(free)[:res]
-            free.difference_update(alloc)
-            out.append({"timestamp": now, "type": "EXECUTE_JOB",
-                        "data": {"job_id": job_id, "alloc": " ".join(map(str, alloc))}})
-        return json.dumps({"now": now, "events": out})
+        return json.dumps({"now": now, "events": start_in_order(queue, free, now)})
 
     return reply
 

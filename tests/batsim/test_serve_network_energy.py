@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from batsim_helpers import fcfs, ids_of, raw_session
+from batsim_helpers import fcfs, ids_of, raw_session, start_in_order
 from test_serve_energy_order import BATSIM, WHY_NOT
 from test_serve_network import GOLDEN, HEAD, mixed_workload, various_workload
 
@@ -267,12 +267,7 @@ def sleeper(nb: int, seed: int, wake: str = "0"):
                 free.update(ids_of(d["alloc"]))
             elif e["type"] == "RESOURCE_STATE_CHANGED":
                 (asleep if d["state"] == "2" else free).update(ids_of(d["resources"]))
-        while queue and queue[0][1] <= len(free):
-            job_id, res = queue.pop(0)
-            alloc = sorted(free)[:res]
-            free.difference_update(alloc)
-            out.append({"timestamp": now, "type": "EXECUTE_JOB",
-                        "data": {"job_id": job_id, "alloc": " ".join(map(str, alloc))}})
+        out += start_in_order(queue, free, now)
         if queue and asleep:
             woken = " ".join(map(str, sorted(asleep)))
             asleep.clear()
