@@ -10,10 +10,13 @@ colons of all directives in one column). So a header line is a directive when
   ``Copyright:``), written at the left margin (at most 2 spaces after ``;``) or with its colon in
   the column of the right-aligned standard directives.
 
-Any other line continues the directive above it (``Information:`` with a second URL, a
-``Note:`` on several lines) or is free text. Header values describe the trace; none is needed to
-replay its jobs, so a value that is unknown or informational (``MaxRuntime: N/A``) is kept raw,
-left out of the typed fields and reported with one warning naming its line: it never stops a read.
+A standard keyword in other letter cases (``maxprocs:``, ``MAXPROCS:``, as hand-written or
+converted headers have it) is that keyword where a site's own directive would be one (at the left
+margin or in the column). Any other line continues the directive above it (``Information:`` with
+a second URL, a ``Note:`` on several lines) or is free text. Header values describe the trace;
+none is needed to replay its jobs, so a value that is unknown or informational
+(``MaxRuntime: N/A``) is kept raw, left out of the typed fields and reported with one warning
+naming its line: it never stops a read.
 """
 
 from __future__ import annotations
@@ -42,6 +45,10 @@ _COUNT_DIRECTIVES = {"MaxNodes": "max_nodes", "MaxProcs": "max_procs"}
 STANDARD_KEYWORDS = frozenset(
     [*_TEXT_DIRECTIVES, *_INT_DIRECTIVES, *_COUNT_DIRECTIVES, "Queue", "Partition", "Note"]
 )
+
+#: The standard keywords by their lower-case spelling: ``; maxprocs: 128`` and ``; MAXPROCS: 128``,
+#: as hand-written or converted headers have them, are ``MaxProcs``.
+_CANONICAL = {keyword.lower(): keyword for keyword in STANDARD_KEYWORDS}
 
 #: Largest indentation (spaces after ``;``) of a left-aligned directive with a non-standard keyword.
 LEFT_MARGIN = 2
@@ -174,7 +181,7 @@ def _directives(numbered: list[tuple[int, str]]) -> list[list[Any]]:
         if sep and key.isalnum() and (
                 key in STANDARD_KEYWORDS or leading <= LEFT_MARGIN
                 or leading + len(key) in aligned):
-            current = [number, key, value.strip()]
+            current = [number, _CANONICAL.get(key.lower(), key), value.strip()]
             entries.append(current)
         elif current is not None:
             current[2] = f"{current[2]}\n{stripped}" if current[2] else stripped

@@ -89,3 +89,22 @@ def test_a_right_aligned_trace_with_na_values_reads_by_default(write_swf_text, s
 def test_standard_keywords():
     assert {"MaxProcs", "MaxNodes", "MaxRuntime", "Note", "Queue", "Partition"} <= STANDARD_KEYWORDS
     assert "Copyright" not in STANDARD_KEYWORDS
+
+
+@pytest.mark.parametrize("spelling", ["maxprocs", "MAXPROCS", "maxProcs"])
+def test_a_standard_keyword_in_another_case_is_that_keyword(write_swf_text, swf_line, spelling):
+    # KTH-SP2's header with its keywords lower-cased: the machine size was lost ("cores
+    # unknown", and hdrm replay --homogeneous-procs 0 stopped asking for it)
+    path = write_swf_text(["; Version: 2.2", f"; {spelling}: 100", "; maxnodes: 50",
+                           swf_line()])
+    workload = read_swf(path)
+    assert workload.nb_res == 100 and workload.header.max_nodes == 50
+    assert workload.header.raw["MaxProcs"] == ["100"]
+
+
+def test_another_case_follows_the_rule_of_a_sites_keyword():
+    # lower-cased keywords in an indented note are its text, as a site's own keyword would be
+    header = parse_header(["; MaxProcs: 8", "; Note: filters:", ";       queue: 3 removed",
+                           ";   maxrecords: 5", ";         MaxJobs: 7"])
+    assert header.queues == {} and header.max_records is None and header.max_jobs == 7
+    assert header.notes == ("filters:\nqueue: 3 removed\nmaxrecords: 5",)
