@@ -157,8 +157,10 @@ class SchedulingEnv(DecisionLoop, gym.Env):
 
             nb = c.homogeneous_procs if c.homogeneous_procs > 0 else (self.trace.nb_res or 0)
             if nb <= 0:
-                raise ConfigError(f"{c.workload_file}: no MaxProcs in the workload; give "
-                                  f"platform_file or homogeneous_procs")
+                raise ConfigError(
+                    f"{c.workload_file}: the workload states no MaxProcs (nor MaxNodes); give "
+                    "a platform or a number of processors (options.json: platform_file_path or "
+                    "nb_resources; EnvConfig: platform_file or homogeneous_procs)")
             self.platform_base = Platform.homogeneous(nb)
         self.platform = self.platform_base
         self._needs_requirements = bool(c.platform_file) and not c.workload_file.lower().endswith(".json")
