@@ -70,7 +70,12 @@ from benchmarks.compare_summary import (  # noqa: E402,F401
 )
 from benchmarks.evaluation import EvalRun, Execution, run_evaluations  # noqa: E402
 from benchmarks.protocol import Score  # noqa: E402
-from benchmarks.protocol_rule import LEAKY, check_evaluation, test_windows  # noqa: E402
+from benchmarks.protocol_rule import (  # noqa: E402
+    LEAKY,
+    check_evaluation,
+    test_windows,
+    traces_label,
+)
 from hdrm.durable import write_text_atomically  # noqa: E402
 from hdrm.errors import ConfigError, HdrmError  # noqa: E402
 from hdrm.policies.pairs import ALL_PAIRS  # noqa: E402
@@ -216,7 +221,7 @@ def model_note(group: list[Model]) -> str:
     """Which model files gave a learner cell, and their training setting."""
     st = group[0].setting
     files = ", ".join(Path(m.path).name for m in group)
-    return (f"{files} (trained on {protocol.TRACES[st['trace']].label}, "
+    return (f"{files} (trained on {traces_label(st['trace'])}, "
             f"{BF_LABEL[st['backfill']]}, {st['mode']}, pick {st.get('pick', 'env')})")
 
 

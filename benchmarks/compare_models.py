@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchmarks import protocol
 from benchmarks.model_files import ModelFile, read_models
-from benchmarks.protocol_rule import PRE_RULE
+from benchmarks.protocol_rule import PRE_RULE, rule_parts, trace_keys, traces_label
 from hdrm.errors import ConfigError
 from hdrm.policies.pairs import PAIR_JOB_SELECTIONS
 
@@ -192,6 +192,23 @@ MODEL_COMMANDS: dict[str, list[str]] = {
 }
 
 
+def _on_traces(argv: list[str], traces: str) -> list[str]:
+    """``argv`` trained on ``traces`` (``--trace sdsc,lublin``: several at once,
+    :mod:`benchmarks.train_mix`) instead of its one trace."""
+    at = argv.index("--trace") + 1
+    return [*argv[:at], traces, *argv[at + 1:]]
+
+
+# issue 26, session 28: session 25's SDSC-SP2 F1-order recipe (EASY's picks in F1's reservation
+# order, SJF's order within them as teacher) trained on SDSC-SP2 and Lublin-1 at once with the
+# same step budget: episodes round-robin over the traces, each in its own rule's training range;
+# validated on both traces' validation sequences, each over its best heuristic there; chosen
+# before any test figure of it was seen. Its cells are on both traces' protocol rows and on the
+# generalisation rows of the other traces.
+MODEL_COMMANDS["ppo-kernel_sdsc_lublin_none_event_easypicks_f1.pt"] = _on_traces(
+    MODEL_COMMANDS["ppo-kernel_sdsc_none_event_easypicks_f1.pt"], "sdsc,lublin")
+
+
 class Model(ModelFile):
     """A model file of the CPU comparison and what its metadata says."""
 
@@ -247,7 +264,9 @@ def learner_column(meta: dict[str, Any]) -> str:
     if isinstance(meta.get("rule"), dict):
         extra += _load_text(setting)
     mark = "" if isinstance(meta.get("rule"), dict) else f" [{PRE_RULE}]"
-    return f"{meta['label']}{extra} ({setting['decision']}){mark}"
+    mixed = len(trace_keys(setting.get("trace", ""))) > 1
+    source = f", from {traces_label(setting['trace'])}" if mixed else ""
+    return f"{meta['label']}{extra} ({setting['decision']}){source}{mark}"
 
 
 def _teacher_text(teacher: str, meta: dict[str, Any]) -> str:
@@ -290,9 +309,10 @@ def _fits(row: Row, setting: dict[str, Any]) -> bool:
         return False
     if setting["decision"] == "commit" and setting["backfill"] != row.backfill:
         return False
+    keys = trace_keys(setting["trace"])
     if row.group == "generalisation":
-        return setting["trace"] != row.trace
-    return setting["trace"] == row.model_trace
+        return row.trace not in keys
+    return row.model_trace in keys
 
 
 def models_for(row: Row, models: list[Model]) -> dict[str, list[Model]]:
@@ -300,7 +320,8 @@ def models_for(row: Row, models: list[Model]) -> dict[str, list[Model]]:
 
     Models of one column trained with the row's backfilling are preferred to others; on
     generalisation rows the column names the training trace (``"PPO-kernel (event), from
-    Lublin-1"``).
+    Lublin-1"``); a model trained on several traces names them in every row
+    (``"..., from SDSC-SP2+Lublin-1"``, :func:`learner_column`).
     """
     groups: dict[tuple[str, str], list[Model]] = {}
     for model in models:
@@ -308,7 +329,7 @@ def models_for(row: Row, models: list[Model]) -> dict[str, list[Model]]:
         if not _fits(row, st):
             continue
         column = model.column
-        if row.group == "generalisation":
+        if row.group == "generalisation" and len(trace_keys(st["trace"])) == 1:
             base, mark = (column[: -len(PRE_RULE) - 3], column[-len(PRE_RULE) - 3:]) \
                 if column.endswith(f" [{PRE_RULE}]") else (column, "")
             column = f"{base}, from {protocol.TRACES[st['trace']].label}{mark}"
@@ -326,7 +347,7 @@ def training_rows(models: list[Model]) -> dict[str, dict[str, Any]]:
     for model in models:
         st, tr = model.setting, model.meta.get("training", {})
         out[f"training: {Path(model.path).name}"] = {
-            "learner": model.column, "trained on": protocol.TRACES[st["trace"]].label,
+            "learner": model.column, "trained on": traces_label(st["trace"]),
             "backfilling": st["backfill"], "decision": st["decision"], "action mode": st["mode"],
             "pick": st.get("pick", "env"), "observation": _observation(st),
             "actions": _actions(st),
@@ -345,9 +366,9 @@ def _rule_text(rule: Any) -> str:
     """The jobs a model trained and validated on, or that it was trained before the rule."""
     if not isinstance(rule, dict):
         return "trained before the no-leakage rule"
-    train, val = rule["train_jobs"], rule["validation_jobs"]
-    return (f"training [{train[0]}, {train[1]}), validation [{val[0]}, {val[1]}) of "
-            f"{rule['trace_file']}")
+    return "; ".join(f"training [{part['train_jobs'][0]}, {part['train_jobs'][1]}), validation "
+                     f"[{part['validation_jobs'][0]}, {part['validation_jobs'][1]}) of "
+                     f"{part['trace_file']}" for part in rule_parts(rule))
 
 
 def _actions(setting: dict[str, Any]) -> str:
@@ -382,6 +403,7 @@ RULE_OVERRIDES: dict[str, list[str]] = {
     "ppo-kernel_sdsc_none_event_tload.pt": _GUARD,
     "ppo-kernel_sdsc_none_event_easypicks.pt": _GUARD,
     "ppo-kernel_sdsc_none_event_easypicks_f1.pt": _GUARD,
+    "ppo-kernel_sdsc_lublin_none_event_easypicks_f1.pt": _GUARD,
     "ppo-kernel_sdsc_none_event_easypicks_fcfs.pt": _GUARD,
     "ppo-kernel_sdsc_none_event_easypicks_f1_fitting.pt": _GUARD,
     "ppo-kernel_sdsc_none_event_easypicks_fcfs_fitting.pt": _GUARD,

@@ -8,7 +8,8 @@ only inside the validation range (:func:`check_inside` asserts it), and it recor
 model file (:func:`make_rule`: trace, checksum of its content, both ranges, the test windows).
 ``benchmarks/compare.py`` refuses to evaluate a model on a window that shares a job with what it
 saw, or a model that records no rule (:func:`check_evaluation`), unless told to accept it for a
-legacy study; then the cell is marked.
+legacy study; then the cell is marked. A model trained on several traces at once records each
+trace's rule (:func:`make_mix_rule`, version 2) and is refused on what any of them saw.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ from hdrm.errors import ConfigError
 Range = tuple[int, int]
 #: Version of the recorded rule (``meta["rule"]["version"]``).
 RULE_VERSION = 1
+#: Version of the rule of a model trained on several traces (:func:`make_mix_rule`): one
+#: version-1 rule per trace under ``"traces"``. A reader that knows only version 1 takes such a
+#: model for one trained before the rule and refuses it.
+MIX_RULE_VERSION = 2
 #: How a cell whose model records no rule is marked (accepted with ``--allow-leaky``).
 PRE_RULE = "pre-rule"
 #: How a cell whose model saw jobs of the evaluated windows is marked (``--allow-leaky``).
@@ -135,6 +140,32 @@ def make_rule(trace: str, path: str | Path, train: Range, validation: Range,
             "test_windows": [list(w) for w in windows]}
 
 
+def trace_keys(text: str) -> tuple[str, ...]:
+    """The trace keys of a ``--trace`` value or a model's ``setting["trace"]``:
+    ``"sdsc,lublin"`` -> ``("sdsc", "lublin")``; one key for a model trained on one trace."""
+    return tuple(key.strip() for key in str(text).split(","))
+
+
+def traces_label(text: str) -> str:
+    """The table name of the traces a model trained on: ``"SDSC-SP2+Lublin-1"`` for
+    ``"sdsc,lublin"``, ``"SDSC-SP2"`` for ``"sdsc"``."""
+    from benchmarks import protocol
+
+    return "+".join(protocol.TRACES[key].label for key in trace_keys(text))
+
+
+def make_mix_rule(rules: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The rule of a model trained on several traces: each trace's own rule (:func:`make_rule`),
+    in the order of ``--trace``."""
+    return {"version": MIX_RULE_VERSION, "trace": ",".join(r["trace"] for r in rules),
+            "traces": [dict(r) for r in rules]}
+
+
+def rule_parts(rule: dict[str, Any]) -> list[dict[str, Any]]:
+    """The one-trace rules a recorded rule holds: its own, or each trace's of a mix."""
+    return list(rule["traces"]) if rule.get("version") == MIX_RULE_VERSION else [rule]
+
+
 def seen_ranges(rule: dict[str, Any]) -> dict[str, Range]:
     """The jobs a model saw: ``{"training": ..., "validation": ...}``."""
     return {"training": tuple(rule["train_jobs"]), "validation": tuple(rule["validation_jobs"])}
@@ -152,14 +183,24 @@ def check_evaluation(model_file: str, meta: dict[str, Any], trace_file: str | Pa
         ConfigError: without ``allow_leaky``, one line naming the model file and the overlap.
     """
     rule = meta.get("rule")
-    if not isinstance(rule, dict) or rule.get("version") != RULE_VERSION:
+    if not isinstance(rule, dict) or rule.get("version") not in (RULE_VERSION, MIX_RULE_VERSION):
         if allow_leaky:
             return PRE_RULE
         raise ConfigError(f"{model_file}: trained before the no-leakage rule (its metadata has no "
                           "'rule'), so it may have trained on test jobs; retrain it with "
                           "benchmarks/train.py, or pass --allow-leaky to mark its cells leaky")
-    if rule["trace_sha256"] != trace_sha256(str(trace_file)):
-        return ""  # another trace: nothing seen
+    digest = trace_sha256(str(trace_file))
+    for part in rule_parts(rule):
+        if part["trace_sha256"] == digest:  # another trace's jobs: nothing seen
+            mark = _check_part(model_file, part, windows, allow_leaky)
+            if mark:
+                return mark
+    return ""
+
+
+def _check_part(model_file: str, rule: dict[str, Any], windows: Sequence[Range],
+                allow_leaky: bool) -> str:
+    """:func:`check_evaluation` against one trace's rule of the evaluated trace file."""
     for what, bounds in seen_ranges(rule).items():
         for test in windows:
             shared = overlap(bounds, test)

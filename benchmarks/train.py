@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/train.py --trace lublin|sdsc --backfill none|easy --learner ppo
+    python benchmarks/train.py --trace lublin|sdsc|sdsc,lublin --backfill none|easy --learner ppo
         [--network kernel|attention] [--decision event|commit] [--pick any|fitting|env]
         [--observation job_window|job_window_reservation|job_window_predicted|job_window_queue
          [--reservation wfp3]] [--pick-limit fits|easy]
@@ -26,6 +26,9 @@ SDSC-SP2-derived workload. Episodes start at indices drawn from
 (:mod:`benchmarks.train_validation`); the best model goes to ``--out`` with the settings and
 training figures (wall time, environment steps) in the checkpoint's ``options``; ``episodes.csv``
 and ``validation.csv`` go to ``--log-dir``.
+``--trace sdsc,lublin`` trains one model on several traces, each under its own rule: episodes
+round-robin over the traces, validation scored per trace over its best heuristic and averaged
+(:mod:`benchmarks.train_mix`).
 ``--load-factors LO,HI`` trains on heavier (or lighter) variants: each training episode divides
 its submission times by a factor drawn uniformly in ``[LO, HI]``; evaluation keeps the trace's
 load, and so does validation unless ``--validation-load-factors`` lists factors to validate at
@@ -78,6 +81,7 @@ if __package__ in (None, ""):
 from benchmarks import (  # noqa: E402
     imitation,
     protocol,
+    train_mix,
     train_resume,
     train_rule,
     train_workers,
@@ -136,16 +140,20 @@ class _Run:
     def __init__(self, s: TrainSettings, echo: Callable[[str], Any]) -> None:
         self.s, self.echo = s, echo
         self.t0 = time.perf_counter()
-        self.env = make_env(s, s.train_jobs)
-        self.split = train_rule.split_for(s, len(self.env.trace))
+        #: each trace's environment and split (:mod:`benchmarks.train_mix`; one as a rule)
+        self.parts = train_mix.parts_for(s)
+        self.env, self.split = self.parts[0].env, self.parts[0].split
+        self.rule = train_mix.rule_of(self.parts)
         self.val_starts = self.split.validation_starts
         self.pool = self.split.pool
-        self.pool_text = (f"{len(self.pool)} start indices in jobs [{self.split.train[0]}, "
-                          f"{self.split.train[1]})")
+        self.pool_text = train_mix.pool_text(self.parts)
         self.config = agent_config(s)
         self.agent = build_agent(s.learner, self.config, self.env, s.seed).train_mode(True)
         self.rng = np.random.default_rng(s.seed)
-        self.validate = Validator(s, self.val_starts, self.split.validation_jobs)
+        self.mixed = len(self.parts) > 1
+        self.validate: Validator | train_mix.MixValidator = (
+            train_mix.MixValidator(s, self.parts) if self.mixed
+            else Validator(s, self.val_starts, self.split.validation_jobs))
         #: a distributed learner's state (set while it runs, when it can save one)
         self.learner_state = ResumeHandle()
         self.last_value = float("nan")  # the last training episode's score
@@ -154,12 +162,15 @@ class _Run:
         state = self.resume_state()
         rows = state["log_rows"] if state else {}
         log_dir = Path(s.log_dir or Path("runs") / "train" / Path(s.out).stem)
+        mix_columns = (("trace",), tuple(f"objective_{p.key}" for p in self.parts)) \
+            if self.mixed else ((), ())
         self.episodes_log = CsvLog(log_dir / "episodes.csv", (
             "episode", "start_index", "load_factor", "decisions", "env_steps", "objective", "loss",
-            "wall_s"), rows.get("episodes"))
+            "wall_s", *mix_columns[0]), rows.get("episodes"))
         self.val_log = CsvLog(log_dir / "validation.csv",
                               ("episode", "env_steps", "objective", "best", "wall_s",
-                               "max_wait_ratio", "makespan_ratio"), rows.get("validation"))
+                               "max_wait_ratio", "makespan_ratio", *mix_columns[1]),
+                              rows.get("validation"))
         self.env_steps = self.episode = self.validations = 0
         self.imitation: dict[str, Any] = {}
         self.init: dict[str, Any] = {}
@@ -225,21 +236,27 @@ class _Run:
         if not hasattr(network, "logits") or hasattr(network, "q_values"):
             raise ConfigError(f"--imitate: learner {s.learner!r} has no policy network to warm "
                               "start; use a policy learner (ppo, a2c, reinforce)")
-        starts = self.rng.choice(self.pool, size=s.imitate_episodes, replace=False)
-        demos = imitation.collect(self.env, starts, s.imitate, s.imitate_backfill, s.pick,
-                                  self.agent.gamma, self.agent.settings.reward_scale, s.objective)
+        starts = train_mix.imitation_starts(self.parts, self.rng, s.imitate_episodes)
+        demos, means = train_mix.collect_all(self.parts, starts, lambda env, chosen: (
+            imitation.collect(env, chosen, s.imitate, s.imitate_backfill, s.pick,
+                              self.agent.gamma, self.agent.settings.reward_scale, s.objective)))
         how = "" if s.mode == "policy_pair" else (f" with {s.imitate_backfill} backfilling "
                                                    f"({s.decision} decisions)")
         if s.mode == "job_pick" and s.pick_limit == "easy":
             how = f"'s order within EASY's picks in {s.reservation} order"
-        self.echo(f"imitation: {len(demos)} decisions of {s.imitate}{how} on {len(starts)} "
-                  f"training sequences (teacher's mean score {np.mean(demos.scores):.2f})")
+        per = "" if not self.mixed else " (" + ", ".join(
+            f"{key} {value:.2f}" for key, value in means.items()) + ")"
+        self.echo(f"imitation: {len(demos)} decisions of {s.imitate}{how} on "
+                  f"{len(demos.scores)} training sequences (teacher's mean score "
+                  f"{np.mean(demos.scores):.2f}{per})")
         stats = imitation.fit(self.agent, demos, s.imitate_epochs, seed=s.seed,
                               echo=self.echo)
         self.imitation = {"teacher": s.imitate, "backfill": s.imitate_backfill,
-                          "episodes": len(starts), "decisions": len(demos),
+                          "episodes": len(demos.scores), "decisions": len(demos),
                           "epochs": s.imitate_epochs, "accuracy": round(stats["accuracy"], 4),
                           "wall_s": round(self.wall_s(), 1)}
+        if self.mixed:
+            self.imitation["teacher_scores"] = {k: round(v, 4) for k, v in means.items()}
         self.validation(float(np.mean(demos.scores)), self.wall_s())
 
     def wall_s(self) -> float:
@@ -255,11 +272,12 @@ class _Run:
         if spent:  # interrupted after its last validation: nothing left to train
             return spent
         while True:
-            start = int(self.rng.choice(self.pool))
-            train_rule.assert_training_window(start, s.train_jobs, self.split)
+            part = train_mix.episode_part(self.parts, self.episode)
+            start = int(self.rng.choice(part.split.pool))
+            train_rule.assert_training_window(start, s.train_jobs, part.split)
             seed = int(self.rng.integers(2**31))
             factor = float(self.rng.uniform(*s.load_factors)) if s.load_factors else 1.0
-            episode = protocol.run_agent(self.agent, self.env, start, seed, s.pick, factor,
+            episode = protocol.run_agent(self.agent, part.env, start, seed, s.pick, factor,
                                          s.wait_penalty)
             value = episode.score.value(s.objective)
             self.env_steps += episode.steps
@@ -267,7 +285,8 @@ class _Run:
             wall = self.wall_s()
             self.episodes_log.row(self.episode, start, round(factor, 4), episode.steps,
                                   self.env_steps, value,
-                                  float(episode.stats.get("loss", float("nan"))), wall)
+                                  float(episode.stats.get("loss", float("nan"))), wall,
+                                  *((part.key,) if self.mixed else ()))
             done_steps = bool(s.max_steps) and self.env_steps >= s.max_steps
             done_time = s.minutes > 0 and wall >= s.minutes * 60
             if self.episode % s.validate_every == 0 or done_steps or done_time:
@@ -300,11 +319,14 @@ class _Run:
         """Validate, log, and save the model when it is the best so far."""
         score, improved = self.validate(self.agent, self.env_steps)
         self.validations += 1
+        per = self.validate.values if isinstance(self.validate, train_mix.MixValidator) else ()
         self.val_log.row(self.episode, self.env_steps, score, int(improved), self.wall_s(),
-                         *self.validate.ratios)
+                         *self.validate.ratios, *per)
+        text = (self.validate.text() if isinstance(self.validate, train_mix.MixValidator)
+                else "")
         self.echo(f"episode {self.episode:5d}  env steps {self.env_steps:9d}  train "
                   f"{train_value:10.2f}  validation {score:10.2f}{'  *' if improved else ''}  "
-                  f"{wall / 60:6.1f} min")
+                  f"{wall / 60:6.1f} min{text}")
         with signals_deferred():  # the resume state and the model it names, both or neither
             if self.resumable() and (improved or self.wall_s() - self.resume_written_s
                                    >= train_resume.EVERY_S):
@@ -313,7 +335,7 @@ class _Run:
             if improved:
                 save(self.agent, self.s, self.config, {"wall_s": wall, "env_steps": self.env_steps,
                                                        "episodes": self.episode, "final": False},
-                     self.split.rule)
+                     self.rule)
 
     def close(self) -> None:
         """Close the logs."""
@@ -336,13 +358,17 @@ class _Run:
             figures["distributed"] = self.distributed
         if v.guard is not None:
             figures["validation_guard"] = v.guard.record()
+        if isinstance(v, train_mix.MixValidator):
+            figures["validation_starts"] = {key: rec["validation_starts"]
+                                            for key, rec in v.record().items()}
+            figures["validation_reference"] = v.record()
         if v.best_state is None and v.guard is not None:
             self.echo("note: no validated model kept within the validation guard; the last "
                       "weights are written")
         if v.best_state is not None:
             self.agent.load_state_dict(v.best_state[0])
             self.agent.load_optimizer_state_dict(v.best_state[1])
-        save(self.agent, self.s, self.config, figures, self.split.rule)
+        save(self.agent, self.s, self.config, figures, self.rule)
         train_resume.remove(self.resume_file)
         return TrainResult(wall, self.env_steps, self.episode, v.best, v.best_env_steps,
                            stopped_by, Path(self.s.out))

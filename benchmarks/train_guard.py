@@ -95,15 +95,32 @@ def build_guard(s: "TrainSettings", starts: Sequence[int], nb_jobs: int) -> Guar
     """The guard of a run validating on ``starts`` (``nb_jobs`` jobs each); None without one."""
     if not s.validation_guard:
         return None
+    return guard_from(s, reference_scores(s, starts, nb_jobs))
+
+
+def reference_scores(s: "TrainSettings", starts: Sequence[int], nb_jobs: int
+                     ) -> dict[str, Score]:
+    """Each reference heuristic's score on the validation sequences at ``starts`` of
+    ``s.trace`` (``nb_jobs`` jobs each), at each validation load factor, combined as the
+    validation combines a model's."""
     path = str(protocol.trace_path(s.trace, s.traces))
     sequences = [w if factor == 1 else scale_arrivals(w, factor)
                  for factor in s.validation_load_factors
                  for w in protocol.file_sequences(path, starts, nb_jobs)]
     platform = Platform.homogeneous(protocol.load_trace_file(path).nb_res)
     config = protocol.sim_config(guard_backfill(s), "event")
-    scores = {name: Score.mean(protocol.run_policy(platform, w, name, config) for w in sequences)
-              for name in REFERENCE_HEURISTICS}
-    best = min(scores, key=lambda n: scores[n].value(s.objective))
+    return {name: Score.mean(protocol.run_policy(platform, w, name, config) for w in sequences)
+            for name in REFERENCE_HEURISTICS}
+
+
+def best_reference(s: "TrainSettings", scores: dict[str, Score]) -> str:
+    """The best heuristic of ``scores`` by the run's objective (the first of equals)."""
+    return min(scores, key=lambda n: scores[n].value(s.objective))
+
+
+def guard_from(s: "TrainSettings", scores: dict[str, Score]) -> Guard:
+    """The guard of a run whose reference heuristics scored ``scores`` on validation."""
+    best = best_reference(s, scores)
     guard = Guard(float(s.validation_guard), best, scores[best].max_wait_s,
                   scores[best].makespan_s)
     logger.info("validation guard: %s", guard)

@@ -178,8 +178,8 @@ def restore(run: "_Run", state: dict[str, Any]) -> None:
     v.ratios = tuple(float(r) for r in sv["ratios"])
     best = sv["best_state"]
     v.best_state = None if best is None else (best["model"], best["optimizer"])
-    if sv["guard"] is not None:
-        v.guard = Guard(**sv["guard"])
+    if sv["guard"] is not None and "traces" not in sv["guard"]:  # several traces' guards are
+        v.guard = Guard(**sv["guard"])  # made again from their validation sequences, the same
     run.imitation, run.init = state["figures"]["imitation"], state["figures"]["init"]
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import cli_lists, imitation, protocol
+from benchmarks.protocol_rule import trace_keys
 from benchmarks.train_guard import check_guard
 from hdrm.cli import script
 from hdrm.env.config import PICK_LIMITS
@@ -122,10 +123,16 @@ class TrainResult:
 
 def check_settings(s: TrainSettings) -> None:
     """Refuse combinations the benchmark does not define (one-line ConfigErrors)."""
-    protocol.trace_spec(s.trace)
-    if s.trace not in protocol.TRAINABLE:
-        raise ConfigError(f"--trace: {s.trace!r} is for evaluation only; train on one of: "
-                          f"{', '.join(protocol.TRAINABLE)}")
+    keys = trace_keys(s.trace)
+    for key in keys:
+        protocol.trace_spec(key)
+        if key not in protocol.TRAINABLE:
+            raise ConfigError(f"--trace: {key!r} is for evaluation only; train on one of: "
+                              f"{', '.join(protocol.TRAINABLE)} (or several: sdsc,lublin)")
+    if len(keys) > 1:
+        from benchmarks.train_mix import check_mix
+
+        check_mix(s)
     choices = {"backfill": protocol.BACKFILLS, "decision": protocol.DECISIONS,
                "mode": ("job_pick", "policy_pair"), "pick": protocol.PICK_MODES,
                "reward_timing": REWARD_TIMINGS}
@@ -266,7 +273,8 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     """The command line as :class:`TrainSettings`."""
     p = argparse.ArgumentParser(description=DESCRIPTION)
     p.add_argument("--out", required=True, help="checkpoint file to write (models/NAME.pt)")
-    p.add_argument("--trace", default="lublin", help="lublin or sdsc")
+    p.add_argument("--trace", default="lublin",
+                   help="lublin or sdsc, or several: sdsc,lublin (benchmarks/train_mix.py)")
     p.add_argument("--backfill", default="none", help="none or easy")
     p.add_argument("--learner", default="ppo", help="a name of the agent registry")
     p.add_argument("--network", help="policy network (kernel, attention, mlp)")
