@@ -2,8 +2,9 @@
 
 Every selection returns a new :class:`~hdrm.workload.job.Workload` whose jobs are new
 :class:`~hdrm.workload.job.Job` objects re-indexed 0..n-1, with ``submit_s`` shifted so that the
-first selected job is submitted at 0. ``trace_submit_s`` keeps the trace's clock, the header and
-``nb_res`` are carried over, and ``skipped`` keeps the source's counts (jobs the reader left out).
+earliest selected job is submitted at 0 (the first one, where jobs are in submit order).
+``trace_submit_s`` keeps the trace's clock, the header and ``nb_res`` are carried over, and
+``skipped`` keeps the source's counts (jobs the reader left out).
 
 The RLScheduler evaluation protocol (Zhang et al., SC20) takes 10 sequences of 1,024 consecutive
 jobs at fixed 0-based start indices (:data:`RLSCHEDULER_START_INDICES`) of the trace as their loader
@@ -35,11 +36,13 @@ RLSCHEDULER_SEQUENCE_LENGTH = 1024
 
 def rebase(workload: Workload, jobs: Sequence[Job], name: str, in_place: bool = False
            ) -> Workload:
-    """Return a workload of copies of ``jobs``, re-indexed and shifted to start at 0.
+    """Return a workload of copies of ``jobs``, re-indexed and shifted so that the earliest
+    submission is at 0 (never below).
 
     Args:
         workload: the workload the jobs come from (header, nb_res, source and skipped carry over).
-        jobs: the selected jobs, in submission order.
+        jobs: the selected jobs, in the workload's order (submission order, or job number
+            order under the rlscheduler conventions).
         name: the new workload's name.
         in_place: re-index and shift the jobs themselves (not copies): for a workload just
             read, that nothing else holds (its jobs then belong to the selection).
@@ -49,7 +52,9 @@ def rebase(workload: Workload, jobs: Sequence[Job], name: str, in_place: bool = 
     """
     if not jobs:
         raise WorkloadError(f"{_label(workload)}: the selection {name!r} has no jobs")
-    origin_s = jobs[0].submit_s
+    # the earliest submission, not the first job's: jobs in id order (the rlscheduler
+    # conventions) of a trace whose submit times are not in that order would go below 0
+    origin_s = min(job.submit_s for job in jobs)
     deps = workload.dependencies
     deps = deps.subset([j.idx for j in jobs]) if deps is not None else None
     if in_place:

@@ -202,3 +202,21 @@ def test_in_place_selection_equals_the_copy_on_the_workload_s_own_jobs(start, co
         copied.name, copied.nb_res, copied.skipped)
     assert in_place.dependencies.job.tolist() == copied.dependencies.job.tolist()
     assert in_place.dependencies.pred.tolist() == copied.dependencies.pred.tolist()
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_jobs_out_of_submit_order_are_shifted_from_the_earliest(write_swf_text, swf_line,
+                                                                 in_place):
+    # lines in job number order whose submit times are not (a trace edited by hand); the
+    # rlscheduler conventions keep them in number order, and the first job's time was the
+    # origin: job 3 was submitted at -920 s (the built-in engine started it before 0, Batsim
+    # refused the exported workload: "jobs[2].subtime must be >= 0, got -920")
+    path = write_swf_text(["; MaxProcs: 8", swf_line(f1=1, f2=1000), swf_line(f1=2, f2=1500),
+                           swf_line(f1=3, f2=80), swf_line(f1=4, f2=2000)])
+    workload = read_swf(path, "rlscheduler")
+    assert [j.id for j in workload.jobs] == [1, 2, 3, 4]
+    selected = select(workload, 0, 3, in_place=in_place)
+    assert [j.submit_s for j in selected.jobs] == [920.0, 1420.0, 0.0]
+    assert [j.trace_submit_s for j in selected.jobs] == [1000.0, 1500.0, 80.0]
+    later = sequence(read_swf(path, "rlscheduler"), 1, 3)
+    assert [j.submit_s for j in later.jobs] == [1420.0, 0.0, 1920.0]
