@@ -127,10 +127,16 @@ def run(args: argparse.Namespace) -> int:
             rng = np.random.default_rng(args.seed if args.seed is not None else 0)
             workload = attach_requirements(workload, platform.reference_gflops, rng, args.bw)
             workload.nb_res = platform.nb_cores
+        guessed = workload.nb_res is None  # Batsim JSON needs nb_res: the widest job's
         write_batsim_json(workload, args.json)
         kind = ("parallel_homogeneous" if platform is not None and not is_json
                 else "as loaded" if is_json else "delay")
         print(f"wrote {args.json}: {len(workload)} jobs, profiles {kind}")
+        if guessed:
+            widest = max(job.res for job in workload.jobs)
+            print(f"note            nb_res {widest} in {args.json} is the widest job's: the "
+                  "trace states no MaxProcs (nor MaxNodes); give --platform for the machine's "
+                  "cores")
     return 0
 
 

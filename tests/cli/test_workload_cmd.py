@@ -190,3 +190,18 @@ def test_the_file_kind_is_told_by_name_whatever_its_case_or_by_content(tmp_path,
     assert err == (f"hdrm workload: error: {pods}: hdrm workload reads SWF traces and Batsim JSON; "
                    "an openb pod list (.csv) is replayed with hdrm replay --platform NODES.csv "
                    "--workload PODS.csv\n")
+
+
+def test_json_of_a_trace_without_machine_size_says_where_nb_res_comes_from(tmp_path, capsys):
+    # a headerless trace (METACENTRUM-2009-2, RICC-2010-2 come so): the JSON's nb_res was the
+    # widest job's without a word, and read back as "cores 6"
+    trace, out_json = tmp_path / "t.swf", tmp_path / "w.json"
+    trace.write_text("".join(f"{i} {i} 0 50 {p} -1 -1 {p} 60 -1 1 1 1 -1 1 -1 -1 -1\n"
+                             for i, p in ((1, 2), (2, 6), (3, 4))))
+    status, out, _ = run([str(trace), "--json", str(out_json)], capsys)
+    assert status == 0 and read_batsim_json(out_json).nb_res == 6
+    assert out.splitlines()[-1] == (
+        f"note            nb_res 6 in {out_json} is the widest job's: the trace states no "
+        "MaxProcs (nor MaxNodes); give --platform for the machine's cores")
+    status, out, _ = run([LUBLIN, "--nb-jobs", "3", "--json", str(out_json)], capsys)
+    assert status == 0 and "nb_res" not in out
