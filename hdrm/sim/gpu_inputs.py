@@ -56,6 +56,8 @@ def load_gpu_platform(path: str | Path) -> Platform:
         doc = platform_json_from_openb(nodes, Path(path).stem, str(path))
         platform = platform_from_dict(doc, source=str(path))
     else:
+        from hdrm.workload.openb import refuse_yaml
+        refuse_yaml(path)  # openb's node_yaml/ would read as broken JSON
         platform = load_platform_any(path)
     if not platform.accelerators:
         raise ConfigError(f"{path}: the platform has no GPU; an openb or Gavel workload needs "
@@ -70,12 +72,17 @@ def load_gpu_workload(path: str | Path, throughputs: str | None = None,
 
     Raises:
         ConfigError: a Gavel trace without its throughput file.
+        WorkloadError: the reader's errors, or an openb pod list none of whose tasks ran (no
+            run time to replay).
     """
     from hdrm.workload.gavel import read_gavel  # GPU inputs only (see load_gpu_platform)
     from hdrm.workload.gpu_formats import is_gpu_trace_name, read_gpu_trace, trace_kind
 
     if is_gpu_trace_name(path) or (throughputs is None and trace_kind(path) == "philly"):
-        return _by_submission(read_gpu_trace(path, strict))
+        from hdrm.workload.openb import require_run_times
+        workload = read_gpu_trace(path, strict)
+        require_run_times(workload)
+        return _by_submission(workload)
     if throughputs is None:
         raise ConfigError(f"{path}: a Gavel trace needs its throughput file; add --throughputs "
                           "simulation_throughputs.json (or give an openb pod list, .csv)")

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from hdrm.errors import WorkloadError
+from hdrm.workload.gpu_trace_files import trace_text
 from hdrm.workload.job import AcceleratorDemand, Job, Workload
 from hdrm.workload.swf import SkippableLineError
-from hdrm.workload.text import decode_utf8
 
 #: Gavel's GPU types and the library's accelerator models they are.
 GAVEL_MODELS = {"k80": "K80", "p100": "P100", "v100": "V100M16"}
@@ -116,13 +116,9 @@ def _run_times(table: dict, job_type: str, scale: int,
 
 
 def _trace_lines(trace: Path) -> list[str]:
-    """The trace's lines (UTF-8, a byte order mark dropped); errors name the file and the fix."""
-    try:
-        content = trace.read_bytes()
-    except OSError as exc:
-        raise WorkloadError(f"{trace}: cannot read the Gavel trace: {exc.strerror}; check the "
-                            "path") from None
-    return decode_utf8(content, trace).splitlines()
+    """The trace's lines (UTF-8, a byte order mark dropped; plain or gzip, bzip2 or xz data);
+    errors name the file and the fix."""
+    return trace_text(trace, "Gavel trace").splitlines()
 
 
 def read_gavel(trace: str | Path, throughputs: str | Path, strict: bool = True) -> Workload:

@@ -20,8 +20,8 @@ the column (``strict``), or is skipped and counted in ``Workload.skipped`` by re
 fewer cells than the header, or a non-empty cell beyond it, is malformed (its cells would land
 in the wrong columns or be lost); a task name already used by an earlier row is too (task names
 are the job ids of the outputs), and without ``strict`` the first row with the name is kept.
-Files are UTF-8 (a byte order mark, as spreadsheet programs write, is dropped); blanks after the
-commas are ignored.
+Files are UTF-8 (a byte order mark, as spreadsheet programs write, is dropped), plain or gzip,
+bzip2 or xz data (``openb_pod_list_default.csv.gz``); blanks after the commas are ignored.
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from hdrm.errors import WorkloadError
+from hdrm.workload.gpu_trace_files import trace_text
 from hdrm.workload.job import MILLI_PER_GPU, AcceleratorDemand, Job, Workload
 from hdrm.workload.swf import SkippableLineError
-from hdrm.workload.text import decode_utf8, is_number
+from hdrm.workload.text import is_number
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +48,8 @@ POD_OPTIONAL = ("gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time"
                 "scheduled_time")
 QOS_CLASSES = ("LS", "BE", "Burstable", "Guaranteed")
 POD_PHASES = ("Running", "Succeeded", "Failed", "Pending")
+#: Names of YAML files (refused: :func:`refuse_yaml`).
+YAML_SUFFIXES = (".yaml", ".yml")
 
 
 class _RowError(Exception):
@@ -97,18 +100,35 @@ def _int(row: dict[str, str], column: str, low: int = 0, high: float = math.inf,
 
 
 def _text(path: Path) -> str:
-    """The file's text: UTF-8, its byte order mark dropped; errors name the file and line."""
-    try:
-        content = path.read_bytes()
-    except OSError as exc:
-        raise WorkloadError(f"{path}: cannot read the openb file: {exc.strerror}; check the path")
-    return decode_utf8(content, path)
+    """The file's text, plain or gzip, bzip2 or xz data (as the other GPU traces): UTF-8, its
+    byte order mark dropped; errors name the file and line."""
+    return trace_text(path, "openb file")
+
+
+def refuse_yaml(path: str | Path, first_line: str = "") -> None:
+    """Refuse a YAML file (by its name, or a first line such as ``apiVersion: v1``): the openb
+    release ships its nodes as Kubernetes YAML too (``node_yaml/``), which hdrm does not read.
+
+    Raises:
+        WorkloadError: naming the file and the CSV lists to give instead.
+    """
+    name = str(path).lower()
+    for suffix in (".gz", ".bz2", ".xz"):
+        name = name.removesuffix(suffix)
+    line = first_line.strip()
+    if name.endswith(YAML_SUFFIXES) or line.startswith(("apiVersion:", "kind:", "---")):
+        raise WorkloadError(f"{path}: a YAML file (Kubernetes objects, as openb's node_yaml/); "
+                            "hdrm reads openb lists as CSV: give the release's "
+                            "csv/openb_node_list_*.csv or csv/openb_pod_list_*.csv (or, for "
+                            "the nodes, a platform JSON file)")
 
 
 def _rows(path: Path, required: tuple[str, ...]
           ) -> Iterator[tuple[int, dict[str, str], list[str]]]:
     """(line number, row, header columns) of a CSV file whose header holds ``required``."""
-    reader = csv.DictReader(io.StringIO(_text(path), newline=""), skipinitialspace=True)
+    text = _text(path)
+    refuse_yaml(path, text[:text.find("\n")] if "\n" in text else text)
+    reader = csv.DictReader(io.StringIO(text, newline=""), skipinitialspace=True)
     if reader.fieldnames is None:
         raise WorkloadError(f"{path}: empty file; an openb file starts with the header line "
                             f"{','.join(required)}")
@@ -265,3 +285,23 @@ def read_openb_pods(path: str | Path, strict: bool = True) -> Workload:
               "gpu_tasks": sum(1 for job in jobs if job.accel is not None)}
     return Workload(jobs, name=Path(path).stem, source=str(path), header=header,
                     skipped=skipped)
+
+
+def require_run_times(workload: Workload) -> None:
+    """Refuse, for a time-based replay, an openb pod list none of whose tasks ran (the resampled
+    ``multigpu*`` lists have no times at all): every task would be rejected.
+
+    Raises:
+        WorkloadError: naming the file, the missing or empty time columns and what to give.
+    """
+    if workload.header.get("format") != "openb" or workload.header.get("never_ran") != len(
+            workload.jobs):
+        return
+    row = workload.jobs[0].extra.get("openb", {})
+    absent = [c for c in ("scheduled_time", "deletion_time") if c not in row]
+    why = (f"it has no column {' or '.join(absent)}" if absent else
+           "none has both a scheduled_time and a deletion_time")
+    raise WorkloadError(f"{workload.source}: no task of the pod list has a run time ({why}), so "
+                        "a replay over time would reject all; replay a pod list with times "
+                        "(openb_pod_list_default.csv), or place these tasks with hdrm "
+                        "fragmentation (placement only: tasks never end)")

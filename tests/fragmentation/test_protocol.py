@@ -152,7 +152,8 @@ def test_bad_lists_are_one_line_before_the_workers_start(tmp_path, capsys, bad):
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and str(nodes) in err
     assert "Traceback" not in err and "BrokenProcessPool" not in err
-    assert (f"{nodes}:3:" in err and "'lots'" in err) if bad == "row" else "check the path" in err
+    assert (f"{nodes}:3:" in err and "'lots'" in err) if bad == "row" else \
+        "no such file; give the path of the openb file" in err
 
 
 def test_seeds_over_two_processes_give_the_values_of_one(tmp_path):

@@ -107,8 +107,7 @@ def test_byte_order_marks_are_dropped(tmp_path):
 
 
 @pytest.mark.parametrize("what, content, message", [
-    ("trace", None, r"nope\.trace: cannot read the Gavel trace: No such file or directory; "
-                    r"check the path$"),
+    ("trace", None, r"nope\.trace: no such file; give the path of the Gavel trace$"),
     ("trace", "LM (batch size 5)\tcaf\xe9\t--steps\t1\t800\t0\t1\n".encode("latin-1"),
      r"t\.trace:1: not UTF-8 text \(byte 0xe9\); save the file as UTF-8$"),
     ("tput", b"[1, 2]", r"tput\.json: expected a JSON object of GPU types \(k80, p100, v100\), "
