@@ -1,6 +1,7 @@
 """A placement-only experiment: one policy, several seeds, curves and a summary on disk.
 
-``run_experiment`` reads an openb node list and pod list, runs :func:`run_seed` for each seed
+``run_experiment`` reads an openb node list and pod list (or a Philly, Helios or PAI trace as
+the tasks), runs :func:`run_seed` for each seed
 (in up to ``processes`` worker processes; results do not depend on it) and writes, in ``outdir``:
 
 * ``curve_<seed>.csv``: per arrival the task, the node (-1: failed), arrived and allocated GPU
@@ -26,12 +27,13 @@ import numpy as np
 from hdrm.durable import replacing, write_text_atomically
 from hdrm.errors import ConfigError
 from hdrm.fragmentation.paper_draws import load_stream
-from hdrm.fragmentation.protocol import (CURVE_COLUMNS, DEFAULT_TUNING_RATIO, DRAWS, SeedRun,
-                                         run_seed)
+from hdrm.fragmentation.protocol import (CURVE_COLUMNS, DEFAULT_TUNING_RATIO, DRAWS,
+                                         JumpedOver, SeedRun, run_seed)
 from hdrm.policies.gpu_frag import typical_task_types
 from hdrm.policies.gpu_state import GpuCluster, TaskShape
 from hdrm.policies.placement import PLACEMENTS
-from hdrm.workload.openb import read_openb_nodes, read_openb_pods
+from hdrm.workload.gpu_formats import read_gpu_trace
+from hdrm.workload.openb import read_openb_nodes
 
 logger = logging.getLogger(__name__)
 
@@ -61,14 +63,18 @@ def written_spec(job) -> str:
     """A task's ``gpu_spec`` as written (empty parts dropped), "" without GPUs."""
     if not job.accel:
         return ""
-    row = (job.extra or {}).get("openb", {})
+    row = (job.extra or {}).get("openb")
+    if row is None:  # a Philly, Helios or PAI job: its models as the reader kept them
+        return "|".join(job.accel.models)
     return "|".join(m for m in (row.get("gpu_spec") or "").split("|") if m)
 
 
 def load_inputs(nodes_csv: str | Path, pods_csv: str | Path) -> Inputs:
-    """Read the node and pod lists (strict: a bad row is a one-line error)."""
+    """Read the node list and the tasks: an openb pod list, or a Philly, Helios or PAI trace
+    (recognised by its content, :func:`~hdrm.workload.gpu_formats.read_gpu_trace`; strict: a
+    bad row is a one-line error)."""
     nodes, _ = read_openb_nodes(nodes_csv)
-    work = read_openb_pods(pods_csv)
+    work = read_gpu_trace(pods_csv)
     cluster = GpuCluster.from_openb(nodes)
     if cluster.total_gpu_milli == 0:
         raise ConfigError(f"{nodes_csv}: no GPU in the node list; the protocol measures GPUs")
@@ -199,8 +205,10 @@ def run_experiment(nodes_csv: str | Path, pods_csv: str | Path, policy: str,
                             workload_tuning_ratio=ratio, ties=ties, draws=draws,
                             wall_s=round(time.perf_counter() - started, 2))
     except ValueError as exc:  # the curves are written: they show how far the workload went
+        fix = ("tasks that each ask less than 1% of the GPUs (a larger cluster)"
+               if isinstance(exc, JumpedOver) else
+               f"--workload-tuning-ratio >= 1 (got {ratio:g}) or more tasks")
         raise ConfigError(f"{pods_csv}: {exc} of the cluster's GPUs, so there is no value at "
-                          f"100%; give --workload-tuning-ratio >= 1 (got {ratio:g}) or more "
-                          "tasks") from None
+                          f"100%; give {fix}") from None
     write_text_atomically(out / "summary.json", json.dumps(summary, indent=1) + "\n")
     return summary

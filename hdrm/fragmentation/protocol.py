@@ -100,6 +100,10 @@ def percent_of(milli: np.ndarray, total_milli: float) -> np.ndarray:
     return milli / (total_milli / 1000) / 10
 
 
+class JumpedOver(ValueError):
+    """No arrival near the asked arrived %: one arrival passed it by more than 1%."""
+
+
 def allocation_at(arrived_pct: np.ndarray, allocation_pct: np.ndarray, arrived: float) -> float:
     """Mean allocation % over the arrivals whose arrived % rounds to ``arrived`` (else within 1).
 
@@ -108,13 +112,19 @@ def allocation_at(arrived_pct: np.ndarray, allocation_pct: np.ndarray, arrived: 
     half), their mean to 2 decimals as numpy's.
 
     Raises:
-        ValueError: the curve never comes near ``arrived``.
+        ValueError: the curve never comes near ``arrived``; :class:`JumpedOver` when an arrival
+            passes it from more than 1% below to more than 1% above.
     """
     rounded = np.round(arrived_pct)
     rows = rounded == arrived
     if not rows.any():
         rows = (rounded >= arrived - 1) & (rounded <= arrived + 1)
     if not rows.any():
+        above = np.flatnonzero(arrived_pct > arrived)
+        if len(above):  # passed it between two arrivals: one task asks more than 1%
+            below = float(arrived_pct[above[0] - 1]) if above[0] else 0.0
+            raise JumpedOver(f"the arrived workload jumps over {arrived:g}% (from {below:.1f}% "
+                             f"to {float(arrived_pct[above[0]]):.1f}% in one arrival)")
         raise ValueError(f"the arrived workload never reaches {arrived:g}% "
                          f"(last {float(arrived_pct[-1]) if len(arrived_pct) else 0:.1f}%)")
     values = np.array([round(v, 2) for v in allocation_pct[rows].tolist()])
