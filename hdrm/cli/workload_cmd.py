@@ -119,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
         workload = scale_arrivals(workload, args.load_factor)
     nb_cores = platform.nb_cores if platform is not None else None
     print(format_summary(summarize_workload(workload, nb_cores)))
+    if workload.dependencies is not None:  # as hdrm replay's summary says it
+        print(f"dependencies    {workload.dependencies.describe()}")
     if platform is not None:
         print(f"reference speed {platform.reference_gflops:g} GFLOP/s per core "
               f"({args.platform})")

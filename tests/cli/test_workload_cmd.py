@@ -205,3 +205,20 @@ def test_json_of_a_trace_without_machine_size_says_where_nb_res_comes_from(tmp_p
         "MaxProcs (nor MaxNodes); give --platform for the machine's cores")
     status, out, _ = run([LUBLIN, "--nb-jobs", "3", "--json", str(out_json)], capsys)
     assert status == 0 and "nb_res" not in out
+
+
+def test_dependencies_are_summarised(tmp_path, capsys):
+    # fields 17-18: the summary said nothing of them (hdrm replay's does), nor of those a
+    # selection drops (job 3 waits for job 1, left out of the window)
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 4\n" + "".join(
+        f"{i} {10 * i} 0 50 1 -1 -1 1 60 -1 1 1 1 -1 1 -1 {pred} {think}\n"
+        for i, pred, think in ((1, -1, -1), (2, 1, 30), (3, 1, 30), (4, 3, 5))))
+    status, out, _ = run([str(trace)], capsys)
+    assert status == 0
+    assert "dependencies    3 jobs wait for a preceding job (think time 5-30 s)" in out
+    status, out, _ = run([str(trace), "--start-index", "2"], capsys)
+    assert status == 0 and ("dependencies    1 jobs wait for a preceding job (think time 5 s); "
+                            "dropped 1 (preceding job not replayed: 1)") in out
+    status, out, _ = run([LUBLIN, "--nb-jobs", "3"], capsys)
+    assert status == 0 and "dependencies" not in out
