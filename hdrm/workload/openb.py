@@ -191,6 +191,8 @@ def _check_unique(row: dict[str, str], column: str, line: int, first: dict[str, 
 
 
 def _node(row: dict[str, str]) -> OpenbNode:
+    if not (row.get("sn") or "").strip():
+        raise _RowError("sn", "a node needs a name")
     gpus = _int(row, "gpu", 0, 64)
     model = (row.get("model") or "").strip()
     if gpus and not model:
@@ -200,7 +202,8 @@ def _node(row: dict[str, str]) -> OpenbNode:
 
 
 def read_openb_nodes(path: str | Path, strict: bool = True) -> tuple[list[OpenbNode], dict]:
-    """Read an openb node list.
+    """Read an openb node list. Node names (``sn``) are unique: every output names the nodes
+    (without ``strict``, a repeated name's row is skipped and counted).
 
     Returns:
         The nodes in file order, and the rows skipped per reason (empty when ``strict``).
@@ -209,7 +212,7 @@ def read_openb_nodes(path: str | Path, strict: bool = True) -> tuple[list[OpenbN
         WorkloadError: the file is unreadable or lacks a column, or (``strict``) a row is bad.
     """
     skipped: dict[str, int] = {}
-    nodes = _read(path, NODE_COLUMNS, _node, strict, skipped)
+    nodes = _read(path, NODE_COLUMNS, _node, strict, skipped, unique="sn")
     if not nodes:
         raise WorkloadError(f"{path}: no node in the openb node list; give a non-empty list")
     return nodes, skipped

@@ -109,3 +109,23 @@ def test_a_pod_list_whose_tasks_never_ran_is_refused_too(tmp_path):
                        r"time \(none has both a scheduled_time and a deletion_time\)"):
         load_gpu_workload(path)
     assert len(load_gpu_workload(_write(tmp_path / "pods.csv", PODS)).jobs) == 3
+
+
+def test_a_repeated_node_name_is_refused_by_every_entry_point(tmp_path, capsys):
+    # hdrm replay refused it (the platform's check) but hdrm fragmentation placed on both nodes
+    from hdrm.cli.main import main
+
+    nodes = _write(tmp_path / "nodes.csv", NODES + "openb-node-0000,32000,262144,0,\n")
+    with pytest.raises(WorkloadError, match=r"nodes\.csv:4: column 'sn': already the sn of line "
+                       r"2 \(value 'openb-node-0000'\); fix the row"):
+        read_openb_nodes(nodes)
+    kept, skipped = read_openb_nodes(nodes, strict=False)
+    assert [n.name for n in kept] == ["openb-node-0000", "openb-node-0001"]
+    assert skipped == {"sn: repeated": 1}
+    pods = _write(tmp_path / "pods.csv", PODS)
+    assert main(["fragmentation", "--nodes", str(nodes), "--pods", str(pods), "--policy", "fgd",
+                 "--seeds", "1", "--outdir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nodes.csv:4: column 'sn': already the sn of line 2" in err
+    with pytest.raises(WorkloadError, match=r"nodes\.csv:2: column 'sn': a node needs a name"):
+        read_openb_nodes(_write(tmp_path / "nodes.csv", NODES.replace("openb-node-0000", " ")))
