@@ -82,6 +82,29 @@ def _failed(rc: int, stderr: str, names: list[str]) -> tuple[str, str] | None:
     return "error", last[:300]
 
 
+def _count_outcomes(sim) -> dict[int, int]:
+    """Count every outcome the engine reports, per task (wrapping the environment's hook)."""
+    counts: dict[int, int] = {}
+    hook = sim.on_outcome
+
+    def counted(job, outcome):
+        counts[job.idx] = counts.get(job.idx, 0) + 1
+        return hook(job, outcome)
+
+    sim.on_outcome = counted
+    return counts
+
+
+def _ended_once(counts: dict[int, int], sim, done: bool) -> list[str]:
+    """Each task ended at most once, and every task once when the episode is over."""
+    twice = sorted(i for i, n in counts.items() if n > 1)
+    problems = [f"{len(twice)} tasks ended more than once"] if twice else []
+    if done and len(counts) != len(sim.workload.jobs):
+        problems.append(f"episode over with {len(counts)} of {len(sim.workload.jobs)} tasks "
+                        "ended")
+    return problems
+
+
 class Corpus:
     """One sweep: the settings and the rows printed so far."""
 
@@ -181,6 +204,7 @@ class Corpus:
         env.reset(seed=self.args.seed)
         cluster, problems, steps, last = env.sim.core.cluster, [], 0, -np.inf
         done = env._done  # every task rejected: the episode ended in reset()
+        counts = {} if done else _count_outcomes(env.sim)
         while not done and steps < self.args.steps and not problems:
             mask = env.action_masks()
             window = env.window_jobs()
@@ -196,6 +220,8 @@ class Corpus:
             if env.sim.now < last:
                 problems.append(f"step {steps}: time went back {last} -> {env.sim.now}")
             last = env.sim.now
+        if counts:
+            problems += _ended_once(counts, env.sim, done)
         if problems:
             return "FAIL", "; ".join(problems[:3])
         return "ok", f"{steps} steps{', episode ended' if done else ''}, t={last:.0f} s"
@@ -207,6 +233,7 @@ class Corpus:
         obs, infos = env.reset(seed=self.args.seed)
         core = env.core
         cluster, problems, steps, last = core.sim.core.cluster, [], 0, -np.inf
+        counts = _count_outcomes(core.sim) if env.agents else {}
         while env.agents and steps < self.args.steps and not problems:
             actor = env.phase
             mask = obs[actor]["action_mask"].astype(bool)
@@ -217,6 +244,12 @@ class Corpus:
                     bad = int(np.flatnonzero(by_hand != mask)[0])
                     problems.append(f"step {steps}: place mask {mask[bad]} on node {bad}, fits "
                                     f"by hand {by_hand[bad]}")
+            else:
+                for i, job in enumerate(core.window_jobs()):
+                    fits = bool(checks.fits_by_hand(cluster, core.sim.core.shape(job)).any())
+                    if fits != bool(mask[i]):
+                        problems.append(f"step {steps}: order mask {bool(mask[i])} for task "
+                                        f"{job.id}, fits by hand {fits}")
             action = int(rng.choice(np.flatnonzero(mask)))
             acts = {"order": 0, "place": 0, actor: action}
             obs, _, _, _, infos = env.step(acts)
@@ -225,6 +258,8 @@ class Corpus:
             if core.sim.now < last:
                 problems.append(f"step {steps}: time went back {last} -> {core.sim.now}")
             last = core.sim.now
+        if counts:
+            problems += _ended_once(counts, core.sim, not env.agents)
         if problems:
             return "FAIL", "; ".join(problems[:3])
         return "ok", f"{steps} steps{', episode ended' if not env.agents else ''}, t={last:.0f} s"

@@ -103,3 +103,12 @@ def test_fits_by_hand_follows_cpu_memory_model_and_free_shares():
     assert checks.state_problems(cluster) == []
     cluster.cpu_left[1] = -1
     assert checks.state_problems(cluster) == ["free cpu outside [0, capacity]"]
+
+
+def test_tasks_ending_twice_or_never_are_caught():
+    from types import SimpleNamespace
+
+    sim = SimpleNamespace(workload=SimpleNamespace(jobs=[0, 1, 2]))
+    assert gpu_corpus._ended_once({0: 1, 1: 1}, sim, done=False) == []
+    assert gpu_corpus._ended_once({0: 2, 1: 1}, sim, done=True) == [
+        "1 tasks ended more than once", "episode over with 2 of 3 tasks ended"]
