@@ -241,7 +241,9 @@ class JobActors:
             if self.config.energy:
                 yield from self._energy(sorted(job.hosts))
                 end = self._accounted(job, end)
-            killed.append((job, end, now, leaf is not None and leaf[4] is not None))
+            # a cancelled task's executor returns -2 (a ptask of its own, or a network leaf's)
+            killed.append((job, end, now, ptask is not None
+                           or leaf is not None and leaf[4] is not None))
             if self.config.energy:
                 yield from self._energy(range(self.board.nb_hosts))
                 self._window_end()

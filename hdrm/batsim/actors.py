@@ -46,7 +46,8 @@ from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
 from hdrm.batsim.actor_jobs import MASTER, JobActors, Steps
 from hdrm.batsim.bandwidth import MessageBandwidths, communicating
-from hdrm.batsim.jobs import SUBMITTED, JobTable, ServerJob
+from hdrm.batsim.bandwidth import _covered as covered  # (what the actor model runs)
+from hdrm.batsim.jobs import SUBMITTED, JobTable, ServerJob, network_need
 from hdrm.batsim.lazy_energy import HostAccounts
 from hdrm.batsim.maestro import ANSWERED, CREATE, EXCHANGE, RECV, SEND, SLEEP, WAIT, Exec, Maestro
 from hdrm.batsim.partial_load import power_ranges
@@ -107,6 +108,15 @@ class ActorSimulation(JobActors, BatsimSimulation):
             self.maestro.spawn(self._submitter(i, sub.jobs))
         self.maestro.spawn(self._server())
 
+    def _cannot_run(self, profiles: dict[str, Any], name: str) -> str:
+        """A registered job's profile must be one the actor model runs in this session."""
+        if self.network is None and not covered(profiles[name]):
+            return ("is not one the actor model runs where no job communicates (a 'delay', or "
+                    "a 'parallel_homogeneous' with cpu > 0 and com 0)")
+        if self.network is not None and network_need(profiles, name) == "other":
+            return "is not one the actor model runs"
+        return ""
+
     def _network(self, bandwidths: MessageBandwidths) -> Network | None:
         """Where jobs communicate: hosts and links as SimGrid's lmm system sees them.
 
@@ -144,6 +154,7 @@ class ActorSimulation(JobActors, BatsimSimulation):
     def _checked(self, message: p.Message | None) -> p.Message:
         if message is None:
             self._check_finished()
+            self._check_registration_closed()
             raise ProtocolError(f"internal: Batsim's actors stopped at t={self.maestro.now:.6f}")
         self.sent_now = message.now
         self.ended = message.events[0].type == "SIMULATION_ENDS"
@@ -153,6 +164,7 @@ class ActorSimulation(JobActors, BatsimSimulation):
         if self.ended:
             super().react(reply)
             return
+        self._reply_read(reply)
         self._reply = (reply.now, self._checked_events(reply))
 
     # ------------------------------------------------------------------ helpers of actors
@@ -285,6 +297,8 @@ class ActorSimulation(JobActors, BatsimSimulation):
             if self._queued:
                 events, self._queued, self._ready = self._queued, [], False
                 yield (CREATE, self._request_reply(p.Message(now, events)))
+                if self.config.dynamic_jobs:  # the ended jobs' profiles (dynamic_jobs)
+                    self._collect_profiles()
             elif self._finished() and not self._ends_sent:
                 self._ends_sent, self._ready = True, False
                 yield (CREATE, self._request_reply(p.Message(now, [ev.simulation_ends(now)])))
@@ -292,6 +306,7 @@ class ActorSimulation(JobActors, BatsimSimulation):
     def _finished(self) -> bool:
         counts = self._counts
         return (counts["byes"] == len(self._subs) and not self.table.unfinished()
+                and not (self.config.dynamic_jobs and self._registering)
                 and all(counts[k] == 0 for k in ("running", "waiters", "killers", "switching")))
 
     # ------------------------------------------------------------------ the server's handlers

@@ -163,6 +163,10 @@ class BatsimServer:
             if bandwidths is not None
             else BatsimSimulation(self.hosts, self.table, config) if latencies.zero
             else DelayedSimulation(self.hosts, self.table, config, latencies))
+        if config.dynamic_jobs and type(self.simulation) is DelayedSimulation:
+            raise ConfigError(  # (its own submitters and messages: not written for them)
+                f"{platform}: hdrm serve --enable-dynamic-jobs needs a platform whose routes "
+                "it knows exactly (this one's run the delayed model); run the real batsim")
         #: Called with ("batsim" | "scheduler", text) for every message (tests, tracing).
         self.on_message: Callable[[str, str], None] | None = None
 

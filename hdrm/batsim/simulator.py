@@ -40,6 +40,7 @@ from typing import Any, Callable, Sequence
 
 from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
+from hdrm.batsim.dynamic_jobs import DynamicJobs
 from hdrm.batsim.event_order import EventOrder, Submitter
 from hdrm.batsim.hosts import HostBoard
 from hdrm.batsim.jobs import DONE, RUNNING, JobTable, ServerJob, job_result
@@ -70,6 +71,12 @@ class ServerConfig:
         storage: the platform's storage hosts (role=storage, by name), which SIMULATION_BEGINS
             lists after the compute hosts (:func:`hdrm.batsim.platform_hosts.load_served_hosts`);
             they run no job.
+        dynamic_jobs: the decision process may register jobs and profiles
+            (``--enable-dynamic-jobs``; :mod:`hdrm.batsim.dynamic_jobs`).
+        ack_dynamic_jobs: a registered job is acknowledged with JOB_SUBMITTED
+            (``--acknowledge-dynamic-jobs``).
+        profile_reuse: profiles are not garbage collected when their jobs end
+            (``--enable-profile-reuse``; needs ``dynamic_jobs``, as in Batsim).
     """
 
     energy: bool = False
@@ -77,19 +84,24 @@ class ServerConfig:
     sched_config: str = ""
     workload_id: str = "w0"
     storage: tuple[HostSpec, ...] = ()
+    dynamic_jobs: bool = False
+    ack_dynamic_jobs: bool = False
+    profile_reuse: bool = False
 
 
 def _config_block(config: ServerConfig) -> dict[str, Any]:
     return {
         "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
         "redis-prefix": "default", "profiles-forwarded-on-submission": config.forward_profiles,
-        "dynamic-jobs-enabled": False, "dynamic-jobs-acknowledged": False,
-        "profile-reuse-enabled": False, "sched-config": config.sched_config,
+        "dynamic-jobs-enabled": config.dynamic_jobs,
+        "dynamic-jobs-acknowledged": config.ack_dynamic_jobs,
+        "profile-reuse-enabled": config.dynamic_jobs and config.profile_reuse,
+        "sched-config": config.sched_config,
         "forward-unknown-events": False,
     }
 
 
-class BatsimSimulation(EventOrder, DecisionHandlers):
+class BatsimSimulation(EventOrder, DecisionHandlers, DynamicJobs):
     """The simulated system behind a Batsim-protocol session.
 
     Args:
@@ -127,8 +139,10 @@ class BatsimSimulation(EventOrder, DecisionHandlers):
             "EXECUTE_JOB": self._execute, "REJECT_JOB": self._reject,
             "CALL_ME_LATER": self._call_me_later, "KILL_JOB": self._kill,
             "SET_RESOURCE_STATE": self._set_state, "SET_JOB_METADATA": self._metadata,
-            "QUERY": self._query,
+            "QUERY": self._query, "REGISTER_JOB": self._register_job,
+            "REGISTER_PROFILE": self._register_profile, "NOTIFY": self._notify_scheduler,
         }
+        self._init_dynamic()
 
     # ------------------------------------------------------------------ messages out
     def begin(self) -> p.Message:
@@ -169,6 +183,7 @@ class BatsimSimulation(EventOrder, DecisionHandlers):
             t = self._next_time()
             if t == math.inf:
                 self._check_finished()
+                self._check_registration_closed()
                 now = max(self.ready_s, self.board.now)
                 self.ended = True
                 return self._send(p.Message(now, [ev.simulation_ends(now)]))
@@ -181,6 +196,8 @@ class BatsimSimulation(EventOrder, DecisionHandlers):
     def _send(self, message: p.Message) -> p.Message:
         self.outbox = []
         self.sent_now = message.now
+        if self.config.dynamic_jobs:
+            self._collect_profiles()
         if self._notify == "due":
             self._notify = "sent"
             self.outbox.append(ev.notify(self._last_submit_s))
@@ -198,6 +215,7 @@ class BatsimSimulation(EventOrder, DecisionHandlers):
                 logger.warning("ignoring %d event(s) sent in reply to SIMULATION_ENDS", len(reply.events))
             self.done = True
             return
+        self._reply_read(reply)
         ready = max(self._snap(reply.now), self.board.now)
         for event, where in self._checked_events(reply):
             ts = min(max(self._snap(event.timestamp), self.board.now), ready)
@@ -224,7 +242,7 @@ class BatsimSimulation(EventOrder, DecisionHandlers):
             if event.type not in self._handlers:
                 raise ProtocolError(
                     f"{where}: hdrm serve does not support {event.type}; it accepts "
-                    f"{', '.join(self._handlers)} (dynamic jobs and job messages need the real batsim)"
+                    f"{', '.join(self._handlers)} (job messages need the real batsim)"
                 )
             if event.timestamp < self.sent_now - TIME_SLACK_S:
                 raise ProtocolError(f"{where}: timestamp {event.timestamp!r} is before the message's "

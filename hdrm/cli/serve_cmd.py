@@ -6,8 +6,9 @@ Usage::
     hdrm serve --platform platform.xml --workload workload.json -e out/out
 
 The options mirror Batsim's own (``-p``, ``-w``, ``-s``, ``-e``, ``-m``, ``-r``, ``-E``,
-``--forward-profiles-on-submission``, ``--sched-cfg``), so a script that starts ``batsim`` can
-start ``hdrm serve`` instead.
+``--forward-profiles-on-submission``, ``--sched-cfg``, ``--sched-cfg-file``,
+``--enable-dynamic-jobs``, ``--acknowledge-dynamic-jobs``, ``--enable-profile-reuse``), so a
+script that starts ``batsim`` can start ``hdrm serve`` instead.
 """
 
 from __future__ import annotations
@@ -54,8 +55,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="energy accounting (job and total energies, energy queries)")
     parser.add_argument("--forward-profiles-on-submission", action="store_true",
                         help="attach each job's profile to JOB_SUBMITTED")
-    parser.add_argument("--sched-cfg", default="", metavar="TEXT",
-                        help="string passed to the scheduler as config['sched-config']")
+    cfg = parser.add_mutually_exclusive_group()
+    cfg.add_argument("--sched-cfg", default="", metavar="TEXT",
+                     help="string passed to the scheduler as config['sched-config']")
+    cfg.add_argument("--sched-cfg-file", metavar="FILE",
+                     help="the same, read from FILE (Batsim's --sched-cfg-file)")
+    parser.add_argument("--enable-dynamic-jobs", action="store_true",
+                        help="the scheduler may register jobs and profiles (REGISTER_JOB, "
+                        "REGISTER_PROFILE); the simulation then ends once it sends NOTIFY "
+                        "registration_finished")
+    parser.add_argument("--acknowledge-dynamic-jobs", action="store_true",
+                        help="send JOB_SUBMITTED back for each registered job")
+    parser.add_argument("--enable-profile-reuse", action="store_true",
+                        help="keep the profiles of ended jobs for new jobs (else they are "
+                        "garbage collected); needs --enable-dynamic-jobs")
     parser.add_argument("--timeout", type=float, default=60.0, metavar="S",
                         help="seconds to wait for each reply of the scheduler (default 60)")
     parser.set_defaults(func=run)
@@ -66,6 +79,11 @@ def run(args: argparse.Namespace) -> int:
     """Carry out ``hdrm serve``; returns the exit status."""
     if args.timeout <= 0:
         raise ConfigError(f"--timeout: must be > 0 seconds, got {args.timeout:g}")
+    if args.enable_profile_reuse and not args.enable_dynamic_jobs:
+        raise ConfigError("--enable-profile-reuse needs --enable-dynamic-jobs (Batsim refuses "
+                          "it alone: 'Profile reuse is enabled but dynamic registration is not')")
+    sched_config = (args.sched_cfg if args.sched_cfg_file is None
+                    else _read_cfg(args.sched_cfg_file))
     from hdrm.batsim.server import ServeOptions, serve  # zmq only when serving
     from hdrm.batsim.simulator import ServerConfig
     from hdrm.sim.outputs import check_outdir
@@ -80,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
         export_prefix=args.export,
         timeout_s=args.timeout,
         config=ServerConfig(energy=args.energy, forward_profiles=args.forward_profiles_on_submission,
-                            sched_config=args.sched_cfg),
+                            sched_config=sched_config, dynamic_jobs=args.enable_dynamic_jobs,
+                            ack_dynamic_jobs=args.acknowledge_dynamic_jobs,
+                            profile_reuse=args.enable_profile_reuse),
     )
     result = serve(args.platform, args.workload, options)
     s = result.summary
@@ -93,3 +113,16 @@ def run(args: argparse.Namespace) -> int:
     for path in result.files:
         print(f"wrote {path}")
     return 0
+
+
+def _read_cfg(path: str) -> str:
+    """The whole text of ``--sched-cfg-file`` (as Batsim reads it: bytes as they are)."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise ConfigError(f"--sched-cfg-file {path}: cannot read it ({exc.strerror}); give a "
+                          "readable file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"--sched-cfg-file {path}: not UTF-8 text ({exc.reason} at byte "
+                          f"{exc.start}); the configuration string travels as JSON text") from None

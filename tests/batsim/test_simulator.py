@@ -138,7 +138,8 @@ def _decide(sim, *events, now=None):
      r"SET_RESOURCE_STATE \(event 0 of the reply at t=0.000000\): a power-state change needs "
      r"energy accounting; start hdrm serve with -E/--energy \(as batsim needs -E\)"),
     ([("QUERY", {"requests": {"estimate_waiting_time": {}}})], "unsupported request.*'estimate_waiting_time'"),
-    ([("REGISTER_JOB", {"job_id": "w0!x", "job": {}})], "hdrm serve does not support REGISTER_JOB"),
+    ([("REGISTER_JOB", {"job_id": "w0!x", "job": {}})], "registration needs --enable-dynamic-jobs"),
+    ([("TO_JOB_MSG", {"job_id": "w0!1", "msg": "hi"})], "hdrm serve does not support TO_JOB_MSG"),
 ])
 def test_invalid_decisions_name_event_and_job(events, error):
     sim = _sim()
