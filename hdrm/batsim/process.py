@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from hdrm.batsim.accelerators import refuse_accelerators
+from hdrm.batsim.accelerators import refuse_accelerators, refuse_oversized
 from hdrm.batsim.adapter import DecisionStopped, HdrmScheduler
 from hdrm.batsim.jobs import check_batsim_ids
 from hdrm.batsim.pybatsim_api import Batsim
@@ -191,13 +191,15 @@ def run_batsim(
         energy: energy accounting (``-E``).
 
     Raises:
-        ConfigError: a platform with GPUs (:func:`refuse_accelerators`), or Batsim not found.
+        ConfigError: a platform with GPUs (:func:`refuse_accelerators`) or too many cores
+            (:func:`refuse_oversized`), or Batsim not found.
         WorkloadError: a job id the real Batsim refuses
             (:func:`~hdrm.batsim.jobs.check_batsim_ids`).
         SimulationError: Batsim exited early or with an error.
         ProtocolError: Batsim stopped answering, or sent a message the adapter does not understand.
     """
     refuse_accelerators(platform)
+    refuse_oversized(platform)
     check_export_runs(workload)
     check_batsim_ids(workload, ENGINE_FIX)
     exe = find_batsim(binary)

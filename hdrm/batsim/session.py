@@ -27,6 +27,7 @@ from hdrm.batsim.process import (
     find_batsim,
     log_tail,
     refuse_accelerators,
+    refuse_oversized,
 )
 from hdrm.errors import ConfigError, HdrmError, ProtocolError, SimulationError
 from hdrm.platform.model import Platform
@@ -63,6 +64,7 @@ class BatsimSession:
                  scheduler: HdrmScheduler, *, binary: str = "batsim",
                  timeout_s: float = DEFAULT_TIMEOUT_S, extra_args: Sequence[str] = ()) -> None:
         refuse_accelerators(platform)
+        refuse_oversized(platform)
         self.exe = find_batsim(binary)
         self.platform = platform
         self.workload = workload
