@@ -78,6 +78,10 @@ def load_inputs(nodes_csv: str | Path, pods_csv: str | Path) -> Inputs:
     cluster = GpuCluster.from_openb(nodes)
     if cluster.total_gpu_milli == 0:
         raise ConfigError(f"{nodes_csv}: no GPU in the node list; the protocol measures GPUs")
+    if not any(job.accel for job in work.jobs):  # the tuning would append tasks for ever
+        raise ConfigError(f"{pods_csv}: none of its {len(work.jobs)} tasks asks a GPU; the "
+                          "protocol measures the GPUs a workload leaves unallocated: give "
+                          "tasks with num_gpu >= 1")
     return Inputs(cluster, [TaskShape.of_job(j) for j in work.jobs], [str(j.id) for j in work.jobs],
                   str(nodes_csv), str(pods_csv), [written_spec(j) for j in work.jobs])
 

@@ -149,6 +149,8 @@ def _tuned(order: list[int], by_name: list[int], shapes: Sequence[TaskShape], ta
     """The simulator's tuning: random removals down to the target, or copies appended until one's
     per-GPU share would pass it."""
     requested = sum(shapes[i].total_milli for i in order)
+    if not any(shapes[i].total_milli for i in by_name):  # it would append copies for ever
+        raise ValueError("no task asks a GPU: the requests can never be tuned to the target")
     if requested > target:
         while requested > target and order:
             requested -= shapes[order.pop(stream.intn(len(order)))].total_milli

@@ -141,6 +141,9 @@ def arrival_order(shapes: Sequence[TaskShape], names: Sequence[str], total_milli
     milli = np.array([s.total_milli for s in shapes], dtype=np.int64)
     target = ratio * total_milli
     requested = int(milli.sum())
+    if not requested:  # copies of GPU-less tasks would be appended for ever
+        raise ValueError("no task asks a GPU: the requests can never be tuned to "
+                         f"{ratio:g} x the cluster's GPUs")
     while requested > target and order:
         requested -= int(milli[order.pop(int(rng.integers(len(order))))])
     share = np.array([s.milli for s in shapes], dtype=np.int64)

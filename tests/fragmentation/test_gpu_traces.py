@@ -85,3 +85,23 @@ def test_a_model_constraint_without_an_openb_row_is_the_jobs_models():
               accel=AcceleratorDemand(1, 500, ("T4", "V100M32")))
     assert written_spec(job) == "T4|V100M32"  # was "": any model, one type with the others
     assert TaskShape.of_job(job).models == ("T4", "V100M32")
+
+
+def test_a_workload_without_gpu_tasks_is_one_line_not_an_endless_tuning(tmp_path):
+    # the tuning appended copies of GPU-less tasks until the GPU requests reached 130% of the
+    # cluster's: never (hdrm fragmentation grew to 3 GB in 10 minutes on 1,088 CPU-only tasks
+    # of openb_pod_list_default.csv)
+    from hdrm.errors import ConfigError
+
+    nodes, pods = tmp_path / "nodes.csv", tmp_path / "cpu.csv"
+    nodes.write_text(NODES)
+    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"  # default list's, cut
+                    "openb-pod-0005,20000,65536,0,0\nopenb-pod-0016,32000,65536,0,0\n")
+    with pytest.raises(ConfigError, match=r"cpu\.csv: none of its 2 tasks asks a GPU; the "
+                       r"protocol measures the GPUs a workload leaves unallocated"):
+        load_inputs(nodes, pods)
+    shapes = [TaskShape(20000, 65536), TaskShape(32000, 65536)]
+    with pytest.raises(ValueError, match="no task asks a GPU"):
+        arrival_order(shapes, ["a", "b"], 7000, 1.3, np.random.default_rng(1))
+    assert arrival_order(shapes, ["a", "b"], 7000, 0, np.random.default_rng(1)).tolist() in (
+        [0, 1], [1, 0])  # the list as it is: nothing to tune
