@@ -7,6 +7,9 @@ workload) and openb node lists, folders or files, this runs for every (trace, no
   (not on Gavel traces, which need their throughput file);
 * ``hdrm replay`` on a time-replayed slice (``--slice`` tasks from ``--start``) with each
   ``--pairs`` (queue order x placement);
+* ``hdrm sweep`` (serial) over the same pairs on the first ``--slice`` tasks at load factors 1
+  and ``--load`` (arrivals that many times faster, so that tasks queue), every run checked as
+  a replay (not on Gavel traces);
 * the Gymnasium environment (``job_pick`` mode) and the two-agent PettingZoo environment for
   ``--steps`` random steps among the valid actions of their masks, on the same slice;
 
@@ -44,6 +47,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import gpu_corpus_checks as checks  # noqa: E402
 from hdrm.cli import script as cli  # noqa: E402
 from hdrm.errors import HdrmError  # noqa: E402
+from hdrm.policies.gpu_state import TaskShape  # noqa: E402
 
 POLICIES = ("fgd", "best_fit", "gpu_packing", "random")
 PAIRS = ("fifo-fgd", "sjf-best_fit", "drf-gpu_packing", "las-first_fit")
@@ -169,6 +173,40 @@ class Corpus:
             self.emit(trace, nodes, "replay", pair, "FAIL" if problems else "ok",
                       "; ".join(problems) or detail, secs)
 
+    def sweep(self, trace: Path, nodes: Path, inputs) -> None:
+        """``hdrm sweep`` (serial) over the pairs at load factors 1 and ``--load`` (arrivals
+        that many times faster: the queue fills), each run checked as a replay."""
+        a = self.args
+        out = self.outdir / f"sweep_{trace.stem}_{nodes.stem}"
+        out.mkdir(parents=True, exist_ok=True)
+        spec = {"policies": a.pairs, "platforms": [str(nodes)], "traces": [str(trace)],
+                "seeds": [a.seed], "load_factors": [1.0, a.load], "nb_jobs": a.slice}
+        (out / "sweep.json").write_text(json.dumps(spec))
+        rc, err, secs = _hdrm(["sweep", str(out / "sweep.json"), "--outdir", str(out / "d"),
+                               "--backend", "serial", "--quiet"], self.outdir)
+        setting = f"{len(a.pairs)} pairs x load 1, {a.load:g}"
+        failed = _failed(rc, err, [trace.name, nodes.name])
+        if failed:
+            self.emit(trace, nodes, "sweep", setting, *failed, secs)
+            return
+        runs = sorted(p for p in (out / "d" / "runs").iterdir() if p.is_dir())
+        problems = [] if len(runs) == 2 * len(a.pairs) else [
+            f"{len(runs)} run folders for {2 * len(a.pairs)} points"]
+        if inputs["cluster"] is None or inputs["jobs"] is None:
+            problems.append("exit 0 on inputs the checks could not read")
+        else:
+            jobs = inputs["jobs"][:a.slice]  # the sweep's slice starts at the first task
+            shapes = {str(j.id): TaskShape.of_job(j) for j in jobs}
+            for run in runs:
+                problems += [f"{run.name}: {p}" for p in checks.check_replay(
+                    run, jobs, inputs["cluster"], shapes)]
+        waits = [json.loads((r / "out_gpu_summary.json").read_text())["mean_waiting_time_s"]
+                 for r in runs if (r / "out_gpu_summary.json").exists()]
+        detail = (f"{len(runs)} runs, mean wait {min(waits, default=0):.0f}.."
+                  f"{max(waits, default=0):.0f} s")
+        self.emit(trace, nodes, "sweep", setting, "FAIL" if problems else "ok",
+                  "; ".join(problems[:3]) or detail, secs)
+
     def environments(self, trace: Path, nodes: Path) -> None:
         for entry, play in (("gpu_env", self._play_env), ("multiagent", self._play_multiagent)):
             start = time.perf_counter()
@@ -270,15 +308,14 @@ class Corpus:
         cannot be read: ``cluster``; ``slice`` and ``shapes_by_id`` (the replay's tasks);
         ``shapes_in_file_order`` (the placement-only protocol's). The entry points still run,
         to see how they say it."""
-        from hdrm.policies.gpu_state import GpuCluster, TaskShape
+        from hdrm.policies.gpu_state import GpuCluster
         from hdrm.sim.gpu_inputs import load_gpu_platform, load_gpu_workload
         from hdrm.workload.gpu_formats import read_gpu_trace, trace_kind
         kind = "gavel" if self._throughputs(trace) else trace_kind(trace)
-        out: dict = {"kind": kind, "cluster": None, "slice": None, "shapes_by_id": None,
-                     "shapes_in_file_order": None}
+        out: dict = {"kind": kind, "cluster": None, "jobs": None, "slice": None,
+                     "shapes_by_id": None, "shapes_in_file_order": None}
         steps = [("cluster", lambda: GpuCluster.from_platform(load_gpu_platform(nodes))),
-                 ("slice", lambda: load_gpu_workload(trace, self._throughputs(trace)).jobs[
-                     self.args.start:self.args.start + self.args.slice])]
+                 ("jobs", lambda: load_gpu_workload(trace, self._throughputs(trace)).jobs)]
         if kind != "gavel":
             steps.append(("shapes_in_file_order",
                           lambda: [TaskShape.of_job(j) for j in read_gpu_trace(trace).jobs]))
@@ -287,7 +324,11 @@ class Corpus:
                 out[key] = read()
             except HdrmError as exc:
                 self.emit(trace, nodes, "read", key, "error", str(exc).splitlines()[0], 0.0)
-        if out["slice"] is not None:
+        if out["jobs"] is not None and self.args.start >= len(out["jobs"]):
+            self.emit(trace, nodes, "read", "slice", "error", f"--start {self.args.start}: "
+                      f"the trace has {len(out['jobs'])} tasks", 0.0)
+        if out["jobs"] is not None:
+            out["slice"] = out["jobs"][self.args.start:self.args.start + self.args.slice]
             out["shapes_by_id"] = {str(j.id): TaskShape.of_job(j) for j in out["slice"]}
         return out
 
@@ -322,6 +363,8 @@ class Corpus:
                     self.fragmentation(trace, nodes, inputs)
                 if "replay" in a.entries:
                     self.replay(trace, nodes, inputs)
+                if "sweep" in a.entries and inputs["kind"] != "gavel":
+                    self.sweep(trace, nodes, inputs)
                 if "env" in a.entries:
                     self.environments(trace, nodes)
         fails = sum(row[4] == "FAIL" for row in self.rows)
@@ -341,7 +384,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policies", type=lambda s: s.split(","), default=list(POLICIES))
     parser.add_argument("--pairs", type=lambda s: s.split(","), default=list(PAIRS))
     parser.add_argument("--entries", type=lambda s: s.split(","),
-                        default=["fragmentation", "replay", "env"])
+                        default=["fragmentation", "replay", "sweep", "env"])
+    parser.add_argument("--load", type=float, default=8.0,
+                        help="the sweep's second load factor (arrivals that many times faster)")
     parser.add_argument("--slice", type=cli.count(1), default=2000, help="tasks replayed")
     parser.add_argument("--start", type=cli.count(0), default=0, help="first task replayed")
     parser.add_argument("--steps", type=cli.count(1), default=300, help="environment steps")

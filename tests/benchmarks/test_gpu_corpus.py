@@ -50,10 +50,12 @@ def test_a_small_corpus_runs_clean_on_every_entry_point(tmp_path, capsys):
     assert [(r[2], r[3], r[4]) for r in rows] == [
         ("reader", "speed", "ok"), ("fragmentation", "fgd", "ok"),
         ("replay", "fifo-first_fit", "ok"), ("replay", "sjf-fgd", "ok"),
+        ("sweep", "2 pairs x load 1, 8", "ok"),
         ("gpu_env", "30 steps", "ok"), ("multiagent", "30 steps", "ok")]
     # 4 of the 5 tasks ran (one never ran in the trace); the environments played to the end
     assert rows[2][5].startswith("4 ran, 1 rejected")
-    assert "episode ended" in rows[4][5] and "episode ended" in rows[5][5]
+    assert rows[4][5].startswith("4 runs, mean wait ")
+    assert "episode ended" in rows[5][5] and "episode ended" in rows[6][5]
 
 
 def test_a_replay_that_double_books_a_gpu_is_caught(tmp_path):
