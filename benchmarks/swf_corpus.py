@@ -24,10 +24,11 @@ skipped, ``refused`` with its one-line error, or ``FAIL`` with what broke. A run
   traceback. Where the reader refuses a line, the ``workload`` row tries ``--no-strict`` too
   (reported after ``->``) and the other entry points run with it (``"strict": false``).
 
-P is the trace's MaxProcs (else MaxNodes), or ``--procs``, or the widest job of the slice. Where
-both engines finish, each job's final state and its start and finish times (to 1 ms, contention
-off) must be equal. A run longer than ``--timeout`` seconds is stopped (its process group) and
-reported as ``FAIL timeout``.
+P is 0 where the trace states MaxProcs (or MaxNodes): the commands read it themselves
+(``--homogeneous-procs 0``, no ``nb_resources``, no ``:PROCS``); else ``--procs``, or the widest
+job of the slice. Where both engines finish, each job's final state and its start and finish
+times (to 1 ms, contention off) must be equal. A run longer than ``--timeout`` seconds is stopped
+(its process group) and reported as ``FAIL timeout``.
 
 Usage::
 
@@ -187,7 +188,7 @@ class Trace:
     path: Path
     outdir: Path
     nb_jobs: int
-    procs: int
+    procs: int  # given to the commands; 0: they read the trace's MaxProcs themselves
     strict: bool
     expected: set[str] | None  # ids of the slice's jobs (None: the reader refuses the trace)
     skipped: str
@@ -212,7 +213,7 @@ def inspect(path: Path, outdir: Path, nb_jobs: int, procs: int, conventions: str
     part = select(workload, 0, min(nb_jobs, len(workload)))
     skipped = ", ".join(f"{k}: {v}" for k, v in workload.skipped.items())
     widest = max(job.res for job in part.jobs)
-    return Trace(path, outdir, nb_jobs, procs or workload.nb_res or widest, strict,
+    return Trace(path, outdir, nb_jobs, procs or (0 if workload.nb_res else widest), strict,
                  {str(job.id) for job in part.jobs}, skipped, conventions)
 
 
@@ -287,6 +288,8 @@ def _replay(trace: Trace, name: str, timeout_s: float, extra: list[str]) -> tupl
         return Row("", name, "FAIL", broken), rows
     skipped = re.search(r"skipped from the source\s+(.*)$", out, re.M)
     note = f"; skipped from the source {skipped.group(1)}" if skipped else ""
+    if trace.procs:
+        note += f"; on {trace.procs} processors (the trace states none)"
     return Row("", name, "ok", ok_detail(rows, note)), rows
 
 
@@ -325,7 +328,7 @@ def options_file(trace: Trace) -> Path:
     """An options.json running the classic agent (FCFS) on the trace's slice."""
     options = {
         "seed": 0, "workload_file_path": str(trace.path.resolve()), "nb_jobs": trace.nb_jobs,
-        "nb_resources": trace.procs,
+        "nb_resources": trace.procs or None,
         "workload": {"strict": trace.strict, "conventions": trace.conventions},
         "simulation": {"contention": "none", "backfilling": "easy"},
         "pybatsim": {"log_level": "WARNING",
@@ -401,7 +404,8 @@ def entry_compare(trace: Trace, timeout_s: float) -> Row:
                         "--evaluate-only", "--groups", "generalisation", "--models", str(empty),
                         "--traces", str(empty), "--starts", "0", "--nb-jobs", str(window),
                         "--max-parallel", "1", "--rst", "", "--extra-trace",
-                        f"corpus={trace.path}:{trace.procs}"], timeout_s)
+                        f"corpus={trace.path}" + (f":{trace.procs}" if trace.procs else "")],
+                       timeout_s)
     if rc != 0:
         return Row("", "compare", *judge_failure(rc, err, (str(trace.path),)))
     cells = re.findall(r"^\| FCFS \(event\) \| ([\d.]+) ", out, re.M)
