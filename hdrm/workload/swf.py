@@ -130,13 +130,13 @@ def read_swf(
     """
     conv = get_conventions(conventions)
     path_s = str(path)
-    comments, data, numbers = _split(read_swf_text(path_s).splitlines())
+    text = read_swf_text(path_s)
+    comments, data, numbers = _split(text.splitlines())
     header = parse_header(comments, path_s)
     if not data:
-        raise WorkloadError(
-            f"{path_s}: no job lines found ({len(comments)} header lines); "
-            f"an SWF job line has {NB_FIELDS} numbers"
-        )
+        found = (f"no job lines found ({len(comments)} header lines)" if text.strip()
+                 else "the file is empty (a download or copy cut short?)")
+        raise WorkloadError(f"{path_s}: {found}; an SWF job line has {NB_FIELDS} numbers")
     if data[0].lstrip()[:1] in ("{", "["):  # else "found 29 fields, SWF needs 18"
         raise WorkloadError(f"{path_s}:{numbers[0]}: JSON, not an SWF trace; a Batsim JSON "
                             "workload is read from a file named *.json")

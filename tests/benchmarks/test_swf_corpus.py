@@ -84,8 +84,8 @@ def test_a_small_sweep(tmp_path, capsys):
     assert [(r[0], r[1], r[2]) for r in table] == [
         ("empty.swf", "workload", "refused"), ("empty.swf", "replay", "refused"),
         ("good.swf", "workload", "ok"), ("good.swf", "replay", "ok")]
-    assert table[0][3].endswith("empty.swf: no job lines found (0 header lines); an SWF job "
-                                "line has 18 numbers")
+    assert table[0][3].endswith("empty.swf: the file is empty (a download or copy cut short?); "
+                                "an SWF job line has 18 numbers")
     # the lower-case header keyword gives the machine size; 5 jobs of the slice, each once
     assert table[2][3].startswith("kept 8, skipped 0, cores 4")
     assert table[3][3].startswith("5 jobs (completed_successfully 5)")

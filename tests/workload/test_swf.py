@@ -237,6 +237,16 @@ def test_header_only_file(write_swf_text):
         read_swf(path)
 
 
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_an_empty_file_says_so(tmp_path, content):
+    # it said "no job lines found (0 header lines)"
+    path = tmp_path / "empty.swf"
+    path.write_text(content)
+    with pytest.raises(WorkloadError, match=r"empty\.swf: the file is empty \(a download or copy "
+                       r"cut short\?\); an SWF job line has 18 numbers$"):
+        read_swf(path)
+
+
 def test_every_job_skipped_lists_the_reasons(write_swf_text, swf_line):
     path = write_swf_text([swf_line(f4=0), swf_line(f1=2, f4=-1)])
     with pytest.raises(WorkloadError, match=r"all 2 jobs were skipped \(run time unknown \(< 0\): "
