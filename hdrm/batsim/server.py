@@ -27,6 +27,7 @@ from hdrm.batsim.bandwidth import message_bandwidths
 from hdrm.batsim.delayed import DelayedSimulation
 from hdrm.batsim.jobs import read_job_table, read_job_tables
 from hdrm.batsim.latency import route_latencies
+from hdrm.batsim.machine_limit import keep_machines, machine_count
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
 from hdrm.errors import ConfigError, ProtocolError
 from hdrm.platform.simgrid_roles import HostRoles
@@ -156,6 +157,8 @@ class BatsimServer:
             self.table = read_job_table(workload, self.options.config.workload_id)
         else:  # several -w, as Batsim: w0, w1, ...
             self.table = read_job_tables(workload)
+        count = machine_count(config.mmax, config.mmax_workload, list(self.table.paths.values()))
+        self.hosts = keep_machines(self.hosts, count, platform)  # Batsim's --mmax
         latencies = route_latencies(platform, self.hosts, master)
         bandwidths = message_bandwidths(platform, self.hosts, self.table, latencies, master=master)
         self.simulation: BatsimSimulation = (

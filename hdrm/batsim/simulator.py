@@ -77,6 +77,10 @@ class ServerConfig:
             (``--acknowledge-dynamic-jobs``).
         profile_reuse: profiles are not garbage collected when their jobs end
             (``--enable-profile-reuse``; needs ``dynamic_jobs``, as in Batsim).
+        mmax: keep the first ``mmax`` compute hosts only (``--mmax``; 0: all;
+            :mod:`hdrm.batsim.machine_limit`).
+        mmax_workload: keep at most the largest ``nb_res`` of the workloads
+            (``--mmax-workload``).
     """
 
     energy: bool = False
@@ -87,6 +91,8 @@ class ServerConfig:
     dynamic_jobs: bool = False
     ack_dynamic_jobs: bool = False
     profile_reuse: bool = False
+    mmax: int = 0
+    mmax_workload: bool = False
 
 
 def _config_block(config: ServerConfig) -> dict[str, Any]:

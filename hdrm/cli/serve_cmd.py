@@ -69,6 +69,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--enable-profile-reuse", action="store_true",
                         help="keep the profiles of ended jobs for new jobs (else they are "
                         "garbage collected); needs --enable-dynamic-jobs")
+    parser.add_argument("--mmax", type=int, default=0, metavar="N",
+                        help="use the first N compute hosts only (by name; 0: all; Batsim's "
+                        "--mmax)")
+    parser.add_argument("--mmax-workload", action="store_true",
+                        help="use at most as many compute hosts as the largest nb_res of the "
+                        "workloads (Batsim's --mmax-workload)")
     parser.add_argument("--timeout", type=float, default=60.0, metavar="S",
                         help="seconds to wait for each reply of the scheduler (default 60)")
     parser.set_defaults(func=run)
@@ -100,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         config=ServerConfig(energy=args.energy, forward_profiles=args.forward_profiles_on_submission,
                             sched_config=sched_config, dynamic_jobs=args.enable_dynamic_jobs,
                             ack_dynamic_jobs=args.acknowledge_dynamic_jobs,
-                            profile_reuse=args.enable_profile_reuse),
+                            profile_reuse=args.enable_profile_reuse,
+                            mmax=args.mmax, mmax_workload=args.mmax_workload),
     )
     result = serve(args.platform, args.workload, options)
     s = result.summary
