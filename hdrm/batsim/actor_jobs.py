@@ -23,6 +23,7 @@ import numpy as np
 
 from hdrm.batsim.jobs import ServerJob
 from hdrm.batsim.maestro import ANSWERED, EXECUTE, PTASK, SLEEP, TIMEOUT, WAIT_FOR, Exec
+from hdrm.batsim.outputs_machines import IDLE, SLEEPING
 from hdrm.batsim.ptask import Task, Unroutable
 from hdrm.errors import ProtocolError
 from hdrm.platform.simgrid_routes import NoRoute, Unmodelled
@@ -47,6 +48,9 @@ class JobActors:
             if self.accounts is not None:
                 self._energy_at[job.job.idx] = self._energy_of(hosts)
             yield from self._energy(every)
+        if self.traces is not None:
+            self.traces.job_started(self.maestro.now, job.batsim_id, hosts, self._total_energy_j()
+                                    if self.config.energy else None)
         profile = self.table.profile_of(job)
         walltime = float(np.longdouble(job.raw.get("walltime", -1)))
         delay = float(profile.get("delay", -1))
@@ -65,11 +69,16 @@ class JobActors:
         end_s, end = self.maestro.now, self._board_end(job)
         if self.network is None and job.job.idx in self._running_on:
             self._linger(job.job.idx, end.cores)
+        if self.traces is not None:
+            self.traces.job_ended(end_s, job.batsim_id, hosts,
+                                  state == COMPLETED_WALLTIME_REACHED)
         if self.config.energy:
             yield from self._energy(sorted(hosts))
             end = self._accounted(job, end)
             yield from self._energy(every)
             self._window_end()
+            if self.traces is not None:
+                self.traces.job_energy(self.maestro.now, self._total_energy_j())
         yield from self._put(("END", job, state, end, end_s), min(hosts))
         running_on = self._running_on.pop(job.job.idx, None)
         if running_on is not None:  # SimGrid 3.32's wait_for left it running: the actor's end
@@ -83,6 +92,11 @@ class JobActors:
         if self.network is not None:
             exec_.task = self._task(job, used, profile)
         self._execs[job.job.idx] = (exec_, used, flops)
+        if self._shadow is not None:
+            per_host: dict[int, float] = {}
+            for h in used:
+                per_host[h] = per_host.get(h, 0.0) + flops
+            self._exec_flops[id(exec_)] = (exec_, per_host)
         yield (PTASK, exec_, 0.0 if exec_.task is not None else self._rate(used, flops))
         state = yield (WAIT_FOR, exec_, walltime, used[0])
         del self._execs[job.job.idx]
@@ -238,6 +252,9 @@ class JobActors:
                 end = replace(end, state=COMPLETED_KILLED)  # the board's cpu-only run ended
             leaf = self._leaves.get(job.job.idx) if self.network is not None else None
             now = self.maestro.now
+            if self.traces is not None:  # a cancelled task's executor ends as killed (Pajé)
+                cancelled = ptask is not None or leaf is not None and leaf[4] is not None
+                self.traces.job_ended(now, batsim_id, job.hosts, cancelled)
             if self.config.energy:
                 yield from self._energy(sorted(job.hosts))
                 end = self._accounted(job, end)
@@ -247,6 +264,8 @@ class JobActors:
             if self.config.energy:
                 yield from self._energy(range(self.board.nb_hosts))
                 self._window_end()
+                if self.traces is not None:
+                    self.traces.job_energy(now, self._total_energy_j())
         yield from self._put(("KILLED", batsim_ids, progress, killed), MASTER)
 
     def _progress(self, job: ServerJob) -> Any:
@@ -275,6 +294,10 @@ class JobActors:
         """Host::set_pstate's energy update (charged at the state the account had)."""
         if self.accounts is not None:
             self.accounts.pstate[host] = state
+        if self._shadow is not None:
+            self._shadow.pstate[host] = state
+        if self.traces is not None:
+            self.traces.set_pstate(host, state)
         self._touched(host)
 
     def _switcher(self, group: int, host: int, via: int, target: int) -> Steps:
@@ -284,4 +307,7 @@ class JobActors:
         yield (ANSWERED, lambda: self._new_speed(host, via))  # Host::set_pstate
         yield (EXECUTE, 1.0, speed_flops, host)
         yield (ANSWERED, lambda: self._new_speed(host, target))
+        if self.traces is not None:
+            self.traces.set_state(self.maestro.now, host,
+                                  SLEEPING if target in self.board.sleep[host] else IDLE)
         yield from self._put(("SWITCHED", group), host)

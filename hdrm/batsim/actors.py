@@ -50,6 +50,8 @@ from hdrm.batsim.bandwidth import _covered as covered  # (what the actor model r
 from hdrm.batsim.jobs import SUBMITTED, JobTable, ServerJob, network_need
 from hdrm.batsim.lazy_energy import HostAccounts
 from hdrm.batsim.maestro import ANSWERED, CREATE, EXCHANGE, RECV, SEND, SLEEP, WAIT, Exec, Maestro
+from hdrm.batsim.outputs_energy import TraceAccounts
+from hdrm.batsim.outputs_machines import SWITCHING_OFF, SWITCHING_ON, SessionTraces
 from hdrm.batsim.partial_load import power_ranges
 from hdrm.batsim.ptask import Network, unroutable_pair
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
@@ -69,6 +71,10 @@ class ActorSimulation(JobActors, BatsimSimulation):
         config: Batsim options.
         bandwidths: the bandwidth and latency of each message's route.
     """
+
+    #: Batsim's machine-state, energy, power-state and Pajé files, when written (set by the
+    #: server): the actors add their rows where Batsim's do.
+    traces: SessionTraces | None = None
 
     def __init__(self, hosts: Sequence[HostSpec], table: JobTable, config: ServerConfig | None,
                  bandwidths: MessageBandwidths):
@@ -96,6 +102,11 @@ class ActorSimulation(JobActors, BatsimSimulation):
         self.accounts: HostAccounts | None = None
         self._energy_at: dict[int, np.longdouble] = {}  # job -> its hosts' energy at its start
         self._window_j: list[float | None] = [None, None]  # at the first submission, last end
+        #: SimGrid's accounts for the energy trace without an lmm system (attach_traces)
+        self._shadow: TraceAccounts | None = None
+        self._no_usage = np.zeros(0)
+        #: id(ptask) -> (the ptask, host -> its flops), while its work runs
+        self._exec_flops: dict[int, tuple[Exec, dict[int, float]]] = {}
         if self.network is not None and self.config.energy:
             hosts_ = self.board.hosts
             self.accounts = HostAccounts(
@@ -163,6 +174,8 @@ class ActorSimulation(JobActors, BatsimSimulation):
     def react(self, reply: p.Message) -> None:
         if self.ended:
             super().react(reply)
+            if self.traces is not None:  # the server ends once the reply is in (Pajé's end)
+                self.maestro.resume((reply.now, [(e, "") for e in reply.events]))
             return
         self._reply_read(reply)
         self._reply = (reply.now, self._checked_events(reply))
@@ -191,6 +204,11 @@ class ActorSimulation(JobActors, BatsimSimulation):
                     if self.accounts is not None:
                         for other in hosts[i:]:
                             self.accounts.update(other, now)
+                    if self._shadow is not None:
+                        if i == 0 and len(hosts) == len(fresh):
+                            self._shadow.update_all(now, self._plain_usages())
+                        else:
+                            self._shadow.update_many(hosts[i:], now, self._idle_usage())
                     yield (ANSWERED, None)
                     return
                 yield (ANSWERED, lambda h=h: self._touched(h))
@@ -201,6 +219,8 @@ class ActorSimulation(JobActors, BatsimSimulation):
             self._fresh[host] = self.maestro.now
             if self.accounts is not None:
                 self.accounts.update(host, self.maestro.now)
+            if self._shadow is not None:
+                self._shadow.update_many((host,), self.maestro.now, self._idle_usage())
 
     def _usage(self, host: int) -> float:
         """The flop/s ``host``'s cpu delivers now (``Constraint::get_usage``): its enabled
@@ -210,6 +230,57 @@ class ActorSimulation(JobActors, BatsimSimulation):
             if elem.weight > 0:
                 used += elem.weight * elem.variable.value
         return used + self.maestro.executing(host)
+
+    def attach_traces(self, traces: SessionTraces) -> None:
+        """Write Batsim's other output files (before the session runs). Under ``-E`` without an
+        lmm system, SimGrid's accounts are kept beside the board for the energy trace: its
+        rows are sums of per-host doubles, so that rows a fraction of a nanosecond apart have
+        the binary's mean power."""
+        self.traces = traces
+        if self.config.energy and self.accounts is None:
+            self._shadow = TraceAccounts(self.board.hosts)
+            self._shadow.usage_of = self._plain_usage
+            self._no_usage = np.zeros(self.board.nb_hosts)
+
+    def _idle_usage(self) -> float | None:
+        """0.0 when no host's cpu delivers anything (the common case), else None (then
+        :meth:`_plain_usage` tells each host's)."""
+        return 0.0 if not self._exec_flops and not self._counts["switching"] else None
+
+    def _plain_usage(self, host: int) -> float:
+        """Without an lmm system, the flop/s ``host``'s cpu delivers now: its switches, and the
+        parallel tasks on it (their rate times its flops)."""
+        used = self.maestro.executing(host)
+        for exec_, rate in self.maestro.exec_rates():
+            entry = self._exec_flops.get(id(exec_))
+            if entry is not None and host in entry[1]:
+                used += rate * entry[1][host]
+        return used
+
+    def _plain_usages(self) -> np.ndarray:
+        """:meth:`_plain_usage` of every host at once."""
+        if not self._exec_flops and not self._counts["switching"]:
+            return self._no_usage  # (the common case: nothing computes)
+        used = np.zeros(self.board.nb_hosts)
+        for h, rate in self.maestro.executing_by_host().items():
+            used[h] = rate
+        for exec_, rate in self.maestro.exec_rates():
+            entry = self._exec_flops.get(id(exec_))
+            if entry is not None:
+                for h, flops in entry[1].items():
+                    used[h] += rate * flops
+        for key in [k for k, entry in self._exec_flops.items() if entry[0].ended]:
+            del self._exec_flops[key]  # its work is done or cancelled
+        return used
+
+    def _total_energy_j(self) -> float | np.longdouble:
+        """machines.total_consumed_energy: every compute host's energy since 0, read now."""
+        if self.accounts is not None:
+            return self._energy_of(range(self.board.nb_hosts))
+        if self._shadow is not None:
+            return self._shadow.total_j()
+        self._sync()
+        return self.board.energy_j()
 
     def _energy_of(self, hosts: Sequence[int]) -> np.longdouble:
         """consumed_energy_on_machines: the sum of the hosts' accounts (a long double)."""
@@ -348,7 +419,7 @@ class ActorSimulation(JobActors, BatsimSimulation):
             queued.append(done)
         elif kind == "SWITCHED":
             yield from self._switched(message[1], now)
-        elif kind == "DECISION":
+        elif kind == "DECISION" and not self._ends_sent:  # (sent after SIMULATION_ENDS: dropped)
             yield from self._decide(message[1], message[2], now)
 
     def _record(self, job: ServerJob, state: str, end: JobEnd, end_s: float, now: float) -> None:
@@ -408,6 +479,12 @@ class ActorSimulation(JobActors, BatsimSimulation):
         if self.config.energy:
             yield from self._energy(range(self.board.nb_hosts))
         switches = self.board.switches_after(before)
+        traces = self.traces
+        if traces is not None and switches:
+            first = min(h for sw in switches for h in sw[1])
+            traces.switch_requested(now, sorted(h for sw in switches for h in sw[1]),
+                                    switches[0][2], switches[0][2] in board.sleep[first],
+                                    self._total_energy_j() if self.config.energy else 0.0)
         if not switches:
             return
         # one acknowledgement once every host of the request has switched (Batsim's
@@ -421,6 +498,9 @@ class ActorSimulation(JobActors, BatsimSimulation):
                     yield (ANSWERED, lambda h=h: self._new_speed(h))  # Host::set_pstate
                 entry[2] -= len(hosts)
                 if entry[2] == 0:
+                    if traces is not None:
+                        traces.switch_done(now, entry[0], target, self._total_energy_j()
+                                           if self.config.energy else 0.0)
                     self._queued.append(ev.resource_state_changed(
                         now, p.format_resources(entry[0]), str(target)))
                 continue
@@ -428,7 +508,11 @@ class ActorSimulation(JobActors, BatsimSimulation):
                 sleep = board.sleep[h]
                 via = sleep[target][0] if target in sleep else sleep[states[h]][1]
                 self._counts["switching"] += 1
+                if traces is not None:
+                    traces.set_state(now, h, SWITCHING_OFF if target in sleep else SWITCHING_ON)
                 yield (CREATE, self._switcher(group, h, via, target))
+        if traces is not None:
+            traces.states_row(now)
 
     def _switched(self, group: int, now: float) -> Steps:
         """server_on_switched: once every host of the request has switched, the energy trace
@@ -440,5 +524,9 @@ class ActorSimulation(JobActors, BatsimSimulation):
             if self.config.energy:
                 yield from self._energy(range(self.board.nb_hosts))
             self._sync()
+            if self.traces is not None:
+                self.traces.switch_done(now, entry[0], entry[1], self._total_energy_j()
+                                        if self.config.energy else 0.0)
+                self.traces.states_row(now)
             self._queued.append(ev.resource_state_changed(now, p.format_resources(entry[0]),
                                                           str(entry[1])))

@@ -238,9 +238,10 @@ class Maestro:
             exec_.action.task, exec_.action.latency = exec_.task, exec_.task.latency
             if exec_.task.empty:
                 exec_.action.remains = 0.0
-        self._actions.append(exec_.action)
         if len(exec_.hosts) == 1 and self.on_action_end is not None:
-            self.on_action_end(exec_.hosts[0])  # the energy plugin's Exec::on_start (one host)
+            # the energy plugin's Exec::on_start (one host), before any solve: no load yet
+            self.on_action_end(exec_.hosts[0])
+        self._actions.append(exec_.action)
 
     def set_rate(self, exec_: Exec, rate: float) -> None:
         """A host of ``exec_`` changed speed: its action runs at ``rate`` from now on."""
@@ -253,10 +254,10 @@ class Maestro:
         if exec_.ended:
             return
         exec_.ended = True
-        self._actions = [a for a in self._actions if a.exec is not exec_]
         if self.on_action_end is not None:  # the action failed, its variable still there
             for h in exec_.hosts:
                 self.on_action_end(h)
+        self._actions = [a for a in self._actions if a.exec is not exec_]
         self._free(exec_.action)
         self._ran_on(exec_)
 
@@ -394,6 +395,20 @@ class Maestro:
         if exec_.waiter is not None:
             self._ready.append((exec_.waiter, exec_.state))
             exec_.waiter = None
+
+    def exec_rates(self) -> list[tuple[Exec, float]]:
+        """The parallel tasks whose work is under way (a cancelled one until its hosts' energy
+        is updated) with their rates (a fraction of the work per second)."""
+        return [(a.exec, a.rate) for a in self._actions
+                if a.exec is not None and a is a.exec.action]
+
+    def executing_by_host(self) -> dict[int, float]:
+        """:meth:`executing` of every host that runs an execution."""
+        rates: dict[int, float] = {}
+        for a in self._actions:
+            if a.computes:
+                rates[a.host] = rates.get(a.host, 0.0) + a.rate
+        return rates
 
     def executing(self, host: int) -> float:
         """The flop rate of the executions (``EXECUTE``) running on ``host`` now."""

@@ -28,6 +28,7 @@ from hdrm.batsim.delayed import DelayedSimulation
 from hdrm.batsim.jobs import read_job_table, read_job_tables
 from hdrm.batsim.latency import route_latencies
 from hdrm.batsim.machine_limit import keep_machines, machine_count
+from hdrm.batsim.outputs_machines import SessionTraces
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
 from hdrm.errors import ConfigError, ProtocolError
 from hdrm.platform.simgrid_roles import HostRoles
@@ -51,6 +52,10 @@ class ServeOptions:
         record: keep a transcript of every message, both ways.
         roles: Batsim's ``-m/--master-host`` and ``-r/--add-role-to-hosts``
             (:mod:`hdrm.platform.simgrid_roles`); None: the platform file's roles alone.
+        machine_states: write ``<prefix>_machine_states.csv`` (Batsim's
+            ``--disable-machine-state-tracing`` turns it off).
+        schedule_trace: write the Pajé trace ``<prefix>_schedule.trace`` (Batsim's
+            ``--disable-schedule-tracing`` turns it off).
     """
 
     endpoint: str = DEFAULT_ENDPOINT
@@ -59,6 +64,8 @@ class ServeOptions:
     config: ServerConfig = field(default_factory=ServerConfig)
     record: bool = False
     roles: HostRoles | None = None
+    machine_states: bool = True
+    schedule_trace: bool = True
 
 
 @dataclass
@@ -170,8 +177,29 @@ class BatsimServer:
             raise ConfigError(  # (its own submitters and messages: not written for them)
                 f"{platform}: hdrm serve --enable-dynamic-jobs needs a platform whose routes "
                 "it knows exactly (this one's run the delayed model); run the real batsim")
+        self._attach_traces(config)
         #: Called with ("batsim" | "scheduler", text) for every message (tests, tracing).
         self.on_message: Callable[[str, str], None] | None = None
+
+    def _attach_traces(self, config: ServerConfig) -> None:
+        """Batsim's other output files (:mod:`hdrm.batsim.outputs_machines`), where written;
+        on the actor model the machine states are followed whatever is written (out_schedule.csv's
+        ``time_*`` columns)."""
+        opts = self.options
+        if opts.export_prefix is None:
+            return
+        if not isinstance(self.simulation, ActorSimulation):
+            if not (opts.machine_states or opts.schedule_trace or config.energy):
+                return
+            logger.warning(
+                "%s_machine_states.csv, _schedule.trace, _consumed_energy.csv and "
+                "_pstate_changes.csv are not written: hdrm serve writes them where it runs "
+                "Batsim's actors (a SimGrid XML platform with routes it knows), not for this "
+                "session", opts.export_prefix)
+            return
+        self.simulation.attach_traces(SessionTraces(
+            self.hosts, [h.name for h in config.storage], config.energy, opts.machine_states,
+            opts.schedule_trace))
 
     def run(self) -> ServeResult:
         """Run the session to SIMULATION_ENDS and write the outputs.
@@ -211,12 +239,14 @@ class BatsimServer:
         sim = self.simulation
         results = sim.results()
         energy = sim.board.energy_j()
+        traces = getattr(sim, "traces", None)
         summary = summarize(  # consumed_joules: from the first submission to the last job end
             results, sim.board.nb_hosts,
             sim.board.window_energy_j() if self.options.config.energy else None,
             scheduling_time_s=scheduling_s, simulation_time_s=wall_s,
             nb_machine_switches=sim.board.nb_machine_switches,
             nb_grouped_switches=sim.board.nb_grouped_switches,
+            machine_state_times_s=traces.state_times() if traces is not None else None,
         )
         files: list[Path] = []
         prefix = self.options.export_prefix
@@ -224,6 +254,8 @@ class BatsimServer:
             make_outdir(Path(prefix).parent, f"export prefix {prefix}")
             files.append(write_jobs_csv(results, f"{prefix}_jobs.csv"))
             files.append(write_schedule_csv(summary, f"{prefix}_schedule.csv"))
+            if traces is not None:
+                files += traces.write(prefix, sim.maestro.now)
         return ServeResult(results, summary, energy, count, files=files)
 
 

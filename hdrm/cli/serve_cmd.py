@@ -44,7 +44,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("-s", "--socket-endpoint", default=DEFAULT_ENDPOINT, metavar="ENDPOINT",
                         help=f"the scheduler's ZeroMQ endpoint (default {DEFAULT_ENDPOINT})")
     parser.add_argument("-e", "--export", default="out", metavar="PREFIX",
-                        help="output prefix: PREFIX_jobs.csv and PREFIX_schedule.csv (default out)")
+                        help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv, "
+                        "PREFIX_machine_states.csv, the Pajé trace PREFIX_schedule.trace, and "
+                        "with -E PREFIX_consumed_energy.csv and PREFIX_pstate_changes.csv "
+                        "(default out)")
     parser.add_argument("-m", "--master-host", default=MASTER_HOST, metavar="NAME",
                         help="the host of Batsim's server, which runs no job (default "
                         f"{MASTER_HOST}; Batsim's -m)")
@@ -69,6 +72,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--enable-profile-reuse", action="store_true",
                         help="keep the profiles of ended jobs for new jobs (else they are "
                         "garbage collected); needs --enable-dynamic-jobs")
+    parser.add_argument("--disable-schedule-tracing", action="store_true",
+                        help="do not write the Pajé trace PREFIX_schedule.trace")
+    parser.add_argument("--disable-machine-state-tracing", action="store_true",
+                        help="do not write PREFIX_machine_states.csv")
     parser.add_argument("--mmax", type=int, default=0, metavar="N",
                         help="use the first N compute hosts only (by name; 0: all; Batsim's "
                         "--mmax)")
@@ -103,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
         endpoint=args.socket_endpoint,
         export_prefix=args.export,
         timeout_s=args.timeout,
+        machine_states=not args.disable_machine_state_tracing,
+        schedule_trace=not args.disable_schedule_tracing,
         config=ServerConfig(energy=args.energy, forward_profiles=args.forward_profiles_on_submission,
                             sched_config=sched_config, dynamic_jobs=args.enable_dynamic_jobs,
                             ack_dynamic_jobs=args.acknowledge_dynamic_jobs,

@@ -54,8 +54,11 @@ def test_replay_under_batsim_makes_the_builtin_decisions(fake_batsim, tmp_path, 
     assert (status, err) == (0, "")
     out = tmp_path / "batsim"
     assert sorted(p.name for p in out.iterdir()) == [
-        "batsim.log", "out_jobs.csv", "out_schedule.csv", "overutilizations.json", "platform.xml",
-        "workload.json"]
+        "batsim.log", "out", "out_jobs.csv", "out_schedule.csv", "overutilizations.json",
+        "platform.xml", "workload.json"]
+    # Batsim's -E files stay in its export folder (the engine moves the first two only)
+    assert sorted(p.name for p in (out / "out").iterdir()) == [
+        "out_consumed_energy.csv", "out_pstate_changes.csv"]
     assert "hdrm serve: 40 jobs" in (out / "batsim.log").read_text()  # Batsim's own outputs
     expected = {r.job_id: r for r in read_jobs_csv(tmp_path / "builtin" / "out_jobs.csv")}
     rows = read_jobs_csv(out / "out_jobs.csv")

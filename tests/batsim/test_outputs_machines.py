@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
+from hdrm.batsim.outputs_energy import TraceAccounts
 from hdrm.batsim.outputs_machines import (COMPUTING, IDLE, SLEEPING, SWITCHING_OFF,
                                           SWITCHING_ON, SessionTraces)
 from hdrm.batsim.outputs_paje import PajeTrace, header, job_colours
@@ -131,3 +133,24 @@ def test_pajé_trace_lines():
 def test_the_trace_has_a_container_for_storage_hosts_too():
     t = traces()
     assert '2 0.000000 machine_ct m3 "disk" root' in t.paje.text(0.0)
+
+
+# ---------------------------------------------------------------- SimGrid's accounts
+def test_accounts_charge_the_time_since_the_last_update_at_the_power_now():
+    acc = TraceAccounts([host("a"), host("b", pstate=1)])
+    acc.update_many([0], 2.0, 0.0)  # idle: 100 W for 2 s
+    assert acc.energy_j == [200.0, 0.0]
+    acc.update_all(4.0, np.array([0.5e9, 0.25e9]))  # a at half load (160 W) for 2 s;
+    assert acc.energy_j == [520.0, 4 * (95 + 0.5 * 55)]  # b at 0.25 of 0.5 Gflop/s for 4 s
+    acc.pstate[0] = 2  # Host::set_pstate: charged at the saved state 0 until the next update
+    acc.update_many([0], 5.0, 0.0)
+    acc.update_all(6.0, np.zeros(2))
+    assert acc.energy_j[0] == 520.0 + 100.0 + 5.0
+    assert acc.total_j() == np.longdouble(625.0) + np.longdouble(acc.energy_j[1])
+
+
+def test_accounts_read_twice_at_one_time_charge_once():
+    acc = TraceAccounts([host("a")])
+    acc.update_all(3.0, np.array([1e9]))  # full load: 200 W
+    acc.update_many([0], 3.0, 0.0)
+    assert acc.energy_j == [600.0] and acc.updated_s == [3.0]

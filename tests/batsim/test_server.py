@@ -48,7 +48,8 @@ def test_outputs_are_batsim_files(tmp_path):
     finally:
         scheduler.stop()
     assert scheduler.error is None
-    assert [f.name for f in result.files] == ["out_jobs.csv", "out_schedule.csv"]
+    assert [f.name for f in result.files] == ["out_jobs.csv", "out_schedule.csv",
+                                              "out_machine_states.csv", "out_schedule.trace"]
     lines = (tmp_path / "deep" / "run" / "out_jobs.csv").read_text().splitlines()
     # the platform's 15 us loopback: greeting, SCHED_READY, batch, EXECUTE_JOB (as Batsim: 0.000060)
     assert lines[1] == ("0,w0,delay10,0.000000,1,100.000000,1,COMPLETED_SUCCESSFULLY,0.000060,10.000000,"

@@ -74,13 +74,31 @@ def test_serve_with_batsim_options(tmp_path, capsys):
     # chain of decisions), as the real binary times it
     assert out[0] == ("hdrm serve: 10 jobs (10 successful, 0 killed, 0 rejected), makespan 37.000060 s, "
                       "23 messages")
-    assert out[1:] == [f"wrote {prefix}_jobs.csv", f"wrote {prefix}_schedule.csv"]
+    assert out[1:] == [f"wrote {prefix}{suffix}" for suffix in (
+        "_jobs.csv", "_schedule.csv", "_machine_states.csv", "_schedule.trace")]
     config = scheduler.first["events"][0]["data"]["config"]
     assert config["sched-config"] == '{"k": 2}' and config["profiles-forwarded-on-submission"] is True
     lines = Path(f"{prefix}_jobs.csv").read_text().splitlines()
     # no -E: Batsim 4.2.1 aborts with -E on this platform, whose hosts have no
     # wattage_per_state (tests/batsim/test_serve_platform_energy.py), and writes -1 without it
     assert len(lines) == 11 and lines[1].endswith(",0,-1.000000,\"\"")
+
+
+def test_the_tracing_switches_leave_out_their_files(tmp_path, capsys):
+    """Batsim's --disable-machine-state-tracing and --disable-schedule-tracing."""
+    for flags, written in [(["--disable-machine-state-tracing"], ["_schedule.trace"]),
+                           (["--disable-schedule-tracing"], ["_machine_states.csv"]),
+                           (["--disable-schedule-tracing", "--disable-machine-state-tracing"], [])]:
+        scheduler = Fcfs(4)
+        scheduler.start()
+        prefix = tmp_path / "_".join(f[10:15] for f in flags) / "out"
+        assert main(["serve", "-p", str(SMALL / "platform.xml"), "-w", str(SMALL / "workload.json"),
+                     "-s", scheduler.endpoint, "-e", str(prefix), "--timeout", "5", *flags]) == 0
+        scheduler.join(5)
+        wrote = capsys.readouterr().out.splitlines()[1:]
+        assert wrote == [f"wrote {prefix}{s}" for s in ("_jobs.csv", "_schedule.csv", *written)]
+        assert sorted(p.name for p in prefix.parent.iterdir()) == sorted(
+            f"out{s}" for s in ("_jobs.csv", "_schedule.csv", *written))
 
 
 def test_network_profiles_are_refused_in_one_line_off_the_actor_model(capsys):
