@@ -105,12 +105,15 @@ class Registrar:
         ack: registered jobs come back as JOB_SUBMITTED (queued then), else queued at once.
         reuse: profiles may be named again (static ones too), else each job gets a new one.
         nb_registrations: jobs it registers before it says ``registration_finished``.
+        nb_hosts: the platform's compute hosts.
+        com: the ``com`` of a third of its profiles (0: none, and 60 % are ``delay``).
     """
 
-    def __init__(self, seed: int, ack: bool, reuse: bool, nb_registrations: int = 6) -> None:
+    def __init__(self, seed: int, ack: bool, reuse: bool, nb_registrations: int = 6,
+                 nb_hosts: int = NB_HOSTS, com: float = 0.0) -> None:
         self.rng = random.Random(seed)
-        self.ack, self.reuse, self.left = ack, reuse, nb_registrations
-        self.free = set(range(NB_HOSTS))
+        self.ack, self.reuse, self.left, self.com = ack, reuse, nb_registrations, com
+        self.free = set(range(nb_hosts))
         self.queue: list[tuple[str, int]] = []
         self.running: dict[str, str] = {}  # job -> profile
         self.profile_of: dict[str, str] = {}
@@ -121,10 +124,12 @@ class Registrar:
     def _new_profile(self, out: list[dict], workload: str) -> str:
         self.count += 1
         name = f"p{self.count}"
-        if self.rng.random() < 0.6:
+        draw = self.rng.random()
+        if draw < (0.34 if self.com else 0.6):
             profile = {"type": "delay", "delay": self.rng.choice([1.5, 2, 4])}
         else:
-            profile = {"type": "parallel_homogeneous", "cpu": 3e9, "com": 0}
+            com = self.com if draw < 0.67 else 0
+            profile = {"type": "parallel_homogeneous", "cpu": 3e9, "com": com}
         out.append(profile_event(workload, name, profile))
         self.profiles.add((workload, name))
         return name

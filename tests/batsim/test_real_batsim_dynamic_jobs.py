@@ -24,6 +24,7 @@ import pytest
 from dynamic_helpers import (ACK, DYN, FINISHED, Registrar, event, execute, job_event,
                              platform, profile_event, scripted, seeded_workload, session)
 from real_batsim import real_batsim
+from test_serve_network_energy import cluster
 
 BATSIM, WHY_NOT = real_batsim()
 pytestmark = [pytest.mark.skipif(BATSIM is None, reason=WHY_NOT), pytest.mark.slow]
@@ -60,6 +61,30 @@ def test_seeded_sessions_are_identical(tmp_path: Path, seed: int, setting: str) 
     assert real.jobs_csv == ours.jobs_csv
     assert real.jobs_csv.count("\n") > 8 * nb_workloads + 1  # dynamic rows written too
     assert (registered > 8 * nb_workloads) == ack
+
+
+@pytest.mark.parametrize("setting", ["ack+reuse", "ack+gc", "energy"])
+def test_sessions_whose_jobs_communicate_are_identical(tmp_path: Path, setting: str) -> None:
+    """Static and registered jobs with com > 0 on a cluster (SimGrid's network model)."""
+    flags = SETTINGS[setting][0]
+    rng = random.Random(3)
+    jobs = [{"id": i, "subtime": round(rng.uniform(0, 20), 3), "res": rng.choice([1, 2]),
+             "walltime": -1, "profile": rng.choice(["d3", "pc", "p0"])} for i in range(8)]
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 6, "jobs": jobs, "profiles": {
+        "d3": {"type": "delay", "delay": 3},
+        "pc": {"type": "parallel_homogeneous", "cpu": 4e9, "com": 1e8},
+        "p0": {"type": "parallel_homogeneous", "cpu": 4e9, "com": 0}}}))
+    plat = cluster(tmp_path / "p.xml")
+    ack, reuse = "--acknowledge-dynamic-jobs" in flags, "--enable-profile-reuse" in flags
+
+    def make():
+        return Registrar(3, ack, reuse, nb_hosts=6, com=2e8)
+    real = session(make(), plat, [workload], tmp_path / "real" / "out", flags, BATSIM)
+    ours = session(make(), plat, [workload], tmp_path / "ours" / "out", flags)
+    assert real.error == "" and ours.error == ""
+    assert real.messages == ours.messages
+    assert real.jobs_csv == ours.jobs_csv
 
 
 def static_workload(path: Path, sequence: bool) -> Path:
