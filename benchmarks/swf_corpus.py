@@ -281,8 +281,8 @@ def _replay(trace: Trace, name: str, timeout_s: float, extra: list[str]) -> tupl
                                 "fcfs", "--backfill", "easy", "--contention", "none",
                                 "--walltime-kill", "--outdir", str(outdir), *strictness(trace),
                                 *extra), timeout_s)
-    if rc != 0:
-        return Row("", name, *judge_failure(rc, err, (str(trace.path),))), []
+    if rc != 0:  # the platform is an input too: --homogeneous-procs makes homogeneous_<N>
+        return Row("", name, *judge_failure(rc, err, (str(trace.path), "homogeneous_"))), []
     rows, broken = check_jobs(outdir / "out_jobs.csv", trace.expected)
     if broken:
         return Row("", name, "FAIL", broken), rows
