@@ -46,6 +46,7 @@ from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
 from hdrm.batsim.actor_jobs import MASTER, JobActors, Steps
 from hdrm.batsim.bandwidth import MessageBandwidths, communicating
+from hdrm.batsim.event_actors import EventActors
 from hdrm.batsim.bandwidth import _covered as covered  # (what the actor model runs)
 from hdrm.batsim.jobs import SUBMITTED, JobTable, ServerJob, network_need
 from hdrm.batsim.lazy_energy import HostAccounts
@@ -62,7 +63,7 @@ from hdrm.sim.machine import JobEnd
 
 logger = logging.getLogger(__name__)
 
-class ActorSimulation(JobActors, BatsimSimulation):
+class ActorSimulation(EventActors, JobActors, BatsimSimulation):
     """:class:`BatsimSimulation` whose messages follow Batsim's actors step by step.
 
     Args:
@@ -117,6 +118,8 @@ class ActorSimulation(JobActors, BatsimSimulation):
             self.board.energy_source = lambda: float(self.accounts.total_j(every))
         for i, sub in enumerate(self._subs):
             self.maestro.spawn(self._submitter(i, sub.jobs))
+        self._events_bye = "none"  # (the instant model's NOTIFY bookkeeping)
+        self._spawn_event_submitters()
         self.maestro.spawn(self._server())
 
     def _cannot_run(self, profiles: dict[str, Any], name: str) -> str:
@@ -376,7 +379,8 @@ class ActorSimulation(JobActors, BatsimSimulation):
 
     def _finished(self) -> bool:
         counts = self._counts
-        return (counts["byes"] == len(self._subs) and not self.table.unfinished()
+        return (counts["byes"] == len(self._subs) and self._events_done()
+                and not self.table.unfinished()
                 and not (self.config.dynamic_jobs and self._registering)
                 and all(counts[k] == 0 for k in ("running", "waiters", "killers", "switching")))
 
@@ -421,6 +425,8 @@ class ActorSimulation(JobActors, BatsimSimulation):
             yield from self._switched(message[1], now)
         elif kind == "DECISION" and not self._ends_sent:  # (sent after SIMULATION_ENDS: dropped)
             yield from self._decide(message[1], message[2], now)
+        elif kind in ("EVENTS", "EVENTS_BYE"):
+            self._handle_events(message, now)
 
     def _record(self, job: ServerJob, state: str, end: JobEnd, end_s: float, now: float) -> None:
         """A job's row (ended at ``end_s``, Batsim's runtime) and its JOB_COMPLETED (``now``)."""

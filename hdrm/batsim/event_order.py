@@ -37,9 +37,22 @@ simcall, one scheduling round each. So under ``-E`` the submissions and requeste
 instant come before its ``delay`` job ends, whenever the jobs started; these keep their start
 order (checked with the binary for jobs of 1 and 3 hosts) and come before what ends by computing.
 
+External events (``--events``, :mod:`hdrm.batsim.external_events`) come from one more submitter
+per event file, started after the workloads' ones: it sleeps towards each timestamp and sends
+that timestamp's events as one batch, as a workload's submitter does, so its events rank among
+the others of their instant by when its sleep began; NOTIFY ``no_more_external_event_to_occur``
+is placed as ``no_more_static_job_to_submit`` is. Against the binary on 64 seeded sessions this
+model sent the same messages on 41 (every session with one workload and without ``-E``); the
+others differ where it already approximates: under ``-E`` the first submission waits for an
+energy reading, so the events of its instant go first, and several workloads' first batches at
+one time T > 0 (above). The actor model (:mod:`hdrm.batsim.event_actors`) sent the same messages
+on 64/64.
+
 The simulation provides ``board`` (:class:`~hdrm.batsim.hosts.HostBoard`), ``table``, ``config``,
 ``outbox``, ``_pending``, ``_wakes``, ``_subs``, ``_calls``, ``_switch_wakes``, the NOTIFY
-bookkeeping (``_notify``, ``_last_submit_s``, ``_last_id``, ``_last_alone``), ``_ended`` and the
+bookkeeping (``_notify``, ``_last_submit_s``, ``_last_id``, ``_last_alone``), the event files'
+submitters and theirs (``_event_subs``, ``availability``, ``_events_bye``, ``_events_last``,
+``_events_alone``), ``_ended`` and the
 wake ranks of job ends (``_end_wake``, ``_ends_by_computing``:
 :class:`~hdrm.batsim.server_decisions.DecisionHandlers`).
 """
@@ -52,6 +65,7 @@ from dataclasses import dataclass
 
 from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
+from hdrm.batsim.external_events import NO_MORE_EVENTS, EventSubmitter
 from hdrm.batsim.jobs import SUBMITTED, ServerJob
 from hdrm.sim.machine import JobEnd
 
@@ -84,7 +98,10 @@ class EventOrder:
     def _next_time(self) -> float:
         t_sub = min(sub.next_s for sub in self._subs)
         t_call = self._calls[0][0] if self._calls else math.inf
-        return min(t_sub, t_call, self.board.next_time())
+        t_event = min((sub.next_s for sub in self._event_subs), default=math.inf)
+        if self._events_bye == "start":
+            t_event = 0.0  # every event file is empty: their submitters say goodbye at once
+        return min(t_sub, t_call, t_event, self.board.next_time())
 
     def _new_wake(self) -> int:
         """A number for a wait that begins now: simultaneous events come in this order."""
@@ -118,6 +135,9 @@ class EventOrder:
                 self._push(when, wake, ev.resource_state_changed(
                     when, p.format_resources(hosts), str(state)))
         self._collect_submissions(t)
+        if self._events_bye == "start":  # (after the job submitters' greetings at time 0)
+            self._events_bye = "sent"
+            self._push(0.0, self._event_subs[-1].wake, ev.notify(0.0, NO_MORE_EVENTS))
         while self._calls and self._calls[0][0] <= t:
             when, wake = heapq.heappop(self._calls)
             self._push(when, wake, ev.requested_call(when))
@@ -126,6 +146,8 @@ class EventOrder:
         events = [e[2] for e in pending]
         if self._notify == "due":
             self._place_notify(events, [e[0] for e in pending], ready_s)
+        if self._events_bye == "due" and events:
+            self._place_events_bye(events, ready_s)
         self.outbox.extend(events)
         pending.clear()
 
@@ -151,6 +173,12 @@ class EventOrder:
         for when, _ in self._calls:
             if when <= t:
                 note(when)
+        for esub in self._event_subs:  # an event file's submitter sleeps as a workload's does
+            for event in esub.events[esub.next:]:
+                if event.timestamp_s > t:
+                    break
+                if event.timestamp_s not in noted:
+                    note(event.timestamp_s)
         return noted
 
     def _place_notify(self, events: list[p.Event], times: list[float], ready_s: float) -> None:
@@ -172,9 +200,13 @@ class EventOrder:
         subs, forward = self._subs, self.config.forward_profiles
         while True:
             due = [sub for sub in subs if sub.next_s <= t]
-            if not due:
+            due_events = [esub for esub in self._event_subs if esub.next_s <= t]
+            if not due and not due_events:
                 return
-            sub = min(due, key=lambda s: (s.next_s, s.wake))
+            sub = min(due + due_events, key=lambda s: (s.next_s, s.wake))
+            if isinstance(sub, EventSubmitter):
+                self._occur(sub)
+                continue
             batch_s, wake = sub.next_s, sub.wake
             for job in sub.take_batch():
                 job.state = SUBMITTED
@@ -187,6 +219,33 @@ class EventOrder:
                 # several submitters ending at this instant: the server's mailbox holds a goodbye
                 # whenever it takes a batch, so it sends nothing before the last goodbye (NOTIFY)
                 self._last_alone = sum(s.jobs[-1].job.submit_s == batch_s for s in subs) == 1
+
+    def _occur(self, esub: EventSubmitter) -> None:
+        """Send an event file's next batch (one timestamp): each event changes the machines'
+        availability and becomes a NOTIFY; its submitter sleeps again (a new wake), and says
+        goodbye after its last batch (NOTIFY ``no_more_external_event_to_occur`` once every
+        event file's submitter has)."""
+        batch_s, wake = esub.next_s, esub.wake
+        job_on = self.board.machine.job_on
+        for event in esub.take_batch():
+            self.availability.apply(event, batch_s, lambda h: job_on[h] != -1)
+            notify = event.notify(batch_s)
+            self._push(batch_s, wake, notify)
+        esub.wake = self._new_wake()
+        if all(s.next_s == math.inf for s in self._event_subs):
+            self._events_bye, self._events_last = "due", (batch_s, notify)
+            self._events_alone = sum(s.last_s == batch_s for s in self._event_subs) == 1
+
+    def _place_events_bye(self, events: list[p.Event], ready_s: float) -> None:
+        """Put NOTIFY ``no_more_external_event_to_occur`` as :meth:`_place_notify` puts
+        ``no_more_static_job_to_submit``: behind the events of the last batch's instant, or at
+        the head of the next message when that batch, last of its instant, went out at once."""
+        last, last_event = self._events_last
+        k = max(i for i, e in enumerate(events) if e.timestamp <= last)
+        if self._events_alone and ready_s <= last and events[k] is last_event:
+            return  # _send puts it in the next message
+        events.insert(k + 1, ev.notify(last, NO_MORE_EVENTS))
+        self._events_bye = "sent"
 
     def _push(self, when: float, wake: int, event: p.Event) -> None:
         self._pending.append((when, wake, event))

@@ -22,7 +22,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring_ascii as _quote
+from json.encoder import encode_basestring as _quote_utf8
 from typing import Any, Iterable, Literal, Mapping, NamedTuple
 
 from procset import ProcSet
@@ -83,6 +83,17 @@ class Message:
 
 
 # --------------------------------------------------------------------------- number format
+
+
+def _quote(text: str) -> str:
+    """A JSON string as Batsim's rapidjson writes it: UTF-8 as it is (``"é"``, not ``"\\u00e9"``),
+    ``"`` and ``\\`` escaped, the control characters as ``\\b \\f \\n \\r \\t`` or ``\\u001F``
+    (upper-case hex; checked on the binary with a forwarded event)."""
+    quoted = _quote_utf8(text)
+    if "\\u00" not in quoted:  # (the common case: one C call)
+        return quoted
+    return '"' + "".join(f"\\u{ord(c):04X}" if c < " " and c not in "\b\f\n\r\t"
+                         else _quote_utf8(c)[1:-1] for c in text) + '"'
 
 
 def batsim_dumps(value: Any) -> str:

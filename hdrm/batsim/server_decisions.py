@@ -68,6 +68,8 @@ class DecisionHandlers:
                                 f"{job.job.res}, or map its {job.job.res} executors onto the "
                                 "allocation with a 'mapping'")
         self._check_hosts(hosts, where)
+        if self.availability.down:  # external events (hdrm.batsim.external_events)
+            self.availability.check(data["alloc"], hosts, where)
         parts = kwargs.get("parts", ())
         self.board.start(job.job.idx, hosts, **kwargs)
         job.state, job.start_s, job.hosts = RUNNING, ts, tuple(hosts)

@@ -42,6 +42,8 @@ from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
 from hdrm.batsim.dynamic_jobs import DynamicJobs
 from hdrm.batsim.event_order import EventOrder, Submitter
+from hdrm.batsim.external_events import (NO_MORE_EVENTS, Availability, EventSubmitter,
+                                          read_event_files)
 from hdrm.batsim.hosts import HostBoard
 from hdrm.batsim.jobs import DONE, RUNNING, JobTable, ServerJob, job_result
 from hdrm.batsim.server_decisions import DecisionHandlers
@@ -71,6 +73,9 @@ class ServerConfig:
         storage: the platform's storage hosts (role=storage, by name), which SIMULATION_BEGINS
             lists after the compute hosts (:func:`hdrm.batsim.platform_hosts.load_served_hosts`);
             they run no job.
+        events: external event files (``--events``, :mod:`hdrm.batsim.external_events`).
+        forward_unknown_events: forward events of types other than the machine events
+            (``--forward-unknown-events``; Batsim ignores it without event files).
         dynamic_jobs: the decision process may register jobs and profiles
             (``--enable-dynamic-jobs``; :mod:`hdrm.batsim.dynamic_jobs`).
         ack_dynamic_jobs: a registered job is acknowledged with JOB_SUBMITTED
@@ -88,6 +93,8 @@ class ServerConfig:
     sched_config: str = ""
     workload_id: str = "w0"
     storage: tuple[HostSpec, ...] = ()
+    events: tuple[str, ...] = ()
+    forward_unknown_events: bool = False
     dynamic_jobs: bool = False
     ack_dynamic_jobs: bool = False
     profile_reuse: bool = False
@@ -103,7 +110,7 @@ def _config_block(config: ServerConfig) -> dict[str, Any]:
         "dynamic-jobs-acknowledged": config.ack_dynamic_jobs,
         "profile-reuse-enabled": config.dynamic_jobs and config.profile_reuse,
         "sched-config": config.sched_config,
-        "forward-unknown-events": False,
+        "forward-unknown-events": config.forward_unknown_events and bool(config.events),
     }
 
 
@@ -132,6 +139,17 @@ class BatsimSimulation(EventOrder, DecisionHandlers, DynamicJobs):
         # submission time, ties by job id as text (w0!10 before w0!9), then sleeps (its wake)
         self._subs = [Submitter(sorted(jobs, key=lambda j: (j.job.submit_s, j.batsim_id)),
                                  self._new_wake()) for jobs in table.by_workload()]
+        # then one submitter per event file (we0, we1, ...), started after the workloads' ones
+        cfg = self.config
+        self._event_subs = [EventSubmitter(events, self._new_wake()) for events in
+                            read_event_files(cfg.events, cfg.forward_unknown_events, len(hosts))]
+        self.availability = Availability([h.name for h in hosts])
+        # NOTIFY no_more_external_event_to_occur: "waiting", then "due", then "sent"; at time 0
+        # ("start") when every file is empty
+        empty = all(not s.events for s in self._event_subs)
+        self._events_bye = "none" if not cfg.events else "start" if empty else "waiting"
+        self._events_last: tuple[float, p.Event | None] = (0.0, None)
+        self._events_alone = False
         self._job_wake = [0] * len(table.jobs)
         self._switch_wakes: dict[tuple[tuple[int, ...], int], list[int]] = {}
         if table.jobs:  # where Batsim's consumed_joules begins
@@ -207,6 +225,9 @@ class BatsimSimulation(EventOrder, DecisionHandlers, DynamicJobs):
         if self._notify == "due":
             self._notify = "sent"
             self.outbox.append(ev.notify(self._last_submit_s))
+        if self._events_bye == "due":
+            self._events_bye = "sent"
+            self.outbox.append(ev.notify(self._events_last[0], NO_MORE_EVENTS))
         return message
 
     # ------------------------------------------------------------------ replies in

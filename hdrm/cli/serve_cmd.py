@@ -72,6 +72,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--enable-profile-reuse", action="store_true",
                         help="keep the profiles of ended jobs for new jobs (else they are "
                         "garbage collected); needs --enable-dynamic-jobs")
+    parser.add_argument("--events", action="append", default=[], metavar="FILE",
+                        help="external events, one JSON object per line (machine_unavailable, "
+                        "machine_available ...), sent to the scheduler as NOTIFY at their "
+                        "timestamps; repeat it for several files (Batsim's --events)")
+    parser.add_argument("--forward-unknown-events", action="store_true",
+                        help="forward events of other types to the scheduler as they are "
+                        "(Batsim's --forward-unknown-events; ignored without --events)")
     parser.add_argument("--disable-schedule-tracing", action="store_true",
                         help="do not write the Pajé trace PREFIX_schedule.trace")
     parser.add_argument("--disable-machine-state-tracing", action="store_true",
@@ -116,7 +123,9 @@ def run(args: argparse.Namespace) -> int:
                             sched_config=sched_config, dynamic_jobs=args.enable_dynamic_jobs,
                             ack_dynamic_jobs=args.acknowledge_dynamic_jobs,
                             profile_reuse=args.enable_profile_reuse,
-                            mmax=args.mmax, mmax_workload=args.mmax_workload),
+                            mmax=args.mmax, mmax_workload=args.mmax_workload,
+                            events=tuple(args.events),
+                            forward_unknown_events=args.forward_unknown_events),
     )
     result = serve(args.platform, args.workload, options)
     s = result.summary
