@@ -21,6 +21,7 @@ import random
 from pathlib import Path
 
 import pytest
+from batsim_helpers import PybatsimProcess
 from dynamic_helpers import (ACK, DYN, FINISHED, Registrar, event, execute, job_event,
                              platform, profile_event, scripted, seeded_workload, session)
 from real_batsim import real_batsim
@@ -176,3 +177,44 @@ def test_scripted_sessions(tmp_path: Path, name: str, sequence: bool) -> None:
         assert real.error == "" and ours.error == ""
         assert real.jobs_csv == ours.jobs_csv
         assert '"SIMULATION_ENDS"' in ours.messages[-1]
+
+
+@pytest.mark.parametrize("flags", [ACK + REUSE, DYN + REUSE], ids=["ack", "no-ack"])
+def test_pybatsim_dynamic_job_api(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """dynsched.py (register_job, resubmit_job ...): the same out_jobs.csv."""
+    import subprocess
+
+    from hdrm.batsim.server import ServeOptions, serve
+    from hdrm.batsim.simulator import ServerConfig
+
+    plat = platform(tmp_path / "p.xml")
+    rng = random.Random(1)
+    jobs = [{"id": i, "subtime": round(rng.uniform(0, 6), 2), "res": rng.choice([1, 2]),
+             "walltime": -1, "profile": rng.choice(["d", "p"])} for i in range(6)]
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 4, "jobs": jobs, "profiles": {
+        "d": {"type": "delay", "delay": 2},
+        "p": {"type": "parallel_homogeneous", "cpu": 3e9, "com": 0}}}))
+    sched = str(Path(__file__).resolve().parent / "dynsched.py")
+    proc = PybatsimProcess(sched, tmp_path / "real.log")
+    try:
+        done = subprocess.run([BATSIM, "-p", str(plat), "-w", str(workload), "-q", "-e",
+                               str(tmp_path / "real"), *flags, "-s",
+                               f"tcp://127.0.0.1:{proc.port}"], capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert proc.finish(20) == 0
+    finally:
+        proc.close()
+    proc = PybatsimProcess(sched, tmp_path / "ours.log")
+    try:
+        serve(plat, workload, ServeOptions(proc.endpoint, str(tmp_path / "ours"), 20.0,
+                                           config=ServerConfig(dynamic_jobs=True,
+                                                               ack_dynamic_jobs=ACK == flags[:2],
+                                                               profile_reuse=True)))
+        assert proc.finish(20) == 0
+    finally:
+        proc.close()
+    real = (tmp_path / "real_jobs.csv").read_text()
+    assert real == (tmp_path / "ours_jobs.csv").read_text()
+    assert real.count("\n") == 12 and "#1,w0," in real  # 6 static, 4 registered, 1 again
