@@ -237,3 +237,25 @@ def test_sched_cfg_file_is_sent_as_it_is(tmp_path: Path) -> None:
 
     (tmp_path / "cfg.txt").write_bytes(b'{"a": 1}\r\nline2\n')
     assert _read_cfg(str(tmp_path / "cfg.txt")) == '{"a": 1}\r\nline2\n'
+
+
+def test_the_cli_passes_the_options_on(tmp_path: Path) -> None:
+    from batsim_helpers import RawScheduler
+
+    (tmp_path / "cfg.txt").write_text('{"a": 1}\n')
+    plan = {0: [PROFILE_P, job_event("dyn!a", "p"), execute("dyn!a", "3"), FINISHED]}
+    scheduler = RawScheduler(scripted(plan, HOSTS))
+    scheduler.start()
+    try:
+        status = main(["serve", "-p", str(platform(tmp_path / "p.xml")), "-w",
+                       str(workload(tmp_path / "w.json")), "-e", str(tmp_path / "o" / "out"),
+                       "-s", scheduler.endpoint, "--sched-cfg-file", str(tmp_path / "cfg.txt"),
+                       "--enable-dynamic-jobs", "--acknowledge-dynamic-jobs",
+                       "--enable-profile-reuse", "--timeout", "10"])
+    finally:
+        scheduler.stop()
+    assert status == 0
+    config = json.loads(scheduler.received[0])["events"][0]["data"]["config"]
+    assert config["sched-config"] == '{"a": 1}\n'
+    assert config["dynamic-jobs-acknowledged"] and config["profile-reuse-enabled"]
+    assert (0.0, "JOB_SUBMITTED", "dyn!a") in events(scheduler.received)
