@@ -40,7 +40,7 @@ from hdrm.implied import implied_simulation
 from hdrm.results.compare import compare_rows
 from hdrm.results.run import Run
 from hdrm.sim.engine import Simulation, SimulationConfig, SimulationResult
-from hdrm.sim.gpu_inputs import is_gpu_input, load_gpu_inputs
+from hdrm.sim.gpu_inputs import is_gavel_trace, is_gpu_input, load_gpu_inputs
 from hdrm.sim.gpu_outputs import write_gpu_outputs
 from hdrm.sim.inputs import InputSpec, load_inputs
 from hdrm.sim.outputs import write_outputs
@@ -224,7 +224,7 @@ def simulate(run: RunSpec) -> SimulationResult:
 
 def _simulate_gpu(run: RunSpec) -> SimulationResult:
     """Replay an openb pod list, or a Gavel trace with its throughputs, with a GPU policy."""
-    if run.throughputs is None and not run.trace.lower().endswith(".csv"):
+    if run.throughputs is None and is_gavel_trace(run.trace):  # as hdrm replay tells them
         raise ConfigError(f"{run.trace}: a Gavel trace needs its throughput file; add "
                           '"throughputs": "simulation_throughputs.json" to the sweep file (or '
                           "give an openb pod list, .csv)")

@@ -65,6 +65,15 @@ def load_gpu_platform(path: str | Path) -> Platform:
     return platform
 
 
+def is_gavel_trace(path: str | Path) -> bool:
+    """Whether ``path`` is read as a Gavel trace (which needs its throughput file): not a
+    ``.csv`` name (plain or compressed: openb, Helios, PAI) nor Philly's job log (a JSON
+    array, found by content)."""
+    from hdrm.workload.gpu_formats import is_gpu_trace_name, trace_kind
+
+    return not is_gpu_trace_name(path) and trace_kind(path) != "philly"
+
+
 def load_gpu_workload(path: str | Path, throughputs: str | None = None,
                       strict: bool = True) -> Workload:
     """An openb pod list, a Helios log or a PAI task table (``.csv``, told apart by their
@@ -76,9 +85,9 @@ def load_gpu_workload(path: str | Path, throughputs: str | None = None,
             run time to replay).
     """
     from hdrm.workload.gavel import read_gavel  # GPU inputs only (see load_gpu_platform)
-    from hdrm.workload.gpu_formats import is_gpu_trace_name, read_gpu_trace, trace_kind
+    from hdrm.workload.gpu_formats import is_gpu_trace_name, read_gpu_trace
 
-    if is_gpu_trace_name(path) or (throughputs is None and trace_kind(path) == "philly"):
+    if is_gpu_trace_name(path) or (throughputs is None and not is_gavel_trace(path)):
         from hdrm.workload.openb import require_run_times
         workload = read_gpu_trace(path, strict)
         require_run_times(workload)
