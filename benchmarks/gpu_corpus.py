@@ -137,11 +137,12 @@ class Corpus:
                 continue
             summary = json.loads((out / "summary.json").read_text())
             seed = str(self.args.seed)
-            if inputs["cluster"] is None or inputs["shapes_in_file_order"] is None:
+            if inputs["node_list"] is None or inputs["shapes_in_file_order"] is None:
                 problems = ["exit 0 on inputs the checks could not read"]
-            else:
+            else:  # the protocol reads the node list as it is (any model name)
                 problems = checks.check_curve(out / f"curve_{seed}.csv", summary, seed,
-                                              inputs["cluster"], inputs["shapes_in_file_order"])
+                                              inputs["node_list"],
+                                              inputs["shapes_in_file_order"])
             detail = (f"unallocated {summary['unallocated_gpus_pct']['per_seed'][seed]}%, "
                       f"failed {summary['failed_tasks'][seed]}/{summary['arrivals'][seed]}")
             self.emit(trace, nodes, "fragmentation", policy, "FAIL" if problems else "ok",
@@ -305,17 +306,22 @@ class Corpus:
     # ------------------------------------------------------------------ inputs
     def inputs(self, trace: Path, nodes: Path) -> dict:
         """Capacities and demands for the checks, each None (and an ``error`` row) when it
-        cannot be read: ``cluster``; ``slice`` and ``shapes_by_id`` (the replay's tasks);
-        ``shapes_in_file_order`` (the placement-only protocol's). The entry points still run,
-        to see how they say it."""
+        cannot be read: ``cluster`` (the platform of a replay); ``node_list`` (the openb node
+        list as the placement-only protocol reads it, any model name); ``jobs``, ``slice`` and
+        ``shapes_by_id`` (the replay's tasks); ``shapes_in_file_order`` (the protocol's). The
+        entry points still run, to see how they say it."""
         from hdrm.policies.gpu_state import GpuCluster
         from hdrm.sim.gpu_inputs import load_gpu_platform, load_gpu_workload
-        from hdrm.workload.gpu_formats import read_gpu_trace, trace_kind
+        from hdrm.workload.gpu_formats import is_gpu_trace_name, read_gpu_trace, trace_kind
+        from hdrm.workload.openb import read_openb_nodes
         kind = "gavel" if self._throughputs(trace) else trace_kind(trace)
         out: dict = {"kind": kind, "cluster": None, "jobs": None, "slice": None,
-                     "shapes_by_id": None, "shapes_in_file_order": None}
+                     "shapes_by_id": None, "shapes_in_file_order": None, "node_list": None}
         steps = [("cluster", lambda: GpuCluster.from_platform(load_gpu_platform(nodes))),
                  ("jobs", lambda: load_gpu_workload(trace, self._throughputs(trace)).jobs)]
+        if is_gpu_trace_name(nodes):  # a node list, not a platform JSON
+            steps.insert(0, ("node_list",
+                             lambda: GpuCluster.from_openb(read_openb_nodes(nodes)[0])))
         if kind != "gavel":
             steps.append(("shapes_in_file_order",
                           lambda: [TaskShape.of_job(j) for j in read_gpu_trace(trace).jobs]))
