@@ -13,7 +13,9 @@ as the learner saw it. Usage::
 
 It prints each test window's average bounded slowdown and their mean (the protocol's 10 windows
 of 1,024 jobs by default; ``--starts`` for others). The teacher does not depend on the seed: any
-seed's file of a setting gives the same figures.
+seed's file of a setting gives the same figures. A model trained on several traces
+(``train.py --trace sdsc,lublin``) is scored on each of them in turn, or on the one ``--trace``
+names.
 """
 
 from __future__ import annotations
@@ -33,13 +35,28 @@ from hdrm.errors import ConfigError  # noqa: E402
 from hdrm.cli import script as cli  # noqa: E402
 
 
-def teacher_env(setting: dict, traces: str, nb_jobs: int) -> SchedulingEnv:
-    """The environment the model was evaluated in, on its training trace's file."""
+def model_traces(setting: dict) -> list[str]:
+    """The trace keys a model trained on (one, or several for ``--trace sdsc,lublin``)."""
+    return [t.strip() for t in str(setting["trace"]).split(",") if t.strip()]
+
+
+def teacher_env(setting: dict, traces: str, nb_jobs: int, trace: str | None = None
+                ) -> SchedulingEnv:
+    """The environment the model was evaluated in, on its training trace's file (``trace``:
+    which one, for a model trained on several)."""
     if setting.get("mode") != "job_pick":
         raise ConfigError(f"mode {setting.get('mode')!r}: only job_pick models have a queue "
                           "teacher")
+    keys = model_traces(setting)
+    if trace is None:
+        if len(keys) != 1:
+            raise ConfigError(f"the model trained on {', '.join(keys)}: name one with --trace")
+        trace = keys[0]
+    elif trace not in keys:
+        raise ConfigError(f"--trace {trace!r}: the model trained on {', '.join(keys)}; give one "
+                          "of them")
     config = protocol.protocol_env_config(
-        setting["trace"], traces, setting["backfill"], setting["decision"], nb_jobs=nb_jobs,
+        trace, traces, setting["backfill"], setting["decision"], nb_jobs=nb_jobs,
         window=setting.get("window") or protocol.WINDOW,
         observation=setting.get("observation", "job_window"),
         reservation=setting.get("reservation", "fcfs"),
@@ -48,8 +65,10 @@ def teacher_env(setting: dict, traces: str, nb_jobs: int) -> SchedulingEnv:
 
 
 def teacher_scores(model: str, traces: str, starts: Sequence[int],
-                   nb_jobs: int = protocol.SEQUENCE_JOBS) -> tuple[str, list[float]]:
-    """(teacher, scores per start) of ``model``'s imitation teacher in its environment.
+                   nb_jobs: int = protocol.SEQUENCE_JOBS, trace: str | None = None
+                   ) -> tuple[str, list[float]]:
+    """(teacher, scores per start) of ``model``'s imitation teacher in its environment (on
+    ``trace``, for a model trained on several).
 
     Raises:
         ConfigError: the model was not warm started by a queue heuristic.
@@ -61,7 +80,7 @@ def teacher_scores(model: str, traces: str, starts: Sequence[int],
     if not teacher:
         raise ConfigError(f"{model}: no imitation teacher recorded (it was not trained with "
                           "--imitate)")
-    env = teacher_env(setting, traces, nb_jobs)
+    env = teacher_env(setting, traces, nb_jobs, trace)
     limited = env.config.pick_limit == "easy"
     backfill = "easy" if limited else setting["backfill"]
     demos = imitation.collect(env, list(starts), teacher, backfill, setting.get("pick", "env"),
@@ -75,6 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--traces", default=str(protocol.DEFAULT_TRACES))
     p.add_argument("--starts", default=",".join(map(str, protocol.TEST_STARTS)),
                    help="start indices (default: the protocol's test windows)")
+    p.add_argument("--trace", default=None,
+                   help="for a model trained on several traces: score on this one (default: "
+                        "each in turn)")
     args = p.parse_args(argv)
     try:
         starts = [int(s) for s in args.starts.split(",") if s.strip()]
@@ -82,14 +104,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(f"--starts: expected comma-separated integers, got {args.starts!r}")
     if not Path(args.model).is_file():
         p.error(f"{args.model}: no such model file")
-    try:
-        teacher, scores = teacher_scores(args.model, args.traces, starts)
-    except ConfigError as exc:
-        print(f"teacher_score: error: {exc}", file=sys.stderr)
-        return 2
-    for start, score in zip(starts, scores):
-        print(f"{start:>8d} {score:12.2f}")
-    print(f"teacher {teacher}: mean {sum(scores) / len(scores):.2f} over {len(scores)} windows")
+    from hdrm.agents.checkpoint import read_checkpoint
+
+    keys = [args.trace] if args.trace else model_traces(
+        read_checkpoint(args.model)["options"]["setting"])
+    for key in keys:
+        try:
+            teacher, scores = teacher_scores(args.model, args.traces, starts, trace=key)
+        except ConfigError as exc:
+            print(f"teacher_score: error: {exc}", file=sys.stderr)
+            return 2
+        if len(keys) > 1 or args.trace:
+            print(f"trace {key}")
+        for start, score in zip(starts, scores):
+            print(f"{start:>8d} {score:12.2f}")
+        print(f"teacher {teacher}: mean {sum(scores) / len(scores):.2f} over {len(scores)} "
+              "windows")
     return 0
 
 

@@ -50,3 +50,26 @@ def test_a_model_without_a_teacher_is_refused_in_one_line(capsys, traces):  # no
     assert teacher_score.main([str(model), "--traces", str(traces), "--starts", "0"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "ppo_hetero_bsld_seed0.pt" in err
+
+
+#: trained on SDSC-SP2 and Lublin-1 at once (train.py --trace sdsc,lublin) with the recipe of
+#: the one-trace F1-order setting below: the same teacher in the same environment on SDSC-SP2
+MIXED = MODELS / "ppo-kernel_sdsc_lublin_none_event_easypicks_f1_seed0.pt"
+F1_ORDER = MODELS / "ppo-kernel_sdsc_none_event_easypicks_f1_seed0.pt"
+
+
+def test_a_model_of_two_traces_scores_its_teacher_on_the_trace_named(capsys, traces):  # noqa: F811
+    with pytest.raises(ConfigError, match="sdsc, lublin: name one with --trace"):
+        teacher_score.teacher_scores(str(MIXED), str(traces), STARTS, NB_JOBS)
+    teacher, mixed = teacher_score.teacher_scores(str(MIXED), str(traces), STARTS, NB_JOBS,
+                                                  trace="sdsc")
+    _, single = teacher_score.teacher_scores(str(F1_ORDER), str(traces), STARTS, NB_JOBS)
+    assert teacher == "sjf" and mixed == pytest.approx(single, rel=1e-12)
+    _, lublin = teacher_score.teacher_scores(str(MIXED), str(traces), STARTS, NB_JOBS,
+                                             trace="lublin")
+    assert lublin != pytest.approx(mixed, rel=1e-6)
+    with pytest.raises(ConfigError, match="--trace 'ctc'.*give one of them"):
+        teacher_score.teacher_scores(str(MIXED), str(traces), STARTS, NB_JOBS, trace="ctc")
+    assert teacher_score.main([str(MIXED), "--traces", str(traces), "--starts", "0"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("trace sdsc") == 1 and out.count("trace lublin") == 1
