@@ -14,6 +14,7 @@ processors (0: the trace's MaxProcs) and, for generalisation rows, its own windo
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -22,6 +23,8 @@ import numpy as np
 
 from benchmarks import protocol
 from hdrm.errors import ConfigError, SkippableLineError
+
+logger = logging.getLogger(__name__)
 
 GROUPS = ("protocol", "generalisation", "hetero")
 BF_LABEL = {"none": "no backfilling", "easy": "EASY backfilling"}
@@ -145,6 +148,13 @@ def _row_trace_length(key: str, path: str, procs: int) -> int:
     if procs == 0 and trace.nb_res is None:
         raise ConfigError(f"--extra-trace {key}: {path} states no MaxProcs (nor MaxNodes) in its "
                           f"header; give the processors, {key}=PATH:PROCS")
+    size = procs or trace.nb_res
+    wider = [job.res for job in trace.jobs if job.res > size]
+    if wider:  # the simulator rejects them, and the metrics count the jobs that ran
+        logger.warning("--extra-trace %s: %d jobs of %s ask for more than its %d processors (up "
+                       "to %d); they are rejected and left out of the row's figures (give "
+                       "%s=PATH:%d to keep them)", key, len(wider), path, size, max(wider), key,
+                       max(wider))
     return len(trace)
 
 
