@@ -10,11 +10,26 @@ Fields of an accelerator type (units in the names): ``memory_gb`` (device memory
 device while the sum of their shares fits), ``idle_w`` and ``busy_w`` (power of one device),
 ``price_usd_per_hour`` (one device for one hour), ``fp32_tflops`` (peak single precision, 0 when
 unknown); optional ``vendor``, ``model``, ``year``, ``notes``, ``sources``.
+
+GPU model names in traces: a node list may name a model as its cluster's tools print it
+(``"NVIDIA A100-SXM4-80GB"`` from nvidia-smi, ``"NVIDIA-A100-SXM4-80GB"`` from the Kubernetes
+label ``nvidia.com/gpu.product``). :data:`ALIASES` is the one table of such names: a name that is
+not a type's key is looked up there after :func:`alias_key` (lower case, blanks and ``_`` as
+``-``), then among the keys written the same way (``a100`` is ``A100``); nothing else is
+guessed, so an unlisted name (``"V100"``: which memory, which board?) stays unknown. A plain
+``A100`` is the 40 GB SXM4 board (the first A100), a plain ``H100`` the 80 GB SXM5 board.
+
+Extra types: a file of the shape of ``accelerators.json`` (``{"accelerator_types": {...}}``)
+given where a node list is read (``--accelerator-types FILE.json``;
+:func:`load_accelerator_types`) adds models to the library or replaces a library model of that
+name, with the same fields and checks.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Mapping
 
 #: Milli-GPU in one whole device: the unit of shared GPU requests.
@@ -99,3 +114,63 @@ def node_devices(
 ) -> list[AcceleratorType]:
     """The devices of a node type, one type per device, in the order the node type lists them."""
     return [types[name] for name, count in accelerators for _ in range(count)]
+
+
+def _spellings(key: str, *names: str) -> dict[str, str]:
+    return {name: key for name in names}
+
+
+#: Names of library models as traces and cluster tools write them, by :func:`alias_key`.
+ALIASES: Mapping[str, str] = {
+    **_spellings("A100", "nvidia-a100", "a100-40gb", "a100-sxm4-40gb", "nvidia-a100-sxm4-40gb"),
+    **_spellings("A100M80", "a100-80gb", "a100-sxm4-80gb", "nvidia-a100-sxm4-80gb",
+                 "nvidia-a100-80gb"),
+    **_spellings("H100", "nvidia-h100", "h100-sxm", "h100-sxm5-80gb", "h100-80gb-hbm3",
+                 "nvidia-h100-80gb-hbm3", "nvidia-h100-sxm5-80gb"),
+    **_spellings("H100PCIe", "h100-pcie", "nvidia-h100-pcie", "h100-pcie-80gb"),
+    **_spellings("L4", "nvidia-l4"),
+    **_spellings("L40S", "nvidia-l40s"),
+    **_spellings("A30", "nvidia-a30"),
+    **_spellings("A40", "nvidia-a40"),
+    **_spellings("A10", "nvidia-a10"),
+    **_spellings("T4", "tesla-t4", "nvidia-tesla-t4"),
+    **_spellings("K80", "tesla-k80", "nvidia-tesla-k80"),
+    **_spellings("P100", "tesla-p100-pcie-16gb", "nvidia-tesla-p100"),
+    **_spellings("V100M16", "v100-sxm2-16gb", "tesla-v100-sxm2-16gb"),
+    **_spellings("V100M32", "v100-sxm2-32gb", "tesla-v100-sxm2-32gb"),
+    **_spellings("V100PCIe", "v100-pcie-16gb", "tesla-v100-pcie-16gb"),
+    **_spellings("MI300X", "amd-instinct-mi300x", "instinct-mi300x"),
+}
+
+
+def alias_key(name: str) -> str:
+    """``name`` as :data:`ALIASES` keys it: stripped, lower case, runs of blanks and ``_`` as
+    one ``-`` (``"NVIDIA A100_SXM4-80GB"`` -> ``"nvidia-a100-sxm4-80gb"``)."""
+    return re.sub(r"[\s_]+", "-", name.strip().casefold())
+
+
+def resolve_model(name: str, types: Mapping[str, AcceleratorType]) -> str | None:
+    """The key in ``types`` of a GPU model name: the name itself when it is a key, else its
+    :data:`ALIASES` entry when that is a key of ``types``, else None (unknown)."""
+    if name in types:
+        return name
+    key = ALIASES.get(alias_key(name))
+    if key is None:  # a key written in another case, or with blanks for its dashes
+        key = {alias_key(k): k for k in types}.get(alias_key(name))
+    return key if key in types else None
+
+
+def load_accelerator_types(path: str | Path) -> dict[str, AcceleratorType]:
+    """The accelerator types of a user file shaped like ``accelerators.json``.
+
+    Raises:
+        PlatformError: the file is missing or not JSON, or a type is malformed; one line naming
+            the file, the JSON path, the value and what was expected.
+    """
+    from hdrm.errors import PlatformError  # the library module imports this one
+    from hdrm.platform.library import AcceleratorsFile, build_types, read_json_file
+    from hdrm.typedjson import Context, convert_block
+
+    data = read_json_file(path, what="accelerator types")
+    ctx = Context(str(path), error=PlatformError)
+    return build_types(convert_block(data, AcceleratorsFile, "", ctx).accelerator_types)

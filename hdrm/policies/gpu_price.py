@@ -41,20 +41,25 @@ _PRIMARY = 1000
 
 
 def library_prices(models: list[str]) -> dict[str, float]:
-    """Price per GPU-hour of each model, from the shipped type library.
+    """Price per GPU-hour of each model, from the shipped type library; a model named as
+    traces write it (``NVIDIA A100-SXM4-80GB``) is priced as its library key through the alias
+    table (:data:`hdrm.platform.accelerators.ALIASES`).
 
     Raises:
-        ConfigError: a model is not in the library (its name and the fix are given).
+        ConfigError: a model is neither a library key nor an alias of one (its name and the
+            fix are given).
     """
+    from hdrm.platform.accelerators import resolve_model
     from hdrm.platform.library import default_library
 
     types = default_library().accelerator_types
-    missing = [m for m in models if m not in types]
+    keys = {m: resolve_model(m, types) for m in models}
+    missing = [m for m in models if keys[m] is None]
     if missing:
         raise ConfigError(f"price_aware: GPU model(s) {', '.join(missing)} not in the type "
                           "library; add them to accelerator_types (with price_usd_per_hour) or "
                           f"pass prices; known: {', '.join(sorted(types))}")
-    return {m: types[m].price_usd_per_hour for m in models}
+    return {m: types[keys[m]].price_usd_per_hour for m in models}
 
 
 def platform_prices(platform) -> dict[str, float]:
