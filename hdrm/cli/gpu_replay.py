@@ -55,7 +55,8 @@ def run_gpu(args: argparse.Namespace, platform: Platform | None = None,
 def _inputs(args: argparse.Namespace) -> tuple[Platform, Workload]:
     """The GPU platform, read whole (``--no-strict`` never drops a node), and the selected
     workload, whose bad rows ``--no-strict`` skips and counts."""
-    platform = load_gpu_platform(args.platform)  # a bad node row: one line, no skip offered
+    platform = load_gpu_platform(  # a bad node row: one line, no skip offered
+        args.platform, getattr(args, "accelerator_types", None))
     try:
         workload = load_gpu_workload(args.workload, args.throughputs, not args.no_strict)
     except SkippableLineError as exc:  # name the flag, not the reader's argument

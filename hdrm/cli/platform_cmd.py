@@ -24,7 +24,7 @@ from hdrm.durable import write_text_atomically
 from hdrm.errors import ConfigError
 from hdrm.platform.library import TypeLibrary, default_library
 from hdrm.platform.loader import platform_from_dict
-from hdrm.platform.openb import platform_json_from_openb
+from hdrm.platform.openb import library_with_accelerator_types, platform_json_from_openb
 from hdrm.platform.simgrid import MASTER_HOST, write_simgrid_xml
 from hdrm.sim.inputs import load_platform_any
 from hdrm.platform.summary import PlatformSummary, summarize_platform
@@ -50,6 +50,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="with 'from-openb': the openb node list to convert")
     parser.add_argument("-o", "--output", metavar="OUT.json",
                         help="with 'from-openb': write the platform JSON here")
+    parser.add_argument("--accelerator-types", metavar="A.json",
+                        help="with 'from-openb': extra GPU models, a file shaped like "
+                        "hdrm/platform/data/accelerators.json (written into OUT.json)")
     parser.add_argument("--xml", metavar="OUT.xml", help="write the SimGrid platform XML here")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument(
@@ -70,8 +73,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give a platform FILE (e.g. platforms/tiny4.json) or --list-types")
     if args.file == FROM_OPENB:
         return _from_openb(args)
-    if args.nodes or args.output:
-        raise ConfigError(f"NODES.csv and --output go with '{FROM_OPENB}' only; "
+    if args.nodes or args.output or args.accelerator_types:
+        raise ConfigError(f"NODES.csv, --output and --accelerator-types go with '{FROM_OPENB}' "
+                          "only (a platform JSON file defines its own accelerator_types); "
                           f"e.g. hdrm platform {FROM_OPENB} nodes.csv -o gpu.json")
     platform = load_platform_any(Path(args.file))
     summary = summarize_platform(platform)
@@ -104,7 +108,8 @@ def _from_openb(args: argparse.Namespace) -> int:
     except SkippableLineError as exc:  # a platform keeps every node: no row is skipped
         raise exc.unskippable() from None
     out = Path(args.output)
-    doc = platform_json_from_openb(nodes, out.stem, source=args.nodes)
+    library = library_with_accelerator_types(args.accelerator_types)
+    doc = platform_json_from_openb(nodes, out.stem, source=args.nodes, library=library)
     platform = platform_from_dict(doc, source=str(out))
     try:
         write_text_atomically(out, json.dumps(doc, indent=1) + "\n")  # whole or not at all

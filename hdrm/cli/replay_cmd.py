@@ -55,6 +55,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "list (.csv) or a Gavel trace (with --throughputs)")
     parser.add_argument("--throughputs", metavar="T.json",
                         help="Gavel's simulation_throughputs.json (for a Gavel trace)")
+    parser.add_argument("--accelerator-types", metavar="A.json",
+                        help="extra GPU models for a GPU replay, a file shaped like "
+                        "hdrm/platform/data/accelerators.json ({\"accelerator_types\": "
+                        "{\"MYGPU\": {\"memory_gb\": ..., \"idle_w\": ..., \"busy_w\": "
+                        "..., \"price_usd_per_hour\": ...}}}); a model of a library name "
+                        "replaces it")
     parser.add_argument("--policy", default="fcfs",
                         help="heuristic (fcfs, sjf, ljf, wfp3, unicep, f1, ...) or pair 'job-core'; "
                         "on a GPU platform a queue order (fifo, sjf, drf, tetris, las) or a pair "
@@ -122,13 +128,17 @@ def run(args: argparse.Namespace) -> int:
                           "none or request")
     if args.platform and is_gpu_input(args.platform, args.workload, args.throughputs):
         if not builtin:  # the inputs are not SWF: say why Batsim cannot run them
-            _refuse_batsim_on(args.platform)
+            _refuse_batsim_on(args.platform, getattr(args, "accelerator_types", None))
         refuse_accelerators(preemption.suspends)
         return _run_gpu(args)
     if not args.platform and is_gpu_input(None, args.workload, args.throughputs):
         raise ConfigError(f"{args.workload}: an openb or Gavel workload runs on a GPU platform; "
                           "give --platform NODES.csv (an openb node list) or a platform JSON "
                           "with accelerators")
+    if getattr(args, "accelerator_types", None) is not None:
+        raise ConfigError("--accelerator-types: for a GPU replay only (an openb node list as "
+                          "--platform, or a GPU workload); a platform JSON file defines its own "
+                          "models in its accelerator_types section")
     try:
         pair = resolve_policy(args.policy, "--policy")
     except ConfigError:
@@ -231,7 +241,7 @@ def _refuse_inputs_in_the_way(args: argparse.Namespace) -> None:
                               "another --outdir (or move the file)")
 
 
-def _refuse_batsim_on(platform_path: str) -> None:
+def _refuse_batsim_on(platform_path: str, accelerator_types: str | None = None) -> None:
     """Refuse engine batsim on a GPU platform (or an openb node list) in Batsim's terms.
 
     Raises:
@@ -239,7 +249,7 @@ def _refuse_batsim_on(platform_path: str) -> None:
     """
     from hdrm.batsim.accelerators import refuse_accelerators as refuse_gpus
 
-    refuse_gpus(load_gpu_platform(platform_path))
+    refuse_gpus(load_gpu_platform(platform_path, accelerator_types))
     raise ConfigError(f"{platform_path}: engine 'batsim' runs SWF or Batsim JSON workloads, not "
                       "openb or Gavel ones; use --engine builtin")
 

@@ -36,33 +36,57 @@ def is_gpu_input(platform_path: str | None, workload_path: str,
     return csv or nodes or throughputs is not None or trace_kind(workload_path) == "philly"
 
 
-def load_gpu_platform(path: str | Path) -> Platform:
+def load_gpu_platform(path: str | Path, accelerator_types: str | Path | None = None) -> Platform:
     """A platform JSON file, or an openb node list (``.csv``) made into a platform.
 
+    Args:
+        path: the platform file or node list.
+        accelerator_types: a file of extra accelerator types (the shape of the library's
+            ``accelerators.json``; ``--accelerator-types``): its models join the library's for
+            the node list's GPUs or the platform file's node types.
+
     Raises:
+        PlatformError: a malformed ``accelerator_types`` file, or a GPU model in neither the
+            library nor that file (one line).
         ConfigError: the platform has no accelerators.
         WorkloadError: a bad node row, ``FILE:LINE: problem (value ...); fix the row``: a
             platform's nodes are never skipped, so no caller may offer a way to skip it.
     """
     if str(path).lower().endswith(".csv"):
         from hdrm.platform.loader import platform_from_dict  # GPU inputs only: a CPU
-        from hdrm.platform.openb import platform_json_from_openb  # replay asks only
+        from hdrm.platform.openb import (  # replay asks only
+            library_with_accelerator_types, platform_json_from_openb)
         from hdrm.workload.openb import read_openb_nodes  # is_gpu_input
 
         try:
             nodes, _ = read_openb_nodes(path)
         except SkippableLineError as exc:  # not skippable here: drop the skip offer
             raise exc.unskippable() from None
-        doc = platform_json_from_openb(nodes, Path(path).stem, str(path))
-        platform = platform_from_dict(doc, source=str(path))
+        library = library_with_accelerator_types(accelerator_types)
+        doc = platform_json_from_openb(nodes, Path(path).stem, str(path), library)
+        platform = platform_from_dict(doc, source=str(path))  # the doc holds the file's types
     else:
         from hdrm.workload.openb import refuse_yaml
         refuse_yaml(path)  # openb's node_yaml/ would read as broken JSON
-        platform = load_platform_any(path)
+        platform = _platform_file(path, accelerator_types)
     if not platform.accelerators:
         raise ConfigError(f"{path}: the platform has no GPU; an openb or Gavel workload needs "
                           "a GPU platform (hdrm platform from-openb NODES.csv -o P.json)")
     return platform
+
+
+def _platform_file(path: str | Path, accelerator_types: str | Path | None) -> Platform:
+    """A platform JSON or SimGrid XML file; a JSON file's node types may name the models of
+    ``accelerator_types`` (an XML platform has no GPUs: the file is then only checked)."""
+    if accelerator_types is None or str(path).lower().endswith(".xml"):
+        if accelerator_types is not None:
+            from hdrm.platform.accelerators import load_accelerator_types
+            load_accelerator_types(accelerator_types)  # a bad file fails wherever it is given
+        return load_platform_any(path)
+    from hdrm.platform.loader import load_platform
+    from hdrm.platform.openb import library_with_accelerator_types
+
+    return load_platform(path, library_with_accelerator_types(accelerator_types))
 
 
 def is_gavel_trace(path: str | Path) -> bool:
@@ -108,10 +132,11 @@ def _by_submission(workload: Workload) -> Workload:
 
 
 def load_gpu_inputs(platform_path: str, workload_path: str, throughputs: str | None = None,
-                    strict: bool = True, start_index: int = 0,
-                    nb_jobs: int = 0) -> tuple[Platform, Workload]:
-    """The GPU platform and the selected workload, shifted to start at time 0."""
-    platform = load_gpu_platform(platform_path)
+                    strict: bool = True, start_index: int = 0, nb_jobs: int = 0,
+                    accelerator_types: str | None = None) -> tuple[Platform, Workload]:
+    """The GPU platform (with the extra accelerator types of ``accelerator_types``, see
+    :func:`load_gpu_platform`) and the selected workload, shifted to start at time 0."""
+    platform = load_gpu_platform(platform_path, accelerator_types)
     workload = load_gpu_workload(workload_path, throughputs, strict)
     logger.info("GPU replay inputs: %d nodes and %d GPUs from %s, %d tasks from %s",
                 len(platform.nodes), len(platform.accelerators), platform_path, len(workload),
