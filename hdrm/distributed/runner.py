@@ -230,7 +230,7 @@ def _simulate_gpu(run: RunSpec) -> SimulationResult:
                           "give an openb pod list, .csv)")
     try:
         platform, workload = load_gpu_inputs(run.platform, run.trace, run.throughputs, run.strict,
-                                             run.start_index, run.nb_jobs)
+                                             run.start_index, run.nb_jobs, run.accelerator_types)
     except SkippableLineError as exc:
         raise exc.relaxed_by('set "strict": false in the sweep file') from None
     if run.load_factor != 1:

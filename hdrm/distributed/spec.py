@@ -29,8 +29,10 @@ backfilling mode is checked against the kind of every platform when the file is 
 policy of the wrong kind is a one-line error naming both (split CPU and GPU grids into two
 files). With ``sample``, ``size`` runs are drawn from the
 grid without replacement by a generator seeded with ``sample.seed`` (then kept in grid order), so
-the same file always names the same runs. :func:`expand` turns the file into :class:`RunSpec`
-values; nothing here runs anything.
+the same file always names the same runs. ``"accelerator_types": "types.json"`` (a file shaped like
+the library's ``accelerators.json``, as ``hdrm replay --accelerator-types`` takes) adds GPU models
+for the openb node lists among the platforms; only runs on a node list carry it in their digest.
+:func:`expand` turns the file into :class:`RunSpec` values; nothing here runs anything.
 
 Layer: hdrm.distributed (top, like the launcher); no Ray here.
 """
@@ -156,6 +158,8 @@ class SweepSpec:
         sample: draw this many runs from the grid instead of running all of it.
         throughputs: Gavel's throughput file; the traces that are not openb pod lists (``.csv``)
             are Gavel traces read with it (GPU platforms only).
+        accelerator_types: extra GPU models for the openb node lists (``.csv``) among the
+            platforms (:func:`hdrm.platform.accelerators.load_accelerator_types`).
     """
 
     policies: tuple[str, ...] = field(metadata={"nonempty": True, "check": _check_policies})
@@ -180,6 +184,8 @@ class SweepSpec:
     sample: Sample | None = None
     throughputs: str | None = field(default=None, metadata={"path": "file",
                                                             "check": _check_file})
+    accelerator_types: str | None = field(default=None, metadata={"path": "file",
+                                                                  "check": _check_file})
 
 
 @dataclass(frozen=True)
@@ -202,6 +208,8 @@ class RunSpec:
         strict: fail on SWF lines the standard does not allow (else skip them).
         throughputs: Gavel's throughput file (absolute) when the trace is a Gavel trace, else
             None (and then left out of the digest, so runs without it keep their names).
+        accelerator_types: the sweep's extra GPU models (absolute) when the platform is an
+            openb node list, else None (left out of the digest, as ``throughputs``).
     """
 
     policy: str
@@ -218,6 +226,7 @@ class RunSpec:
     walltime_kill: bool | None = None
     strict: bool = True
     throughputs: str | None = None
+    accelerator_types: str | None = None
 
     @property
     def name(self) -> str:
@@ -239,8 +248,9 @@ class RunSpec:
         """The settings as a JSON object (for the run's done marker and the sweep's index);
         ``throughputs`` only when set (settings added later stay out of older runs' digests)."""
         values = asdict(self)
-        if values["throughputs"] is None:
-            del values["throughputs"]
+        for later in ("throughputs", "accelerator_types"):
+            if values[later] is None:
+                del values[later]
         return values
 
 
@@ -263,6 +273,7 @@ def load_sweep(path: str | os.PathLike[str]) -> SweepSpec:
     ctx = Context(source, str(Path(source).resolve().parent))
     spec = convert_block(data, SweepSpec, "", ctx)
     _check_kinds(spec, ctx)
+    _check_accelerator_types(spec, ctx)
     if spec.sample is not None and spec.sample.size > grid_size(spec):
         raise ctx.fail("sample.size", f"{spec.sample.size} runs asked, but the grid has only "
                        f"{grid_size(spec)}; ask for at most {grid_size(spec)}, or drop 'sample'")
@@ -279,6 +290,19 @@ def is_gpu_platform(path: str) -> bool:
 def is_gavel_trace(spec: SweepSpec, trace: str) -> bool:
     """Whether the sweep reads ``trace`` as a Gavel trace (``throughputs`` given, not ``.csv``)."""
     return spec.throughputs is not None and not trace.lower().endswith(".csv")
+
+
+def _check_accelerator_types(spec: SweepSpec, ctx: Context) -> None:
+    """``accelerator_types`` is read whole now (a bad file fails before any run) and needs an
+    openb node list to apply to."""
+    if spec.accelerator_types is None:
+        return
+    from hdrm.platform.accelerators import load_accelerator_types
+
+    load_accelerator_types(spec.accelerator_types)
+    if not any(p.lower().endswith(".csv") for p in spec.platforms):
+        raise ctx.fail("accelerator_types", "no platform is an openb node list (.csv), so no "
+                       "run reads it; a platform JSON file defines its own accelerator_types")
 
 
 def _check_gavel(spec: SweepSpec, ctx: Context, gpu_platforms: list[bool]) -> None:
@@ -349,8 +373,11 @@ def expand(spec: SweepSpec) -> list[RunSpec]:
     fixed = dict(nb_jobs=spec.nb_jobs, start_index=spec.start_index, conventions=spec.conventions,
                  contention=spec.contention, walltime_kill=spec.walltime_kill, strict=spec.strict)
     throughputs = os.path.abspath(spec.throughputs) if spec.throughputs is not None else None
+    types = (os.path.abspath(spec.accelerator_types) if spec.accelerator_types is not None
+             else None)
     runs = [RunSpec(p, b, d, pl, t, float(lf), s, **fixed,
-                    throughputs=throughputs if is_gavel_trace(spec, t) else None)
+                    throughputs=throughputs if is_gavel_trace(spec, t) else None,
+                    accelerator_types=types if pl.lower().endswith(".csv") else None)
             for p, b, d, pl, t, lf, s in itertools.product(*_axes(spec))]
     if spec.sample is not None:
         chosen = sorted(random.Random(spec.sample.seed).sample(range(len(runs)), spec.sample.size))
