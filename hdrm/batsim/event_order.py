@@ -41,12 +41,14 @@ External events (``--events``, :mod:`hdrm.batsim.external_events`) come from one
 per event file, started after the workloads' ones: it sleeps towards each timestamp and sends
 that timestamp's events as one batch, as a workload's submitter does, so its events rank among
 the others of their instant by when its sleep began; NOTIFY ``no_more_external_event_to_occur``
-is placed as ``no_more_static_job_to_submit`` is. Against the binary on 64 seeded sessions this
-model sent the same messages on 41 (every session with one workload and without ``-E``); the
-others differ where it already approximates: under ``-E`` the first submission waits for an
-energy reading, so the events of its instant go first, and several workloads' first batches at
-one time T > 0 (above). The actor model (:mod:`hdrm.batsim.event_actors`) sent the same messages
-on 64/64.
+is placed as ``no_more_static_job_to_submit`` is, the two goodbyes in the order of their
+submitters' last batches (neither alone when both end at one instant). Under ``-E`` the first
+job batch after time 0 ranks last among the sleeps of its instant (:meth:`EventOrder._rank`):
+Batsim reads every host's energy before sending it, a simcall per stale account, while the
+other submitters send theirs and sleep again. Against the binary on 64 seeded sessions this
+model sent the same messages on 60 (41 before that rule); the 4 others have two workloads whose
+first batches fall at one time T > 0 (above). The actor model (:mod:`hdrm.batsim.event_actors`)
+sent the same messages on 64/64.
 
 The simulation provides ``board`` (:class:`~hdrm.batsim.hosts.HostBoard`), ``table``, ``config``,
 ``outbox``, ``_pending``, ``_wakes``, ``_subs``, ``_calls``, ``_switch_wakes``, the NOTIFY
@@ -144,9 +146,12 @@ class EventOrder:
         pending = self._pending
         pending.sort(key=lambda e: e[:2])
         events = [e[2] for e in pending]
+        events_first = self._events_bye == "due" and self._events_rank < self._last_rank
+        if events_first and events:  # the goodbyes in the order of their last batches
+            self._place_events_bye(events, ready_s)
         if self._notify == "due":
-            self._place_notify(events, [e[0] for e in pending], ready_s)
-        if self._events_bye == "due" and events:
+            self._place_notify(events, [e.timestamp for e in events], ready_s)
+        if self._events_bye == "due" and events and not events_first:
             self._place_events_bye(events, ready_s)
         self.outbox.extend(events)
         pending.clear()
@@ -203,11 +208,12 @@ class EventOrder:
             due_events = [esub for esub in self._event_subs if esub.next_s <= t]
             if not due and not due_events:
                 return
-            sub = min(due + due_events, key=lambda s: (s.next_s, s.wake))
+            sub = min(due + due_events, key=lambda s: (s.next_s, self._rank(s)))
             if isinstance(sub, EventSubmitter):
                 self._occur(sub)
                 continue
-            batch_s, wake = sub.next_s, sub.wake
+            batch_s, wake = sub.next_s, self._rank(sub)
+            self._first_read = self._first_read or self.config.energy
             for job in sub.take_batch():
                 job.state = SUBMITTED
                 profile = self.table.profile_of(job) if forward else None
@@ -218,7 +224,18 @@ class EventOrder:
                 self._notify, self._last_submit_s, self._last_id = "due", batch_s, job.batsim_id
                 # several submitters ending at this instant: the server's mailbox holds a goodbye
                 # whenever it takes a batch, so it sends nothing before the last goodbye (NOTIFY)
-                self._last_alone = sum(s.jobs[-1].job.submit_s == batch_s for s in subs) == 1
+                self._last_alone = sum(s.jobs[-1].job.submit_s == batch_s for s in subs) == 1 \
+                    and not any(e.events and e.last_s == batch_s for e in self._event_subs)
+                self._last_rank = wake
+
+    def _rank(self, sub: Submitter | EventSubmitter) -> int:
+        """Where a submitter's next batch ranks among the events of its instant: by its wake;
+        under ``-E`` the first job batch after time 0 last among the sleeps (Batsim reads every
+        host's energy first, a simcall per stale account, while the others send theirs)."""
+        if (self.config.energy and not self._first_read and isinstance(sub, Submitter)
+                and sub.next_s > 0):
+            return sub.wake + (1 << 39)
+        return sub.wake
 
     def _occur(self, esub: EventSubmitter) -> None:
         """Send an event file's next batch (one timestamp): each event changes the machines'
@@ -234,7 +251,10 @@ class EventOrder:
         esub.wake = self._new_wake()
         if all(s.next_s == math.inf for s in self._event_subs):
             self._events_bye, self._events_last = "due", (batch_s, notify)
-            self._events_alone = sum(s.last_s == batch_s for s in self._event_subs) == 1
+            self._events_alone = sum(s.last_s == batch_s for s in self._event_subs) == 1 \
+                and not any(sub.jobs and sub.jobs[-1].job.submit_s == batch_s
+                            for sub in self._subs)
+            self._events_rank = wake
 
     def _place_events_bye(self, events: list[p.Event], ready_s: float) -> None:
         """Put NOTIFY ``no_more_external_event_to_occur`` as :meth:`_place_notify` puts

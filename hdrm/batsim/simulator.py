@@ -150,6 +150,8 @@ class BatsimSimulation(EventOrder, DecisionHandlers, DynamicJobs):
         self._events_bye = "none" if not cfg.events else "start" if empty else "waiting"
         self._events_last: tuple[float, p.Event | None] = (0.0, None)
         self._events_alone = False
+        self._first_read = False  # the first submission's energy reading (event_order._rank)
+        self._last_rank = self._events_rank = 0  # the wakes of the submitters' last batches
         self._job_wake = [0] * len(table.jobs)
         self._switch_wakes: dict[tuple[tuple[int, ...], int], list[int]] = {}
         if table.jobs:  # where Batsim's consumed_joules begins

@@ -289,6 +289,28 @@ def test_events_at_their_instants_in_batsims_order(tmp_path, instant):
     assert [r.allocated_resources for r in sim.results()] == ["0", "1-2", "0", "0-3"]
 
 
+@pytest.mark.parametrize("instant", [False, True], ids=["actors", "instant"])
+def test_under_energy_the_first_submission_comes_after_the_events_of_its_instant(tmp_path,
+                                                                                  instant):
+    """Batsim -E reads every host's energy before sending the first submission (at 2 s here:
+    every account is stale, a simcall each), so the event submitter's batch goes first, and it
+    goes to sleep first: at 6 s its batch comes first again, and the two goodbyes follow in the
+    order of the last batches, in the same message (the binary's messages, runs/s28/E exp8)."""
+    platform = write_platform(tmp_path / "p.xml", 4)
+    workload = write_workload(tmp_path / "w.json", [(2, 1, 5), (6, 1, 1)])
+    events = write_events(tmp_path / "e.txt", [U("3", 2), U("2", 6)])
+    config = ServerConfig(energy=True, events=(str(events),))
+    server = BatsimServer(platform, workload, ServeOptions(export_prefix=None, config=config))
+    sim = BatsimSimulation(server.hosts, server.table, config) if instant else server.simulation
+    got = summary(step(sim, fcfs_avail(4)))
+    assert got == [
+        (2.0, [("NOTI", "event_machine_unavailable"), ("JOB_", "w0!0")]),
+        (6.0, [("NOTI", "event_machine_unavailable"), ("JOB_", "w0!1"),
+               ("NOTI", "no_more_external_event_to_occur"),
+               ("NOTI", "no_more_static_job_to_submit")]),
+        (7.0, [("JOB_", "w0!0"), ("JOB_", "w0!1")]), (7.0, [("SIMU", None)])]
+
+
 def test_forwarding_is_off_without_event_files(tmp_path):
     sim = BatsimSimulation(*_hosts_table(tmp_path), ServerConfig(forward_unknown_events=True))
     assert p.encode_message(sim.begin()).count('"forward-unknown-events":false') == 1

@@ -207,6 +207,28 @@ def _span(part: str) -> range:
     return range(int(lo), int(hi or lo) + 1)
 
 
+@pytest.mark.parametrize("case", [c for c in RAW_CASES if c[0] % 3],
+                         ids=lambda c: "s{}_E{:d}_f{:d}_n{}_k{:d}_t{:d}".format(*c))
+def test_the_instant_model_sends_the_binarys_messages(tmp_path, case, monkeypatch):
+    """The instant model (hdrm serve's path off the actor model: forced here) on the sessions
+    with one workload: the same messages and out_jobs.csv (it writes no machine-state file).
+    Under -E the first submission after time 0 comes after the events of its instant, as
+    Batsim reads every host's energy before sending it (8/8 on these; 41/64 -> 60/64 on the
+    grid of runs/s28/E/exp4.py; the rest have two workloads)."""
+    import hdrm.batsim.server as server_module
+    seed, energy, forward, nb_files, kill, ties = case
+    events = seeded_events(tmp_path, seed, nb_files, forward, ties)
+    monkeypatch.setattr(server_module, "message_bandwidths", lambda *args, **kwargs: None)
+
+    def make():
+        return fcfs_killing(NB_HOSTS) if kill else fcfs_avail(NB_HOSTS)
+    (status_r, real, _, pr), (status_o, ours, _, po) = run_both(
+        tmp_path, make, _workloads(tmp_path, seed), events, forward, energy)
+    assert status_r == 0 and status_o == 0
+    assert ours == real
+    assert Path(f"{po}_jobs.csv").read_text() == Path(f"{pr}_jobs.csv").read_text()
+
+
 PYBATSIM_CASES = [(1, False, True, 1, True), (4, True, False, 2, False), (5, True, True, 1, True)]
 
 
