@@ -98,9 +98,10 @@ def check_simulable(workload: Workload, profiles: dict[str, Any] | None = None) 
             parts.append(f"{kind!r} ({count} jobs: {', '.join(ids)}{', ...' if count > 3 else ''})")
         raise WorkloadError(
             f"{workload.source or workload.name}: unsupported profile type {'; '.join(parts)}; "
-            "hdrm serve simulates 'delay', 'parallel_homogeneous', 'parallel_homogeneous_total' "
-            "(com = 0) and 'composed' profiles only: run this workload with the real batsim, or "
-            "give those jobs such profiles"
+            "hdrm serve simulates 'delay', 'parallel', 'parallel_homogeneous', "
+            "'parallel_homogeneous_total' and 'composed' profiles only (communication on a "
+            "SimGrid XML platform): run this workload with the real batsim, or give those jobs "
+            "such profiles"
         )
     # a parallel_homogeneous profile with com > 0 runs in the actor model, where the platform
     # allows it (hdrm.batsim.bandwidth.message_bandwidths refuses it elsewhere)

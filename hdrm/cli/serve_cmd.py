@@ -7,8 +7,10 @@ Usage::
 
 The options mirror Batsim's own (``-p``, ``-w``, ``-s``, ``-e``, ``-m``, ``-r``, ``-E``,
 ``--forward-profiles-on-submission``, ``--sched-cfg``, ``--sched-cfg-file``,
-``--enable-dynamic-jobs``, ``--acknowledge-dynamic-jobs``, ``--enable-profile-reuse``), so a
-script that starts ``batsim`` can start ``hdrm serve`` instead.
+``--enable-dynamic-jobs``, ``--acknowledge-dynamic-jobs``, ``--enable-profile-reuse``,
+``--events``, ``--forward-unknown-events``, ``--disable-schedule-tracing``,
+``--disable-machine-state-tracing``, ``--mmax``, ``--mmax-workload``), so a script that starts
+``batsim`` can start ``hdrm serve`` instead.
 """
 
 from __future__ import annotations
@@ -32,8 +34,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "Simulate a platform and a Batsim JSON workload and drive a decision process over "
             "Batsim 4.x's JSON-over-ZeroMQ protocol, as the batsim binary would: connect to the "
             "scheduler's endpoint, send SIMULATION_BEGINS, submissions, completions ..., apply its "
-            "decisions, and write out_jobs.csv and out_schedule.csv in Batsim's format. Profiles: "
-            "delay and parallel_homogeneous (com = 0)."
+            "decisions, and write Batsim's output files (out_jobs.csv, out_schedule.csv, "
+            "out_machine_states.csv, the Paje trace; with -E out_consumed_energy.csv and "
+            "out_pstate_changes.csv). Profiles: delay, parallel, parallel_homogeneous, "
+            "parallel_homogeneous_total and composed, communication included on SimGrid XML "
+            "platforms; the others (smpi, traces, storage) are refused in one line."
         ),
     )
     parser.add_argument("-p", "--platform", required=True, metavar="PLATFORM",
