@@ -49,6 +49,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "generator seeded with it, or the paper's simulator's own draws of that "
                         "seed (paper: seeds 42-51, --ties shuffled; a seed is then the paper's "
                         "experiment of that seed) (default %(default)s)")
+    parser.add_argument("--accelerator-types", metavar="A.json",
+                        help="extra GPU models, a file shaped like "
+                        "hdrm/platform/data/accelerators.json: price_aware prices the node "
+                        "list's models from it and the type library")
     parser.add_argument("--processes", type=int, default=1, metavar="N",
                         help="worker processes for the seeds (default %(default)s)")
     parser.set_defaults(func=run)
@@ -61,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = run_experiment(args.nodes, args.pods, args.policy, seeds, args.outdir,
                                  args.workload_tuning_ratio, args.processes, args.ties,
-                                 args.draws)
+                                 args.draws, args.accelerator_types)
     except SkippableLineError as exc:  # both lists are read whole: no row is skipped
         raise exc.unskippable() from None
     unalloc = summary["unallocated_gpus_pct"]

@@ -53,6 +53,7 @@ class Inputs:
     nodes_path: str
     pods_path: str
     specs: list[str] | None = None
+    prices: dict[str, float] | None = None
 
     @property
     def types(self):
@@ -150,16 +151,18 @@ def _one(args: tuple[str, int, float, str, str]) -> SeedRun:
     policy, seed, ratio, ties, draws = args
     inputs = _WORKER["inputs"]
     return run_seed(inputs.cluster, inputs.shapes, inputs.names, _WORKER["types"], policy, seed,
-                    ratio, placer_ties(ties), draws)
+                    ratio, placer_ties(ties), draws, inputs.prices)
 
 
 def run_seeds(nodes_csv: str | Path, pods_csv: str | Path, policy: str, seeds: Sequence[int],
               ratio: float = DEFAULT_TUNING_RATIO, processes: int = 1,
-              ties: str = "shuffled", draws: str = "numpy") -> list[SeedRun]:
+              ties: str = "shuffled", draws: str = "numpy",
+              accelerator_types: str | Path | None = None) -> list[SeedRun]:
     """Run one policy on each seed; ``processes`` > 1 spreads the seeds over worker processes;
     ``ties``: ``"shuffled"`` (a random node order per seed, the paper's) or ``"first"`` (the
     first node name); ``draws``: ``"numpy"`` or ``"paper"`` (the paper's own draws of each seed,
-    :func:`~hdrm.fragmentation.protocol.run_seed`)."""
+    :func:`~hdrm.fragmentation.protocol.run_seed`); ``accelerator_types``: a file of extra GPU
+    models (``--accelerator-types``) whose prices ``price_aware`` uses with the library's."""
     PLACEMENTS.get(policy, "--policy")  # a typo fails before any work
     placer_ties(ties)
     check_draws(draws, ties, seeds)
@@ -167,11 +170,23 @@ def run_seeds(nodes_csv: str | Path, pods_csv: str | Path, policy: str, seeds: S
     # read and checked here, before any worker starts: a bad list is the reader's one-line
     # error, not a worker's traceback (the workers get the lists as read)
     inputs = load_inputs(nodes_csv, pods_csv)
+    if accelerator_types is not None:
+        inputs.prices = _prices(inputs.cluster.model_names, accelerator_types)
     if processes <= 1 or len(jobs) == 1:
         _init_worker(inputs)
         return [_one(job) for job in jobs]
     with ProcessPoolExecutor(processes, initializer=_init_worker, initargs=(inputs,)) as pool:
         return list(pool.map(_one, jobs))
+
+
+def _prices(models: list[str], accelerator_types: str | Path) -> dict[str, float]:
+    """The prices of the models the library extended with the file knows (a model neither
+    knows is named by ``price_aware``, the one placement that prices models)."""
+    from hdrm.platform.openb import library_with_accelerator_types
+    from hdrm.policies.gpu_price import known_prices
+
+    return known_prices(models, library_with_accelerator_types(accelerator_types)
+                        .accelerator_types)
 
 
 def summarize(policy: str, runs: Sequence[SeedRun], **extra) -> dict:
@@ -196,10 +211,12 @@ def write_curve(run: SeedRun, path: Path) -> None:
 def run_experiment(nodes_csv: str | Path, pods_csv: str | Path, policy: str,
                    seeds: Sequence[int], outdir: str | Path,
                    ratio: float = DEFAULT_TUNING_RATIO, processes: int = 1,
-                   ties: str = "shuffled", draws: str = "numpy") -> dict:
+                   ties: str = "shuffled", draws: str = "numpy",
+                   accelerator_types: str | Path | None = None) -> dict:
     """Run, write the curves and ``summary.json`` into ``outdir``; returns the summary."""
     started = time.perf_counter()
-    runs = run_seeds(nodes_csv, pods_csv, policy, seeds, ratio, processes, ties, draws)
+    runs = run_seeds(nodes_csv, pods_csv, policy, seeds, ratio, processes, ties, draws,
+                     accelerator_types)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     for run in runs:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -169,14 +169,15 @@ def _node_frag(meter: FragMeter, cluster: GpuCluster, node: int, memo: dict) -> 
 def run_seed(cluster: GpuCluster, shapes: Sequence[TaskShape], names: Sequence[str],
              types: TaskTypes, policy: str, seed: int,
              ratio: float = DEFAULT_TUNING_RATIO, ties: str = "shuffled",
-             draws: str = "numpy") -> SeedRun:
+             draws: str = "numpy", prices: Mapping[str, float] | None = None) -> SeedRun:
     """One seed of the protocol on a fresh copy of the cluster's state.
 
     ``draws``: ``"numpy"`` draws the arrival order and the tie order from a numpy generator seeded
     with ``seed``; ``"paper"`` takes them from the FGD paper's own draws for that seed
     (:mod:`hdrm.fragmentation.paper_draws`; with ``ties="shuffled"``), so that each seed is the
     paper's experiment of that seed. A random policy's own choices come from the numpy generator
-    either way.
+    either way. ``prices``: per GPU-hour by model, for ``price_aware`` (None: the type
+    library's).
     """
     cluster.reset()
     rng = np.random.default_rng(seed)
@@ -188,7 +189,7 @@ def run_seed(cluster: GpuCluster, shapes: Sequence[TaskShape], names: Sequence[s
         order = arrival_order(shapes, names, cluster.total_gpu_milli, ratio, rng)
     else:
         raise ConfigError(f"--draws: unknown {draws!r}; choose one of: {', '.join(DRAWS)}")
-    placer = Placer(make_placement(policy, cluster, types), rng, ties, tie_rank)
+    placer = Placer(make_placement(policy, cluster, types, prices=prices), rng, ties, tie_rank)
     meter = FragMeter(cluster, types)
     node_frag = meter.of_cluster(cluster)
     frag_total = float(node_frag.sum())

@@ -49,17 +49,25 @@ def library_prices(models: list[str]) -> dict[str, float]:
         ConfigError: a model is neither a library key nor an alias of one (its name and the
             fix are given).
     """
-    from hdrm.platform.accelerators import resolve_model
     from hdrm.platform.library import default_library
 
     types = default_library().accelerator_types
-    keys = {m: resolve_model(m, types) for m in models}
-    missing = [m for m in models if keys[m] is None]
+    prices = known_prices(models, types)
+    missing = [m for m in models if m not in prices]
     if missing:
         raise ConfigError(f"price_aware: GPU model(s) {', '.join(missing)} not in the type "
                           "library; add them to accelerator_types (with price_usd_per_hour) or "
                           f"pass prices; known: {', '.join(sorted(types))}")
-    return {m: types[keys[m]].price_usd_per_hour for m in models}
+    return prices
+
+
+def known_prices(models: list[str], types: Mapping) -> dict[str, float]:
+    """Price per GPU-hour of the ``models`` that ``types`` (accelerator types by name) holds,
+    as keys or through the alias table; the others are left out."""
+    from hdrm.platform.accelerators import resolve_model
+
+    keys = {m: resolve_model(m, types) for m in models}
+    return {m: types[k].price_usd_per_hour for m, k in keys.items() if k is not None}
 
 
 def platform_prices(platform) -> dict[str, float]:
