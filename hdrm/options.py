@@ -247,6 +247,9 @@ class Options(_Block):
     """Number of jobs of the selection (the first N from the start index); null for all."""
     platform_file_path: str | None = _opt(None, path="file")
     """The platform, a platform JSON file (or a SimGrid XML file for ``hdrm serve``)."""
+    accelerator_types_path: str | None = _opt(None, path="file")
+    """Extra GPU models for a GPU platform (an openb node list or a platform JSON): a file shaped
+    like the type library's ``accelerators.json``, relative to the options file; null for none."""
     engine: Engine = "builtin"
     """``builtin`` (the pure-Python simulator) or ``batsim`` (the real Batsim through PyBatsim)."""
     batsim: BatsimOptions = _opt(factory=BatsimOptions)

@@ -349,8 +349,9 @@ def test_unknown_key_suggests_the_closest():
 def test_unknown_key_without_a_close_name():
     raises(
         {"zzz": 1},
-        "options.json: zzz: unknown key; valid keys: batsim, engine, nb_jobs, "
-        "nb_resources, platform_file_path, pybatsim, seed, simulation, workload, workload_file_path",
+        "options.json: zzz: unknown key; valid keys: accelerator_types_path, batsim, engine, "
+        "nb_jobs, nb_resources, platform_file_path, pybatsim, seed, simulation, workload, "
+        "workload_file_path",
     )
 
 

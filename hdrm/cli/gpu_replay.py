@@ -58,7 +58,8 @@ def _inputs(args: argparse.Namespace) -> tuple[Platform, Workload]:
     platform = load_gpu_platform(  # a bad node row: one line, no skip offered
         args.platform, getattr(args, "accelerator_types", None))
     try:
-        workload = load_gpu_workload(args.workload, args.throughputs, not args.no_strict)
+        workload = load_gpu_workload(args.workload, args.throughputs, not args.no_strict,
+                                     platform)
     except SkippableLineError as exc:  # name the flag, not the reader's argument
         raise exc.relaxed_by("rerun with --no-strict") from None
     return platform, select(workload, args.start_index, args.nb_jobs)

@@ -67,6 +67,8 @@ class EnvConfig:
         placement: on a GPU platform, the placement of picked tasks in ``job_pick`` mode
             (:mod:`hdrm.policies.placement`).
         throughputs: Gavel's throughput file, for a Gavel trace as workload (GPU platforms).
+        accelerator_types: extra GPU models for the GPU platform (``--accelerator-types``;
+            options.json ``accelerator_types_path``); refused on CPU inputs.
         timeline: keep the simulation's per-instant timeline (utilisation; on GPU platforms also
             GPU allocation and fragmentation over time, which the run's outputs report); None
             (the default): kept on CPU platforms, not on GPU platforms, where recording it costs
@@ -118,6 +120,7 @@ class EnvConfig:
     core_selection: str = "high_gflops"
     placement: str = "fgd"
     throughputs: str | None = None
+    accelerator_types: str | None = None
     timeline: bool | None = None
     backfilling: str = "none"
     contention: str = "hdeeprm"
@@ -252,6 +255,7 @@ class EnvConfig:
             engine=options.engine,
             seed=options.seed,
             throughputs=options.workload.throughputs,
+            accelerator_types=options.accelerator_types_path,
             tenants=_tenants_path(options),
             sla=options.workload.sla,
             sla_energy_weight_per_j=env.sla_energy_weight_per_j,

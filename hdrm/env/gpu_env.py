@@ -84,8 +84,9 @@ class GpuSchedulingEnv(SchedulingEnv):
             raise ConfigError(f"{c.workload_file}: a GPU workload needs a GPU platform; give "
                               "platform_file (a platform JSON with accelerators or an openb "
                               "node list .csv)")
-        self.platform_base = self.platform = load_gpu_platform(c.platform_file)
-        self.trace = load_gpu_workload(c.workload_file, c.throughputs, c.strict)
+        self.platform_base = self.platform = load_gpu_platform(c.platform_file,
+                                                               c.accelerator_types)
+        self.trace = load_gpu_workload(c.workload_file, c.throughputs, c.strict, self.platform)
         self._needs_requirements = False
 
     def _setup_actions(self) -> None:
@@ -172,4 +173,10 @@ def env_class(*args, **kwargs) -> type[SchedulingEnv]:
     config = EnvConfig.resolve(options, config, **settings)
     if is_periodic_file(config.workload_file):
         return DagEnv
-    return GpuSchedulingEnv if is_gpu_config(config) else SchedulingEnv
+    if is_gpu_config(config):
+        return GpuSchedulingEnv
+    if config.accelerator_types is not None:
+        raise ConfigError(f"accelerator_types: {config.accelerator_types} adds GPU models, but "
+                          "the inputs are not GPU inputs (an openb node list, or a GPU "
+                          "workload); a platform JSON file defines its own accelerator_types")
+    return SchedulingEnv

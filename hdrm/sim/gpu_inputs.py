@@ -13,6 +13,7 @@ workload.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 
@@ -99,9 +100,11 @@ def is_gavel_trace(path: str | Path) -> bool:
 
 
 def load_gpu_workload(path: str | Path, throughputs: str | None = None,
-                      strict: bool = True) -> Workload:
+                      strict: bool = True, platform: Platform | None = None) -> Workload:
     """An openb pod list, a Helios log or a PAI task table (``.csv``, told apart by their
-    columns), Philly's job log (a JSON array) or a Gavel trace (with ``throughputs``).
+    columns), Philly's job log (a JSON array) or a Gavel trace (with ``throughputs``); with
+    ``platform``, the tasks' allowed GPU models named as the platform names them
+    (:func:`align_models`).
 
     Raises:
         ConfigError: a Gavel trace without its throughput file.
@@ -115,11 +118,30 @@ def load_gpu_workload(path: str | Path, throughputs: str | None = None,
         from hdrm.workload.openb import require_run_times
         workload = read_gpu_trace(path, strict)
         require_run_times(workload)
-        return _by_submission(workload)
-    if throughputs is None:
+        workload = _by_submission(workload)
+    elif throughputs is None:
         raise ConfigError(f"{path}: a Gavel trace needs its throughput file; add --throughputs "
                           "simulation_throughputs.json (or give an openb pod list, .csv)")
-    return read_gavel(path, throughputs, strict)
+    else:
+        workload = read_gavel(path, throughputs, strict)
+    return align_models(workload, platform) if platform is not None else workload
+
+
+def align_models(workload: Workload, platform: Platform) -> Workload:
+    """Each task's allowed GPU models as the platform names them: a name the platform has under
+    its library key (a pod list's ``NVIDIA A100-SXM4-80GB`` where the node list wrote the same
+    and the platform says ``A100M80``; :data:`hdrm.platform.accelerators.ALIASES`) becomes that
+    key; any other name stays, and a task none of whose models the platform has is rejected
+    with that reason."""
+    from hdrm.platform.accelerators import resolve_model
+
+    types = {device.type.name: device.type for device in platform.accelerators}
+    for job in workload.jobs:
+        accel = job.accel
+        if accel is not None and any(m not in types for m in accel.models):
+            names = (resolve_model(m, types) or m for m in accel.models)
+            job.accel = dataclasses.replace(accel, models=tuple(dict.fromkeys(names)))
+    return workload
 
 
 def _by_submission(workload: Workload) -> Workload:
@@ -137,7 +159,7 @@ def load_gpu_inputs(platform_path: str, workload_path: str, throughputs: str | N
     """The GPU platform (with the extra accelerator types of ``accelerator_types``, see
     :func:`load_gpu_platform`) and the selected workload, shifted to start at time 0."""
     platform = load_gpu_platform(platform_path, accelerator_types)
-    workload = load_gpu_workload(workload_path, throughputs, strict)
+    workload = load_gpu_workload(workload_path, throughputs, strict, platform)
     logger.info("GPU replay inputs: %d nodes and %d GPUs from %s, %d tasks from %s",
                 len(platform.nodes), len(platform.accelerators), platform_path, len(workload),
                 workload_path)

@@ -98,3 +98,18 @@ def test_from_openb_writes_the_user_model_into_the_platform(tmp_path, capsys):
     assert [a.type.busy_w for a in platform.accelerators[:4]] == [1000] * 4
     assert main(["platform", str(out), "--accelerator-types", str(types)]) == 2
     assert "--accelerator-types go with 'from-openb' only" in capsys.readouterr().err
+
+
+def test_a_pod_list_that_spells_the_model_as_the_node_list_runs_on_it(lists, tmp_path):
+    nodes, pods = lists
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\n"
+                     "n0,64000,262144,8,NVIDIA A100-SXM4-80GB\nn1,64000,262144,8,T4\n")
+    spelled = PODS.replace(",,LS,Running,0,100,0", ",NVIDIA A100-SXM4-80GB,LS,Running,0,100,0")
+    pods.write_text(spelled.replace(",,LS,Running,10,60,10", ",V100,LS,Running,10,60,10"))
+    assert _replay(nodes, pods, tmp_path / "o") == 0
+    summary = json.loads((tmp_path / "o" / "out_gpu_summary.json").read_text())
+    # p0 asks the A100 as the lists spell it: it runs there (100 GPU-s at 3.93 USD/h); p1 asks
+    # a V100, which the platform lacks: rejected; p2 and p3 (any model) go to n0 by first fit
+    assert summary["rejected"] == {"asks GPU model(s) V100, the platform has A100M80, T4": 1}
+    assert summary["cost_usd_by_model"] == {"A100M80": pytest.approx(140 * 3.93 / 3600),
+                                            "T4": 0.0}
