@@ -201,8 +201,10 @@ def inspect(path: Path, outdir: Path, nb_jobs: int, procs: int, conventions: str
     from hdrm.workload.select import select
     from hdrm.workload.swf import read_swf
 
-    logging.getLogger("hdrm").setLevel(logging.ERROR)  # the runs report what they skip
     strict, skipped = True, ""
+    quiet = logging.getLogger("hdrm")  # the runs report what they skip
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
     try:
         try:
             workload = read_swf(path, conventions)
@@ -210,6 +212,8 @@ def inspect(path: Path, outdir: Path, nb_jobs: int, procs: int, conventions: str
             strict, workload = False, read_swf(path, conventions, strict=False)
     except HdrmError:
         return Trace(path, outdir, nb_jobs, procs or 1, True, None, "", conventions)
+    finally:  # the caller's logging as it was (a test run in-process keeps its warnings)
+        quiet.setLevel(level)
     part = select(workload, 0, min(nb_jobs, len(workload)))
     skipped = ", ".join(f"{k}: {v}" for k, v in workload.skipped.items())
     widest = max(job.res for job in part.jobs)
