@@ -205,7 +205,7 @@ def format_summary(summary: PlatformSummary) -> str:
 
 
 def format_library(library: TypeLibrary) -> str:
-    """The type library as three tables, for ``hdrm platform --list-types``."""
+    """The type library as four tables, for ``hdrm platform --list-types``."""
     procs = [
         (p.name, p.vendor, p.year, p.cores, _fmt(p.clock_ghz, 2), _fmt(p.flops_per_cycle, 0),
          _speed(p.core_gflops), _fmt(p.mem_bw_gbps), _fmt(p.tdp_w, 0), p.model)
@@ -219,6 +219,12 @@ def format_library(library: TypeLibrary) -> str:
         (n.name, _fmt(n.bandwidth_gbps, 0), _fmt(n.latency_us, 2), n.description)
         for n in library.network_types.values()
     ]
+    gpus = [
+        (a.name, a.vendor, a.year or "-", _fmt(a.memory_gb, 0), _fmt(a.fp32_tflops, 1)
+         if a.fp32_tflops else "-", _fmt(a.idle_w, 0), _fmt(a.busy_w, 0),
+         _fmt(a.price_usd_per_hour, 2), a.model)
+        for a in library.accelerator_types.values()
+    ]
     return "\n".join([
         f"processor types ({len(procs)}):",
         format_table(("name", "vendor", "year", "cores", "GHz", "flops/cycle", "GFLOP/s/core",
@@ -227,4 +233,8 @@ def format_library(library: TypeLibrary) -> str:
         format_table(("name", "processors", "memory GB"), nodes),
         f"network types ({len(nets)}):",
         format_table(("name", "Gbit/s", "latency us", "description"), nets),
+        f"accelerator types ({len(gpus)}; node lists may also use the spellings of "
+        "hdrm.platform.accelerators.ALIASES):",
+        format_table(("name", "vendor", "year", "memory GB", "FP32 TFLOP/s", "idle W", "busy W",
+                      "USD/h", "model"), gpus),
     ])

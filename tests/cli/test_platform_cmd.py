@@ -61,6 +61,12 @@ def test_list_types(capsys):
     assert "processor types (22):" in out and "node types (19):" in out
     assert "network types (7):" in out
     assert any(line.split()[:2] == ["xeon_gold_6148", "Intel"] for line in out.splitlines())
+    # the GPU models too (they were missing): a node list's model column names one of these
+    gpus = out[out.index("accelerator types ("):].splitlines()
+    assert gpus[1].split()[:4] == ["name", "vendor", "year", "memory"]
+    rows = {line.split()[0]: line.split() for line in gpus[2:]}
+    assert rows["V100M32"][1:5] == ["NVIDIA", "2018", "32", "15.7"]
+    assert rows["G1"][1:3] == ["undisclosed", "-"] and "H100" in rows and "A100M80" in rows
 
 
 @pytest.mark.skipif(not BATSIM.is_dir(), reason="../shared/batsim is not here")
