@@ -238,7 +238,9 @@ def learner_column(meta: dict[str, Any]) -> str:
     penalty or a validation guard, ``"PPO-kernel, wait penalty 4, guard 1.25 (event)"``, or only
     the picks EASY would make, ``"PPO-kernel, ..., EASY picks (sjf_pred) ... (event)"`` (with
     ``", work-conserving"`` when it may not wait while one of them can start), or warm
-    started by imitating a heuristic, ``"PPO-kernel, warm start F1, guard 1.25 (event)"``, or on
+    started by imitating a heuristic, ``"PPO-kernel, warm start F1, guard 1.25 (event)"`` (a
+    ``policy_pair`` learner by imitating one of its pairs, ``"PPO-mlp, 54 pairs, warm start
+    unicep_pred-high_gflops, guard 1.25 (event)"``), or on
     heavier loads, ``"PPO-kernel, guard 1.25, validated at loads 1,1.5,2 (event)"`` (so seeds are
     never averaged with another setting's); a model that records no no-leakage rule is marked
     ``"[pre-rule]"`` (trained before the rule; its column stays as it was)."""
@@ -253,6 +255,8 @@ def learner_column(meta: dict[str, Any]) -> str:
     if setting["mode"] == "job_pick" and setting.get("imitate") and isinstance(meta.get("rule"),
                                                                                dict):
         extra += f", warm start {_teacher_text(setting['imitate'], meta)}"
+    if setting["mode"] == "policy_pair" and setting.get("imitate"):  # the teacher pair, as named
+        extra += f", warm start {setting['imitate']}"
     if setting.get("pick_limit", "fits") != "fits":
         extra += f", {setting['pick_limit'].upper()} picks ({setting.get('reservation', 'fcfs')})"
         if setting.get("pick") == "fitting":  # never waits while the limit allows a start

@@ -10,7 +10,9 @@ objective (the comparison table's flag, on jobs of the validation range, with it
 The reference is computed once, from the validation sequences only, at each of the run's
 validation load factors (``--validation-load-factors``: the sequences' submission times divided
 by the factor, as the validation runs them), all combined as the validation combines the
-model's scores.
+model's scores. In ``policy_pair`` mode (the heterogeneous rows) the reference is the best fixed
+job-core pair of the heterogeneous table (HDeepRM's 36 and the predicted-run-time ones) on the
+heterogeneous workload's validation sequences, with the rows' contention and no backfilling.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ logger = logging.getLogger(__name__)
 
 #: The heuristics whose best is the reference (event-driven, as in the comparison table).
 REFERENCE_HEURISTICS = protocol.HEURISTICS + protocol.PREDICTED_HEURISTICS
+#: ``policy_pair`` mode: the pairs whose best is the reference (the heterogeneous table's lines).
+REFERENCE_PAIRS = protocol.hetero_pairs(None) + protocol.PREDICTED_PAIRS
 
 
 @dataclass(frozen=True)
@@ -73,16 +77,13 @@ def check_guard(s: "TrainSettings") -> None:
     """The guard's settings.
 
     Raises:
-        ConfigError: a factor below 1 or not finite, or ``policy_pair`` mode (one line each).
+        ConfigError: a factor below 1 or not finite (one line).
     """
     if not s.validation_guard:
         return
     if not (math.isfinite(s.validation_guard) and s.validation_guard >= 1):
         raise ConfigError(f"--validation-guard: expected a factor >= 1 (e.g. 1.25; 0: none), got "
                           f"{s.validation_guard:g}")
-    if s.mode != "job_pick":
-        raise ConfigError("--validation-guard: its reference is a queue heuristic of job_pick "
-                          f"mode; leave it out in {s.mode} mode")
 
 
 def guard_backfill(s: "TrainSettings") -> str:
@@ -102,7 +103,9 @@ def reference_scores(s: "TrainSettings", starts: Sequence[int], nb_jobs: int
                      ) -> dict[str, Score]:
     """Each reference heuristic's score on the validation sequences at ``starts`` of
     ``s.trace`` (``nb_jobs`` jobs each), at each validation load factor, combined as the
-    validation combines a model's."""
+    validation combines a model's (each reference pair's, in ``policy_pair`` mode)."""
+    if s.mode == "policy_pair":
+        return _pair_scores(s, starts, nb_jobs)
     path = str(protocol.trace_path(s.trace, s.traces))
     sequences = [w if factor == 1 else scale_arrivals(w, factor)
                  for factor in s.validation_load_factors
@@ -111,6 +114,19 @@ def reference_scores(s: "TrainSettings", starts: Sequence[int], nb_jobs: int
     config = protocol.sim_config(guard_backfill(s), "event")
     return {name: Score.mean(protocol.run_policy(platform, w, name, config) for w in sequences)
             for name in REFERENCE_HEURISTICS}
+
+
+def _pair_scores(s: "TrainSettings", starts: Sequence[int], nb_jobs: int) -> dict[str, Score]:
+    """Each reference pair's score on the heterogeneous validation sequences at ``starts``, as
+    the heterogeneous rows score a pair (their contention, no backfilling, event-driven)."""
+    workload = protocol.hetero_workload_file(s.traces)
+    sequences = [w if factor == 1 else scale_arrivals(w, factor)
+                 for factor in s.validation_load_factors
+                 for w in protocol.hetero_sequences(workload, starts, nb_jobs)]
+    platform = protocol.hetero_platform()
+    config = protocol.sim_config("none", "event", "hdeeprm")
+    return {name: Score.mean(protocol.run_policy(platform, w, name, config) for w in sequences)
+            for name in REFERENCE_PAIRS}
 
 
 def best_reference(s: "TrainSettings", scores: dict[str, Score]) -> str:
