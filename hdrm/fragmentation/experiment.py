@@ -14,6 +14,7 @@ the tasks), runs :func:`run_seed` for each seed
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import logging
 import time
@@ -77,6 +78,7 @@ def load_inputs(nodes_csv: str | Path, pods_csv: str | Path) -> Inputs:
     nodes, _ = read_openb_nodes(nodes_csv)
     work = read_gpu_trace(pods_csv)
     cluster = GpuCluster.from_openb(nodes)
+    _name_models_as_the_nodes(work.jobs, cluster.model_names)
     if cluster.total_gpu_milli == 0:
         raise ConfigError(f"{nodes_csv}: no GPU in the node list; the protocol measures GPUs")
     if not any(job.accel for job in work.jobs):  # the tuning would append tasks for ever
@@ -85,6 +87,29 @@ def load_inputs(nodes_csv: str | Path, pods_csv: str | Path) -> Inputs:
                           "tasks with num_gpu >= 1")
     return Inputs(cluster, [TaskShape.of_job(j) for j in work.jobs], [str(j.id) for j in work.jobs],
                   str(nodes_csv), str(pods_csv), [written_spec(j) for j in work.jobs])
+
+
+def _name_models_as_the_nodes(jobs, node_models: list[str]) -> None:
+    """Each task's allowed GPU models as the node list writes them where both lists name one
+    library model (through :func:`hdrm.platform.accelerators.resolve_model`: a pod list's
+    ``A100M80`` on nodes written ``NVIDIA A100-SXM4-80GB``); other names stay as written, and
+    the typical task types keep the written ``gpu_spec`` (:func:`written_spec`)."""
+    from hdrm.platform.accelerators import resolve_model
+    from hdrm.platform.library import default_library
+
+    types = default_library().accelerator_types
+    as_written = {m: m for m in node_models if m}
+    for model in node_models:
+        key = resolve_model(model, types) if model else None
+        if key is not None:
+            as_written.setdefault(key, model)
+    for job in jobs:
+        accel = job.accel
+        if accel is None or all(m in as_written and as_written[m] == m for m in accel.models):
+            continue
+        names = (as_written.get(m) or as_written.get(resolve_model(m, types) or "", m)
+                 for m in accel.models)
+        job.accel = dataclasses.replace(accel, models=tuple(dict.fromkeys(names)))
 
 
 def parse_seeds(text: str) -> list[int]:

@@ -14,10 +14,15 @@ unknown); optional ``vendor``, ``model``, ``year``, ``notes``, ``sources``.
 GPU model names in traces: a node list may name a model as its cluster's tools print it
 (``"NVIDIA A100-SXM4-80GB"`` from nvidia-smi, ``"NVIDIA-A100-SXM4-80GB"`` from the Kubernetes
 label ``nvidia.com/gpu.product``). :data:`ALIASES` is the one table of such names: a name that is
-not a type's key is looked up there after :func:`alias_key` (lower case, blanks and ``_`` as
-``-``), then among the keys written the same way (``a100`` is ``A100``); nothing else is
+not a type's key is compared after :func:`alias_key` (lower case, blanks and ``_`` as ``-``) with
+the keys written the same way (``a100`` is ``A100``), then looked up in the table; nothing else is
 guessed, so an unlisted name (``"V100"``: which memory, which board?) stays unknown. A plain
-``A100`` is the 40 GB SXM4 board (the first A100), a plain ``H100`` the 80 GB SXM5 board.
+``A100`` is the 40 GB SXM4 board (the first A100), a plain ``H100`` the 80 GB SXM5 board, a plain
+``H200`` the SXM board; an ``MI250X`` is one of its module's two dies (64 GB), as schedulers see
+it. A Kubernetes label written whole (``nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB``,
+:data:`PRODUCT_LABELS`) names its value. Every reader of a model name goes through
+:func:`resolve_model` (platform JSON node types, node lists, pod lists and traces through the
+platform, price tables), and an unknown name is one line from :func:`unknown_model`.
 
 Extra types: a file of the shape of ``accelerators.json`` (``{"accelerator_types": {...}}``)
 given where a node list is read (``--accelerator-types FILE.json``;
@@ -140,24 +145,75 @@ ALIASES: Mapping[str, str] = {
     **_spellings("V100M32", "v100-sxm2-32gb", "tesla-v100-sxm2-32gb"),
     **_spellings("V100PCIe", "v100-pcie-16gb", "tesla-v100-pcie-16gb"),
     **_spellings("MI300X", "amd-instinct-mi300x", "instinct-mi300x"),
+    **_spellings("H200", "nvidia-h200", "h200-sxm", "h200-sxm-141gb", "nvidia-h200-sxm-141gb"),
+    **_spellings("B200", "nvidia-b200"),
+    **_spellings("GH200", "nvidia-gh200-480gb", "gh200-480gb"),
+    **_spellings("MI250X", "amd-instinct-mi250x", "instinct-mi250x"),
+    **_spellings("MI210", "amd-instinct-mi210", "instinct-mi210"),
 }
+
+
+#: Kubernetes node labels whose value names a node's GPU model (NVIDIA's GPU feature discovery,
+#: AMD's node labeller): ``nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB`` names its value.
+PRODUCT_LABELS = ("nvidia.com/gpu.product", "amd.com/gpu.product-name",
+                  "beta.amd.com/gpu.product-name")
 
 
 def alias_key(name: str) -> str:
     """``name`` as :data:`ALIASES` keys it: stripped, lower case, runs of blanks and ``_`` as
-    one ``-`` (``"NVIDIA A100_SXM4-80GB"`` -> ``"nvidia-a100-sxm4-80gb"``)."""
-    return re.sub(r"[\s_]+", "-", name.strip().casefold())
+    one ``-`` (``"NVIDIA A100_SXM4-80GB"`` -> ``"nvidia-a100-sxm4-80gb"``), and a node label of
+    :data:`PRODUCT_LABELS` written whole (``label=value``) read as its value."""
+    key = name.strip().casefold()
+    label, equals, value = key.partition("=")
+    if equals and label.strip() in PRODUCT_LABELS:
+        key = value.strip()
+    return re.sub(r"[\s_]+", "-", key)
 
 
 def resolve_model(name: str, types: Mapping[str, AcceleratorType]) -> str | None:
-    """The key in ``types`` of a GPU model name: the name itself when it is a key, else its
-    :data:`ALIASES` entry when that is a key of ``types``, else None (unknown)."""
+    """The key in ``types`` of a GPU model name: the name itself when it is a key, else the key
+    written the same way (:func:`alias_key`: ``a100`` is ``A100``; a user type named as a
+    cluster's tool spells a model wins over the table), else its :data:`ALIASES` entry when
+    that is a key of ``types``, else None (unknown)."""
     if name in types:
         return name
-    key = ALIASES.get(alias_key(name))
-    if key is None:  # a key written in another case, or with blanks for its dashes
-        key = {alias_key(k): k for k in types}.get(alias_key(name))
+    wanted = alias_key(name)
+    key = next((k for k in types if alias_key(k) == wanted), None)
+    if key is None:
+        key = ALIASES.get(wanted)
     return key if key in types else None
+
+
+def _spellings_of(types: Mapping[str, AcceleratorType]) -> dict[str, str]:
+    """Every name :func:`resolve_model` takes for ``types``, in :func:`alias_key` form, with
+    the key it names."""
+    known = {spelling: key for spelling, key in ALIASES.items() if key in types}
+    known.update({alias_key(key): key for key in types})
+    return known
+
+
+def unknown_model(name: str, types: Mapping[str, AcceleratorType],
+                  what: str = "GPU model", column: str = "") -> str:
+    """Why ``name`` is no GPU model of ``types``, in one line: the closest keys or spellings
+    (``did you mean 'A100M80' (nvidia-a100-sxm4-80gb)?``) and the known models.
+
+    A message part, without the file and the key (the caller names them); ``what`` names the
+    kind of name (``"accelerator type"`` in a platform file), ``column`` where a table holds it
+    (``" (column model)"``, after the name)."""
+    import difflib  # only when a name is wrong
+
+    spellings = _spellings_of(types)
+    wanted = alias_key(name)
+    close = [s for s in spellings if wanted and wanted in s]  # "v100": the V100 boards first
+    close += difflib.get_close_matches(wanted, list(spellings), n=6, cutoff=0.6)
+    hints: dict[str, str] = {}
+    for spelling in close:  # one hint per model, its closest spelling
+        key = spellings[spelling]
+        hints.setdefault(key, repr(key) if alias_key(key) == spelling
+                         else f"{key!r} ({spelling})")
+    hint = f"did you mean {' or '.join(list(hints.values())[:3])}? " if hints else ""
+    return (f"unknown {what} {name!r}{column}; {hint}known: {', '.join(sorted(types))}, and the "
+            "spellings of hdrm.platform.accelerators.ALIASES")
 
 
 def load_accelerator_types(path: str | Path) -> dict[str, AcceleratorType]:

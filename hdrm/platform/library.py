@@ -30,6 +30,7 @@ closest valid ones.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import re
@@ -39,7 +40,8 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from hdrm.errors import PlatformError
-from hdrm.platform.accelerators import AcceleratorCountJson, AcceleratorType, AcceleratorTypeJson
+from hdrm.platform.accelerators import (
+    AcceleratorCountJson, AcceleratorType, AcceleratorTypeJson, resolve_model, unknown_model)
 from hdrm.platform.model import NetworkType, NodeType, ProcessorType
 from hdrm.registry import suggest
 from hdrm.jsonfile import keep_duplicates, read_json
@@ -227,16 +229,33 @@ class TypeLibrary:
         return _lookup(self.network_types, "network type", name, ctx, path)
 
     def accelerator_type(self, name: str, ctx: Context, path: str) -> AcceleratorType:
-        """Look up an accelerator type; an unknown name is a PlatformError at ``path``."""
-        return _lookup(self.accelerator_types, "accelerator type", name, ctx, path)
+        """Look up an accelerator type by its key or a spelling of its model
+        (:func:`~hdrm.platform.accelerators.resolve_model`: ``NVIDIA A100-SXM4-80GB`` is
+        ``A100M80``); an unknown name is a PlatformError at ``path`` suggesting the closest."""
+        key = resolve_model(name, self.accelerator_types)
+        if key is None:
+            raise ctx.fail(path, unknown_model(name, self.accelerator_types, "accelerator type")
+                           + " (or define it in the file's accelerator_types)")
+        return self.accelerator_types[key]
+
+    def resolve_node_type(self, node_type: NodeType, ctx: Context, path: str) -> NodeType:
+        """``node_type`` with its processor and accelerator types checked (``path``: the node
+        type) and its accelerators named by their library keys (a spelling such as
+        ``nvidia.com/gpu.product``'s ``NVIDIA-H100-80GB-HBM3`` becomes ``H100``)."""
+        for i, (ptype, _) in enumerate(node_type.processors):
+            self.processor_type(ptype, ctx, f"{join_path(path, 'processors')}[{i}].type")
+        devices = tuple(
+            (self.accelerator_type(atype, ctx,
+                                   f"{join_path(path, 'accelerators')}[{i}].type").name, count)
+            for i, (atype, count) in enumerate(node_type.accelerators))
+        if devices == node_type.accelerators:
+            return node_type
+        return dataclasses.replace(node_type, accelerators=devices)
 
     def check_node_type(self, node_type: NodeType, ctx: Context, path: str) -> None:
         """Check that every processor and accelerator type a node type names exists (``path``:
         the node type)."""
-        for i, (ptype, _) in enumerate(node_type.processors):
-            self.processor_type(ptype, ctx, f"{join_path(path, 'processors')}[{i}].type")
-        for i, (atype, _) in enumerate(node_type.accelerators):
-            self.accelerator_type(atype, ctx, f"{join_path(path, 'accelerators')}[{i}].type")
+        self.resolve_node_type(node_type, ctx, path)
 
 
 def _lookup(types: Mapping[str, Any], kind: str, name: str, ctx: Context, path: str) -> Any:
@@ -285,9 +304,10 @@ def load_library(directory: str | Path = DATA_DIR) -> TypeLibrary:
         MappingProxyType(sections["network_types"]),
         MappingProxyType(sections["accelerator_types"]),
     )
-    for name, node_type in library.node_types.items():
-        library.check_node_type(node_type, contexts["node_types"], join_path("node_types", name))
-    return library
+    resolved = {name: library.resolve_node_type(node_type, contexts["node_types"],
+                                                join_path("node_types", name))
+                for name, node_type in library.node_types.items()}
+    return dataclasses.replace(library, node_types=MappingProxyType(resolved))
 
 
 @functools.lru_cache(maxsize=1)

@@ -193,13 +193,13 @@ def _default_name(source: str) -> str:
 
 
 def _file_library(doc: PlatformJson, ctx: Context, library: TypeLibrary) -> TypeLibrary:
-    """The library extended with the file's own types, with their references checked."""
-    node_types = build_types(doc.node_types)
-    types = library.extended(build_types(doc.processor_types), node_types,
+    """The library extended with the file's own types, with their references checked and the
+    GPU models of its node types named by their keys (a spelling of the alias table resolved)."""
+    types = library.extended(build_types(doc.processor_types), {},
                              build_types(doc.network_types), build_types(doc.accelerator_types))
-    for name, node_type in node_types.items():
-        types.check_node_type(node_type, ctx, join_path("node_types", name))
-    return types
+    node_types = {name: types.resolve_node_type(node_type, ctx, join_path("node_types", name))
+                  for name, node_type in build_types(doc.node_types).items()}
+    return types.extended(node_types=node_types)
 
 
 def _resolve_clusters(

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from hdrm.errors import PlatformError
-from hdrm.platform.accelerators import AcceleratorType, load_accelerator_types, resolve_model
+from hdrm.platform.accelerators import (
+    AcceleratorType, load_accelerator_types, resolve_model, unknown_model)
 from hdrm.platform.library import TypeLibrary, check_name, default_library
 from hdrm.workload.openb import OpenbNode
 
@@ -65,9 +66,8 @@ def _model(name: str, models: Mapping[str, AcceleratorType], where: str) -> str:
     key = resolve_model(name, models)
     if key is None:
         raise PlatformError(
-            f"{where}: unknown GPU model {name!r} (column model); known: "
-            f"{', '.join(sorted(models))}, and the spellings of hdrm.platform.accelerators."
-            "ALIASES; give its figures with --accelerator-types FILE.json (the shape of "
+            f"{where}: {unknown_model(name, models, column=' (column model)')}; give its "
+            "figures with --accelerator-types FILE.json (the shape of "
             "hdrm/platform/data/accelerators.json) or write a known model's name")
     return key
 

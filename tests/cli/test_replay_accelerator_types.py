@@ -19,7 +19,7 @@ PODS = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,crea
         "p1,1000,1024,1,1000,,LS,Running,10,60,10\n"
         "p2,1000,1024,1,500,,LS,Running,20,60,20\n"
         "p3,1000,1024,1,500,,LS,Running,20,60,20\n")
-B200 = {"accelerator_types": {"B200": {"memory_gb": 180, "idle_w": 100, "busy_w": 1000,
+Q100 = {"accelerator_types": {"Q100": {"memory_gb": 180, "idle_w": 100, "busy_w": 1000,
                                        "price_usd_per_hour": 36.0}}}
 
 
@@ -48,32 +48,32 @@ def test_the_a100_h100_node_list_replays(lists, tmp_path):
 
 def test_a_user_file_adds_a_model_to_the_replay(lists, tmp_path, capsys):
     nodes, pods = lists
-    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nb0,64000,262144,8,B200\n")
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nb0,64000,262144,8,Q100\n")
     assert _replay(nodes, pods, tmp_path / "o") == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "unknown GPU model 'B200'" in err
+    assert err.count("\n") == 1 and "unknown GPU model 'Q100'" in err
     assert "--accelerator-types FILE.json" in err
-    types = tmp_path / "b200.json"
-    types.write_text(json.dumps(B200))
+    types = tmp_path / "q100.json"
+    types.write_text(json.dumps(Q100))
     assert _replay(nodes, pods, tmp_path / "o", "--accelerator-types", str(types)) == 0
     summary = json.loads((tmp_path / "o" / "out_gpu_summary.json").read_text())
-    assert summary["cost_usd_by_model"] == {"B200": pytest.approx(190 * 36.0 / 3600)}
+    assert summary["cost_usd_by_model"] == {"Q100": pytest.approx(190 * 36.0 / 3600)}
 
 
 def test_a_bad_user_file_is_one_line_naming_file_key_and_value(lists, tmp_path, capsys):
     nodes, pods = lists
     types = tmp_path / "t.json"
-    types.write_text(json.dumps({"accelerator_types": {"B200": {
-        **B200["accelerator_types"]["B200"], "busy_w": 0}}}))
+    types.write_text(json.dumps({"accelerator_types": {"Q100": {
+        **Q100["accelerator_types"]["Q100"], "busy_w": 0}}}))
     assert _replay(nodes, pods, tmp_path / "o", "--accelerator-types", str(types)) == 2
     assert capsys.readouterr().err == (
-        f"hdrm replay: error: {types}: accelerator_types.B200.busy_w: expected a number > 0, "
+        f"hdrm replay: error: {types}: accelerator_types.Q100.busy_w: expected a number > 0, "
         "got 0\n")
 
 
 def test_the_option_is_refused_on_a_cpu_replay(tmp_path, capsys):
     types = tmp_path / "t.json"
-    types.write_text(json.dumps(B200))
+    types.write_text(json.dumps(Q100))
     status = main(["replay", "--platform", "platforms/hetero.json", "--workload",
                    "workloads/SDSC-SP2-1998-4.2-cln_first500.swf", "--outdir",
                    str(tmp_path / "o"), "--accelerator-types", str(types), "--quiet"])
@@ -86,14 +86,14 @@ def test_the_option_is_refused_on_a_cpu_replay(tmp_path, capsys):
 def test_from_openb_writes_the_user_model_into_the_platform(tmp_path, capsys):
     nodes, types = tmp_path / "nodes.csv", tmp_path / "t.json"
     nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\n"
-                     "b0,64000,262144,4,B200\nh0,64000,262144,8,NVIDIA H100 80GB HBM3\n")
-    types.write_text(json.dumps(B200))
+                     "b0,64000,262144,4,Q100\nh0,64000,262144,8,NVIDIA H100 80GB HBM3\n")
+    types.write_text(json.dumps(Q100))
     out = tmp_path / "p.json"
     assert main(["platform", "from-openb", str(nodes), "-o", str(out),
                  "--accelerator-types", str(types)]) == 0
-    assert "2 nodes, 128 cores, 12 GPUs (8 H100, 4 B200)" in capsys.readouterr().out
+    assert "2 nodes, 128 cores, 12 GPUs (8 H100, 4 Q100)" in capsys.readouterr().out
     doc = json.loads(out.read_text())
-    assert list(doc["accelerator_types"]) == ["B200"]  # the shipped H100 is not copied
+    assert list(doc["accelerator_types"]) == ["Q100"]  # the shipped H100 is not copied
     platform = load_platform(out)  # without the user file: the platform stands alone
     assert [a.type.busy_w for a in platform.accelerators[:4]] == [1000] * 4
     assert main(["platform", str(out), "--accelerator-types", str(types)]) == 2

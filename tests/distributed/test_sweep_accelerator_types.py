@@ -12,20 +12,20 @@ from hdrm.distributed.spec import expand, load_sweep
 from hdrm.distributed.sweep import run_sweep
 from hdrm.errors import ConfigError, PlatformError
 
-NODES = "sn,cpu_milli,memory_mib,gpu,model\nb0,4000,16384,1,B200\n"
-# one B200: a holds it 0..100, b waits until 100 and runs 50 s: 150 GPU-s at 36 USD/h = 1.5 USD
+NODES = "sn,cpu_milli,memory_mib,gpu,model\nb0,4000,16384,1,Q100\n"
+# one Q100: a holds it 0..100, b waits until 100 and runs 50 s: 150 GPU-s at 36 USD/h = 1.5 USD
 PODS = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
         "deletion_time,scheduled_time\n"
         "a,1000,1024,1,1000,,LS,Running,0,100,0\n"
         "b,1000,1024,1,1000,,LS,Running,1,51,1\n")
-B200 = {"memory_gb": 180, "idle_w": 100, "busy_w": 1000, "price_usd_per_hour": 36.0}
+Q100 = {"memory_gb": 180, "idle_w": 100, "busy_w": 1000, "price_usd_per_hour": 36.0}
 
 
 @pytest.fixture
 def folder(tmp_path):
     (tmp_path / "nodes.csv").write_text(NODES)
     (tmp_path / "pods.csv").write_text(PODS)
-    (tmp_path / "types.json").write_text(json.dumps({"accelerator_types": {"B200": B200}}))
+    (tmp_path / "types.json").write_text(json.dumps({"accelerator_types": {"Q100": Q100}}))
     return tmp_path
 
 
@@ -47,7 +47,7 @@ def test_a_sweep_replays_a_node_list_of_a_user_model(folder):
 
 
 def test_without_the_file_the_run_fails_in_one_line(folder):
-    with pytest.raises(PlatformError, match=r"unknown GPU model 'B200' .*--accelerator-types"):
+    with pytest.raises(PlatformError, match=r"unknown GPU model 'Q100' .*--accelerator-types"):
         run_sweep(_sweep(folder), folder / "out", backend="serial", progress=False)
 
 
@@ -60,9 +60,9 @@ def test_only_node_list_runs_carry_the_file_in_their_digest(folder):
 
 
 def test_a_bad_file_fails_when_the_sweep_is_read(folder):
-    (folder / "types.json").write_text(json.dumps({"accelerator_types": {"B200": {
-        **B200, "price_usd_per_hour": -1}}}))
-    with pytest.raises(PlatformError, match=r"types\.json: accelerator_types\.B200\."
+    (folder / "types.json").write_text(json.dumps({"accelerator_types": {"Q100": {
+        **Q100, "price_usd_per_hour": -1}}}))
+    with pytest.raises(PlatformError, match=r"types\.json: accelerator_types\.Q100\."
                        r"price_usd_per_hour: expected a number >= 0, got -1"):
         load_sweep(_sweep(folder, accelerator_types="types.json"))
 

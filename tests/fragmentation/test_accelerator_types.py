@@ -1,5 +1,5 @@
 """``hdrm fragmentation --accelerator-types``: price_aware prices a node list's models from a
-user file and the type library (a B200 node list stopped price_aware: 'not in the type
+user file and the type library (a Q100 node list stopped price_aware: 'not in the type
 library')."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hdrm.cli.main import main
 
 # 13 nodes of each model, 8 GPUs each: 208 GPUs, so a one-GPU task is under 1% of them
 NODES = "sn,cpu_milli,memory_mib,gpu,model\n" + "".join(
-    f"{model}-{i},64000,262144,8,{model}\n" for model in ("A100", "B200") for i in range(13))
+    f"{model}-{i},64000,262144,8,{model}\n" for model in ("A100", "Q100") for i in range(13))
 PODS = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
         "deletion_time,scheduled_time\n"
         "p0,1000,1024,1,1000,,LS,Running,0,10,0\n")
@@ -21,7 +21,7 @@ PODS = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,crea
 
 def _nodes_used(folder, price: float, tmp_path) -> set[int]:
     types = tmp_path / "t.json"
-    types.write_text(json.dumps({"accelerator_types": {"B200": {
+    types.write_text(json.dumps({"accelerator_types": {"Q100": {
         "memory_gb": 180, "idle_w": 100, "busy_w": 1000, "price_usd_per_hour": price}}}))
     out = tmp_path / f"out{price:g}"
     assert main(["fragmentation", "--nodes", str(folder / "nodes.csv"), "--pods",
@@ -40,9 +40,9 @@ def folder(tmp_path):
 
 def test_price_aware_fills_the_cheaper_model_first(folder, tmp_path):
     # 1.3 x 208 GPUs of one-GPU tasks: the cheaper model's 104 GPUs fill first, then the other's
-    cheap_b200 = _nodes_used(folder, 1.0, tmp_path)  # B200 at 1.0 < A100 at 2.934 USD/h
-    dear_b200 = _nodes_used(folder, 6.0, tmp_path)
-    assert cheap_b200 == dear_b200 == set(range(26))  # every node ends up used ...
+    cheap_q100 = _nodes_used(folder, 1.0, tmp_path)  # Q100 at 1.0 < A100 at 2.934 USD/h
+    dear_q100 = _nodes_used(folder, 6.0, tmp_path)
+    assert cheap_q100 == dear_q100 == set(range(26))  # every node ends up used ...
     first = {}
     for price in (1.0, 6.0):
         with open(tmp_path / f"out{price:g}" / "curve_42.csv", newline="") as handle:
@@ -56,4 +56,4 @@ def test_without_the_file_price_aware_names_the_model(folder, capsys):
                  str(folder / "pods.csv"), "--policy", "price_aware", "--seeds", "42",
                  "--outdir", str(folder / "o")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "GPU model(s) B200 not in the type library" in err
+    assert err.count("\n") == 1 and "GPU model(s) Q100 not in the type library" in err

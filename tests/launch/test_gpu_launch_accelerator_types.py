@@ -15,13 +15,13 @@ from hdrm.launcher import main
 from hdrm.results.learning import read_episodes_csv
 
 ROOT = Path(__file__).resolve().parents[2]
-NODES = "sn,cpu_milli,memory_mib,gpu,model\nb0,8000,16384,2,B200\n"
+NODES = "sn,cpu_milli,memory_mib,gpu,model\nb0,8000,16384,2,Q100\n"
 # a: one GPU for 1 h; b: half a GPU for 2 h, both at 0: 2 GPU-hours at 36 USD/h = 72 USD
 PODS = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
         "deletion_time,scheduled_time\n"
         "a,1000,1024,1,1000,,LS,Running,0,3600,0\n"
         "b,1000,1024,1,500,,LS,Running,0,7200,0\n")
-TYPES = {"accelerator_types": {"B200": {"memory_gb": 180, "idle_w": 100, "busy_w": 1000,
+TYPES = {"accelerator_types": {"Q100": {"memory_gb": 180, "idle_w": 100, "busy_w": 1000,
                                         "price_usd_per_hour": 36.0}}}
 
 
@@ -50,8 +50,8 @@ def test_the_env_setting_and_its_refusals(folder):
     files = dict(platform_file=str(folder / "nodes.csv"), workload_file=str(folder / "pods.csv"))
     env = SchedulingEnv(**files, accelerator_types=str(folder / "types.json"))
     assert isinstance(env, GpuSchedulingEnv)
-    assert {a.type.name for a in env.platform.accelerators} == {"B200"}
-    with pytest.raises(PlatformError, match=r"unknown GPU model 'B200' .*--accelerator-types"):
+    assert {a.type.name for a in env.platform.accelerators} == {"Q100"}
+    with pytest.raises(PlatformError, match=r"unknown GPU model 'Q100' .*--accelerator-types"):
         SchedulingEnv(**files)
     with pytest.raises(ConfigError, match=r"^accelerator_types: .*types\.json adds GPU models, "
                        r"but the inputs are not GPU inputs"):

@@ -24,7 +24,7 @@ DATASHEETS = {
     "MI300X": (192, 750, 163.4),
 }
 
-B200 = {"memory_gb": 180, "idle_w": 100, "busy_w": 1000, "price_usd_per_hour": 6.0}
+Q100 = {"memory_gb": 180, "idle_w": 100, "busy_w": 1000, "price_usd_per_hour": 6.0}
 
 
 def _raw_types() -> dict:
@@ -68,7 +68,7 @@ def test_alias_table_points_at_library_keys_in_normal_form():
     ("NVIDIA H100 80GB HBM3", "H100"), ("NVIDIA H100 PCIe", "H100PCIe"),
     ("Tesla V100-PCIE-16GB", "V100PCIe"), ("Tesla V100-SXM2-32GB", "V100M32"),
     ("NVIDIA L40S", "L40S"), ("nvidia_l4", "L4"), ("AMD Instinct MI300X", "MI300X"),
-    ("V100", None), ("A100 PCIe", None), ("B200", None), ("", None),
+    ("V100", None), ("A100 PCIe", None), ("Q100", None), ("", None),
 ])
 def test_resolve_model_uses_the_table_and_guesses_nothing(name, key):
     assert resolve_model(name, default_library().accelerator_types) == key
@@ -93,28 +93,28 @@ def test_an_alias_becomes_the_library_key_in_the_platform():
 
 def test_unknown_model_is_one_line_naming_the_option():
     with pytest.raises(PlatformError) as err:
-        platform_json_from_openb([_node("B200")], "p", "nodes.csv")
+        platform_json_from_openb([_node("Q100")], "p", "nodes.csv")
     message = str(err.value)
     assert "\n" not in message
-    assert message.startswith("nodes.csv: node 0 (n0): unknown GPU model 'B200' (column model)")
+    assert message.startswith("nodes.csv: node 0 (n0): unknown GPU model 'Q100' (column model)")
     assert "--accelerator-types FILE.json" in message and "ALIASES" in message
 
 
 def test_a_user_file_adds_a_model_that_the_document_carries(tmp_path):
     path = tmp_path / "extra.json"
-    path.write_text(json.dumps({"accelerator_types": {"B200": B200}}))
+    path.write_text(json.dumps({"accelerator_types": {"Q100": Q100}}))
     library = library_with_accelerator_types(path)
-    doc = platform_json_from_openb([_node("b200", 4)], "p", library=library)
-    assert doc["accelerator_types"]["B200"]["memory_gb"] == 180
+    doc = platform_json_from_openb([_node("q100", 4)], "p", library=library)
+    assert doc["accelerator_types"]["Q100"]["memory_gb"] == 180
     platform = platform_from_dict(json.loads(json.dumps(doc)))  # stands alone, as from-openb
     assert [a.type.price_usd_per_hour for a in platform.accelerators] == [6.0] * 4
-    assert "B200" not in default_library().accelerator_types  # the shipped library is unchanged
+    assert "Q100" not in default_library().accelerator_types  # the shipped library is unchanged
 
 
 def test_a_user_file_replaces_a_library_model(tmp_path):
     path = tmp_path / "extra.json"
     path.write_text(json.dumps({"accelerator_types": {
-        "A100": {**B200, "memory_gb": 40, "price_usd_per_hour": 1.25}}}))
+        "A100": {**Q100, "memory_gb": 40, "price_usd_per_hour": 1.25}}}))
     doc = platform_json_from_openb([_node("A100", 2)],
                                    "p", library=library_with_accelerator_types(path))
     platform = platform_from_dict(doc)
@@ -122,13 +122,13 @@ def test_a_user_file_replaces_a_library_model(tmp_path):
 
 
 @pytest.mark.parametrize("content, pattern", [
-    ({"accelerator_types": {"B200": {**B200, "memory_gb": -1}}},
-     r"x\.json: accelerator_types\.B200\.memory_gb: expected a number > 0, got -1$"),
-    ({"accelerator_types": {"B200": {**B200, "colour": "red"}}},
-     r"x\.json: accelerator_types\.B200\.colour: unknown key; valid keys: busy_w, "),
-    ({"accelerator_types": {"B200": {"memory_gb": 1}}},
-     r"x\.json: accelerator_types\.B200\.idle_w: missing required key \(a number >= 0\)"),
-    ({"accelerator_types": {"bad name": B200}}, r"bad type name 'bad name'"),
+    ({"accelerator_types": {"Q100": {**Q100, "memory_gb": -1}}},
+     r"x\.json: accelerator_types\.Q100\.memory_gb: expected a number > 0, got -1$"),
+    ({"accelerator_types": {"Q100": {**Q100, "colour": "red"}}},
+     r"x\.json: accelerator_types\.Q100\.colour: unknown key; valid keys: busy_w, "),
+    ({"accelerator_types": {"Q100": {"memory_gb": 1}}},
+     r"x\.json: accelerator_types\.Q100\.idle_w: missing required key \(a number >= 0\)"),
+    ({"accelerator_types": {"bad name": Q100}}, r"bad type name 'bad name'"),
     ({"types": {}}, r"x\.json: "),
     ("{not json", r"x\.json"),
 ])
