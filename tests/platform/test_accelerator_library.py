@@ -15,13 +15,17 @@ from hdrm.platform.openb import library_with_accelerator_types, platform_json_fr
 from hdrm.policies.gpu_price import library_prices
 from hdrm.workload.openb import OpenbNode
 
-#: Datasheet figures (memory GB, board power W, FP32 TFLOP/s) of the models added in session 28,
+#: Datasheet figures (memory GB, board power W, FP32 TFLOP/s) of the models added in sessions 28-29,
 #: typed from the vendors' datasheets independently of the JSON file.
 DATASHEETS = {
     "A100": (40, 400, 19.5), "A100M80": (80, 400, 19.5), "H100": (80, 700, 67),
     "H100PCIe": (80, 350, 51), "L4": (24, 72, 30.3), "L40S": (48, 350, 91.6),
     "A30": (24, 165, 10.3), "A40": (48, 300, 37.4), "V100PCIe": (16, 250, 14),
     "MI300X": (192, 750, 163.4),
+    # session 29: per device as a scheduler sees it (an MI250X module is two 64 GB devices of
+    # 47.9 / 2 TFLOP/s and 560 / 2 W); the GH200's power is its module's maximum
+    "H200": (141, 700, 67), "B200": (180, 1000, 80), "GH200": (96, 1000, 67),
+    "MI250X": (128 / 2, 560 / 2, 47.9 / 2), "MI210": (64, 300, 22.6),
 }
 
 Q100 = {"memory_gb": 180, "idle_w": 100, "busy_w": 1000, "price_usd_per_hour": 6.0}
