@@ -67,5 +67,10 @@ class ProtocolError(HdrmError):
     """A Batsim protocol message that is malformed, unexpected or invalid."""
 
 
+class SessionDeadlock(ProtocolError):
+    """Nothing can happen any more in a Batsim-protocol session that is not over (SimGrid's
+    "Deadlock detected", after which Batsim writes its output files as at a normal end)."""
+
+
 class SimulationError(HdrmError):
     """A decision that breaks the simulated system's rules (busy core, unknown job, ...)."""

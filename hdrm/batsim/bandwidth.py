@@ -97,7 +97,7 @@ def message_bandwidths(path: str | Path, hosts: Sequence[HostSpec], table: JobTa
     host's name when ``hdrm serve -m/-r`` sets it (default: the file's, ``master_name``)."""
     path = Path(path)
     talking = communicating(table)
-    if path.suffix.lower() != ".xml" or not table.jobs:
+    if path.suffix.lower() != ".xml":
         _refuse(table, talking, f"{path} is not a SimGrid XML platform")
         return None
     uncovered = [job for job in table.jobs if not (

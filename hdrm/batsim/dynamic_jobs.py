@@ -44,7 +44,7 @@ from typing import Any
 from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
 from hdrm.batsim.jobs import SUBMITTED, ServerJob, check_batsim_json, check_simulable, network_need
-from hdrm.errors import ProtocolError, WorkloadError
+from hdrm.errors import ProtocolError, SessionDeadlock, WorkloadError
 from hdrm.workload.batsim_json import workload_from_dict
 
 #: NOTIFY types a decision process sends about registration.
@@ -135,7 +135,7 @@ class DynamicJobs:
             ProtocolError: registration is still open.
         """
         if self.config.dynamic_jobs and self._registering:
-            raise ProtocolError(
+            raise SessionDeadlock(
                 f"deadlock at t={self.board.now:.6f}: every job has ended, but with "
                 "--enable-dynamic-jobs the simulation ends only once the decision process sends "
                 f"NOTIFY {REGISTRATION_FINISHED!r}, and it sent nothing else to wait for; send "

@@ -98,7 +98,7 @@ class EventOrder:
     """Advancing time and queueing the events of each instant in Batsim's order."""
 
     def _next_time(self) -> float:
-        t_sub = min(sub.next_s for sub in self._subs)
+        t_sub = min((sub.next_s for sub in self._subs), default=math.inf)
         t_call = self._calls[0][0] if self._calls else math.inf
         t_event = min((sub.next_s for sub in self._event_subs), default=math.inf)
         if self._events_bye == "start":

@@ -147,11 +147,13 @@ class HostBoard:
         self._mark_s = max(t, self.now)
 
     def window_energy_j(self) -> float:
-        """Batsim's consumed_joules: the energy from the marked time (the first submission) to
-        the last job end; 0 before both are reached."""
-        if self.marked_energy_j is None or self.last_end_energy_j is None:
-            return 0.0
-        return self.last_end_energy_j - self.marked_energy_j
+        """Batsim's consumed_joules: the energy at the last job end minus the energy at the
+        marked time (the first static submission), each -1 J while not reached, as Batsim 4.2.1
+        starts both (checked with the binary: jobs registered without ``-w`` give the energy at
+        their last end + 1 J)."""
+        first = -1.0 if self.marked_energy_j is None else self.marked_energy_j
+        last = -1.0 if self.last_end_energy_j is None else self.last_end_energy_j
+        return last - first
 
     # ------------------------------------------------------------------ jobs
     def start(self, key: int, hosts: Sequence[int], *, delay_s: float | None = None,

@@ -299,12 +299,13 @@ def read_job_tables(paths: Sequence[str | Path]) -> JobTable:
     ``w<i>``, its jobs ``w<i>!<id>``, its profiles its own (the same file twice is two workloads).
 
     The jobs are renumbered across workloads (``job.idx``, the simulator's key), file ids unchanged.
+    No file gives :func:`empty_job_table` (Batsim runs without ``-w``).
 
     Raises:
         WorkloadError: as :func:`read_job_table`, for the first file that fails.
     """
-    if not paths:
-        raise WorkloadError("no workload; give at least one Batsim JSON workload (-w FILE)")
+    if not paths:  # (Batsim runs without -w: only jobs a decision process registers)
+        return empty_job_table()
     tables = [read_job_table(path, f"w{i}") for i, path in enumerate(paths)]
     if len(tables) == 1:
         return tables[0]
@@ -316,6 +317,12 @@ def read_job_tables(paths: Sequence[str | Path]) -> JobTable:
                      profile_sets={w: s for t in tables for w, s in t.profile_sets.items()})
     table.by_id = {j.batsim_id: j for j in jobs}
     return table
+
+
+def empty_job_table() -> JobTable:
+    """The jobs of a session without workload file (Batsim run without ``-w``): none, no
+    workload; a decision process may register some (``--enable-dynamic-jobs``)."""
+    return JobTable(Workload([], name="", source=""), "", {}, [])
 
 
 def _key(job_id: Any) -> str:

@@ -12,6 +12,7 @@ does (``-e``/``export_prefix``; the folder is created if needed).
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,7 +31,7 @@ from hdrm.batsim.latency import route_latencies
 from hdrm.batsim.machine_limit import keep_machines, machine_count
 from hdrm.batsim.outputs_machines import SessionTraces
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
-from hdrm.errors import ConfigError, ProtocolError
+from hdrm.errors import ConfigError, HdrmError, ProtocolError, SessionDeadlock
 from hdrm.platform.simgrid_roles import HostRoles
 from hdrm.results.csvio import write_jobs_csv, write_schedule_csv
 from hdrm.results.metrics import summarize
@@ -223,8 +224,15 @@ class BatsimServer:
                 reply = channel.exchange(text, _describe(message))
                 self._note(transcript, "scheduler", reply)
                 count += 1
-                sim.react(p.decode_message(reply, "scheduler"))
-                message = sim.next_message()
+                try:  # (a reply that never comes: the binary waits, it does not abort)
+                    sim.react(p.decode_message(reply, "scheduler"))
+                    message = sim.next_message()
+                except SessionDeadlock:  # the binary ends there and writes its files
+                    self._result(count, channel.waited_s, time.perf_counter() - t0)
+                    raise
+                except HdrmError:
+                    self._leave_empty_outputs()
+                    raise
         finally:
             channel.close()
         wall_s = time.perf_counter() - t0
@@ -232,6 +240,27 @@ class BatsimServer:
         result.transcript = transcript
         logger.info("session done: %d jobs, %d round trips, %.3f s", len(result.results), count, wall_s)
         return result
+
+    def _leave_empty_outputs(self) -> None:
+        """A session stopped on a reply or an event, where the binary aborts: the output files
+        it opens when it starts are left empty, as it leaves them (out_jobs.csv, and where hdrm
+        serve writes them the machine states, the Pajé trace and under -E the energy and
+        power-state files; no out_schedule.csv), so no earlier run's file is left there."""
+        prefix = self.options.export_prefix
+        if prefix is None:
+            return
+        traces = getattr(self.simulation, "traces", None)
+        suffixes = ["_jobs.csv"]
+        if traces is not None:
+            suffixes += ["_machine_states.csv"] if traces.machine_states else []
+            suffixes += ["_schedule.trace"] if traces.paje is not None else []
+            suffixes += ["_consumed_energy.csv", "_pstate_changes.csv"] if traces.energy else []
+        make_outdir(Path(prefix).parent, f"export prefix {prefix}")
+        for suffix in suffixes:
+            Path(f"{prefix}{suffix}").write_text("")
+        stale = Path(f"{prefix}_schedule.csv")
+        if stale.exists():
+            stale.unlink()
 
     def _note(self, transcript: list[tuple[str, str]], who: str, text: str) -> None:
         if self.options.record:
@@ -252,6 +281,8 @@ class BatsimServer:
             nb_grouped_switches=sim.board.nb_grouped_switches,
             machine_state_times_s=traces.state_times() if traces is not None else None,
         )
+        if not results:  # Batsim divides by 0 jobs (a session without -w): written -nan
+            summary.update(dict.fromkeys(_MEANS_OVER_JOBS, math.nan))
         files: list[Path] = []
         prefix = self.options.export_prefix
         if prefix is not None:
@@ -261,6 +292,10 @@ class BatsimServer:
             if traces is not None:
                 files += traces.write(prefix, sim.maestro.now)
         return ServeResult(results, summary, energy, count, files=files)
+
+
+#: out_schedule.csv columns Batsim writes as a sum over its jobs divided by their number
+_MEANS_OVER_JOBS = ("mean_slowdown", "mean_turnaround_time", "mean_waiting_time", "success_rate")
 
 
 def _describe(message: p.Message) -> str:

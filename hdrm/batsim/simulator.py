@@ -48,7 +48,7 @@ from hdrm.batsim.hosts import HostBoard
 from hdrm.batsim.jobs import DONE, RUNNING, JobTable, ServerJob, job_result
 from hdrm.batsim.server_decisions import DecisionHandlers
 from hdrm.batsim.zone_properties import resource_properties
-from hdrm.errors import ProtocolError
+from hdrm.errors import ProtocolError, SessionDeadlock
 from hdrm.platform.simgrid import HostSpec
 from hdrm.results.records import JobResult
 from hdrm.sim.machine import JobEnd
@@ -302,11 +302,11 @@ class BatsimSimulation(EventOrder, DecisionHandlers, DynamicJobs):
         names = ", ".join(repr(j.batsim_id) for j in waiting[:5]) + (", ..." if len(waiting) > 5 else "")
         running = [j for j in waiting if j.state == RUNNING]
         if running:
-            raise ProtocolError(
+            raise SessionDeadlock(
                 f"deadlock at t={self.board.now:.6f}: job(s) {names} can never end (their resources "
                 "compute at speed 0 in their power state) and nothing else can happen"
             )
-        raise ProtocolError(
+        raise SessionDeadlock(
             f"deadlock at t={self.board.now:.6f}: job(s) {names} were submitted but neither executed "
             "nor rejected, and nothing else can happen; the scheduler must EXECUTE_JOB or REJECT_JOB "
             "every job (or ask for a CALL_ME_LATER)"

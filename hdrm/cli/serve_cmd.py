@@ -43,9 +43,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("-p", "--platform", required=True, metavar="PLATFORM",
                         help="SimGrid XML platform (hosts) or hdrm platform JSON")
-    parser.add_argument("-w", "--workload", required=True, metavar="WORKLOAD.json",
-                        action="append", help="Batsim JSON workload; repeat it for several, "
-                        "run side by side as Batsim does (w0, w1, ...: job ids w0!ID, w1!ID)")
+    parser.add_argument("-w", "--workload", metavar="WORKLOAD.json", action="append",
+                        default=[], help="Batsim JSON workload; repeat it for several, "
+                        "run side by side as Batsim does (w0, w1, ...: job ids w0!ID, w1!ID); "
+                        "none: only the jobs the scheduler registers (--enable-dynamic-jobs)")
     parser.add_argument("-s", "--socket-endpoint", default=DEFAULT_ENDPOINT, metavar="ENDPOINT",
                         help=f"the scheduler's ZeroMQ endpoint (default {DEFAULT_ENDPOINT})")
     parser.add_argument("-e", "--export", default="out", metavar="PREFIX",

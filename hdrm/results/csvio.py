@@ -259,6 +259,8 @@ def _schedule_value(name: str, value: Any) -> str:
         return str(value)
     if name.startswith("nb_"):
         return str(int(value))
+    if isinstance(value, float) and math.isnan(value):
+        return "-nan"  # glibc's printf of 0.0 / 0.0: Batsim's means over no job
     return format_float(value)
 
 

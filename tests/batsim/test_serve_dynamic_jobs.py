@@ -111,7 +111,7 @@ def test_forwarded_profiles_come_with_the_acknowledgement(tmp_path: Path) -> Non
 def test_the_simulation_ends_only_once_registration_is_finished(tmp_path: Path,
                                                                 sequence: bool) -> None:
     done = run(tmp_path, {}, DYN, sequence)
-    assert done.error.startswith("ProtocolError: deadlock at t=")
+    assert done.error.startswith("SessionDeadlock: deadlock at t=")
     assert "NOTIFY 'registration_finished'" in done.error
     assert '"SIMULATION_ENDS"' not in "".join(done.messages)
     assert run(tmp_path, {}, (), sequence).error == ""  # static jobs only: it ends
