@@ -66,7 +66,8 @@ class EventActors:
                 return job_on[h] != -1 or any(h in end.cores for end in early)
             traces = getattr(self, "traces", None)
             for event in message[1]:
-                self.availability.apply(event, now, busy)
+                self.availability.apply(event, now, lambda h: "computing" if busy(h)
+                                        else self.board.switch_state_name(h))
                 self._queued.append(event.notify(now))
                 if traces is not None:  # the time_* columns (Batsim writes no state row here)
                     from hdrm.batsim.outputs_machines import COMPUTING, IDLE, UNAVAILABLE

@@ -243,9 +243,11 @@ class EventOrder:
         goodbye after its last batch (NOTIFY ``no_more_external_event_to_occur`` once every
         event file's submitter has)."""
         batch_s, wake = esub.next_s, esub.wake
-        job_on = self.board.machine.job_on
+        board = self.board
+        job_on = board.machine.job_on
         for event in esub.take_batch():
-            self.availability.apply(event, batch_s, lambda h: job_on[h] != -1)
+            self.availability.apply(event, batch_s, lambda h: "computing" if job_on[h] != -1
+                                    else board.switch_state_name(h))
             notify = event.notify(batch_s)
             self._push(batch_s, wake, notify)
         esub.wake = self._new_wake()

@@ -16,7 +16,9 @@ waits for it.
 
 A machine made unavailable runs the jobs it runs on to their end; an EXECUTE_JOB on it stops the
 session, as the binary aborts (:meth:`Availability.check`). Making a machine unavailable twice,
-or available when it is not unavailable, stops the session with the binary's words.
+or available when it is not unavailable, stops the session with the binary's words; a
+power-state switch to or from a sleep state overwrites the unavailable state, as in Batsim
+(:class:`Availability`).
 
 Bad files are refused before the session, in one line naming the file, the line, the key and
 the value; the binary aborts on the same lines with a message that names none of them (and
@@ -346,7 +348,15 @@ class EventSubmitter:
 
 
 class Availability:
-    """Which machines are unavailable.
+    """Which machines are unavailable, as Batsim 4.2.1 keeps one state per machine.
+
+    A machine made unavailable stays so until it is made available, unless a power-state switch
+    to or from a sleep state overwrites its state: Batsim sets the switch's state
+    (``switching_off``, ``switching_on``) when the switch begins and ``sleeping`` or ``idle``
+    when it ends, whether or not the machine was unavailable (checked with the binary: a machine
+    made unavailable, sent to sleep and then made available stops the session, its state
+    ``sleeping``; a job may then run on it once it is switched on again). A switch between
+    computation states leaves the state as it is.
 
     Args:
         names: the compute hosts' names, by resource id (for the binary's messages).
@@ -354,42 +364,69 @@ class Availability:
 
     def __init__(self, names: Sequence[str]) -> None:
         self.names = list(names)
+        #: machines made unavailable and not made available since (a switch may have
+        #: overwritten their state: :meth:`is_down`)
         self.down: set[int] = set()
+        self._since: dict[int, tuple[float, int]] = {}  # host -> (time, order) it went down
+        self._switches: dict[int, list[tuple[int, float]]] = {}  # host -> (order, end time)
+        self._order = 0
 
-    def apply(self, event: ExternalEvent, t: float, busy: Callable[[int], bool]) -> None:
-        """Make the event's machines unavailable or available at ``t`` (``busy(host)``: whether
-        a job runs on it, for the binary's wording).
+    def switched(self, hosts: Sequence[int], end_s: float) -> None:
+        """A switch of ``hosts`` to or from a sleep state begins now and ends at ``end_s``."""
+        self._order += 1
+        for h in hosts:
+            self._switches.setdefault(h, []).append((self._order, end_s))
+
+    def is_down(self, host: int, t: float) -> bool:
+        """Whether Batsim's state of ``host`` is ``unavailable`` at ``t`` (times only grow):
+        made unavailable, and no switch begun since nor ended between then and ``t`` (a switch
+        ending at the very instant it went down counts as ended before)."""
+        if host not in self.down:
+            return False
+        since_s, since = self._since[host]
+        if any(order > since or since_s < end_s <= t
+               for order, end_s in self._switches.get(host, ())):
+            self.down.discard(host)
+            return False
+        return True
+
+    def apply(self, event: ExternalEvent, t: float, state_of: Callable[[int], str]) -> None:
+        """Make the event's machines unavailable or available at ``t`` (``state_of(host)``:
+        Batsim's name of its state when it is not unavailable, for the binary's wording:
+        ``computing``, ``idle``, ``sleeping``, ``switching_on`` or ``switching_off``).
 
         Raises:
-            SimulationError: a machine made unavailable twice, or available while available.
+            SimulationError: a machine made unavailable twice, or available while it is not
+                unavailable (its state overwritten by a switch included).
         """
+        self._order += 1
         if event.type == MACHINE_UNAVAILABLE:
             for h in event.resources:
-                if h in self.down:
+                if self.is_down(h, t):
                     raise SimulationError(
                         f"{event.where}: at t={t:.6f} the making of machine {h} "
                         f"('{self.names[h]}') unavailable was requested but this machine was "
                         "already in UNAVAILABLE state (the binary aborts)")
                 self.down.add(h)
+                self._since[h] = (t, self._order)
         elif event.type == MACHINE_AVAILABLE:
             for h in event.resources:
-                if h not in self.down:
-                    state = "computing" if busy(h) else "idle"
+                if not self.is_down(h, t):
                     raise SimulationError(
                         f"{event.where}: at t={t:.6f} the making of machine {h} "
                         f"('{self.names[h]}') available was requested but this machine was not "
-                        f"in UNAVAILABLE state (current state: {state}; the binary aborts)")
+                        f"in UNAVAILABLE state (current state: {state_of(h)}; the binary "
+                        "aborts)")
                 self.down.discard(h)
 
-    def check(self, alloc: str, hosts: Sequence[int], where: str) -> None:
-        """Refuse an allocation on an unavailable machine, as Batsim 4.2.1 aborts on it.
+    def check(self, alloc: str, hosts: Sequence[int], where: str, t: float) -> None:
+        """Refuse an allocation at ``t`` on an unavailable machine, as Batsim 4.2.1 aborts on it.
 
         Raises:
             ProtocolError: naming the allocation and its first unavailable machine.
         """
-        down = self.down
         for h in hosts:
-            if h in down:
+            if self.is_down(h, t):
                 raise ProtocolError(
                     f"{where}: invalid job allocation ('{alloc}'): machine {h} "
                     f"(hostname='{self.names[h]}') cannot compute jobs now (the machine is not "

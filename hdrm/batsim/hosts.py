@@ -130,6 +130,14 @@ class HostBoard:
         """Batsim's name of the host's state in SIMULATION_BEGINS."""
         return "sleeping" if self.is_sleeping(host) else "idle"
 
+    def switch_state_name(self, host: int) -> str:
+        """Batsim's name of the state of a host that runs no job: ``switching_off`` or
+        ``switching_on`` during a switch (its power state is the one it leaves until the
+        switch ends), else ``sleeping`` or ``idle``."""
+        if self.switching[host]:
+            return "switching_on" if self.is_sleeping(host) else "switching_off"
+        return self.state_name(host)
+
     def next_time(self) -> float:
         """Time of the next job end or switch completion, or infinity."""
         t_switch = self._switches[0][0] if self._switches else math.inf

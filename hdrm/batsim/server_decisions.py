@@ -69,7 +69,7 @@ class DecisionHandlers:
                                 "allocation with a 'mapping'")
         self._check_hosts(hosts, where)
         if self.availability.down:  # external events (hdrm.batsim.external_events)
-            self.availability.check(data["alloc"], hosts, where)
+            self.availability.check(data["alloc"], hosts, where, ts)
         parts = kwargs.get("parts", ())
         self.board.start(job.job.idx, hosts, **kwargs)
         job.state, job.start_s, job.hosts = RUNNING, ts, tuple(hosts)
@@ -161,7 +161,12 @@ class DecisionHandlers:
                                 "hdrm serve with -E/--energy (as batsim needs -E)")
         hosts = p.parse_resource_ids(event.data["resources"], f"{where}: resources")
         state = int(event.data["state"])
+        before = self.board.switch_seq
         self.board.request(hosts, state, where)
+        if self.config.events:  # a switch to or from sleep overwrites the unavailable state
+            for end_s, members, _ in self.board.switches_after(before):
+                if end_s > ts:
+                    self.availability.switched(members, end_s)
         self._switch_wakes.setdefault((tuple(hosts), state), []).append(self._new_wake() + _COMPUTED)
 
     def _metadata(self, event: p.Event, ts: float, where: str) -> None:

@@ -185,20 +185,44 @@ def test_strings_are_written_as_rapidjson_writes_them():
 def test_availability_changes_and_refusals():
     avail = Availability(["h0", "h1", "h2"])
     avail.apply(ExternalEvent(1.0, "machine_unavailable", (0, 2), where="f:1"), 1.0,
-                lambda h: False)
+                lambda h: "idle")
     assert avail.down == {0, 2}
     with pytest.raises(ProtocolError, match=r"machine 2 \(hostname='h2'\) cannot compute jobs "
                        r"now .*its state is 'unavailable'"):
-        avail.check("1-2", [1, 2], "EXECUTE_JOB")
-    avail.check("1", [1], "EXECUTE_JOB")
+        avail.check("1-2", [1, 2], "EXECUTE_JOB", 1.5)
+    avail.check("1", [1], "EXECUTE_JOB", 1.5)
     with pytest.raises(SimulationError, match=r"f:2: at t=2.000000 the making of machine 0 "
                        r"\('h0'\) unavailable was requested but this machine was already"):
         avail.apply(ExternalEvent(2.0, "machine_unavailable", (0,), where="f:2"), 2.0,
-                    lambda h: False)
+                    lambda h: "idle")
     with pytest.raises(SimulationError, match=r"machine 1 \('h1'\) available was requested but "
                        r"this machine was not in UNAVAILABLE state \(current state: computing"):
         avail.apply(ExternalEvent(3.0, "machine_available", (1,), where="f:3"), 3.0,
-                    lambda h: True)
+                    lambda h: "computing")
+
+
+def test_a_switch_to_or_from_sleep_overwrites_the_unavailable_state():
+    """Batsim keeps one state per machine: a switch begun after a machine went down, or ending
+    after it, leaves it no longer unavailable (available then stops the session, naming the
+    state the switch left); a switch ending before or at that instant does not."""
+    avail = Availability(["h0", "h1", "h2"])
+    avail.switched([2], 1.0)  # h2 switches from 0 to 1
+    down = ExternalEvent(1.0, "machine_unavailable", (0, 1, 2), where="f:1")
+    avail.apply(down, 1.0, lambda h: "idle")
+    avail.switched([0], 3.0)  # begins at 1 s, after the event: overwrites h0 at once
+    assert not avail.is_down(0, 1.0) and avail.is_down(1, 1.0) and avail.is_down(2, 1.0)
+    avail.check("0", [0], "EXECUTE_JOB", 1.0)  # h0 is switching, no longer unavailable
+    with pytest.raises(SimulationError, match=r"f:2: at t=4.000000 the making of machine 0 "
+                       r"\('h0'\) available was requested but this machine was not in "
+                       r"UNAVAILABLE state \(current state: sleeping; the binary aborts\)"):
+        avail.apply(ExternalEvent(4.0, "machine_available", (0,), where="f:2"), 4.0,
+                    lambda h: "sleeping")
+    avail.apply(ExternalEvent(4.0, "machine_available", (1, 2), where="f:3"), 4.0,
+                lambda h: "idle")
+    assert avail.down == set()
+    avail.apply(ExternalEvent(5.0, "machine_unavailable", (0,), where="f:4"), 5.0,
+                lambda h: "idle")  # h0 is sleeping, not unavailable: no abort
+    assert avail.is_down(0, 5.0)
 
 
 # ---------------------------------------------------------------------------------- sessions

@@ -1,0 +1,193 @@
+"""Power-state switches of machines that external events made unavailable, as Batsim 4.2.1 runs
+them: one state per machine, which a switch to or from a sleep state overwrites (when it begins:
+``switching_off``/``switching_on``; when it ends: ``sleeping``/``idle``), so that a later
+``machine_available`` stops the session ("... was not in UNAVAILABLE state (current state:
+sleeping)"), a second ``machine_unavailable`` does not, and a job may run on the machine once
+it is switched on. A switch between computation states leaves the state ``unavailable``.
+
+Where the binary aborts (exit status -6, SIGABRT), hdrm serve stops with its words in one line
+(exit status 2) after the same messages, and leaves the output files the binary leaves: those it
+opened at the start, empty (out_jobs.csv, out_machine_states.csv, the Pajé trace, under -E the
+energy and power-state files), and no out_schedule.csv.
+
+Hosts h0-h2: power states 0 and 1 compute (1 and 0.5 Gflop/s), 2 sleeps, 3 and 4 are the
+switch-off (1 flop at 1 flop/s: 1 s) and switch-on (2 s) states. Job 0 (a 40 s delay) keeps h0
+busy; the decision process asks for calls at the plan's times and sends the plan's decisions.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from real_batsim import real_batsim
+from serve_vs_binary import run
+
+BATSIM, WHY_NOT = real_batsim()
+NB_HOSTS = 3
+HOST = ('  <host id="h{i}" speed="1Gf, 0.5Gf, 1e-9Mf, 1f, 0.5f" pstate="0">'
+        '<prop id="wattage_per_state" value="100:200, 60:120, 9:9, 150:150, 170:170"/>'
+        '<prop id="wattage_off" value="5"/><prop id="sleep_pstates" value="2:3:4"/></host>')
+U, A = "machine_unavailable", "machine_available"
+
+
+def write_platform(path: Path) -> Path:
+    lines = ["<?xml version='1.0'?>",
+             '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+             '<platform version="4.1">', '<zone id="AS0" routing="Full">',
+             '  <host id="master_host" speed="1Gf">'
+             '<prop id="wattage_per_state" value="10:10"/></host>']
+    lines += [HOST.format(i=i) for i in range(NB_HOSTS)]
+    lines += [f'  <link id="l{i}" bandwidth="10GBps" latency="0us"/>' for i in range(NB_HOSTS)]
+    lines += [f'  <route src="master_host" dst="h{i}"><link_ctn id="l{i}"/></route>'
+              for i in range(NB_HOSTS)]
+    path.write_text("\n".join([*lines, "</zone>", "</platform>", ""]))
+    return path
+
+
+def write_workload(path: Path, second_job: bool) -> Path:
+    """Job 0: 40 s at time 0; job 1 (if ``second_job``): 3 s at time 1, left to the plan."""
+    jobs = [{"id": 0, "subtime": 0, "res": 1, "walltime": -1, "profile": "d40"}]
+    if second_job:
+        jobs.append({"id": 1, "subtime": 1, "res": 1, "walltime": -1, "profile": "d3"})
+    path.write_text(json.dumps({"nb_res": NB_HOSTS, "jobs": jobs, "profiles": {
+        "d40": {"type": "delay", "delay": 40}, "d3": {"type": "delay", "delay": 3}}}))
+    return path
+
+
+def write_events(path: Path, items: list[tuple[float, str, str]]) -> Path:
+    path.write_text("".join(json.dumps({"timestamp": t, "type": kind, "resources": res}) + "\n"
+                            for t, kind, res in items))
+    return path
+
+
+def planned(plan: dict[float, list[dict]]):
+    """Job 0 on h0 when submitted; a call at each time of ``plan``, answered with its events."""
+    def reply(doc: dict) -> str:
+        now, out = doc["now"], []
+        for e in doc["events"]:
+            if e["type"] == "SIMULATION_BEGINS":
+                out += [{"type": "CALL_ME_LATER", "data": {"timestamp": t}} for t in plan]
+            elif e["type"] == "JOB_SUBMITTED" and e["data"]["job_id"] == "w0!0":
+                out.append({"type": "EXECUTE_JOB", "data": {"job_id": "w0!0", "alloc": "0"}})
+            elif e["type"] == "REQUESTED_CALL":
+                out += plan.get(now, [])
+        return json.dumps({"now": now, "events": [dict(x, timestamp=now) for x in out]})
+    return reply
+
+
+def state(resources: str, pstate: int) -> dict:
+    return {"type": "SET_RESOURCE_STATE", "data": {"resources": resources, "state": str(pstate)}}
+
+
+def execute(job_id: str, alloc: str) -> dict:
+    return {"type": "EXECUTE_JOB", "data": {"job_id": job_id, "alloc": alloc}}
+
+
+#: name -> (events, plan); the binary aborts where the name says "stops: STATE"
+CASES = {
+    "sleep then available, stops: sleeping": (
+        [(2, U, "1"), (10, A, "1")], {3: [state("1", 2)]}),
+    "available while switching off, stops: switching_off": (
+        [(2, U, "1"), (3.5, A, "1")], {3: [state("1", 2)]}),
+    "computation to computation": ([(2, U, "1"), (10, A, "1")], {3: [state("1", 1)]}),
+    "switched on while unavailable, stops: idle": (
+        [(5, U, "1"), (10, A, "1")], {1: [state("1", 2)], 6: [state("1", 0)]}),
+    "asleep, unavailable, available, switched on": (
+        [(5, U, "1"), (10, A, "1")], {1: [state("1", 2)], 12: [state("1", 0)]}),
+    "asleep and unavailable to the end": ([(5, U, "1")], {1: [state("1", 2)]}),
+    "switched while unavailable to the end": (
+        [(2, U, "1")], {3: [state("1", 2)], 8: [state("1", 0)]}),
+    "unavailable while switching off, stops: sleeping": (
+        [(2.5, U, "1"), (10, A, "1")], {2: [state("1", 2)]}),
+    "unavailable and available while switching off": (
+        [(2.25, U, "1"), (2.5, A, "1")], {2: [state("1", 2)], 6: [state("1", 0)]}),
+    "a job on it once switched on, stops: idle": (
+        [(2, U, "1"), (20, A, "1")],
+        {3: [state("1", 2)], 5: [state("1", 0)], 9: [execute("w0!1", "1")]}),
+    "one request for two machines, stops: sleeping": (
+        [(2, U, "1"), (10, A, "1 2")], {3: [state("1-2", 2)], 6: [state("2", 0)]}),
+    "unavailable again once switched": (
+        [(2, U, "1"), (6, U, "1"), (10, A, "1")], {3: [state("1", 2)]}),
+}
+
+
+def session(tmp_path: Path, name: str, binary: str | None = None, who: str = "hdrm"):
+    events, plan = CASES[name]
+    slug = name.split(",")[0].replace(" ", "_")
+    workload = write_workload(tmp_path / f"{slug}.json", "a job on it" in name)
+    return run(planned(plan), write_platform(tmp_path / "p.xml"), [workload],
+               tmp_path / who / slug / "out", ("-E",),
+               [write_events(tmp_path / f"{slug}.txt", events)], binary)
+
+
+def test_available_after_a_switch_to_sleep_stops_with_the_binarys_words(tmp_path):
+    out = session(tmp_path, "sleep then available, stops: sleeping")
+    assert out.status == 2
+    assert out.error.endswith(
+        ".txt:2: at t=10.000000 the making of machine 1 ('h1') available was requested but "
+        "this machine was not in UNAVAILABLE state (current state: sleeping; the binary aborts)")
+    # the messages up to the event: the switch requested at 3 s ends at 4 s (1 flop at 1 flop/s)
+    last = json.loads(out.messages[-1])
+    assert last["now"] == 4.0 and last["events"][0]["type"] == "RESOURCE_STATE_CHANGED"
+    # the files the binary opens at its start, left empty; no out_schedule.csv
+    assert out.files == {"jobs.csv": "", "machine_states.csv": "", "consumed_energy.csv": "",
+                         "pstate_changes.csv": ""}
+    assert Path(f"{tmp_path}/hdrm/sleep_then_available/out_schedule.trace").read_text() == ""
+
+
+def test_the_state_a_switch_leaves_is_named(tmp_path):
+    """switching_off during the 1 s switch; idle once switched on again (2 s)."""
+    out = session(tmp_path, "available while switching off, stops: switching_off")
+    assert "at t=3.500000" in out.error and "(current state: switching_off;" in out.error
+    out = session(tmp_path, "switched on while unavailable, stops: idle")
+    assert "at t=10.000000" in out.error and "(current state: idle;" in out.error
+
+
+def test_a_switched_machine_takes_jobs_and_may_go_down_again(tmp_path):
+    """Once a switch overwrote 'unavailable', a job runs on the machine (9 s to 12 s), and it
+    may be made unavailable again; a computation-state switch keeps it unavailable."""
+    out = session(tmp_path, "a job on it once switched on, stops: idle")
+    assert "at t=20.000000" in out.error
+    completed = [e for m in out.messages for e in json.loads(m)["events"]
+                 if e["type"] == "JOB_COMPLETED"]
+    assert [(e["timestamp"], e["data"]["job_id"], e["data"]["alloc"]) for e in completed] \
+        == [(12.0, "w0!1", "1")]
+    for name in ("unavailable again once switched", "computation to computation"):
+        out = session(tmp_path, name)
+        assert out.error == "", name
+        assert out.files["jobs.csv"].count("\n") == 2  # header and job 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BATSIM is None, reason=WHY_NOT or "")
+@pytest.mark.parametrize("instant", [False, True], ids=["actors", "instant"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_binary_agrees(tmp_path, name, instant, monkeypatch):
+    """Messages byte for byte, where and how the session stops, and the output files (on the
+    instant model, which follows no machine state: out_jobs.csv and out_schedule.csv but its
+    time_* columns)."""
+    import hdrm.batsim.server as server_module
+    if instant:
+        monkeypatch.setattr(server_module, "message_bandwidths", lambda *a, **k: None)
+    real = session(tmp_path, name, BATSIM, "bin")
+    ours = session(tmp_path, name, None, "hdrm")
+    assert ours.messages == real.messages
+    if "stops: " in name:
+        stopped = name.split("stops: ")[1]
+        assert real.status == -6 and f"(current state: {stopped})." in real.error
+        assert ours.status == 2 and f"(current state: {stopped};" in ours.error
+        words = real.error.split("CRITICAL] The ")[1].split(" (current state")[0]
+        assert f"the {words} (current state" in ours.error
+    else:
+        assert real.status == 0 and ours.status == 0
+    if not instant:
+        assert ours.files == real.files
+        return
+    assert ours.files["jobs.csv"] == real.files["jobs.csv"]
+    if "schedule.csv" in real.files:
+        strip = [line for line in real.files["schedule.csv"].split("\n")
+                 if not line.startswith("time_")]
+        assert [line for line in ours.files["schedule.csv"].split("\n")
+                if not line.startswith("time_")] == strip
