@@ -21,6 +21,13 @@ Batsim's server takes them one at a time. The model, measured with the Batsim 4.
   a batch is every job due by the wake-up (a job due within that delay joins it); the goodbye
   is posted when the last batch has arrived, and the last submitter's goodbye is NOTIFY
   ``no_more_static_job_to_submit``;
+* a KILL_JOB takes effect when it arrives; Batsim's killer actor, created then on the master
+  host, reports the kill once the forwarding actor's next message is in (a message of its own,
+  from the master host), and the server writes the jobs' rows and events when that arrives;
+  a job's row is written when its end's message arrives;
+* each event file's submitter (:mod:`hdrm.batsim.delayed_events`) greets, sends its batches
+  and says goodbye like a workload's; under ``-E`` the first batch of all comes after the other
+  messages posted at its instant (Batsim reads every host's energy before sending it);
 * the server sends the events it holds to the decision process once the previous reply's
   SCHED_READY has arrived and no message is waiting to be taken; the message's ``now`` is the
   arrival of the last one.
@@ -40,6 +47,7 @@ from typing import Any, Sequence
 
 from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
+from hdrm.batsim.delayed_events import EVENTS_BATCH, DelayedEvents
 from hdrm.batsim.jobs import SUBMITTED, JobTable, ServerJob
 from hdrm.batsim.latency import RouteLatencies
 from hdrm.batsim.simulator import BatsimSimulation, ServerConfig
@@ -59,10 +67,10 @@ SAME_INSTANT_S = 1e-9
 _LATE_RANKS = 1 << 39
 
 # kinds of message posted to the server
-_END, _SWITCHED, _HELLO, _BATCH, _BYE, _DECISION, _READY, _CALL = range(8)
+_END, _SWITCHED, _HELLO, _BATCH, _BYE, _DECISION, _READY, _CALL, _KILLED = range(9)
 
 
-class DelayedSimulation(BatsimSimulation):
+class DelayedSimulation(DelayedEvents, BatsimSimulation):
     """:class:`BatsimSimulation` whose internal messages take the platform's route latencies.
 
     Args:
@@ -90,6 +98,7 @@ class DelayedSimulation(BatsimSimulation):
         self._byes = 0
         for index in range(len(self._subs)):  # started in -w order, each greets the server
             self._post(0.0, latencies.master_s, _HELLO, index)
+        self._greet_event_submitters()  # then the event files' (hdrm.batsim.delayed_events)
 
     def _post(self, t: float, latency: float, kind: int, what: Any, wake: int | None = None) -> None:
         """A sender posts a message at ``t``; ``wake`` numbers when its wait began (default: now)."""
@@ -147,8 +156,10 @@ class DelayedSimulation(BatsimSimulation):
             board.advance(t)
 
     def _post_end(self, when: float, end: JobEnd) -> None:
-        """A job's end: its row is final; its message leaves its first host."""
+        """A job's end: its row is final, written when its message reaches the server (rows
+        come in the order ends arrive); its message leaves its first host."""
         self._ended(self.table.jobs[end.key], end, queue=False)
+        self.table.finished.pop()  # (appended again on arrival: _handle)
         self._post(when, self.latencies.host_s[end.cores[0]], _END, end, self._end_wake(end))
 
     def _take(self, t: float) -> None:
@@ -172,7 +183,7 @@ class DelayedSimulation(BatsimSimulation):
         same = [item for item in posted if item[0] <= last_s]
         first = min(same, key=lambda item: item[1] % _LATE_RANKS)
         if first[1] >= _LATE_RANKS:
-            sleeps = [item for item in same if item[3] in (_BATCH, _CALL)]
+            sleeps = [item for item in same if item[3] in (_BATCH, _CALL, EVENTS_BATCH)]
             if sleeps:
                 first = min(sleeps, key=lambda item: item[1])
         posted.remove(first)
@@ -182,6 +193,7 @@ class DelayedSimulation(BatsimSimulation):
     def _handle(self, kind: int, what: Any, now: float) -> None:
         if kind == _END:
             job = self.table.jobs[what.key]
+            self.table.finished.append(job.batsim_id)
             self.outbox.append(ev.job_completed(now, job.batsim_id, what.state, p.format_resources(what.cores)))
         elif kind == _SWITCHED:
             hosts, state = what
@@ -199,8 +211,13 @@ class DelayedSimulation(BatsimSimulation):
             self._decide(now)
         elif kind == _READY:
             self._sched_ready = True
-        else:
+        elif kind == _CALL:
             self.outbox.append(ev.requested_call(now))
+        elif kind == _KILLED:  # the kill's messages, stamped when they reach the server
+            self.outbox.extend(p.Event(now, e.type, e.data) for e in what[0])
+            self.table.finished.extend(what[1])
+        else:
+            self._handle_events(kind, what, now)
 
     def _submit(self, index: int, jobs: list[ServerJob], now: float) -> None:
         """Submitter ``index``'s batch arrived: submit its jobs; the submitter sleeps for its next
@@ -232,7 +249,12 @@ class DelayedSimulation(BatsimSimulation):
         sub.next += 1  # the job it woke for, then those due by then
         while sub.next < len(jobs) and jobs[sub.next].job.submit_s <= wake_s:
             sub.next += 1
-        self._post(wake_s, self.latencies.master_s, _BATCH, (index, jobs[first:sub.next]))
+        # under -E the first batch of all waits for Batsim to read every host's energy, and
+        # goes after the other messages posted at its instant (hdrm.batsim.event_order._rank)
+        late = self.config.energy and not self._first_read
+        self._first_read = True
+        self._post(wake_s, self.latencies.master_s, _BATCH, (index, jobs[first:sub.next]),
+                   self._new_wake() + (_LATE_RANKS if late else 0))
 
     # ------------------------------------------------------------------ replies
     def react(self, reply: p.Message) -> None:
@@ -269,9 +291,19 @@ class DelayedSimulation(BatsimSimulation):
                 logger.warning("%s: CALL_ME_LATER for %g s, already past: calling back now", where, at)
             self._post(max(at, now), self.latencies.master_s, _CALL, None)
         else:
+            held, rows = len(self.outbox), len(self.table.finished)
             self._handlers[event.type](event, now, where)
             if event.type == "SET_RESOURCE_STATE":
                 self._acknowledge_now(now)
+            elif event.type == "KILL_JOB":  # Batsim's killer actor, created on the server's
+                # host once the forwarding actor has posted its next message, kills at once
+                # and reports (KILLING_DONE) over the master host's route; the server writes
+                # the jobs' rows when that arrives
+                killed = (self.outbox[held:], self.table.finished[rows:])
+                del self.outbox[held:], self.table.finished[rows:]
+                self._post_decision(now)
+                self._post(now, self.latencies.master_s, _KILLED, killed)
+                return
         self._post_decision(now)
 
     def _acknowledge_now(self, now: float) -> None:

@@ -179,10 +179,6 @@ class BatsimServer:
                 f"{platform}: hdrm serve --enable-dynamic-jobs needs a platform whose routes "
                 "it knows exactly (this one's run the delayed model); run the real batsim")
         self._attach_traces(config)
-        if config.events and isinstance(self.simulation, DelayedSimulation):
-            raise ConfigError(  # (hdrm.batsim.external_events: instant and actor models)
-                f"{platform}: --events is not simulated where messages take time on routes "
-                "that hdrm serve reads only as latencies; run the real batsim")
         #: Called with ("batsim" | "scheduler", text) for every message (tests, tracing).
         self.on_message: Callable[[str, str], None] | None = None
 

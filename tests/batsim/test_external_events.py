@@ -379,21 +379,35 @@ def test_empty_event_files_say_goodbye_at_once(tmp_path, instant):
     assert got[-1] == (9.0, [("SIMU", None)])
 
 
-def test_event_files_are_refused_where_messages_take_time(tmp_path, monkeypatch):
-    """The delayed model (latencies on routes the actor model does not read) has no event
-    submitters: refused up front."""
+def test_event_files_run_on_the_delayed_model(tmp_path, monkeypatch):
+    """The delayed model (latencies on routes the actor model does not read): an event file's
+    submitter on the master host (no latency to itself here) sends its batches at their times;
+    a job's end takes its host's 1 ms link, so the end at 3 s comes with the event of 3 s, the
+    last job end and NOTIFY no_more_external_event_to_occur at 3.001 s (as the binary:
+    test_serve_events_vs_real.py)."""
     import hdrm.batsim.server as server_module
+    from hdrm.batsim.delayed import DelayedSimulation
     monkeypatch.setattr(server_module, "message_bandwidths", lambda *args, **kwargs: None)
     platform = tmp_path / "p.xml"
     platform.write_text(write_platform(tmp_path / "q.xml", 4).read_text().replace(
         'latency="0us"', 'latency="1ms"'))
-    workload = write_workload(tmp_path / "w.json", [(0, 1, 5)])
-    events = write_events(tmp_path / "e.txt", [U("0", 1)])
+    workload = write_workload(tmp_path / "w.json", [(0, 1, 5), (2, 1, 1)])
+    events = write_events(tmp_path / "e.txt", [U("0", 1), A("0", 3)])
     options = ServeOptions(export_prefix=None, config=ServerConfig(events=(str(events),)))
-    with pytest.raises(ConfigError, match=r"p.xml: --events is not simulated where messages "
-                       r"take time .*run the real batsim"):
-        BatsimServer(platform, workload, options)
-    BatsimServer(platform, workload, ServeOptions(export_prefix=None))  # (fine without events)
+    sim = BatsimServer(platform, workload, options).simulation
+    assert isinstance(sim, DelayedSimulation)
+    got = [(json.loads(m)["now"], [(e["timestamp"], e["type"], e["data"].get("type"))
+                                   for e in json.loads(m)["events"]])
+           for m in step(sim, fcfs_avail(4))[1:]]
+    assert got == [
+        (0.0, [(0.0, "JOB_SUBMITTED", None)]),
+        (1.0, [(1.0, "NOTIFY", "event_machine_unavailable")]),
+        (2.0, [(2.0, "JOB_SUBMITTED", None)]),
+        (2.0, [(2.0, "NOTIFY", "no_more_static_job_to_submit")]),
+        (3.001, [(3.0, "NOTIFY", "event_machine_available"), (3.001, "JOB_COMPLETED", None),
+                 (3.001, "NOTIFY", "no_more_external_event_to_occur")]),
+        (5.001, [(5.001, "JOB_COMPLETED", None)]),
+        (5.001, [(5.001, "SIMULATION_ENDS", None)])]
 
 
 # ---------------------------------------------------------------------------------- command line
