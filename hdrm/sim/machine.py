@@ -19,10 +19,10 @@ Changing a host's state re-times the job running on it, as SimGrid does. Walltim
 * a parallel job is an execution waited for with the walltime as timeout: it is killed at the
   walltime if work is left then. SimGrid counts a remaining amount below
   :data:`~hdrm.sim.running.WORK_PRECISION` of the job's work as done, so a job whose work ends
-  exactly at its walltime succeeds, unless something else is due first at that instant: the
-  end of a job that started before it, or an event the engine notes (:meth:`Machine.note_event`:
-  a submission, a requested call); its walltime's timer then fires first
-  (:mod:`hdrm.sim.running` says why).
+  exactly at its walltime succeeds, unless SimGrid makes a step less than a nanosecond before
+  its end: the end of a job started a few ranks before it (its place among the starts of its
+  instant), or an event the engine notes (:meth:`Machine.note_event`: a submission, a requested
+  call); its walltime's timer then fires first (:mod:`hdrm.sim.tie_steps` says which steps).
 
 Kills can be disabled (``kill_on_walltime``). Energy is integrated per host from its state's power
 over time; a job's energy is what its hosts consumed while it ran (Batsim's ``consumed_energy``).
@@ -70,6 +70,7 @@ from hdrm.sim.job_end import (  # noqa: F401 (re-exported: their former home)
 from hdrm.sim.machine_queries import MachineQueries
 from hdrm.sim.machine_states import MachineStates
 from hdrm.sim.running import RunningJob
+from hdrm.sim.tie_steps import is_tie, tie_losers
 
 _FREE = -1
 #: Machines of at least this many hosts keep the hosts' energy accounts in arrays of doubles.
@@ -166,6 +167,8 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         #: noted events still to come (a heap of times)
         self._step_s = -math.inf
         self._noted: list[float] = []
+        #: the instant of the latest start, the first start then and how many in all
+        self._rank_s, self._rank_0, self._starts = -math.inf, 1, 0
         #: how many parts of composed jobs began after their first (engines that wake at
         #: :meth:`next_time` see that nothing ended)
         self.parts_begun = 0
@@ -228,6 +231,10 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
         now = self.now
         job = RunningJob(key, held, now, walltime_s if self.kill_on_walltime else math.inf)
         job.power_w, job.runs = power_w, runs
+        order = self._starts = self._starts + 1
+        if now != self._rank_s:  # its place among the starts of its instant (tie_steps)
+            self._rank_s, self._rank_0 = now, order
+        job.rank, job.order = order - self._rank_0 + 1, order
         job.version = self._seq  # above any version a former run of this key left in the heap
         self._jobs[key] = job
         if parts:
@@ -315,24 +322,56 @@ class Machine(HostLists, HostRuns, HostChanges, MachineStates, MachineQueries):
             if job is None or job.version != version:
                 continue
             self.now = end
+            noted_now = False
             while noted and noted[0] <= end:
-                self._step_s = max(self._step_s, heapq.heappop(noted))
-            if job.walltime_hit or job.ties_walltime_by(self._step_s):
+                at = heapq.heappop(noted)
+                if at < end:
+                    self._step_s = max(self._step_s, at)
+                else:
+                    noted_now = True
+            if not noted_now and not (heap and heap[0][0] == end):  # alone at its instant
+                if job.walltime_hit or job.ties_walltime_by(self._step_s):
+                    ended.append(self._finish(job, COMPLETED_WALLTIME_REACHED,
+                                              self.progress(key)))
+                elif job.parts is not None and job.part_i + 1 < len(job.parts):
+                    self._next_part(job)
+                else:
+                    ended.append(self._finish(job, COMPLETED_SUCCESSFULLY, 1.0))
                 self._step_s = end
-                ended.append(self._finish(job, COMPLETED_WALLTIME_REACHED, self.progress(key)))
-            elif job.parts is not None and job.part_i + 1 < len(job.parts):
-                self._step_s = end
-                self._next_part(job)
-            else:
-                self._step_s = end
-                ended.append(self._finish(job, COMPLETED_SUCCESSFULLY, 1.0))
+                continue
+            self._end_instant(job, end, noted_now, ended)
         self.now = t
         return ended
 
+    def _end_instant(self, job: RunningJob, end: float, noted_now: bool,
+                     ended: list[JobEnd]) -> None:
+        """End ``job`` and every other job due at ``end`` (popped from the heap here), a noted
+        event due then too if ``noted_now``: the ties among them that a step of the instant
+        kills (:mod:`hdrm.sim.tie_steps`) at their walltime; records go to ``ended``."""
+        heap, jobs = self._heap, self._jobs
+        due = [job]
+        while heap and heap[0][0] == end:
+            _, _, key, version = heapq.heappop(heap)
+            other = jobs.get(key)
+            if other is not None and other.version == version:
+                due.append(other)
+        losers = tie_losers(due, end, noted_now) if any(is_tie(j, end) for j in due) else ()
+        before = self._step_s  # (the latest step at an earlier instant)
+        for job in due:
+            if job.walltime_hit or job.key in losers or job.ties_walltime_by(before):
+                ended.append(self._finish(job, COMPLETED_WALLTIME_REACHED,
+                                          self.progress(job.key)))
+            elif job.parts is not None and job.part_i + 1 < len(job.parts):
+                self._next_part(job)
+            else:
+                ended.append(self._finish(job, COMPLETED_SUCCESSFULLY, 1.0))
+        self._step_s = end
+
     def note_event(self, t: float) -> None:
         """Note that something outside the machine is due at ``t`` (not before now) ahead of
-        the job ends of that instant (a submission, a requested call): a parallel job whose
-        work ends exactly at its walltime then, still running, is killed at its walltime."""
+        the job ends of that instant (a submission, a requested call): its steps kill a parallel
+        job whose work ends exactly at its walltime then, if it ranks among the first
+        (:mod:`hdrm.sim.tie_steps`)."""
         if t >= self.now:
             heapq.heappush(self._noted, t)
 

@@ -16,15 +16,14 @@ exactly at its walltime succeeds when its end is the first thing due at its inst
 walltime left are both decreased by the same elapsed times, as SimGrid does, so that decision does
 not depend on how large the clock is.
 
-Such a tie is lost when something else is due first at that instant (Batsim 4.2.1 on SimGrid
-3.32, read in their sources and checked with the binary): the walltime is a SimGrid sleep
-(``wait_for``'s timeout), and SimGrid ends a sleep at the first step of its clock that leaves it
-less than :data:`TIMING_PRECISION` to go, while the work is done only below ``WORK_PRECISION``.
-Every job starts a fraction of a nanosecond after its decision (each forwarded decision is a
-one-byte message to Batsim's server), so a submission or a requested call of the job's end
-instant (their sleeps aim at the exact instant), or the end of a job that started before it, is
-a step just before the job's own end, and its timer fires there: ``COMPLETED_WALLTIME_REACHED``.
-:meth:`RunningJob.ties_walltime_by` says whether a step at a given time is such a step.
+Such a tie is lost when SimGrid makes a step less than :data:`TIMING_PRECISION` before its end
+(Batsim 4.2.1 on SimGrid 3.32, read in their sources and checked with the binary): the walltime
+is a SimGrid sleep (``wait_for``'s timeout), and SimGrid ends a sleep at the first step of its
+clock that leaves it less than :data:`TIMING_PRECISION` to go, while the work is done only below
+``WORK_PRECISION``: ``COMPLETED_WALLTIME_REACHED``. Within one instant of the built-in engine
+the steps fall a fraction of a nanosecond apart, by the jobs' ranks in their decisions
+(:data:`MESSAGE_S`); :mod:`hdrm.sim.tie_steps` places them. A step at an earlier time is
+:meth:`RunningJob.ties_walltime_by`'s.
 """
 
 from __future__ import annotations
@@ -39,6 +38,9 @@ WORK_PRECISION = 1e-14
 #: SimGrid 3.32's timing precision (``surf/precision``, seconds): a sleep (a walltime's timer)
 #: ends at the first step that leaves it less than this to go.
 TIMING_PRECISION = 1e-9
+#: The time of one message between Batsim's actors on the master host (1 byte on SimGrid's
+#: 10 GBps loopback, seconds): the k-th job a decision starts begins k of these after it.
+MESSAGE_S = 1e-10
 
 
 class RunningJob:
@@ -54,7 +56,7 @@ class RunningJob:
     __slots__ = (
         "key", "cores", "start_s", "parallel", "delay_s", "ops_gflop", "remaining", "wall_left_s",
         "min_speed", "at_min", "updated_s", "end_s", "version", "energy_j", "power_w", "energy_t",
-        "walltime_hit", "runs", "parts", "part_i", "part_s",
+        "walltime_hit", "runs", "parts", "part_i", "part_s", "rank", "order",
     )
 
     def __init__(self, key: int, cores: Sequence[int], start_s: float, walltime_s: float) -> None:
@@ -83,6 +85,9 @@ class RunningJob:
         self.parts: tuple[tuple[float | None, float | None], ...] | None = None
         self.part_i = 0
         self.part_s = start_s
+        #: (set by the machine at its start: its place among the jobs started at its instant,
+        #: ``rank`` 1, 2, ..., how many messages after its decision it starts, in
+        #: :data:`MESSAGE_S`; and among all starts, ``order``, which ranks ties of rank)
 
     def delay_run_s(self, delay_s: float) -> float:
         """Make this a delay job; returns how long it runs (its delay, or its walltime)."""
@@ -131,8 +136,8 @@ class RunningJob:
 
     def ties_walltime_by(self, step_s: float) -> bool:
         """True when this parallel job, due to end with its work done, is still running at a
-        step at ``step_s`` (something else due first at its instant) that fires its walltime's
-        timer: the walltime is then within :data:`TIMING_PRECISION` of ``step_s``."""
+        step at ``step_s`` (at an earlier time than its end) that fires its walltime's timer:
+        the walltime is then within :data:`TIMING_PRECISION` of ``step_s``."""
         return (self.parallel and not self.walltime_hit
                 and step_s >= self.updated_s + self.wall_left_s - TIMING_PRECISION)
 

@@ -1,15 +1,17 @@
-"""A parallel job whose work ends exactly at its walltime, as Batsim 4.2.1 decides it (session 24).
+"""A parallel job whose work ends exactly at its walltime, as Batsim 4.2.1 decides it (sessions 24
+and 29).
 
 Batsim waits for a ``parallel_homogeneous`` job with its walltime as the timeout: a SimGrid sleep
 that ends at the first step leaving it less than 1e-9 s to go, while the work ends only below
 1e-14 of it. Each forwarded decision is a one-byte message (1e-10 s on the master host's
-loopback), so jobs start a fraction of a nanosecond after their decision, in the order of their
-EXECUTE_JOB; submissions and requested calls aim at the exact instant. Such a tie therefore
-succeeds only when its end is the first thing due at its instant; when a job that started before
-it ends then, or a submission or call is due then, its timer fires first and Batsim kills it
-(COMPLETED_WALLTIME_REACHED). ``hdrm.sim.running`` has the rule; the real binary's outcomes
-below were recorded with a FCFS scheduler on 16 hosts of 10 GFLOP/s (``test_real_batsim_scenarios``
-replays them against the binary).
+loopback), so the k-th job of a decision starts k x 1e-10 s after it (its rank k); submissions
+and requested calls aim at the exact instant; every step at which a job ends is followed by the
+decision process's answer, a step one rank later. A tie is therefore killed
+(COMPLETED_WALLTIME_REACHED) when a step falls less than 10 ranks before its end: the end of a job
+started a few ranks before it (or the answer to that end, or a run of such ends), a submission or
+call due then; otherwise it succeeds. ``hdrm.sim.tie_steps`` has the built-in engine's rule; the
+real binary's outcomes below were recorded with a FCFS scheduler on 16 hosts of 10 GFLOP/s
+(``test_real_batsim_scenarios`` replays them against the binary).
 """
 
 from __future__ import annotations
@@ -95,6 +97,49 @@ class TestMachine:
         m.start(2, [1], ops_gflop=10.0, walltime_s=1.0)
         assert states(m, 5.0) == {1: (WALL, 1.0), 2: (WALL, 1.0)}
 
+    @staticmethod
+    def ranked(tie_rank: int, first: str = "delay") -> Machine:
+        """A ``first`` job (a 1 s delay, or a 9 s one), busy jobs, and a tie of 1 s at
+        ``tie_rank`` among the starts of one instant."""
+        m = Machine([(10.0,)] * tie_rank, [(100.0,)] * tie_rank, 0)
+        m.start(1, [0], delay_s=1.0 if first == "delay" else 9.0, walltime_s=100.0)
+        for rank in range(2, tie_rank):
+            m.start(rank, [rank - 1], delay_s=9.0, walltime_s=100.0)
+        m.start(tie_rank, [tie_rank - 1], ops_gflop=10.0, walltime_s=1.0)
+        return m
+
+    @pytest.mark.parametrize("rank, state", [(11, WALL), (12, OK), (13, OK)])
+    def test_only_steps_less_than_ten_ranks_before_kill(self, rank, state):
+        # steps at ranks 1 (the delay job's end) and 2 (the answer to it): 9, 10, 11 ranks
+        # (0.9, 1.0, 1.1 ns) before the tie at 11, 12, 13
+        assert states(self.ranked(rank), 1.5)[rank] == (state, 1.0)
+
+    @pytest.mark.parametrize("rank, state", [(11, WALL), (12, OK)])
+    def test_a_noted_event_steps_at_ranks_zero_to_two(self, rank, state):
+        m = self.ranked(rank, first="busy")
+        m.note_event(1.0)
+        assert states(m, 1.5) == {rank: (state, 1.0)}
+
+    def test_a_run_of_delay_jobs_carries_the_steps(self):
+        # delay jobs at ranks 1-12: the step at rank 1 ends 1-10 early, the answers at 2 and 3
+        # end 11 and 12, the answer at 4 reaches rank 13: the tie there is killed, at 14 not
+        # (a step at rank 12, the last delay job's own, would have reached 21)
+        for tie_rank, state in ((13, WALL), (14, OK)):
+            m = Machine([(10.0,)] * tie_rank, [(100.0,)] * tie_rank, 0)
+            for rank in range(1, tie_rank):
+                m.start(rank, [rank - 1], delay_s=1.0 if rank <= 12 else 9.0,
+                        walltime_s=100.0)
+            m.start(tie_rank, [tie_rank - 1], ops_gflop=10.0, walltime_s=1.0)
+            assert states(m, 1.5)[tie_rank] == (state, 1.0)
+
+    def test_a_later_decision_ranks_first(self):
+        m = machine()
+        m.start(1, [0], delay_s=9.0, walltime_s=100.0)
+        m.start(2, [1], delay_s=1.0, walltime_s=100.0)  # rank 2 of the instant 0
+        m.advance(0.5)
+        m.start(3, [2], ops_gflop=5.0, walltime_s=0.5)  # rank 1 of the instant 0.5
+        assert states(m, 1.5) == {3: (OK, 1.0), 2: (OK, 1.0)}
+
     def test_delay_jobs_keep_batsim_comparison(self):
         # a delay job has no timer when delay < walltime: nothing kills it
         m = machine()
@@ -112,6 +157,17 @@ PROFILES = {"t1": {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0},
 
 def job(i: int, sub: float, res: int, wall: float, profile: str) -> dict:
     return {"id": i, "subtime": sub, "res": res, "walltime": wall, "profile": profile}
+
+
+def busy_jobs(first_id: int, last_id: int, first: str = "d1") -> list[dict]:
+    """Jobs ``first_id`` to ``last_id`` submitted at 0: the first of profile ``first`` (``d1``:
+    it ends at 1 s, with the ties), the others 9 s delays (busy at 1 s)."""
+    return [job(i, 0, 1, 100, first if i == first_id else "d9")
+            for i in range(first_id, last_id + 1)]
+
+
+def all_ok(first_id: int, last_id: int) -> dict[int, str]:
+    return {i: OK for i in range(first_id, last_id + 1)}
 
 
 #: name -> (jobs, requested call time or None, {job id: final state} of the real Batsim 4.2.1)
@@ -138,6 +194,33 @@ CASES = {
     "started_late": ([job(0, 0, 16, 100, "d9"), job(1, 3, 1, 1, "t1"), job(2, 3, 4, 1, "t1")],
                      None, {0: OK, 1: OK, 2: WALL}),
     "call_at_the_walltime": ([job(1, 0, 1, 1, "t1")], 1.0, {1: WALL}),
+    # one decision (ids of two digits: Batsim submits the jobs of an instant in the order of
+    # their ids as strings): a step less than 10 ranks (1 ns) before the tie kills it; the
+    # delay job's end (rank 1) and the answer to it (rank 2) reach the 11th job, not the 13th
+    "eleventh_after_a_delay": (busy_jobs(10, 19) + [job(20, 0, 1, 1, "t1")], None,
+                               {**all_ok(10, 19), 20: WALL}),
+    "thirteenth_after_a_delay": (busy_jobs(10, 21) + [job(22, 0, 1, 1, "t1")], None,
+                                 {**all_ok(10, 21), 22: OK}),
+    # a run of delay jobs carries the steps on: each step ends the next one early, and the
+    # answer to it is a step one rank later; 13 delay jobs reach rank 14, 15 reach rank 16
+    "run_of_13_delays": ([job(i, 0, 1, 100, "d1") for i in range(10, 23)]
+                         + [job(23, 0, 1, 100, "d9"), job(24, 0, 1, 100, "d9"),
+                            job(25, 0, 1, 1, "t1")], None, {**all_ok(10, 24), 25: OK}),
+    "run_of_15_delays": ([job(i, 0, 1, 100, "d1") for i in range(10, 25)]
+                         + [job(25, 0, 1, 1, "t1")], None, {**all_ok(10, 24), 25: WALL}),
+    # ranks, not start times, order the ends of an instant: the tie started at 0.5 s first in
+    # its decision ends before the delay job started 12th at 0 s (the former rule killed it)
+    "later_decision_ranks_first": (busy_jobs(10, 20, first="d9")
+                                   + [job(21, 0, 1, 100, "d1"), job(22, 0.5, 1, 0.5, "h")],
+                                   None, {**all_ok(10, 21), 22: OK}),
+    # a submission at the walltime: steps at ranks 0 to 2 (more for the last submission of
+    # the workload, below) reach the 11th job, not the 16th
+    "submission_eleventh": (busy_jobs(10, 19, first="d9") + [job(20, 0, 1, 1, "t1"),
+                                                             job(30, 1, 1, 100, "d1")], None,
+                            {**all_ok(10, 19), 20: WALL, 30: OK}),
+    "submission_sixteenth": (busy_jobs(10, 24, first="d9") + [job(25, 0, 1, 1, "t1"),
+                                                              job(30, 1, 1, 100, "d1")], None,
+                             {**all_ok(10, 24), 25: OK, 30: OK}),
 }
 
 
@@ -216,6 +299,21 @@ def summary(received: list[str]) -> list[str]:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_serve_decides_ties_as_the_real_batsim(name, tmp_path):
     assert serve_states(tmp_path, name) == CASES[name][2]
+
+
+def builtin_states(tmp_path: Path, name: str) -> dict[int, str]:
+    """The final states of the built-in engine's FCFS run of case ``name``."""
+    platform, workload = write_case(tmp_path, name)
+    plat, wl = load_inputs(InputSpec(workload_path=str(workload), platform_path=str(platform)))
+    result = Simulation(plat, wl, SimulationConfig(contention="none", backfilling="none",
+                                                   seed=0)).run(resolve_policy("fcfs"))
+    return {int(o.job.id): o.state for o in result.outcomes}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if CASES[n][1] is None))
+def test_builtin_engine_decides_ties_as_the_real_batsim(name, tmp_path):
+    """Every case without a requested call (the built-in engine has none): Batsim's states."""
+    assert builtin_states(tmp_path, name) == CASES[name][2]
 
 
 def test_builtin_engine_kills_the_second_tie_of_a_decision(tmp_path):
