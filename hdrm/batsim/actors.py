@@ -46,12 +46,14 @@ from hdrm.batsim import events as ev
 from hdrm.batsim import protocol as p
 from hdrm.batsim.actor_jobs import MASTER, JobActors, Steps
 from hdrm.batsim.bandwidth import MessageBandwidths, communicating
+from hdrm.batsim.energy_reads import EnergyReads
 from hdrm.batsim.event_actors import EventActors
 from hdrm.batsim.bandwidth import _covered as covered  # (what the actor model runs)
 from hdrm.batsim.jobs import SUBMITTED, JobTable, ServerJob, network_need
 from hdrm.batsim.lazy_energy import HostAccounts
-from hdrm.batsim.maestro import ANSWERED, CREATE, EXCHANGE, RECV, SEND, SLEEP, WAIT, Exec, Maestro
-from hdrm.batsim.outputs_energy import TraceAccounts
+from hdrm.batsim.maestro import (ANSWERED, CREATE, EXCHANGE, READ, RECV, SEND, SLEEP, WAIT, Exec,
+                                 Maestro)
+from hdrm.batsim.outputs_energy import TotalAt, TraceAccounts
 from hdrm.batsim.outputs_machines import SWITCHING_OFF, SWITCHING_ON, SessionTraces
 from hdrm.batsim.partial_load import power_ranges
 from hdrm.batsim.ptask import Network, unroutable_pair
@@ -83,8 +85,12 @@ class ActorSimulation(EventActors, JobActors, BatsimSimulation):
         self.bandwidths = bandwidths
         self.network = self._network(bandwidths)
         self.maestro = Maestro(self._touched if self.config.energy else None, self.network)
-        self._fresh = [0.0] * self.board.nb_hosts  # when each host's energy was last updated
-        self._all_fresh_s = 0.0  # ... or every host's, if later
+        #: the energy readings (-E): when each host's account was last updated
+        self.reads = EnergyReads(self.board.nb_hosts, lambda: self.maestro.now, self.maestro.alone,
+                                 self._touched, self._charge)
+        self._fresh = self.reads.fresh
+        if self.config.energy:
+            self.maestro.reads = self.reads
         self._queued: list[p.Event] = []  # Batsim's protocol writer
         self._reply: tuple[float, list[tuple[p.Event, str]]] | None = None
         self._ready = self._ends_sent = self._ends_acked = self._first_energy = False
@@ -106,6 +112,7 @@ class ActorSimulation(EventActors, JobActors, BatsimSimulation):
         #: SimGrid's accounts for the energy trace without an lmm system (attach_traces)
         self._shadow: TraceAccounts | None = None
         self._no_usage = np.zeros(0)
+        self._usages: tuple[int, np.ndarray] = (-1, self._no_usage)  # (maestro version, usages)
         #: id(ptask) -> (the ptask, host -> its flops), while its work runs
         self._exec_flops: dict[int, tuple[Exec, dict[int, float]]] = {}
         if self.network is not None and self.config.energy:
@@ -193,37 +200,35 @@ class ActorSimulation(EventActors, JobActors, BatsimSimulation):
 
     def _energy(self, hosts: Sequence[int]) -> Steps:
         """sg_host_get_consumed_energy on each host: a simcall for each stale account (answered
-        all at once while the actor runs alone: the same order, one round instead of one per
-        host)."""
-        fresh, now = self._fresh, self.maestro.now
-        for i, h in enumerate(hosts):
-            if fresh[h] < now and self._all_fresh_s < now:
-                if self.maestro.alone():
-                    if len(hosts) == len(fresh):
-                        self._all_fresh_s = now
-                    else:
-                        for other in hosts[i:]:
-                            fresh[other] = now
-                    if self.accounts is not None:
-                        for other in hosts[i:]:
-                            self.accounts.update(other, now)
-                    if self._shadow is not None:
-                        if i == 0 and len(hosts) == len(fresh):
-                            self._shadow.update_all(now, self._plain_usages())
-                        else:
-                            self._shadow.update_many(hosts[i:], now, self._idle_usage())
-                    yield (ANSWERED, None)
-                    return
-                yield (ANSWERED, lambda h=h: self._touched(h))
+        all at once while the actor runs alone), stepped by :class:`EnergyReads`."""
+        yield (READ, hosts)
+
+    def _charge(self, hosts: Sequence[int], first: int, whole: bool) -> None:
+        """The energy plugin is called on ``hosts[first:]`` now (``whole``: on every host), one
+        host after the other, the load and power states unchanged meanwhile."""
+        now = self.maestro.now
+        if self.accounts is not None:
+            for h in hosts[first:]:
+                self.accounts.update(h, now)
+        if self._shadow is not None:
+            idle = not self._exec_flops and not self._counts["switching"]
+            if whole or min(self._fresh) >= now:  # (every stale account among them)
+                self._shadow.update_all(now, None if idle else self._plain_usages())
+            elif len(hosts) - first > 8:  # (the same doubles as one host after the other)
+                self._shadow.update_hosts(hosts[first:], now, None if idle else
+                                          self._plain_usages())
+            else:
+                self._shadow.update_many(hosts[first:], now, self._idle_usage())
 
     def _touched(self, host: int) -> None:
         """The energy plugin is called on ``host`` (its account updated)."""
         if host >= 0:
-            self._fresh[host] = self.maestro.now
+            now = self._fresh[host] = self.maestro.now
             if self.accounts is not None:
-                self.accounts.update(host, self.maestro.now)
+                self.accounts.update(host, now)
             if self._shadow is not None:
-                self._shadow.update_many((host,), self.maestro.now, self._idle_usage())
+                self._shadow.touch(host, now, not self._exec_flops and
+                                   not self._counts["switching"])
 
     def _usage(self, host: int) -> float:
         """The flop/s ``host``'s cpu delivers now (``Constraint::get_usage``): its enabled
@@ -253,18 +258,16 @@ class ActorSimulation(EventActors, JobActors, BatsimSimulation):
     def _plain_usage(self, host: int) -> float:
         """Without an lmm system, the flop/s ``host``'s cpu delivers now: its switches, and the
         parallel tasks on it (their rate times its flops)."""
-        used = self.maestro.executing(host)
-        for exec_, rate in self.maestro.exec_rates():
-            entry = self._exec_flops.get(id(exec_))
-            if entry is not None and host in entry[1]:
-                used += rate * entry[1][host]
-        return used
+        return float(self._plain_usages()[host])
 
     def _plain_usages(self) -> np.ndarray:
-        """:meth:`_plain_usage` of every host at once."""
+        """:meth:`_plain_usage` of every host at once (worked out again once the computations
+        under way or their rates changed: :attr:`Maestro.version`)."""
         if not self._exec_flops and not self._counts["switching"]:
             return self._no_usage  # (the common case: nothing computes)
-        used = np.zeros(self.board.nb_hosts)
+        if self._usages[0] == self.maestro.version:
+            return self._usages[1]
+        used = [0.0] * self.board.nb_hosts
         for h, rate in self.maestro.executing_by_host().items():
             used[h] = rate
         for exec_, rate in self.maestro.exec_rates():
@@ -274,14 +277,15 @@ class ActorSimulation(EventActors, JobActors, BatsimSimulation):
                     used[h] += rate * flops
         for key in [k for k, entry in self._exec_flops.items() if entry[0].ended]:
             del self._exec_flops[key]  # its work is done or cancelled
-        return used
+        self._usages = (self.maestro.version, np.array(used))
+        return self._usages[1]
 
-    def _total_energy_j(self) -> float | np.longdouble:
+    def _total_energy_j(self) -> float | np.longdouble | TotalAt:
         """machines.total_consumed_energy: every compute host's energy since 0, read now."""
         if self.accounts is not None:
             return self._energy_of(range(self.board.nb_hosts))
         if self._shadow is not None:
-            return self._shadow.total_j()
+            return self._shadow.snapshot()  # (summed when the file is written)
         self._sync()
         return self.board.energy_j()
 

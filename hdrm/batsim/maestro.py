@@ -48,7 +48,7 @@ REMAINS_PRECISION = 1e-5 * 1e-9
 #: SimGrid's ``network/TCP-gamma`` (bytes): bounds the rate of a transfer with latency.
 TCP_GAMMA = 4194304.0
 
-ANSWERED, SLEEP, SEND, RECV, WAIT, CREATE, EXCHANGE, EXECUTE, PTASK, WAIT_FOR = range(10)
+ANSWERED, SLEEP, SEND, RECV, WAIT, CREATE, EXCHANGE, EXECUTE, PTASK, WAIT_FOR, READ = range(11)
 #: How a parallel task's wait ends: its work done, or its timeout first (work left).
 DONE, TIMEOUT = "DONE", "TIMEOUT"
 
@@ -82,6 +82,19 @@ class Exec:
     #: called once when its action, run on after a timeout, stops (work done or cancelled)
     on_end: Callable[[], None] | None = None
     ended: bool = False  # its action is over (work done, or cancelled): nothing to cancel
+
+
+class Reading:
+    """An energy reading in progress (``READ``, stepped by :attr:`Maestro.reads`,
+    :class:`~hdrm.batsim.energy_reads.EnergyReads`): answered, it touches its host and comes
+    back as the actor's value."""
+
+    __slots__ = ("hosts", "index", "host", "touch")
+
+    def __call__(self) -> "Reading":
+        if self.host >= 0:
+            self.touch(self.host)
+        return self
 
 
 @dataclass(eq=False)
@@ -127,6 +140,10 @@ class Maestro:
         self._posted: deque[Transfer] = deque()
         self._receiving: Transfer | None = None
         self._exchanging: Actor | None = None
+        #: steps the energy readings (``READ``) where Batsim reads energy (-E)
+        self.reads: Any = None
+        #: changes whenever the computations under way or their rates may have changed
+        self.version = 0
 
     def spawn(self, actor: Actor) -> None:
         """Make a new actor ready."""
@@ -160,6 +177,8 @@ class Maestro:
                     self._answer(actor, request)
             elif self._ready:
                 self._round, self._ready, self._next = self._ready, [], 0
+                if len(self._round) > 1 and self._round[0][1].__class__ is Reading:
+                    self.reads.bulk(self._round)
             elif not self._solve():
                 return None
 
@@ -171,7 +190,14 @@ class Maestro:
 
     def _step(self, actor: Actor, value: Any) -> tuple | None:
         try:
-            request = actor.send(value)
+            if value.__class__ is Reading:
+                if actor.gi_frame is None:
+                    return None  # (killed while it read)
+                request = self.reads.next(actor, value)
+            else:
+                request = actor.send(value)
+            while request[0] == READ:
+                request = self.reads.next(actor, self.reads.start(request[1]))
         except StopIteration:
             return None
         if request[0] != EXCHANGE:
@@ -216,6 +242,7 @@ class Maestro:
                 self.on_action_end(request[3])  # the energy plugin's Exec::on_start
             self._actions.append(_Action(request[3], remains=request[1], rate=request[2],
                                          sleeper=actor, computes=True))
+            self.version += 1
         elif kind == PTASK:  # Exec::start (answered): its action, the whole work at ``rate``
             self._start_exec(request[1], request[2], actor)
             self._ready.append((actor, None))
@@ -242,11 +269,13 @@ class Maestro:
             # the energy plugin's Exec::on_start (one host), before any solve: no load yet
             self.on_action_end(exec_.hosts[0])
         self._actions.append(exec_.action)
+        self.version += 1
 
     def set_rate(self, exec_: Exec, rate: float) -> None:
         """A host of ``exec_`` changed speed: its action runs at ``rate`` from now on."""
         if exec_.action is not None and (not exec_.state or exec_.on_end is not None):
             exec_.action.rate = rate
+            self.version += 1
 
     def cancel_exec(self, exec_: Exec) -> None:
         """Exec::cancel: its action (and timer) dropped, its hosts' energy updated; nothing
@@ -258,6 +287,7 @@ class Maestro:
             for h in exec_.hosts:
                 self.on_action_end(h)
         self._actions = [a for a in self._actions if a.exec is not exec_]
+        self.version += 1
         self._free(exec_.action)
         self._ran_on(exec_)
 
@@ -346,6 +376,8 @@ class Maestro:
             else:
                 kept.append(a)
         self._actions = kept
+        if any(a.exec is not None or a.computes for a in ended):
+            self.version += 1
         for a in ended:
             if a.exec is not None:
                 self._post(a)
@@ -391,6 +423,7 @@ class Maestro:
             self._actions = [a for a in self._actions if a is not exec_.timer]
         if exec_.state == DONE:
             self._actions = [a for a in self._actions if a is not exec_.action]
+            self.version += 1
             self._free(exec_.action)
         if exec_.waiter is not None:
             self._ready.append((exec_.waiter, exec_.state))
@@ -417,5 +450,6 @@ class Maestro:
     def cancel(self, actor: Actor) -> None:
         """Kill ``actor`` (Batsim's killer): its sleep is dropped, it never runs again."""
         self._actions = [a for a in self._actions if a.sleeper is not actor]
+        self.version += 1
         self._ready = [(a, v) for a, v in self._ready if a is not actor]
         actor.close()

@@ -32,6 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from hdrm.batsim import protocol as p
+from hdrm.batsim.outputs_energy import TotalAt
 from hdrm.batsim.outputs_paje import PajeTrace
 from hdrm.batsim.partial_load import power_ranges
 from hdrm.platform.simgrid import HostSpec
@@ -72,7 +73,8 @@ class SessionTraces:
         self.pstate = [h.pstate for h in hosts]
         self.wattmin_w = sum(eps[s] for eps, s in zip(self._epsilon, self.pstate))
         self.states_rows: list[str] = []
-        self.energy_rows: list[str] = []
+        self._energy_rows: list[str] = []
+        self._energy_raw: list[tuple] = []  # (time, energy, kind, wattmin) not written yet
         self.pstate_rows: list[str] = []
         self._last = (np.longdouble(0), np.longdouble(0))  # (time, energy) of the last row
         self.paje = (PajeTrace([h.name for h in hosts] + list(storage_names))
@@ -159,13 +161,32 @@ class SessionTraces:
             self.energy_row(t, energy_j, "p")
 
     # ------------------------------------------------------------------ energy
-    def energy_row(self, t: float, energy_j: float, kind: str) -> None:
-        """A row of out_consumed_energy.csv."""
-        last_t, last_j = self._last  # Batsim's long doubles
-        energy, dt = np.longdouble(energy_j), np.longdouble(t) - last_t
-        epower = f"{float((energy - last_j) / dt):f}" if dt > 0 else "NA"
-        self.energy_rows.append(f"{t:f},{float(energy):f},{kind},{self.wattmin_w:f},{epower}\n")
-        self._last = (np.longdouble(t), energy)
+    def energy_row(self, t: float, energy_j: float | np.longdouble | TotalAt, kind: str) -> None:
+        """A row of out_consumed_energy.csv (written when asked for: ``energy_j`` may be a sum
+        to be worked out, :class:`~hdrm.batsim.outputs_energy.TotalAt`)."""
+        self._energy_raw.append((t, energy_j, kind, self.wattmin_w))
+
+    @property
+    def energy_rows(self) -> list[str]:
+        """The rows of out_consumed_energy.csv so far: energies and mean powers worked out in
+        Batsim's long doubles, all rows at once (element by element, the scalar operations)."""
+        raw, self._energy_raw = self._energy_raw, []
+        if not raw:
+            return self._energy_rows
+        energy = np.array([e.value() if e.__class__ is TotalAt else e for _, e, _, _ in raw],
+                          dtype=np.longdouble)
+        time = np.array([t for t, _, _, _ in raw], dtype=np.longdouble)
+        dt = time - np.concatenate(([self._last[0]], time[:-1]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            power = (energy - np.concatenate(([self._last[1]], energy[:-1]))) / dt
+        self._last = (time[-1], energy[-1])
+        self._energy_rows += [
+            "%f,%f,%s,%f,%f\n" % (t, e, kind, wattmin, w) if later else
+            "%f,%f,%s,%f,NA\n" % (t, e, kind, wattmin)
+            for (t, _, kind, wattmin), e, w, later in zip(
+                raw, energy.astype(np.float64).tolist(), power.astype(np.float64).tolist(),
+                (dt > 0).tolist())]
+        return self._energy_rows
 
     # ------------------------------------------------------------------ results
     def state_times(self) -> dict[str, float]:
