@@ -1,7 +1,8 @@
 """SimGrid platform XML for Batsim 4.x, written from a :class:`~hdrm.platform.model.Platform`.
 
 Export (:func:`platform_to_xml`, :func:`write_simgrid_xml`), SimGrid DTD version 4.1, one zone
-``AS0`` with Full routing:
+``AS0`` with ``Cluster`` routing (SimGrid 3.32's star zone), whose memory grows with the hosts, not
+with their square (``all_pairs=True`` writes the older ``Full`` zone instead, see below):
 
 * one ``<host>`` per core, named ``core_<id>`` with the id zero-padded to a fixed width (at least 4
   digits) so that sorting by name gives core-id order: Batsim numbers compute resources in the order
@@ -25,12 +26,30 @@ Export (:func:`platform_to_xml`, :func:`write_simgrid_xml`), SimGrid DTD version
 * a host ``master_host`` (Batsim recognises it by that name; it must carry no role property);
 * one ``<link>`` per node, ``link_<node name>``, with the bandwidth (in ``GBps``, bytes) and latency
   of the cluster's network type, used by the core-to-core routes (``all_pairs``);
-* one route from ``master_host`` to every core through the link ``control`` (latency 0, 1000 TBps,
-  FATPIPE; routes are symmetrical, so every core reaches the master and back). Batsim's job actors
-  report a job's end to the server on ``master_host`` over this route: through a node link, real
-  Batsim saw every end one latency late, a decision point the built-in engine does not have.
-  Core-to-core routes are written only with ``all_pairs=True`` (quadratic size; hdrm's profiles
-  never communicate). The file grows linearly: about 0.4 kB per core (1 MB for 2,512 cores).
+* every host (``master_host`` and each core) joined to the star by a ``<host_link>`` whose up
+  and down links are both ``control`` (latency 0, 1000 TBps, FATPIPE). A star route goes up the
+  source's links and down the destination's, each link once (``StarZone::get_local_route``), so
+  a core reaches the master over the one link ``control``. Batsim's job actors report a job's
+  end to the server on ``master_host`` over this route: through a node link, real Batsim saw
+  every end one latency late, a decision point the built-in engine does not have. The node
+  links are written but no route crosses them: hdrm's profiles on this export never communicate
+  (the batsim engine refuses ``com`` > 0 up front).
+* a link ``loopback`` (10 GBps, latency 0, FATPIPE) and the master host's route to itself over
+  it: SimGrid's implicit loopback (``network/loopback-bw``), which a Full zone gives every host
+  and a star zone none. Batsim's submitters send their 1-byte messages to the server on the
+  master host: over ``control`` they took 1e-15 s instead of 1e-10 s, and consumed energies
+  moved in their last printed digit (``hdrm replay --engine batsim``, 150 SDSC-SP2 jobs on
+  ``hetero.json``, sjf with EASY backfilling).
+* ``all_pairs=True``: one ``Full`` zone instead, with a ``<route>`` from ``master_host`` to every
+  core over ``control`` and one between every two cores (over their node's link, or both nodes'
+  links). SimGrid sizes a Full zone's route table hosts x hosts (8 bytes a cell, 70 GB for
+  93,313 hosts) and the file grows with the square too, so this is for small platforms whose
+  jobs communicate.
+
+The star export grows linearly: about 0.4 kB of file per core (35 MB for a CEA-Curie-sized
+platform of 93,312 cores), and Batsim 4.2.1 about 7 kB of memory per core host (peak RSS 0.12 GB
+for 11,664 hosts, 0.21 GB for 23,328, 0.72 GB for 93,312; the Full zone needed 1.19 GB and
+4.50 GB for the first two and was refused for the last).
 """
 
 from __future__ import annotations
@@ -61,6 +80,11 @@ CONTROL_LINK = "control"
 #: Its bandwidth: so large that a message takes no time at SimGrid's precision (with a node
 #: link's 1.25 GBps, SimGrid 3.32's solver stalled on 1,024 hosts with latency 0).
 CONTROL_BANDWIDTH = "1000TBps"
+#: The link of the master host's route to itself in the star export (Batsim's submitters and
+#: server talk on the master): SimGrid's implicit loopback, which a Full zone gives every host
+#: (``network/loopback-bw`` 10 GBps, ``-lat`` 0, FATPIPE) but a star zone does not, written out.
+LOOPBACK_LINK = "loopback"
+LOOPBACK_BANDWIDTH = "10GBps"
 #: Speed of the idle states: tiny but positive, as Batsim requires.
 IDLE_SPEED = "0.001f"
 
@@ -141,9 +165,12 @@ def _add_core_host(zone: etree._Element, platform: Platform, core: Core,
     _prop(host, "processor", str(core.processor_id))
 
 
-def _add_links(zone: etree._Element, platform: Platform) -> None:
+def _add_links(zone: etree._Element, platform: Platform, loopback: bool) -> None:
     etree.SubElement(zone, "link", id=CONTROL_LINK, bandwidth=CONTROL_BANDWIDTH, latency="0s",
                      sharing_policy="FATPIPE")
+    if loopback:
+        etree.SubElement(zone, "link", id=LOOPBACK_LINK, bandwidth=LOOPBACK_BANDWIDTH,
+                         latency="0s", sharing_policy="FATPIPE")
     for node in platform.nodes:
         net = platform.clusters[node.cluster_id].network
         etree.SubElement(
@@ -161,17 +188,26 @@ def _add_route(zone: etree._Element, src: str, dst: str, links: list[str]) -> No
         etree.SubElement(route, "link_ctn", id=link)
 
 
-def _add_routes(zone: etree._Element, platform: Platform, all_pairs: bool) -> None:
+def _add_full_routes(zone: etree._Element, platform: Platform) -> None:
+    """The ``Full`` zone's routes: master to every core over ``control``, and every two cores
+    over their node links (quadratic)."""
     names = [core_host_name(c.id, platform.nb_cores) for c in platform.cores]
     links = [f"link_{platform.nodes[c.node_id].name}" for c in platform.cores]
     for core in platform.cores:
         _add_route(zone, MASTER_HOST, names[core.id], [CONTROL_LINK])
-    if not all_pairs:
-        return
     for a in platform.cores:
         for b in platform.cores[a.id + 1 :]:
             via = [links[a.id]] if a.node_id == b.node_id else [links[a.id], links[b.id]]
             _add_route(zone, names[a.id], names[b.id], via)
+
+
+def _add_host_links(zone: etree._Element, platform: Platform) -> None:
+    """The star zone's ``<host_link>``\\ s (every host goes up and down over ``control``) and
+    the master host's route to itself (over ``loopback``, as in a Full zone)."""
+    for name in [MASTER_HOST, *(core_host_name(c.id, platform.nb_cores)
+                                for c in platform.cores)]:
+        etree.SubElement(zone, "host_link", id=name, up=CONTROL_LINK, down=CONTROL_LINK)
+    _add_route(zone, MASTER_HOST, MASTER_HOST, [LOOPBACK_LINK])
 
 
 def platform_to_xml(platform: Platform, *, all_pairs: bool = False) -> bytes:
@@ -179,18 +215,22 @@ def platform_to_xml(platform: Platform, *, all_pairs: bool = False) -> bytes:
 
     Args:
         platform: the platform to export.
-        all_pairs: also write a route between every two cores (quadratic in the core count).
+        all_pairs: a ``Full`` zone with a route between every two cores (quadratic in the core
+            count, file and SimGrid's memory); default: the star zone (linear).
     """
     root = etree.Element("platform", version="4.1")
-    zone = etree.SubElement(root, "zone", id="AS0", routing="Full")
+    zone = etree.SubElement(root, "zone", id="AS0", routing="Full" if all_pairs else "Cluster")
     master = etree.SubElement(zone, "host", id=MASTER_HOST, speed="1Gf")
     _prop(master, "wattage_per_state", "0:0")
     _prop(master, "wattage_off", "0")
     xml_watts = _simgrid_watts(platform)
     for core in platform.cores:
         _add_core_host(zone, platform, core, None if xml_watts is None else xml_watts[core.id])
-    _add_links(zone, platform)
-    _add_routes(zone, platform, all_pairs)
+    _add_links(zone, platform, loopback=not all_pairs)
+    if all_pairs:
+        _add_full_routes(zone, platform)
+    else:
+        _add_host_links(zone, platform)
     return etree.tostring(
         root, xml_declaration=True, encoding="UTF-8", pretty_print=True, doctype=DOCTYPE
     )

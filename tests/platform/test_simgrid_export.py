@@ -10,6 +10,7 @@ import pytest
 from hdrm.errors import PlatformError
 from hdrm.platform import power
 from hdrm.platform.loader import load_platform
+from hdrm.platform.simgrid_routes import RouteTable
 from hdrm.platform.simgrid import (
     MASTER_HOST,
     core_host_name,
@@ -32,14 +33,16 @@ def _parse(xml: bytes):
     return SafeET.fromstring(xml)
 
 
-def test_header_doctype_and_single_full_zone(tiny_hetero):
+def test_header_doctype_and_single_star_zone(tiny_hetero):
     xml = platform_to_xml(tiny_hetero)
     assert xml.startswith(b"<?xml version='1.0' encoding='UTF-8'?>\n")
     assert b'<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">' in xml
     root = _parse(xml)
     assert root.tag == "platform" and root.get("version") == "4.1"
     zones = root.findall("zone")
-    assert len(zones) == 1 and zones[0].get("routing") == "Full"
+    assert len(zones) == 1 and zones[0].get("routing") == "Cluster"  # SimGrid's star zone
+    all_pairs = _parse(platform_to_xml(tiny_hetero, all_pairs=True)).findall("zone")
+    assert len(all_pairs) == 1 and all_pairs[0].get("routing") == "Full"
 
 
 def test_one_host_per_core_plus_master(tiny_hetero):
@@ -74,7 +77,8 @@ def test_speeds_pstates_and_watts_by_hand(tiny_hetero):
 
 def test_one_link_per_node_with_network_figures(tiny_hetero):
     zone = _parse(platform_to_xml(tiny_hetero)).find("zone")
-    control, *links = zone.findall("link")
+    control, loopback, *links = zone.findall("link")
+    assert loopback.get("id") == "loopback"  # the master's route to itself (see below)
     assert [link.get("id") for link in links] == ["link_c0-n0", "link_c0-n1"]
     assert links[0].get("bandwidth") == "3.125GBps"  # ethernet_25g: 25 Gbit/s / 8
     assert links[0].get("latency") == "5us"
@@ -83,10 +87,36 @@ def test_one_link_per_node_with_network_figures(tiny_hetero):
         "control", "0s", "1000TBps")
 
 
-def test_routes_from_master_to_each_core_through_the_control_link(tiny_hetero):
+def test_every_host_joins_the_star_over_the_control_link(tiny_hetero):
     zone = _parse(platform_to_xml(tiny_hetero)).find("zone")
+    host_links = zone.findall("host_link")
+    hosts = [h.get("id") for h in zone.findall("host")]
+    assert [h.get("id") for h in host_links] == hosts  # master_host first, then core order
+    assert hosts[0] == MASTER_HOST and len(hosts) == tiny_hetero.nb_cores + 1
+    for link in host_links:  # up the source's link, down the destination's: control once
+        assert (link.get("up"), link.get("down")) == ("control", "control")
+    # no route table (SimGrid's memory stays linear) but the master's own loopback, whose
+    # link has the figures of SimGrid's implicit one (10 GBps, latency 0, FATPIPE)
+    (route,) = zone.findall("route")
+    assert (route.get("src"), route.get("dst")) == (MASTER_HOST, MASTER_HOST)
+    assert [c.get("id") for c in route] == ["loopback"]
+    loopback = [e for e in zone.findall("link") if e.get("id") == "loopback"]
+    assert [(e.get("bandwidth"), e.get("latency"), e.get("sharing_policy")) for e in loopback] == [
+        ("10GBps", "0s", "FATPIPE")]
+
+
+def test_hdrm_reads_the_star_routes_as_simgrid_resolves_them(tiny_hetero):
+    table = RouteTable(_parse(platform_to_xml(tiny_hetero)))
+    for core in ("core_0000", "core_0007"):  # a job's end reaches the server at once
+        for route in (table.route(core, MASTER_HOST), table.route(MASTER_HOST, core)):
+            assert [link.name for link in route.links] == ["control"]
+            assert route.latency_s == 0.0 and route.exact
+
+
+def test_all_pairs_keeps_the_full_zone_routes(tiny_hetero):
+    zone = _parse(platform_to_xml(tiny_hetero, all_pairs=True)).find("zone")
+    assert zone.findall("host_link") == []
     routes = zone.findall("route")
-    assert len(routes) == tiny_hetero.nb_cores
     for core, route in zip(tiny_hetero.cores, routes):
         assert route.get("src") == MASTER_HOST
         assert route.get("dst") == core_host_name(core.id, tiny_hetero.nb_cores)
@@ -102,12 +132,16 @@ def test_all_pairs_routes(tiny_hetero):
     assert by_pair[("core_0000", "core_0004")] == ["link_c0-n0", "link_c0-n1"]
 
 
-def test_elements_come_in_dtd_order(tiny_hetero):
-    tags = [e.tag for e in _parse(platform_to_xml(tiny_hetero)).find("zone")]
+@pytest.mark.parametrize("all_pairs", [False, True])
+def test_elements_come_in_dtd_order(tiny_hetero, all_pairs):
+    tags = [e.tag for e in _parse(platform_to_xml(tiny_hetero, all_pairs=all_pairs)).find("zone")]
     last_host = max(i for i, t in enumerate(tags) if t == "host")
     first_link = tags.index("link")
     last_link = max(i for i, t in enumerate(tags) if t == "link")
-    assert last_host < first_link and last_link < tags.index("route")
+    tail = ["route"] if all_pairs else ["host_link", "route"]  # the DTD's order
+    assert last_host < first_link and last_link < tags.index(tail[0])
+    rest = tags[tags.index(tail[0]):]
+    assert set(rest) == set(tail) and rest == sorted(rest, key=tail.index)
 
 
 @pytest.mark.parametrize(
@@ -147,7 +181,8 @@ def test_large_export_stays_small():
     platform = load_platform(PLATFORMS / "large.json")
     xml = platform_to_xml(platform)
     assert len(xml) / platform.nb_cores < 500  # bytes per core: linear, no all-pairs routes
-    assert xml.count(b"<route ") == platform.nb_cores
+    assert xml.count(b"<route ") == 1  # the master's loopback
+    assert xml.count(b"<host_link ") == platform.nb_cores + 1
 
 
 def test_write_into_a_missing_folder_is_a_platform_error(tiny_hetero, tmp_path):
