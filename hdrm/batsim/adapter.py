@@ -38,6 +38,7 @@ import zmq
 
 from hdrm.batsim import protocol
 from hdrm.batsim.actions import Action, DecideHook, DecisionStopped, Pick
+from hdrm.batsim.accelerators import startup_allowance_s
 from hdrm.batsim.adapter_options import (CONTINUOUS_MODELS, OPTION_KEYS, PSTATE_OF_STATE,
                                          adapter_platform, check_options)
 from hdrm.batsim.dependents import DependentJobs
@@ -56,6 +57,12 @@ __all__ = ["Action", "CONTINUOUS_MODELS", "DecideHook", "DecisionStopped", "Hdrm
            "OPTION_KEYS", "PSTATE_OF_STATE", "Pick", "resources_text"]
 
 logger = logging.getLogger(__name__)
+
+
+def _start_note(start_s: float, nb_cores: int) -> str:
+    """What the timeout of Batsim's first message added for its start (none under 1 s)."""
+    return f" beyond the {start_s:.0f} s its start may take on {nb_cores:,} cores" if (
+        start_s >= 1.0) else ""
 
 
 class HdrmScheduler(BatsimScheduler):
@@ -110,6 +117,7 @@ class HdrmScheduler(BatsimScheduler):
         self._bs = None
         #: Set by :mod:`hdrm.batsim.process`: seconds to wait for Batsim, and a stop request.
         self.timeout_s: float | None = None
+        self._heard = False  # whether Batsim has sent a message (its start may take long)
         self.stop_event = threading.Event()
         self.bound = threading.Event()
         self.endpoint: str | None = None
@@ -123,6 +131,7 @@ class HdrmScheduler(BatsimScheduler):
     @bs.setter
     def bs(self, value: Any) -> None:
         self._bs = value
+        self._heard = False
         network = getattr(value, "network", None)
         if network is not None and network.connection is not None:
             network.connection.setsockopt(zmq.LINGER, 1000)
@@ -135,6 +144,9 @@ class HdrmScheduler(BatsimScheduler):
 
         def recv(blocking: bool = False) -> dict | None:
             limit = self.timeout_s
+            start_s = 0.0 if self._heard else startup_allowance_s(self.platform.nb_cores)
+            if limit is not None:  # Batsim's start takes hosts^2 name comparisons
+                limit += start_s
             if limit is None and not blocking:
                 limit = network.timeout / 1000.0 if network.timeout and network.timeout > 0 else None
             deadline = None if limit is None else time.monotonic() + limit
@@ -144,7 +156,10 @@ class HdrmScheduler(BatsimScheduler):
                 if deadline is not None and time.monotonic() > deadline:
                     if self.timeout_s is None:
                         return None  # pybatsim calls onDeadlock
-                    raise ProtocolError(f"Batsim sent nothing for {limit:g} s; it stopped answering")
+                    raise ProtocolError(f"Batsim sent nothing for {self.timeout_s:g} s"
+                                        f"{_start_note(start_s, self.platform.nb_cores)}; it "
+                                        "stopped answering")
+            self._heard = True
             return protocol.decode_message(network.connection.recv_string(), "batsim").to_json()
 
         return recv
