@@ -369,6 +369,7 @@ class Availability:
         self.down: set[int] = set()
         self._since: dict[int, tuple[float, int]] = {}  # host -> (time, order) it went down
         self._switches: dict[int, list[tuple[int, float]]] = {}  # host -> (order, end time)
+        self._up: dict[int, tuple[float, int]] = {}  # host -> (time, order) it was made available
         self._order = 0
 
     def switched(self, hosts: Sequence[int], end_s: float) -> None:
@@ -389,6 +390,19 @@ class Availability:
             self.down.discard(host)
             return False
         return True
+
+    def made_idle(self, host: int, t: float) -> bool:
+        """Whether Batsim's state of ``host`` at ``t`` is the ``idle`` that a
+        ``machine_available`` wrote, whatever its power state: no switch begun since nor ended
+        between then and ``t`` (a switch ending at that very instant counts as ended before).
+        Checked with the binary: a machine made available while asleep or during a switch is
+        ``idle`` (until the switch ends), so an EXECUTE_JOB on it fails on its power state."""
+        up = self._up.get(host)
+        if up is None:
+            return False
+        up_s, up_order = up
+        return not any(order > up_order or up_s < end_s <= t
+                       for order, end_s in self._switches.get(host, ()))
 
     def apply(self, event: ExternalEvent, t: float, state_of: Callable[[int], str]) -> None:
         """Make the event's machines unavailable or available at ``t`` (``state_of(host)``:
@@ -412,12 +426,15 @@ class Availability:
         elif event.type == MACHINE_AVAILABLE:
             for h in event.resources:
                 if not self.is_down(h, t):
+                    state = state_of(h)
+                    if state != "computing" and self.made_idle(h, t):
+                        state = "idle"
                     raise SimulationError(
                         f"{event.where}: at t={t:.6f} the making of machine {h} "
                         f"('{self.names[h]}') available was requested but this machine was not "
-                        f"in UNAVAILABLE state (current state: {state_of(h)}; the binary "
-                        "aborts)")
+                        f"in UNAVAILABLE state (current state: {state}; the binary aborts)")
                 self.down.discard(h)
+                self._up[h] = (t, self._order)
 
     def check(self, alloc: str, hosts: Sequence[int], where: str, t: float) -> None:
         """Refuse an allocation at ``t`` on an unavailable machine, as Batsim 4.2.1 aborts on it.

@@ -97,6 +97,8 @@ class HostBoard:
         self.sleep = [sleep_states(h, f"host {h.name!r}") for h in self.hosts]
         self.virtual = [{s for pair in m.values() for s in pair} for m in self.sleep]
         self.switching: list[bool] = [False] * len(self.hosts)
+        #: whether the host's last switch ended in a sleep state (Batsim's ``sleeping``)
+        self._slept: list[bool] = [False] * len(self.hosts)
         self._loaded: list[bool] = [False] * len(self.hosts)
         #: ended jobs whose parallel task runs on (:meth:`linger`) -> their hosts; host -> job
         self._lingering: dict[int, tuple[int, ...]] = {}
@@ -127,8 +129,11 @@ class HostBoard:
         return self.pstate[host] in self.sleep[host]
 
     def state_name(self, host: int) -> str:
-        """Batsim's name of the host's state in SIMULATION_BEGINS."""
-        return "sleeping" if self.is_sleeping(host) else "idle"
+        """Batsim's name of the state of a host that runs no job and is not switching:
+        ``sleeping`` once a switch to a sleep state has ended, else ``idle`` (a host whose
+        platform power state is a sleep state starts ``idle`` in Batsim 4.2.1: checked with the
+        binary, in SIMULATION_BEGINS and in out_machine_states.csv)."""
+        return "sleeping" if self._slept[host] else "idle"
 
     def switch_state_name(self, host: int) -> str:
         """Batsim's name of the state of a host that runs no job: ``switching_off`` or
@@ -331,6 +336,12 @@ class HostBoard:
         if self.switching[h]:
             raise ProtocolError(f"{where}: resource {h} ({name}) is still switching; wait for its "
                                 "RESOURCE_STATE_CHANGED")
+        current = self.pstate[h]
+        if current in self.sleep[h] and state in self.sleep[h]:  # the same state included
+            raise ProtocolError(
+                f"{where}: switching from a sleep pstate to a non-computation pstate on machine "
+                f"{h} ('{name}'): {current} -> {state}, which is forbidden (the binary aborts); "
+                "wake it up first")
         via = self._transit_state(h, state)
         if via is None:
             return 0.0
@@ -349,9 +360,6 @@ class HostBoard:
         if current == target:
             return None
         if target in self.sleep[h]:
-            if current in self.sleep[h]:
-                raise ProtocolError(f"resource {h} ({self.hosts[h].name}) is asleep in state {current}; "
-                                    f"wake it up before sending it to sleep state {target}")
             return self.sleep[h][target][0]
         if current in self.sleep[h]:
             return self.sleep[h][current][1]
@@ -362,6 +370,7 @@ class HostBoard:
         for h in switch.hosts:
             self.pstate[h] = switch.target
             self.switching[h] = False
+            self._slept[h] = switch.target in self.sleep[h]
 
     def _apply(self, hosts: Sequence[int], state: int, computing: bool) -> None:
         """Put ``hosts`` in P-state ``state``, computing (switches) or as their jobs make them."""

@@ -67,9 +67,7 @@ class DecisionHandlers:
                                 f"requests {job.job.res}, which Batsim 4 refuses; allocate "
                                 f"{job.job.res}, or map its {job.job.res} executors onto the "
                                 "allocation with a 'mapping'")
-        self._check_hosts(hosts, where)
-        if self.availability.down:  # external events (hdrm.batsim.external_events)
-            self.availability.check(data["alloc"], hosts, where, ts)
+        self._check_hosts(hosts, where, data["alloc"], ts)
         parts = kwargs.get("parts", ())
         self.board.start(job.job.idx, hosts, **kwargs)
         job.state, job.start_s, job.hosts = RUNNING, ts, tuple(hosts)
@@ -96,20 +94,40 @@ class DecisionHandlers:
         """Whether ``end`` is a parallel job's work done (not its timer, not a sleep)."""
         return self._job_wake[end.key] >= _COMPUTED and end.state != COMPLETED_WALLTIME_REACHED
 
-    def _check_hosts(self, hosts: list[int], where: str) -> None:
-        board = self.board
-        nb_hosts, job_on, switching, pstate, sleep = (
-            board.nb_hosts, board.machine.job_on, board.switching, board.pstate, board.sleep)
+    def _check_hosts(self, hosts: list[int], where: str, alloc: str, ts: float) -> None:
+        """Refuse an allocation where Batsim 4.2.1 aborts, with its words: a busy machine (all
+        first), then machine by machine its state (unavailable, sleeping, switching) and, under
+        energy accounting, its power state (a sleep or switch state: a machine made available
+        while asleep or during a switch is idle for Batsim, and a host whose platform power
+        state is a sleep state starts idle; without -E Batsim checks no power state and the job
+        runs at that state's speed)."""
+        board, availability = self.board, self.availability
+        nb_hosts, job_on = board.nb_hosts, board.machine.job_on
         for h in hosts:
             if not 0 <= h < nb_hosts:
-                raise ProtocolError(f"{where}: unknown resource {h}; resources are 0..{nb_hosts - 1}")
+                raise ProtocolError(f"{where}: unknown resource {h}; resources are "
+                                    f"0..{nb_hosts - 1}")
             other = job_on[h]
             if other != -1:
                 raise ProtocolError(f"{where}: resource {h} is busy with job "
                                     f"{self.table.jobs[other].batsim_id!r}")
-            if switching[h] or pstate[h] in sleep[h]:
-                raise ProtocolError(f"{where}: resource {h} is asleep or switching (state "
-                                    f"{board.pstate[h]}); wake it up first")
+        energy, events = self.config.energy, bool(self.config.events)
+        if not energy and not events:
+            return
+        for h in hosts:
+            if availability.down:  # external events (hdrm.batsim.external_events)
+                availability.check(alloc, (h,), where, ts)
+            what = f"{where}: invalid job allocation ('{alloc}'): machine {h} (hostname=" \
+                f"'{board.hosts[h].name}')"
+            state = board.switch_state_name(h)
+            if state != "idle" and not (events and availability.made_idle(h, ts)):
+                raise ProtocolError(f"{what} cannot compute jobs now (the machine is not "
+                                    f"computing nor idle, its state is '{state}'); the binary "
+                                    "aborts here: switch it on first")
+            ps = board.machine.state[h] // 2
+            if energy and (ps in board.sleep[h] or ps in board.virtual[h]):
+                raise ProtocolError(f"{what} is not in a computation pstate (ps={ps}); the "
+                                    "binary aborts here: switch it on first")
 
     def _reject(self, event: p.Event, ts: float, where: str) -> None:
         job = self.table.get(event.data["job_id"], where)

@@ -159,7 +159,8 @@ def test_busy_resource_names_the_running_job(tmp_path):
 
 def test_sleeping_resource_cannot_run_a_job():
     sim = _sim(DEMO / "energy_platform_8.xml", DEMO / "demo_workload.json", energy=True)
-    with pytest.raises(ProtocolError, match="resource 6 is asleep or switching"):
+    with pytest.raises(ProtocolError, match=r"machine 6 \(hostname=.*\) cannot compute jobs now "
+                       r"\(the machine is not computing nor idle, its state is 'switching_off'"):
         _decide(sim, ("SET_RESOURCE_STATE", {"resources": "6", "state": "1"}),
                 ("EXECUTE_JOB", {"job_id": "w0!normal", "alloc": "5-6"}))
 
