@@ -24,8 +24,8 @@ BASE_BYTES = 400_000_000
 #: another (``Machines::attach_zone_properties_to_machines``, ``machine_by_name_or_null``),
 #: hosts^2 / 2 comparisons. Measured: Batsim's CPU seconds for a run of one job (nearly all of
 #: them its start) were 0.5 for 11,664 hosts, 1.3 for 23,328, 4.2 for 46,656 and 13.9 for
-#: 93,312 (1.6e-9 s a pair); with 186,624 it had used 41 s of CPU when the 60 s timeout stopped
-#: it on a loaded machine.
+#: 93,312 (1.6e-9 s a pair) and 93.6 for 186,624 (2.7e-9 s a pair, 148 s of wall time on a
+#: loaded machine: without this allowance the 60 s timeout stopped it).
 START_S_PER_HOST_PAIR = 1e-8
 
 
