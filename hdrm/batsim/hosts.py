@@ -346,8 +346,8 @@ class HostBoard:
         if via is None:
             return 0.0
         if state in self.sleep[h] and self.machine.job_on[h] != -1:
-            raise ProtocolError(f"{where}: resource {h} ({name}) runs a job and cannot go to sleep "
-                                f"state {state}")
+            raise ProtocolError(f"{where}: jobs are running on machine {h} ({name}), which "
+                                f"cannot go to sleep state {state} (the binary aborts)")
         speed = self.hosts[h].speeds_gflops[via]
         if speed <= 0:
             raise ProtocolError(f"{where}: resource {h} ({name}) switches through state {via} of "

@@ -101,7 +101,8 @@ def test_bad_switch_requests(hosts, state, error):
 def test_busy_host_cannot_sleep_and_switching_host_cannot_switch():
     board = HostBoard(load_hosts(DEMO_PLATFORM))
     board.start(0, [0], delay_s=5.0)
-    with pytest.raises(ProtocolError, match=r"resource 0 \(host0\) runs a job and cannot go to sleep"):
+    with pytest.raises(ProtocolError,
+                       match=r"jobs are running on machine 0 \(host0\), which cannot go to sleep"):
         board.request([0], 1, "SET")
     board.request([1], 1, "SET")
     with pytest.raises(ProtocolError, match="resource 1 .* is still switching"):

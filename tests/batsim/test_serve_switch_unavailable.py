@@ -166,6 +166,9 @@ JOB_CASES = {
         "is not in a computation pstate (ps=2)"),
     "platform sleep state, sent to sleep": (
         [], {12: [state("1", 2)]}, "d3", 2, ("-E",), "2 -> 2, which is forbidden"),
+    "a busy machine sent to sleep": (
+        [], {12: [execute("w0!1", "1")], 13: [state("1", 2)]}, "d3", 0, ("-E",),
+        "jobs are running on machine 1"),
     "platform sleep state, switched on, a job on it": (
         SLEPT, {12: [state("1", 0)], 15: [execute("w0!1", "1")]}, "d3", 2, ("-E",), None),
     "platform sleep state without -E, a job at its speed": (
