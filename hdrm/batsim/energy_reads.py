@@ -96,6 +96,12 @@ class EnergyReads:
             hosts, index = first.hosts, first.index
             if all(r.index == index and (r.hosts is hosts or r.hosts == hosts)
                    for r in readings):  # in step: each round touches their next stale host
+                if len(hosts) == len(fresh):  # every host: all up to date once they end
+                    self.all_fresh_s = now
+                    for r in readings:
+                        r.index = len(hosts)
+                    self._charge(hosts, 0, True)
+                    return
                 left = [i for i in range(index, len(hosts)) if fresh[hosts[i]] < now]
                 if left:
                     for i in left:

@@ -50,6 +50,8 @@ class TraceAccounts:
         self.pstate = [h.pstate for h in hosts]  # as SimGrid's host has it (Host::set_pstate)
         self._saved = list(self.pstate)  # as each account saved it at its last update
         self._unloaded_now = self._unloaded[self._rows, self._saved] if n else np.zeros(0)
+        self._saves = 0  # how many times a saved state changed
+        self._watts_at: tuple = (None, -1, None)  # (usage, _saves, the watts) last worked out
         self._energy = np.zeros(n)
         self._updated = np.zeros(n)
         self._total: np.longdouble | None = None  # total_j until an account changes
@@ -76,6 +78,7 @@ class TraceAccounts:
         if self._saved != self.pstate:
             self._saved = list(self.pstate)
             self._unloaded_now = self._unloaded[self._rows, self._saved]
+            self._saves += 1
 
     def update_all(self, now: float, usage: np.ndarray | None) -> None:
         """``HostEnergy::update`` of every host (``usage``: each one's flop/s now; None: no
@@ -83,7 +86,8 @@ class TraceAccounts:
         power of its load now, ``epsilon + load x (full - epsilon)`` of the saved state (its
         idle watts at load 0; the load over the state's speed times the cores, 1 at speed 0),
         then its state saved. A host updated at ``now`` already is charged ``watts x 0``, which
-        leaves its double as it is."""
+        leaves its double as it is. ``usage`` is never written to: passed again, with the same
+        saved states, its watts are not worked out again."""
         watts = self._watts(usage)
         charge = now - self._updated
         charge *= watts
@@ -96,12 +100,16 @@ class TraceAccounts:
         """Every host's watts at ``usage`` (its flop/s; None: 0 everywhere), in its saved state."""
         if usage is None:
             return self._unloaded_now
+        if usage is self._watts_at[0] and self._saves == self._watts_at[1]:
+            return self._watts_at[2]  # (the same usages, never written to, the same states)
         state = self._saved
         speed = self._speed[self._rows, state]
         safe = np.where(speed > 0, speed, 1.0)
         load = np.where(speed > 0, np.minimum(usage / safe / self._cores, 1.0), 1.0)
         eps, full = self._eps[self._rows, state], self._full[self._rows, state]
-        return np.where(load > 0, eps + load * (full - eps), self._idle[self._rows, state])
+        watts = np.where(load > 0, eps + load * (full - eps), self._idle[self._rows, state])
+        self._watts_at = (usage, self._saves, watts)
+        return watts
 
     def update_hosts(self, hosts: Sequence[int], now: float, usage: np.ndarray | None) -> None:
         """:meth:`update_many` of ``hosts`` in a few vector operations (``usage``: every
@@ -117,6 +125,7 @@ class TraceAccounts:
             for host in hosts:
                 self._saved[host] = self.pstate[host]
             self._unloaded_now = self._unloaded[self._rows, self._saved]
+            self._saves += 1
 
     def update_many(self, hosts: Sequence[int], now: float, usage: float | None) -> None:
         """:meth:`update_all` of ``hosts``, one after the other; ``usage`` 0.0: no host's cpu
@@ -135,6 +144,7 @@ class TraceAccounts:
             if saved[host] != pstate[host]:
                 saved[host] = pstate[host]
                 self._unloaded_now[host] = self._unloaded[host, saved[host]]
+                self._saves += 1
 
     def touch(self, host: int, now: float, idle: bool) -> None:
         """:meth:`update_many` of one host (``idle``: no host's cpu delivers anything, else
