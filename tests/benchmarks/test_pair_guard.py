@@ -104,3 +104,24 @@ def test_a_pair_guard_still_refuses_a_factor_below_one(traces, tmp_path):
                                         r"\(e\.g\. 1\.25; 0: none\), got 0\.9$"):
         train.check_settings(pair_settings(traces, Path(tmp_path / "x.pt"),
                                            validation_guard=0.9))
+
+
+def test_a_warm_started_pair_learner_validated_at_heavier_loads_has_its_own_column(
+        traces, tmp_path):
+    """Session 29's second warm start (teacher chosen at validation loads 1, 1.5 and 2) is never
+    averaged with the load-1 one: the loads show in its column, and the guard follows them."""
+    out = tmp_path / "pair_vload.pt"
+    s = pair_settings(traces, out, job_selections=PRED_54, network="mlp", agent_json=TINY_PPO,
+                      imitate="unicep_pred-high_mem_bw", imitate_backfill="none",
+                      imitate_episodes=1, imitate_epochs=1, validation_guard=1.25,
+                      validation_load_factors=(1.0, 1.5, 2.0), max_steps=64)
+    train.train(s, echo=lambda line: None)
+    meta = read_checkpoint(out)["options"]
+    assert [float(f) for f in meta["setting"]["validation_load_factors"]] == [1.0, 1.5, 2.0]
+    assert meta["training"]["imitation"]["teacher"] == "unicep_pred-high_mem_bw"
+    column = compare.learner_column(meta)
+    assert column == ("PPO-mlp, 54 pairs, warm start unicep_pred-high_mem_bw, guard 1.25, "
+                      "validated at loads 1,1.5,2 (event)")
+    at_load_1 = dict(meta, setting=dict(meta["setting"], validation_load_factors=[1.0]))
+    assert compare.learner_column(at_load_1) == ("PPO-mlp, 54 pairs, warm start "
+                                                 "unicep_pred-high_mem_bw, guard 1.25 (event)")
