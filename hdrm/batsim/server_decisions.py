@@ -109,8 +109,12 @@ class DecisionHandlers:
                                     f"0..{nb_hosts - 1}")
             other = job_on[h]
             if other != -1:
-                raise ProtocolError(f"{where}: resource {h} is busy with job "
-                                    f"{self.table.jobs[other].batsim_id!r}")
+                busy = self.table.jobs[other].batsim_id
+                raise ProtocolError(
+                    f"{where}: invalid allocation ('{alloc}'): machine {h} (hostname="
+                    f"'{board.hosts[h].name}') is currently computing jobs (these ones: {{{busy}}})"
+                    " whereas time-sharing on compute machines is disabled; the binary aborts "
+                    f"here: resource {h} is busy with job {busy!r}")
         energy, events = self.config.energy, bool(self.config.events)
         if not energy and not events:
             return

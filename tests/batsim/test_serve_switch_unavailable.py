@@ -166,6 +166,10 @@ JOB_CASES = {
         "is not in a computation pstate (ps=2)"),
     "platform sleep state, sent to sleep": (
         [], {12: [state("1", 2)]}, "d3", 2, ("-E",), "2 -> 2, which is forbidden"),
+    "a busy machine given a job": (
+        [], {12: [execute("w0!1", "0")]}, "d3", 0, ("-E",),
+        "is currently computing jobs (these ones: {w0!0}) whereas time-sharing on compute "
+        "machines is disabled"),
     "a busy machine sent to sleep": (
         [], {12: [execute("w0!1", "1")], 13: [state("1", 2)]}, "d3", 0, ("-E",),
         "jobs are running on machine 1"),

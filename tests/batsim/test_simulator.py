@@ -152,7 +152,9 @@ def test_busy_resource_names_the_running_job(tmp_path):
     workload.write_text('{"nb_res":1,"jobs":[{"id":1,"subtime":0,"res":1,"profile":"d"},'
                         '{"id":2,"subtime":0,"res":1,"profile":"d"}],"profiles":{"d":{"type":"delay","delay":5}}}')
     sim = _sim(workload=workload)
-    with pytest.raises(ProtocolError, match="job 'w0!2': resource 2 is busy with job 'w0!1'"):
+    with pytest.raises(ProtocolError, match=r"job 'w0!2': invalid allocation \('2'\): machine 2 "
+                       r"\(hostname='Ginette'\) is currently computing jobs \(these ones: "
+                       r"\{w0!1\}\) whereas time-sharing on compute machines is disabled"):
         _decide(sim, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "2"}),
                 ("EXECUTE_JOB", {"job_id": "w0!2", "alloc": "2"}))
 
