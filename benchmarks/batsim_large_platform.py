@@ -29,6 +29,9 @@ import sys
 import time
 from pathlib import Path
 
+from hdrm.cli import script as cli
+from hdrm.errors import ConfigError
+
 #: Curie's partitions: (name, node count, processors, cores each, GHz, flops/cycle, TDP W,
 #: memory GB, memory GB/s per processor).
 PARTITIONS = (
@@ -82,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-procs", type=int, default=None)
     parser.add_argument("--batsim", default=None)
     args = parser.parse_args(argv)
+    if not args.scale > 0 or args.jobs < 1 or (args.max_procs is not None and args.max_procs < 1):
+        raise ConfigError(f"--scale must be > 0, --jobs and --max-procs >= 1; got --scale "
+                          f"{args.scale:g}, --jobs {args.jobs}, --max-procs {args.max_procs}")
     from hdrm.cli.main import main as hdrm_main
     from hdrm.platform.loader import load_platform
 
@@ -112,4 +118,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.guarded(main))
