@@ -208,6 +208,13 @@ def _on_traces(argv: list[str], traces: str) -> list[str]:
 MODEL_COMMANDS["ppo-kernel_sdsc_lublin_none_event_easypicks_f1.pt"] = _on_traces(
     MODEL_COMMANDS["ppo-kernel_sdsc_none_event_easypicks_f1.pt"], "sdsc,lublin")
 
+# issue 26, session 29: the 54-pair hetero setting warm started from the pair that is best on the
+# rule's validation sequences (smallest-high_gflops, 46.83; chosen there only), one imitation
+# epoch (five locked the clone onto its teacher), guarded; 800,000 steps (RULE_OVERRIDES).
+MODEL_COMMANDS["ppo_hetero_bsld_pred_imitate.pt"] = [
+    *MODEL_COMMANDS["ppo_hetero_bsld_pred.pt"], "--imitate", "smallest-high_gflops",
+    "--imitate-backfill", "none", "--imitate-epochs", "1"]
+
 
 class Model(ModelFile):
     """A model file of the CPU comparison and what its metadata says."""
@@ -417,6 +424,7 @@ RULE_OVERRIDES: dict[str, list[str]] = {
     "dqn_sdsc_none_event.pt": ["--minutes", "0", "--max-steps", "180000", *_GUARD],
     "ppo_hetero_bsld.pt": ["--max-steps", "1500000"],
     "ppo_hetero_bsld_pred.pt": ["--max-steps", "1500000"],
+    "ppo_hetero_bsld_pred_imitate.pt": ["--max-steps", "800000", *_GUARD],
     "ppo_hetero_energy.pt": ["--max-steps", "800000"],
 }
 

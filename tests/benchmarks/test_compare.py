@@ -366,9 +366,22 @@ def test_shipped_models_have_benchmark_metadata():
 
 
 def _settings_of(command: list[str]) -> dict[str, str]:
-    """``--option value`` pairs of a train.py command, without where its outputs go."""
-    pairs = dict(zip(command[::2], command[1::2]))
-    return {k: v for k, v in pairs.items() if k not in ("--out", "--log-dir")}
+    """``--option value`` pairs of a train.py command (a flag without a value, such as
+    ``--fresh``, as ``""``), without where its outputs go and whether it resumed."""
+    pairs, i = {}, 0
+    while i < len(command):
+        flag = command[i]
+        value = command[i + 1] if i + 1 < len(command) else None
+        if value is None or value.startswith("--"):
+            pairs[flag], i = "", i + 1
+        else:
+            pairs[flag], i = value, i + 2
+    return {k: v for k, v in pairs.items() if k not in ("--out", "--log-dir", "--fresh")}
+
+
+def test_settings_of_reads_flags_without_values():
+    assert _settings_of(["--seed", "0", "--fresh", "--imitate", "a-b", "--out", "m.pt",
+                         "--x"]) == {"--seed": "0", "--imitate": "a-b", "--x": ""}
 
 
 def test_documented_commands_are_those_that_made_the_shipped_models():
