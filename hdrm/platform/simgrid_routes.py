@@ -23,7 +23,14 @@ A zone's local route, by its ``routing``:
 * a ``<cluster>`` (SimGrid's star zone): up the node's link, over the backbone, down the other's;
   ``routing="Cluster"``, ``Vivaldi`` and the torus, fat-tree and dragonfly clusters route every
   host of theirs as :mod:`hdrm.platform.simgrid_topology` computes it (a zone's ``topology``,
-  asked for its local routes: links and, in a Vivaldi zone, the coordinates' distance).
+  asked for its local routes: links and, in a Vivaldi zone, the coordinates' distance);
+* ``routing="Cluster"`` (``StarZone``) and its ``<route>``\\ s: a point's route to itself, when it
+  has one with links, is those links (each once, as written: no default loopback in a star
+  zone); without one, the point goes up and down its ``<host_link>`` (each link once). A
+  ``<route>`` between two points, one naming the zone's ``<backbone>`` or a ``<cabinet>``'s
+  host (both made at the zone's end) make SimGrid abort at load, and a point with a route to
+  itself but no ``<host_link>`` has no other route ("no link UP from source node"): refused
+  (checked with the binary: tests/batsim/test_real_batsim_star_routes.py).
 
 :class:`RouteTable` resolves a route: its links (:class:`Link`: name, bandwidth, latency and
 sharing policy, as SimGrid creates them) and its latency; :func:`check_routes` refuses a platform
@@ -163,6 +170,8 @@ class _Zone:
     router: str = ""  # a <cluster>'s router
     exact: bool = True  # latencies known
     topology: Topology | None = None  # routes SimGrid computes (simgrid_topology)
+    #: what SimGrid makes at the end of a Cluster zone, after its routes: backbone, cabinet hosts
+    sealed: set[str] = field(default_factory=set)
 
     @property
     def base(self) -> bool:
@@ -227,8 +236,11 @@ class RouteTable:
         elif tag == "cabinet":
             for i in parse_radical(element.get("radical", ""), f"cabinet {element.get('id')!r}"):
                 self._point(zone, f"{element.get('prefix', '')}{i}{element.get('suffix', '')}")
+                zone.sealed.add(zone.points[-1])
         elif tag in ("link", "backbone"):
             self._link(element)
+            if tag == "backbone":
+                zone.sealed.add(element.get("id", "?"))
         elif tag in ("route", "zoneRoute", "ASroute"):
             self._route(zone, element)
 
@@ -315,6 +327,9 @@ class RouteTable:
         links = tuple((c.get("id", ""), c.get("direction", "").upper())
                       for c in element if c.tag == "link_ctn")
         src, dst = element.get("src", ""), element.get("dst", "")
+        if zone.routing == "cluster":
+            self._star_route(zone, element, src, dst, links)
+            return
         gw_src, gw_dst = element.get("gw_src"), element.get("gw_dst")
         if (src, dst) in zone.entries:
             self._refuse(zone, element, f"the route between {src!r} and {dst!r} already exists "
@@ -331,6 +346,28 @@ class RouteTable:
         zone.entries[(dst, src)] = _Entry(gw_dst, gw_src, tuple(
             (lid, back.get(way, way)) for lid, way in links[::-1]))
 
+    def _star_route(self, zone: _Zone, element: ET.Element, src: str, dst: str,
+                    links: tuple[tuple[str, str], ...]) -> None:
+        """A ``<route>`` of a ``<zone routing="Cluster">`` (``StarZone::add_route``): only a
+        point's route to itself, its loopback, kept as written (the last one); its links must
+        exist when it is read, which a ``<backbone>`` does not (SimGrid makes it at the zone's
+        end)."""
+        if src != dst:
+            self._refuse(zone, element, "a route between two points of a Cluster zone (SimGrid "
+                         f"3.32: \"Cannot add route from {src} to {dst}. In a StarZone, route "
+                         "must be: ... iii) loopback, same source and destination\"); join each "
+                         "host by a <host_link>, and keep <route>s from a host to itself")
+        if src in zone.sealed:
+            self._refuse(zone, element, f"{src!r} is a host of a <cabinet>, which SimGrid 3.32 "
+                         f"makes only at the end of zone {zone.zid!r} (\"Route src='{src}' does "
+                         "name a node\"); remove the route (a cabinet's host has its own links)")
+        late = next((lid for lid, _ in links if lid in zone.sealed), None)
+        if late is not None:
+            self._refuse(zone, element, f"it names backbone {late!r}, which SimGrid 3.32 makes "
+                         f"only at the end of zone {zone.zid!r} (\"Link not found: {late}\"); "
+                         "name a <link> of the zone instead")
+        zone.entries[(src, dst)] = _Entry(None, None, links)
+
     def _bypass(self, zone: _Zone, element: ET.Element) -> None:
         links = tuple((c.get("id", ""), c.get("direction", "").upper())
                       for c in element if c.tag == "link_ctn")
@@ -341,7 +378,7 @@ class RouteTable:
 
     def _refuse(self, zone: _Zone, element: ET.Element, text: str) -> None:
         """Remember the first route SimGrid refuses when it loads the platform."""
-        if self.load_error is None and zone.routing in _ROUTED:
+        if self.load_error is None and zone.routing in (*_ROUTED, "cluster"):
             named = (f"<{element.tag} src={element.get('src')!r} dst={element.get('dst')!r}> in "
                      f"zone {zone.zid!r}")
             self.load_error = (f"{named}: {text} (SimGrid 3.32 refuses it when it loads the "
@@ -449,6 +486,8 @@ class RouteTable:
             raise NoRoute("There can't be route in an Empty zone", zone, a, b)
         if zone.routing == "star":
             return self._star(zone, a, b), None, None
+        if zone.routing == "cluster" and zone.topology is not None:
+            return self._star_zone(zone, a, b), None, None
         if zone.topology is not None:
             return self._computed(zone, a, b)
         if zone.routing not in _ROUTED:
@@ -479,6 +518,21 @@ class RouteTable:
         else:
             links = tuple(dict.fromkeys(zone.up.get(a, ()) + zone.down.get(b, ())))
         return _summed(links, zone.exact)
+
+    def _star_zone(self, zone: _Zone, a: str, b: str) -> Route:
+        """A ``<zone routing="Cluster">``'s route (``StarZone::get_local_route``): a point's
+        route to itself when it has one with links; else the source's links up and the
+        destination's down (:class:`~hdrm.platform.simgrid_star.StarRoutes`). A point with a
+        route to itself has no other link unless a ``<host_link>`` gives it some: SimGrid
+        aborts (a point without either has none: an empty route)."""
+        entry = zone.entries.get((a, b)) if a == b else None
+        if entry is not None and entry.links:  # each link once (StarZone::add_links_to_route)
+            return self._links(list(dict.fromkeys(entry.links)))
+        for point, way in ((a, "UP from source"), (b, "DOWN to destination")):
+            if _unjoined(zone, point):
+                raise NoRoute(f"StarZone routing ({a} - {b}): no link {way} node. Did you use "
+                              "add_route() to set it?", zone, a, b)
+        return self._computed(zone, a, b)[0]
 
     @staticmethod
     def _computed(zone: _Zone, a: str, b: str) -> tuple[Route, str | None, str | None]:
@@ -545,6 +599,12 @@ class RouteTable:
         return Route(links, lat, exact)
 
 
+def _unjoined(zone: _Zone, point: str) -> bool:
+    """True for a point of a Cluster zone with a route to itself and no ``<host_link>``: SimGrid
+    3.32 gives it no link up or down (its default empty links go to points without routes)."""
+    return (point, point) in zone.entries and point not in getattr(zone.topology, "up", {})
+
+
 def _summed(links: tuple[Link, ...], exact: bool) -> Route:
     """A route over ``links``, their latencies summed in order."""
     lat = 0.0
@@ -607,7 +667,11 @@ def _refusal(table: RouteTable, path: str | Path, host: str, master: str, exc: N
             else "when a job on that host ends")
     if exc.crash:
         when = "at its start (segmentation fault)"
-    if zone.routing == "none":
+    point = next((p for p in (exc.src, exc.dst) if _unjoined(zone, p)), None)
+    if zone.routing == "cluster" and point is not None:
+        fix = (f"give {point!r} a <host_link id=\"{point}\" up=... down=...> in zone "
+               f"{zone.zid!r} (its <route> to itself gives it no other link)")
+    elif zone.routing == "none":
         fix = (f"give zone {zone.zid!r} a routing with routes (routing=\"Full\" and <route>s), "
                "or put the host in a routed zone")
     elif zone.base:
