@@ -214,6 +214,12 @@ MODEL_COMMANDS["ppo-kernel_sdsc_lublin_none_event_easypicks_f1.pt"] = _on_traces
 MODEL_COMMANDS["ppo_hetero_bsld_pred_imitate.pt"] = [
     *MODEL_COMMANDS["ppo_hetero_bsld_pred.pt"], "--imitate", "smallest-high_gflops",
     "--imitate-backfill", "none", "--imitate-epochs", "1"]
+# The same with its teacher chosen at validation loads 1, 1.5 and 2 (unicep_pred-high_mem_bw,
+# 95.55 over the 27 sequences; chosen after this session's test figures of the setting above) and
+# validated there too; 400,000 steps (RULE_OVERRIDES).
+MODEL_COMMANDS["ppo_hetero_bsld_pred_imitate_vload.pt"] = [
+    *MODEL_COMMANDS["ppo_hetero_bsld_pred.pt"], "--imitate", "unicep_pred-high_mem_bw",
+    "--imitate-backfill", "none", "--imitate-epochs", "1", "--validation-load-factors", "1,1.5,2"]
 
 
 class Model(ModelFile):
@@ -425,6 +431,7 @@ RULE_OVERRIDES: dict[str, list[str]] = {
     "ppo_hetero_bsld.pt": ["--max-steps", "1500000"],
     "ppo_hetero_bsld_pred.pt": ["--max-steps", "1500000"],
     "ppo_hetero_bsld_pred_imitate.pt": ["--max-steps", "800000", *_GUARD],
+    "ppo_hetero_bsld_pred_imitate_vload.pt": ["--max-steps", "400000", *_GUARD],
     "ppo_hetero_energy.pt": ["--max-steps", "800000"],
 }
 
