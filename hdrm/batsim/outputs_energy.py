@@ -100,8 +100,20 @@ class TraceAccounts:
         """Every host's watts at ``usage`` (its flop/s; None: 0 everywhere), in its saved state."""
         if usage is None:
             return self._unloaded_now
-        if usage is self._watts_at[0] and self._saves == self._watts_at[1]:
-            return self._watts_at[2]  # (the same usages, never written to, the same states)
+        last, saves, last_watts = self._watts_at
+        if saves == self._saves and last is not None:
+            if usage is last:
+                return last_watts  # (the same usages, never written to, the same states)
+            changed = np.flatnonzero(usage != last)
+            if len(changed) <= 8:  # (the scalar formula of the hosts whose usage changed)
+                watts = last_watts.copy()
+                for h in changed.tolist():
+                    idle, eps, full, speed = self._tables[h][self._saved[h]]
+                    load = min(float(usage[h]) / speed / self._cores_list[h], 1.0) \
+                        if speed > 0 else 1.0
+                    watts[h] = eps + load * (full - eps) if load > 0 else idle
+                self._watts_at = (usage, saves, watts)
+                return watts
         state = self._saved
         speed = self._speed[self._rows, state]
         safe = np.where(speed > 0, speed, 1.0)

@@ -211,3 +211,32 @@ def test_the_watts_of_the_same_usages_are_worked_out_again_once_a_state_is_saved
     acc.update_all(2.0, usage)  # charged at the saved state 0, then state 1 saved
     acc.update_all(3.0, usage)  # state 1 at 0.5 Gflop/s: fully loaded, 100 + 1 x 50 = 150 W
     assert acc.energy_j == [160.0 + 160.0 + 150.0, 300.0]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_watts_worked_out_for_the_changed_hosts_only_are_those_of_every_host(seed):
+    """Usages changing on a few hosts (up to 8: the changed ones get the scalar formula) or on
+    many, with saved states changing between: after each update of every host, the accounts
+    are bit for bit those of accounts that work out every host's watts afresh each time."""
+    rng = random.Random(seed)
+    n = rng.randint(1, 20)
+    a, b = accounts(random.Random(seed), n), accounts(random.Random(seed), n)
+    levels = [0.0, 0.1e9, 0.37e9, 0.5e9, 1e9, 3e9]
+    usage = np.array([rng.choice(levels) for _ in range(n)])
+    now, incremental = 3.0, 0
+    for _ in range(60):
+        usage = usage.copy()  # (a usage vector is never written to once passed)
+        for h in rng.sample(range(n), rng.choice([0, 1, 2, min(n, 8), min(n, 9), n])):
+            usage[h] = rng.choice(levels)
+        if rng.random() < 0.15:
+            h = rng.randrange(n)
+            a.pstate[h] = b.pstate[h] = rng.randrange(3)
+        now += rng.uniform(0, 50)
+        before = a._watts_at
+        a.update_all(now, usage)
+        incremental += before[0] is not None and a._watts_at[1] == before[1] \
+            and 0 < int(np.count_nonzero(usage != before[0])) <= 8
+        b._watts_at = (None, -1, None)  # (every host's watts worked out afresh)
+        b.update_all(now, usage)
+        assert a.energy_j == b.energy_j and a._watts_at[2].tolist() == b._watts_at[2].tolist()
+    assert incremental >= 10
