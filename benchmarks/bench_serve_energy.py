@@ -33,14 +33,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout's hdrm, installed or not
 
-import zmq  # noqa: E402
-
+from benchmarks.platform_corpus import RawScheduler  # noqa: E402
 from hdrm.cli import script as cli  # noqa: E402
 from hdrm.errors import ConfigError  # noqa: E402
 
@@ -156,37 +154,10 @@ def _interval_set(hosts: list[int]) -> str:
     return " ".join(parts)
 
 
-class Scheduler(threading.Thread):
-    """``reply`` on a REP socket bound to a free local port, until SIMULATION_ENDS."""
-
-    def __init__(self, reply) -> None:
-        super().__init__(daemon=True)
-        self.reply = reply
-        self.context = zmq.Context()
-        self.socket = self.context.socket(zmq.REP)
-        self.socket.setsockopt(zmq.LINGER, 0)
-        self.socket.bind("tcp://127.0.0.1:*")
-        self.endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
-        self.halt = threading.Event()
-
-    def run(self) -> None:
-        try:
-            while not self.halt.is_set():
-                if not self.socket.poll(50):
-                    continue
-                doc = json.loads(self.socket.recv_string())
-                self.socket.send_string(self.reply(doc))
-                if any(e["type"] == "SIMULATION_ENDS" for e in doc["events"]):
-                    break
-        finally:
-            self.socket.close(0)
-            self.context.term()
-
-
 def run_once(inputs: tuple[Path, Path], nb_hosts: int, energy: bool, prefix: Path,
              source: Path, timeout_s: float) -> dict:
     """One session in a child process; its figures (CPU of serve() and of the whole child)."""
-    scheduler = Scheduler(fcfs_reply(nb_hosts))
+    scheduler = RawScheduler(fcfs_reply(nb_hosts))
     scheduler.start()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source), env.get("PYTHONPATH")) if p)
@@ -205,8 +176,7 @@ def run_once(inputs: tuple[Path, Path], nb_hosts: int, energy: bool, prefix: Pat
             raise ConfigError(f"the {'-E ' if energy else ''}session took over {timeout_s:g} s "
                               "(--timeout)") from None
     finally:
-        scheduler.halt.set()
-        scheduler.join(5)
+        scheduler.stop()
     if child.returncode != 0:
         tail = "\n".join(err.strip().splitlines()[-8:])
         raise ConfigError(f"hdrm serve{' -E' if energy else ''} exited with {child.returncode}:\n"
