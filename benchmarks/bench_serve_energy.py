@@ -177,6 +177,8 @@ def run_once(inputs: tuple[Path, Path], nb_hosts: int, energy: bool, prefix: Pat
                               "(--timeout)") from None
     finally:
         scheduler.stop()
+    if scheduler.error is not None:
+        raise ConfigError(f"the benchmark's FCFS decision process failed: {scheduler.error!r}")
     if child.returncode != 0:
         tail = "\n".join(err.strip().splitlines()[-8:])
         raise ConfigError(f"hdrm serve{' -E' if energy else ''} exited with {child.returncode}:\n"
