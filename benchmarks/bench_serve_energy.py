@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout's hdrm, installed or not
 
 from benchmarks.platform_corpus import RawScheduler  # noqa: E402
+from hdrm.batsim.protocol import format_resources, parse_resource_ids  # noqa: E402
 from hdrm.cli import script as cli  # noqa: E402
 from hdrm.errors import ConfigError  # noqa: E402
 
@@ -123,35 +124,16 @@ def fcfs_reply(nb_hosts: int):
             if event["type"] == "JOB_SUBMITTED":
                 queue.append((data["job_id"], data["job"]["res"]))
             elif event["type"] == "JOB_COMPLETED":
-                free.extend(_ids(data["alloc"]))
+                free.extend(parse_resource_ids(data["alloc"], "JOB_COMPLETED alloc"))
         free.sort()
         while queue and queue[0][1] <= len(free):
             job_id, res = queue.pop(0)
             hosts, free[:] = free[:res], free[res:]
             decisions.append({"timestamp": now, "type": "EXECUTE_JOB",
-                              "data": {"job_id": job_id, "alloc": _interval_set(hosts)}})
+                              "data": {"job_id": job_id, "alloc": format_resources(hosts)}})
         return json.dumps({"now": now, "events": decisions})
 
     return reply
-
-
-def _ids(text: str) -> list[int]:
-    ids = []
-    for part in text.split():
-        lo, _, hi = part.partition("-")
-        ids.extend(range(int(lo), int(hi or lo) + 1))
-    return ids
-
-
-def _interval_set(hosts: list[int]) -> str:
-    parts, start = [], None
-    for i, h in enumerate(hosts):
-        if start is None:
-            start = h
-        if i + 1 == len(hosts) or hosts[i + 1] != h + 1:
-            parts.append(f"{start}" if start == h else f"{start}-{h}")
-            start = None
-    return " ".join(parts)
 
 
 def run_once(inputs: tuple[Path, Path], nb_hosts: int, energy: bool, prefix: Path,

@@ -34,7 +34,7 @@ def test_the_workload_is_seeded_and_sorted_by_submission(tmp_path):
     subs = [j["subtime"] for j in a["jobs"]]
     assert subs == sorted(subs) and max(j["res"] for j in a["jobs"]) <= 2
     assert {p["type"] for p in a["profiles"].values()} == {"parallel_homogeneous"}
-    assert bench._interval_set([0, 1, 2, 5, 7, 8]) == "0-2 5 7-8"
+    assert bench.format_resources([0, 1, 2, 5, 7, 8]) == "0-2 5 7-8"  # the allocs it sends
 
 
 def test_a_folder_without_hdrm_is_refused_in_one_line(tmp_path, capsys):
